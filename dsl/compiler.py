@@ -1,0 +1,167 @@
+"""Checked spec → :class:`runners.runner.TaskRunner`, plus ``--explain`` (the plan, stage by stage)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from dsl import model as m
+from runners import registry
+from runners.generic import MatchScorer, MatchStage
+from runners.matching import PairScorer
+from runners.predictions import SchemaReader
+from runners.runner import SliceDef, TaskRunner
+from runners.tables import AnswerLabel, ItemLabel, TableReader, TableSource
+from runners.text import Pipeline
+
+# Library versions that can change numbers; part of every fingerprint.
+_VERSIONED_LIBRARIES = ("nltk", "sacrebleu", "rouge-score", "spacy")
+
+
+def _call(call: m.ComponentCall) -> Any:
+    return registry.get(call.kind, call.name).build(**call.kwargs_dict())
+
+
+def _bound(call: m.ComponentCall) -> Any:
+    return registry.get(call.kind, call.name).bind(**call.kwargs_dict())
+
+
+def _pipeline(steps: tuple[m.ComponentCall, ...]) -> Pipeline:
+    return Pipeline.of([_call(s) for s in steps], [s.name for s in steps])
+
+
+def _gold_reader(data: m.DataSpec) -> Any:
+    if data.reader is not None:
+        return _bound(data.reader)
+    return TableReader(
+        sources=tuple(TableSource(s.name, s.format, s.path, s.key, s.splits) for s in data.sources),
+        id_path=data.id_path,
+        fields=data.fields,
+        labels=tuple(ItemLabel(r.name, r.path, dict(r.mapping) if r.mapping else None, r.default) for r in data.labels),
+        answer_labels=tuple(AnswerLabel(r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels),
+    )
+
+
+def _prediction_reader(pred: m.PredictionSpec) -> Any:
+    if pred.reader is not None:
+        return _bound(pred.reader)
+    return SchemaReader(pred.format, pred.id_field, pred.fields)
+
+
+def _scorer_factory(score: m.ScoreSpec) -> Any:
+    if score.scorer is not None:
+        comp = registry.get("scorer", score.scorer.name)
+        fixed = score.scorer.kwargs_dict()
+
+        def from_metadata(metadata: Mapping[str, Any]) -> Any:
+            extra = {param: metadata[key] for param, key in score.metadata_params if key in metadata}
+            return comp.bind(**{**fixed, **extra})
+
+        return from_metadata
+    stages = tuple(
+        MatchStage(
+            gold_field=match.gold,
+            prediction_field=match.prediction,
+            filters=tuple(_call(f) for f in match.filters),
+            pairs=PairScorer(_call(match.similarity), _pipeline(match.normaliser), _pipeline(match.similarity_normaliser)),
+            matcher=_call(match.matcher),
+            outputs=match.outputs,
+        )
+        for match in score.matches
+    )
+    scorer = MatchScorer(stages)
+    return lambda metadata: scorer
+
+
+def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
+    calls: list[m.ComponentCall] = [c for c in (spec.data.reader, spec.predictions.reader, spec.score.scorer, spec.score.aggregate) if c]
+    for match in spec.score.matches:
+        calls += [match.similarity, match.matcher, *match.filters, *match.normaliser, *match.similarity_normaliser]
+    return calls
+
+
+def spec_digest(spec: m.TaskSpec) -> str:
+    """sha256 over the canonical spec, the versions of the components it uses and of scoring libraries."""
+    versions = {f"{c.kind}:{c.name}": registry.get(c.kind, c.name).version for c in components_used(spec)}
+    libraries = {}
+    for lib in _VERSIONED_LIBRARIES:
+        try:
+            libraries[lib] = importlib.metadata.version(lib)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    payload = json.dumps({"spec": spec.to_dict(), "components": versions, "libraries": libraries}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def compile_spec(spec: m.TaskSpec) -> TaskRunner:
+    return TaskRunner(
+        name=spec.name,
+        splits=spec.data.splits,
+        hidden_splits=spec.data.hidden,
+        metric_names=tuple(mt.name for mt in spec.metrics),
+        primary=spec.primary,
+        read_gold=_gold_reader(spec.data),
+        read_predictions=_prediction_reader(spec.predictions),
+        make_scorer=_scorer_factory(spec.score),
+        aggregate=_bound(spec.score.aggregate),
+        slices=tuple(SliceDef(s.name, s.kind, s.key) for s in spec.slices),
+        spec_digest=spec_digest(spec),
+    )
+
+
+def _render_call(call: m.ComponentCall) -> str:
+    args = ", ".join(f"{k}={json.dumps(m._thaw(v))}" for k, v in call.kwargs)
+    return f"{call.name}({args})"
+
+
+def explain(spec: m.TaskSpec) -> str:
+    """The runner's plan, stage by stage, as text for ``procbench compile --explain``."""
+    lines = [f"task {spec.name} v{spec.version}: {spec.title}", f"fingerprint (spec part): {spec_digest(spec)[:16]}", ""]
+    data = spec.data
+    lines.append("1. read gold")
+    lines.append(f"   splits: {', '.join(data.splits)}" + (f" (hidden: {', '.join(data.hidden)})" if data.hidden else ""))
+    if data.reader:
+        lines.append(f"   reader component: {_render_call(data.reader)}")
+    for src in data.sources:
+        lines.append(f"   source {src.name}: {src.format} {src.path}" + (f" joined on {src.key}" if src.key else " (primary)"))
+    if data.id_path:
+        lines.append(f"   item id: {'.'.join(data.id_path)}")
+    for name, path in data.fields:
+        lines.append(f"   field {name} <- {'.'.join(path)}")
+    for rule in data.labels:
+        mapped = f" mapped {dict(rule.mapping)} else {rule.default!r}" if rule.mapping else ""
+        lines.append(f"   label {rule.name} <- {'.'.join(rule.path)}{mapped}")
+    for rule in data.answer_labels:
+        lines.append(f"   answer label {rule.name}: {rule.field} restricted by {'.'.join(rule.items)}[].{rule.label}")
+    pred = spec.predictions
+    lines += ["", "2. validate predictions"]
+    if pred.reader:
+        lines.append(f"   reader component: {_render_call(pred.reader)}")
+    else:
+        lines.append(f"   {pred.format} records keyed by {pred.id_field!r}: " + ", ".join(f"{n}: {t.render()}" for n, t in pred.fields))
+        lines.append("   every problem reported with its line number; missing ids score as empty (warning)")
+    lines += ["", "3. normalise + 4. match"]
+    if spec.score.scorer:
+        lines.append(f"   scorer component: {_render_call(spec.score.scorer)}")
+        for param, key in spec.score.metadata_params:
+            lines.append(f"   parameter {param} <- submission metadata {key!r}")
+    for match in spec.score.matches:
+        lines.append(f"   match {match.name}: gold.{match.gold} vs prediction.{match.prediction}")
+        if match.filters:
+            lines.append(f"     filters: {' | '.join(_render_call(f) for f in match.filters)}")
+        if match.normaliser:
+            lines.append(f"     normalise: {' | '.join(_render_call(s) for s in match.normaliser)}")
+        lines.append(f"     similarity: {_render_call(match.similarity)}" + (f" after {' | '.join(_render_call(s) for s in match.similarity_normaliser)}" if match.similarity_normaliser else ""))
+        lines.append(f"     matcher: {_render_call(match.matcher)} -> {', '.join(match.outputs)}")
+    lines += ["", "5. aggregate", f"   {_render_call(spec.score.aggregate)} -> {', '.join(mt.name for mt in spec.metrics)}", f"   primary: {spec.primary}"]
+    lines += ["", "6. slice"]
+    for sl in spec.slices:
+        how = "items grouped by label" if sl.kind == "label" else "gold answers restricted by answer label, all items re-scored"
+        lines.append(f"   {sl.name}: {how} {sl.key!r}")
+    if not spec.slices:
+        lines.append("   (none)")
+    return "\n".join(lines)

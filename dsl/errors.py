@@ -1,0 +1,46 @@
+"""Spec errors as a compiler would show them: ``file:line:col``, the line, a caret, a hint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dsl.syntax import Span
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    span: Span
+    message: str
+    hint: str = ""
+    severity: str = "error"  # or "warning"
+
+    def render(self, source: str | None = None) -> str:
+        head = f"{self.path}:{self.span.line}:{self.span.column}: {self.severity}: {self.message}"
+        lines = [head]
+        if source is not None and self.span.line >= 1:
+            text_lines = source.splitlines()
+            if self.span.line <= len(text_lines):
+                text = text_lines[self.span.line - 1].expandtabs(1)
+                width = 1
+                if self.span.end_line == self.span.line and self.span.end_column > self.span.column:
+                    width = self.span.end_column - self.span.column
+                gutter = f"{self.span.line:>4} | "
+                lines.append(gutter + text)
+                lines.append(" " * (len(gutter) + max(self.span.column - 1, 0)) + "^" + "~" * (width - 1))
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
+
+
+class SpecError(Exception):
+    """One or more errors in a spec; ``str()`` is the full, user-facing report."""
+
+    def __init__(self, diagnostics: list[Diagnostic], source: str | None = None):
+        self.diagnostics = diagnostics
+        self.source = source
+        super().__init__("\n".join(d.render(source) for d in diagnostics))
+
+    @property
+    def first(self) -> Diagnostic:
+        return self.diagnostics[0]

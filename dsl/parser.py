@@ -1,0 +1,182 @@
+"""Text → syntax tree (``dsl.syntax``), with errors that point at the offending character."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from dsl import syntax as s
+from dsl.errors import Diagnostic, SpecError
+
+GRAMMAR_PATH = Path(__file__).with_name("procbench.lark")
+
+_FRIENDLY = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "LONG_STRING": 'a """long string"""',
+    "NUMBER": "a number",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "EQUAL": "'='",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "TRUE": "true",
+    "FALSE": "false",
+    "$END": "end of file",
+}
+
+
+@functools.cache
+def _lark() -> Lark:
+    return Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+
+def _span(meta_or_token: object) -> s.Span:
+    m = meta_or_token
+    if getattr(m, "empty", False):
+        return s.NOWHERE
+    return s.Span(m.line, m.column, m.end_line, m.end_column)  # type: ignore[attr-defined]
+
+
+class _EscapeError(ValueError):
+    def __init__(self, token: Token):
+        self.token = token
+
+
+def _unquote(token: Token) -> str:
+    try:
+        value = json.loads(token)
+    except json.JSONDecodeError:
+        raise _EscapeError(token) from None
+    return value
+
+
+@v_args(meta=True)
+class _ToSyntax(Transformer):  # type: ignore[type-arg]
+    def start(self, meta, children):
+        return children[0]
+
+    def body(self, meta, children):
+        return tuple(children)
+
+    def attribute(self, meta, children):
+        name, value = children
+        return s.Attribute(str(name), value, _span(meta))
+
+    def block(self, meta, children):
+        type_token, *labels, body = children
+        return s.Block(str(type_token), tuple(labels), body, _span(meta))
+
+    def label(self, meta, children):
+        (token,) = children
+        return _unquote(token) if token.type == "STRING" else str(token)[3:-3]
+
+    def string(self, meta, children):
+        return s.Str(_unquote(children[0]), _span(meta))
+
+    def long_string(self, meta, children):
+        return s.Str(str(children[0])[3:-3], _span(meta), long=True)
+
+    def number(self, meta, children):
+        text = str(children[0])
+        value = float(text) if any(c in text for c in ".eE") else int(text)
+        return s.Num(value, _span(meta))
+
+    def true(self, meta, children):
+        return s.Bool(True, _span(meta))
+
+    def false(self, meta, children):
+        return s.Bool(False, _span(meta))
+
+    def ref(self, meta, children):
+        return s.Ref(tuple(str(c) for c in children), _span(meta))
+
+    def call(self, meta, children):
+        callee, *arguments = children
+        args = tuple(a for a in arguments if not isinstance(a, s.KwArg))
+        kwargs = tuple(a for a in arguments if isinstance(a, s.KwArg))
+        return s.Call(callee, args, kwargs, _span(meta))
+
+    def kwarg(self, meta, children):
+        name, value = children
+        return s.KwArg(str(name), value, _span(meta))
+
+    def list(self, meta, children):
+        return s.ListExpr(tuple(children), _span(meta))
+
+    def object(self, meta, children):
+        return s.ObjectExpr(tuple(children), _span(meta))
+
+    def pair(self, meta, children):
+        key, value = children
+        return s.Pair(_unquote(key) if key.type == "STRING" else str(key), value, _span(meta))
+
+
+def parse(source: str, path: str = "<spec>") -> s.SpecFile:
+    """Parse spec text; raises :class:`SpecError` with a position on any syntax error."""
+    try:
+        tree: Tree = _lark().parse(source)
+        body = _ToSyntax().transform(tree)
+    except UnexpectedInput as exc:
+        raise SpecError([_diagnose(exc, source, path)], source) from None
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, _EscapeError):
+            token = exc.orig_exc.token
+            span = s.Span(token.line, token.column, token.end_line, token.end_column)
+            raise SpecError(
+                [Diagnostic(path, span, "invalid escape sequence in string", 'use \\" \\\\ \\n \\t or \\uXXXX; or a """long string""" for raw text')],
+                source,
+            ) from None
+        raise
+    if body and isinstance(body[0], tuple):  # pragma: no cover - defensive: transformer shape
+        body = body[0]
+    return s.SpecFile(path, source, tuple(body))
+
+
+def parse_file(path: str | Path) -> s.SpecFile:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError([Diagnostic(str(p), s.Span(1, 1, 1, 1), f"the file is not UTF-8 ({exc.reason})", "save the spec as UTF-8")]) from None
+    return parse(text, str(p))
+
+
+def _expected(exc: UnexpectedInput) -> list[str]:
+    names = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or [])
+    return [_FRIENDLY.get(n, n.lower()) for n in names if not n.startswith("_") and n not in ("COMMENT", "WS")]
+
+
+def _diagnose(exc: UnexpectedInput, source: str, path: str) -> Diagnostic:
+    expected = _expected(exc)
+    hint = f"expected {', '.join(expected)}" if expected else ""
+    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        lines = source.splitlines() or [""]
+        span = s.Span(len(lines), len(lines[-1]) + 1, len(lines), len(lines[-1]) + 1)
+        missing = "'}'" if source.count("{") > source.count("}") else hint.removeprefix("expected ")
+        return Diagnostic(path, span, "unexpected end of file", f"a block is probably missing its closing '}}' ({hint})" if "'}'" in missing else hint)
+    line, column = exc.line, exc.column
+    if isinstance(exc, UnexpectedCharacters):
+        char = source[exc.pos_in_stream] if 0 <= exc.pos_in_stream < len(source) else "?"
+        if char == '"':
+            return Diagnostic(path, s.Span(line, column, line, column + 1), "unterminated string", 'close the string with " on the same line, or use """…""" for text over several lines')
+        return Diagnostic(path, s.Span(line, column, line, column + 1), f"unexpected character {char!r}", hint or "names start with a letter or _; strings use double quotes")
+    token = exc.token  # type: ignore[attr-defined]
+    width = max(len(str(token)), 1) if "\n" not in str(token) else 1
+    text = str(token) if len(str(token)) <= 40 else str(token)[:37] + "..."
+    message = f"unexpected {text!r}"
+    if token.type == "EQUAL" and "'{'" in expected:
+        hint = "a block is written `name \"label\" { ... }`; an attribute `name = value` has a single name before '='"
+    elif token.type in ("NAME", "STRING") and "'='" in expected:
+        hint = "an attribute needs '=' between its name and value (`name = value`)"
+    elif "','" in expected and token.type not in ("RPAR", "RSQB", "RBRACE"):
+        hint = f"separate items with ',' ({hint})"
+    return Diagnostic(path, s.Span(line, column, line, column + width), message, hint)

@@ -1,0 +1,41 @@
+"""Where things live: the project root, the bundled samples and the data root."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SPECS_DIR = PROJECT_ROOT / "specs"
+SCHEMA_DIR = PROJECT_ROOT / "schema"
+SAMPLES_DIR = PROJECT_ROOT / "samples"
+SAMPLE_DATA_ROOT = SAMPLES_DIR / "data"
+SAMPLE_SUBMISSIONS_DIR = SAMPLES_DIR / "submissions"
+SHARED_DIR = PROJECT_ROOT.parent / "shared"
+
+
+def default_data_root() -> Path | None:
+    """``PROCBENCH_DATA``, else ``../shared/data`` beside the checkout when it exists."""
+    env = os.environ.get("PROCBENCH_DATA")
+    if env:
+        return Path(env).expanduser().resolve()
+    candidate = SHARED_DIR / "data"
+    return candidate if candidate.is_dir() else None
+
+
+def resolve_data_root(explicit: str | os.PathLike[str] | None) -> Path:
+    """``--data-dir`` wins, then ``PROCBENCH_DATA``, then ``../shared/data``, then the samples."""
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    return default_data_root() or SAMPLE_DATA_ROOT
+
+
+def parity_root() -> Path | None:
+    """``PROCBENCH_PARITY``, else the ``parity`` folder beside the data root."""
+    env = os.environ.get("PROCBENCH_PARITY")
+    if env:
+        return Path(env).expanduser().resolve()
+    data = default_data_root()
+    if data is not None and (data.parent / "parity").is_dir():
+        return data.parent / "parity"
+    return None

@@ -1,0 +1,240 @@
+"""Declarative prediction-file readers: JSON lines or delimited columns checked against a typed schema.
+
+Reading streams line by line (memory stays bounded by the number of items, not the file size) and
+collects every problem with its line number before giving up, so a user fixes a file in one go.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem
+
+MAX_PROBLEMS = 200  # after this many, stop listing (the count is still reported)
+
+
+@dataclass(frozen=True)
+class FieldType:
+    kind: str  # str | int | float | bool | list | optional | enum | any
+    item: FieldType | None = None
+    values: tuple[Any, ...] = ()
+
+    def render(self) -> str:
+        if self.kind in ("list", "optional"):
+            return f"{self.kind}<{self.item.render() if self.item else 'any'}>"
+        if self.kind == "enum":
+            return "enum<" + ", ".join(json.dumps(v) for v in self.values) + ">"
+        return self.kind
+
+    def accepts(self, value: Any) -> bool:
+        k = self.kind
+        if k == "any":
+            return True
+        if k == "optional":
+            return value is None or (self.item is None or self.item.accepts(value))
+        if k == "str":
+            return isinstance(value, str)
+        if k == "int":
+            return isinstance(value, int) and not isinstance(value, bool)
+        if k == "float":
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if k == "bool":
+            return isinstance(value, bool)
+        if k == "list":
+            return isinstance(value, list) and (self.item is None or all(self.item.accepts(v) for v in value))
+        if k == "enum":
+            return any(value == v and type(value) is type(v) for v in self.values)
+        return False
+
+    def from_text(self, text: str) -> Any:
+        """Convert a delimited-file cell; raises ValueError when it does not fit."""
+        k = self.kind
+        if k in ("str", "any"):
+            return text
+        if k == "optional":
+            return None if text == "" else (self.item.from_text(text) if self.item else text)
+        if k == "int":
+            return int(text)
+        if k == "float":
+            return float(text)
+        if k == "bool":
+            if text.lower() in ("true", "1", "yes"):
+                return True
+            if text.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError(text)
+        if k == "enum":
+            for v in self.values:
+                if str(v) == text:
+                    return v
+            raise ValueError(text)
+        value = json.loads(text)
+        if not self.accepts(value):
+            raise ValueError(text)
+        return value
+
+
+@dataclass(frozen=True)
+class SchemaReader:
+    """Reads ``{id, fields...}`` records; the id field is matched against the gold item ids."""
+
+    format: str  # jsonl | csv | tsv
+    id_field: str
+    fields: tuple[tuple[str, FieldType], ...]
+
+    def __call__(self, path: Path, gold: GoldSet) -> dict[str, dict[str, Any]]:
+        problems: list[Problem] = []
+        records: dict[str, dict[str, Any]] = {}
+        first_line: dict[str, int] = {}
+        n_problems = 0
+
+        def report(line: int | None, message: str) -> None:
+            nonlocal n_problems
+            n_problems += 1
+            if len(problems) < MAX_PROBLEMS:
+                problems.append(Problem(line, message))
+
+        any_record = False
+        for line, record, error in self._records(path):
+            if error is not None:
+                report(line, error)
+                continue
+            any_record = True
+            ok = True
+            for name, ftype in self.fields:
+                if name not in record:
+                    if ftype.kind != "optional":
+                        report(line, f"missing field {name!r} ({ftype.render()})")
+                        ok = False
+                elif not ftype.accepts(record[name]):
+                    report(line, f"field {name!r} must be {ftype.render()}, got {_describe(record[name])}")
+                    ok = False
+            if not ok or self.id_field not in record:
+                continue
+            item_id = str(record[self.id_field])
+            if item_id in first_line:
+                report(line, f"duplicate id {item_id!r} (first on line {first_line[item_id]})")
+                continue
+            first_line[item_id] = line
+            if item_id not in gold.items:
+                report(line, f"unknown id {item_id!r}: not an item of this split")
+                continue
+            records[item_id] = record
+        if not any_record and not problems:
+            report(None, "the file holds no records")
+        if problems:
+            if n_problems > len(problems):
+                problems.append(Problem(None, f"... and {n_problems - len(problems)} more problems"))
+            raise InvalidPredictions(problems, str(path.name))
+        missing = [i for i in gold.items if i not in records]
+        if missing:
+            warnings.warn(
+                PredictionWarning(f"{len(missing)} of {len(gold.items)} items have no prediction and score as empty (first: {missing[0]!r})"),
+                stacklevel=2,
+            )
+        return records
+
+    def _records(self, path: Path) -> Iterator[tuple[int, dict[str, Any], str | None]]:
+        if self.format == "jsonl":
+            yield from _jsonl_records(path)
+        else:
+            yield from self._delimited_records(path)
+
+    def _delimited_records(self, path: Path) -> Iterator[tuple[int, dict[str, Any], str | None]]:
+        types = dict(self.fields)
+        with _open_text(path) as handle:
+            reader = csv.reader(handle, delimiter="\t" if self.format == "tsv" else ",")
+            try:
+                header = next(reader)
+            except StopIteration:
+                return
+            except (UnicodeDecodeError, csv.Error) as exc:
+                yield 1, {}, _decode_message(exc)
+                return
+            header = [h.lstrip("\ufeff").strip() for h in header]
+            absent = [name for name, t in self.fields if name not in header and t.kind != "optional"]
+            if absent:
+                yield 1, {}, f"header lacks column(s) {', '.join(absent)} (found: {', '.join(header)})"
+                return
+            while True:
+                try:
+                    row = next(reader)
+                except StopIteration:
+                    return
+                except (UnicodeDecodeError, csv.Error) as exc:
+                    yield reader.line_num, {}, _decode_message(exc)
+                    return
+                line = reader.line_num
+                if not any(cell.strip() for cell in row):
+                    continue
+                if len(row) != len(header):
+                    yield line, {}, f"expected {len(header)} columns, found {len(row)}"
+                    continue
+                record: dict[str, Any] = {}
+                error = None
+                for name, cell in zip(header, row):
+                    ftype = types.get(name)
+                    if ftype is None:
+                        continue
+                    try:
+                        record[name] = ftype.from_text(cell)
+                    except (ValueError, json.JSONDecodeError):
+                        error = f"column {name!r} must be {ftype.render()}, got {cell!r}"
+                        break
+                yield line, record, error
+
+
+def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any], str | None]]:
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, {}, f"not valid UTF-8 (byte {exc.start + 1} of the line)"
+                continue
+            if not text.strip():
+                continue
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield number, {}, f"not valid JSON: {exc.msg} (column {exc.colno})"
+                continue
+            if not isinstance(value, dict):
+                yield number, {}, f"expected a JSON object, got {_describe(value)}"
+                continue
+            yield number, value, None
+
+
+def _open_text(path: Path) -> io.TextIOWrapper:
+    return io.TextIOWrapper(path.open("rb"), encoding="utf-8-sig", newline="")
+
+
+def _decode_message(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not valid UTF-8"
+    return f"malformed delimited row: {exc}"
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"a string ({value[:30]!r})"
+    if isinstance(value, list):
+        return "a list" + (" with a non-matching element" if value else "")
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__

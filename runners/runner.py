@@ -1,0 +1,141 @@
+"""The compiled runner of a task: named stages read → validate → score → aggregate → slice.
+
+A :class:`TaskRunner` is built by ``dsl.compiler`` from a checked spec; it knows nothing of the
+spec language.  ``evaluate`` runs the whole pipeline and returns an :class:`Evaluation`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runners._types import GoldSet, ItemScore, PredictionWarning
+
+GoldReader = Callable[[Path, str], GoldSet]
+PredictionReader = Callable[[Path, GoldSet], Mapping[str, Any]]
+Scorer = Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
+Aggregator = Callable[[Sequence[ItemScore]], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class SliceDef:
+    name: str
+    kind: str  # "label" (subset of items) or "answer_label" (gold restricted, all items re-scored)
+    key: str
+
+
+@dataclass(frozen=True)
+class SliceResult:
+    n_items: int
+    metrics: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    task: str
+    split: str
+    fingerprint: str
+    n_items: int
+    metrics: dict[str, float]
+    slices: dict[str, dict[str, SliceResult]]
+    items: list[ItemScore]
+    item_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "split": self.split,
+            "fingerprint": self.fingerprint,
+            "n_items": self.n_items,
+            "metrics": self.metrics,
+            "slices": {
+                name: {value: {"n_items": r.n_items, "metrics": r.metrics} for value, r in values.items()}
+                for name, values in self.slices.items()
+            },
+        }
+
+
+@dataclass
+class TaskRunner:
+    name: str
+    splits: tuple[str, ...]
+    hidden_splits: tuple[str, ...]
+    metric_names: tuple[str, ...]
+    primary: str
+    read_gold: GoldReader
+    read_predictions: PredictionReader
+    make_scorer: Callable[[Mapping[str, Any]], Scorer]  # submission metadata -> scorer
+    aggregate: Aggregator
+    slices: tuple[SliceDef, ...]
+    spec_digest: str  # canonical spec + component versions
+    _gold_cache: dict[tuple[str, str], tuple[GoldSet, str]] = field(default_factory=dict, repr=False)
+
+    # -- stages --------------------------------------------------------------------------------
+    def gold(self, data_root: Path, split: str) -> tuple[GoldSet, str]:
+        """Read (and cache) the gold of a split; returns it with the fingerprint of spec + gold."""
+        if split not in self.splits:
+            raise ValueError(f"task {self.name!r} has no split {split!r} (splits: {', '.join(self.splits)})")
+        key = (str(data_root), split)
+        if key not in self._gold_cache:
+            gold = self.read_gold(data_root, split)
+            digest = hashlib.sha256()
+            digest.update(self.spec_digest.encode())
+            digest.update(json.dumps([gold.items, gold.labels, gold.answer_views], sort_keys=True, default=str).encode())
+            self._gold_cache[key] = (gold, digest.hexdigest())
+        return self._gold_cache[key]
+
+    def validate(self, path: Path, gold: GoldSet) -> tuple[Mapping[str, Any], list[str]]:
+        """Read a prediction file; raises InvalidPredictions, returns warnings as text."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PredictionWarning)
+            records = self.read_predictions(path, gold)
+        return records, [str(w.message) for w in caught if issubclass(w.category, PredictionWarning)]
+
+    def score(self, gold: GoldSet, predictions: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> list[ItemScore]:
+        return self.make_scorer(metadata or {})(gold, predictions)
+
+    def slice_results(self, gold: GoldSet, predictions: Mapping[str, Any], items: Sequence[ItemScore], metadata: Mapping[str, Any] | None = None) -> dict[str, dict[str, SliceResult]]:
+        out: dict[str, dict[str, SliceResult]] = {}
+        by_id = {i.item_id: i for i in items}
+        for sl in self.slices:
+            if sl.kind == "label":
+                groups: dict[str, list[ItemScore]] = {}
+                for item_id, labels in gold.labels.items():
+                    if sl.key in labels and item_id in by_id:
+                        groups.setdefault(labels[sl.key], []).append(by_id[item_id])
+                out[sl.name] = {value: SliceResult(len(group), self.aggregate(group)) for value, group in sorted(groups.items())}
+            else:
+                views = gold.answer_views.get(sl.key, {})
+                results = {}
+                for value, view_items in views.items():
+                    view = GoldSet(items=view_items, labels=gold.labels)
+                    scored = self.score(view, predictions, metadata)
+                    results[value] = SliceResult(len(scored), self.aggregate(scored))
+                out[sl.name] = results
+        return out
+
+    # -- the whole pipeline --------------------------------------------------------------------
+    def evaluate(self, data_root: Path, split: str, predictions_path: Path, metadata: Mapping[str, Any] | None = None) -> Evaluation:
+        gold, fingerprint = self.gold(data_root, split)
+        predictions, notes = self.validate(predictions_path, gold)
+        return self.evaluate_records(gold, fingerprint, split, predictions, notes, metadata)
+
+    def evaluate_records(self, gold: GoldSet, fingerprint: str, split: str, predictions: Mapping[str, Any], notes: list[str] | None = None, metadata: Mapping[str, Any] | None = None) -> Evaluation:
+        items = self.score(gold, predictions, metadata)
+        return Evaluation(
+            task=self.name,
+            split=split,
+            fingerprint=fingerprint,
+            n_items=len(items),
+            metrics=self.aggregate(items),
+            slices=self.slice_results(gold, predictions, items, metadata),
+            items=items,
+            item_labels=gold.labels,
+            warnings=list(notes or []),
+        )

@@ -1,0 +1,133 @@
+"""Text normalisers: small steps that specs compose into pipelines.
+
+Each step is a registered ``normaliser`` component: a factory whose keyword arguments come from the
+spec and which returns a ``str -> str`` function.  A :class:`Pipeline` applies its steps in order and
+memoises results, because benchmark answers repeat a lot (the same gold string is compared with
+every prediction of its item).
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from runners.registry import component
+
+Step = Callable[[str], str]
+
+ASCII_PUNCTUATION = string.punctuation
+
+
+@component("normaliser", "strip")
+def strip() -> Step:
+    """Remove leading and trailing (Unicode) whitespace."""
+    return str.strip
+
+
+@component("normaliser", "lowercase")
+def lowercase() -> Step:
+    """Python's full Unicode lower-casing."""
+    return str.lower
+
+
+@component("normaliser", "delete_chars")
+def delete_chars(chars: str) -> Step:
+    """Delete every character of ``chars`` (an explicit set: no hidden notion of punctuation)."""
+    table = str.maketrans("", "", chars)
+    return lambda text: text.translate(table)
+
+
+@component("normaliser", "squeeze_whitespace")
+def squeeze_whitespace() -> Step:
+    """Split on any whitespace run and re-join with single spaces (also strips the ends)."""
+    return lambda text: " ".join(text.split())
+
+
+@component("normaliser", "drop_words")
+def drop_words(words: list[str], *, case_insensitive: bool = True) -> Step:
+    """Split on single spaces and drop the listed words."""
+    stop = frozenset(w.lower() for w in words) if case_insensitive else frozenset(words)
+    key = str.lower if case_insensitive else (lambda w: w)
+    return lambda text: " ".join(t for t in text.split(" ") if key(t) not in stop)
+
+
+@component("normaliser", "remove_leading_article")
+def remove_leading_article(articles: list[str]) -> Step:
+    """Delete the first listed article (with its trailing space) that the text starts with."""
+    prefixes = tuple(a if a.endswith(" ") else a + " " for a in articles)
+
+    def step(text: str) -> str:
+        for prefix in prefixes:
+            if text.startswith(prefix):
+                return text.replace(prefix, "", 1)
+        return text
+
+    return step
+
+
+@component("normaliser", "split_on")
+def split_on(separator: str, *, joiner: str = " ") -> Step:
+    """Split on a literal separator, strip each part and re-join (e.g. ``;`` alternatives)."""
+    return lambda text: joiner.join(part.strip() for part in text.split(separator))
+
+
+StemAlgorithm = Literal["porter", "snowball_english"]
+PorterMode = Literal["nltk_extensions", "martin_extensions", "original_algorithm"]
+
+
+@functools.cache
+def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
+    # NLTK's Porter in NLTK_EXTENSIONS mode is the stemmer the OpenPI and ProPara scorers use.
+    if algorithm == "porter":
+        from nltk.stem.porter import PorterStemmer
+
+        return functools.lru_cache(maxsize=None)(PorterStemmer(mode=mode.upper()).stem)
+    from nltk.stem.snowball import SnowballStemmer
+
+    return functools.lru_cache(maxsize=None)(SnowballStemmer("english").stem)
+
+
+@component("normaliser", "stem")
+def stem(algorithm: StemAlgorithm = "porter", *, mode: PorterMode = "nltk_extensions", unit: Literal["token", "whole"] = "token") -> Step:
+    """Stem each whitespace token (dropping tokens whose stem is empty), or the whole string as one word."""
+    stemmer = _stemmer(algorithm, mode)
+    if unit == "whole":
+        return lambda text: stemmer(text).strip()
+
+    def per_token(text: str) -> str:
+        stems = (stemmer(token.lower()).strip() for token in text.split())
+        return " ".join(s for s in stems if s)
+
+    return per_token
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """Normaliser steps applied left to right, memoised per input string."""
+
+    steps: tuple[Step, ...]
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_cache", {})
+
+    def __call__(self, text: str) -> str:
+        cache: dict[str, str] = self._cache  # type: ignore[attr-defined]
+        out = cache.get(text)
+        if out is None:
+            out = text
+            for step in self.steps:
+                out = step(out)
+            cache[text] = out
+        return out
+
+    @classmethod
+    def of(cls, steps: Sequence[Step], names: Sequence[str] = ()) -> Pipeline:
+        return cls(tuple(steps), tuple(names))
+
+
+IDENTITY = Pipeline(())
+
