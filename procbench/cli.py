@@ -1,0 +1,179 @@
+"""The ``procbench`` command line: check, compile, score, submit, leaderboard, demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from dsl import SpecError, check_file, explain
+from procbench.api import all_spec_paths, load_task, spec_path
+from procbench.paths import PROJECT_ROOT, SCHEMA_DIR, resolve_data_root
+from runners._types import InvalidPredictions
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Declarative evaluation and leaderboard for procedural-text benchmarks.")
+
+EXIT_INVALID_PREDICTIONS = 2
+EXIT_SPEC_ERROR = 3
+EXIT_DATA_MISSING = 4
+DEFAULT_DB = Path("var/procbench.duckdb")
+
+
+def _err(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+def _parse_metadata(pairs: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"metadata must be key=value, got {pair!r}")
+        out[key.strip()] = {"true": True, "false": False}.get(value.strip().lower(), value.strip())
+    return out
+
+
+def _load(spec: str):  # type: ignore[no-untyped-def]
+    try:
+        return load_task(spec)
+    except SpecError as exc:
+        _err(str(exc))
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+    except FileNotFoundError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+
+
+@app.command()
+def check(specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/)")] = None) -> None:
+    """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error."""
+    paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
+    failed = 0
+    for path in paths:
+        try:
+            result = check_file(path, search=[path.parent])
+        except SpecError as exc:
+            _err(str(exc))
+            failed += 1
+            continue
+        for warning in result.warnings:
+            _err(warning.render(result.source))
+        typer.echo(f"ok  {path}  (task {result.spec.name})")
+    if failed:
+        raise typer.Exit(EXIT_SPEC_ERROR)
+
+
+@app.command("compile")
+def compile_(spec: str, explain_plan: Annotated[bool, typer.Option("--explain", help="print the runner's plan stage by stage")] = False) -> None:
+    """Compile a spec: write its prediction-file JSON Schema into schema/; --explain prints the plan."""
+    task, _ = _load(spec)
+    from submissions.schema import prediction_schema
+
+    out = SCHEMA_DIR / f"{task.name}.predictions.schema.json"
+    out.write_text(json.dumps(prediction_schema(task), indent=2) + "\n", encoding="utf-8")
+    if explain_plan:
+        typer.echo(explain(task))
+    typer.echo(f"wrote {out.relative_to(PROJECT_ROOT) if out.is_relative_to(PROJECT_ROOT) else out}")
+
+
+@app.command()
+def score(
+    spec: str,
+    split: Annotated[str, typer.Option(help="split to score against")],
+    predictions: Annotated[Path, typer.Option(help="prediction file")],
+    data_dir: Annotated[Optional[Path], typer.Option(help="data root (default: PROCBENCH_DATA, then ../shared/data, then the bundled samples)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    metadata: Annotated[Optional[list[str]], typer.Option(help="submission metadata key=value (e.g. cot=true)")] = None,
+) -> None:
+    """Score a prediction file and print the metrics (and slices)."""
+    _, runner = _load(spec)
+    root = resolve_data_root(data_dir)
+    if not predictions.is_file():
+        _err(f"error: no prediction file at {predictions}")
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS)
+    try:
+        evaluation = runner.evaluate(root, split, predictions, _parse_metadata(metadata or []))
+    except InvalidPredictions as exc:
+        _err(exc.render())
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
+    except (FileNotFoundError, ValueError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+    for warning in evaluation.warnings:
+        _err(f"warning: {warning}")
+    if as_json:
+        typer.echo(json.dumps(evaluation.to_json(), indent=2))
+        return
+    typer.echo(f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items  (fingerprint {evaluation.fingerprint[:12]})")
+    for name, value in evaluation.metrics.items():
+        typer.echo(f"  {name:<24} {value:.6f}")
+
+
+@app.command()
+def submit(
+    spec: str,
+    split: Annotated[str, typer.Option()],
+    predictions: Annotated[Path, typer.Option()],
+    model: Annotated[str, typer.Option(help="model name shown on the board")],
+    team: Annotated[str, typer.Option()] = "anonymous",
+    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
+    data_dir: Annotated[Optional[Path], typer.Option()] = None,
+    metadata: Annotated[Optional[list[str]], typer.Option(help="key=value, e.g. size_class=small")] = None,
+) -> None:
+    """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
+    from submissions import submit as do_submit
+
+    task, runner = _load(spec)
+    if not predictions.is_file():
+        _err(f"error: no prediction file at {predictions}")
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS)
+    try:
+        outcome = do_submit(task, runner, data_root=resolve_data_root(data_dir), split=split, predictions=predictions, model=model, team=team, db_path=db, metadata=_parse_metadata(metadata or []))
+    except InvalidPredictions as exc:
+        _err(exc.render())
+        _err("nothing was stored")
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
+    except (FileNotFoundError, ValueError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+    for warning in outcome.warnings:
+        _err(f"warning: {warning}")
+    state = "stored" if outcome.created else "already stored (same file, task, split and team)"
+    typer.echo(f"{state}: submission {outcome.submission_id}  {task.primary}={outcome.evaluation.metrics.get(task.primary, float('nan')):.6f}")
+
+
+@app.command()
+def demo(db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"), fresh: Annotated[bool, typer.Option(help="delete the database first")] = True) -> None:
+    """Build the demo database from the bundled specs, sample data and sample submissions."""
+    from submissions.demo import build_demo
+
+    if fresh:
+        for suffix in ("", ".wal", ".lock"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+    n = build_demo(db)
+    typer.echo(f"demo database {db}: {n} submissions")
+
+
+@app.command()
+def leaderboard(
+    db: Annotated[Path, typer.Option()] = DEFAULT_DB,
+    port: Annotated[int, typer.Option()] = 8501,
+    headless: Annotated[bool, typer.Option(help="do not open a browser")] = True,
+) -> None:
+    """Serve the Streamlit leaderboard over a procbench database."""
+    if not db.exists():
+        _err(f"error: no database at {db} (build one with `procbench demo` or `procbench submit`)")
+        raise typer.Exit(EXIT_DATA_MISSING)
+    app_path = PROJECT_ROOT / "leaderboard" / "app.py"
+    env = {**os.environ, "PROCBENCH_DB": str(db.resolve())}
+    command = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port), "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false"]
+    raise typer.Exit(subprocess.call(command, env=env))
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,66 @@
+"""The reader ``paged.graphs``: one gold split as a :class:`GoldSet` of :class:`GoldDocument` values.
+
+Item id: the record's ``file_index`` as a string (what prediction files reference). Slice labels,
+from the gold graph (all nodes, reachable or not):
+
+* ``gateways``: none | exclusive | inclusive | parallel | mixed (more than one gateway type);
+* ``constraints``: none | data | action | both (DataObject / TextAnnotation nodes present);
+* ``actors``: none | single | multiple (distinct non-empty actors of the step nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from runners._types import GoldSet
+from runners.paged.gold import GoldDocument, load_documents
+from runners.paged.model import NodeType
+from runners.registry import component
+
+SPLITS = ("train", "dev", "test")
+GOLD_DIR = Path("paged") / "dataset" / "procedural_graph_extraction"
+GATEWAY_NAMES = {NodeType.XOR: "exclusive", NodeType.OR: "inclusive", NodeType.AND: "parallel"}
+
+
+def gold_path(data_root: Path, split: str) -> Path:
+    if split not in SPLITS:
+        raise ValueError(f"unknown PAGED split {split!r}; expected one of {', '.join(SPLITS)}")
+    return Path(data_root) / GOLD_DIR / f"{split}.json"
+
+
+def document_labels(document: GoldDocument) -> dict[str, str]:
+    types = document.graph.node_types()
+    gateways = [name for t, name in GATEWAY_NAMES.items() if t in types]
+    data, action = NodeType.DATA in types, NodeType.TEXT in types
+    actors = {node.actor for node in document.graph.nodes if node.actor and not node.type.is_artifact}
+    return {
+        "gateways": "none" if not gateways else gateways[0] if len(gateways) == 1 else "mixed",
+        "constraints": "both" if data and action else "data" if data else "action" if action else "none",
+        "actors": "none" if not actors else "single" if len(actors) == 1 else "multiple",
+    }
+
+
+def gold_set(documents: Iterable[GoldDocument]) -> GoldSet:
+    items: dict[str, GoldDocument] = {}
+    for document in documents:
+        if document.item_id in items:
+            raise ValueError(f"file_index {document.item_id} occurs twice in the gold file")
+        items[document.item_id] = document
+    return GoldSet(items, {item_id: document_labels(d) for item_id, d in items.items()})
+
+
+def read_gold_file(path: Path) -> GoldSet:
+    """Any file in the gold JSON format (e.g. the unofficial merged split the OR fixture uses)."""
+    return gold_set(load_documents(Path(path)))
+
+
+@component("reader", "paged.graphs")
+def read_graphs(data_root: Path, split: str) -> GoldSet:
+    """PAGED procedural graphs of one split (``dev``; ``test``/``train`` when present), in file order.
+
+    Items are :class:`runners.paged.gold.GoldDocument` values keyed by ``file_index``; labels:
+    ``gateways``, ``constraints``, ``actors``. FileNotFoundError names the missing file (the staged
+    data has no test.json).
+    """
+    return read_gold_file(gold_path(data_root, split))

@@ -1,0 +1,14 @@
+"""PM-LLM-Benchmark v2.2: process-mining questions answered by an LLM and graded by an LLM judge.
+
+Importing this package registers its components: the reader ``pmllm.questions``, the prediction
+validator ``pmllm.answers``, the scorer ``pmllm.grades`` and the aggregator ``pmllm.sums``. The
+judge (``runners.pmllm.judge``), the leaderboard helpers (``runners.pmllm.leaderboard``) and the
+model metadata (``runners.pmllm.models``) are plain modules.
+"""
+
+from runners.pmllm import answers, questions, scoring  # noqa: F401  (registration side effects)
+from runners.pmllm.answers import Answer
+from runners.pmllm.questions import Question
+from runners.pmllm.scoring import MissingVerdicts
+
+__all__ = ["Answer", "MissingVerdicts", "Question"]

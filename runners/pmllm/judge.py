@@ -1,0 +1,325 @@
+"""LLM-as-a-judge for PM-LLM-Benchmark answers.
+
+Two ways to get verdicts:
+
+* import the ones upstream already produced (``evaluation-<judge>/<model>_<question id>.txt``):
+  :func:`import_verdicts`;
+* ask a judge through any OpenAI-compatible Chat Completions endpoint: :func:`judge_answers`, with
+  the prompt of metrics.md 4.2 rendered from a Jinja2 template (a parameter, so that a spec can carry
+  its own), a concurrency limit, retries with exponential backoff on 5xx/429, timeouts and
+  connection errors, a progress callback, and an on-disk cache keyed by (judge model, sha256 of
+  the request content) so that a rerun makes no request.
+
+Deviation from upstream, by necessity: upstream calls the OpenAI Responses API (reasoning effort
+"medium" for text questions with gpt-5.4) and falls back to Chat Completions; here only Chat
+Completions is spoken, and ``reasoning_effort`` is sent only when set.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jinja2
+
+from runners.pmllm.answers import Answer
+from runners.pmllm.grading import extract_grade
+from runners.pmllm.naming import clean_model_name, judge_folder, parse_result_file_name
+from runners.pmllm.questions import Question
+from runners.pmllm.textio import read_text
+
+ENV_BASE_URL = "PROCBENCH_JUDGE_BASE_URL"
+ENV_MODEL = "PROCBENCH_JUDGE_MODEL"
+ENV_API_KEY = "PROCBENCH_JUDGE_API_KEY"
+ENV_CACHE = "PROCBENCH_JUDGE_CACHE"
+
+COT_SENTENCE = (
+    "Please ignore the initial part of the answer, as it may contain the 'flow of thought' and could be verbose, "
+    "repetitive, or even incorrect. If the model corrects itself later in the answer, do not penalize it for its "
+    "earlier flawed reasoning. Only the final statements or conclusions should be considered for the grade."
+)
+SEVERITY_SENTENCE = (
+    "Please evaluate with the utmost strictness. Be hypercritical of any inaccuracies, unclarities, or logical flaws. "
+    "Even minor issues should result in a significantly lower score. Only award a very high score if the answer is "
+    "nearly flawless."
+)
+# metrics.md 4.2: seven pieces joined by "," (an upstream quirk), pieces 4 and 5 conditional.
+DEFAULT_TEXT_TEMPLATE = (
+    "Given the following question:\n\n"
+    ",{{ question }}"
+    ",\n\nHow would you grade the following answer from 1.0 (minimum) to 10.0 (maximum)? "
+    "Please put the grade at the beginning of the response. "
+    "{% if cot %}," + COT_SENTENCE + "{% endif %}"
+    "{% if severe %}," + SEVERITY_SENTENCE + "{% endif %}"
+    ",\n\n"
+    ",{{ answer }}"
+)
+DEFAULT_IMAGE_TEMPLATE = (
+    "Given the attached image, how would you grade the following answer from 1.0 (minimum) to 10.0 (maximum)?"
+    "\n\n{{ answer }}"
+)
+RETRYABLE_STATUS = frozenset({429, *range(500, 600)})
+
+_ENVIRONMENT = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+
+
+class JudgeError(RuntimeError):
+    """The judge endpoint refused a request (4xx) or kept failing after every retry."""
+
+
+def render_prompt(template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True) -> str:
+    """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe."""
+    return _ENVIRONMENT.from_string(template).render(question=question, answer=answer, cot=cot, severe=severe)
+
+
+def sanitise_verdict(text: str) -> str:
+    """What upstream stores: the reply without characters outside the BMP or not encodable in Windows-1252."""
+    kept = []
+    for char in text:
+        if ord(char) > 0xFFFF:
+            continue
+        try:
+            char.encode("cp1252")
+        except UnicodeEncodeError:
+            continue
+        kept.append(char)
+    return "".join(kept)
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Where and how to ask the judge. ``from_env`` fills blanks from PROCBENCH_JUDGE_* variables."""
+
+    base_url: str
+    model: str
+    api_key: str = ""
+    concurrency: int = 4
+    max_retries: int = 5
+    backoff_s: float = 2.0
+    timeout_s: float = 600.0
+    reasoning_effort: str | None = None
+    severe: bool = True
+    template: str = DEFAULT_TEXT_TEMPLATE
+    image_template: str = DEFAULT_IMAGE_TEMPLATE
+
+    @classmethod
+    def from_env(cls, base_url: str | None = None, model: str | None = None, api_key: str | None = None, **options: Any) -> JudgeSettings:
+        url = base_url or os.environ.get(ENV_BASE_URL, "")
+        name = model or os.environ.get(ENV_MODEL, "")
+        if not url or not name:
+            raise JudgeError(f"no judge configured: pass base_url and model, or set {ENV_BASE_URL} and {ENV_MODEL}")
+        key = api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")
+        return cls(base_url=url, model=name, api_key=key, **options)
+
+    @property
+    def endpoint(self) -> str:
+        base = self.base_url.rstrip("/")
+        return base if base.endswith("/chat/completions") else f"{base}/chat/completions"
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One question to grade: the rendered prompt, plus the image for visual questions."""
+
+    question_id: str
+    prompt: str
+    image: bytes | None = None
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the rendered prompt (and of the image bytes, for visual questions)."""
+        hasher = hashlib.sha256(self.prompt.encode("utf-8"))
+        if self.image is not None:
+            hasher.update(b"\0image\0" + hashlib.sha256(self.image).digest())
+        return hasher.hexdigest()
+
+    def message_content(self) -> str | list[dict[str, Any]]:
+        if self.image is None:
+            return self.prompt
+        url = "data:image/png;base64," + base64.b64encode(self.image).decode("ascii")
+        return [{"type": "text", "text": self.prompt}, {"type": "image_url", "image_url": {"url": url}}]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's reply, stored with the grade read from it."""
+
+    judge: str
+    prompt_sha256: str
+    text: str
+    grade: float
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class JudgeRun:
+    answers: dict[str, Answer]
+    verdicts: dict[str, Verdict]
+    requests: int
+    cache_hits: int
+
+
+def build_request(question: Question, answer: Answer, settings: JudgeSettings, *, cot: bool) -> JudgeRequest:
+    if question.image is not None:
+        prompt = render_prompt(settings.image_template, question=question.text, answer=answer.answer, cot=cot, severe=settings.severe)
+        return JudgeRequest(question.question_id, prompt, Path(question.image).read_bytes())
+    prompt = render_prompt(settings.template, question=question.text, answer=answer.answer, cot=cot, severe=settings.severe)
+    return JudgeRequest(question.question_id, prompt)
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get(ENV_CACHE) or Path.home() / ".cache" / "procbench" / "judge")
+
+
+@dataclass(frozen=True)
+class VerdictCache:
+    """Verdicts on disk: ``<root>/<clean judge>/<sha256>.json``."""
+
+    root: Path
+
+    def _path(self, judge: str, digest: str) -> Path:
+        return self.root / clean_model_name(judge) / f"{digest}.json"
+
+    def get(self, judge: str, digest: str) -> Verdict | None:
+        path = self._path(judge, digest)
+        if not path.is_file():
+            return None
+        record = json.loads(path.read_text(encoding="utf-8"))
+        return Verdict(record["judge"], record["prompt_sha256"], record["verdict"], float(record["grade"]), cached=True)
+
+    def put(self, verdict: Verdict) -> None:
+        path = self._path(verdict.judge, verdict.prompt_sha256)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"judge": verdict.judge, "prompt_sha256": verdict.prompt_sha256, "grade": verdict.grade, "verdict": verdict.text}
+        temporary = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        temporary.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        temporary.replace(path)
+
+
+@dataclass
+class _Counter:
+    done: int = 0
+    requests: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _reply_text(payload: Any) -> str:
+    content = payload["choices"][0]["message"].get("content")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def _ask(client: httpx.Client, request: JudgeRequest, settings: JudgeSettings, counter: _Counter, sleep: Callable[[float], None]) -> str:
+    body: dict[str, Any] = {"model": settings.model, "messages": [{"role": "user", "content": request.message_content()}]}
+    if settings.reasoning_effort:
+        body["reasoning_effort"] = settings.reasoning_effort
+    headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+    failure = ""
+    for attempt in range(settings.max_retries + 1):
+        if attempt:
+            # Exponential backoff with a little jitter so that parallel workers do not retry in step.
+            sleep(settings.backoff_s * 2 ** (attempt - 1) * (1 + random.random() / 10))
+        with counter.lock:
+            counter.requests += 1
+        try:
+            response = client.post(settings.endpoint, json=body, headers=headers, timeout=settings.timeout_s)
+        except (httpx.TimeoutException, httpx.TransportError) as error:
+            failure = f"{type(error).__name__}: {error}"
+            continue
+        if response.status_code in RETRYABLE_STATUS:
+            failure = f"HTTP {response.status_code}"
+            continue
+        if response.status_code >= 400:
+            raise JudgeError(f"{request.question_id}: judge returned HTTP {response.status_code}: {response.text[:500]}")
+        try:
+            return _reply_text(response.json())
+        except (ValueError, KeyError, IndexError, TypeError) as error:
+            raise JudgeError(f"{request.question_id}: unexpected reply from the judge ({error}): {response.text[:500]}") from None
+    raise JudgeError(f"{request.question_id}: judge failed after {settings.max_retries + 1} attempts (last: {failure})")
+
+
+def judge_answers(
+    questions: Mapping[str, Question],
+    answers: Mapping[str, Answer],
+    settings: JudgeSettings,
+    *,
+    cot: bool = False,
+    cache_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    client: httpx.Client | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> JudgeRun:
+    """Grade every non-empty answer that has no verdict yet; returns the answers with verdicts filled in.
+
+    ``cot``: add the chain-of-thought sentence (models with the CoT penalty). ``progress(done, total)``
+    is called after each question, cache hits included.
+    """
+    cache = VerdictCache(cache_dir if cache_dir is not None else default_cache_dir())
+    pending = [
+        build_request(questions[qid], answer, settings, cot=cot)
+        for qid, answer in answers.items()
+        if answer.verdict is None and not answer.is_empty and qid in questions
+    ]
+    counter = _Counter()
+    verdicts: dict[str, Verdict] = {}
+
+    def grade(request: JudgeRequest, http: httpx.Client) -> None:
+        verdict = cache.get(settings.model, request.digest)
+        if verdict is None:
+            text = sanitise_verdict(_ask(http, request, settings, counter, sleep))
+            verdict = Verdict(settings.model, request.digest, text, extract_grade(text))
+            cache.put(verdict)
+        with counter.lock:
+            verdicts[request.question_id] = verdict
+            counter.done += 1
+            done = counter.done
+        if progress is not None:
+            progress(done, len(pending))
+
+    own_client = client is None
+    http = client or httpx.Client()
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
+            for future in [pool.submit(grade, request, http) for request in pending]:
+                future.result()
+    finally:
+        if own_client:
+            http.close()
+    judged = {qid: replace(a, verdict=verdicts[qid].text) if qid in verdicts else a for qid, a in answers.items()}
+    hits = sum(v.cached for v in verdicts.values())
+    return JudgeRun(judged, verdicts, counter.requests, hits)
+
+
+def import_verdicts(answers: Mapping[str, Answer], verdict_dir: Path, model: str) -> dict[str, Answer]:
+    """Fill verdicts from upstream's ``evaluation-<judge>/<model>_<question id>.txt`` files (others kept as they are)."""
+    folder = Path(verdict_dir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"verdict folder not found: {folder}")
+    found = {}
+    for path in folder.iterdir():
+        parsed = parse_result_file_name(path.name)
+        if parsed is not None and parsed.model == model and "__init__" not in path.name:
+            found[parsed.question_id] = path
+    return {qid: replace(a, verdict=read_text(found[qid])) if qid in found else a for qid, a in answers.items()}
+
+
+def write_verdicts(answers: Mapping[str, Answer], root: Path, model: str, judge: str) -> Path:
+    """Write verdicts in upstream's layout, ``<root>/evaluation-<judge>/<model>_<question id>.txt``."""
+    folder = Path(root) / judge_folder(judge)
+    folder.mkdir(parents=True, exist_ok=True)
+    for qid, answer in answers.items():
+        if answer.verdict is not None:
+            (folder / f"{model}_{qid}.txt").write_text(answer.verdict, encoding="utf-8")
+    return folder

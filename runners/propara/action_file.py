@@ -1,0 +1,215 @@
+"""Reading and validating ProPara leaderboard action files (metrics.md 2A.1–2A.3).
+
+An action file is a header-less TSV of ``process  sentence  participant  action  before  after``.
+Upstream reads it in two passes and aborts on the first bad line; here every line is checked and
+every problem is returned (with its 1-based line number and the upstream message text), so that a
+researcher sees all of them at once. The same parser serves the gold answers (where any problem is a
+broken data file) and the predictions.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runners._types import Problem
+
+NULL = "null"  # internal value of "-": the participant does not exist
+UNK = "unk"  # internal value of "?": it exists, location unknown
+ACTIONS = ("NONE", "CREATE", "MOVE", "DESTROY")
+
+
+@dataclass(frozen=True)
+class ActionRow:
+    """One valid line of an action file, as written (locations not yet mapped to null/unk)."""
+
+    line: int
+    process_id: int
+    sentence: int
+    participant: str
+    action: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A (process, participant) named on some line, valid or not (for the participant diff)."""
+
+    line: int
+    process_id: int
+    participant: str
+
+
+@dataclass(frozen=True)
+class ActionFile:
+    """Every valid row of a file plus every problem found; ``n_lines`` counts all lines read.
+
+    ``mentions`` also covers lines that failed validation but name a process and participant, so
+    that a bad line does not additionally show up as a missing participant.
+    """
+
+    rows: tuple[ActionRow, ...]
+    problems: tuple[Problem, ...]
+    n_lines: int
+    mentions: tuple[Mention, ...] = ()
+
+
+@dataclass(frozen=True)
+class ParticipantTrack:
+    """Location and action tracks of one participant string (2A.3).
+
+    ``locations[s]`` is the location after sentence s (``locations[0]`` before the first sentence);
+    ``actions[s - 1]`` is the action of sentence s.
+    """
+
+    participant: str
+    locations: tuple[str, ...]
+    actions: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """Alternatives split on ``;``, stripped and joined with `` OR `` ("gas;fuel" -> "gas OR fuel")."""
+        return " OR ".join(part.strip() for part in self.participant.split(";"))
+
+
+@dataclass(frozen=True)
+class ProcessTracks:
+    """All participants of one process in one file, in first-seen order."""
+
+    process_id: int
+    num_sentences: int
+    participants: tuple[ParticipantTrack, ...]
+
+    def participant_names(self) -> tuple[str, ...]:
+        return tuple(track.participant for track in self.participants)
+
+
+def read_action_file(path: Path) -> ActionFile:
+    """Parse ``path``; an undecodable file yields a single problem at the offending line."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        return ActionFile((), (Problem(line, f"not valid UTF-8 text ({err.reason})"),), line)
+    return parse_action_lines(split_lines(text))
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python's text-mode file iteration yields them (universal newlines: LF, CR, CRLF)."""
+    return list(io.StringIO(text, newline=None))
+
+
+def parse_action_lines(lines: Iterable[str]) -> ActionFile:
+    """Check every line by the official rules (2A.2) and keep the valid ones."""
+    rows: list[ActionRow] = []
+    problems: list[Problem] = []
+    mentions: list[Mention] = []
+    n_lines = 0
+    for n_lines, line in enumerate(lines, start=1):
+        row, line_problems = _parse_line(n_lines, line)
+        problems.extend(line_problems)
+        if row is not None and not line_problems:
+            rows.append(row)
+        mention = _mention(n_lines, line)
+        if mention is not None:
+            mentions.append(mention)
+    if n_lines == 0:
+        problems.append(Problem(None, "empty action file (upstream: no lines to iterate)"))
+    return ActionFile(tuple(rows), tuple(problems), n_lines, tuple(mentions))
+
+
+def _mention(number: int, line: str) -> Mention | None:
+    fields = line.rstrip("\r\n").split("\t")
+    try:
+        return Mention(number, int(fields[0]), fields[2]) if len(fields) >= 3 else None
+    except ValueError:
+        return None
+
+
+def _parse_line(number: int, line: str) -> tuple[ActionRow | None, list[Problem]]:
+    # Upstream pass 1: whole line stripped, first two TAB fields must be present and integers.
+    head = line.strip().split("\t")
+    if len(head) < 2:
+        what = "blank line" if not line.strip() else "line has no TAB"
+        return None, [Problem(number, f"{what}: not enough values to unpack (expected 2, got 1)")]
+    # Upstream pass 2: only CR/LF removed, first six TAB fields kept.
+    fields = line.rstrip("\r\n").split("\t")
+    problems = [p for p in (_int_problem(number, "process id", head[0]), _int_problem(number, "sentence number", head[1])) if p]
+    if problems:
+        return None, problems
+    if len(fields) < 6:
+        return None, [Problem(number, f"not enough values to unpack (expected 6, got {len(fields)})")]
+    pid_text, sentence_text, participant, action, before, after = fields[:6]
+    problems = [p for p in (_int_problem(number, "process id", pid_text), _int_problem(number, "sentence number", sentence_text)) if p]
+    if problems:
+        return None, problems
+    process_id, sentence = int(pid_text), int(sentence_text)
+    if sentence < 1:
+        # Upstream silently indexes its tracks from the end; 2A.3 says to treat this as invalid.
+        problems.append(Problem(number, f"sentence number must be 1 or more, got {sentence}"))
+    message = action_problem(action, before, after)
+    if message:
+        problems.append(Problem(number, message))
+    row = ActionRow(number, process_id, sentence, participant, action, before, after)
+    return row, problems
+
+
+def _int_problem(number: int, what: str, text: str) -> Problem | None:
+    try:
+        int(text)
+    except ValueError:
+        return Problem(number, f"{what} is not an integer: invalid literal for int() with base 10: {text!r}")
+    return None
+
+
+def action_problem(action: str, before: str, after: str) -> str | None:
+    """The upstream validation message for one row, or None when the row is valid (2A.2 table)."""
+    if action == "NONE":
+        return None if before == after else f"Unequal NONE locations: {before} -- {after}"
+    if action == "CREATE":
+        if before != "-":
+            return f"Invalid CREATE before_location: {before}"
+        return f"Invalid CREATE after_location: {after}" if after in ("", "-") else None
+    if action == "DESTROY":
+        if before in ("", "-"):
+            return f"Invalid DESTROY before_location: {before}"
+        return None if after == "-" else f"Invalid DESTROY after_location: {after}"
+    if action == "MOVE":
+        if before in ("", "-"):
+            return f"Invalid MOVE before_location: {before}"
+        return f"Invalid MOVE after_location: {after}" if after in ("", "-") else None
+    return f"Invalid action: {action}"
+
+
+def internal_location(written: str) -> str:
+    """``-`` -> null, ``?`` -> unk, anything else (including "") as written."""
+    return NULL if written == "-" else UNK if written == "?" else written
+
+
+def build_tracks(rows: Sequence[ActionRow]) -> dict[int, ProcessTracks]:
+    """Tracks per process (ascending process id), from valid rows in file order (2A.3)."""
+    num_sentences: dict[int, int] = {}
+    for row in rows:
+        num_sentences[row.process_id] = max(num_sentences.get(row.process_id, 0), row.sentence)
+    locations: dict[int, dict[str, list[str]]] = {}
+    actions: dict[int, dict[str, list[str]]] = {}
+    for row in rows:
+        n = num_sentences[row.process_id]
+        locs = locations.setdefault(row.process_id, {}).setdefault(row.participant, [UNK] * (n + 1))
+        acts = actions.setdefault(row.process_id, {}).setdefault(row.participant, ["NONE"] * n)
+        if row.sentence == 1:
+            locs[0] = NULL if row.action == "CREATE" else internal_location(row.before)
+        locs[row.sentence] = internal_location(row.after)
+        acts[row.sentence - 1] = row.action
+    return {
+        pid: ProcessTracks(
+            pid,
+            num_sentences[pid],
+            tuple(ParticipantTrack(name, tuple(locs), tuple(actions[pid][name])) for name, locs in locations[pid].items()),
+        )
+        for pid in sorted(locations)
+    }

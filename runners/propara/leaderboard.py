@@ -1,0 +1,182 @@
+"""Registered components of the AI2 ProPara leaderboard task (metrics.md 2A).
+
+* reader ``propara.answers``: gold action file -> one :class:`ProcessTracks` per process id
+* predictions ``propara.action_file``: a prediction action file, validated by the official rules
+* scorer ``propara.leaderboard``: per-process precision/recall of inputs, outputs, conversions, moves
+* aggregator ``propara.leaderboard``: the official rounded means and overall P/R/F1
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem
+from runners.propara.action_file import ActionFile, ProcessTracks, build_tracks, read_action_file
+from runners.propara.process_score import QUESTIONS, PairScorer, PrecisionRecall, score_process
+from runners.propara.prompts import prompt_labels, read_prompts
+from runners.registry import component
+
+SPLITS = ("train", "dev", "test")
+DEFAULT_ANSWERS = "propara/aristo-leaderboard/propara/data/{split}/answers.tsv"
+DEFAULT_PROMPTS = "propara/propara/data/emnlp18/grids.v1.{split}.tsv"
+_EXAMPLES = 5
+
+
+@component("reader", "propara.answers")
+def read_answers(data_root: Path, split: str, *, answers: str = DEFAULT_ANSWERS, prompts: str = DEFAULT_PROMPTS) -> GoldSet:
+    """Gold action file of ``split``: items = process id (str, ascending) -> ProcessTracks.
+
+    Labels: ``prompt`` from the EMNLP'18 grids TSV ("unknown" where a process has none; no label at
+    all when the grids file is absent). Both paths are relative to ``data_root``, ``{split}`` filled.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"unknown ProPara split {split!r}; expected one of {SPLITS}")
+    path = Path(data_root) / answers.format(split=split)
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    parsed = read_action_file(path)
+    if parsed.problems:
+        raise ValueError(_gold_problems(path, parsed))
+    processes = build_tracks(parsed.rows)
+    items = {str(pid): tracks for pid, tracks in processes.items()}
+    labels = prompt_labels(items, read_prompts(Path(data_root) / prompts.format(split=split)))
+    return GoldSet(items=items, labels=labels)
+
+
+def _gold_problems(path: Path, parsed: ActionFile) -> str:
+    shown = "\n".join("  " + p.render(str(path)) for p in parsed.problems[:20])
+    more = f"\n  ... and {len(parsed.problems) - 20} more" if len(parsed.problems) > 20 else ""
+    return f"invalid gold action file {path} ({len(parsed.problems)} problem(s)):\n{shown}{more}"
+
+
+@component("predictions", "propara.action_file")
+def read_predictions(path: Path, gold: GoldSet) -> dict[str, ProcessTracks]:
+    """A six-column action file checked by the official rules (2A.2), every problem reported.
+
+    Rejected: an empty file, blank lines, fewer than six fields, non-integer ids or sentence numbers,
+    sentence numbers below 1, invalid actions/locations, and any difference from the gold
+    (process, participant) set. Processes absent from the gold are ignored with a warning, as are
+    (silently, upstream) missing, repeated or extra sentence rows.
+    """
+    path = Path(path)
+    parsed = read_action_file(path)
+    problems = list(parsed.problems)
+    if parsed.n_lines:
+        problems.extend(_participant_diff(parsed, gold))
+    if problems:
+        raise InvalidPredictions(problems, path.name)
+    predicted = build_tracks(parsed.rows)
+    extra = [pid for pid in predicted if str(pid) not in gold.items]
+    if extra:
+        warnings.warn(
+            PredictionWarning(f"{len(extra)} process(es) not in the gold are ignored: {_sample(extra)}"), stacklevel=2
+        )
+    _warn_row_oddities(parsed, gold)
+    return {str(pid): tracks for pid, tracks in predicted.items() if str(pid) in gold.items}
+
+
+def _participant_diff(parsed: ActionFile, gold: GoldSet) -> list[Problem]:
+    """Missing processes, missing and unexpected participants, in ascending gold process order."""
+    first_line: dict[int, dict[str, int]] = {}
+    for mention in parsed.mentions:
+        first_line.setdefault(mention.process_id, {}).setdefault(mention.participant, mention.line)
+    problems: list[Problem] = []
+    for item_id, tracks in gold.items.items():
+        pid = tracks.process_id
+        if pid not in first_line:
+            problems.append(Problem(None, f"Process {pid} missing in predictions", item_id))
+            continue
+        expected = tracks.participant_names()
+        for name in expected:
+            if name not in first_line[pid]:
+                problems.append(Problem(None, f'Process {pid}: participant "{name}" is missing', item_id))
+        for name, line in first_line[pid].items():
+            if name not in expected:
+                problems.append(Problem(line, f'Process {pid}: participant "{name}" is unexpected', item_id))
+    return problems
+
+
+def _warn_row_oddities(parsed: ActionFile, gold: GoldSet) -> None:
+    """Officially tolerated, but worth telling: missing, repeated or extra sentence rows."""
+    seen: dict[tuple[int, str], list[int]] = {}
+    for row in parsed.rows:
+        seen.setdefault((row.process_id, row.participant), []).append(row.sentence)
+    missing, repeated, extra = [], [], []
+    for (pid, name), sentences in seen.items():
+        tracks = gold.items.get(str(pid))
+        if tracks is None:
+            continue
+        if len(set(sentences)) < len(sentences):
+            repeated.append((pid, name))
+        if set(range(1, tracks.num_sentences + 1)) - set(sentences):
+            missing.append((pid, name))
+        if max(sentences) > tracks.num_sentences:
+            extra.append((pid, name))
+    notes = [
+        (missing, "lack rows for some gold sentences (scored with the defaults: location unknown, action NONE)"),
+        (repeated, "have repeated sentence rows (the later row wins)"),
+        (extra, "have rows beyond the gold's last sentence (they lengthen the predicted tracks)"),
+    ]
+    for pairs, what in notes:
+        if pairs:
+            warnings.warn(PredictionWarning(f"{len(pairs)} (process, participant) pair(s) {what}: {_sample(pairs)}"), stacklevel=3)
+
+
+def _sample(values: Sequence[object]) -> str:
+    shown = ", ".join(str(v) for v in values[:_EXAMPLES])
+    return shown + (f" and {len(values) - _EXAMPLES} more" if len(values) > _EXAMPLES else "")
+
+
+@component("scorer", "propara.leaderboard")
+def score_leaderboard(gold: GoldSet, predictions: Mapping[str, ProcessTracks], *, on_zero_denominator: float = 1.0) -> list[ItemScore]:
+    """Per process: ``<question>_p``, ``<question>_r`` (unrounded) and ``<question>_f1`` for drill-down.
+
+    ``on_zero_denominator``: the pair similarity used where upstream divides by zero and crashes
+    (every group of one phrase meets every group of the other, e.g. "soil AND Soil" vs "Soil AND soil").
+    """
+    pairs = PairScorer(on_zero_denominator)
+    scores: list[ItemScore] = []
+    for item_id, answer in gold.items.items():
+        if item_id not in predictions:
+            raise ValueError(f"no prediction for process {item_id} (the predictions component rejects such files)")
+        per_question = score_process(answer, predictions[item_id], pairs)
+        values: dict[str, float] = {}
+        for question in QUESTIONS:
+            pr = per_question[question]
+            values.update({f"{question}_p": pr.precision, f"{question}_r": pr.recall, f"{question}_f1": pr.f1})
+        scores.append(ItemScore(item_id, values))
+    return scores
+
+
+@component("aggregator", "propara.leaderboard")
+def aggregate_leaderboard(items: Sequence[ItemScore], *, digits: int = 3, round_overall: bool = True) -> dict[str, float]:
+    """The official numbers (2A.7) over ``items``; all zeros for an empty subset.
+
+    Per question: ``<q>_p``/``<q>_r`` = mean over processes rounded to ``digits`` (Python round),
+    ``<q>_f1`` from those rounded values (unrounded; upstream prints it with %4.3f). Overall
+    ``precision``/``recall`` = mean of the four rounded values, ``f1`` their harmonic mean. With
+    ``round_overall`` (default) the overall three are stored rounded to ``digits``, i.e. exactly the
+    values upstream's ``-o`` JSON holds (the published leaderboard numbers).
+    """
+    metrics: dict[str, float] = {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    for question in QUESTIONS:
+        metrics.update({f"{question}_p": 0.0, f"{question}_r": 0.0, f"{question}_f1": 0.0})
+    if not items:
+        return metrics
+    rounded: dict[str, PrecisionRecall] = {}
+    for question in QUESTIONS:
+        precision = round(sum(i.values[f"{question}_p"] for i in items) / len(items), digits)
+        recall = round(sum(i.values[f"{question}_r"] for i in items) / len(items), digits)
+        rounded[question] = PrecisionRecall(precision, recall)
+        metrics.update({f"{question}_p": precision, f"{question}_r": recall, f"{question}_f1": rounded[question].f1})
+    overall = PrecisionRecall(
+        sum(rounded[q].precision for q in QUESTIONS) / len(QUESTIONS),
+        sum(rounded[q].recall for q in QUESTIONS) / len(QUESTIONS),
+    )
+    values = (overall.precision, overall.recall, overall.f1)
+    if round_overall:
+        values = tuple(round(v, digits) for v in values)
+    metrics["precision"], metrics["recall"], metrics["f1"] = values
+    return metrics

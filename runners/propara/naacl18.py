@@ -1,0 +1,188 @@
+"""Registered components of the NAACL'18 sentence-level ProPara evaluation (metrics.md 2B).
+
+* reader ``propara.naacl18``: paragraphs (inventory + aligned annotator label sets)
+* predictions ``propara.naacl18_grid``: ``pid sid participant from to`` rows, validated
+* scorer ``propara.naacl18``: per-paragraph TP/FP/TN/FN of Q1–Q10
+* aggregator ``propara.naacl18``: micro-summed Q scores (×100), Cat-1/2/3, macro and micro averages
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem
+from runners.propara.leaderboard import DEFAULT_PROMPTS, SPLITS
+from runners.propara.naacl18_gold import Paragraph, read_paragraphs
+from runners.propara.naacl18_grid import ParagraphGrid, missing_predictions, read_grid_file
+from runners.propara.naacl18_questions import OUTCOMES, QUESTION_IDS, count_paragraph
+from runners.propara.prompts import prompt_labels, read_prompts
+from runners.registry import component
+
+EVAL_DIR = "propara/propara/tests/fixtures/eval"
+CATEGORIES = {"cat1": ("q1", "q4", "q7"), "cat2": ("q2", "q5", "q8"), "cat3": ("q3", "q6", "q9", "q10")}
+# Upstream hard-codes the NAACL'18 test question counts per category as the micro-average weights.
+MICRO_WEIGHTS = {"cat1": 750, "cat2": 601, "cat3": 823}
+F1_SCORED = ("q8",)  # "At which steps does x move?" has several answers: its score is F1, not accuracy
+_EXAMPLES = 5
+
+
+@component("reader", "propara.naacl18")
+def read_naacl18(
+    data_root: Path,
+    split: str,
+    *,
+    para_ids: str = EVAL_DIR + "/para_id.{split}.txt",
+    gold_labels: str = EVAL_DIR + "/gold_labels.{split}.tsv",
+    annotator_labels: str = EVAL_DIR + "/all-moves.full-grid.tsv",
+    prompts: str = DEFAULT_PROMPTS,
+) -> GoldSet:
+    """Items = paragraph id (str, para-id file order) -> Paragraph (inventory, annotator label sets).
+
+    Labels: ``prompt`` from the EMNLP'18 grids TSV, as for the leaderboard task. Upstream ships the
+    evaluator inputs for the test split only.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"unknown ProPara split {split!r}; expected one of {SPLITS}")
+    root = Path(data_root)
+    paragraphs = read_paragraphs(
+        root / para_ids.format(split=split), root / gold_labels.format(split=split), root / annotator_labels.format(split=split)
+    )
+    items = {str(pid): paragraph for pid, paragraph in paragraphs.items()}
+    return GoldSet(items=items, labels=prompt_labels(items, read_prompts(root / prompts.format(split=split))))
+
+
+@component("predictions", "propara.naacl18_grid")
+def read_naacl18_grid(path: Path, gold: GoldSet) -> dict[str, ParagraphGrid]:
+    """TAB rows ``pid sid participant from to`` (``null``/``unk`` special), validated as 2B.1/2B.7.
+
+    Rejected (every instance listed): blank lines, non-integer pid/sid, fewer than five fields, and
+    any paragraph, participant or sentence row that scoring reads but the file lacks. Paragraphs not
+    in the gold and participants outside a paragraph's gold inventory are ignored with a warning.
+    """
+    path = Path(path)
+    parsed = read_grid_file(path)
+    problems = list(parsed.problems)
+    if parsed.n_lines == 0:
+        problems.append(Problem(None, "empty prediction file"))
+    for item_id, paragraph in gold.items.items():
+        problems.extend(missing_predictions(paragraph, parsed.grids.get(paragraph.pid)))
+    if problems:
+        raise InvalidPredictions(problems, path.name)
+    _warn_ignored(parsed.grids, gold)
+    return {item_id: parsed.grids[p.pid] for item_id, p in gold.items.items() if p.pid in parsed.grids}
+
+
+def _warn_ignored(grids: Mapping[int, ParagraphGrid], gold: GoldSet) -> None:
+    unknown_pids = [pid for pid in grids if str(pid) not in gold.items]
+    if unknown_pids:
+        warnings.warn(PredictionWarning(f"{len(unknown_pids)} paragraph(s) not in the gold are ignored: {_sample(unknown_pids)}"), stacklevel=3)
+    unknown = [
+        (pid, name)
+        for pid, grid in grids.items()
+        if str(pid) in gold.items
+        for name in grid.rows
+        if name not in gold.items[str(pid)].inventory
+    ]
+    if unknown:
+        warnings.warn(
+            PredictionWarning(f"{len(unknown)} participant(s) outside the gold inventory are ignored: {_sample(unknown)}"), stacklevel=3
+        )
+    uneven = [
+        pid for pid, grid in grids.items() if str(pid) in gold.items and len({len(rows) for rows in grid.rows.values()}) > 1
+    ]
+    if uneven:
+        warnings.warn(
+            PredictionWarning(
+                f"{len(uneven)} paragraph(s) give their participants different numbers of sentences; Q8's step count K "
+                f"is taken from the first participant, as upstream: {_sample(uneven)}"
+            ),
+            stacklevel=3,
+        )
+
+
+def _sample(values: Sequence[object]) -> str:
+    shown = ", ".join(str(v) for v in values[:_EXAMPLES])
+    return shown + (f" and {len(values) - _EXAMPLES} more" if len(values) > _EXAMPLES else "")
+
+
+@component("scorer", "propara.naacl18")
+def score_naacl18(gold: GoldSet, predictions: Mapping[str, ParagraphGrid]) -> list[ItemScore]:
+    """Per paragraph ``q<n>_tp``, ``q<n>_fp``, ``q<n>_tn``, ``q<n>_fn`` for n = 1..10 (counts)."""
+    scores = []
+    for item_id, paragraph in gold.items.items():
+        counts = count_paragraph(paragraph, predictions.get(item_id))
+        scores.append(ItemScore(item_id, counts.flat()))
+    return scores
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """Micro-summed counts of one question and the percentages upstream prints."""
+
+    tp: int
+    fp: int
+    tn: int
+    fn: int
+
+    @property
+    def total(self) -> int:
+        return self.tp + self.fp + self.tn + self.fn
+
+    @property
+    def precision(self) -> float:
+        return 0.0 if self.tp + self.fp == 0 else 100 * self.tp / (self.tp + self.fp)
+
+    @property
+    def recall(self) -> float:
+        return 0.0 if self.tp + self.fn == 0 else 100 * self.tp / (self.tp + self.fn)
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision / 100, self.recall / 100
+        return 0.0 if p + r == 0 else 100 * 2 * p * r / (p + r)
+
+    @property
+    def accuracy(self) -> float:
+        # Upstream divides by zero here (only possible on a subset); a slice without units scores 0.
+        return 0.0 if self.total == 0 else 100 * (self.tp + self.tn) / self.total
+
+    def score(self, question: str) -> float:
+        return self.f1 if question in F1_SCORED else self.accuracy
+
+    def printed_row(self, question: str) -> str:
+        """Upstream's row: counts, then Accuracy (F1 for Q8), Precision, Recall, F1 with %.2f."""
+        numbers = (self.score(question), self.precision, self.recall, self.f1)
+        return "\t".join([*(str(n) for n in (self.total, self.tp, self.fp, self.tn, self.fn)), *("%.2f" % x for x in numbers)])
+
+
+def question_results(items: Sequence[ItemScore]) -> dict[str, QuestionResult]:
+    """Micro sums of every question over ``items``."""
+    return {
+        q: QuestionResult(*(int(sum(i.values[f"{q}_{o}"] for i in items)) for o in OUTCOMES)) for q in QUESTION_IDS
+    }
+
+
+@component("aggregator", "propara.naacl18")
+def aggregate_naacl18(items: Sequence[ItemScore], *, detail: bool = False) -> dict[str, float]:
+    """``q1``..``q10`` (100 × accuracy; Q8 100 × F1), ``cat1``..``cat3``, ``macro``, ``micro`` (unrounded).
+
+    micro = (750·Cat-1 + 601·Cat-2 + 823·Cat-3)/2174 with upstream's hard-coded weights, whatever
+    subset is scored. ``detail`` adds ``q<n>_precision/_recall/_f1/_accuracy`` (×100; true accuracy
+    also for Q8) and the summed counts ``q<n>_tp/_fp/_tn/_fn``. Empty subset: all zeros.
+    """
+    results = question_results(items)
+    metrics: dict[str, float] = {q: results[q].score(q) for q in QUESTION_IDS}
+    for category, questions in CATEGORIES.items():
+        metrics[category] = sum(metrics[q] for q in questions) / len(questions)
+    metrics["macro"] = (metrics["cat1"] + metrics["cat2"] + metrics["cat3"]) / 3
+    metrics["micro"] = sum(MICRO_WEIGHTS[c] * metrics[c] for c in CATEGORIES) / sum(MICRO_WEIGHTS.values())
+    if detail:
+        for q, result in results.items():
+            metrics.update(
+                {f"{q}_precision": result.precision, f"{q}_recall": result.recall, f"{q}_f1": result.f1, f"{q}_accuracy": result.accuracy}
+            )
+            metrics.update({f"{q}_{o}": float(getattr(result, o)) for o in OUTCOMES})
+    return metrics

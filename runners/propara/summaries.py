@@ -1,0 +1,108 @@
+"""The four summaries of a process that the leaderboard asks about (metrics.md 2A.4).
+
+Inputs and outputs read the action tracks only; conversions read the location tracks only; moves
+read both. Upstream quirks kept on purpose: the ``s < n - 1`` bound of conversion rules (b)/(c) and
+the raw, case-sensitive location comparison of moves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runners.propara.action_file import NULL, ParticipantTrack, ProcessTracks
+
+
+@dataclass(frozen=True)
+class Conversion:
+    destroyed: str  # participant labels joined with " AND "
+    created: str
+    locations: str  # distinct locations joined with " AND "
+    step: int
+
+
+@dataclass(frozen=True)
+class Move:
+    participant: str
+    before: str
+    after: str
+    step: int
+
+
+def inputs(process: ProcessTracks) -> list[str]:
+    """Labels destroyed at some step with no creation before and no creation or move after."""
+    return [t.label for t in process.participants if _is_input(t.actions)]
+
+
+def outputs(process: ProcessTracks) -> list[str]:
+    """Labels created at some step with no destruction or move before and no destruction after."""
+    return [t.label for t in process.participants if _is_output(t.actions)]
+
+
+def _is_input(acts: tuple[str, ...]) -> bool:
+    return any(
+        act == "DESTROY" and "CREATE" not in acts[:i] and not {"CREATE", "MOVE"} & set(acts[i + 1 :])
+        for i, act in enumerate(acts)
+    )
+
+
+def _is_output(acts: tuple[str, ...]) -> bool:
+    return any(
+        act == "CREATE" and not {"DESTROY", "MOVE"} & set(acts[:i]) and "DESTROY" not in acts[i + 1 :]
+        for i, act in enumerate(acts)
+    )
+
+
+def _joined_set(locations: list[str]) -> str:
+    # Upstream joins a Python set (arbitrary order); sorting makes equal sets give equal strings, so
+    # the raw-equality shortcut of the similarity (2A.5) is deterministic.
+    return " AND ".join(sorted(set(locations)))
+
+
+def _created_at(process: ProcessTracks, step: int) -> list[tuple[ParticipantTrack, str]]:
+    return [(t, t.locations[step]) for t in process.participants if t.locations[step - 1] == NULL and t.locations[step] != NULL]
+
+
+def _destroyed_at(process: ProcessTracks, step: int) -> list[tuple[ParticipantTrack, str]]:
+    return [(t, t.locations[step - 1]) for t in process.participants if t.locations[step - 1] != NULL and t.locations[step] == NULL]
+
+
+def conversions(process: ProcessTracks) -> list[Conversion]:
+    """Steps where some participants disappear and others appear (rules a, b, c of 2A.4)."""
+    n = process.num_sentences
+    found: list[Conversion] = []
+    for s in range(1, n + 1):
+        created, destroyed = _created_at(process, s), _destroyed_at(process, s)
+        if created and destroyed:
+            found.append(
+                Conversion(_labels(destroyed), _labels(created), _joined_set([loc for _, loc in destroyed + created]), s)
+            )
+        elif destroyed and s < n - 1:  # upstream off-by-one: step n-1 is never paired with step n
+            next_created, next_destroyed = _created_at(process, s + 1), _destroyed_at(process, s + 1)
+            gone = {t.label for t, _ in destroyed}
+            remainder = [(t, loc) for t, loc in next_created if t.label not in gone]
+            if not next_destroyed and remainder:
+                locations = [loc for _, loc in next_created] + [loc for _, loc in destroyed]
+                found.append(Conversion(_labels(destroyed), _labels(remainder), _joined_set(locations), s))
+        elif created and s < n - 1:
+            next_created, next_destroyed = _created_at(process, s + 1), _destroyed_at(process, s + 1)
+            made = {t.label for t, _ in created}
+            remainder = [(t, loc) for t, loc in next_destroyed if t.label not in made]
+            if not next_created and remainder:
+                locations = [loc for _, loc in created] + [loc for _, loc in next_destroyed]
+                found.append(Conversion(_labels(remainder), _labels(created), _joined_set(locations), s))
+    return found
+
+
+def _labels(tracks: list[tuple[ParticipantTrack, str]]) -> str:
+    return " AND ".join(t.label for t, _ in tracks)
+
+
+def moves(process: ProcessTracks) -> list[Move]:
+    """A MOVE action, or an existing participant whose raw location string changes."""
+    found: list[Move] = []
+    for t in process.participants:
+        for s in range(1, process.num_sentences + 1):
+            before, after = t.locations[s - 1], t.locations[s]
+            if t.actions[s - 1] == "MOVE" or (before != NULL and after != NULL and before != after):
+                found.append(Move(t.label, before, after, s))
+    return found

@@ -1,0 +1,55 @@
+"""The procbench CLI end to end (in-process, through typer's runner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from procbench.cli import app
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+
+runner = CliRunner()
+SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"
+
+
+def test_check_all_specs_passes() -> None:
+    result = runner.invoke(app, ["check"])
+    assert result.exit_code == 0, result.output
+    assert "task openpi" in result.output
+
+
+def test_check_reports_position_caret_and_hint(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.spec"
+    bad.write_text('task "x" {\n  title = "t"\n  version = "1"\n  primary = "m"\n  metrc "m" { }\n}\n')
+    result = runner.invoke(app, ["check", str(bad)])
+    assert result.exit_code == 3
+    assert f"{bad}:5:3: error: unknown block inside 'task' 'metrc'" in result.output
+    assert "^" in result.output and "did you mean 'metric'?" in result.output
+
+
+def test_score_json_shape(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(SAMPLE), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"task", "split", "fingerprint", "n_items", "metrics", "slices"}
+    assert set(payload["metrics"]) == {f"{m}_{k}" for m in ("exact", "bleu", "rouge") for k in ("p", "r", "f1")}
+    assert set(payload["slices"]) == {"domain", "category", "modality"}
+    assert payload["slices"]["domain"]["unseen"]["n_items"] + payload["slices"]["domain"]["seen"]["n_items"] == payload["n_items"]
+
+
+def test_score_rejects_bad_file_with_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(SAMPLE.read_text() + "not json\n")
+    result = runner.invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(bad), "--data-dir", str(SAMPLE_DATA_ROOT)])
+    assert result.exit_code == 2
+    assert "bad.jsonl:23: not valid JSON" in result.output
+
+
+def test_submit_then_resubmit(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    args = ["submit", "openpi", "--split", "test", "--predictions", str(SAMPLE), "--model", "tg", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    first, second = runner.invoke(app, args), runner.invoke(app, args)
+    assert first.exit_code == 0 and first.output.startswith("stored")
+    assert second.exit_code == 0 and "already stored" in second.output

@@ -1,0 +1,124 @@
+"""The spec language: parsing, checking, errors with positions, and fuzzing for tracebacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dsl import SpecError, check_file, check_text, parse
+from procbench.paths import SPECS_DIR
+
+SHIPPED = sorted(SPECS_DIR.glob("*.spec"))
+OPENPI = (SPECS_DIR / "openpi.spec").read_text()
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_spec_checks(path: Path) -> None:
+    result = check_file(path, search=[SPECS_DIR])
+    assert result.spec.name == path.stem
+    assert result.spec.primary in [m.name for m in result.spec.metrics]
+
+
+def test_variant_differs_by_one_parameter() -> None:
+    base = check_file(SPECS_DIR / "openpi.spec").spec
+    head = check_file(SPECS_DIR / "openpi-head.spec").spec
+    assert dict(base.params) == {"dedup": False} and dict(head.params) == {"dedup": True}
+    assert [m.matcher.kwargs for m in base.score.matches] == [(("dedup", False),)] * 3
+    assert [m.matcher.kwargs for m in head.score.matches] == [(("dedup", True),)] * 3
+    assert base.data == head.data and base.metrics == head.metrics
+
+
+def _error(source: str, tmp_path: Path | None = None) -> SpecError:
+    with pytest.raises(SpecError) as caught:
+        check_text(source, "t.spec", search=[SPECS_DIR])
+    return caught.value
+
+
+def test_unknown_component_gets_did_you_mean() -> None:
+    err = _error(OPENPI.replace("similarity = rouge_l(beta = 1.2)", "similarity = rouge_k(beta = 1.2)"))
+    d = err.first
+    assert d.message == "unknown similarity 'rouge_k'" and "rouge_l" in d.hint
+    assert OPENPI.splitlines()[d.span.line - 1].strip().startswith("similarity = rouge_l")
+
+
+def test_parameter_type_error_points_at_the_value() -> None:
+    err = _error(OPENPI.replace("coco_bleu(n = 2)", 'coco_bleu(n = "two")'))
+    assert "parameter 'n' of coco_bleu() must be int, got a string" in str(err)
+
+
+def test_unknown_parameter_reference() -> None:
+    err = _error(OPENPI.replace("best_match(dedup = params.dedup)", "best_match(dedup = params.dedupe)", 1))
+    assert "unknown parameter 'dedupe'" in str(err) and "did you mean 'dedup'?" in str(err)
+
+
+def test_unknown_field_and_slice_label() -> None:
+    err = _error(OPENPI.replace('slice "domain"   { label = "domain"', 'slice "domain"   { label = "domian"'))
+    assert "unknown item label 'domian'" in str(err) and "did you mean 'domain'?" in str(err)
+
+
+def test_extends_cycle_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "a.spec").write_text('task "a" { extends = "b" }')
+    (tmp_path / "b.spec").write_text('task "b" { extends = "a" }')
+    with pytest.raises(SpecError, match="extends cycle"):
+        check_file(tmp_path / "a.spec")
+
+
+def test_unused_normaliser_is_a_warning() -> None:
+    source = OPENPI.replace('  score {', '  normaliser "spare" { steps = [strip()] }\n  score {', 1)
+    result = check_text(source, "t.spec", search=[SPECS_DIR])
+    assert any("normaliser 'spare' is never used" in w.message for w in result.warnings)
+
+
+def test_template_syntax_checked_at_compile_time() -> None:
+    source = OPENPI.replace('  score {', '  template "judge" { text = "Grade {{ answer " }\n  score {', 1)
+    assert "template 'judge'" in str(_error(source))
+
+
+def test_error_rendering_has_file_line_column_caret_and_hint() -> None:
+    err = _error('task "x" {\n  title = "t"\n  version = 3\n}\n')
+    text = str(err)
+    assert "t.spec:3:13: error: task.version must be a string, got a number" in text
+    assert "   3 |   version = 3" in text and "^" in text and "hint:" in text
+
+
+# --- fuzzing: no input ever produces anything but success or a SpecError ------------------------
+
+def _never_crashes(source: str) -> None:
+    try:
+        check_text(source, "fuzz.spec", search=[SPECS_DIR])
+    except SpecError as exc:
+        assert exc.diagnostics and all(d.span.line >= 0 for d in exc.diagnostics)
+        str(exc)
+
+
+@given(st.lists(st.sampled_from([*'task"{}[]()=,.#\n abc123_-', '"""', "task", "metric", "data"]), max_size=60).map("".join))
+def test_random_text_never_raises_anything_but_spec_error(source: str) -> None:
+    _never_crashes(source)
+
+
+@given(st.data())
+def test_mutated_shipped_specs_never_crash(data: st.DataObject) -> None:
+    source = (SPECS_DIR / data.draw(st.sampled_from([p.name for p in SHIPPED]))).read_text()
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(source)))
+        op = data.draw(st.sampled_from(["delete", "insert", "duplicate"]))
+        if op == "delete":
+            j = min(len(source), i + data.draw(st.integers(1, 12)))
+            source = source[:i] + source[j:]
+        elif op == "insert":
+            source = source[:i] + data.draw(st.sampled_from(['"', "{", "}", "=", "(", ")", ",", "[", "x", "1", "\n", ".", "true"])) + source[i:]
+        else:
+            j = min(len(source), i + data.draw(st.integers(1, 40)))
+            source = source[:j] + source[i:j] + source[j:]
+    _never_crashes(source)
+
+
+@given(st.text(max_size=60))
+def test_parser_alone_never_crashes(source: str) -> None:
+    try:
+        parse(source)
+    except SpecError:
+        pass

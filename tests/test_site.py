@@ -1,0 +1,51 @@
+"""The Streamlit board renders from a real DuckDB file built by ``submit``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from procbench.api import load_task
+from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from submissions import load_reported, submit
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("site") / "board.duckdb"
+    spec, runner = load_task("openpi")
+    for sample in sorted((SAMPLE_SUBMISSIONS_DIR / "openpi").glob("*.jsonl")):
+        submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=sample, model=sample.stem, team="demo", db_path=path)
+    load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=path)
+    return path
+
+
+def _app(db: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("PROCBENCH_DB", str(db))
+    return AppTest.from_file(str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=60).run()
+
+
+def test_board_lists_submissions_ranked_by_primary_metric(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(db, monkeypatch)
+    assert not at.exception
+    table = at.dataframe[0].value
+    models = list(table["Model"])
+    assert models[0] == "strong-model" and models[-1] == "no-change-baseline"
+    assert "GPT-2 (Tandon et al. 2020, Table 4)" in models
+    assert "ROUGE-L F1" in table.columns
+    scores = [v for v in table["ROUGE-L F1"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_slice_selector_shows_slice_values(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(db, monkeypatch)
+    slice_box = next(s for s in at.sidebar.selectbox if s.label == "Slice")
+    slice_box.select("domain").run()
+    value_box = next(s for s in at.sidebar.selectbox if s.label == "Slice value")
+    assert set(value_box.options) == {"seen", "unseen"}
+    value_box.select("unseen").run()
+    assert not at.exception
+    assert any("domain = unseen" in s.value for s in at.subheader)
+    assert len(at.dataframe[0].value) == 3  # the paper row has no per-slice numbers
