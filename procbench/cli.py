@@ -68,6 +68,43 @@ def check(specs: Annotated[Optional[list[str]], typer.Argument(help="spec files 
         raise typer.Exit(EXIT_SPEC_ERROR)
 
 
+@app.command()
+def fmt(
+    specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/)")] = None,
+    check_only: Annotated[bool, typer.Option("--check", help="only report files that are not canonical")] = False,
+    drop_comments: Annotated[bool, typer.Option(help="allow dropping comments inside the task block")] = False,
+) -> None:
+    """Rewrite specs in canonical form (parse → print → parse is the identity)."""
+    from dsl.parser import parse_file
+    from dsl.printer import format_file, inner_comment_line
+
+    paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
+    status = 0
+    for path in paths:
+        try:
+            tree = parse_file(path)
+        except SpecError as exc:
+            _err(str(exc))
+            status = EXIT_SPEC_ERROR
+            continue
+        line = inner_comment_line(tree)
+        if line is not None and not drop_comments:
+            _err(f"{path}:{line}:1: error: fmt keeps comments only in the file header; this one would be lost\n  hint: move it above the task block, or pass --drop-comments")
+            status = EXIT_SPEC_ERROR
+            continue
+        canonical = format_file(tree)
+        if canonical == tree.source:
+            continue
+        if check_only:
+            _err(f"{path}: not canonically formatted (run `procbench fmt {path}`)")
+            status = 1
+        else:
+            path.write_text(canonical, encoding="utf-8")
+            typer.echo(f"formatted {path}")
+    if status:
+        raise typer.Exit(status)
+
+
 @app.command("compile")
 def compile_(spec: str, explain_plan: Annotated[bool, typer.Option("--explain", help="print the runner's plan stage by stage")] = False) -> None:
     """Compile a spec: write its prediction-file JSON Schema into schema/; --explain prints the plan."""

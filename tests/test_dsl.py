@@ -31,6 +31,15 @@ def test_variant_differs_by_one_parameter() -> None:
     assert base.data == head.data and base.metrics == head.metrics
 
 
+def _sub(pattern: str, replacement: str, count: int = 0) -> str:
+    """OPENPI with a regex substitution that must apply (whitespace in specs is formatting)."""
+    import re
+
+    out, n = re.subn(pattern, replacement, OPENPI, count=count)
+    assert n, pattern
+    return out
+
+
 def _error(source: str, tmp_path: Path | None = None) -> SpecError:
     with pytest.raises(SpecError) as caught:
         check_text(source, "t.spec", search=[SPECS_DIR])
@@ -38,24 +47,24 @@ def _error(source: str, tmp_path: Path | None = None) -> SpecError:
 
 
 def test_unknown_component_gets_did_you_mean() -> None:
-    err = _error(OPENPI.replace("similarity = rouge_l(beta = 1.2)", "similarity = rouge_k(beta = 1.2)"))
+    err = _error(_sub(r"rouge_l\(", "rouge_k("))
     d = err.first
     assert d.message == "unknown similarity 'rouge_k'" and "rouge_l" in d.hint
-    assert OPENPI.splitlines()[d.span.line - 1].strip().startswith("similarity = rouge_l")
+    assert "rouge_l(" in OPENPI.splitlines()[d.span.line - 1]
 
 
 def test_parameter_type_error_points_at_the_value() -> None:
-    err = _error(OPENPI.replace("coco_bleu(n = 2)", 'coco_bleu(n = "two")'))
+    err = _error(_sub(r"coco_bleu\(n = 2\)", 'coco_bleu(n = "two")'))
     assert "parameter 'n' of coco_bleu() must be int, got a string" in str(err)
 
 
 def test_unknown_parameter_reference() -> None:
-    err = _error(OPENPI.replace("best_match(dedup = params.dedup)", "best_match(dedup = params.dedupe)", 1))
+    err = _error(_sub(r"params\.dedup\)", "params.dedupe)", count=1))
     assert "unknown parameter 'dedupe'" in str(err) and "did you mean 'dedup'?" in str(err)
 
 
 def test_unknown_field_and_slice_label() -> None:
-    err = _error(OPENPI.replace('slice "domain"   { label = "domain"', 'slice "domain"   { label = "domian"'))
+    err = _error(_sub(r'label = "domain"', 'label = "domian"'))
     assert "unknown item label 'domian'" in str(err) and "did you mean 'domain'?" in str(err)
 
 
@@ -67,13 +76,13 @@ def test_extends_cycle_is_an_error(tmp_path: Path) -> None:
 
 
 def test_unused_normaliser_is_a_warning() -> None:
-    source = OPENPI.replace('  score {', '  normaliser "spare" { steps = [strip()] }\n  score {', 1)
+    source = _sub(r"\n  score \{", '\n  normaliser "spare" { steps = [strip()] }\n  score {', count=1)
     result = check_text(source, "t.spec", search=[SPECS_DIR])
     assert any("normaliser 'spare' is never used" in w.message for w in result.warnings)
 
 
 def test_template_syntax_checked_at_compile_time() -> None:
-    source = OPENPI.replace('  score {', '  template "judge" { text = "Grade {{ answer " }\n  score {', 1)
+    source = _sub(r"\n  score \{", '\n  template "judge" { text = "Grade {{ answer " }\n  score {', count=1)
     assert "template 'judge'" in str(_error(source))
 
 
@@ -122,3 +131,81 @@ def test_parser_alone_never_crashes(source: str) -> None:
         parse(source)
     except SpecError:
         pass
+
+
+# --- fmt -----------------------------------------------------------------------------------------
+
+def _shape(node: object) -> object:
+    import dataclasses
+
+    if dataclasses.is_dataclass(node):
+        return tuple((f.name, _shape(getattr(node, f.name))) for f in dataclasses.fields(node) if f.name not in ("span", "source", "path"))
+    if isinstance(node, tuple):
+        return tuple(_shape(x) for x in node)
+    return node
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_specs_are_canonical(path: Path) -> None:
+    from dsl.parser import parse_file
+    from dsl.printer import format_file
+
+    tree = parse_file(path)
+    assert format_file(tree) == tree.source
+
+
+names = st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True).filter(lambda n: n not in ("true", "false"))
+scalars = st.one_of(
+    st.text(max_size=12).map(lambda t: ("str", t)),
+    st.integers(-1000, 1000).map(lambda i: ("num", i)),
+    st.floats(allow_nan=False, allow_infinity=False, width=32).map(lambda f: ("num", f)),
+    st.booleans().map(lambda b: ("bool", b)),
+    names.map(lambda n: ("ref", n)),
+)
+
+
+def _render(value: tuple) -> str:
+    import json
+
+    kind, v = value
+    if kind == "str":
+        return json.dumps(v)
+    if kind == "bool":
+        return "true" if v else "false"
+    if kind == "num":
+        return repr(v)
+    if kind == "ref":
+        return v
+    if kind == "list":
+        return "[" + ", ".join(_render(x) for x in v) + "]"
+    if kind == "call":
+        return f"{v[0]}(" + ", ".join(_render(x) for x in v[1]) + ")"
+    return "{ " + ", ".join(f"{k} = {_render(x)}" for k, x in v) + " }"
+
+
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(lambda xs: ("list", xs)),
+        st.tuples(names, st.lists(inner, max_size=2)).map(lambda t: ("call", t)),
+        st.lists(st.tuples(names, inner), max_size=2).map(lambda ps: ("obj", ps)),
+    ),
+    max_leaves=6,
+)
+statements = st.recursive(
+    st.tuples(names, values).map(lambda t: f"{t[0]} = {_render(t[1])}"),
+    lambda inner: st.tuples(names, st.lists(st.text(max_size=5), max_size=1), st.lists(inner, max_size=3)).map(
+        lambda t: t[0] + "".join(" " + __import__("json").dumps(label) for label in t[1]) + " {\n" + "\n".join(t[2]) + "\n}"
+    ),
+    max_leaves=5,
+)
+
+
+@given(st.lists(statements, max_size=4).map("\n".join))
+def test_parse_print_parse_is_the_identity(source: str) -> None:
+    from dsl.printer import format_file
+
+    first = parse(source)
+    printed = format_file(first)
+    assert _shape(parse(printed).body) == _shape(first.body)
+    assert format_file(parse(printed)) == printed  # printing is idempotent
