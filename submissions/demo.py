@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,11 +29,14 @@ def build_demo(db_path: Path, *, data_root: Path = SAMPLE_DATA_ROOT, submissions
             log(f"skipping {spec_file.name}: {exc}")
             continue
         folder = submissions_dir / spec.name
-        files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json")) if folder.is_dir() else []
         for path in files:
+            # optional submission metadata beside a sample, e.g. {"cot": true} for PM-LLM
+            meta_path = path.with_name(path.name.split(".")[0] + ".meta.json")
+            metadata = {"source": "sample", **(json.loads(meta_path.read_text()) if meta_path.is_file() else {})}
             for split in _split_order(spec.data.splits):
                 try:
-                    outcome = submit(spec, runner, data_root=data_root, split=split, predictions=path, model=path.name.split(".")[0], team=DEMO_TEAM, db_path=db_path, metadata={"source": "sample"})
+                    outcome = submit(spec, runner, data_root=data_root, split=split, predictions=path, model=path.name.split(".")[0], team=DEMO_TEAM, db_path=db_path, metadata=metadata)
                 except (InvalidPredictions, FileNotFoundError, ValueError):
                     continue
                 stored += outcome.created
