@@ -138,7 +138,10 @@ def score(
     except InvalidPredictions as exc:
         _err(exc.render())
         raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
-    except (FileNotFoundError, ValueError) as exc:
+    except FileNotFoundError as exc:
+        _err(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+    except ValueError as exc:
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_DATA_MISSING) from None
     for warning in evaluation.warnings:

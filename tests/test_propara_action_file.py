@@ -134,3 +134,11 @@ def test_case_3_tracks_and_summaries_from_metrics_walkthrough(parity_dir: Path) 
     light_moves = [m for m in summaries.moves(predicted) if m.participant == "sunlight OR light"]
     assert light_moves == [summaries.Move("sunlight OR light", "star", "soil", 5)]
     assert UNK not in tracks["atoms of hydrogen"]
+
+
+def test_undecodable_bytes_are_reported_on_their_line(tmp_path: Path, gold: GoldSet, gold_lines: list[str]) -> None:
+    path = tmp_path / "predictions.tsv"
+    path.write_bytes("".join(gold_lines[:2]).encode() + b"37\t3\tbones\tNONE\t\xff\t\xff\n")
+    with pytest.raises(InvalidPredictions) as caught:
+        read_predictions(path, gold)
+    assert [(p.line, p.message.startswith("not valid UTF-8")) for p in caught.value.problems] == [(3, True)]

@@ -172,3 +172,11 @@ def test_prompt_slices_and_empty_subset(tmp_path: Path) -> None:
         by_prompt.setdefault(SAMPLE_GOLD.labels[item.item_id]["prompt"], []).append(item)
     for subset in by_prompt.values():
         assert all(0 <= value <= 100 for value in aggregate_naacl18(subset).values())
+
+
+def test_undecodable_bytes_are_reported_on_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "grid.tsv"
+    path.write_bytes("".join(SAMPLE_LINES[:4]).encode() + b"101\t1\twater\t\xff\tsoil\n")
+    with pytest.raises(InvalidPredictions) as caught:
+        read_naacl18_grid(path, SAMPLE_GOLD)
+    assert [(p.line, p.message.startswith("not valid UTF-8")) for p in caught.value.problems] == [(5, True)]

@@ -9,12 +9,12 @@ broken data file) and the predictions.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from runners._types import Problem
+from runners.propara.lines import read_lines
 
 NULL = "null"  # internal value of "-": the participant does not exist
 UNK = "unk"  # internal value of "?": it exists, location unknown
@@ -89,18 +89,10 @@ class ProcessTracks:
 
 def read_action_file(path: Path) -> ActionFile:
     """Parse ``path``; an undecodable file yields a single problem at the offending line."""
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        return ActionFile((), (Problem(line, f"not valid UTF-8 text ({err.reason})"),), line)
-    return parse_action_lines(split_lines(text))
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as Python's text-mode file iteration yields them (universal newlines: LF, CR, CRLF)."""
-    return list(io.StringIO(text, newline=None))
+    lines, problem = read_lines(path)
+    if problem is not None:
+        return ActionFile((), (problem,), problem.line or 0)
+    return parse_action_lines(lines)
 
 
 def parse_action_lines(lines: Iterable[str]) -> ActionFile:
@@ -138,13 +130,13 @@ def _parse_line(number: int, line: str) -> tuple[ActionRow | None, list[Problem]
         return None, [Problem(number, f"{what}: not enough values to unpack (expected 2, got 1)")]
     # Upstream pass 2: only CR/LF removed, first six TAB fields kept.
     fields = line.rstrip("\r\n").split("\t")
-    problems = [p for p in (_int_problem(number, "process id", head[0]), _int_problem(number, "sentence number", head[1])) if p]
+    problems = _id_problems(number, head[0], head[1])
     if problems:
         return None, problems
     if len(fields) < 6:
         return None, [Problem(number, f"not enough values to unpack (expected 6, got {len(fields)})")]
     pid_text, sentence_text, participant, action, before, after = fields[:6]
-    problems = [p for p in (_int_problem(number, "process id", pid_text), _int_problem(number, "sentence number", sentence_text)) if p]
+    problems = _id_problems(number, pid_text, sentence_text)
     if problems:
         return None, problems
     process_id, sentence = int(pid_text), int(sentence_text)
@@ -156,6 +148,11 @@ def _parse_line(number: int, line: str) -> tuple[ActionRow | None, list[Problem]
         problems.append(Problem(number, message))
     row = ActionRow(number, process_id, sentence, participant, action, before, after)
     return row, problems
+
+
+def _id_problems(number: int, pid_text: str, sentence_text: str) -> list[Problem]:
+    found = (_int_problem(number, "process id", pid_text), _int_problem(number, "sentence number", sentence_text))
+    return [p for p in found if p is not None]
 
 
 def _int_problem(number: int, what: str, text: str) -> Problem | None:

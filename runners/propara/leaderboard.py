@@ -63,7 +63,7 @@ def read_predictions(path: Path, gold: GoldSet) -> dict[str, ProcessTracks]:
     path = Path(path)
     parsed = read_action_file(path)
     problems = list(parsed.problems)
-    if parsed.n_lines:
+    if parsed.mentions:  # a file none of whose lines names a participant gets no diff on top
         problems.extend(_participant_diff(parsed, gold))
     if problems:
         raise InvalidPredictions(problems, path.name)
@@ -121,7 +121,8 @@ def _warn_row_oddities(parsed: ActionFile, gold: GoldSet) -> None:
     ]
     for pairs, what in notes:
         if pairs:
-            warnings.warn(PredictionWarning(f"{len(pairs)} (process, participant) pair(s) {what}: {_sample(pairs)}"), stacklevel=3)
+            message = f"{len(pairs)} (process, participant) pair(s) {what}: {_sample(pairs)}"
+            warnings.warn(PredictionWarning(message), stacklevel=3)
 
 
 def _sample(values: Sequence[object]) -> str:
@@ -130,7 +131,9 @@ def _sample(values: Sequence[object]) -> str:
 
 
 @component("scorer", "propara.leaderboard")
-def score_leaderboard(gold: GoldSet, predictions: Mapping[str, ProcessTracks], *, on_zero_denominator: float = 1.0) -> list[ItemScore]:
+def score_leaderboard(
+    gold: GoldSet, predictions: Mapping[str, ProcessTracks], *, on_zero_denominator: float = 1.0
+) -> list[ItemScore]:
     """Per process: ``<question>_p``, ``<question>_r`` (unrounded) and ``<question>_f1`` for drill-down.
 
     ``on_zero_denominator``: the pair similarity used where upstream divides by zero and crashes

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem
 from runners.propara.leaderboard import DEFAULT_PROMPTS, SPLITS
-from runners.propara.naacl18_gold import Paragraph, read_paragraphs
+from runners.propara.naacl18_gold import read_paragraphs
 from runners.propara.naacl18_grid import ParagraphGrid, missing_predictions, read_grid_file
 from runners.propara.naacl18_questions import OUTCOMES, QUESTION_IDS, count_paragraph
 from runners.propara.prompts import prompt_labels, read_prompts
@@ -48,7 +48,9 @@ def read_naacl18(
         raise ValueError(f"unknown ProPara split {split!r}; expected one of {SPLITS}")
     root = Path(data_root)
     paragraphs = read_paragraphs(
-        root / para_ids.format(split=split), root / gold_labels.format(split=split), root / annotator_labels.format(split=split)
+        root / para_ids.format(split=split),
+        root / gold_labels.format(split=split),
+        root / annotator_labels.format(split=split),
     )
     items = {str(pid): paragraph for pid, paragraph in paragraphs.items()}
     return GoldSet(items=items, labels=prompt_labels(items, read_prompts(root / prompts.format(split=split))))
@@ -67,8 +69,9 @@ def read_naacl18_grid(path: Path, gold: GoldSet) -> dict[str, ParagraphGrid]:
     problems = list(parsed.problems)
     if parsed.n_lines == 0:
         problems.append(Problem(None, "empty prediction file"))
-    for item_id, paragraph in gold.items.items():
-        problems.extend(missing_predictions(paragraph, parsed.grids.get(paragraph.pid)))
+    if parsed.grids or not problems:  # a file with no readable row gets no per-paragraph list on top
+        for paragraph in gold.items.values():
+            problems.extend(missing_predictions(paragraph, parsed.grids.get(paragraph.pid)))
     if problems:
         raise InvalidPredictions(problems, path.name)
     _warn_ignored(parsed.grids, gold)
@@ -78,7 +81,8 @@ def read_naacl18_grid(path: Path, gold: GoldSet) -> dict[str, ParagraphGrid]:
 def _warn_ignored(grids: Mapping[int, ParagraphGrid], gold: GoldSet) -> None:
     unknown_pids = [pid for pid in grids if str(pid) not in gold.items]
     if unknown_pids:
-        warnings.warn(PredictionWarning(f"{len(unknown_pids)} paragraph(s) not in the gold are ignored: {_sample(unknown_pids)}"), stacklevel=3)
+        message = f"{len(unknown_pids)} paragraph(s) not in the gold are ignored: {_sample(unknown_pids)}"
+        warnings.warn(PredictionWarning(message), stacklevel=3)
     unknown = [
         (pid, name)
         for pid, grid in grids.items()
@@ -87,9 +91,8 @@ def _warn_ignored(grids: Mapping[int, ParagraphGrid], gold: GoldSet) -> None:
         if name not in gold.items[str(pid)].inventory
     ]
     if unknown:
-        warnings.warn(
-            PredictionWarning(f"{len(unknown)} participant(s) outside the gold inventory are ignored: {_sample(unknown)}"), stacklevel=3
-        )
+        message = f"{len(unknown)} participant(s) outside the gold inventory are ignored: {_sample(unknown)}"
+        warnings.warn(PredictionWarning(message), stacklevel=3)
     uneven = [
         pid for pid, grid in grids.items() if str(pid) in gold.items and len({len(rows) for rows in grid.rows.values()}) > 1
     ]
@@ -155,7 +158,8 @@ class QuestionResult:
     def printed_row(self, question: str) -> str:
         """Upstream's row: counts, then Accuracy (F1 for Q8), Precision, Recall, F1 with %.2f."""
         numbers = (self.score(question), self.precision, self.recall, self.f1)
-        return "\t".join([*(str(n) for n in (self.total, self.tp, self.fp, self.tn, self.fn)), *("%.2f" % x for x in numbers)])
+        counts = (self.total, self.tp, self.fp, self.tn, self.fn)
+        return "\t".join([*(str(n) for n in counts), *("%.2f" % x for x in numbers)])
 
 
 def question_results(items: Sequence[ItemScore]) -> dict[str, QuestionResult]:
@@ -181,8 +185,7 @@ def aggregate_naacl18(items: Sequence[ItemScore], *, detail: bool = False) -> di
     metrics["micro"] = sum(MICRO_WEIGHTS[c] * metrics[c] for c in CATEGORIES) / sum(MICRO_WEIGHTS.values())
     if detail:
         for q, result in results.items():
-            metrics.update(
-                {f"{q}_precision": result.precision, f"{q}_recall": result.recall, f"{q}_f1": result.f1, f"{q}_accuracy": result.accuracy}
-            )
+            for name in ("precision", "recall", "f1", "accuracy"):
+                metrics[f"{q}_{name}"] = getattr(result, name)
             metrics.update({f"{q}_{o}": float(getattr(result, o)) for o in OUTCOMES})
     return metrics

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from nltk.metrics.distance import edit_distance
 
+from runners.propara.lines import split_lines
+
 NULL, UNK = "null", "unk"
 LEVENSHTEIN_BELOW = 3
 
@@ -70,7 +72,7 @@ def read_inventory(path: Path) -> dict[int, frozenset[str]]:
     """pid -> participant names of the gold label file (``pid sid participant before|after ...``)."""
     names: dict[int, set[str]] = {}
     for number, line in enumerate(_lines(path), start=1):
-        fields = line.rstrip("\n").split("\t")
+        fields = line.split("\t")
         if len(fields) < 4 or fields[3] not in ("before", "after"):
             raise ValueError(f"{path}:{number}: expected 'before' or 'after' in column 4 (upstream prints Error and exits)")
         try:
@@ -115,7 +117,9 @@ def _location_parts(cell: str) -> list[str]:
     return [NULL if p == "-" else UNK if p == "?" else p for p in (part.strip() for part in cell.split(";"))]
 
 
-def read_annotator_sets(path: Path, inventory: Mapping[int, frozenset[str]], selected: frozenset[int]) -> dict[int, list[tuple[Label, ...]]]:
+def read_annotator_sets(
+    path: Path, inventory: Mapping[int, frozenset[str]], selected: frozenset[int]
+) -> dict[int, list[tuple[Label, ...]]]:
     """pid -> annotator label sets, for the selected pids (2B.2).
 
     A one-field line (blank or all TABs) closes the running set and files it under the pid of the
@@ -164,4 +168,4 @@ def read_paragraphs(para_ids: Path, gold_labels: Path, annotator_labels: Path) -
 
 
 def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines()
+    return [line.rstrip("\r\n") for line in split_lines(path.read_text(encoding="utf-8"))]

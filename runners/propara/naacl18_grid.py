@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runners._types import Problem
+from runners.propara.lines import read_lines
 from runners.propara.naacl18_gold import NULL, UNK, Paragraph
 
 
@@ -42,16 +43,15 @@ class GridFile:
 
 
 def read_grid_file(path: Path) -> GridFile:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        return GridFile({}, (Problem(line, f"not valid UTF-8 text ({err.reason})"),), line)
-    return parse_grid_lines(text.splitlines())
+    """Parse ``path``; an undecodable file yields a single problem at the offending line."""
+    lines, problem = read_lines(path)
+    if problem is not None:
+        return GridFile({}, (problem,), problem.line or 0)
+    return parse_grid_lines(lines)
 
 
 def parse_grid_lines(lines: list[str]) -> GridFile:
+    """Rows by paragraph and participant, plus every unreadable line (2B.1)."""
     rows: dict[int, dict[str, dict[int, GridRow]]] = {}
     problems: list[Problem] = []
     for number, line in enumerate(lines, start=1):
@@ -120,7 +120,8 @@ def missing_predictions(paragraph: Paragraph, grid: ParagraphGrid | None) -> lis
     for (name, sid), questions in sorted(needed_rows(paragraph).items()):
         if name in grid.rows and sid not in grid.rows[name]:
             asked = ", ".join(sorted(questions, key=lambda q: int(q[1:])))
-            problems.append(Problem(None, f"paragraph {paragraph.pid}: participant {name!r} has no row for sentence {sid} (needed by {asked})", item))
+            message = f"paragraph {paragraph.pid}: participant {name!r} has no row for sentence {sid} (needed by {asked})"
+            problems.append(Problem(None, message, item))
     return problems
 
 

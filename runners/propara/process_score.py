@@ -59,17 +59,27 @@ class PairScorer:
     def conversion(self, a: summaries.Conversion, p: summaries.Conversion) -> float:
         if a.step != p.step:
             return 0.0
-        parts = (self.locations(a.locations, p.locations), self.participants(a.destroyed, p.destroyed), self.participants(a.created, p.created))
+        parts = (
+            self.locations(a.locations, p.locations),
+            self.participants(a.destroyed, p.destroyed),
+            self.participants(a.created, p.created),
+        )
         return sum(parts) / 3
 
     def move(self, a: summaries.Move, p: summaries.Move) -> float:
         if a.step != p.step:
             return 0.0
-        parts = (self.participants(a.participant, p.participant), self.locations(a.before, p.before), self.locations(a.after, p.after))
+        parts = (
+            self.participants(a.participant, p.participant),
+            self.locations(a.before, p.before),
+            self.locations(a.after, p.after),
+        )
         return sum(parts) / 3
 
 
-def score_process(answer: ProcessTracks, prediction: ProcessTracks, pairs: PairScorer = PairScorer()) -> dict[str, PrecisionRecall]:
+def score_process(
+    answer: ProcessTracks, prediction: ProcessTracks, pairs: PairScorer = PairScorer()
+) -> dict[str, PrecisionRecall]:
     """Precision and recall of each question for one process."""
     return {
         "inputs": precision_recall(summaries.inputs(answer), summaries.inputs(prediction), pairs.participants),

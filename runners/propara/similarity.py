@@ -8,6 +8,7 @@ not clamped (it can exceed 1 or be negative), exactly as upstream.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
 
 from nltk.stem.porter import PorterStemmer
@@ -69,7 +70,7 @@ def location_similarity(answer: str, prediction: str) -> float:
     return _similarity(answer, prediction, location_terms(answer), location_terms(prediction))
 
 
-def guarded(similarity, answer: str, prediction: str, on_zero_denominator: float) -> float:
+def guarded(similarity: Callable[[str, str], float], answer: str, prediction: str, on_zero_denominator: float) -> float:
     """``similarity(answer, prediction)``; upstream's ZeroDivisionError becomes a warned value.
 
     A zero denominator means every group of one phrase meets every group of the other (e.g.

@@ -59,11 +59,13 @@ def _joined_set(locations: list[str]) -> str:
 
 
 def _created_at(process: ProcessTracks, step: int) -> list[tuple[ParticipantTrack, str]]:
-    return [(t, t.locations[step]) for t in process.participants if t.locations[step - 1] == NULL and t.locations[step] != NULL]
+    tracks = process.participants
+    return [(t, t.locations[step]) for t in tracks if t.locations[step - 1] == NULL and t.locations[step] != NULL]
 
 
 def _destroyed_at(process: ProcessTracks, step: int) -> list[tuple[ParticipantTrack, str]]:
-    return [(t, t.locations[step - 1]) for t in process.participants if t.locations[step - 1] != NULL and t.locations[step] == NULL]
+    tracks = process.participants
+    return [(t, t.locations[step - 1]) for t in tracks if t.locations[step - 1] != NULL and t.locations[step] == NULL]
 
 
 def conversions(process: ProcessTracks) -> list[Conversion]:
