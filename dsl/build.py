@@ -135,6 +135,21 @@ def build_model(task: s.Block, ck: _SpecChecker, params: dict[str, Any], path: s
             ck.error(s.Span(line, 1 if line != span.line else span.column, line, 2), f"template {b.labels[0]!r}: {exc.message}", "Jinja2 syntax: {{ variable }}, {% if ... %}...{% endif %}")
         templates.append(m.TemplateSpec(b.labels[0] if b.labels else "?", text))
 
+    fetch = []
+    for b in task.blocks("fetch"):
+        name = b.labels[0] if b.labels else "?"
+        has_url, has_hub = b.attribute("url") is not None, b.attribute("hub_repo") is not None
+        if has_url == has_hub:
+            ck.error(b.span, f"fetch {name!r} needs exactly one origin: `url = \"...\"` or `hub_repo = \"...\"` with `hub_file`")
+        if has_hub and b.attribute("hub_file") is None:
+            ck.error(b.span, f"fetch {name!r} names a Hub repository but no `hub_file`")
+        digest = _str(b, "sha256")
+        if b.attribute("sha256") is not None and (len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest)):
+            ck.error(b.attribute("sha256").value.span, "sha256 must be 64 lower-case hex digits")  # type: ignore[union-attr]
+        size_attr = b.attribute("size")
+        size = size_attr.value.value if size_attr is not None and isinstance(size_attr.value, s.Num) else 0
+        fetch.append(m.FetchSpec(name, _str(b, "path"), digest, int(size), _str(b, "url"), _str(b, "hub_repo"), _str(b, "hub_file"), _str(b, "revision"), _str(b, "repo_type", "dataset"), _strs(b, "splits")))
+
     if ck.errors:
         return None
     return m.TaskSpec(
@@ -156,6 +171,7 @@ def build_model(task: s.Block, ck: _SpecChecker, params: dict[str, Any], path: s
         slices=tuple(slices),
         reported=tuple(reported),
         templates=tuple(templates),
+        fetch=tuple(fetch),
         path=path,
     )
 

@@ -41,7 +41,7 @@ class BlockSchema:
 SCHEMA: dict[str, BlockSchema] = {
     "task": BlockSchema(
         attrs={a: "str" for a in ("title", "version", "description", "citation", "url", "license", "benchmark", "extends", "primary")},
-        blocks={"params": False, "data": False, "predictions": False, "normaliser": True, "score": False, "metric": True, "slice": True, "reported": True, "template": True},
+        blocks={"params": False, "data": False, "predictions": False, "normaliser": True, "score": False, "metric": True, "slice": True, "reported": True, "template": True, "fetch": True},
         labels=1,
         required=("title", "version", "primary"),
         required_blocks=("data", "predictions", "score"),
@@ -78,11 +78,17 @@ SCHEMA: dict[str, BlockSchema] = {
     "slice": BlockSchema(attrs={"label": "str", "answer_label": "str", "display": "str"}, labels=1),
     "reported": BlockSchema(attrs={"split": "str", "source": "str", "values": "object", "slice": "list_str", "note": "str"}, labels=1, required=("split", "source", "values")),
     "template": BlockSchema(attrs={"text": "str"}, labels=1, required=("text",)),
+    "fetch": BlockSchema(
+        attrs={"path": "str", "sha256": "str", "size": "int", "url": "str", "hub_repo": "str", "hub_file": "str", "revision": "str", "repo_type": "str", "splits": "list_str"},
+        labels=1,
+        required=("path", "sha256", "size"),
+    ),
 }
 
 ENUMS = {
     ("source", "format"): ("jsonl", "json", "csv", "tsv"),
     ("predictions", "format"): ("jsonl", "csv", "tsv", "custom"),
+    ("fetch", "repo_type"): ("dataset", "model", "space"),
 }
 SCALAR_TYPES = ("str", "int", "float", "bool", "any")
 
@@ -157,6 +163,7 @@ class _Checker:
     def check_value(self, value: s.Expr, kind: str, where: str, enum: tuple[str, ...] | None = None) -> None:
         expect = {
             "str": (s.Str,),
+            "int": (s.Num,),
             "bool": (s.Bool,),
             "ref": (s.Ref,),
             "call": (s.Call,),
@@ -168,7 +175,7 @@ class _Checker:
             "literal": (s.Str, s.Num, s.Bool, s.ListExpr, s.ObjectExpr),
         }[kind]
         if not isinstance(value, expect):
-            names = {"str": "a string", "bool": "true or false", "ref": "a name", "call": "a component call like name(...)", "object": "an object { key = value, ... }",
+            names = {"str": "a string", "int": "a whole number", "bool": "true or false", "ref": "a name", "call": "a component call like name(...)", "object": "an object { key = value, ... }",
                      "list_str": "a list of strings", "list_call": "a list of calls", "label_expr": "a field path or map(...)", "type": "a type (str, int, float, bool, any, list(T), optional(T), enum(...))",
                      "literal": "a literal value"}
             self.error(value.span, f"{where} must be {names[kind]}, got {_kind_of(value)}", _value_hint(kind))
@@ -181,6 +188,8 @@ class _Checker:
             for item in value.items:  # type: ignore[union-attr]
                 if not isinstance(item, s.Call):
                     self.error(item.span, f"each element of {where} must be a call like name(...), got {_kind_of(item)}", f"write {_kind_example(item)}() with parentheses")
+        if kind == "int" and isinstance(value, s.Num) and (not isinstance(value.value, int) or value.value < 0):
+            self.error(value.span, f"{where} must be a whole number >= 0, got {value.value!r}")
         if enum and isinstance(value, s.Str) and value.value not in enum:
             self.unknown(value.span, f"value for {where}", value.value, list(enum))
 

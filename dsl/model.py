@@ -125,6 +125,27 @@ class ReportedRow:
 
 
 @dataclass(frozen=True)
+class FetchSpec:
+    """One upstream file the task needs: where it comes from and what it must hash to.
+
+    Exactly one origin: ``url`` (any HTTP(S) address, e.g. a raw GitHub file at a pinned commit) or
+    ``hub_repo`` + ``hub_file`` (+ ``revision``) on the Hugging Face Hub (``repo_type``, default
+    "dataset").  ``path`` is where it lands under the data root (the layout the task reads).
+    """
+
+    name: str
+    path: str
+    sha256: str
+    size: int
+    url: str = ""
+    hub_repo: str = ""
+    hub_file: str = ""
+    revision: str = ""
+    repo_type: str = "dataset"
+    splits: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class TemplateSpec:
     name: str
     text: str
@@ -150,6 +171,7 @@ class TaskSpec:
     slices: tuple[SliceSpec, ...] = ()
     reported: tuple[ReportedRow, ...] = ()
     templates: tuple[TemplateSpec, ...] = ()
+    fetch: tuple[FetchSpec, ...] = ()
     path: str = field(default="", compare=False)
 
     def metric(self, name: str) -> MetricSpec | None:

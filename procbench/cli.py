@@ -215,5 +215,20 @@ def leaderboard(
     raise typer.Exit(subprocess.call(command, env=env))
 
 
+# Commands of other areas live in their own modules, each exposing ``register(app)``.
+_COMMAND_MODULES = ("procbench.cli_admin", "procbench.cli_site", "procbench.cli_data", "procbench.cli_export", "procbench.cli_baseline")
+
+
+def _register_command_modules() -> None:
+    import importlib
+    import importlib.util
+
+    for module_name in _COMMAND_MODULES:
+        if importlib.util.find_spec(module_name) is not None:
+            importlib.import_module(module_name).register(app)
+
+
+_register_command_modules()
+
 if __name__ == "__main__":
     app()
