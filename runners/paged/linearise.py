@@ -10,7 +10,7 @@ lines are kept.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
@@ -122,8 +122,3 @@ def render_text(lines: Sequence[GoldLine]) -> str:
             last_block = line.block
         blocks[-1].append(line.text)
     return "\n\n".join("\n".join(block) for block in blocks)
-
-
-def spans_of(lines: Iterable[GoldLine]) -> list[tuple[str, str]]:
-    """The official gold spans: (line text, agent of the line's walk)."""
-    return [(line.text, line.agent) for line in lines]

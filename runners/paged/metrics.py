@@ -166,19 +166,8 @@ def _prf(c: Counts, digits: int = 4) -> dict[str, float]:
     return {"precision": round(c.precision, digits), "recall": round(c.recall, digits), "f1": round(c.f1, digits)}
 
 
-def _group(stats: Mapping[str, float], family: str, members: Iterable[str], bleu: bool = False) -> dict[str, float]:
-    return _prf(counts_of(MetricDef("", family, tuple(members), ""), stats)) if not bleu else _prf(_bleu_counts(stats, family, members))
-
-
-def _bleu_counts(stats: Mapping[str, float], family: str, members: Iterable[str]) -> Counts:
-    members = tuple(members)
-    return Counts(
-        _summed(stats, family, members, "p_sum"),
-        _summed(stats, family, members, "p_num"),
-        _summed(stats, family, members, "r_sum"),
-        _summed(stats, family, members, "r_num"),
-        True,
-    )
+def _group(stats: Mapping[str, float], family: str, members: Iterable[str]) -> dict[str, float]:
+    return _prf(counts_of(MetricDef("", family, tuple(members), ""), stats))
 
 
 def official_results(stats: Mapping[str, float]) -> dict[str, object]:
@@ -204,16 +193,16 @@ def official_results(stats: Mapping[str, float]) -> dict[str, object]:
                 "Actor": g(stats, "agent", ACTION),
             },
             "bleu_node": {
-                "Action": g(stats, "bleu_node", ACTION, True),
-                "DataObject": g(stats, "bleu_node", ("DataObject",), True),
-                "TextAnnotation": g(stats, "bleu_node", ("TextAnnotation",), True),
-                "Constraint": g(stats, "bleu_node", CONSTRAINT, True),
+                "Action": g(stats, "bleu_node", ACTION),
+                "DataObject": g(stats, "bleu_node", ("DataObject",)),
+                "TextAnnotation": g(stats, "bleu_node", ("TextAnnotation",)),
+                "Constraint": g(stats, "bleu_node", CONSTRAINT),
             },
-            "bleu_agent": {"Actor": g(stats, "bleu_agent", ACTION, True)},
+            "bleu_agent": {"Actor": g(stats, "bleu_agent", ACTION)},
             "bleu_edge": {
                 "SequenceFlow": g(stats, "bleu_edge", ("SequenceFlow",)),
                 "Association": g(stats, "bleu_edge", ("Association",)),
-                "ConditionFlow": g(stats, "bleu_edge", ("ConditionFlow",), True),
+                "ConditionFlow": g(stats, "bleu_edge", ("ConditionFlow",)),
             },
         },
         "get_results": {
