@@ -206,7 +206,13 @@ def _data(block: s.Block, ck: _SpecChecker) -> m.DataSpec:
         return ref.parts
 
     id_attr = block.attribute("id")
-    id_path = path_of(id_attr.value, "id") if id_attr is not None and isinstance(id_attr.value, s.Ref) else ()
+    id_path: tuple[str, ...] = ()
+    if id_attr is not None and isinstance(id_attr.value, s.Ref):
+        id_path = path_of(id_attr.value, "id")
+    elif id_attr is not None and isinstance(id_attr.value, s.Call) and id_attr.value.callee.dotted == "row_index" and not id_attr.value.args:
+        id_path = ("#row",)  # runners.tables.ROW_INDEX
+    elif id_attr is not None:
+        ck.error(id_attr.value.span, "id must be a field path (e.g. gold.id) or row_index()", "row_index() numbers the primary source's records from 0")
     if reader is None and not id_path:
         ck.error(block.span, "the data block needs `id = <source>.<field>` to identify items", "e.g. id = gold.id")
     fields_block = _one(block, "fields")
@@ -238,8 +244,10 @@ def _data(block: s.Block, ck: _SpecChecker) -> m.DataSpec:
 def _map_label(attr: s.Attribute, ck: _SpecChecker, path_of: Any) -> m.LabelRule | None:
     call = attr.value
     assert isinstance(call, s.Call)
+    if call.callee.dotted == "membership":
+        return _membership_label(attr, call, ck)
     if call.callee.dotted != "map":
-        ck.unknown(call.callee.span, "label function", call.callee.dotted, ["map"])
+        ck.unknown(call.callee.span, "label function", call.callee.dotted, ["map", "membership"])
         return None
     if len(call.args) != 2 or not isinstance(call.args[0], s.Ref) or not isinstance(call.args[1], s.ObjectExpr):
         ck.error(call.span, "map() takes a field path and an object of value = label pairs", 'e.g. map(meta.topic, { Health = "unseen" }, default = "seen")')
@@ -257,6 +265,30 @@ def _map_label(attr: s.Attribute, ck: _SpecChecker, path_of: Any) -> m.LabelRule
             return None
         default = kw.value.value
     return m.LabelRule(attr.name, path_of(call.args[0], f"label {attr.name!r}"), tuple(mapping), default)
+
+
+def _membership_label(attr: s.Attribute, call: s.Call, ck: _SpecChecker) -> m.LabelRule | None:
+    usage = 'e.g. membership([{ path = "x/{split}_strong.csv", column = "id", label = "strong" }], default = "other", splits = ["test"])'
+    if len(call.args) != 1 or not isinstance(call.args[0], s.ListExpr):
+        ck.error(call.span, "membership() takes one list of { path, column, label } objects", usage)
+        return None
+    members = []
+    for entry in call.args[0].items:
+        fields = {p.key: p.value for p in entry.pairs} if isinstance(entry, s.ObjectExpr) else {}
+        if set(fields) != {"path", "column", "label"} or not all(isinstance(v, s.Str) for v in fields.values()):
+            ck.error(entry.span, "each membership entry is { path = \"...\", column = \"...\", label = \"...\" } (strings)", usage)
+            return None
+        members.append((fields["path"].value, fields["column"].value, fields["label"].value))  # type: ignore[union-attr]
+    default, splits = None, ()
+    for kw in call.kwargs:
+        if kw.name == "default" and isinstance(kw.value, s.Str):
+            default = kw.value.value
+        elif kw.name == "splits" and isinstance(kw.value, s.ListExpr) and all(isinstance(i, s.Str) for i in kw.value.items):
+            splits = tuple(i.value for i in kw.value.items)  # type: ignore[union-attr]
+        else:
+            ck.error(kw.span, "membership() takes `default = \"label\"` and `splits = [\"...\"]`", usage)
+            return None
+    return m.LabelRule(attr.name, (), (), default, tuple(members), splits)
 
 
 def _type(expr: s.Expr, ck: _SpecChecker) -> FieldType | None:

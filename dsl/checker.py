@@ -48,7 +48,7 @@ SCHEMA: dict[str, BlockSchema] = {
     ),
     "params": BlockSchema(attrs={"*": "literal"}),
     "data": BlockSchema(
-        attrs={"splits": "list_str", "hidden": "list_str", "id": "ref", "reader": "call"},
+        attrs={"splits": "list_str", "hidden": "list_str", "id": "label_expr", "reader": "call"},
         blocks={"source": True, "fields": False, "labels": False, "answer_label": True},
         required=("splits",),
     ),

@@ -15,7 +15,7 @@ from runners.generic import MatchScorer, MatchStage
 from runners.matching import PairScorer
 from runners.predictions import SchemaReader
 from runners.runner import SliceDef, TaskRunner
-from runners.tables import AnswerLabel, ItemLabel, TableReader, TableSource
+from runners.tables import AnswerLabel, ItemLabel, Membership, TableReader, TableSource
 from runners.text import Pipeline
 
 # Library versions that can change numbers; part of every fingerprint.
@@ -41,7 +41,10 @@ def _gold_reader(data: m.DataSpec) -> Any:
         sources=tuple(TableSource(s.name, s.format, s.path, s.key, s.splits) for s in data.sources),
         id_path=data.id_path,
         fields=data.fields,
-        labels=tuple(ItemLabel(r.name, r.path, dict(r.mapping) if r.mapping else None, r.default) for r in data.labels),
+        labels=tuple(
+            ItemLabel(r.name, r.path, dict(r.mapping) if r.mapping else None, r.default, tuple(Membership(*mm) for mm in r.members), r.splits)
+            for r in data.labels
+        ),
         answer_labels=tuple(AnswerLabel(r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels),
     )
 
@@ -133,6 +136,10 @@ def explain(spec: m.TaskSpec) -> str:
     for name, path in data.fields:
         lines.append(f"   field {name} <- {'.'.join(path)}")
     for rule in data.labels:
+        if rule.members:
+            listed = "; ".join(f"{label!r} if listed in {path}[{column!r}]" for path, column, label in rule.members)
+            lines.append(f"   label {rule.name}: {listed}; else {rule.default!r}" + (f" (splits {', '.join(rule.splits)})" if rule.splits else ""))
+            continue
         mapped = f" mapped {dict(rule.mapping)} else {rule.default!r}" if rule.mapping else ""
         lines.append(f"   label {rule.name} <- {'.'.join(rule.path)}{mapped}")
     for rule in data.answer_labels:

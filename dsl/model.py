@@ -38,9 +38,11 @@ class LabelRule:
     """A per-item slice label: a field path, optionally mapped through a table with a default."""
 
     name: str
-    path: tuple[str, ...]
+    path: tuple[str, ...] = ()
     mapping: tuple[tuple[str, str], ...] = ()
     default: str | None = None
+    members: tuple[tuple[str, str, str], ...] = ()  # (path, column, label), first match wins
+    splits: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

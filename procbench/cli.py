@@ -50,8 +50,15 @@ def _load(spec: str):  # type: ignore[no-untyped-def]
 
 
 @app.command()
-def check(specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/)")] = None) -> None:
+def check(
+    specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/)")] = None,
+    data: Annotated[bool, typer.Option("--data", help="also check fields and slices against the data, where present")] = False,
+    data_dir: Annotated[Optional[Path], typer.Option(help="data root for --data")] = None,
+) -> None:
     """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error."""
+    from dsl.compiler import compile_spec
+    from dsl.datacheck import check_against_data
+
     paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
     failed = 0
     for path in paths:
@@ -63,7 +70,16 @@ def check(specs: Annotated[Optional[list[str]], typer.Argument(help="spec files 
             continue
         for warning in result.warnings:
             _err(warning.render(result.source))
-        typer.echo(f"ok  {path}  (task {result.spec.name})")
+        note = ""
+        if data:
+            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), resolve_data_root(data_dir))
+            for d in diagnostics:
+                _err(d.render(result.source))
+            if any(d.severity == "error" for d in diagnostics):
+                failed += 1
+                continue
+            note = f", data checked: {', '.join(checked) or 'none present'}"
+        typer.echo(f"ok  {path}  (task {result.spec.name}{note})")
     if failed:
         raise typer.Exit(EXIT_SPEC_ERROR)
 

@@ -12,19 +12,46 @@ from runners.matching import Matcher, PairScorer
 from runners.registry import component
 
 
+def _rounded(values: dict[str, float], digits: int | None) -> dict[str, float]:
+    return values if digits is None else {k: round(v, digits) for k, v in values.items()}
+
+
 @component("aggregator", "mean")
-def mean(items: Sequence[ItemScore]) -> dict[str, float]:
-    """Plain mean over items of every per-item value (0.0 for an empty set of items)."""
+def mean(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict[str, float]:
+    """Plain mean over items of every per-item value (0.0 for no items); optionally Python-rounded."""
     keys = list(dict.fromkeys(k for item in items for k in item.values))
     n = len(items)
-    return {k: (sum(item.values.get(k, 0.0) for item in items) / n if n else 0.0) for k in keys}
+    return _rounded({k: (sum(item.values.get(k, 0.0) for item in items) / n if n else 0.0) for k in keys}, round_digits)
 
 
 @component("aggregator", "sum")
-def total(items: Sequence[ItemScore]) -> dict[str, float]:
-    """Sum over items of every per-item value."""
+def total(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict[str, float]:
+    """Sum over items of every per-item value; optionally Python-rounded."""
     keys = list(dict.fromkeys(k for item in items for k in item.values))
-    return {k: float(sum(item.values.get(k, 0.0) for item in items)) for k in keys}
+    return _rounded({k: float(sum(item.values.get(k, 0.0) for item in items)) for k in keys}, round_digits)
+
+
+@component("aggregator", "micro_prf")
+def micro_prf(
+    items: Sequence[ItemScore],
+    *,
+    correct: str = "correct",
+    predicted: str = "predicted",
+    gold: str = "gold",
+    prefix: str = "",
+    round_digits: int | None = None,
+) -> dict[str, float]:
+    """Micro-averaged P/R/F1 from summed per-item counts: P = Σcorrect/Σpredicted, R = Σcorrect/Σgold.
+
+    Empty denominators give 0.  Outputs ``<prefix>p``, ``<prefix>r``, ``<prefix>f1``.
+    """
+    c = sum(item.values.get(correct, 0.0) for item in items)
+    p_den = sum(item.values.get(predicted, 0.0) for item in items)
+    r_den = sum(item.values.get(gold, 0.0) for item in items)
+    p = c / p_den if p_den else 0.0
+    r = c / r_den if r_den else 0.0
+    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    return _rounded({f"{prefix}p": p, f"{prefix}r": r, f"{prefix}f1": f1}, round_digits)
 
 
 @dataclass(frozen=True)
@@ -59,3 +86,15 @@ class MatchScorer:
                 values[p], values[r], values[f1] = prf.precision, prf.recall, prf.f1
             out.append(ItemScore(item_id, values))
         return out
+
+
+@component("scorer", "field_match")
+def field_match(gold: GoldSet, predictions: Mapping[str, Any], *, gold_field: str = "label", prediction_field: str = "label", output: str = "correct") -> list[ItemScore]:
+    """1.0 where the prediction's field equals the gold field (compared as text), else 0.0; missing = 0."""
+    out = []
+    for item_id, record in gold.items.items():
+        predicted = (predictions.get(item_id) or {}).get(prediction_field)
+        expected = record.get(gold_field) if isinstance(record, Mapping) else None
+        hit = predicted is not None and expected is not None and str(predicted).strip() == str(expected).strip()
+        out.append(ItemScore(item_id, {output: 1.0 if hit else 0.0}))
+    return out

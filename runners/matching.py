@@ -96,3 +96,40 @@ class BestMatch:
 def best_match(dedup: bool = False, *, threshold: float = 0.0) -> Matcher:
     """Best-match soft P/R/F1 (OpenPI); ``dedup`` drops repeated predictions, ``threshold`` zeroes weak best scores."""
     return BestMatch(dedup=dedup, threshold=threshold)
+
+
+@dataclass(frozen=True)
+class OneToOne:
+    """Soft P/R/F1 under a one-to-one alignment that maximises the summed similarity.
+
+    Each gold answer is paired with at most one prediction (Hungarian algorithm, scipy's
+    ``linear_sum_assignment``); pairs scoring below ``threshold`` count as unmatched.
+    """
+
+    threshold: float = 0.0
+    both_empty: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    gold_empty: tuple[float, float, float] = (0.0, 1.0, 0.0)
+    prediction_empty: tuple[float, float, float] = (1.0, 0.0, 0.0)
+
+    def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF:
+        import numpy as np
+        from scipy.optimize import linear_sum_assignment
+
+        if not gold and not predictions:
+            return PRF(*self.both_empty)
+        if not gold:
+            return PRF(*self.gold_empty)
+        if not predictions:
+            return PRF(*self.prediction_empty)
+        gold_prepared = [pairs.prepare(g) for g in gold]
+        matrix = np.array([[pairs.score(g, pairs.prepare(p)) for g in gold_prepared] for p in predictions])
+        rows, cols = linear_sum_assignment(matrix, maximize=True)
+        total = float(sum(v for v in matrix[rows, cols] if v >= self.threshold))
+        precision, recall = total / len(predictions), total / len(gold)
+        return PRF(precision, recall, f1_of(precision, recall))
+
+
+@component("matcher", "one_to_one")
+def one_to_one(threshold: float = 0.0) -> Matcher:
+    """One-to-one alignment maximising total similarity (each answer used once); weak pairs below ``threshold`` score 0."""
+    return OneToOne(threshold=threshold)

@@ -28,11 +28,25 @@ class TableSource:
 
 
 @dataclass(frozen=True)
+class Membership:
+    """Items listed in ``column`` of the file at ``path`` get ``label`` (first matching file wins)."""
+
+    path: str
+    column: str
+    label: str
+
+
+@dataclass(frozen=True)
 class ItemLabel:
     name: str
-    path: tuple[str, ...]
+    path: tuple[str, ...] = ()
     mapping: Mapping[str, str] | None = None
     default: str | None = None
+    members: tuple[Membership, ...] = ()
+    splits: tuple[str, ...] = ()  # membership labels exist only on these splits (empty = all)
+
+
+ROW_INDEX = ("#row",)  # id path meaning "0-based position of the record in the primary source"
 
 
 @dataclass(frozen=True)
@@ -87,8 +101,8 @@ class TableReader:
         tables = {s.name: self._load(data_root, split, s) for s in self.sources if not s.splits or split in s.splits}
         primary = self.sources[0].name
         scopes: dict[str, dict[str, Any]] = {}
-        for _, record in tables[primary]:
-            item_id = lookup({primary: record}, self.id_path)
+        for position, (_, record) in enumerate(tables[primary]):
+            item_id = position if self.id_path == ROW_INDEX else lookup({primary: record}, self.id_path)
             if item_id is MISSING:
                 raise ValueError(f"a record of source {primary!r} has no id at {'.'.join(self.id_path)}")
             # a later record with the same id overwrites the earlier one but keeps its position,
@@ -97,12 +111,19 @@ class TableReader:
         items: dict[str, dict[str, Any]] = {}
         labels: dict[str, dict[str, str]] = {}
         views: dict[str, dict[str, dict[str, list[str]]]] = {}
+        members = {rule.name: self._members(data_root, split, rule) for rule in self.labels if rule.members}
         for item_id, scope in scopes.items():
             for name, rows in tables.items():
                 if name != primary:
                     scope[name] = rows.get(item_id, {})
             items[item_id] = {name: _default(lookup(scope, path)) for name, path in self.fields}
-            labels[item_id] = {rule.name: self._label(scope, rule) for rule in self.labels}
+            labels[item_id] = {}
+            for rule in self.labels:
+                if rule.members:
+                    if members[rule.name] is not None:
+                        labels[item_id][rule.name] = members[rule.name].get(item_id, rule.default or "other")
+                else:
+                    labels[item_id][rule.name] = self._label(scope, rule)
             for rule in self.answer_labels:
                 per_value = views.setdefault(rule.name, {})
                 entries = lookup(scope, rule.items)
@@ -119,6 +140,22 @@ class TableReader:
         if source.key is None:
             return records
         return {str(r.get(source.key)): r for _, r in records}
+
+    @staticmethod
+    def _members(data_root: Path, split: str, rule: ItemLabel) -> dict[str, str] | None:
+        if rule.splits and split not in rule.splits:
+            return None
+        out: dict[str, str] = {}
+        for member in rule.members:
+            path = data_root / member.path.format(split=split)
+            if not path.is_file():
+                raise FileNotFoundError(f"membership file for label {rule.name!r} not found: {path}")
+            fmt = {".csv": "csv", ".tsv": "tsv", ".json": "json"}.get(path.suffix, "jsonl")
+            for _, record in iter_records(path, fmt):
+                key = record.get(member.column)
+                if key is not None:
+                    out.setdefault(str(key), member.label)
+        return out
 
     @staticmethod
     def _label(scope: Mapping[str, Any], rule: ItemLabel) -> str:
