@@ -114,15 +114,15 @@ class _Checker:
     def warn(self, span: s.Span, message: str, hint: str = "") -> None:
         self.warnings.append(Diagnostic(self.path, span, message, hint, severity="warning"))
 
-    def unknown(self, span: s.Span, what: str, name: str, candidates: list[str]) -> None:
-        close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    def unknown(self, span: s.Span, what: str, name: str, candidates: list[str], where: str = "") -> None:
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75) or difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
         if close:
             hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
         elif candidates:
             hint = "expected one of: " + ", ".join(sorted(candidates))
         else:
             hint = ""
-        self.error(span, f"unknown {what} {name!r}", hint)
+        self.error(span, f"unknown {what} {name!r}" + (f" in {where}" if where else ""), hint)
 
     # -- structure ---------------------------------------------------------------------------
     def check_structure(self, block: s.Block) -> None:
@@ -140,13 +140,13 @@ class _Checker:
                 seen_attrs[stmt.name] = stmt
                 if "*" not in schema.attrs and stmt.name not in schema.attrs:
                     nested = [b for b in schema.blocks]
-                    self.unknown(stmt.span, f"attribute of {block.type!r}", stmt.name, list(schema.attrs) + nested)
+                    self.unknown(stmt.span, "attribute", stmt.name, list(schema.attrs) + nested, where=f"a {block.type} block")
                 else:
                     kind = schema.attrs.get(stmt.name, schema.attrs.get("*", "literal"))
                     self.check_value(stmt.value, kind, f"{block.type}.{stmt.name}", enum=ENUMS.get((block.type, stmt.name)))
             else:
                 if stmt.type not in schema.blocks:
-                    self.unknown(stmt.span, f"block inside {block.type!r}", stmt.type, list(schema.blocks) + [a for a in schema.attrs if a != "*"])
+                    self.unknown(stmt.span, "block", stmt.type, list(schema.blocks) + [a for a in schema.attrs if a != "*"], where=f"a {block.type} block")
                     continue
                 key = (stmt.type, stmt.labels)
                 if key in seen_blocks or (not schema.blocks[stmt.type] and any(k[0] == stmt.type for k in seen_blocks)):

@@ -25,7 +25,7 @@ def test_check_reports_position_caret_and_hint(tmp_path: Path) -> None:
     bad.write_text('task "x" {\n  title = "t"\n  version = "1"\n  primary = "m"\n  metrc "m" { }\n}\n')
     result = runner.invoke(app, ["check", str(bad)])
     assert result.exit_code == 3
-    assert f"{bad}:5:3: error: unknown block inside 'task' 'metrc'" in result.output
+    assert f"{bad}:5:3: error: unknown block 'metrc' in a task block" in result.output
     assert "^" in result.output and "did you mean 'metric'?" in result.output
 
 

@@ -20,10 +20,15 @@ def test_every_split_of_the_samples_loads(task: str) -> None:
 
 
 @pytest.mark.parametrize("task", ["warning", "tip"])
-def test_sample_submissions_cover_slices_and_rank_strong_middling_weak(task: str) -> None:
+def test_sample_test_splits_cover_every_explicitness_value(task: str) -> None:
     gold = read_choices(SAMPLE_DATA_ROOT, "test", task=task)
     assert set(Counter(v[EXPLICITNESS] for v in gold.labels.values())) == {STRONGLY_EXPLICIT, EXPLICIT, IMPLICIT}
-    folder = SAMPLE_SUBMISSIONS_DIR / f"paradise-{task}"
+
+
+@pytest.mark.parametrize("task", ["warning", "tip", "reverse_warning", "reverse_tip"])
+def test_sample_submissions_rank_strong_middling_weak(task: str) -> None:
+    gold = read_choices(SAMPLE_DATA_ROOT, "test", task=task)  # type: ignore[arg-type]
+    folder = SAMPLE_SUBMISSIONS_DIR / f"paradise-{task.replace('_', '-')}"
     accuracy = {
         path.stem: aggregate_accuracy(score_choices(gold, read_labels(path, gold)))["accuracy"] for path in sorted(folder.iterdir())
     }

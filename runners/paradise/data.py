@@ -104,7 +104,7 @@ def explicitness_labels(data_root: Path, task: str, item_ids: list[str]) -> dict
 
 
 @component("reader", "paradise.choices")
-def read_choices(data_root: Path, split: str, *, task: Task = "warning") -> GoldSet:
+def read_choices(data_root: Path, split: str, *, task: Task) -> GoldSet:
     """PARADISE multiple-choice items of one task and split, keyed by row index.
 
     Splits: ``dev``, ``test`` and the keyword-perturbed ``test_drop``, ``test_placeholder``,

@@ -115,10 +115,11 @@ def _verdict_folder(answers_dir: Path, judge: str, problems: list[Problem]) -> P
 
 def _read_folder(path: Path, known: set[str], model: str, judge: str, problems: list[Problem]) -> dict[str, Answer]:
     answers_dir = path / "answers" if (path / "answers").is_dir() else path
-    chosen = _pick_model(_result_files(answers_dir, problems), model, answers_dir, problems)
+    by_model = _result_files(answers_dir, problems)
+    chosen = _pick_model(by_model, model, answers_dir, problems)
     if chosen is None:
         return {}
-    answer_files = _result_files(answers_dir, [])[chosen]
+    answer_files = by_model[chosen]
     verdict_dir = _verdict_folder(answers_dir, judge, problems)
     verdict_files = _result_files(verdict_dir, problems).get(chosen, {}) if verdict_dir is not None else {}
     for qid, file in {**answer_files, **verdict_files}.items():

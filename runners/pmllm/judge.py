@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +79,14 @@ class JudgeError(RuntimeError):
     """The judge endpoint refused a request (4xx) or kept failing after every retry."""
 
 
+@lru_cache(maxsize=16)
+def _compiled(template: str) -> jinja2.Template:
+    return _ENVIRONMENT.from_string(template)
+
+
 def render_prompt(template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True) -> str:
     """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe."""
-    return _ENVIRONMENT.from_string(template).render(question=question, answer=answer, cot=cot, severe=severe)
+    return _compiled(template).render(question=question, answer=answer, cot=cot, severe=severe)
 
 
 def sanitise_verdict(text: str) -> str:
