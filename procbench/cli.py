@@ -232,7 +232,7 @@ def leaderboard(
 
 
 # Commands of other areas live in their own modules, each exposing ``register(app)``.
-_COMMAND_MODULES = ("procbench.cli_admin", "procbench.cli_site", "procbench.cli_data", "procbench.cli_export", "procbench.cli_baseline")
+_COMMAND_MODULES = ("procbench.cli_admin", "procbench.cli_site", "procbench.cli_data", "procbench.cli_export", "procbench.cli_models")
 
 
 def _register_command_modules() -> None:

@@ -1,0 +1,94 @@
+"""Commands that run models: ``procbench judge`` (LLM-as-judge) and ``procbench baseline``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from procbench.paths import resolve_data_root
+
+
+def judge(
+    task: Annotated[str, typer.Argument(help="a task whose spec has a `judge` template (pm-llm-benchmark)")],
+    predictions: Annotated[Path, typer.Option(help="answers: JSON lines {id, answer} or upstream's answer folder")],
+    out: Annotated[Path, typer.Option(help="where to write the judged answers (JSON lines with verdicts)")],
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (default: PROCBENCH_JUDGE_BASE_URL)")] = None,
+    model: Annotated[Optional[str], typer.Option(help="judge model (default: PROCBENCH_JUDGE_MODEL)")] = None,
+    api_key: Annotated[Optional[str], typer.Option(help="API key (default: PROCBENCH_JUDGE_API_KEY)")] = None,
+    concurrency: Annotated[int, typer.Option(min=1)] = 4,
+    retries: Annotated[int, typer.Option(min=0)] = 5,
+    cot: Annotated[bool, typer.Option(help="the answering model shows its chain of thought")] = False,
+    cache: Annotated[Optional[Path], typer.Option(help="verdict cache (default: PROCBENCH_JUDGE_CACHE or ~/.cache/procbench/judge)")] = None,
+    data_dir: Annotated[Optional[Path], typer.Option()] = None,
+) -> None:
+    """Grade answers with an LLM judge through any OpenAI-compatible endpoint, using the spec's prompts.
+
+    Verdicts are cached by (judge model, prompt hash): a rerun costs nothing.  Submit the output
+    with `procbench submit TASK --predictions OUT --metadata cot=true|false`.
+    """
+    from procbench.cli import EXIT_INVALID_PREDICTIONS, _err, _load
+    from runners._types import InvalidPredictions
+    from runners.pmllm.judge import JudgeError, JudgeSettings, judge_answers
+
+    spec, runner = _load(task)
+    text_template, image_template = spec.template("judge"), spec.template("judge_image")
+    if text_template is None:
+        _err(f"error: task {spec.name!r} declares no `template \"judge\"`")
+        raise typer.Exit(3)
+    gold, _ = runner.gold(resolve_data_root(data_dir), spec.data.splits[0])
+    try:
+        answers, notes = runner.validate(predictions, gold)
+    except InvalidPredictions as exc:
+        _err(exc.render())
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
+    for note in notes:
+        _err(f"warning: {note}")
+    options = {"concurrency": concurrency, "max_retries": retries, "template": text_template}
+    if image_template is not None:
+        options["image_template"] = image_template
+    try:
+        settings = JudgeSettings.from_env(base_url, model, api_key, **options)
+        with typer.progressbar(length=max(1, len(answers)), label="judging") as bar:
+            last = [0]
+
+            def progress(done: int, total: int) -> None:
+                bar.update(done - last[0])
+                last[0] = done
+
+            run = judge_answers(gold.items, answers, settings, cot=cot, cache_dir=cache, progress=progress)
+    except JudgeError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(5) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as handle:
+        for qid, answer in run.answers.items():
+            handle.write(json.dumps({"id": qid, "answer": answer.answer, "verdict": answer.verdict}, ensure_ascii=False) + "\n")
+    typer.echo(f"judged {len(run.verdicts)} answers ({run.requests} requests, {run.cache_hits} from the cache) -> {out}")
+
+
+def baseline(
+    name: Annotated[str, typer.Argument(help="paradise-random | paradise-majority | paradise-embed")],
+    split: Annotated[str, typer.Option()] = "test",
+    task: Annotated[str, typer.Option(help="warning | tip | reverse_warning | reverse_tip")] = "warning",
+    out: Annotated[Optional[Path], typer.Option(help="prediction file to write (default: var/baselines/<name>.<task>.<split>.jsonl)")] = None,
+    seed: Annotated[int, typer.Option()] = 0,
+    data_dir: Annotated[Optional[Path], typer.Option()] = None,
+) -> None:
+    """Run a baseline and write a real prediction file (score or submit it like any other)."""
+    from runners.baselines.paradise import BASELINES, run_baseline
+
+    known = {f"paradise-{b}": b for b in BASELINES} | {"paradise-embed": "embedding"}
+    if name not in known:
+        typer.echo(f"error: unknown baseline {name!r} (known: {', '.join(sorted(known))})", err=True)
+        raise typer.Exit(2)
+    target = out or Path("var/baselines") / f"{name}.{task}.{split}.jsonl"
+    path = run_baseline(known[name], task, split, resolve_data_root(data_dir), target, seed)  # type: ignore[arg-type]
+    typer.echo(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(judge)
+    app.command()(baseline)
