@@ -76,6 +76,11 @@ def build_model(task: s.Block, ck: _SpecChecker, params: dict[str, Any], path: s
     primary = _str(task, "primary")
     if primary_attr is not None and primary not in metric_names:
         ck.unknown(primary_attr.value.span, "primary metric", primary, metric_names)
+    rank_attr = task.attribute("rank_by")
+    rank_by = _strs(task, "rank_by")
+    for name in rank_by:
+        if name not in metric_names:
+            ck.unknown(rank_attr.value.span, "metric in rank_by", name, metric_names)  # type: ignore[union-attr]
     if score.matches:
         produced = [o for match in score.matches for o in match.outputs]
         for b in task.blocks("metric"):
@@ -168,6 +173,7 @@ def build_model(task: s.Block, ck: _SpecChecker, params: dict[str, Any], path: s
         score=score,
         metrics=metrics,
         primary=primary,
+        rank_by=rank_by,
         slices=tuple(slices),
         reported=tuple(reported),
         templates=tuple(templates),

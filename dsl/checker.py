@@ -40,7 +40,7 @@ class BlockSchema:
 
 SCHEMA: dict[str, BlockSchema] = {
     "task": BlockSchema(
-        attrs={a: "str" for a in ("title", "version", "description", "citation", "url", "license", "benchmark", "extends", "primary")},
+        attrs={**{a: "str" for a in ("title", "version", "description", "citation", "url", "license", "benchmark", "extends", "primary")}, "rank_by": "list_str"},
         blocks={"params": False, "data": False, "predictions": False, "normaliser": True, "score": False, "metric": True, "slice": True, "reported": True, "template": True, "fetch": True},
         labels=1,
         required=("title", "version", "primary"),

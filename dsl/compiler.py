@@ -65,12 +65,19 @@ def _scorer_factory(score: m.ScoreSpec) -> Any:
             return comp.bind(**{**fixed, **extra})
 
         return from_metadata
+    pipelines: dict[tuple[m.ComponentCall, ...], Pipeline] = {}  # equal normalisers share one memo
+
+    def pipeline(steps: tuple[m.ComponentCall, ...]) -> Pipeline:
+        if steps not in pipelines:
+            pipelines[steps] = _pipeline(steps)
+        return pipelines[steps]
+
     stages = tuple(
         MatchStage(
             gold_field=match.gold,
             prediction_field=match.prediction,
             filters=tuple(_call(f) for f in match.filters),
-            pairs=PairScorer(_call(match.similarity), _pipeline(match.normaliser), _pipeline(match.similarity_normaliser)),
+            pairs=PairScorer(_call(match.similarity), pipeline(match.normaliser), pipeline(match.similarity_normaliser)),
             matcher=_call(match.matcher),
             outputs=match.outputs,
         )

@@ -163,6 +163,7 @@ class TaskSpec:
     score: ScoreSpec
     metrics: tuple[MetricSpec, ...]
     primary: str
+    rank_by: tuple[str, ...] = ()  # tie-breaks after the primary metric, in order
     description: str = ""
     citation: str = ""
     url: str = ""

@@ -41,6 +41,9 @@ def test_samples_rank_large_then_think_small_then_tiny() -> None:
 
 def test_sample_models_cover_cot_and_size_classes() -> None:
     assert [cot_penalised(m, SAMPLE_DATA_ROOT) for m in MODELS] == [False, True, False]
-    meta = SAMPLE_SUBMISSIONS_DIR / "pm-llm-benchmark" / "acme-think-small.meta.json"
-    assert json.loads(meta.read_text()) == {"cot": True}  # what the demo passes on as submission metadata
-    assert [model_size_class(m, SAMPLE_DATA_ROOT) for m in MODELS] == ["commercial", "small (<=8 GB)", "tiny (<=4 GB)"]
+    # what the demo passes on as submission metadata: the CoT flag and the size class the rules derive
+    metas = [json.loads((SAMPLE_SUBMISSIONS_DIR / "pm-llm-benchmark" / f"{m}.meta.json").read_text()) for m in MODELS]
+    assert [meta.get("cot", False) for meta in metas] == [False, True, False]
+    sizes = [model_size_class(m, SAMPLE_DATA_ROOT) for m in MODELS]
+    assert sizes == ["commercial", "small (<=8 GB)", "tiny (<=4 GB)"]
+    assert [meta["size_class"] for meta in metas] == sizes

@@ -23,6 +23,8 @@ DATA_DIR = Path("paradise", "src", "data")
 RQ_DIR = DATA_DIR / "rq_variations"
 
 EXPLICITNESS = "explicitness"
+SIMILARITY = "similarity"  # the paper's Table 4 column: cosine to a tutorial step above 0.5 or not
+SIM_ABOVE_HALF, SIM_AT_MOST_HALF = "sim > 0.5", "sim <= 0.5"
 STRONGLY_EXPLICIT = "explicit (>0.75)"
 EXPLICIT = "explicit (>0.5)"
 IMPLICIT = "implicit"
@@ -92,14 +94,15 @@ def explicitness_labels(data_root: Path, task: str, item_ids: list[str]) -> dict
 
     metrics.md 3.4 calls the 0.5 file "explicit" and the 0.75 file (a subset of it) "strongly
     explicit"; a slice dimension needs one value per item, so the three values are made disjoint.
-    The paper's "Sim>0.5" column is therefore the union of the first two values.
+    The paper's "Sim>0.5" column is therefore the union of the first two values, which is what the
+    second dimension ``similarity`` gives directly.
     """
     strong = membership(data_root, task, "0.75")
     explicit = membership(data_root, task, "0.5")
     labels: dict[str, dict[str, str]] = {}
     for item_id in item_ids:
         value = STRONGLY_EXPLICIT if item_id in strong else EXPLICIT if item_id in explicit else IMPLICIT
-        labels[item_id] = {EXPLICITNESS: value}
+        labels[item_id] = {EXPLICITNESS: value, SIMILARITY: SIM_ABOVE_HALF if item_id in explicit else SIM_AT_MOST_HALF}
     return labels
 
 
