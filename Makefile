@@ -32,7 +32,9 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.run
 
 lint: $(STAMP)
+	$(BIN)/ruff check --select F,E9 .
 	$(BIN)/procbench check
+	$(BIN)/procbench fmt --check
 
 clean:
 	rm -rf var .pytest_cache .hypothesis

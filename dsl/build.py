@@ -42,7 +42,6 @@ def _one(block: s.Block, type_: str) -> s.Block | None:
 
 
 def build_model(task: s.Block, ck: _SpecChecker, params: dict[str, Any], path: str) -> m.TaskSpec | None:
-    from dsl.checker import literal
 
     data_block = _one(task, "data")
     pred_block = _one(task, "predictions")

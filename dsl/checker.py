@@ -15,14 +15,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import jinja2
 
 from dsl import model as m
 from dsl import syntax as s
 from dsl.errors import Diagnostic, SpecError
 from dsl.parser import parse, parse_file
 from runners import registry
-from runners.predictions import FieldType
 
 # ----------------------------------------------------------------------------------------------
 # The language's schema: for each block type, its attributes (name -> kind of value), nested

@@ -6,7 +6,6 @@ import hashlib
 import importlib.metadata
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from dsl import model as m

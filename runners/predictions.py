@@ -143,7 +143,7 @@ class SchemaReader:
 
     def _records(self, path: Path) -> Iterator[tuple[int, dict[str, Any], str | None]]:
         if self.format == "jsonl":
-            yield from _jsonl_records(path)
+            yield from json_objects(path)
         else:
             yield from self._delimited_records(path)
 
@@ -191,8 +191,14 @@ class SchemaReader:
                 yield line, record, error
 
 
-def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any], str | None]]:
-    with path.open("rb") as handle:
+def json_objects(path: Path, shape: str = "") -> Iterator[tuple[int, dict[str, Any], str | None]]:
+    """(1-based line, object, problem) for each non-blank line of a JSON-lines file, streamed.
+
+    A leading UTF-8 BOM is ignored; each line is decoded on its own so that one bad byte costs one
+    line; a line that is not a JSON object yields ``({}, message)``.  ``shape`` (e.g.
+    ``{"id": ..., "label": ...}``) is named in the message for a non-object line.
+    """
+    with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle, 1):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
@@ -209,7 +215,7 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any], str | None
                 yield number, {}, f"not valid JSON: {exc.msg} (column {exc.colno})"
                 continue
             if not isinstance(value, dict):
-                yield number, {}, f"expected a JSON object, got {_describe(value)}"
+                yield number, {}, f"expected a JSON object{' ' + shape if shape else ''}, got {_describe(value)}"
                 continue
             yield number, value, None
 

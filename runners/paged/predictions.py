@@ -17,32 +17,18 @@ from typing import Any
 
 from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem
 from runners.paged.parse import ParsedOutput, parse_text
+from runners.predictions import json_objects
 from runners.registry import component
 
 EXAMPLES_IN_WARNINGS = 3
 
 
 def _json_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
-    with Path(path).open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                problems.append(Problem(number, f"not valid UTF-8 (byte {error.start + 1} of the line)"))
-                continue
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as error:
-                problems.append(Problem(number, f"not valid JSON: {error.msg} (column {error.colno})"))
-                continue
-            if not isinstance(record, dict):
-                problems.append(Problem(number, f'expected a JSON object {{"id": ..., "graph": ...}}, got {type(record).__name__}'))
-                continue
-            yield number, record
+    for number, record, error in json_objects(path, '{"id": ..., "graph": ...}'):
+        if error is not None:
+            problems.append(Problem(number, error))
+            continue
+        yield number, record
 
 
 def _item_id(value: Any) -> str | None:

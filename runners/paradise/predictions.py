@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runners._types import GoldSet, InvalidPredictions, Problem
+from runners.predictions import json_objects
 from runners.registry import component
 
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -36,17 +36,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _parse_json_lines(text: str, problems: list[Problem]) -> Iterator[RawPrediction]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(Problem(number, f"not valid JSON: {error.msg} (column {error.colno})"))
-            continue
-        if not isinstance(record, dict):
-            problems.append(Problem(number, f'expected a JSON object {{"id": ..., "label": ...}}, got {type(record).__name__}'))
+def _parse_json_lines(path: Path, problems: list[Problem]) -> Iterator[RawPrediction]:
+    for number, record, error in json_objects(path, '{"id": ..., "label": ...}'):
+        if error is not None:
+            problems.append(Problem(number, error))
             continue
         absent = [key for key in ("id", "label") if key not in record]
         if absent:
@@ -95,10 +88,10 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
     except UnicodeDecodeError as error:
         raise InvalidPredictions([Problem(None, f"not UTF-8 text ({error.reason} at byte {error.start})")], source) from None
     problems: list[Problem] = []
-    parse = _parse_json_lines if _is_json(Path(path), text) else _parse_csv
+    raws = _parse_json_lines(Path(path), problems) if _is_json(Path(path), text) else _parse_csv(text, problems)
     predictions: dict[str, int] = {}
     first_line: dict[str, int] = {}
-    for raw in parse(text, problems):
+    for raw in raws:
         item_id = str(raw.item_id) if _is_int(raw.item_id) else None
         if item_id is None:
             problems.append(Problem(raw.line, f"id must be an integer row index, got {raw.item_id!r}"))

@@ -12,7 +12,6 @@ Questions without an answer are allowed: upstream simply sums what it has (metri
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem
 from runners.pmllm.naming import judge_folder, parse_result_file_name
 from runners.pmllm.textio import read_text
+from runners.predictions import json_objects
 from runners.registry import component
 
 
@@ -41,16 +41,9 @@ class Answer:
 def _read_json_lines(path: Path, known: set[str], problems: list[Problem]) -> dict[str, Answer]:
     answers: dict[str, Answer] = {}
     first_line: dict[str, int] = {}
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(Problem(number, f"not valid JSON: {error.msg} (column {error.colno})"))
-            continue
-        if not isinstance(record, dict):
-            problems.append(Problem(number, f'expected a JSON object {{"id", "answer", "verdict"}}, got {type(record).__name__}'))
+    for number, record, error in json_objects(path, '{"id": ..., "answer": ..., "verdict": ...}'):
+        if error is not None:
+            problems.append(Problem(number, error))
             continue
         qid, answer, verdict = record.get("id"), record.get("answer"), record.get("verdict")
         line_problems = []
