@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEMO_DB := var/demo.duckdb
 PORT   ?= 8501
 
-.PHONY: setup leaderboard demo test test-fast bench lint clean
+.PHONY: setup leaderboard demo test test-fast e2e e2e-deps bench bench-site lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,11 +22,22 @@ demo: $(STAMP)
 leaderboard: demo
 	$(BIN)/procbench leaderboard --db $(DEMO_DB) --port $(PORT)
 
-test: $(STAMP)
+# The end-to-end browser test needs Debian's chromium; without it (no root, no network) it skips.
+test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
 	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -x -q
+
+e2e-deps:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium could not be installed: the e2e browser tests will skip"
+
+e2e: $(STAMP) e2e-deps
+	$(BIN)/python -m pytest -q tests/e2e
+
+bench-site: $(STAMP)
+	$(BIN)/procbench site generate --db var/bench.duckdb --submissions 10000
+	$(BIN)/procbench site bench --db var/bench.duckdb --output var/bench-site.json
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

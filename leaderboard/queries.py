@@ -1,13 +1,21 @@
-"""Read-only queries the site runs against the store (the site never writes)."""
+"""Read-only queries the site runs against the store (the site never writes; uploads go through intake).
+
+Everything the board shows comes from the store's views ``current_tasks`` and ``board`` (visible
+submissions under the current fingerprint of each task and split); a submission's own page also
+reads ``submissions``, ``aggregates``, ``item_scores``, ``item_labels`` and ``status_history``.
+All SQL is parameterised.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from runners._types import ItemScore
 from submissions.store import reader
 
 
@@ -16,24 +24,61 @@ def _frame(con, sql: str, params: list[Any] | None = None) -> pl.DataFrame:  # t
 
 
 def tasks(db: Path) -> pl.DataFrame:
+    """Every task and split under its current fingerprint, with its spec as JSON."""
     with reader(db) as con:
-        return _frame(con, "SELECT task, split, title, benchmark, primary_metric, hidden, fingerprint, spec_json FROM current_tasks ORDER BY benchmark, task, split")
+        return _frame(
+            con,
+            "SELECT task, split, title, benchmark, primary_metric, hidden, fingerprint, spec_json, registered_at FROM current_tasks ORDER BY benchmark, task, split",
+        )
+
+
+def task_row(db: Path, task: str, split: str) -> dict[str, Any] | None:
+    with reader(db) as con:
+        frame = _frame(con, "SELECT task, split, title, benchmark, primary_metric, hidden, fingerprint, spec_json, registered_at FROM current_tasks WHERE task = ? AND split = ?", [task, split])
+    return frame.row(0, named=True) if frame.height else None
+
+
+def home(db: Path) -> pl.DataFrame:
+    """Per task and split: visible rows with their primary value, submission counts and last update."""
+    with reader(db) as con:
+        return _frame(
+            con,
+            """
+            SELECT b.task, b.split, b.submission_id, b.model, b.team, b.is_reference, b.value, b.created_at
+            FROM board b JOIN current_tasks t ON t.task = b.task AND t.split = b.split
+            WHERE b.slice = '' AND b.metric = t.primary_metric
+            """,
+        )
+
+
+CARD_COLUMNS = ("weights", "method_family", "size_class")  # model-card columns of newer stores (migration 002)
+
+
+def board_columns(db: Path) -> set[str]:
+    """The columns of the ``board`` view of this store (older stores lack the model card)."""
+    with reader(db) as con:
+        return {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'board'").fetchall()}
 
 
 def board(db: Path, task: str, split: str, slice_name: str = "", slice_value: str = "") -> pl.DataFrame:
-    """One row per visible submission, one column per metric, for the whole split or one slice value."""
+    """One row per visible submission, one column per metric, for the whole split or one slice value.
+
+    Model-card columns are included when the store has them, else they read as empty strings.
+    """
+    present = board_columns(db)
+    card = ", ".join(c if c in present else f"'' AS {c}" for c in CARD_COLUMNS)
     with reader(db) as con:
         long = _frame(
             con,
-            """
-            SELECT submission_id, model, team, is_reference, created_at, slice_n_items AS n_items, metric, value
+            f"""
+            SELECT submission_id, model, team, is_reference, metadata_json, {card}, created_at, slice_n_items AS n_items, metric, value
             FROM board WHERE task = ? AND split = ? AND slice = ? AND slice_value = ?
             """,
             [task, split, slice_name, slice_value],
         )
     if long.is_empty():
         return long
-    return long.pivot(on="metric", index=["submission_id", "model", "team", "is_reference", "created_at", "n_items"], values="value")
+    return long.pivot(on="metric", index=["submission_id", "model", "team", "is_reference", "metadata_json", *CARD_COLUMNS, "created_at", "n_items"], values="value")
 
 
 def slice_values(db: Path, task: str, split: str, slice_name: str) -> list[str]:
@@ -43,6 +88,107 @@ def slice_values(db: Path, task: str, split: str, slice_name: str) -> list[str]:
             [task, split, slice_name],
         ).fetchall()
     return [r[0] for r in rows]
+
+
+def slice_table(db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None) -> pl.DataFrame:
+    """Visible submissions' values on every value of one slice (long: one row per metric); optionally only some ids."""
+    only = " AND submission_id IN (SELECT unnest(?))" if submission_ids is not None else ""
+    params: list[Any] = [task, split, slice_name] + ([list(submission_ids)] if submission_ids is not None else [])
+    with reader(db) as con:
+        return _frame(
+            con,
+            f"""
+            SELECT submission_id, model, team, is_reference, slice_value, slice_n_items AS n_items, metric, value
+            FROM board WHERE task = ? AND split = ? AND slice = ?{only}
+            """,
+            params,
+        )
+
+
+def figures(db: Path, task: str, split: str, submission_ids: Sequence[str], metric: str) -> pl.DataFrame:
+    """One metric of some visible submissions on the whole split and every slice value."""
+    with reader(db) as con:
+        return _frame(
+            con,
+            """
+            SELECT submission_id, slice, slice_value, slice_n_items AS n_items, value
+            FROM board WHERE task = ? AND split = ? AND metric = ? AND submission_id IN (SELECT unnest(?))
+            """,
+            [task, split, metric, list(submission_ids)],
+        )
+
+
+def submission(db: Path, submission_id: str) -> dict[str, Any] | None:
+    """A submission that is neither hidden nor deleted, with whether it is under the current fingerprint."""
+    with reader(db) as con:
+        frame = _frame(
+            con,
+            """
+            SELECT s.submission_id, s.task, s.split, s.fingerprint, s.team, s.model, s.metadata_json, s.is_reference,
+                   s.n_items, s.created_at, (t.fingerprint IS NOT NULL) AS current, coalesce(t.hidden, k.hidden) AS hidden_split,
+                   k.spec_json
+            FROM submissions s
+            JOIN tasks k ON k.task = s.task AND k.split = s.split AND k.fingerprint = s.fingerprint
+            LEFT JOIN current_tasks t ON t.task = s.task AND t.split = s.split AND t.fingerprint = s.fingerprint
+            WHERE s.submission_id = ? AND NOT s.hidden AND NOT s.deleted
+            """,
+            [submission_id],
+        )
+    return frame.row(0, named=True) if frame.height else None
+
+
+def aggregates(db: Path, submission_id: str) -> pl.DataFrame:
+    with reader(db) as con:
+        return _frame(con, "SELECT slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id = ? ORDER BY slice, slice_value, metric", [submission_id])
+
+
+def status_history(db: Path, submission_id: str) -> pl.DataFrame:
+    with reader(db) as con:
+        return _frame(con, "SELECT status, reason, changed_at FROM status_history WHERE submission_id = ? ORDER BY changed_at, rowid", [submission_id])
+
+
+def item_scores(db: Path, submission_ids: Sequence[str]) -> dict[str, list[ItemScore]]:
+    """Per-item statistics of each submission (reference rows have none), items in id order."""
+    if not submission_ids:
+        return {}
+    with reader(db) as con:
+        rows = con.execute(
+            "SELECT submission_id, item_id, metric, value FROM item_scores WHERE submission_id IN (SELECT unnest(?)) ORDER BY submission_id, item_id",
+            [list(submission_ids)],
+        ).fetchall()
+    grouped: dict[str, dict[str, dict[str, float]]] = {sid: {} for sid in submission_ids}
+    for sid, item_id, metric, value in rows:
+        grouped[sid].setdefault(item_id, {})[metric] = value
+    return {sid: [ItemScore(item_id, values) for item_id, values in sorted(items.items())] for sid, items in grouped.items()}
+
+
+def item_labels(db: Path, task: str, split: str, fingerprint: str, dimension: str) -> dict[str, str]:
+    """Item id -> label value of one slice dimension, under one fingerprint."""
+    with reader(db) as con:
+        rows = con.execute(
+            "SELECT item_id, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ? AND dimension = ?",
+            [task, split, fingerprint, dimension],
+        ).fetchall()
+    return dict(rows)
+
+
+def submissions_of(db: Path, task: str, split: str) -> pl.DataFrame:
+    """The visible submissions of a task and split (for pickers), best primary value first."""
+    with reader(db) as con:
+        return _frame(
+            con,
+            """
+            SELECT b.submission_id, b.model, b.team, b.is_reference, b.n_items, b.value AS primary_value
+            FROM board b JOIN current_tasks t ON t.task = b.task AND t.split = b.split
+            WHERE b.task = ? AND b.split = ? AND b.slice = '' AND b.metric = t.primary_metric
+            """,
+            [task, split],
+        )
+
+
+def table_names(db: Path) -> set[str]:
+    with reader(db) as con:
+        return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
 def spec_of(row: dict[str, Any]) -> dict[str, Any]:

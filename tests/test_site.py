@@ -24,7 +24,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _app(db: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setenv("PROCBENCH_DB", str(db))
-    return AppTest.from_file(str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=60).run()
+    return at.switch_page("site_pages/board.py").run()  # the board is one page of the multipage site
 
 
 def test_board_lists_submissions_ranked_by_primary_metric(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,4 +49,7 @@ def test_slice_selector_shows_slice_values(db: Path, monkeypatch: pytest.MonkeyP
     value_box.select("unseen").run()
     assert not at.exception
     assert any("domain = unseen" in s.value for s in at.subheader)
-    assert len(at.dataframe[0].value) == 3  # the paper row has no per-slice numbers
+    table = at.dataframe[0].value
+    assert list(table["Kind"]).count("submitted") == 3
+    # the whole-split paper row has no per-slice numbers; only rows reported for this slice appear
+    assert "GPT-2 (Tandon et al. 2020, Table 4)" not in list(table["Model"])

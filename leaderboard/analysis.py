@@ -1,0 +1,158 @@
+"""Bootstrap intervals, paired tests and tie groups over the stored per-item scores.
+
+Resamples always go through the task's own aggregator (``load_task(task)[1].aggregate``), never a
+plain average of per-item values; see ``runners/stats.py`` and docs/site.md.  A submission's items
+never change once stored (its id hashes its file and the task fingerprint), so bootstraps are cached
+per submission and slice for the life of the server process.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from dsl import SpecError
+from leaderboard import config, queries
+from leaderboard.model import SliceInfo, TaskInfo
+from procbench.api import load_task
+from runners import stats
+from runners._types import ItemScore
+from runners.stats import Aggregate, Bootstrap, Linear, PairedResult
+
+
+@dataclass(frozen=True)
+class TaskAggregator:
+    aggregate: Aggregate
+    linear: Linear
+
+
+@functools.lru_cache(maxsize=64)
+def aggregator(task: str) -> TaskAggregator | None:
+    """The task's compiled aggregator, or None when its spec is not available to this site."""
+    try:
+        spec, runner = load_task(task)
+    except (SpecError, FileNotFoundError, OSError):
+        return None
+    call = spec.score.aggregate
+    kwargs = dict(call.kwargs)
+    linear: Linear = call.name if call.name in ("mean", "sum") and kwargs.get("round_digits") is None else None  # type: ignore[assignment]
+    return TaskAggregator(runner.aggregate, linear)
+
+
+@functools.lru_cache(maxsize=4096)
+def _items(db: str, submission_id: str) -> tuple[ItemScore, ...]:
+    return tuple(queries.item_scores(Path(db), [submission_id]).get(submission_id, []))
+
+
+def items_of(db: Path, submission_id: str) -> list[ItemScore]:
+    return list(_items(str(db), submission_id))
+
+
+@functools.lru_cache(maxsize=256)
+def _labels(db: str, task: str, split: str, fingerprint: str, dimension: str) -> dict[str, str]:
+    return queries.item_labels(Path(db), task, split, fingerprint, dimension)
+
+
+def slice_items(db: Path, info: TaskInfo, items: Sequence[ItemScore], sl: SliceInfo | None, value: str) -> list[ItemScore]:
+    """The items of one slice value (all items for the whole split)."""
+    if sl is None:
+        return list(items)
+    labels = _labels(str(db), info.task, info.split, info.fingerprint, sl.key)
+    return [i for i in items if labels.get(i.item_id) == value]
+
+
+@functools.lru_cache(maxsize=4096)
+def reproduces(db: str, task: str, submission_id: str) -> bool:
+    """Whether today's aggregator gives back the stored whole-split figures from the stored items.
+
+    If the spec changed in a way the fingerprint cannot see from here, intervals would describe a
+    different metric; they are then not shown.
+    """
+    agg = aggregator(task)
+    items = _items(db, submission_id)
+    if agg is None or not items:
+        return False
+    stored = queries.aggregates(Path(db), submission_id).filter(pl.col("slice") == "")
+    recomputed = agg.aggregate(list(items))
+    for metric, value in zip(stored["metric"], stored["value"]):
+        again = recomputed.get(metric)
+        if again is None or not math.isclose(again, value, rel_tol=1e-9, abs_tol=1e-9):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=2048)
+def _bootstrap(db: str, task: str, split: str, fingerprint: str, submission_id: str, slice_name: str, slice_value: str, metrics: tuple[str, ...]) -> Bootstrap | None:
+    agg = aggregator(task)
+    if agg is None or not reproduces(db, task, submission_id):
+        return None
+    info_items = list(_items(db, submission_id))
+    if slice_name:
+        labels = _labels(db, task, split, fingerprint, slice_name)
+        info_items = [i for i in info_items if labels.get(i.item_id) == slice_value]
+    if len(info_items) < config.MIN_ITEMS:
+        return None
+    return stats.bootstrap(info_items, agg.aggregate, metrics, n_resamples=config.N_RESAMPLES, seed=config.SEED, linear=agg.linear)
+
+
+def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "") -> Bootstrap | None:
+    """The bootstrap of one submission on the whole split or one item slice; None where it cannot be had.
+
+    None for reference rows (no items), fewer than ``config.MIN_ITEMS`` items, answer-label slices (their figures re-score restricted gold;
+    the stored item scores are the whole split's), tasks whose spec this site cannot load, and
+    submissions whose stored figures today's aggregator does not reproduce.
+    """
+    if sl is not None and not sl.per_item:
+        return None
+    metrics = tuple(m.name for m in info.metrics) or (info.primary,)
+    key = sl.key if sl is not None else ""
+    return _bootstrap(str(db), info.task, info.split, info.fingerprint, submission_id, key, value if sl is not None else "", metrics)
+
+
+def interval(boot: Bootstrap | None, metric: str) -> stats.Interval | None:
+    if boot is None or metric not in boot.metrics:
+        return None
+    result = stats.interval(boot, metric, config.CONFIDENCE)
+    return result if not math.isnan(result.low) else None
+
+
+def compare(a: Bootstrap | None, b: Bootstrap | None, metric: str) -> PairedResult | None:
+    if a is None or b is None or a.item_ids != b.item_ids or metric not in a.metrics:
+        return None
+    return stats.paired(a, b, metric, config.CONFIDENCE)
+
+
+def tie_group(db: Path, info: TaskInfo, ranked_ids: Sequence[str], metric: str, sl: SliceInfo | None = None, value: str = "") -> tuple[str | None, dict[str, PairedResult]]:
+    """The leader (first of ``ranked_ids`` with a bootstrap) and the ids a paired test cannot separate from it."""
+    boots = {sid: bootstrap_of(db, info, sid, sl, value) for sid in ranked_ids}
+    available = {sid: b for sid, b in boots.items() if b is not None}
+    if not available:
+        return None, {}
+    leader = next(sid for sid in ranked_ids if sid in available)
+    others = {sid: b for sid, b in available.items() if sid != leader}
+    return leader, stats.tie_group(available[leader], others, metric, alpha=config.ALPHA)
+
+
+def per_item_metric(task: str, items: Sequence[ItemScore], metric: str) -> dict[str, float]:
+    """Each item's own value of ``metric``: the task's aggregator over that single item."""
+    agg = aggregator(task)
+    if agg is None:
+        return {}
+    out = {}
+    for item in items:
+        value = agg.aggregate([item]).get(metric)
+        if value is not None:
+            out[item.item_id] = float(value)
+    return out
+
+
+def permutation_p(task: str, a: Sequence[ItemScore], b: Sequence[ItemScore], metric: str) -> float | None:
+    agg = aggregator(task)
+    if agg is None or not a or not b:
+        return None
+    return stats.permutation_test(a, b, agg.aggregate, [metric], n_permutations=config.N_RESAMPLES, seed=config.SEED)[metric]

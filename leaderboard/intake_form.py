@@ -1,0 +1,159 @@
+"""The site's side of an upload: a live validation report, then the one intake path (``submissions.submit``).
+
+The site never writes to the store itself: it validates a staged copy of the upload with the task's
+own reader (for the live report) and hands the file to ``submit``, exactly as the CLI does.  Newer
+intakes take a team token, the upload's file name and a model card; those are passed only when
+``submit`` accepts them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from leaderboard import boardview, evidence, queries
+from leaderboard.model import TaskInfo
+from procbench.api import load_task
+from procbench.paths import resolve_data_root
+from runners._types import InvalidPredictions, Problem
+from submissions import submit
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    ok: bool
+    n_records: int = 0
+    problems: tuple[Problem, ...] = ()
+    warnings: tuple[str, ...] = ()
+    error: str = ""  # a failure that is not about the file (missing data, unknown split)
+
+    def problem_table(self) -> pl.DataFrame:
+        return pl.DataFrame(
+            {"Line": [p.line for p in self.problems], "Item": [p.item_id or "" for p in self.problems], "Problem": [p.message for p in self.problems]},
+            schema={"Line": pl.Int64, "Item": pl.String, "Problem": pl.String},
+        )
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where a stored submission landed on its board."""
+
+    submission_id: str
+    created: bool
+    rank: int | None
+    n_rows: int
+    primary_value: float | None
+    warnings: tuple[str, ...] = ()
+    receipt: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def safe_name(name: str) -> str:
+    """The upload's base name with anything unusual replaced (extensions kept: readers look at them)."""
+    base = Path(name).name or "predictions"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", base)[:120]
+
+
+def stage_upload(content: bytes, filename: str, folder: Path) -> Path:
+    path = folder / safe_name(filename)
+    path.write_bytes(content)
+    return path
+
+
+def data_root(db: Path, task: str, split: str) -> Path:
+    """Score against the gold the board already uses (same fingerprint), else the configured data root."""
+    row = queries.task_row(db, task, split) if db.exists() else None
+    if row is not None:
+        root = evidence.matching_root(task, split, row["fingerprint"])
+        if root is not None:
+            return root
+    return resolve_data_root(None)
+
+
+def validate(db: Path, task: str, split: str, path: Path) -> ValidationReport:
+    """The live report: every problem with its line, or the number of records and the warnings."""
+    _, runner = load_task(task)
+    try:
+        gold, _ = runner.gold(data_root(db, task, split), split)
+    except (FileNotFoundError, ValueError) as exc:
+        return ValidationReport(False, error=str(exc))
+    try:
+        records, notes = runner.validate(path, gold)
+    except InvalidPredictions as exc:
+        return ValidationReport(False, problems=tuple(exc.problems))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return ValidationReport(False, problems=(Problem(None, str(exc)),))
+    return ValidationReport(True, n_records=len(records), warnings=tuple(notes))
+
+
+def parse_metadata(text: str) -> dict[str, Any]:
+    """Extra metadata typed by the submitter: a JSON object (empty text is an empty object)."""
+    if not text.strip():
+        return {}
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("metadata must be a JSON object, e.g. {\"open\": true}")
+    return value
+
+
+def accepted_arguments() -> set[str]:
+    return set(inspect.signature(submit).parameters)
+
+
+def send(
+    db: Path,
+    *,
+    task: str,
+    split: str,
+    path: Path,
+    filename: str,
+    model: str,
+    team: str,
+    token: str = "",
+    metadata: Mapping[str, Any] | None = None,
+    card: Mapping[str, str] | None = None,
+) -> Placed:
+    """Submit through intake and find the new row's rank.  Raises whatever ``submit`` raises."""
+    spec, runner = load_task(task)
+    accepted = accepted_arguments()
+    arguments: dict[str, Any] = {
+        "data_root": data_root(db, task, split), "split": split, "predictions": path, "model": model,
+        "team": team or ("anonymous" if "token" not in accepted or not token else None), "db_path": db,
+        "metadata": dict(metadata or {}),
+    }
+    if token and "token" in accepted:
+        arguments["token"] = token
+    if "filename" in accepted:
+        arguments["filename"] = filename
+    if card and "card" in accepted:
+        from submissions.details import ModelCard
+
+        arguments["card"] = ModelCard(**card)
+    elif card:  # an older intake: keep what the submitter said as metadata
+        arguments["metadata"].update({k: v for k, v in card.items() if v and v != "unknown"})
+    outcome = submit(spec, runner, **arguments)
+    return place(db, task, split, outcome.submission_id, outcome.created, tuple(outcome.warnings), getattr(outcome, "receipt", ""))
+
+
+def place(db: Path, task: str, split: str, submission_id: str, created: bool = True, warnings: tuple[str, ...] = (), receipt: str = "") -> Placed:
+    row = queries.task_row(db, task, split)
+    if row is None:
+        return Placed(submission_id, created, None, 0, None, warnings, receipt)
+    info = TaskInfo.from_row(row)
+    view = boardview.build(db, info, interval_rows=0)
+    ids = view.export["submission_id"].to_list() if view.n_rows else []
+    rank = ids.index(submission_id) + 1 if submission_id in ids else None
+    value = view.export.filter(pl.col("submission_id") == submission_id)[info.primary].item() if rank and info.primary in view.export.columns else None
+    return Placed(submission_id, created, rank, len(ids), value, warnings, receipt)
+
+
+def scratch() -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix="procbench-upload-")

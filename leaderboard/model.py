@@ -1,0 +1,104 @@
+"""What the site knows about a task, read from ``current_tasks.spec_json`` (typed, frozen)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+WHOLE_SPLIT = "(whole split)"
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    display: str
+    group: str
+    description: str
+    higher_is_better: bool
+    percent: bool
+
+    def shown(self, value: float | None) -> float | None:
+        """The value as the board prints it (x100 for fractions), rounded for display."""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        return round(value * (100 if self.percent else 1), 2)
+
+
+@dataclass(frozen=True)
+class SliceInfo:
+    name: str
+    kind: str  # "label": a subset of items (resamplable); "answer_label": gold restricted, re-scored
+    key: str
+    display: str
+
+    @property
+    def per_item(self) -> bool:
+        """Whether the slice is a subset of items, so its intervals can be bootstrapped from stored item scores."""
+        return self.kind == "label"
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    task: str
+    split: str
+    title: str
+    benchmark: str
+    version: str
+    fingerprint: str
+    hidden: bool
+    primary: str
+    metrics: tuple[MetricInfo, ...]
+    slices: tuple[SliceInfo, ...]
+    aggregator: str  # the spec's aggregator component name
+    aggregator_kwargs: Mapping[str, Any]
+    spec: Mapping[str, Any]
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
+        spec = json.loads(row["spec_json"])
+        metrics = tuple(
+            MetricInfo(m["name"], m.get("display") or m["name"], m.get("group") or "metrics", m.get("description") or "", bool(m.get("higher_is_better", True)), bool(m.get("percent", True)))
+            for m in spec.get("metrics", [])
+        )
+        slices = tuple(SliceInfo(s["name"], s.get("kind", "label"), s.get("key", s["name"]), s.get("display") or s["name"]) for s in spec.get("slices", []))
+        aggregate = (spec.get("score") or {}).get("aggregate") or {}
+        return cls(
+            task=row["task"],
+            split=row["split"],
+            title=spec.get("title") or row["task"],
+            benchmark=spec.get("benchmark") or row["task"],
+            version=str(spec.get("version", "")),
+            fingerprint=row["fingerprint"],
+            hidden=bool(row["hidden"]),
+            primary=row.get("primary_metric") or spec.get("primary", ""),
+            metrics=metrics,
+            slices=slices,
+            aggregator=str(aggregate.get("name", "")),
+            aggregator_kwargs={k: v for k, v in aggregate.get("kwargs", [])},
+            spec=spec,
+        )
+
+    def metric(self, name: str) -> MetricInfo:
+        found = next((m for m in self.metrics if m.name == name), None)
+        return found or MetricInfo(name, name, "metrics", "", True, False)
+
+    @property
+    def primary_metric(self) -> MetricInfo:
+        return self.metric(self.primary)
+
+    @property
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(m.group for m in self.metrics))
+
+    def slice(self, name: str) -> SliceInfo | None:
+        return next((s for s in self.slices if s.name == name), None)
+
+    @property
+    def linear(self) -> str | None:
+        """'mean' / 'sum' when the aggregator is the plain, unrounded mean or sum of per-item values."""
+        if self.aggregator in ("mean", "sum") and self.aggregator_kwargs.get("round_digits") is None:
+            return self.aggregator
+        return None

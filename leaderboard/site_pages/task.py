@@ -1,0 +1,86 @@
+"""Task: the spec rendered (description, licence, citation, metrics), the prediction-file schema and a sample."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import streamlit as st
+
+from dsl import SpecError
+from leaderboard import ui
+from procbench.api import all_spec_paths, load_task
+from procbench.paths import SAMPLE_SUBMISSIONS_DIR
+from submissions.schema import prediction_schema
+
+names = [p.stem for p in all_spec_paths()]
+task = ui.url_choice(st.sidebar, "Task", names, key="task")
+try:
+    spec, _ = load_task(task)
+except SpecError as exc:
+    st.error(f"The spec of {ui.code(task)} does not check: {ui.escape(exc)}")
+    st.stop()
+
+st.header(spec.title)
+st.caption(f"task {ui.code(spec.name)} · benchmark {ui.escape(spec.benchmark or spec.name)} · version {ui.escape(spec.version)}")
+st.markdown(spec.description)
+facts = pl.DataFrame(
+    {
+        "": ["Data licence", "Upstream", "Splits", "Hidden splits", "Prediction format", "Primary metric"],
+        "value": [
+            spec.license or "n/a", spec.url or "n/a", ", ".join(spec.data.splits), ", ".join(spec.data.hidden) or "none",
+            spec.predictions.format + (f" (read by {spec.predictions.reader.name})" if spec.predictions.reader else ""),
+            (spec.metric(spec.primary).display if spec.metric(spec.primary) else spec.primary),
+        ],
+    }
+)
+st.dataframe(facts, hide_index=True)
+
+st.subheader("Metrics")
+st.dataframe(
+    pl.DataFrame(
+        {
+            "Name": [m.name for m in spec.metrics],
+            "Shown as": [m.display for m in spec.metrics],
+            "Group": [m.group for m in spec.metrics],
+            "Definition": [m.description for m in spec.metrics],
+            "Higher is better": [m.higher_is_better for m in spec.metrics],
+            "Shown in %": [m.percent for m in spec.metrics],
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+)
+st.caption(f"Aggregated with `{spec.score.aggregate.name}`" + (f", scored by `{spec.score.scorer.name}`" if spec.score.scorer else "") + ".")
+if spec.slices:
+    st.subheader("Slices")
+    st.dataframe(pl.DataFrame({"Slice": [s.name for s in spec.slices], "Kind": [s.kind for s in spec.slices], "Description": [s.display for s in spec.slices]}), hide_index=True, width="stretch")
+if spec.reported:
+    st.subheader("Reported rows")
+    st.dataframe(
+        pl.DataFrame(
+            {"System": [r.system for r in spec.reported], "Split": [r.split for r in spec.reported], "Source": [r.source for r in spec.reported],
+             "Values": [", ".join(f"{k} = {v:g}" for k, v in r.values) for r in spec.reported]}
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+if spec.citation:
+    st.subheader("Citation")
+    st.code(spec.citation.strip(), language="bibtex")
+
+st.subheader("Prediction file")
+schema = json.dumps(prediction_schema(spec), indent=2)
+st.download_button("Download the JSON Schema", schema, file_name=f"{spec.name}.predictions.schema.json", mime="application/schema+json")
+with st.expander("JSON Schema"):
+    st.code(schema, language="json")
+folder = SAMPLE_SUBMISSIONS_DIR / spec.name
+samples = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json")) if folder.is_dir() else []
+if samples:
+    chosen = st.selectbox("Sample file", [p.name for p in samples], key="sample", bind="query-params")
+    path = folder / chosen
+    st.download_button("Download the sample", path.read_bytes(), file_name=chosen)
+    with st.expander("First lines of the sample"):
+        st.code("\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[:8]), language=None)
+else:
+    st.caption("No sample file ships with this task.")

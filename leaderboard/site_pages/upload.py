@@ -1,0 +1,107 @@
+"""Upload: a live validation report with line numbers, a progress bar while scoring, the new rank.
+
+Same intake as ``procbench submit``: the site only ever writes through ``submissions.submit``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import streamlit as st
+
+from leaderboard import config, intake_form, ui
+from procbench.api import all_spec_paths, load_task
+from runners._types import InvalidPredictions
+
+db = config.database()
+st.header("Upload a prediction file")
+st.caption("Validated, scored and stored exactly as `procbench submit` does; nothing is stored unless the whole file validates and scores.")
+
+accepted = intake_form.accepted_arguments()
+names = [p.stem for p in all_spec_paths()]
+left, right = st.columns(2)
+task = ui.url_choice(left, "Task", names, key="task")
+spec, _ = load_task(task)
+split = ui.url_choice(right, "Split", list(spec.data.splits), key="split", help="hidden splits: " + (", ".join(spec.data.hidden) or "none"))
+token = left.text_input("Team token", type="password", help="the token printed by `procbench team create`" + ("" if "token" in accepted else " (this store does not check tokens yet)"))
+team = right.text_input("Team", placeholder="your team's name" + (" (or leave empty to use the token's team)" if "token" in accepted else ""))
+model = left.text_input("Model name", placeholder="shown on the board")
+
+with st.expander("Model card and metadata"):
+    a, b, c = st.columns(3)
+    weights = a.selectbox("Weights", ["unknown", "open", "closed"])
+    family = b.selectbox("Method family", ["unknown", "heuristic", "neural", "llm"])
+    size = c.selectbox("Size class", ["unknown", "none", "small", "medium", "large", "xlarge"])
+    paper = a.text_input("Paper URL")
+    code = b.text_input("Code URL")
+    description = st.text_area("Description")
+    extra = st.text_area("Extra metadata (JSON object)", placeholder='{"cot": true}', help="passed to the scorer where the task reads metadata (e.g. PM-LLM's `cot`)")
+
+upload = st.file_uploader("Prediction file", key="upload")
+if upload is None:
+    st.stop()
+content = upload.getvalue()
+digest = hashlib.sha256(content).hexdigest()
+cache_key = (digest, task, split, str(db))
+report = st.session_state.get("validation", {}).get(cache_key)
+if report is None:
+    with intake_form.scratch() as folder, st.spinner("Validating…"):
+        report = intake_form.validate(db, task, split, intake_form.stage_upload(content, upload.name, Path(folder)))
+    st.session_state["validation"] = {cache_key: report}
+
+st.subheader("Validation")
+if report.error:
+    st.error(ui.escape(report.error))
+    st.stop()
+if not report.ok:
+    st.error(f"{len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} in {ui.escape(upload.name)}: nothing can be stored until every one is fixed.")
+    st.dataframe(report.problem_table(), hide_index=True, width="stretch")
+    st.stop()
+st.success(f"{ui.escape(upload.name)} is valid: {report.n_records} prediction records.")
+for warning in report.warnings:
+    st.warning(ui.escape(warning))
+
+try:
+    metadata = intake_form.parse_metadata(extra)
+except ValueError as exc:
+    st.error(f"Extra metadata: {ui.escape(exc)}")
+    st.stop()
+ready = bool(model.strip()) and (bool(team.strip()) or (bool(token) and "token" in accepted) or "token" not in accepted)
+if not model.strip():
+    st.caption("Name the model to submit.")
+if not st.button("Submit", type="primary", disabled=not ready):
+    st.stop()
+
+progress = st.progress(0.0, text="Checking the file…")
+card = {"weights": weights, "method_family": family, "size_class": size, "paper_url": paper.strip(), "code_url": code.strip(), "description": description}
+try:
+    with intake_form.scratch() as folder:
+        path = intake_form.stage_upload(content, upload.name, Path(folder))
+        progress.progress(0.2, text="Scoring every item and storing the submission…")
+        placed = intake_form.send(db, task=task, split=split, path=path, filename=upload.name, model=model.strip(), team=team.strip(), token=token, metadata=metadata, card=card)
+    progress.progress(1.0, text="Scored and ranked.")
+except InvalidPredictions as exc:
+    progress.empty()
+    st.error(f"{len(exc.problems)} problem(s): nothing was stored.")
+    st.dataframe(intake_form.ValidationReport(False, problems=tuple(exc.problems)).problem_table(), hide_index=True, width="stretch")
+    st.stop()
+except (ValueError, FileNotFoundError, TimeoutError, PermissionError) as exc:
+    progress.empty()
+    st.error(f"Not stored: {ui.escape(exc)}" + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else ""))
+    st.stop()
+except Exception as exc:  # noqa: BLE001 - scoring failures are reported, not raised at the visitor
+    progress.empty()
+    st.error(f"Scoring failed: {ui.escape(type(exc).__name__)}: {ui.escape(exc)}" + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else ""))
+    st.stop()
+
+for warning in placed.warnings:
+    st.warning(ui.escape(warning))
+state = "Stored" if placed.created else "Already stored (same file, task, split and team)"
+rank = f"rank **#{placed.rank}** of {placed.n_rows}" if placed.rank else "not on the current board"
+st.success(f"{state}: {rank} on {ui.code(task)} / {ui.code(split)}.")
+st.metric(f"Rank on {task} / {split}", f"#{placed.rank}" if placed.rank else "–", help=f"primary metric {spec.primary}")
+st.page_link("site_pages/board.py", label="See it on the board", query_params={"task": task, "split": split})
+st.page_link("site_pages/submission.py", label="Open the submission", query_params={"id": placed.submission_id})
+if placed.receipt:
+    st.caption(f"receipt {ui.code(placed.receipt)} · submission {ui.code(placed.submission_id)}")

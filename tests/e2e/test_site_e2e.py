@@ -1,0 +1,186 @@
+"""End to end in a real browser: ``streamlit run`` on 127.0.0.1, driven by Playwright in headless Chromium.
+
+Uploads a prediction file, sees it ranked on the board, switches a slice, and saves screenshots of
+every page under docs/screenshots/.  Needs the Debian ``chromium`` package (``make e2e-deps``); it
+never downloads a browser.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import httpx
+import pytest
+
+from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from submissions.demo import build_demo
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+SCREENSHOTS = PROJECT_ROOT / "docs" / "screenshots"
+TIMEOUT_MS = 90_000
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium absent: /usr/bin/chromium missing (install it with `make e2e-deps`, i.e. apt-get install -y chromium)")
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (pip install playwright==1.63.0; no browser download needed)")
+
+
+@dataclass(frozen=True)
+class Site:
+    url: str
+    db: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    db = tmp_path_factory.mktemp("e2e") / "site.duckdb"
+    build_demo(db, log=lambda _: None)
+    port = _free_port()
+    env = {**os.environ, "PROCBENCH_DB": str(db), "PROCBENCH_DATA": str(SAMPLE_DATA_ROOT)}
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "leaderboard" / "app.py"),
+        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]
+    log = (tmp_path_factory.getbasetemp() / "streamlit.log").open("w")
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=2).text == "ok":
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start (exit {process.poll()}); see {log.name}")
+            time.sleep(0.3)
+        yield Site(url, db)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _open(browser: object, url: str):  # type: ignore[no-untyped-def]
+    page = browser.new_page(viewport={"width": 1440, "height": 1500})  # type: ignore[attr-defined]
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    return page
+
+
+def _settle(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until Streamlit has finished running the page script."""
+    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(600)
+
+
+def _shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
+def _grid_text(page) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(page.locator("[data-testid=stDataFrame] table").all_inner_texts())
+
+
+def test_upload_is_ranked_and_a_slice_switch_updates_board_and_url(server: Site, browser: object) -> None:
+    page = _open(browser, f"{server.url}/upload?task=openpi&split=test")
+    for label, value in (("Team", "browser-team"), ("Model name", "browser-upload")):
+        field = page.get_by_label(label, exact=True)
+        field.fill(value)
+        field.press("Enter")  # Streamlit commits a text input on Enter or blur
+        _settle(page)
+    page.locator("input[type=file]").set_input_files(str(SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"))
+    page.get_by_text("is valid: 22 prediction records").wait_for()
+    page.get_by_role("button", name="Submit").click()
+    page.get_by_text("Stored: rank").wait_for()
+    _settle(page)
+    assert "rank #3 of 5" in page.inner_text("[data-testid=stMain]")  # tied with the same file stored earlier: after it
+    _shot(page, "upload.png")
+
+    board = _open(browser, f"{server.url}/board?task=openpi&split=test")
+    board.wait_for_selector("[data-testid=stDataFrame]")
+    _settle(board)
+    text = _grid_text(board)
+    assert "browser-upload" in text and "browser-team" in text
+    _shot(board, "board.png")
+
+    board.get_by_label("Slice", exact=True).click()  # the sidebar's slice selector
+    board.get_by_role("option", name="domain: Seen vs unseen category (unseen = Health)").click()
+    board.get_by_text("Slice: domain = seen").wait_for()
+    board.get_by_label("Slice value").click()
+    board.get_by_role("option", name="unseen", exact=True).click()
+    board.get_by_text("Slice: domain = unseen").wait_for()
+    _settle(board)
+    assert "slice=domain" in board.url and "value=unseen" in board.url
+    assert "browser-upload" in _grid_text(board)
+    _shot(board, "board-slice-unseen.png")
+
+    # the shared address opens the same view
+    shared = _open(browser, board.url)
+    shared.get_by_text("Slice: domain = unseen").wait_for()
+    shared.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "expect", "name"),
+    [
+        ("", "procbench leaderboard", "home.png"),
+        ("charts?task=openpi&split=test", "Seen vs unseen", "charts.png"),
+        ("compare?task=paged&split=dev", "Items where they differ most", "compare-paged.png"),
+        ("compare?task=openpi&split=test", "Items where they differ most", "compare-openpi.png"),
+        ("task?task=paged", "Prediction file", "task.png"),
+        ("downloads?task=propara&split=test", "Download CSV", "downloads.png"),
+    ],
+)
+def test_pages_render_in_the_browser(server: Site, browser: object, path: str, expect: str, name: str) -> None:
+    page = _open(browser, f"{server.url}/{path}")
+    page.get_by_text(expect).first.wait_for()
+    _settle(page)
+    assert not page.locator("[data-testid=stException]").count()
+    _shot(page, name)
+    page.close()
+
+
+def test_submission_page_of_a_board_row(server: Site, browser: object) -> None:
+    page = _open(browser, f"{server.url}/board?task=pm-llm-benchmark&split=main")
+    page.wait_for_selector("[data-testid=stDataFrame]")
+    _settle(page)
+    assert "acme-large" in _grid_text(page)
+    page.close()
+    with duckdb.connect(str(server.db), read_only=True) as con:
+        sid = con.execute("SELECT submission_id FROM submissions WHERE model = 'acme-think-small'").fetchone()[0]
+    detail = _open(browser, f"{server.url}/submission?id={sid}")
+    detail.get_by_text("Status history").wait_for()
+    _settle(detail)
+    assert not detail.locator("[data-testid=stException]").count()
+    assert "acme-think-small" in detail.inner_text("h2")
+    _shot(detail, "submission.png")

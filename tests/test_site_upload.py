@@ -1,0 +1,109 @@
+"""The Upload page: live validation with line numbers, scoring through intake, the new rank; escaping."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from leaderboard import intake_form, ui
+from procbench.paths import PROJECT_ROOT, SAMPLE_SUBMISSIONS_DIR
+from submissions.demo import build_demo
+
+APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
+SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("site-upload") / "demo.duckdb"
+    build_demo(path, log=lambda _: None)
+    return path
+
+
+@pytest.fixture
+def db(demo_db: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo store (and its raw files) for a test that writes."""
+    copy = tmp_path / "site.duckdb"
+    shutil.copy(demo_db, copy)
+    raw = demo_db.with_name(demo_db.name + ".raw")
+    if raw.is_dir():
+        shutil.copytree(raw, copy.with_name(copy.name + ".raw"))
+    return copy
+
+
+def upload_page(db: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("PROCBENCH_DB", str(db))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["task"] = "openpi"
+    at.query_params["split"] = "test"
+    at.run()
+    at.switch_page("site_pages/upload.py").run()
+    assert not at.exception
+    return at
+
+
+def field(at: AppTest, label: str):  # type: ignore[no-untyped-def]
+    return next(t for t in at.text_input if t.label == label)
+
+
+def count(db: Path) -> int:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return int(con.execute("SELECT count(*) FROM submissions").fetchone()[0])
+
+
+def test_invalid_file_gets_every_problem_with_its_line_and_stores_nothing(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = count(db)
+    at = upload_page(db, monkeypatch)
+    field(at, "Team").input("site-team")
+    field(at, "Model name").input("broken")
+    good_line = SAMPLE.read_text().splitlines()[0]
+    at.file_uploader[0].upload("broken.jsonl", f'{good_line}\n{{"id": "nope", "answers": []}}\nnot json\n'.encode(), "application/json").run()
+    assert not at.exception
+    problems = at.dataframe[0].value
+    assert list(problems["Line"]) == [2, 3]
+    assert "not an item" in problems["Problem"][0] and "JSON" in problems["Problem"][1]
+    assert not at.button  # no Submit while the file is invalid
+    assert count(db) == before
+
+
+def test_valid_file_is_scored_stored_and_ranked(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = count(db)
+    at = upload_page(db, monkeypatch)
+    field(at, "Team").input("site-team")
+    field(at, "Model name").input("uploaded-model")
+    at.file_uploader[0].upload("mine.jsonl", SAMPLE.read_bytes(), "application/json").run()
+    assert any("is valid: 22 prediction records" in s.value for s in at.success)
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("rank **#3** of 5" in s.value for s in at.success)
+    assert at.get("progress")[0].proto.value == 100
+    assert count(db) == before + 1
+    with duckdb.connect(str(db), read_only=True) as con:
+        stored = con.execute("SELECT team, model FROM submissions WHERE model = 'uploaded-model'").fetchone()
+    assert stored == ("site-team", "uploaded-model")
+    links = {p.proto.label: p.proto for p in at.get("page_link")}
+    assert links["See it on the board"].page == "board" and "task=openpi" in links["See it on the board"].query_string
+
+
+def test_user_text_is_escaped_everywhere_it_reaches_markdown(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hostile = "**bold** [x](https://evil.example/t.png) <img src=x onerror=alert(1)> `code`"
+    placed = intake_form.send(db, task="openpi", split="test", path=SAMPLE, filename=SAMPLE.name, model=hostile, team="<script>t</script>")
+    assert placed.rank is not None
+    monkeypatch.setenv("PROCBENCH_DB", str(db))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["id"] = placed.submission_id
+    at.run()
+    at.switch_page("site_pages/submission.py").run()
+    assert not at.exception
+    rendered = [h.value for h in at.header] + [c.value for c in at.caption] + [m.value for m in at.markdown]
+    assert ui.escape(hostile) in rendered[0]
+    unescaped = re.compile(r"(?<!\\)(\]\(|<img|<script|\*\*)")  # a link, raw HTML or emphasis markdown would act on
+    for text in rendered:
+        assert not unescaped.search(text), text
+    # escaping is reversible by a markdown renderer: no character is lost
+    assert ui.escape(hostile).replace("\\", "") == hostile.replace("\\", "")
