@@ -82,7 +82,9 @@ def build(
     wide = _filtered(wide, filters)
     if metric.name not in wide.columns:
         wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(metric.name))
-    wide = wide.sort([metric.name, "created_at"], descending=[metric.higher_is_better, False], nulls_last=True)
+    # Ranking by the primary metric uses the spec's tie-breaks (rank_by), e.g. PM-LLM's (Score, total, C1..C5).
+    keys = [metric] + ([info.metric(name) for name in info.rank_by if name in wide.columns] if metric.name == info.primary else [])
+    wide = wide.sort([k.name for k in keys] + ["created_at"], descending=[k.higher_is_better for k in keys] + [False], nulls_last=True)
     ids = wide["submission_id"].to_list()
     with_items = [sid for sid, ref in zip(ids, wide["is_reference"]) if not ref]
     bootstrapped = with_items[: max(0, interval_rows)]

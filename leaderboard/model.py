@@ -55,6 +55,7 @@ class TaskInfo:
     aggregator: str  # the spec's aggregator component name
     aggregator_kwargs: Mapping[str, Any]
     spec: Mapping[str, Any]
+    rank_by: tuple[str, ...] = ()  # the spec's tie-breaks after the primary metric
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
@@ -79,6 +80,7 @@ class TaskInfo:
             aggregator=str(aggregate.get("name", "")),
             aggregator_kwargs={k: v for k, v in aggregate.get("kwargs", [])},
             spec=spec,
+            rank_by=tuple(spec.get("rank_by") or ()),
         )
 
     def metric(self, name: str) -> MetricInfo:

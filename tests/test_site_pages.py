@@ -201,3 +201,32 @@ def test_analysis_refuses_intervals_when_the_aggregator_no_longer_reproduces(dem
     info = info_of(changed, "openpi", "test")
     assert analysis.bootstrap_of(changed, info, sid) is None
     assert analysis.bootstrap_of(demo_db, info, sid) is not None
+
+
+def test_ranking_uses_the_spec_tie_breaks(tmp_path: Path) -> None:
+    """Two PM-LLM submissions with the same Score are ordered by `total`, the spec's first tie-break."""
+    import json as _json
+
+    from leaderboard import boardview
+    from leaderboard.model import TaskInfo
+    from leaderboard.queries import tasks
+    from procbench.api import load_task
+    from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+    from submissions import submit
+
+    db = tmp_path / "tie.duckdb"
+    spec, runner = load_task("pm-llm-benchmark")
+    rows = [_json.loads(x) for x in (SAMPLE_SUBMISSIONS_DIR / "pm-llm-benchmark" / "acme-large.jsonl").read_text().splitlines()]
+    text_only = [r for r in rows if not r["id"].startswith("cat07")]
+    with_vision = tmp_path / "with-vision.jsonl"
+    with_vision.write_text("".join(_json.dumps(r) + "\n" for r in rows))
+    text = tmp_path / "text-only.jsonl"
+    text.write_text("".join(_json.dumps(r) + "\n" for r in text_only))
+    for path, model in ((text, "a-text-only"), (with_vision, "b-with-vision")):
+        submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="main", predictions=path, model=model, team="t", db_path=db)
+    row = tasks(db).filter(pl.col("task") == "pm-llm-benchmark").row(0, named=True)
+    info = TaskInfo.from_row(row)
+    assert info.rank_by[0] == "total"
+    view = boardview.build(db, info, interval_rows=0)
+    models = [m for m in view.table["Model"].to_list() if m in ("a-text-only", "b-with-vision")]
+    assert models == ["b-with-vision", "a-text-only"]  # equal Score (textual questions), higher total wins
