@@ -80,8 +80,10 @@ def build_model(task: s.Block, ck: _SpecChecker, params: dict[str, Any], path: s
     for name in rank_by:
         if name not in metric_names:
             ck.unknown(rank_attr.value.span, "metric in rank_by", name, metric_names)  # type: ignore[union-attr]
-    if score.matches:
-        produced = [o for match in score.matches for o in match.outputs]
+    match_blocks = score_block.blocks("match")
+    if match_blocks:
+        # every declared output counts, also of a match block that failed to check (no cascades)
+        produced = [o for b in match_blocks for o in _strs(b, "outputs")]
         for b in task.blocks("metric"):
             if b.labels and b.labels[0] not in produced and score.aggregate.name in ("mean", "sum"):
                 ck.unknown(b.span, "metric (no match block outputs it)", b.labels[0], produced)
@@ -198,14 +200,14 @@ def _data(block: s.Block, ck: _SpecChecker) -> m.DataSpec:
         m.Source(b.labels[0] if b.labels else "?", _str(b, "format"), _str(b, "path"), _str(b, "key") or None, _strs(b, "splits")) for b in block.blocks("source")
     )
     source_names = [src.name for src in sources]
-    if reader is None and not sources:
+    if reader_attr is None and not sources:
         ck.error(block.span, "the data block needs either `reader = component(...)` or at least one source block", 'e.g. source "gold" { format = "jsonl"  path = "bench/{split}.jsonl" }')
     if sources and sources[0].key is not None:
         ck.error(block.blocks("source")[0].span, "the first source is the primary one and takes no `key`", "list the source that defines the items first")
     used_sources: set[str] = set()
 
     def path_of(ref: s.Ref, what: str) -> tuple[str, ...]:
-        if reader is None and ref.parts[0] not in source_names:
+        if reader_attr is None and ref.parts[0] not in source_names:
             ck.unknown(ref.span, f"source in {what}", ref.parts[0], source_names)
         used_sources.add(ref.parts[0])
         return ref.parts
@@ -218,7 +220,7 @@ def _data(block: s.Block, ck: _SpecChecker) -> m.DataSpec:
         id_path = ("#row",)  # runners.tables.ROW_INDEX
     elif id_attr is not None:
         ck.error(id_attr.value.span, "id must be a field path (e.g. gold.id) or row_index()", "row_index() numbers the primary source's records from 0")
-    if reader is None and not id_path:
+    if reader_attr is None and not id_path:
         ck.error(block.span, "the data block needs `id = <source>.<field>` to identify items", "e.g. id = gold.id")
     fields_block = _one(block, "fields")
     fields = tuple((a.name, path_of(a.value, f"field {a.name!r}")) for a in (fields_block.attributes() if fields_block else []) if isinstance(a.value, s.Ref))
@@ -322,7 +324,7 @@ def _predictions(block: s.Block, ck: _SpecChecker) -> m.PredictionSpec:
         if t:
             fields.append((a.name, t))
     id_field = _str(block, "id", "id")
-    if reader is None:
+    if reader_attr is None:
         if fmt == "custom":
             ck.error(block.span, 'format = "custom" needs `reader = component(...)`')
         if not fields:

@@ -209,3 +209,10 @@ def test_parse_print_parse_is_the_identity(source: str) -> None:
     printed = format_file(first)
     assert _shape(parse(printed).body) == _shape(first.body)
     assert format_file(parse(printed)) == printed  # printing is idempotent
+
+
+def test_one_mistake_gives_one_error_not_a_cascade() -> None:
+    err = _error(_sub(r"coco_bleu\(n = 2\)", 'coco_bleu(n = "two")'))
+    assert len(err.diagnostics) == 1
+    err = _error(_sub(r'"gold" \{ format', '"gold" { formt'))
+    assert [d.message for d in err.diagnostics] == ["unknown attribute 'formt' in a source block", "source block is missing required attribute 'format'"]
