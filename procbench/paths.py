@@ -23,11 +23,21 @@ def default_data_root() -> Path | None:
     return candidate if candidate.is_dir() else None
 
 
+def default_fetch_root() -> Path:
+    """Where ``procbench data fetch`` puts files: ``PROCBENCH_DATA``, else ``$XDG_DATA_HOME/procbench/data``."""
+    env = os.environ.get("PROCBENCH_DATA")
+    if env:
+        return Path(env).expanduser().resolve()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser().resolve() / "procbench" / "data"
+
+
 def resolve_data_root(explicit: str | os.PathLike[str] | None) -> Path:
-    """``--data-dir`` wins, then ``PROCBENCH_DATA``, then ``../shared/data``, then the samples."""
+    """``--data-dir``, ``PROCBENCH_DATA``, ``../shared/data``, what ``data fetch`` fetched, the samples."""
     if explicit:
         return Path(explicit).expanduser().resolve()
-    return default_data_root() or SAMPLE_DATA_ROOT
+    fetched = default_fetch_root()
+    return default_data_root() or (fetched if fetched.is_dir() and any(fetched.iterdir()) else SAMPLE_DATA_ROOT)
 
 
 def parity_root() -> Path | None:

@@ -6,6 +6,7 @@ spec language.  ``evaluate`` runs the whole pipeline and returns an :class:`Eval
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import warnings
@@ -20,6 +21,25 @@ GoldReader = Callable[[Path, str], GoldSet]
 PredictionReader = Callable[[Path, GoldSet], Mapping[str, Any]]
 Scorer = Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
 Aggregator = Callable[[Sequence[ItemScore]], dict[str, float]]
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON-ready form that is the same in every process (sets sorted, dataclasses as dicts).
+
+    ``json.dumps(default=str)`` is not enough: a frozenset's ``str`` follows hash order, which
+    changes between processes, and the fingerprint must not.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"__type__": type(value).__name__, **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -86,7 +106,7 @@ class TaskRunner:
             gold = self.read_gold(data_root, split)
             digest = hashlib.sha256()
             digest.update(self.spec_digest.encode())
-            digest.update(json.dumps([gold.items, gold.labels, gold.answer_views], sort_keys=True, default=str).encode())
+            digest.update(json.dumps(_canonical([gold.items, gold.labels, gold.answer_views]), sort_keys=True).encode())
             self._gold_cache[key] = (gold, digest.hexdigest())
         return self._gold_cache[key]
 

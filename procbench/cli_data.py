@@ -1,0 +1,106 @@
+"""``procbench data``: fetch a benchmark's upstream files into the data root, and check them offline."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from dsl import SpecError
+from procbench import data as fetching
+
+EXIT_SPEC_ERROR = 3
+EXIT_DATA_MISSING = 4
+EXIT_FETCH_FAILED = 5
+
+data_app = typer.Typer(no_args_is_help=True, help="Fetch and check the benchmarks' upstream data files.")
+
+
+def _plan(target: str, split: str | None) -> list[fetching.FetchItem]:
+    try:
+        return fetching.plan(target, split=split)
+    except SpecError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+    except (fetching.FetchError, FileNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+
+
+def _origin_note(item: fetching.FetchItem, result: fetching.FetchResult) -> str:
+    if result.source == "present":
+        return "already in place"
+    if result.source == "cache":
+        return "from the local cache"
+    resumed = f", resumed at byte {result.resumed_from}" if result.resumed_from else ""
+    return f"from {item.origin}{resumed}"
+
+
+@data_app.command("fetch")
+def fetch_command(
+    target: Annotated[str, typer.Argument(help="a benchmark (e.g. PARADISE) or a task name (e.g. paradise-tip)")],
+    to: Annotated[Optional[Path], typer.Option("--to", help="data root to fill (default: PROCBENCH_DATA, else ~/.local/share/procbench/data)")] = None,
+    split: Annotated[Optional[str], typer.Option(help="only the files this split needs")] = None,
+    cache: Annotated[Optional[Path], typer.Option(help="download cache (default: PROCBENCH_CACHE, else ~/.cache/procbench)")] = None,
+    mirror: Annotated[Optional[str], typer.Option(help="fetch https://HOST/PATH from MIRROR/HOST/PATH instead (env PROCBENCH_MIRROR)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bars")] = False,
+) -> None:
+    """Download a benchmark's files in the upstream layout, verify size and sha256, resume partial downloads.
+
+    Files already in place and verified are kept; a second run works offline from the cache.
+    Exit 4 when nothing is declared for the target, 5 when a file could not be fetched or verified.
+    """
+    items = _plan(target, split)
+    root = (to or fetching.default_fetch_root()).expanduser().resolve()
+    typer.echo(f"{len(items)} file(s) for {target}{f' (split {split})' if split else ''} into {root}")
+
+    def report(item: fetching.FetchItem, result: fetching.FetchResult | None, error: str) -> None:
+        if result is None:
+            typer.echo(f"  FAILED  {item.spec.path}\n          {error}", err=True)
+        else:
+            typer.echo(f"  ok      {item.spec.path}  ({result.size:,} bytes, {_origin_note(item, result)})")
+
+    outcome = fetching.fetch_all(
+        items,
+        root,
+        on_result=report,
+        cache_dir=cache,
+        mirror=mirror or os.environ.get("PROCBENCH_MIRROR") or None,
+        show_progress=not quiet and sys.stderr.isatty(),
+    )
+    counts = {source: sum(r.source == source for r in outcome.results) for source in ("downloaded", "hub", "cache", "present")}
+    typer.echo(
+        f"{len(outcome.results)} verified ({counts['downloaded'] + counts['hub']} downloaded, {counts['cache']} from cache, "
+        f"{counts['present']} already present), {len(outcome.failures)} failed"
+    )
+    if not outcome.ok:
+        raise typer.Exit(EXIT_FETCH_FAILED)
+    if os.environ.get("PROCBENCH_DATA") and Path(os.environ["PROCBENCH_DATA"]).expanduser().resolve() == root:
+        return
+    typer.echo(f"score against it with --data-dir {root} (or export PROCBENCH_DATA={root})")
+
+
+@data_app.command("status")
+def status_command(
+    target: Annotated[str, typer.Argument(help="a benchmark or a task name")],
+    data_dir: Annotated[Optional[Path], typer.Option(help="data root to check (default: PROCBENCH_DATA, else ~/.local/share/procbench/data)")] = None,
+    split: Annotated[Optional[str], typer.Option(help="only the files this split needs")] = None,
+) -> None:
+    """Check, without the network, that every declared file is present with its size and sha256 (exit 4 if not)."""
+    items = _plan(target, split)
+    root = (data_dir or fetching.default_fetch_root()).expanduser().resolve()
+    states = fetching.status(items, root)
+    for st in states:
+        typer.echo(f"  {st.state:<8} {st.item.spec.path}{f'  ({st.detail})' if st.detail else ''}")
+    bad = [st for st in states if st.state != "ok"]
+    typer.echo(f"{len(states) - len(bad)} of {len(states)} file(s) verified under {root}")
+    if bad:
+        typer.echo(f"hint: procbench data fetch {target}{f' --split {split}' if split else ''} --to {root}", err=True)
+        raise typer.Exit(EXIT_DATA_MISSING)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(data_app, name="data")

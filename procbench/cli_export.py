@@ -1,0 +1,153 @@
+"""``procbench export`` (an evaluate metric module, the board as a Hub dataset) and ``procbench import``
+(lm-evaluation-harness and Inspect logs as prediction files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from dsl import SpecError
+
+EXIT_INVALID = 2
+EXIT_SPEC_ERROR = 3
+EXIT_DATA_MISSING = 4
+EXIT_PUBLISH_FAILED = 5
+
+export_app = typer.Typer(no_args_is_help=True, help="Export a task or the board to the Hugging Face ecosystem.")
+import_app = typer.Typer(no_args_is_help=True, help="Turn another harness's per-item log into a prediction file.")
+
+
+def _err(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+# -- export --------------------------------------------------------------------------------------
+
+
+@export_app.command("evaluate")
+def export_evaluate(
+    spec: Annotated[str, typer.Argument(help="task name or spec file")],
+    directory: Annotated[Path, typer.Argument(help="where the module goes (DIR/<task>/ unless DIR is already named after the task)")],
+) -> None:
+    """Write a Hugging Face `evaluate` metric module that scores in-memory predictions with procbench."""
+    from procbench.export.evaluate_module import write_module
+
+    try:
+        module = write_module(spec, directory)
+    except SpecError as exc:
+        _err(str(exc))
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+    except (FileNotFoundError, KeyError) as exc:
+        _err(f"error: {exc.args[0] if exc.args else exc}")
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+    typer.echo(f"wrote {module.script} (+ README.md)")
+    typer.echo(f'load it with: evaluate.load("{module.folder}")')
+
+
+@export_app.command("hub-dataset")
+def export_hub_dataset(
+    directory: Annotated[Path, typer.Argument(help="folder to write (Parquet per task, README.md card, metrics.json)")],
+    db: Annotated[Path, typer.Option(help="DuckDB file")] = Path("var/procbench.duckdb"),
+    push: Annotated[Optional[str], typer.Option(help="also upload the folder to this Hub dataset repo (org/name)")] = None,
+    private: Annotated[bool, typer.Option(help="create the Hub repo private")] = False,
+) -> None:
+    """Write the public board as a dataset folder ready for `huggingface_hub.upload_folder`; --push uploads it."""
+    from procbench.export.hub_dataset import PublishError, push_folder, write_dataset
+
+    if not db.exists():
+        _err(f"error: no database at {db}")
+        raise typer.Exit(EXIT_DATA_MISSING)
+    folder = write_dataset(db, directory)
+    typer.echo(f"wrote {folder.root}: {len(folder.tasks)} task(s), {folder.rows} row(s)")
+    for task, path in folder.tasks.items():
+        typer.echo(f"  {path.relative_to(folder.root)}  ({task})")
+    if push:
+        try:
+            url = push_folder(folder.root, push, private=private)
+        except PublishError as exc:
+            _err(f"error: {exc}")
+            raise typer.Exit(EXIT_PUBLISH_FAILED) from None
+        typer.echo(f"pushed to {url}")
+
+
+# -- import --------------------------------------------------------------------------------------
+
+
+def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_dir: Path | None, **reader: object) -> None:
+    from procbench.imports import ImportFailed, ImportOptions, import_log
+
+    options = ImportOptions(
+        choice_rule=reader.pop("choice_rule", "acc"),  # type: ignore[arg-type]
+        separator=reader.pop("separator", None),  # type: ignore[arg-type]
+        id_field=reader.pop("id_field", None),  # type: ignore[arg-type]
+    )
+    if not log.is_file():
+        _err(f"error: no log file at {log}")
+        raise typer.Exit(EXIT_INVALID)
+    try:
+        imported = import_log(fmt, log, task, split=split, data_dir=data_dir, options=options, **reader)  # type: ignore[arg-type]
+    except KeyError as exc:
+        _err(f"error: {exc.args[0]}")
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+    except SpecError as exc:
+        _err(str(exc))
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+    except ImportFailed as exc:
+        _err(exc.render())
+        _err("no prediction file was written")
+        raise typer.Exit(EXIT_INVALID) from None
+    except (FileNotFoundError, ValueError) as exc:
+        _err(f"error: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root, or fetch it with `procbench data fetch {task}`")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+    for warning in imported.warnings:
+        _err(f"warning: {warning}")
+    imported.write_jsonl(out)
+    typer.echo(f"wrote {out}: {len(imported.records)} prediction(s) for {task}")
+    typer.echo(f"score it with: procbench score {task} --split {split or '<split>'} --predictions {out}")
+
+
+SplitOption = Annotated[Optional[str], typer.Option(help="check ids and items against this split's gold (recommended)")]
+DataDirOption = Annotated[Optional[Path], typer.Option(help="data root for --split")]
+IdFieldOption = Annotated[Optional[str], typer.Option(help="dotted path to the item id in the logged item (default: the task's mapping)")]
+SeparatorOption = Annotated[Optional[str], typer.Option(help="split generated text on this instead of the task's separator")]
+
+
+@import_app.command("lm-eval")
+def import_lm_eval(
+    log: Annotated[Path, typer.Argument(help="lm-evaluation-harness samples_<task>_<date>.jsonl (from --log_samples)")],
+    task: Annotated[str, typer.Option(help="procbench task the log answers")],
+    out: Annotated[Path, typer.Option(help="prediction file to write (JSON lines)")],
+    split: SplitOption = None,
+    data_dir: DataDirOption = None,
+    filter_name: Annotated[Optional[str], typer.Option("--filter", help="which filter's responses, when the log has several")] = None,
+    raw: Annotated[bool, typer.Option(help="use `resps` (before filters) instead of `filtered_resps`")] = False,
+    choice_rule: Annotated[str, typer.Option(help="multiple choice: acc (argmax log-likelihood) or acc_norm (per character)")] = "acc",
+    separator: SeparatorOption = None,
+    id_field: IdFieldOption = None,
+) -> None:
+    """Import an lm-evaluation-harness --log_samples file as a prediction file for TASK (exit 2 listing every problem)."""
+    if choice_rule not in ("acc", "acc_norm"):
+        raise typer.BadParameter("--choice-rule is acc or acc_norm")
+    _import("lm-eval", log, task, out, split, data_dir, filter_name=filter_name, raw=raw, choice_rule=choice_rule, separator=separator, id_field=id_field)
+
+
+@import_app.command("inspect")
+def import_inspect(
+    log: Annotated[Path, typer.Argument(help="Inspect log (.eval archive or .json)")],
+    task: Annotated[str, typer.Option(help="procbench task the log answers")],
+    out: Annotated[Path, typer.Option(help="prediction file to write (JSON lines)")],
+    split: SplitOption = None,
+    data_dir: DataDirOption = None,
+    epoch: Annotated[int, typer.Option(help="which epoch's outputs, when the run had several")] = 1,
+    separator: SeparatorOption = None,
+    id_field: IdFieldOption = None,
+) -> None:
+    """Import an Inspect evaluation log as a prediction file for TASK (exit 2 listing every problem)."""
+    _import("inspect", log, task, out, split, data_dir, epoch=epoch, separator=separator, id_field=id_field)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(export_app, name="export")
+    app.add_typer(import_app, name="import")

@@ -1,0 +1,119 @@
+"""Reading Inspect evaluation logs: ``.eval`` (a ZIP archive) or ``.json`` (one EvalLog object).
+
+An ``.eval`` archive holds ``header.json`` (the EvalLog without samples; ``_journal/start.json``
+while the run is still going) and one ``samples/<id>_epoch_<n>.json`` per sample and epoch (a
+sample written twice is two members of one name: the last wins, as Inspect reads it).  A ``.json``
+log has the samples inline under ``"samples"``.  Each sample (EvalSample) has ``id``, ``epoch``,
+``input``, ``choices`` (multiple choice), ``target``, ``output`` (ModelOutput: ``completion`` and
+``choices[].message.content``), ``scores`` (scorer name -> ``{value, answer, explanation}``),
+``metadata`` and, when it failed, ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput
+
+SAMPLE_MEMBER = re.compile(r"^samples/.+_epoch_\d+\.json$")
+
+
+def _content_text(content: Any) -> str | None:
+    """ChatMessage content: a string, or a list of parts of which the text ones are joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
+        return "".join(parts) if parts else None
+    return None
+
+
+def completion(sample: dict[str, Any]) -> str | None:
+    """``output.completion``, else the first output choice's message text."""
+    output = sample.get("output") or {}
+    if isinstance(output.get("completion"), str) and output["completion"]:
+        return output["completion"]
+    choices = output.get("choices") or []
+    if choices and isinstance(choices[0], dict):
+        return _content_text((choices[0].get("message") or {}).get("content"))
+    return output.get("completion") if isinstance(output.get("completion"), str) else None
+
+
+def stated_answer(sample: dict[str, Any]) -> str | None:
+    """The answer a scorer extracted (``scores.<name>.answer``), preferring Inspect's ``choice`` scorer."""
+    scores = sample.get("scores") or {}
+    ordered = sorted(scores.items(), key=lambda kv: kv[0] != "choice")
+    for _, score in ordered:
+        if isinstance(score, dict) and isinstance(score.get("answer"), str) and score["answer"].strip():
+            return score["answer"].strip()
+    return None
+
+
+def _samples_from_zip(path: Path) -> Iterator[tuple[str, Any]]:
+    with zipfile.ZipFile(path) as archive:
+        latest: dict[str, zipfile.ZipInfo] = {}
+        for info in archive.infolist():  # the last member of a name wins
+            if SAMPLE_MEMBER.match(info.filename):
+                latest[info.filename] = info
+        for name, info in latest.items():
+            try:
+                yield name, json.loads(archive.read(info).decode("utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                yield name, exc
+
+
+def _samples_from_json(path: Path) -> Iterator[tuple[str, Any]]:
+    log = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(log, dict) or "eval" not in log:
+        raise ValueError("not an Inspect EvalLog (no 'eval' key)")
+    samples = log.get("samples")
+    if not samples:
+        raise ValueError("the log has no samples (was it written with --no-log-samples?)")
+    for position, sample in enumerate(samples):
+        yield f"samples[{position}]", sample
+
+
+def read_log(path: Path, *, epoch: int = 1) -> list[LoggedOutput]:
+    """The samples of one epoch of an Inspect log; raises ImportFailed listing every problem."""
+    source = str(path)
+    try:
+        pairs = list(_samples_from_zip(path) if zipfile.is_zipfile(path) else _samples_from_json(path))
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        raise ImportFailed([ImportProblem("file", f"cannot read an Inspect log: {exc}")], source) from None
+    problems: list[ImportProblem] = []
+    outputs: list[LoggedOutput] = []
+    epochs: set[int] = set()
+    for where, sample in pairs:
+        if isinstance(sample, Exception):
+            problems.append(ImportProblem(where, f"not valid JSON: {sample}"))
+            continue
+        if not isinstance(sample, dict) or "id" not in sample:
+            problems.append(ImportProblem(where, "not an Inspect sample (no 'id')"))
+            continue
+        epochs.add(int(sample.get("epoch", 1)))
+        if int(sample.get("epoch", 1)) != epoch:
+            continue
+        if sample.get("error"):
+            problems.append(ImportProblem(where, f"sample {sample['id']!r} failed in the run: {str((sample['error'] or {}).get('message', sample['error']))[:120]}"))
+            continue
+        metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+        options = tuple(str(c) for c in sample.get("choices") or ())
+        text, answer = completion(sample), stated_answer(sample)
+        chosen = _letter_index(answer) if answer is not None else None
+        outputs.append(LoggedOutput(where, sample["id"], metadata, text=text if text is not None else answer, choice_texts=options, choice=chosen))
+    if not outputs and not problems:
+        problems.append(ImportProblem("file", f"no samples of epoch {epoch} (epochs in the log: {', '.join(map(str, sorted(epochs))) or 'none'})"))
+    if problems:
+        raise ImportFailed(problems, source)
+    return outputs
+
+
+def _letter_index(answer: str) -> int | None:
+    """'B' -> 1; anything that is not a single letter -> None (left for the task mapping to parse)."""
+    letter = answer.strip().strip("()").strip()
+    return ord(letter.upper()) - ord("A") if len(letter) == 1 and letter.isalpha() else None

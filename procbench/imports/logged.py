@@ -1,0 +1,66 @@
+"""What the readers of foreign logs produce: one item's output, before it is mapped onto a task."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class LoggedOutput:
+    """One item's model output as another harness logged it.
+
+    ``fields`` is what the log says about the item itself: the dataset row for lm-evaluation-harness
+    (``doc``), the sample ``metadata`` for Inspect.  Exactly one of ``text`` (a generation),
+    ``choice_scores`` (lm-eval log-likelihoods, one per option) or ``choice`` (an option index the log
+    states, e.g. Inspect's ``choice`` scorer answer) carries the output.
+    """
+
+    where: str  # "line 12" or "samples/3_epoch_1.json": for error messages
+    sample_id: str | int | None
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    text: str | None = None
+    choice_scores: tuple[float, ...] = ()
+    choice_texts: tuple[str, ...] = ()  # the options as the log shows them (lm-eval continuations, Inspect choices)
+    choice: int | None = None
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """Something in a foreign log that stops it from becoming a valid prediction file."""
+
+    where: str
+    message: str
+
+    def render(self, source: str = "") -> str:
+        return f"{source}: {self.where}: {self.message}" if source else f"{self.where}: {self.message}"
+
+
+class ImportFailed(Exception):
+    """A log that cannot be imported; carries every problem found, not only the first."""
+
+    def __init__(self, problems: Sequence[ImportProblem], source: str = ""):
+        self.problems = list(problems)
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        n = len(self.problems)
+        shown = self.problems[:50]
+        lines = [f"{n} problem{'s' if n != 1 else ''} importing {self.source or 'the log'}", *("  " + p.render() for p in shown)]
+        if n > len(shown):
+            lines.append(f"  ... and {n - len(shown)} more")
+        return "\n".join(lines)
+
+
+def dotted(record: Mapping[str, Any], path: str) -> Any:
+    """``record["a"]["b"]`` for ``"a.b"``; a key that itself contains dots (``"Unnamed: 0"``) is tried whole first."""
+    if path in record:
+        return record[path]
+    value: Any = record
+    for key in path.split("."):
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value

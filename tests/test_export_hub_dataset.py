@@ -1,0 +1,160 @@
+"""``procbench export hub-dataset``: the board as a dataset folder, and its upload to a loopback fake of the Hub API."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from procbench.api import load_task
+from procbench.cli import app
+from procbench.export.hub_dataset import PublishError, push_folder, write_dataset
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from submissions import load_reported, submit
+from submissions.store import writer
+
+CLOSED_PORT_URL = "http://127.0.0.1:9"
+
+
+@pytest.fixture(autouse=True)
+def _hub_online_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another module may have switched huggingface_hub to offline mode process-wide (it reads HF_HUB_OFFLINE at import)."""
+    import huggingface_hub.constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+
+
+@pytest.fixture(scope="module")
+def board_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real store: PARADISE tip and OpenPI sample submissions, OpenPI's paper rows, one hidden submission."""
+    db = tmp_path_factory.mktemp("store") / "board.duckdb"
+    stored = {}
+    for task, files in {"paradise-tip": ["sample-strong.jsonl", "sample-weak.jsonl", "sample-middling.csv"], "openpi": ["strong-model.jsonl", "template-guesser.jsonl"]}.items():
+        spec, runner = load_task(task)
+        for name in files:
+            outcome = submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=SAMPLE_SUBMISSIONS_DIR / task / name, model=name.split(".")[0], team="tests", db_path=db)
+            stored[(task, name)] = outcome.submission_id
+    spec, runner = load_task("openpi")
+    load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)
+    with writer(db) as con:
+        con.execute("UPDATE submissions SET hidden = TRUE WHERE submission_id = ?", [stored[("paradise-tip", "sample-weak.jsonl")]])
+    return db
+
+
+def _board(db: Path, task: str) -> pl.DataFrame:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return pl.from_arrow(con.sql("SELECT submission_id, slice, slice_value, metric, value FROM board WHERE task = ?", params=[task]).to_arrow_table())  # type: ignore[return-value]
+
+
+def test_the_folder_holds_the_board_per_task_and_split(board_db: Path, tmp_path: Path) -> None:
+    folder = write_dataset(board_db, tmp_path / "dataset")
+    assert set(folder.tasks) == {"paradise-tip", "openpi"}
+    for task in folder.tasks:
+        exported = pl.read_parquet(tmp_path / "dataset" / "data" / task / "test.parquet")
+        board = _board(board_db, task)
+        assert set(exported["submission_id"]) == set(board["submission_id"])
+        for row in board.iter_rows(named=True):  # every figure of the board, in its metric column
+            match = exported.filter((pl.col("submission_id") == row["submission_id"]) & (pl.col("slice") == row["slice"]) & (pl.col("slice_value") == row["slice_value"]))
+            assert match.height == 1 and match[row["metric"]][0] == row["value"]
+    paradise = pl.read_parquet(tmp_path / "dataset/data/paradise-tip/test.parquet")
+    assert "sample-weak" not in set(paradise["model"])  # hidden on the board, absent here
+    assert paradise.columns[:4] == ["task", "split", "slice", "slice_value"] and paradise.columns[-4:] == ["accuracy", "weighted_p", "weighted_r", "weighted_f1"]
+    assert folder.rows == sum(pl.read_parquet(f).height for f in folder.files)
+
+
+def test_the_card_and_metrics_describe_configs_metrics_and_licences(board_db: Path, tmp_path: Path) -> None:
+    write_dataset(board_db, tmp_path / "dataset")
+    card = (tmp_path / "dataset" / "README.md").read_text()
+    header = yaml.safe_load(card.split("---\n")[1])
+    configs = {c["config_name"]: c["data_files"] for c in header["configs"]}
+    assert configs == {
+        "openpi": [{"split": "test", "path": "data/openpi/test.parquet"}],
+        "paradise-tip": [{"split": "test", "path": "data/paradise-tip/test.parquet"}],
+    }
+    assert all((tmp_path / "dataset" / files[0]["path"]).is_file() for files in configs.values())
+    assert header["license"] == "other" and "leaderboard" in header["tags"]
+    assert "| OpenPI | MIT |" in card and "| PARADISE | MIT | the Hugging Face copy GGLab/PARADISE is tagged MIT" in card
+    assert "`rouge_f1` (primary) | ROUGE-L F1 (×100) | ROUGE |" in card and "@inproceedings{tandon-etal-2020-dataset" in card
+    metrics = json.loads((tmp_path / "dataset" / "metrics.json").read_text())
+    assert metrics["paradise-tip"]["primary"] == "accuracy"
+    assert [m["name"] for m in metrics["openpi"]["metrics"]] == [m.name for m in load_task("openpi")[0].metrics]
+    assert metrics["openpi"]["splits"]["test"]["submissions"] == len(set(_board(board_db, "openpi")["submission_id"]))
+    assert metrics["paradise-tip"]["splits"]["test"]["best"]["model"] == "sample-strong"
+
+
+class FakeHub(http.server.BaseHTTPRequestHandler):
+    """The four calls `create_repo` + `upload_folder` make (small files, uploaded inline)."""
+
+    protocol_version = "HTTP/1.1"
+    commits: list[list[dict[str, Any]]] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _reply(self, obj: dict[str, Any], code: int = 200) -> None:
+        body = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.path == "/api/repos/create":
+            return self._reply({"url": f"{base}/datasets/me/procbench-board", "name": "me/procbench-board"})
+        if self.path == "/api/validate-yaml":
+            return self._reply({"errors": [], "warnings": []})
+        if self.path.startswith("/api/datasets/me/procbench-board/preupload/"):
+            return self._reply({"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in json.loads(body)["files"]]})
+        if self.path.startswith("/api/datasets/me/procbench-board/commit/"):
+            FakeHub.commits.append([json.loads(line) for line in body.decode().splitlines() if line.strip()])
+            return self._reply({"commitUrl": f"{base}/datasets/me/procbench-board/commit/{'a' * 40}", "commitOid": "a" * 40, "pullRequestUrl": None})
+        self._reply({"error": "not found"}, 404)
+
+
+@pytest.fixture
+def fake_hub() -> Iterator[str]:
+    FakeHub.commits = []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_push_uploads_every_file_of_the_folder(board_db: Path, tmp_path: Path, fake_hub: str) -> None:
+    folder = write_dataset(board_db, tmp_path / "dataset")
+    url = push_folder(folder.root, "me/procbench-board", endpoint=fake_hub, token="hf_loopback_test")
+    assert url.endswith("/datasets/me/procbench-board/commit/" + "a" * 40)
+    (commit,) = FakeHub.commits
+    uploaded = {op["value"]["path"]: base64.b64decode(op["value"]["content"]) for op in commit if op["key"] == "file"}
+    on_disk = {p.relative_to(folder.root).as_posix(): p.read_bytes() for p in folder.root.rglob("*") if p.is_file()}
+    assert uploaded == on_disk
+
+
+def test_push_without_the_hub_fails_cleanly(board_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = write_dataset(board_db, tmp_path / "dataset")
+    with pytest.raises(PublishError, match="could not reach the Hub"):
+        push_folder(folder.root, "me/procbench-board", endpoint=CLOSED_PORT_URL, token="hf_loopback_test")
+    monkeypatch.setenv("HF_ENDPOINT", CLOSED_PORT_URL)
+    monkeypatch.setenv("HF_TOKEN", "hf_loopback_test")
+    result = CliRunner().invoke(app, ["export", "hub-dataset", str(tmp_path / "cli"), "--db", str(board_db), "--push", "me/procbench-board"])
+    assert result.exit_code == 5 and "nothing was uploaded" in result.stderr
+    assert (tmp_path / "cli" / "README.md").is_file()  # the folder is written before the push is tried
+    assert CliRunner().invoke(app, ["export", "hub-dataset", str(tmp_path / "x"), "--db", str(tmp_path / "none.duckdb")]).exit_code == 4
