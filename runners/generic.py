@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runners._types import GoldSet, ItemScore
 from runners.filters import AnswerFilter
-from runners.matching import Matcher, PairScorer
+from runners.matching import PRF, Matcher, PairBatch, PairScorer
 from runners.registry import component
 
 
@@ -68,24 +68,68 @@ class MatchStage:
 
 @dataclass(frozen=True)
 class MatchScorer:
-    """Scores every gold item with each match stage; a missing prediction is an empty answer list."""
+    """Scores every gold item with each match stage; a missing prediction is an empty answer list.
+
+    Stages run one at a time over all items, so that a matcher with ``score_many`` can score the
+    whole split in a few vectorised calls; the per-item values keep the stage order.  Consecutive
+    stages that match the same answers with the same matcher and normalisers and differ only in
+    their similarity (OpenPI's Exact, BLEU and ROUGE) are scored together: the answers are
+    normalised, encoded and laid out once for all of them.
+    """
 
     stages: tuple[MatchStage, ...]
+    _batches: dict[tuple[int, ...], PairBatch] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
-        out = []
-        for item_id, record in gold.items.items():
-            prediction = predictions.get(item_id) or {}
-            values: dict[str, float] = {}
-            for stage in self.stages:
-                answers = list(prediction.get(stage.prediction_field) or [])
+        item_ids = list(gold.items)
+        records = [gold.items[item_id] for item_id in item_ids]
+        predicted = [predictions.get(item_id) or {} for item_id in item_ids]
+        inputs = []
+        for stage in self.stages:
+            golds = [list(record.get(stage.gold_field) or []) for record in records]
+            answers = []
+            for prediction in predicted:
+                listed = list(prediction.get(stage.prediction_field) or [])
                 for f in stage.filters:
-                    answers = f(answers)
-                prf = stage.matcher(list(record.get(stage.gold_field) or []), answers, stage.pairs)
+                    listed = f(listed)
+                answers.append(listed)
+            inputs.append((golds, answers))
+        columns: list[list[PRF]] = []
+        for group in self._groups(inputs):
+            first = self.stages[group[0]]
+            golds, answers = inputs[group[0]]
+            if len(group) > 1:
+                batch = self._batches.get(group)
+                if batch is None:
+                    batch = self._batches[group] = PairBatch([self.stages[i].pairs for i in group])
+                columns.extend(first.matcher.score_shared(golds, answers, batch))  # type: ignore[attr-defined]
+            elif hasattr(first.matcher, "score_many"):
+                columns.append(first.matcher.score_many(golds, answers, first.pairs))  # type: ignore[attr-defined]
+            else:
+                columns.append([first.matcher(g, a, first.pairs) for g, a in zip(golds, answers)])
+        out = []
+        for position, item_id in enumerate(item_ids):
+            values: dict[str, float] = {}
+            for stage, column in zip(self.stages, columns):
+                prf = column[position]
                 p, r, f1 = stage.outputs
                 values[p], values[r], values[f1] = prf.precision, prf.recall, prf.f1
             out.append(ItemScore(item_id, values))
         return out
+
+    def _groups(self, inputs: list[tuple[list[list[str]], list[list[str]]]]) -> list[tuple[int, ...]]:
+        """Runs of consecutive stages that can share one batch (the same answers, matcher and normalisers)."""
+        groups: list[tuple[int, ...]] = []
+        for i, stage in enumerate(self.stages):
+            if groups and self._can_join(self.stages[groups[-1][0]], stage) and inputs[groups[-1][0]] == inputs[i]:
+                groups[-1] = (*groups[-1], i)
+            else:
+                groups.append((i,))
+        return groups
+
+    @staticmethod
+    def _can_join(first: MatchStage, stage: MatchStage) -> bool:
+        return hasattr(first.matcher, "score_shared") and first.matcher == stage.matcher and PairBatch.shareable([first.pairs, stage.pairs])
 
 
 @component("scorer", "field_match")

@@ -1,4 +1,10 @@
-"""Matchers: compare a gold answer set with a predicted answer set and return (P, R, F1)."""
+"""Matchers: compare a gold answer set with a predicted answer set and return (P, R, F1).
+
+``BestMatch.score_many`` scores many items at once when the similarity has a pair kernel: every
+(prediction, gold) pair of a chunk of items goes through the kernel in one numpy call, and the
+row and column maxima are segmented reductions.  Sums over answers stay Python ``sum`` in the
+scalar path's order, so results are identical to scoring item by item.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from runners.registry import component
-from runners.similarity import Similarity
+from runners.similarity import PairKernel, Similarity
 from runners.text import IDENTITY, Pipeline
+
+# Past this many distinct strings a pair scorer forgets what it encoded (bounded memory when one
+# process scores many submissions); the next call re-encodes what it needs.
+MAX_ENCODED_STRINGS = 2_000_000
+# Pairs scored per kernel call: bounds the temporary arrays whatever the size of the split.
+PAIRS_PER_CHUNK = 400_000
+# Pair values a pair scorer remembers across calls before it starts afresh.
+MAX_REMEMBERED_PAIRS = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -35,6 +51,7 @@ class PairScorer:
     similarity_input: Pipeline = IDENTITY
     guard_empty: bool = True
     _prepared: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    _batch: PairBatch | None = field(default=None, repr=False, compare=False)
 
     def prepare(self, raw: str) -> tuple[str, Any]:
         hit = self._prepared.get(raw)
@@ -49,9 +66,133 @@ class PairScorer:
             return 1.0 if not gold[0] and not prediction[0] else 0.0
         return self.similarity.score(gold[1], prediction[1])
 
+    @property
+    def batchable(self) -> bool:
+        return callable(getattr(self.similarity, "kernel", None))
+
+    def batch(self) -> PairBatch:
+        """This scorer's own batch encoder (kept, so that later calls reuse what it encoded)."""
+        if self._batch is None:
+            self._batch = PairBatch((self,))
+        return self._batch
+
+
+class PairBatch:
+    """The batch path of one or more pair scorers that share their normalisers.
+
+    Each raw string is normalised and given an index once (the index of its similarity input, so
+    equal inputs share one); every scorer's pair kernel encodes the same inputs under the same
+    indices and scores index pairs.  Pair values are remembered per scorer (sorted keys
+    ``gold << 32 | prediction``), so re-scoring the same pairs, as answer-label slices do, only
+    computes the pairs not seen before.
+    """
+
+    def __init__(self, scorers: Sequence[PairScorer]):
+        if not scorers or not all(s.batchable for s in scorers):
+            raise ValueError("every scorer of a batch needs a similarity with a pair kernel")
+        first = scorers[0]
+        if any(s.content is not first.content or s.similarity_input is not first.similarity_input for s in scorers):
+            raise ValueError("the scorers of a batch must share their normalisers")
+        self.scorers = tuple(scorers)
+        self._reset()
+
+    @staticmethod
+    def shareable(scorers: Sequence[PairScorer]) -> bool:
+        first = scorers[0]
+        return all(s.batchable and s.content is first.content and s.similarity_input is first.similarity_input for s in scorers)
+
+    def _reset(self) -> None:
+        self.encoded: dict[str, tuple[bool, int]] = {}
+        self.inputs: dict[str, int] = {}
+        self.kernels: list[PairKernel] = [s.similarity.kernel() for s in self.scorers]  # type: ignore[attr-defined]
+        self.memos: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in self.scorers]
+
+    def start(self) -> None:
+        """Called before encoding a chunk: forget everything once the cache is full (bounded memory)."""
+        if len(self.inputs) > MAX_ENCODED_STRINGS:
+            self._reset()
+
+    def encode(self, raws: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """For each raw string: whether its content is empty, and the index of its similarity input."""
+        scorer = self.scorers[0]
+        encoded, inputs, fresh = self.encoded, self.inputs, []
+        for raw in raws:
+            if raw not in encoded:
+                content = scorer.content(raw)
+                text = scorer.similarity_input(content)
+                index = inputs.get(text)
+                if index is None:
+                    index = inputs[text] = len(inputs)
+                    fresh.append(text)
+                encoded[raw] = (not content, index)
+        for kernel in self.kernels:
+            kernel.extend(fresh)
+        pairs = [encoded[raw] for raw in raws]
+        return np.fromiter((e for e, _ in pairs), dtype=bool, count=len(pairs)), np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
+
+    def score(self, k: int, gold: np.ndarray, prediction: np.ndarray, gold_empty: np.ndarray, prediction_empty: np.ndarray) -> np.ndarray:
+        """Scorer ``k``'s ``score`` for index pairs from ``encode`` (with its empty-content guard)."""
+        keys = (gold << 32) | prediction
+        known_keys, known_values = self.memos[k]
+        if len(known_keys):
+            at = np.minimum(np.searchsorted(known_keys, keys), len(known_keys) - 1)
+            found = known_keys[at] == keys
+            values = np.where(found, known_values[at], 0.0)
+        else:
+            found, values = np.zeros(len(keys), dtype=bool), np.zeros(len(keys))
+        missing = np.flatnonzero(~found)
+        if len(missing):
+            new_keys, first = np.unique(keys[missing], return_index=True)
+            new_values = self.kernels[k].score_pairs(gold[missing][first], prediction[missing][first])
+            values[missing] = new_values[np.searchsorted(new_keys, keys[missing])]
+            if len(known_keys) + len(new_keys) > MAX_REMEMBERED_PAIRS:
+                known_keys, known_values = known_keys[:0], known_values[:0]
+            merged = np.concatenate([known_keys, new_keys])
+            order = np.argsort(merged, kind="stable")  # two sorted runs: a linear merge
+            self.memos[k] = (merged[order], np.concatenate([known_values, new_values])[order])
+        if self.scorers[k].guard_empty:
+            either = gold_empty | prediction_empty
+            values = np.where(either, np.where(gold_empty & prediction_empty, 1.0, 0.0), values)
+        return values
+
 
 class Matcher(Protocol):
     def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF: ...
+
+
+@dataclass(frozen=True)
+class _PairLayout:
+    """Every (row, column) pair of a chunk of items, item after item, row-major inside an item.
+
+    ``row_starts`` start each row's segment; ``values[column_major]`` lists the same pairs column
+    by column, whose segments start at ``column_starts``.
+    """
+
+    row_of_pair: np.ndarray
+    column_of_pair: np.ndarray
+    row_starts: np.ndarray
+    column_major: np.ndarray
+    column_starts: np.ndarray
+
+    @classmethod
+    def of(cls, rows_per_item: np.ndarray, columns_per_item: np.ndarray) -> _PairLayout:
+        items = np.arange(len(rows_per_item), dtype=np.int64)
+        block = rows_per_item * columns_per_item
+        block_start = np.cumsum(block) - block
+        first_row = np.cumsum(rows_per_item) - rows_per_item
+        first_column = np.cumsum(columns_per_item) - columns_per_item
+        item_of_pair = np.repeat(items, block)
+        offset = np.arange(len(item_of_pair), dtype=np.int64) - block_start[item_of_pair]
+        rows_here, columns_here = rows_per_item[item_of_pair], columns_per_item[item_of_pair]
+        item_of_row = np.repeat(items, rows_per_item)
+        item_of_column = np.repeat(items, columns_per_item)
+        return cls(
+            row_of_pair=first_row[item_of_pair] + offset // columns_here,
+            column_of_pair=first_column[item_of_pair] + offset % columns_here,
+            row_starts=block_start[item_of_row] + (np.arange(len(item_of_row)) - first_row[item_of_row]) * columns_per_item[item_of_row],
+            column_major=block_start[item_of_pair] + (offset % rows_here) * columns_here + offset // rows_here,
+            column_starts=block_start[item_of_column] + (np.arange(len(item_of_column)) - first_column[item_of_column]) * rows_per_item[item_of_column],
+        )
 
 
 @dataclass(frozen=True)
@@ -83,6 +224,68 @@ class BestMatch:
         precision = sum(self._best(matrix[p]) for p in predictions) / len(predictions)
         recall = sum(self._best([matrix[p][j] for p in distinct]) for j in range(len(gold))) / len(gold)
         return PRF(precision, recall, f1_of(precision, recall))
+
+    def score_many(self, golds: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]], pairs: PairScorer) -> list[PRF]:
+        """``[self(g, p, pairs) for g, p in zip(golds, predictions)]``, vectorised when the similarity allows."""
+        if not pairs.batchable:
+            return [self(g, p, pairs) for g, p in zip(golds, predictions)]
+        return self.score_shared(golds, predictions, pairs.batch())[0]
+
+    def score_shared(self, golds: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]], batch: PairBatch) -> list[list[PRF]]:
+        """``score_many`` under each scorer of ``batch`` at once: the answers are encoded and laid out once."""
+        outs: list[list[PRF | None]] = [[None] * len(golds) for _ in batch.scorers]
+        chunk: list[tuple[int, Sequence[str], list[str]]] = []
+        budget = 0
+        for position, (gold, prediction) in enumerate(zip(golds, predictions)):
+            if not gold or not prediction:
+                for out, scorer in zip(outs, batch.scorers):
+                    out[position] = self(gold, prediction, scorer)
+                continue
+            prediction = list(dict.fromkeys(prediction)) if self.dedup else list(prediction)
+            chunk.append((position, gold, prediction))
+            budget += len(gold) * len(prediction)
+            if budget >= PAIRS_PER_CHUNK:
+                self._score_chunk(chunk, batch, outs)
+                chunk, budget = [], 0
+        if chunk:
+            self._score_chunk(chunk, batch, outs)
+        return outs  # type: ignore[return-value]
+
+    def _score_chunk(self, chunk: Sequence[tuple[int, Sequence[str], list[str]]], batch: PairBatch, outs: list[list[PRF | None]]) -> None:
+        # rows: the distinct predictions of each item; columns: every gold answer of each item
+        row_raws: list[str] = []
+        column_raws: list[str] = []
+        rows_of: list[list[int]] = []
+        rows_per_item, columns_per_item = [], []
+        for _, gold, prediction in chunk:
+            local = {p: len(row_raws) + i for i, p in enumerate(dict.fromkeys(prediction))}
+            row_raws.extend(local)
+            rows_of.append([local[p] for p in prediction])
+            rows_per_item.append(len(local))
+            columns_per_item.append(len(gold))
+            column_raws.extend(gold)
+        batch.start()
+        row_empty, row_index = batch.encode(row_raws)
+        column_empty, column_index = batch.encode(column_raws)
+        layout = _PairLayout.of(np.asarray(rows_per_item, dtype=np.int64), np.asarray(columns_per_item, dtype=np.int64))
+        rows, columns = layout.row_of_pair, layout.column_of_pair
+        gold_index, prediction_index = column_index[columns], row_index[rows]
+        gold_empty, prediction_empty = column_empty[columns], row_empty[rows]
+        for k, out in enumerate(outs):
+            values = batch.score(k, gold_index, prediction_index, gold_empty, prediction_empty)
+            row_list = self._best_of(values, layout.row_starts).tolist()
+            column_list = self._best_of(values[layout.column_major], layout.column_starts).tolist()
+            column_end = 0
+            for (position, gold, prediction), item_rows in zip(chunk, rows_of):
+                column_start, column_end = column_end, column_end + len(gold)
+                precision = sum(row_list[r] for r in item_rows) / len(prediction)
+                recall = sum(column_list[column_start:column_end]) / len(gold)
+                out[position] = PRF(precision, recall, f1_of(precision, recall))
+
+    def _best_of(self, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """``_best`` of each segment: starts at 0.0, only a strictly greater value replaces it (never NaN)."""
+        best = np.fmax(np.fmax.reduceat(values, starts), 0.0)
+        return np.where(best >= self.threshold, best, 0.0)
 
     def _best(self, values: Sequence[float]) -> float:
         best = 0.0

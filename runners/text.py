@@ -97,9 +97,17 @@ def stem(algorithm: StemAlgorithm = "porter", *, mode: PorterMode = "nltk_extens
     if unit == "whole":
         return lambda text: stemmer(text).strip()
 
+    stems: dict[str, str] = {}  # raw token -> its stripped stem (answers share most tokens)
+
     def per_token(text: str) -> str:
-        stems = (stemmer(token.lower()).strip() for token in text.split())
-        return " ".join(s for s in stems if s)
+        out = []
+        for token in text.split():
+            stemmed = stems.get(token)
+            if stemmed is None:
+                stemmed = stems[token] = stemmer(token.lower()).strip()
+            if stemmed:
+                out.append(stemmed)
+        return " ".join(out)
 
     return per_token
 

@@ -19,12 +19,14 @@ Key scheme (``side`` is ``p`` for the precision pass, ``r`` for the recall pass)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from runners.paged.model import ACTIONS, NodeType
 from runners.paged.parse import Edge, Endpoint, Span
-from runners.paged.tokens import bleu1, lexical_f1
+from runners.paged.tokens import bleu1, lexical_f1, lexical_f1_matrix
 
 ALIGN_THRESHOLD = 0.5  # a span whose best partner scores lower is skipped entirely
 SAME_NODE_THRESHOLD = 0.8  # registry: two texts of this lexical F1 are one node
@@ -116,16 +118,16 @@ class _Pass:
         self.stats = stats
         self.side = side
         self.registry: list[_Registered] = []
+        # the same entries by (node type, agent), in registration order: only those can be the same node
+        self.registry_by_kind: dict[tuple[NodeType, str], list[_Registered]] = {}
         self.aligned = 0
 
-    def run(self, these: Sequence[Span], others: Sequence[Span], similarity: Callable[[int, int], float]) -> None:
+    def run(self, these: Sequence[Span], others: Sequence[Span], similarity: np.ndarray) -> None:
+        """``similarity[i, j]``: lexical F1 of ``these[i]`` and ``others[j]``."""
+        best_partners = similarity.argmax(axis=1).tolist() if len(others) else [-1] * len(these)
         for i, span in enumerate(these):
-            best_j, best_f = -1, -1.0
-            for j in range(len(others)):
-                f = similarity(i, j)
-                if f > best_f:  # strict: the first of equally good partners wins
-                    best_j, best_f = j, f
-            if best_j < 0 or best_f < ALIGN_THRESHOLD:
+            best_j = best_partners[i]  # argmax: the first of equally good partners wins
+            if best_j < 0 or similarity[i, best_j] < ALIGN_THRESHOLD:
                 continue
             self.aligned += 1
             partner = others[best_j]
@@ -140,10 +142,12 @@ class _Pass:
             node = edge.head if position == 0 else edge.tail
             if node is None:
                 continue
-            entry = next((e for e in self.registry if _same_node(e, node, span.agent, edge.source_span)), None)
+            candidates = self.registry_by_kind.setdefault((node.type, span.agent), [])
+            entry = next((e for e in candidates if _same_node(e, node, span.agent, edge.source_span)), None)
             if entry is None:
                 entry = _Registered(node, span.agent, edge.source_span)
                 self.registry.append(entry)
+                candidates.append(entry)
                 self._count_new(node, span.agent)
             if entry.matched or not other_edge.parsed:
                 continue
@@ -221,9 +225,9 @@ def score_document(gold: Sequence[Span], predicted: Sequence[Span]) -> DocumentS
     """Run both official passes on one document's gold and predicted spans."""
     stats = empty_statistics()
     # Lexical F1 is symmetric, so one matrix serves both passes.
-    sims = [[lexical_f1(p.line, g.line) for g in gold] for p in predicted]
+    sims = lexical_f1_matrix([p.line for p in predicted], [g.line for g in gold])
     precision = _Pass(stats, "p")
-    precision.run(predicted, gold, lambda i, j: sims[i][j])
+    precision.run(predicted, gold, sims)
     recall = _Pass(stats, "r")
-    recall.run(gold, predicted, lambda i, j: sims[j][i])
+    recall.run(gold, predicted, sims.T)
     return DocumentStatistics(stats, precision.aligned, recall.aligned)

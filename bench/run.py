@@ -1,0 +1,248 @@
+"""``python -m bench.run`` (``make bench``): measure procbench and write docs/performance.md.
+
+    python -m bench.run                 # 1x / 10x / 100x workloads, stores of 100 / 1 000 / 10 000
+    python -m bench.run --quick         # 1x, a store of 100, few repetitions: a smoke test (tests use it)
+    python -m bench.run --full          # also PAGED at 100x (minutes on its own)
+
+Workloads and stores go to ``--work`` (default ``var/bench``); every measurement runs in a fresh
+subprocess (``bench.worker``).  A measurement that fails is reported as such; the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench import machine, report, stores
+from bench.generate import GENERATORS, Workload, generate
+from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, default_data_root
+
+SLOW_AT_100 = ("paged",)  # run at 100x only with --full
+
+
+IN_PROCESS = False  # --in-process: measurements share this process (fast smoke runs; RSS then cumulative)
+
+
+def run_worker(request: dict[str, Any], *, timeout: float = 900, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """One ``bench.worker`` measurement in a fresh Python process; ``{"error": ...}`` when it fails."""
+    if IN_PROCESS:
+        from bench import worker
+
+        saved = {k: os.environ.get(k) for k in (env or {})}
+        os.environ.update(env or {})
+        try:
+            return worker.KINDS[request["kind"]](json.loads(json.dumps(request, default=str)))
+        except Exception as exc:  # noqa: BLE001 - reported like a failed subprocess
+            return {"error": f"{type(exc).__name__}: {exc}"[:400]}
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+    environment = {**os.environ, **(env or {})}
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), environment.get("PYTHONPATH", "")]))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.worker", json.dumps(request, default=str)],
+            cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, timeout=timeout, check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in done.stdout.splitlines():
+        if line.startswith("BENCH-RESULT "):
+            return json.loads(line.removeprefix("BENCH-RESULT "))
+    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+    return {"error": " | ".join(tail)[-400:] or f"exit status {done.returncode}"}
+
+
+def _say(text: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+def _workload_json(workload: Workload) -> dict[str, Any]:
+    return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(workload).items()}
+
+
+def scoring(source: Path, work: Path, scales: list[int], full: bool) -> tuple[list[dict[str, Any]], dict[tuple[str, int], Workload]]:
+    rows, workloads = [], {}
+    for name in GENERATORS:
+        for scale in scales:
+            if scale >= 100 and name in SLOW_AT_100 and not full:
+                rows.append({"benchmark": name, "scale": scale, "skipped": "run with --full (PAGED at 100x takes minutes)"})
+                continue
+            started = time.perf_counter()
+            workload = generate(name, source, work / "workloads" / f"{name}-{scale}x", scale)
+            generated = time.perf_counter() - started
+            workloads[(name, scale)] = workload
+            tasks = [workload.task] + (["openpi-head"] if name == "openpi" and scale == min(scales) else [])
+            for task in tasks:
+                _say(f"score {task} {workload.split} x{scale} ({workload.n_items} items)")
+                result = run_worker({"kind": "score", "task": task, "split": workload.split, "data_root": workload.data_root, "predictions": workload.predictions})
+                rows.append({"benchmark": workload.benchmark, "task": task, "split": workload.split, "scale": scale, "generate_s": generated, **result})
+    return rows, workloads
+
+
+def intake(work: Path, workloads: dict[tuple[str, int], Workload]) -> list[dict[str, Any]]:
+    rows = []
+    for name, fmt in (("openpi", "JSONL"), ("propara", "TSV")):
+        for (workload_name, scale), workload in sorted(workloads.items(), key=lambda kv: kv[0][1]):
+            if workload_name != name:
+                continue
+            db = work / "intake" / f"{name}-{scale}x.duckdb"
+            shutil.rmtree(db.parent / f"{db.name}.raw", ignore_errors=True)
+            for suffix in ("", ".wal", ".lock"):
+                Path(str(db) + suffix).unlink(missing_ok=True)
+            db.parent.mkdir(parents=True, exist_ok=True)
+            _say(f"intake {fmt} {workload.task} x{scale}")
+            # the whole intake path scores and stores too: measured up to 10x (100x is the scoring table's figure)
+            request = {"kind": "intake", "task": workload.task, "split": workload.split, "data_root": workload.data_root, "predictions": workload.predictions, "db": db, "whole": scale <= 10}
+            result = run_worker(request)
+            rows.append({"format": fmt, "task": workload.task, "scale": scale, **result})
+    return rows
+
+
+def template_store(work: Path, workloads: dict[tuple[str, int], Workload], scale: int) -> Path:
+    """One real submission per task through the intake path: the rows the big stores are cloned from."""
+    from procbench.api import load_task
+    from submissions.intake import load_reported, submit
+
+    db = work / "stores" / "template.duckdb"
+    shutil.rmtree(db.parent / f"{db.name}.raw", ignore_errors=True)
+    for suffix in ("", ".wal", ".lock"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    for (name, workload_scale), workload in workloads.items():
+        if workload_scale != scale:
+            continue
+        for task in [workload.task] + (["openpi-head"] if name == "openpi" else []):
+            spec, runner = load_task(task)
+            submit(spec, runner, data_root=workload.data_root, split=workload.split, predictions=workload.predictions, model=f"template-{task}", team="bench", db_path=db)
+            load_reported(spec, runner, data_root=workload.data_root, db_path=db)
+    return db
+
+
+def store_measurements(work: Path, template: Path, sizes: list[int], reps: int, render_reps: int) -> list[dict[str, Any]]:
+    import duckdb
+
+    rows = []
+    for size in sizes:
+        _say(f"store of {size} submissions")
+        started = time.perf_counter()
+        db = stores.build(template, work / "stores" / f"store-{size}.duckdb", size)
+        built = time.perf_counter() - started
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            first, second = [r[0] for r in con.execute("SELECT submission_id FROM submissions WHERE task = 'openpi' AND NOT is_reference ORDER BY submission_id LIMIT 2").fetchall()]
+            slice_value = con.execute("SELECT min(slice_value) FROM aggregates a JOIN submissions s USING (submission_id) WHERE s.task = 'openpi' AND a.slice = 'domain'").fetchone()[0]
+        finally:
+            con.close()
+        request = {"kind": "queries", "db": db, "reps": reps, "task": "openpi", "split": "test", "slice": "domain", "slice_value": slice_value, "compare": [first, second]}
+        _say(f"queries on the store of {size}")
+        queries = run_worker(request)
+        render: dict[str, Any] = {"error": "skipped"}
+        if render_reps:
+            _say(f"board page render on the store of {size}")
+            render = run_worker({"kind": "render", "db": db, "reps": render_reps, "page": "site_pages/board.py"}, timeout=600)
+        rows.append({"size": size, "build_s": built, "rows": stores.counts(db), "file_mb": db.stat().st_size / 1e6, "queries": queries, "render": render})
+    return rows
+
+
+def comparisons(workloads: dict[tuple[str, int], Workload], scale: int, quick: bool) -> list[dict[str, Any]]:
+    plan = [("openpi", "openpi", 12 if quick else 60), ("openpi-dedup", "openpi", 12 if quick else 60), ("paradise", "paradise-tip", 0), ("pmllm", "pm-llm-benchmark", 0), ("paged", "paged", 15 if quick else 100)]
+    rows = []
+    for name, workload_name, limit in plan:
+        workload = workloads.get((workload_name, scale))
+        if workload is None:
+            continue
+        _say(f"reference comparison {name}")
+        rows.append({"name": name, **run_worker({"kind": "compare", "name": name, "limit": limit, "workload": _workload_json(workload)})})
+    return rows
+
+
+def rescore_measurements(source: Path, work: Path, submissions: int, engines: list[str]) -> list[dict[str, Any]]:
+    """Stores of ``submissions`` OpenPI test files via intake, then the gold changes and each engine re-scores all."""
+    from procbench.api import load_task
+    from submissions.intake import submit
+
+    spec, runner = load_task("openpi")
+    base = work / "rescore"
+    shutil.rmtree(base, ignore_errors=True)
+    variants = [generate("openpi", source, base / f"variant-{i}", 1, seed=i) for i in range(submissions)]
+    root = variants[0].data_root
+    db = base / "store.duckdb"
+    for i, variant in enumerate(variants):
+        submit(spec, runner, data_root=root, split="test", predictions=variant.predictions, model=f"variant-{i}", team=f"team-{i}", db_path=db)
+    changed = base / "changed-root"
+    shutil.copytree(root / "openpi", changed / "openpi")
+    gold = changed / "openpi" / "data" / "gold" / "test" / "id_answers.jsonl"
+    records = [json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines() if line.strip()]
+    changed_record = next(r for r in records if len(r["answers"]) > 1)
+    changed_record["answers"] = changed_record["answers"][:-1]  # one gold answer fewer: a new fingerprint
+    gold.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    rows = []
+    for engine in engines:
+        copy = base / f"store-{engine}.duckdb"
+        shutil.copyfile(db, copy)
+        if (base / "store.duckdb.raw").exists():
+            shutil.copytree(base / "store.duckdb.raw", base / f"store-{engine}.duckdb.raw", dirs_exist_ok=True)
+        _say(f"rescore {submissions} OpenPI submissions with the {engine} engine")
+        rows.append({"engine": engine, "submissions": submissions, **run_worker({"kind": "rescore", "engine": engine, "db": copy, "task": "openpi", "data_root": changed}, env={"PROCBENCH_RAY_CPUS": str(os.cpu_count() or 2)})})
+    if len(rows) > 1 and all("aggregate_rows" in r for r in rows):
+        reference = rows[0]["aggregate_rows"]
+        for row in rows[1:]:
+            row["same_as_" + rows[0]["engine"]] = row["aggregate_rows"] == reference
+    for row in rows:
+        row.pop("aggregate_rows", None)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="1x only, a store of 100, few repetitions (seconds, for tests)")
+    parser.add_argument("--full", action="store_true", help="also the slow workloads at 100x (PAGED)")
+    parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "docs" / "performance.md")
+    parser.add_argument("--work", type=Path, default=PROJECT_ROOT / "var" / "bench")
+    parser.add_argument("--json", type=Path, default=None, help="also write every raw figure as JSON here")
+    parser.add_argument("--no-ray", action="store_true", help="skip the ray engine in the re-scoring figure")
+    parser.add_argument("--data", type=Path, default=None, help="data root the workloads are built from (default: the real data, else the samples)")
+    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: render, compare, rescore")
+    parser.add_argument("--in-process", action="store_true", help="measure in this process instead of fresh ones (smoke tests)")
+    args = parser.parse_args(argv)
+    global IN_PROCESS
+    IN_PROCESS = args.in_process
+    source = (args.data or default_data_root() or SAMPLE_DATA_ROOT).resolve()
+    skip = {part.strip() for part in args.skip.split(",") if part.strip()}
+    scales = [1] if args.quick else [1, 10, 100]
+    sizes = [100] if args.quick else [100, 1_000, 10_000]
+    started = time.perf_counter()
+    results: dict[str, Any] = {"machine": machine.describe(), "versions": machine.versions(), "source": str(source), "quick": args.quick, "full": args.full}
+    args.work.mkdir(parents=True, exist_ok=True)
+    results["scoring"], workloads = scoring(source, args.work, scales, args.full)
+    results["intake"] = intake(args.work, workloads)
+    _say("template store (one real submission per task)")
+    template = template_store(args.work, workloads, scales[0])
+    results["stores"] = store_measurements(args.work, template, sizes, reps=5 if args.quick else 30, render_reps=0 if "render" in skip else 1 if args.quick else 2)
+    results["comparisons"] = [] if "compare" in skip else comparisons(workloads, scales[0], args.quick)
+    engines = ["local"] + ([] if args.no_ray else ["ray"])
+    results["rescore"] = [] if "rescore" in skip else rescore_measurements(source, args.work, 3 if args.quick else 8, engines)
+    results["machine"]["load average at end"] = machine.load_average()
+    results["total_s"] = time.perf_counter() - started
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(report.render(results), encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
+    _say(f"wrote {args.out} in {results['total_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""The benchmark suite runs end to end in quick mode (on the bundled samples), so it cannot rot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from bench import stores
+from bench.generate import GENERATORS, generate
+from procbench.api import load_task
+from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    work = tmp_path_factory.mktemp("bench")
+    out, raw = work / "performance.md", work / "results.json"
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--in-process", "--no-ray", "--data", str(SAMPLE_DATA_ROOT),
+         "--out", str(out), "--work", str(work / "work"), "--json", str(raw)],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out.read_text(encoding="utf-8"), json.loads(raw.read_text(encoding="utf-8"))
+
+
+def test_quick_bench_writes_every_section(quick_run: tuple[str, dict]) -> None:
+    report, _ = quick_run
+    for heading in ("## Machine", "## Targets", "## Scoring throughput", "## Intake", "## Store and leaderboard queries",
+                    "### Task board page render", "## Against the reference implementations", "## Re-scoring all submissions"):
+        assert heading in report
+    assert "numpy " in report and "duckdb " in report  # library versions on top
+
+
+def test_quick_bench_measures_every_benchmark_without_errors(quick_run: tuple[str, dict]) -> None:
+    _, results = quick_run
+    scored = {row["task"]: row for row in results["scoring"]}
+    assert set(scored) >= {"openpi", "openpi-head", "propara", "propara-naacl18", "paged", "paradise-tip", "pm-llm-benchmark"}
+    for task, row in scored.items():
+        assert "error" not in row, (task, row.get("error"))
+        assert row["items"] > 0 and row["wall_s"] > 0 and row["peak_rss_mb"] > 0
+    assert all("error" not in row and row["validate_mb_s"] > 0 for row in results["intake"])
+    assert {row["format"] for row in results["intake"]} == {"JSONL", "TSV"}
+
+
+def test_quick_bench_compares_with_references_and_rescores(quick_run: tuple[str, dict]) -> None:
+    _, results = quick_run
+    names = {row["name"]: row for row in results["comparisons"]}
+    assert set(names) == {"openpi", "openpi-dedup", "paradise", "pmllm", "paged"}
+    assert all("error" not in row and row["ratio"] > 0 for row in names.values()), names
+    (local,) = results["rescore"]
+    assert local["engine"] == "local" and local["rescored"] == local["submissions"] == 3 and not local["failed"]
+    store = results["stores"][0]
+    assert store["size"] == 100 and store["rows"]["item_scores"] > 0
+    for kind in ("site", "sql"):
+        assert all("p95_ms" in entry for entry in store["queries"][kind].values()), store["queries"][kind]
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+def test_generators_scale_the_split_and_stay_scorable(name: str, tmp_path: Path) -> None:
+    one = generate(name, SAMPLE_DATA_ROOT, tmp_path / "one", 1)
+    three = generate(name, SAMPLE_DATA_ROOT, tmp_path / "three", 3)
+    again = generate(name, SAMPLE_DATA_ROOT, tmp_path / "again", 3)
+    assert three.n_items == 3 * one.n_items
+    assert three.predictions.read_bytes() == again.predictions.read_bytes()  # seeded
+    _, runner = load_task(three.task)
+    evaluation = runner.evaluate(three.data_root, three.split, three.predictions)
+    assert evaluation.n_items == three.n_items
+
+
+def test_store_builder_clones_a_template_into_the_real_schema(tmp_path: Path) -> None:
+    from submissions.intake import submit
+
+    workload = generate("paradise-tip", SAMPLE_DATA_ROOT, tmp_path / "w", 1)
+    spec, runner = load_task("paradise-tip")
+    template = tmp_path / "template.duckdb"
+    submit(spec, runner, data_root=workload.data_root, split="test", predictions=workload.predictions, model="m", team="t", db_path=template)
+    db = stores.build(template, tmp_path / "store.duckdb", 25)
+    counts = stores.counts(db)
+    con = duckdb.connect(str(template), read_only=True)
+    per_submission = con.execute("SELECT count(*) FROM item_scores").fetchone()[0]
+    con.close()
+    assert counts["submissions"] == 25 and counts["item_scores"] == 25 * per_submission
+    from leaderboard import queries
+
+    board = queries.board(db, "paradise-tip", "test")
+    assert board.height == 25 and board["team"].n_unique() == 25
