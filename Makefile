@@ -41,6 +41,7 @@ bench-site: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m submissions.bench_intake --size-mb 1024 --json var/bench/intake.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check --select F,E9 .

@@ -209,8 +209,11 @@ def demo(db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"), fresh: A
     from submissions.demo import build_demo
 
     if fresh:
-        for suffix in ("", ".wal", ".lock"):
+        import shutil
+
+        for suffix in ("", ".wal", ".lock", ".gated"):
             Path(str(db) + suffix).unlink(missing_ok=True)
+        shutil.rmtree(Path(str(db) + ".raw"), ignore_errors=True)
     n = build_demo(db)
     typer.echo(f"demo database {db}: {n} submissions")
 

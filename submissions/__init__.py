@@ -1,5 +1,22 @@
-"""Intake (validate → score → store) and the DuckDB store."""
+"""Intake (check → stage → validate → score → store) and the DuckDB store.
 
+``submit`` and ``load_reported`` are the entry points; ``queries`` holds the read helpers that
+enforce hidden splits and hidden submissions; ``rescore`` and ``engines`` re-score stored files.
+"""
+
+from submissions.details import ModelCard
+from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
 from submissions.intake import SubmissionOutcome, load_reported, submit
+from submissions.staging import IntakeLimits
 
-__all__ = ["SubmissionOutcome", "load_reported", "submit"]
+__all__ = [
+    "IntakeLimits",
+    "MissingData",
+    "ModelCard",
+    "RejectedPredictions",
+    "ScoringFailed",
+    "SubmissionOutcome",
+    "SubmissionRefused",
+    "load_reported",
+    "submit",
+]

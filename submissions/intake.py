@@ -1,23 +1,34 @@
-"""One intake path for the CLI and the site: validate → score → store, in one transaction.
+"""One intake path for the CLI and the site: check → stage → validate → score → store.
 
-Nothing reaches the database unless the file validated and scored completely; the rows of one
-submission (submission, status trail, per-item scores, aggregates) commit together or not at all.
+Nothing reaches ``submissions`` unless the file validated and scored completely: the submission,
+its status trail, per-item scores, aggregates and raw-file row commit in one transaction.  Any
+failure stores no submission rows, writes one ``failures`` row under a receipt id, and raises an
+error (``submissions.errors``) that carries the receipt and the reason the user sees.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import polars as pl
+import duckdb
 
 from dsl.model import TaskSpec
+from runners._types import InvalidPredictions, Problem
 from runners.runner import Evaluation, TaskRunner
-from submissions import store
+from submissions import blobs, store
+from submissions.auth import AuthError, authenticate
+from submissions.details import DetailError, ModelCard, check_name
+from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
+from submissions.quotas import QuotaExceeded, check_quota
+from submissions.rows import aggregate_frame, aggregate_rows, item_frame, item_rows
+from submissions.staging import BadFileName, FileRefused, IntakeLimits, StagedFile, stage
 
 REFERENCE_TEAM = "reference"
 
@@ -25,42 +36,26 @@ REFERENCE_TEAM = "reference"
 @dataclass(frozen=True)
 class SubmissionOutcome:
     submission_id: str
-    created: bool
+    created: bool  # False when the same file was already stored (idempotent resubmission)
     evaluation: Evaluation
     warnings: list[str] = field(default_factory=list)
+    receipt: str = ""
+    team: str = ""
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+def new_receipt() -> str:
+    return secrets.token_hex(8)
 
 
-def item_frame(sid: str, evaluation: Evaluation) -> pl.DataFrame:
-    rows = [(sid, item.item_id, metric, float(value)) for item in evaluation.items for metric, value in item.values.items()]
-    return pl.DataFrame(rows, schema={"submission_id": pl.String, "item_id": pl.String, "metric": pl.String, "value": pl.Float64}, orient="row")
-
-
-def aggregate_frame(sid: str, evaluation: Evaluation) -> pl.DataFrame:
-    rows = [(sid, "", "", metric, float(value), evaluation.n_items) for metric, value in evaluation.metrics.items()]
-    for name, values in evaluation.slices.items():
-        for value, result in values.items():
-            rows += [(sid, name, value, metric, float(v), result.n_items) for metric, v in result.metrics.items()]
-    return pl.DataFrame(
-        rows,
-        schema={"submission_id": pl.String, "slice": pl.String, "slice_value": pl.String, "metric": pl.String, "value": pl.Float64, "n_items": pl.Int64},
-        orient="row",
-    )
-
-
-def _register(con: Any, spec: TaskSpec, split: str, evaluation_fingerprint: str, labels: Mapping[str, Mapping[str, str]]) -> None:
+def register_spec(con: duckdb.DuckDBPyConnection, spec: TaskSpec, split: str, fingerprint: str, labels: Mapping[str, Mapping[str, str]]) -> None:
+    """The task row for this spec, split and fingerprint (and its item labels), once."""
+    if con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [spec.name, split, fingerprint]).fetchone():
+        return
     store.register_task(
         con,
         task=spec.name,
         split=split,
-        fingerprint=evaluation_fingerprint,
+        fingerprint=fingerprint,
         title=spec.title,
         benchmark=spec.benchmark or spec.name,
         version=spec.version,
@@ -71,6 +66,71 @@ def _register(con: Any, spec: TaskSpec, split: str, evaluation_fingerprint: str,
     )
 
 
+@dataclass
+class _Attempt:
+    """The facts of one intake attempt, for its ``failures`` row."""
+
+    db_path: Path
+    receipt: str
+    task: str
+    split: str
+    team: str
+    model: str
+    filename: str
+    clock: Callable[[], datetime]
+    content: str = ""
+    unlogged: str = ""  # why the failures row could not be written, if it could not
+
+    def log(self, stage: str, reason: str) -> None:
+        """Write the failures row; never masks the original error (a note says if it could not)."""
+        try:
+            with store.writer(self.db_path) as con:
+                store.record_failure(
+                    con, receipt_id=self.receipt, task=self.task, split=self.split, team=self.team, model=self.model,
+                    filename=self.filename, content_sha256=self.content, stage=stage, reason=reason, at=self.clock(),
+                )
+        except Exception as exc:  # noqa: BLE001 - the user's error matters more than the log's
+            self.unlogged = f"{type(exc).__name__}: {exc}"
+
+    def refuse(self, stage: str, message: str, next_slot: datetime | None = None) -> SubmissionRefused:
+        self.log(stage, message)
+        return SubmissionRefused(message, receipt=self.receipt, stage=stage, next_slot=next_slot)
+
+    def reject(self, stage: str, problems: list[Problem], source: str) -> RejectedPredictions:
+        error = RejectedPredictions(problems, source, receipt=self.receipt, stage=stage)
+        self.log(stage, error.render())
+        return error
+
+
+def _gate(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: str | None, token: str | None, now: datetime, sid_for: Callable[[str], str]) -> tuple[str, bool]:
+    """(the team to store under, whether this exact submission is already stored).
+
+    Raises AuthError or QuotaExceeded.  An idempotent resubmission never hits the quota.
+    """
+    resolved = authenticate(con, team=team, token=token, now=now)
+    if store.exists(con, sid_for(resolved)):
+        return resolved, True
+    check_quota(con, task=task, split=split, team=resolved, now=now)
+    return resolved, False
+
+
+def _precheck(attempt: _Attempt, **gate: Any) -> str:
+    """Auth and quota before any scoring work (read-only; the store re-checks under its lock)."""
+    token, team = gate["token"], gate["team"]
+    if not attempt.db_path.exists() and token:
+        raise attempt.refuse("auth", "the token is not valid (unknown or mistyped); nothing was stored")
+    if not attempt.db_path.exists() or (not token and not store.is_gated(attempt.db_path)):
+        return team if team is not None else "anonymous"  # no tokens, no quotas: nothing to refuse
+    try:
+        with store.reader(attempt.db_path) as con:
+            resolved, _ = _gate(con, **gate)
+    except AuthError as exc:
+        raise attempt.refuse("auth", str(exc)) from None
+    except QuotaExceeded as exc:
+        raise attempt.refuse("quota", str(exc), exc.next_slot) from None
+    return resolved
+
+
 def submit(
     spec: TaskSpec,
     runner: TaskRunner,
@@ -79,34 +139,115 @@ def submit(
     split: str,
     predictions: Path,
     model: str,
-    team: str,
     db_path: Path,
+    team: str | None = None,
     metadata: Mapping[str, Any] | None = None,
+    token: str | None = None,
+    filename: str | None = None,
+    card: ModelCard | None = None,
+    limits: IntakeLimits | None = None,
+    now: datetime | None = None,
 ) -> SubmissionOutcome:
-    """Validate, score and store one prediction file.  Raises InvalidPredictions (nothing stored)."""
-    metadata = dict(metadata or {})
-    gold, fingerprint = runner.gold(data_root, split)
-    records, notes = runner.validate(predictions, gold)  # raises before anything is written
-    evaluation = runner.evaluate_records(gold, fingerprint, split, records, notes, metadata)
-    content = file_sha256(predictions)
-    sid = store.submission_id(spec.name, split, team, content, fingerprint)
-    items, aggregates = item_frame(sid, evaluation), aggregate_frame(sid, evaluation)
-    with store.writer(db_path) as con:
-        if con.execute("SELECT 1 FROM submissions WHERE submission_id = ?", [sid]).fetchone():
-            return SubmissionOutcome(sid, False, evaluation, notes)
-        con.execute("BEGIN TRANSACTION")
-        try:
-            _register(con, spec, split, fingerprint, gold.labels)
-            store.insert_scored(
-                con, sid=sid, task=spec.name, split=split, fingerprint=fingerprint, team=team, model=model,
-                content_sha256=content, metadata=metadata, is_reference=False, item_values=items,
-                aggregates=aggregates, n_items=evaluation.n_items,
+    """Validate, score and store one prediction file; the same file twice is stored once.
+
+    ``team=None`` stores under the token's team (``anonymous`` without a token); ``filename`` is the
+    upload's own name when ``predictions`` is a temporary copy (the site); ``now`` fixes the clock.
+    Raises RejectedPredictions (an InvalidPredictions), SubmissionRefused (a ValueError),
+    MissingData (a FileNotFoundError) or ScoringFailed, each with a ``receipt``; nothing stored.
+    """
+    db_path = Path(db_path)
+    clock: Callable[[], datetime] = (lambda: now) if now is not None else store.now
+    received = clock()
+    attempt = _Attempt(db_path, new_receipt(), spec.name, split, team or "", model, filename if filename is not None else predictions.name, clock)
+    try:
+        check_name("model", model)
+        if team is not None:
+            check_name("team", team)
+        card = (card or ModelCard()).checked()
+    except DetailError as exc:
+        raise attempt.refuse("request", str(exc)) from None
+    if split not in spec.data.splits:
+        raise attempt.refuse("request", f"task {spec.name!r} has no split {split!r} (splits: {', '.join(spec.data.splits)})")
+    try:
+        gold, fingerprint = runner.gold(data_root, split)
+    except FileNotFoundError as exc:
+        message = f"missing data for {spec.name} / {split}: {exc}"
+        attempt.log("data", message)
+        raise MissingData(message, receipt=attempt.receipt) from exc
+    except ValueError as exc:
+        raise attempt.refuse("data", str(exc)) from exc
+
+    limits = limits or IntakeLimits.from_env()
+    try:
+        with stage(predictions, filename=filename, limits=limits, scratch=blobs.blob_root(db_path) / "tmp") as staged:
+            return _score_and_store(spec, runner, attempt, staged, gold=gold, fingerprint=fingerprint, team=team, token=token, metadata=dict(metadata or {}), card=card, received=received)
+    except BadFileName as exc:
+        raise attempt.refuse("request", str(exc)) from None
+    except FileRefused as exc:
+        raise attempt.reject("file", [exc.problem], attempt.filename) from None
+
+
+def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, staged: StagedFile, *, gold: Any, fingerprint: str, team: str | None, token: str | None, metadata: dict[str, Any], card: ModelCard, received: datetime) -> SubmissionOutcome:
+    attempt.content = staged.sha256
+    attempt.filename = staged.filename
+    split = attempt.split
+
+    def sid_for(name: str) -> str:
+        return store.submission_id(spec.name, split, name, staged.sha256, fingerprint)
+
+    gate = {"task": spec.name, "split": split, "team": team, "token": token, "sid_for": sid_for}
+    attempt.team = _precheck(attempt, now=attempt.clock(), **gate)
+
+    try:
+        records, notes = runner.validate(staged.path, gold)
+    except InvalidPredictions as exc:
+        raise attempt.reject("validate", exc.problems, exc.source or staged.filename) from None
+    except Exception as exc:  # a reader bug must still leave a receipt
+        attempt.log("validate", f"the task's reader failed: {type(exc).__name__}: {exc}")
+        raise ScoringFailed(f"the task's reader failed on this file: {exc}", receipt=attempt.receipt, stage="validate") from exc
+    validated = attempt.clock()
+    try:
+        evaluation = runner.evaluate_records(gold, fingerprint, split, records, notes, metadata)
+    except Exception as exc:
+        attempt.log("score", f"scoring failed: {type(exc).__name__}: {exc}")
+        raise ScoringFailed(f"scoring failed: {exc}", receipt=attempt.receipt) from exc
+    scored = attempt.clock()
+
+    # Everything but the inserts is prepared before taking the store's lock.
+    items, aggregates = item_rows(evaluation), aggregate_rows(evaluation)
+    frames = {attempt.team: (item_frame(sid_for(attempt.team), items), aggregate_frame(sid_for(attempt.team), aggregates))}
+    history = [store.StatusEvent("received", received), store.StatusEvent("validated", validated), store.StatusEvent("scored", scored)]
+    try:
+        store.crash_point("intake.before_blob")
+        blob = blobs.put(attempt.db_path, staged)
+        store.crash_point("intake.before_store")
+        with store.writer(attempt.db_path) as con, store.transaction(con):
+            resolved, duplicate = _gate(con, now=scored, **gate)
+            sid = sid_for(resolved)
+            if duplicate:
+                row = con.execute("SELECT receipt_id FROM submissions WHERE submission_id = ?", [sid]).fetchone()
+                return SubmissionOutcome(sid, False, evaluation, notes, row[0] if row else "", resolved)
+            if resolved not in frames:  # the team changed between the pre-check and now (a token revoked and reissued)
+                frames[resolved] = (item_frame(sid, items), aggregate_frame(sid, aggregates))
+            register_spec(con, spec, split, fingerprint, gold.labels)
+            blobs.record(con, blob, scored)
+            row = store.SubmissionRow(
+                submission_id=sid, task=spec.name, split=split, fingerprint=fingerprint, team=resolved, model=attempt.model,
+                content_sha256=staged.sha256, n_items=evaluation.n_items, created_at=scored, metadata=metadata,
+                receipt_id=attempt.receipt, filename=staged.filename, size_class=card.size_class, weights=card.weights,
+                method_family=card.method_family, paper_url=card.paper_url, code_url=card.code_url, description=card.description,
             )
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    return SubmissionOutcome(sid, True, evaluation, notes)
+            store.insert_submission(con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history)
+            store.crash_point("store.before_commit")
+    except AuthError as exc:
+        raise attempt.refuse("auth", str(exc)) from None
+    except QuotaExceeded as exc:
+        raise attempt.refuse("quota", str(exc), exc.next_slot) from None
+    except (duckdb.Error, OSError, TimeoutError) as exc:
+        attempt.log("store", f"the store failed: {type(exc).__name__}: {exc}")
+        raise ScoringFailed(f"the store failed: {exc}", receipt=attempt.receipt, stage="store") from exc
+    store.crash_point("store.after_commit")
+    return SubmissionOutcome(sid, True, evaluation, notes, attempt.receipt, resolved)
 
 
 def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_path: Path) -> list[str]:
@@ -120,26 +261,16 @@ def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_pat
         content = hashlib.sha256(json.dumps([row.system, row.source, row.values, row.slice], default=str).encode()).hexdigest()
         sid = store.submission_id(spec.name, row.split, REFERENCE_TEAM, content, fingerprint)
         slice_name, slice_value = row.slice or ("", "")
-        frame = pl.DataFrame(
-            [(sid, slice_name, slice_value, metric, value, 0) for metric, value in row.values],
-            schema={"submission_id": pl.String, "slice": pl.String, "slice_value": pl.String, "metric": pl.String, "value": pl.Float64, "n_items": pl.Int64},
-            orient="row",
-        )
-        with store.writer(db_path) as con:
-            if con.execute("SELECT 1 FROM submissions WHERE submission_id = ?", [sid]).fetchone():
-                ids.append(sid)
-                continue
-            con.execute("BEGIN TRANSACTION")
-            try:
-                _register(con, spec, row.split, fingerprint, gold.labels)
-                store.insert_scored(
-                    con, sid=sid, task=spec.name, split=row.split, fingerprint=fingerprint, team=REFERENCE_TEAM,
-                    model=row.system, content_sha256=content, metadata={"source": row.source, "note": row.note},
-                    is_reference=True, item_values=pl.DataFrame(), aggregates=frame, n_items=0,
+        aggregates = aggregate_frame(sid, [(slice_name, slice_value, metric, float(value), 0) for metric, value in row.values])
+        with store.writer(db_path) as con, store.transaction(con):
+            if not store.exists(con, sid):
+                register_spec(con, spec, row.split, fingerprint, gold.labels)
+                stamp = store.now()
+                stored = store.SubmissionRow(
+                    submission_id=sid, task=spec.name, split=row.split, fingerprint=fingerprint, team=REFERENCE_TEAM,
+                    model=row.system, content_sha256=content, n_items=0, created_at=stamp,
+                    metadata={"source": row.source, "note": row.note}, is_reference=True,
                 )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+                store.insert_submission(con, stored, items=item_frame(sid, []), aggregates=aggregates, history=[store.StatusEvent("scored", stamp, "reported in the literature")])
         ids.append(sid)
     return ids

@@ -1,0 +1,356 @@
+"""Commands of the submission store: submit (with tokens and a model card), team, admin, rescore, export.
+
+``register(app)`` replaces the basic ``submit`` of procbench/cli.py with one that takes ``--token``
+and the model card, and prints the receipt of a refused submission; its output and exit codes
+for the cases cli.py handled are unchanged.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+EXIT_INVALID_PREDICTIONS = 2
+EXIT_SPEC_ERROR = 3
+EXIT_DATA_MISSING = 4
+EXIT_REFUSED = 5  # auth, quota, or a bad request (name, split, link)
+EXIT_FAILED = 6  # the scorer or the store failed; see the receipt
+DEFAULT_DB = Path("var/procbench.duckdb")
+
+DbOption = Annotated[Path, typer.Option(help="DuckDB file")]
+
+
+def _err(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+def _actor() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return os.environ.get("USER", "")
+
+
+def _parse_metadata(pairs: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"metadata must be key=value, got {pair!r}")
+        out[key.strip()] = {"true": True, "false": False}.get(value.strip().lower(), value.strip())
+    return out
+
+
+def submit(
+    spec: str,
+    split: Annotated[str, typer.Option()],
+    predictions: Annotated[Path, typer.Option(help="prediction file (plain, or gzip-compressed)")],
+    model: Annotated[str, typer.Option(help="model name shown on the board")],
+    team: Annotated[Optional[str], typer.Option(help="team (default: the token's team, else 'anonymous')")] = None,
+    token: Annotated[Optional[str], typer.Option(envvar="PROCBENCH_TOKEN", help="the team's token (required once the team has one)")] = None,
+    db: DbOption = DEFAULT_DB,
+    data_dir: Annotated[Optional[Path], typer.Option()] = None,
+    metadata: Annotated[Optional[list[str]], typer.Option(help="key=value read by some scorers, e.g. cot=true")] = None,
+    size_class: Annotated[str, typer.Option(help="unknown | none | small (<1B) | medium (1-10B) | large (10-100B) | xlarge (>100B)")] = "unknown",
+    weights: Annotated[str, typer.Option(help="unknown | open | closed")] = "unknown",
+    method: Annotated[str, typer.Option(help="unknown | heuristic | neural | llm")] = "unknown",
+    paper_url: Annotated[str, typer.Option(help="http(s) link to the paper")] = "",
+    code_url: Annotated[str, typer.Option(help="http(s) link to the code")] = "",
+    description: Annotated[str, typer.Option(help="free text shown with the submission")] = "",
+) -> None:
+    """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
+    from procbench.cli import _load
+    from procbench.paths import resolve_data_root
+    from runners._types import InvalidPredictions
+    from submissions import submit as do_submit
+    from submissions.details import ModelCard
+    from submissions.errors import MissingData, ScoringFailed, SubmissionRefused
+
+    task, runner = _load(spec)
+    if not predictions.is_file():
+        _err(f"error: no prediction file at {predictions}")
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS)
+    card = ModelCard(size_class, weights, method, paper_url, code_url, description)
+    try:
+        outcome = do_submit(
+            task, runner, data_root=resolve_data_root(data_dir), split=split, predictions=predictions, model=model, team=team,
+            token=token, db_path=db, metadata=_parse_metadata(metadata or []), card=card,
+        )
+    except InvalidPredictions as exc:
+        _err(exc.render())
+        _err(f"nothing was stored{_receipt(exc)}")
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
+    except SubmissionRefused as exc:
+        _err(f"error: {exc.message}")
+        _err(f"nothing was stored{_receipt(exc)}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    except (MissingData, FileNotFoundError, ValueError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+    except ScoringFailed as exc:
+        _err(f"error: {exc}")
+        _err(f"nothing was stored{_receipt(exc)}")
+        raise typer.Exit(EXIT_FAILED) from None
+    for warning in outcome.warnings:
+        _err(f"warning: {warning}")
+    state = "stored" if outcome.created else "already stored (same file, task, split and team)"
+    primary = outcome.evaluation.metrics.get(task.primary, float("nan"))
+    typer.echo(f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})")
+
+
+def _receipt(exc: BaseException) -> str:
+    receipt = getattr(exc, "receipt", "")
+    return f" (receipt {receipt})" if receipt else ""
+
+
+def _replace_command(app: typer.Typer, name: str, callback) -> None:  # type: ignore[no-untyped-def]
+    for info in list(app.registered_commands):
+        if (info.name or (info.callback.__name__ if info.callback else "")) == name:
+            app.registered_commands.remove(info)
+    app.command(name)(callback)
+
+
+# -- teams -------------------------------------------------------------------------------------------
+
+team_app = typer.Typer(no_args_is_help=True, help="Teams and their tokens (only token hashes are stored).")
+
+
+def _expiry(days: Optional[float]):  # type: ignore[no-untyped-def]
+    from submissions.store import now
+
+    return now() + timedelta(days=days) if days is not None else None
+
+
+@team_app.command("create")
+def team_create(name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Optional[float], typer.Option(help="the token expires after this many days")] = None) -> None:
+    """Create a team and print its token (shown once; keep it secret)."""
+    from submissions import auth, store
+
+    try:
+        with store.writer(db) as con, store.transaction(con):
+            token = auth.create_team(con, name, now=store.now(), expires_at=_expiry(expires_days))
+    except ValueError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    typer.echo(f"team {name} created; its token (shown once, only its hash is stored):\n{token}")
+
+
+@team_app.command("token")
+def team_token(name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Optional[float], typer.Option()] = None, revoke_old: Annotated[bool, typer.Option(help="revoke the team's other tokens")] = False) -> None:
+    """Issue a new token for a team (printed once)."""
+    from submissions import auth, store
+
+    try:
+        with store.writer(db) as con, store.transaction(con):
+            token = auth.issue_token(con, name, now=store.now(), expires_at=_expiry(expires_days), revoke_others=revoke_old)
+    except ValueError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    typer.echo(token)
+
+
+@team_app.command("revoke")
+def team_revoke(name: str, db: DbOption = DEFAULT_DB) -> None:
+    """Revoke every token of a team (it then cannot submit until it gets a new one)."""
+    from submissions import auth, store
+
+    with store.writer(db) as con, store.transaction(con):
+        n = auth.revoke_tokens(con, name, now=store.now())
+    typer.echo(f"revoked {n} token{'s' if n != 1 else ''} of team {name}")
+
+
+@team_app.command("list")
+def team_list(db: DbOption = DEFAULT_DB) -> None:
+    """Teams, their live tokens and the latest expiry."""
+    from submissions import auth, store
+
+    with store.reader(db) as con:
+        rows = auth.list_teams(con, now=store.now())
+    for team, live, expires in rows:
+        typer.echo(f"{team:<24} {live} live token{'s' if live != 1 else ''}" + (f", latest expiry {expires:%Y-%m-%d %H:%M} UTC" if expires else ""))
+
+
+# -- admin -------------------------------------------------------------------------------------------
+
+admin_app = typer.Typer(no_args_is_help=True, help="Quotas, hiding and deleting submissions, receipts, consistency.")
+
+
+@admin_app.command("quota")
+def admin_quota(
+    task: str,
+    db: DbOption = DEFAULT_DB,
+    per_day: Annotated[Optional[int], typer.Option(help="scored submissions per team in any 24 hours")] = None,
+    max_attempts: Annotated[Optional[int], typer.Option(help="hard cap on attempts per team (scored + failed)")] = None,
+    split: Annotated[str, typer.Option(help="one split (default: every split of the task)")] = "",
+    clear: Annotated[bool, typer.Option(help="remove the quota")] = False,
+) -> None:
+    """Set (or --clear) a task's quota, counted per team and split."""
+    from submissions import quotas, store
+
+    with store.writer(db) as con, store.transaction(con):
+        if clear:
+            quotas.clear_quota(con, task, split=split)
+            typer.echo(f"quota of {task}{' / ' + split if split else ''} cleared")
+            return
+        try:
+            quotas.set_quota(con, task, split=split, per_day=per_day, max_attempts=max_attempts, now=store.now())
+        except ValueError as exc:
+            _err(f"error: {exc}")
+            raise typer.Exit(EXIT_REFUSED) from None
+    typer.echo(f"quota of {task} / {split or 'every split'}: per day {per_day if per_day is not None else 'unlimited'}, max attempts {max_attempts if max_attempts is not None else 'unlimited'}")
+
+
+@admin_app.command("quotas")
+def admin_quotas(db: DbOption = DEFAULT_DB) -> None:
+    """List the quotas."""
+    from submissions import quotas, store
+
+    with store.reader(db) as con:
+        for q in quotas.list_quotas(con):
+            typer.echo(f"{q.task:<24} {q.split or '*':<8} per day {q.per_day if q.per_day is not None else '-'}  max attempts {q.max_attempts if q.max_attempts is not None else '-'}")
+
+
+def _action(action: str):  # type: ignore[no-untyped-def]
+    def command(submission: Annotated[str, typer.Argument(help="submission id (or a unique prefix of 6+ characters)")], reason: Annotated[str, typer.Option(help="why (kept in the history)")] = "", db: DbOption = DEFAULT_DB) -> None:
+        from submissions.admin import apply
+
+        try:
+            result = apply(db, submission, action, reason=reason, actor=_actor())
+        except LookupError as exc:
+            _err(f"error: {exc}")
+            raise typer.Exit(EXIT_REFUSED) from None
+        typer.echo(f"{action}: submission {result.origin_id} ({result.rows} row{'s' if result.rows != 1 else ''} incl. re-scored copies)")
+
+    command.__doc__ = {
+        "hide": "Hide a submission from the board (kept, with history).",
+        "unhide": "Show a hidden submission again.",
+        "delete": "Delete a submission (soft: flagged, kept with history, never on the board).",
+        "restore": "Undo a delete.",
+    }[action]
+    return command
+
+
+for _name in ("hide", "unhide", "delete", "restore"):
+    admin_app.command(_name)(_action(_name))
+
+
+@admin_app.command("check")
+def admin_check(db: DbOption = DEFAULT_DB) -> None:
+    """Check the store for half-written submissions and missing raw files (exit 1 if any)."""
+    from submissions.admin import check_consistency
+
+    problems = check_consistency(db)
+    for problem in problems:
+        typer.echo(problem)
+    if problems:
+        raise typer.Exit(1)
+    typer.echo(f"{db}: consistent")
+
+
+@admin_app.command("receipt")
+def admin_receipt(receipt: str, db: DbOption = DEFAULT_DB) -> None:
+    """What happened to a refused submission, by its receipt."""
+    from submissions.queries import failure
+
+    row = failure(db, receipt)
+    if row is None:
+        _err(f"no failure with receipt {receipt!r} (a stored submission has its receipt in `submissions.receipt_id`)")
+        raise typer.Exit(EXIT_REFUSED)
+    typer.echo(f"{row['created_at']:%Y-%m-%d %H:%M:%S} UTC  {row['task']} / {row['split']}  team {row['team']}  model {row['model']}  stage {row['stage']}")
+    typer.echo(row["reason"])
+
+
+@admin_app.command("items")
+def admin_items(submission: str, db: DbOption = DEFAULT_DB, admin: Annotated[bool, typer.Option(help="include hidden splits and submissions")] = False) -> None:
+    """Per-item scores of a submission as JSON lines (refused on hidden splits without --admin)."""
+    from submissions.queries import item_scores
+
+    try:
+        frame = item_scores(db, submission, admin=admin)
+    except (LookupError, PermissionError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    for row in frame.iter_rows(named=True):
+        typer.echo(json.dumps(row))
+
+
+# -- rescore, export ---------------------------------------------------------------------------------
+
+
+def rescore(
+    task: Annotated[str, typer.Argument(help="task name or spec file")],
+    engine: Annotated[str, typer.Option(help="local, or an engine registered in submissions.engines (e.g. ray)")] = "local",
+    split: Annotated[Optional[list[str]], typer.Option(help="only these splits")] = None,
+    db: DbOption = DEFAULT_DB,
+    data_dir: Annotated[Optional[Path], typer.Option()] = None,
+    inline: Annotated[bool, typer.Option(help="ship raw files inside the jobs (workers without the store's disk)")] = False,
+) -> None:
+    """Re-score stored raw files under the spec's current fingerprint (old results are kept)."""
+    from dsl import SpecError
+    from procbench.paths import resolve_data_root
+    from submissions.rescore import rescore as do_rescore
+
+    try:
+        report = do_rescore(db, task, data_root=resolve_data_root(data_dir), engine=engine, splits=split, inline=inline, actor=_actor())
+    except (SpecError, FileNotFoundError) as exc:
+        _err(str(exc))
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+    except KeyError as exc:
+        _err(f"error: {exc.args[0]}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    for split_name, fingerprint in report.fingerprints.items():
+        typer.echo(f"{report.task} / {split_name}: current fingerprint {fingerprint[:12]}")
+    for split_name in report.skipped_splits:
+        _err(f"warning: {report.task} / {split_name}: no data under the data root; not re-scored")
+    for origin, reason in report.failed:
+        _err(f"failed: {origin}: {reason}")
+    typer.echo(f"re-scored {len(report.rescored)}, already current {report.up_to_date}, failed {len(report.failed)}")
+    if report.failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+export_app = typer.Typer(no_args_is_help=True, help="Export results.")
+
+
+def export_board(
+    out: Annotated[Path, typer.Option(help="output file")],
+    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | json")] = "csv",
+    task: Annotated[Optional[str], typer.Option(help="one task (default: the whole board)")] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """The board (visible submissions, current fingerprints; one row per metric and slice value)."""
+    from submissions.export import export_board as do_export
+
+    try:
+        n = do_export(db, out, fmt=fmt, task=task)
+    except (ValueError, LookupError, FileNotFoundError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    typer.echo(f"wrote {n} rows to {out}")
+
+
+def _export_group(app: typer.Typer) -> typer.Typer:
+    """``procbench export``: procbench/cli_export.py owns the group when it exists; add ours to it."""
+    try:
+        from procbench import cli_export
+    except ImportError:
+        cli_export = None  # type: ignore[assignment]
+    group = getattr(cli_export, "export_app", None)
+    if isinstance(group, typer.Typer):
+        return group  # cli_export.register adds it to the app
+    app.add_typer(export_app, name="export")
+    return export_app
+
+
+def register(app: typer.Typer) -> None:
+    _replace_command(app, "submit", submit)
+    app.add_typer(team_app, name="team")
+    app.add_typer(admin_app, name="admin")
+    app.command("rescore")(rescore)
+    _export_group(app).command("board")(export_board)

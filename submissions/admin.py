@@ -1,0 +1,91 @@
+"""Admin actions on stored submissions (soft, with history) and the store's consistency check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from submissions import blobs, store
+
+# action -> (column, value it sets, status recorded)
+ACTIONS = {
+    "hide": ("hidden", True, "hidden"),
+    "unhide": ("hidden", False, "unhidden"),
+    "delete": ("deleted", True, "deleted"),
+    "restore": ("deleted", False, "restored"),
+}
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    origin_id: str
+    rows: int  # rows of the lineage changed (the original and its re-scored copies)
+
+
+def apply(db_path: Path, submission_id: str, action: str, *, reason: str = "", actor: str = "", now: datetime | None = None) -> ActionResult:
+    """Hide, unhide, delete or restore a submission and every re-scored copy of it.
+
+    Nothing is removed: the flags change and each row gets a status event with the reason.
+    """
+    if action not in ACTIONS:
+        raise ValueError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
+    column, value, status = ACTIONS[action]
+    stamp = now or store.now()
+    with store.writer(db_path) as con, store.transaction(con):
+        rows = con.execute(
+            "SELECT origin_id, submission_id FROM submissions WHERE submission_id = ? OR (length(?) >= 6 AND starts_with(submission_id, ?))",
+            [submission_id, submission_id, submission_id],
+        ).fetchall()
+        origins = {origin or sid for origin, sid in rows}  # '' (rows inserted by other tools) means itself
+        if not origins:
+            raise LookupError(f"no submission {submission_id!r}")
+        if len(origins) > 1:
+            raise LookupError(f"{submission_id!r} is ambiguous; give more of the id")
+        (origin,) = origins
+        lineage = "submission_id = ? OR origin_id = ?"
+        ids = [r[0] for r in con.execute(f"SELECT submission_id FROM submissions WHERE {lineage} ORDER BY created_at", [origin, origin]).fetchall()]
+        con.execute(f"UPDATE submissions SET {column} = ? WHERE {lineage}", [value, origin, origin])  # column is from ACTIONS, not user input
+        for sid in ids:
+            store.add_status(con, sid, store.StatusEvent(status, stamp, reason, actor))
+    return ActionResult(origin, len(ids))
+
+
+def check_consistency(db_path: Path) -> list[str]:
+    """Problems that a half-written submission would leave; empty when the store is consistent."""
+    problems: list[str] = []
+    with store.reader(db_path) as con:
+
+        def each(sql: str, message: str) -> None:
+            problems.extend(message.format(*row) for row in con.execute(sql).fetchall())
+
+        each(
+            "SELECT submission_id FROM submissions s WHERE NOT EXISTS (SELECT 1 FROM aggregates a WHERE a.submission_id = s.submission_id)",
+            "submission {} has no aggregates",
+        )
+        each(
+            """SELECT s.submission_id, s.n_items, count(DISTINCT i.item_id) FROM submissions s LEFT JOIN item_scores i ON i.submission_id = s.submission_id
+               WHERE NOT s.is_reference GROUP BY s.submission_id, s.n_items HAVING count(DISTINCT i.item_id) <> s.n_items""",
+            "submission {} has {} items but per-item scores for {}",
+        )
+        for table in ("item_scores", "aggregates", "status_history"):
+            each(f"SELECT DISTINCT submission_id FROM {table} t WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.submission_id = t.submission_id)", f"{table} rows of unknown submission {{}}")
+        each(
+            "SELECT submission_id FROM submissions s WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task = s.task AND t.split = s.split AND t.fingerprint = s.fingerprint)",
+            "submission {} has no task row for its fingerprint",
+        )
+        each(
+            "SELECT submission_id FROM submissions s WHERE NOT EXISTS (SELECT 1 FROM status_history h WHERE h.submission_id = s.submission_id AND h.status IN ('scored', 'rescored'))",
+            "submission {} has no scored status",
+        )
+        each(
+            "SELECT submission_id FROM submissions s WHERE s.receipt_id <> '' AND NOT EXISTS (SELECT 1 FROM raw_files r WHERE r.content_sha256 = s.content_sha256)",
+            "submission {} has no raw file row",
+        )
+        each(
+            "SELECT f.receipt_id FROM failures f JOIN submissions s ON s.receipt_id = f.receipt_id",
+            "receipt {} is both a failure and a stored submission",
+        )
+        locations = con.execute("SELECT content_sha256, location FROM raw_files").fetchall()
+    problems += [f"raw file {sha} is missing from {blobs.blob_root(db_path)}" for sha, location in locations if not blobs.blob_path(db_path, location).is_file()]
+    return problems

@@ -1,0 +1,104 @@
+"""The re-scoring engine seam: self-contained jobs in, plain results out; the store is not touched.
+
+``ENGINES[name](jobs)`` scores every job and returns one ``RescoreResult`` per job, in any order
+(``job_id`` pairs them up).  Jobs and results are frozen dataclasses of plain values, picklable,
+so an engine may ship them to other processes or machines: a job names its spec file, split, data
+root and the raw file (a path to the stored gzip blob, or its bytes when workers cannot see the
+coordinator's disk).  Only the coordinating process writes the results to the store
+(``submissions.rescore``).  Other engines register themselves on import, e.g.
+``submissions/ray_engine.py`` doing ``ENGINES["ray"] = run_with_ray``; ``get_engine("ray")``
+imports ``submissions.ray_engine`` on demand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from submissions.rows import AggregateRow, ItemRow
+
+
+@dataclass(frozen=True)
+class RescoreJob:
+    """Re-score one stored raw file under the spec at ``spec_path`` (everything a worker needs)."""
+
+    job_id: str  # the origin submission id
+    task: str
+    spec_path: str
+    split: str
+    data_root: str
+    filename: str  # the upload's name: some readers pick the format by its suffix
+    content_sha256: str  # of the decompressed file; checked before scoring
+    raw_path: str | None = None  # gzip blob on a filesystem the worker can read
+    raw_gzip: bytes | None = None  # or the gzip bytes themselves
+    metadata_json: str = "{}"  # the submission's metadata (some scorers read it, e.g. cot=true)
+    expected_fingerprint: str = ""  # the coordinator's fingerprint; a worker computing another fails the job
+
+
+@dataclass(frozen=True)
+class RescoreResult:
+    job_id: str
+    ok: bool
+    fingerprint: str = ""
+    reason: str = ""  # why it failed (shown in the submission's status history)
+    n_items: int = 0
+    items: tuple[ItemRow, ...] = ()
+    aggregates: tuple[AggregateRow, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+Engine = Callable[[Sequence[RescoreJob]], list[RescoreResult]]
+
+
+def run_job(job: RescoreJob) -> RescoreResult:
+    """Score one job in this process; never raises (a failure is a result with ``ok=False``)."""
+    from procbench.api import load_task
+    from runners._types import InvalidPredictions
+    from submissions.blobs import materialise
+    from submissions.rows import aggregate_rows, item_rows
+
+    try:
+        _, runner = load_task(job.spec_path)
+        gold, fingerprint = runner.gold(Path(job.data_root), job.split)
+        if job.expected_fingerprint and fingerprint != job.expected_fingerprint:
+            return RescoreResult(job.job_id, False, fingerprint, f"worker computed fingerprint {fingerprint[:12]}, expected {job.expected_fingerprint[:12]} (different data or code)")
+        if job.raw_path is not None:
+            compressed: Path | bytes = Path(job.raw_path)
+        elif job.raw_gzip is not None:
+            compressed = job.raw_gzip
+        else:
+            return RescoreResult(job.job_id, False, fingerprint, "the job carries no raw file")
+        with materialise(compressed, job.filename, expected_sha256=job.content_sha256) as path:
+            records, notes = runner.validate(path, gold)
+            evaluation = runner.evaluate_records(gold, fingerprint, job.split, records, notes, json.loads(job.metadata_json))
+        return RescoreResult(job.job_id, True, fingerprint, "", evaluation.n_items, item_rows(evaluation), aggregate_rows(evaluation), tuple(evaluation.warnings))
+    except InvalidPredictions as exc:
+        return RescoreResult(job.job_id, False, "", f"no longer valid under the current spec: {exc.render()}")
+    except Exception as exc:  # noqa: BLE001 - one bad job must not sink the batch
+        last = traceback.format_exception_only(exc)[-1].strip()
+        return RescoreResult(job.job_id, False, "", f"re-scoring failed: {last}")
+
+
+def run_local(jobs: Sequence[RescoreJob]) -> list[RescoreResult]:
+    """Score the jobs one after another in this process."""
+    return [run_job(job) for job in jobs]
+
+
+ENGINES: dict[str, Engine] = {"local": run_local}
+
+
+def get_engine(name: str) -> Engine:
+    """A registered engine; ``submissions.<name>_engine`` is imported on demand to register it."""
+    if name not in ENGINES and name.isidentifier():
+        try:
+            importlib.import_module(f"submissions.{name}_engine")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"submissions.{name}_engine":
+                raise
+    if name not in ENGINES:
+        raise KeyError(f"no re-scoring engine {name!r} (available: {', '.join(sorted(ENGINES))})")
+    return ENGINES[name]

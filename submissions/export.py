@@ -1,0 +1,42 @@
+"""Export the board (visible submissions, current fingerprints) as CSV, Parquet or JSON with polars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from submissions.store import reader
+
+FORMATS = ("csv", "parquet", "json")
+COLUMNS = (
+    "task", "split", "submission_id", "team", "model", "is_reference", "slice", "slice_value", "metric", "value",
+    "slice_n_items", "n_items", "fingerprint", "size_class", "weights", "method_family", "paper_url", "code_url",
+    "description", "metadata_json", "created_at",
+)
+
+
+def board_frame(db: Path, task: str | None = None) -> pl.DataFrame:
+    """The board view in long form (one row per submission, slice value and metric)."""
+    where, params = ("WHERE task = ?", [task]) if task else ("", [])
+    with reader(db) as con:
+        if task and not con.execute("SELECT 1 FROM current_tasks WHERE task = ?", [task]).fetchall():
+            known = ", ".join(r[0] for r in con.execute("SELECT DISTINCT task FROM current_tasks ORDER BY task").fetchall())
+            raise LookupError(f"no task {task!r} in {db} (tasks: {known or 'none'})")
+        sql = f"SELECT {', '.join(COLUMNS)} FROM board {where} ORDER BY task, split, slice, slice_value, metric, submission_id"
+        return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())  # type: ignore[return-value]
+
+
+def export_board(db: Path, out: Path, *, fmt: str, task: str | None = None) -> int:
+    """Write the board (or one task of it) to ``out``; returns the number of rows."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    frame = board_frame(db, task)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        frame.write_csv(out)
+    elif fmt == "parquet":
+        frame.write_parquet(out)
+    else:
+        frame.write_json(out)
+    return frame.height

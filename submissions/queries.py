@@ -1,0 +1,94 @@
+"""Read helpers for the site and the CLI that enforce who may see what.
+
+* Hidden and deleted submissions exist only for admins (``LookupError`` otherwise, as if absent).
+* On a hidden split (``data { hidden = [...] }``) non-admins get aggregates only: per-item scores
+  raise ``PermissionError``, and slices smaller than ``MIN_HIDDEN_SLICE_ITEMS`` are left out (their
+  aggregate would be close to a per-item score).  The store keeps no gold, only scores and labels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from submissions.store import reader
+
+MIN_HIDDEN_SLICE_ITEMS = 5  # the same floor as the board view (schema/002_trust.sql)
+
+
+def _frame(con, sql: str, params: list[Any]) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+    return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())  # type: ignore[return-value]
+
+
+def _submission(con, sid: str, admin: bool) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    frame = _frame(
+        con,
+        """
+        SELECT s.*, t.hidden AS hidden_split FROM submissions s
+        LEFT JOIN tasks t ON t.task = s.task AND t.split = s.split AND t.fingerprint = s.fingerprint
+        WHERE s.submission_id = ?
+        """,
+        [sid],
+    )
+    if frame.is_empty():
+        raise LookupError(f"no submission {sid!r}")
+    row = frame.row(0, named=True)
+    if (row["hidden"] or row["deleted"]) and not admin:
+        raise LookupError(f"no submission {sid!r}")
+    return row
+
+
+def submission(db: Path, sid: str, *, admin: bool = False) -> dict[str, Any]:
+    """One submission's row (model card, flags, ``hidden_split``); LookupError if not visible."""
+    with reader(db) as con:
+        return _submission(con, sid, admin)
+
+
+def split_is_hidden(db: Path, task: str, split: str) -> bool:
+    with reader(db) as con:
+        row = con.execute("SELECT hidden FROM current_tasks WHERE task = ? AND split = ?", [task, split]).fetchone()
+    return bool(row and row[0])
+
+
+def item_scores(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
+    """Per-item scores (item_id, metric, value); PermissionError on a hidden split unless admin."""
+    with reader(db) as con:
+        row = _submission(con, sid, admin)
+        if row["hidden_split"] and not admin:
+            raise PermissionError(f"{row['task']} / {row['split']} is a hidden split: only aggregate scores are published")
+        return _frame(con, "SELECT item_id, metric, value FROM item_scores WHERE submission_id = ? ORDER BY item_id, metric", [sid])
+
+
+def aggregates(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
+    """Aggregates (slice, slice_value, metric, value, n_items); small slices of hidden splits only for admins."""
+    with reader(db) as con:
+        row = _submission(con, sid, admin)
+        frame = _frame(con, "SELECT slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id = ? ORDER BY slice, slice_value, metric", [sid])
+    if row["hidden_split"] and not admin and not row["is_reference"]:
+        frame = frame.filter((pl.col("slice") == "") | (pl.col("n_items") >= MIN_HIDDEN_SLICE_ITEMS))
+    return frame
+
+
+def status_history(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
+    """The submission's status trail, oldest first (reasons of admin actions included)."""
+    with reader(db) as con:
+        _submission(con, sid, admin)
+        return _frame(con, "SELECT status, reason, actor, changed_at FROM status_history WHERE submission_id = ? ORDER BY changed_at", [sid])
+
+
+def failure(db: Path, receipt: str) -> dict[str, Any] | None:
+    """The failures row of a receipt (what went wrong, at which stage), or None."""
+    with reader(db) as con:
+        frame = _frame(con, "SELECT * FROM failures WHERE receipt_id = ?", [receipt])
+    return frame.row(0, named=True) if not frame.is_empty() else None
+
+
+def lineage(db: Path, origin_id: str, *, admin: bool = False) -> pl.DataFrame:
+    """Every row computed from one original submission, one per fingerprint (admins see all)."""
+    with reader(db) as con:
+        frame = _frame(con, "SELECT submission_id, fingerprint, n_items, hidden, deleted, created_at FROM submissions WHERE origin_id = ? OR submission_id = ? ORDER BY created_at", [origin_id, origin_id])
+    if not admin:
+        frame = frame.filter(~pl.col("hidden") & ~pl.col("deleted"))
+    return frame

@@ -1,0 +1,187 @@
+"""Staging an uploaded prediction file: resource limits, safe names, gzip, and the content hash.
+
+One streaming pass in fixed-size chunks (memory does not grow with the file): the size cap, the
+longest-line cap (line-iterating readers hold one line in memory), the expanded size of a gzip
+upload, and sha256 of the (decompressed) bytes.  Encoding, BOM and line endings are deliberately
+left to the task's own reader, which reproduces what the official scorer accepts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import os
+import tempfile
+import unicodedata
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from runners._types import Problem
+
+MiB = 1 << 20
+CHUNK = MiB
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_FILENAME_CHARS = 200
+
+
+@dataclass(frozen=True)
+class IntakeLimits:
+    """Resource limits of one upload (defaults suit every shipped benchmark by a wide margin)."""
+
+    max_bytes: int = 256 * MiB  # the file, and a gzip upload once expanded
+    max_line_bytes: int = 64 * MiB
+
+    @classmethod
+    def from_env(cls) -> IntakeLimits:
+        """``PROCBENCH_MAX_UPLOAD_MB`` and ``PROCBENCH_MAX_LINE_MB`` override the defaults."""
+        default = cls()
+        upload = os.environ.get("PROCBENCH_MAX_UPLOAD_MB")
+        line = os.environ.get("PROCBENCH_MAX_LINE_MB")
+        return cls(
+            max_bytes=int(float(upload) * MiB) if upload else default.max_bytes,
+            max_line_bytes=int(float(line) * MiB) if line else default.max_line_bytes,
+        )
+
+
+class FileRefused(Exception):
+    """The upload breaks a limit or cannot be read; ``problem`` says where and why."""
+
+    def __init__(self, problem: Problem, sha256: str = ""):
+        self.problem = problem
+        self.sha256 = sha256
+        super().__init__(problem.message)
+
+
+class BadFileName(ValueError):
+    """An upload's name that is not a plain file name."""
+
+
+def _mib(n: int) -> str:
+    return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
+
+
+def safe_filename(name: str) -> str:
+    """The upload's name if it is a plain file name, else BadFileName.
+
+    Names are only ever shown and used as the suffix of a scratch file, never as a path into the
+    store, but a name such as ``../../etc/passwd`` is refused outright so that nobody downstream
+    (site, export, a future engine) can be tricked by one.
+    """
+    if not name or not name.strip():
+        raise BadFileName("the file name is empty")
+    if len(name) > MAX_FILENAME_CHARS:
+        raise BadFileName(f"the file name is longer than {MAX_FILENAME_CHARS} characters")
+    if name in (".", "..") or "/" in name or "\\" in name or name.startswith(".."):
+        raise BadFileName(f"the file name {name!r} must be a plain name, without folders or '..'")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
+        raise BadFileName(f"the file name {name!r} contains control or formatting characters")
+    return name
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """A file ready for the task's reader: ``path`` is named like the upload (without ``.gz``)."""
+
+    path: Path
+    filename: str
+    sha256: str
+    size_bytes: int
+    was_gzip: bool
+
+
+class _Scanner:
+    """sha256, size and longest-line checks over a stream of chunks."""
+
+    def __init__(self, limits: IntakeLimits, what: str):
+        self.limits = limits
+        self.what = what
+        self.digest = hashlib.sha256()
+        self.size = 0
+        self.newlines = 0
+        self.run = 0  # bytes since the last newline
+
+    def feed(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > self.limits.max_bytes:
+            raise FileRefused(Problem(None, f"{self.what} is larger than {_mib(self.limits.max_bytes)} (the upload limit)"))
+        first = chunk.find(b"\n")
+        if first < 0:
+            self.run += len(chunk)
+        else:
+            self._check_run(self.run + first)
+            # Lines wholly inside a chunk are shorter than the chunk; only the last partial one carries over.
+            if len(chunk) > self.limits.max_line_bytes:
+                self._check_inner(chunk, first)
+            self.newlines += chunk.count(b"\n")
+            self.run = len(chunk) - chunk.rfind(b"\n") - 1
+        self._check_run(self.run)
+        self.digest.update(chunk)
+
+    def _check_inner(self, chunk: bytes, first: int) -> None:
+        start = first + 1
+        line = self.newlines + 1
+        while (end := chunk.find(b"\n", start)) >= 0:
+            line += 1
+            if end - start > self.limits.max_line_bytes:
+                self._refuse_line(line)
+            start = end + 1
+
+    def _check_run(self, run: int) -> None:
+        if run > self.limits.max_line_bytes:
+            self._refuse_line(self.newlines + 1)
+
+    def _refuse_line(self, line: int) -> None:
+        raise FileRefused(Problem(line, f"line is longer than {_mib(self.limits.max_line_bytes)} (the line limit); is this the right file?"))
+
+
+def scan(handle: BinaryIO, limits: IntakeLimits, *, sink: BinaryIO | None = None, what: str = "the file", chunk_size: int = CHUNK) -> tuple[str, int]:
+    """Stream ``handle`` through the limits (copying to ``sink``); returns (sha256, size)."""
+    scanner = _Scanner(limits, what)
+    while chunk := handle.read(chunk_size):
+        scanner.feed(chunk)
+        if sink is not None:
+            sink.write(chunk)
+    return scanner.digest.hexdigest(), scanner.size
+
+
+def _is_gzip(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
+@contextlib.contextmanager
+def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: Path | None = None) -> Iterator[StagedFile]:
+    """Check and hash ``source``; yields a StagedFile whose scratch copies vanish on exit.
+
+    Raises BadFileName, or FileRefused (with the line when a line is too long).
+    """
+    name = safe_filename(filename if filename is not None else source.name)
+    if not source.is_file():
+        raise FileRefused(Problem(None, "not a regular file"))
+    size = source.stat().st_size
+    if size > limits.max_bytes:
+        raise FileRefused(Problem(None, f"the file is {_mib(size)}, larger than {_mib(limits.max_bytes)} (the upload limit)"))
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="procbench-intake-", dir=scratch) as tmp:
+        if _is_gzip(source):
+            inner = name[:-3] if name.lower().endswith(".gz") and len(name) > 3 else name
+            target = Path(tmp) / inner
+            try:
+                with gzip.open(source, "rb") as packed, target.open("wb") as out:
+                    digest, expanded = scan(packed, limits, sink=out, what="the gzip file, expanded,")
+            except (OSError, EOFError, zlib.error) as exc:
+                raise FileRefused(Problem(None, f"not a valid gzip file ({exc})")) from None
+            yield StagedFile(target, inner, digest, expanded, True)
+            return
+        with source.open("rb") as handle:
+            digest, size = scan(handle, limits)
+        path = source
+        if source.name != name:  # the reader sees the upload's name (some pick a format by suffix)
+            path = Path(tmp) / name
+            os.symlink(source.resolve(), path)
+        yield StagedFile(path, name, digest, size, False)
