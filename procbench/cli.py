@@ -170,37 +170,7 @@ def score(
         typer.echo(f"  {name:<24} {value:.6f}")
 
 
-@app.command()
-def submit(
-    spec: str,
-    split: Annotated[str, typer.Option()],
-    predictions: Annotated[Path, typer.Option()],
-    model: Annotated[str, typer.Option(help="model name shown on the board")],
-    team: Annotated[str, typer.Option()] = "anonymous",
-    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
-    data_dir: Annotated[Optional[Path], typer.Option()] = None,
-    metadata: Annotated[Optional[list[str]], typer.Option(help="key=value, e.g. size_class=small")] = None,
-) -> None:
-    """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
-    from submissions import submit as do_submit
-
-    task, runner = _load(spec)
-    if not predictions.is_file():
-        _err(f"error: no prediction file at {predictions}")
-        raise typer.Exit(EXIT_INVALID_PREDICTIONS)
-    try:
-        outcome = do_submit(task, runner, data_root=resolve_data_root(data_dir), split=split, predictions=predictions, model=model, team=team, db_path=db, metadata=_parse_metadata(metadata or []))
-    except InvalidPredictions as exc:
-        _err(exc.render())
-        _err("nothing was stored")
-        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
-    except (FileNotFoundError, ValueError) as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(EXIT_DATA_MISSING) from None
-    for warning in outcome.warnings:
-        _err(f"warning: {warning}")
-    state = "stored" if outcome.created else "already stored (same file, task, split and team)"
-    typer.echo(f"{state}: submission {outcome.submission_id}  {task.primary}={outcome.evaluation.metrics.get(task.primary, float('nan')):.6f}")
+# `procbench submit` (with teams, tokens and the model card) lives in procbench/cli_admin.py.
 
 
 @app.command()

@@ -37,16 +37,6 @@ def _actor() -> str:
         return os.environ.get("USER", "")
 
 
-def _parse_metadata(pairs: list[str]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"metadata must be key=value, got {pair!r}")
-        out[key.strip()] = {"true": True, "false": False}.get(value.strip().lower(), value.strip())
-    return out
-
-
 def submit(
     spec: str,
     split: Annotated[str, typer.Option()],
@@ -57,7 +47,7 @@ def submit(
     db: DbOption = DEFAULT_DB,
     data_dir: Annotated[Optional[Path], typer.Option()] = None,
     metadata: Annotated[Optional[list[str]], typer.Option(help="key=value read by some scorers, e.g. cot=true")] = None,
-    size_class: Annotated[str, typer.Option(help="unknown | none | small (<1B) | medium (1-10B) | large (10-100B) | xlarge (>100B)")] = "unknown",
+    size_class: Annotated[str, typer.Option(help="unknown | none | small (<1B) | medium (1-10B) | large (10-100B) | xlarge (>100B) | commercial | big open-source | small (<=8 GB) | tiny (<=4 GB)")] = "unknown",
     weights: Annotated[str, typer.Option(help="unknown | open | closed")] = "unknown",
     method: Annotated[str, typer.Option(help="unknown | heuristic | neural | llm")] = "unknown",
     paper_url: Annotated[str, typer.Option(help="http(s) link to the paper")] = "",
@@ -65,7 +55,7 @@ def submit(
     description: Annotated[str, typer.Option(help="free text shown with the submission")] = "",
 ) -> None:
     """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
-    from procbench.cli import _load
+    from procbench.cli import _load, _parse_metadata
     from procbench.paths import resolve_data_root
     from runners._types import InvalidPredictions
     from submissions import submit as do_submit

@@ -11,7 +11,9 @@ import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-SIZE_CLASSES = ("unknown", "none", "small", "medium", "large", "xlarge")  # none: no learned weights; <1B, 1-10B, 10-100B, >100B
+# Parameter-count classes (none: no learned weights; <1B, 1-10B, 10-100B, >100B), plus the classes
+# the PM-LLM-Benchmark paper groups models by (commercial, big open-source, small <= 8 GB, tiny <= 4 GB).
+SIZE_CLASSES = ("unknown", "none", "small", "medium", "large", "xlarge", "commercial", "big open-source", "small (<=8 gb)", "tiny (<=4 gb)")
 WEIGHTS = ("unknown", "open", "closed")
 METHOD_FAMILIES = ("unknown", "heuristic", "neural", "llm")
 MAX_NAME_CHARS = 200
