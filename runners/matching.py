@@ -156,6 +156,28 @@ class PairBatch:
         return values
 
 
+@dataclass(frozen=True)
+class EmptySides:
+    """(P, R, F1) when one side or both are empty, before any similarity is computed."""
+
+    both: tuple[float, float, float]
+    gold: tuple[float, float, float]
+    prediction: tuple[float, float, float]
+
+    def of(self, gold: Sequence[str], predictions: Sequence[str]) -> PRF | None:
+        if not gold and not predictions:
+            return PRF(*self.both)
+        if not gold:
+            return PRF(*self.gold)
+        if not predictions:
+            return PRF(*self.prediction)
+        return None
+
+
+# OpenPI's conventions: nothing vs nothing is perfect; predicting nothing keeps precision 1.
+OPENPI_EMPTY_SIDES = EmptySides(both=(1.0, 1.0, 1.0), gold=(0.0, 1.0, 0.0), prediction=(1.0, 0.0, 0.0))
+
+
 class Matcher(Protocol):
     def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF: ...
 
@@ -204,18 +226,13 @@ class BestMatch:
     """
 
     dedup: bool = False
-    both_empty: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    gold_empty: tuple[float, float, float] = (0.0, 1.0, 0.0)
-    prediction_empty: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    empty_sides: EmptySides = field(default_factory=lambda: OPENPI_EMPTY_SIDES)
     threshold: float = 0.0
 
     def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF:
-        if not gold and not predictions:
-            return PRF(*self.both_empty)
-        if not gold:
-            return PRF(*self.gold_empty)
-        if not predictions:
-            return PRF(*self.prediction_empty)
+        empty = self.empty_sides.of(gold, predictions)
+        if empty is not None:
+            return empty
         if self.dedup:
             predictions = list(dict.fromkeys(predictions))
         gold_prepared = [pairs.prepare(g) for g in gold]
@@ -310,20 +327,15 @@ class OneToOne:
     """
 
     threshold: float = 0.0
-    both_empty: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    gold_empty: tuple[float, float, float] = (0.0, 1.0, 0.0)
-    prediction_empty: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    empty_sides: EmptySides = field(default_factory=lambda: OPENPI_EMPTY_SIDES)
 
     def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF:
         import numpy as np
         from scipy.optimize import linear_sum_assignment
 
-        if not gold and not predictions:
-            return PRF(*self.both_empty)
-        if not gold:
-            return PRF(*self.gold_empty)
-        if not predictions:
-            return PRF(*self.prediction_empty)
+        empty = self.empty_sides.of(gold, predictions)
+        if empty is not None:
+            return empty
         gold_prepared = [pairs.prepare(g) for g in gold]
         matrix = np.array([[pairs.score(g, pairs.prepare(p)) for g in gold_prepared] for p in predictions])
         rows, cols = linear_sum_assignment(matrix, maximize=True)
