@@ -156,6 +156,23 @@ def build_model(task: s.Block, ck: _SpecChecker, params: dict[str, Any], path: s
         size = size_attr.value.value if size_attr is not None and isinstance(size_attr.value, s.Num) else 0
         fetch.append(m.FetchSpec(name, _str(b, "path"), digest, int(size), _str(b, "url"), _str(b, "hub_repo"), _str(b, "hub_file"), _str(b, "revision"), _str(b, "repo_type", "dataset"), _strs(b, "splits")))
 
+    imports = []
+    for b in task.blocks("import"):
+        name = b.labels[0] if b.labels else "?"
+        kind, field_name = _str(b, "kind"), _str(b, "field")
+        known_fields = [f for f, _ in predictions.fields]
+        if predictions.reader is None and field_name and field_name not in known_fields:
+            ck.unknown(b.attribute("field").value.span, "prediction field", field_name, known_fields)  # type: ignore[union-attr]
+        choices_attr = b.attribute("choices")
+        choices = int(choices_attr.value.value) if choices_attr is not None and isinstance(choices_attr.value, s.Num) else 0
+        if kind == "choice" and choices < 2:
+            ck.error(b.span, f"import {name!r}: kind = \"choice\" needs `choices = N` (N >= 2)")
+        if kind == "text_list" and b.attribute("separator") is None:
+            ck.error(b.span, f"import {name!r}: kind = \"text_list\" needs `separator = \"...\"`")
+        check_attr = b.attribute("check")
+        check = ck.component(check_attr.value, "import_check") if check_attr is not None and isinstance(check_attr.value, s.Call) else None
+        imports.append(m.ImportSpec(name, kind, field_name, _strs(b, "id"), _str(b, "id_type", "str"), choices, _str(b, "separator"), check, _text(b, "notes")))
+
     if ck.errors:
         return None
     return m.TaskSpec(
@@ -179,6 +196,7 @@ def build_model(task: s.Block, ck: _SpecChecker, params: dict[str, Any], path: s
         reported=tuple(reported),
         templates=tuple(templates),
         fetch=tuple(fetch),
+        imports=tuple(imports),
         path=path,
     )
 

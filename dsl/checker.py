@@ -39,7 +39,7 @@ class BlockSchema:
 SCHEMA: dict[str, BlockSchema] = {
     "task": BlockSchema(
         attrs={**{a: "str" for a in ("title", "version", "description", "citation", "url", "license", "benchmark", "extends", "primary")}, "rank_by": "list_str"},
-        blocks={"params": False, "data": False, "predictions": False, "normaliser": True, "score": False, "metric": True, "slice": True, "reported": True, "template": True, "fetch": True},
+        blocks={"params": False, "data": False, "predictions": False, "normaliser": True, "score": False, "metric": True, "slice": True, "reported": True, "template": True, "fetch": True, "import": True},
         labels=1,
         required=("title", "version", "primary"),
         required_blocks=("data", "predictions", "score"),
@@ -76,6 +76,11 @@ SCHEMA: dict[str, BlockSchema] = {
     "slice": BlockSchema(attrs={"label": "str", "answer_label": "str", "display": "str"}, labels=1),
     "reported": BlockSchema(attrs={"split": "str", "source": "str", "values": "object", "slice": "list_str", "note": "str"}, labels=1, required=("split", "source", "values")),
     "template": BlockSchema(attrs={"text": "str"}, labels=1, required=("text",)),
+    "import": BlockSchema(
+        attrs={"kind": "str", "field": "str", "id": "list_str", "id_type": "str", "choices": "int", "separator": "str", "check": "call", "notes": "str"},
+        labels=1,
+        required=("kind", "field", "id"),
+    ),
     "fetch": BlockSchema(
         attrs={"path": "str", "sha256": "str", "size": "int", "url": "str", "hub_repo": "str", "hub_file": "str", "revision": "str", "repo_type": "str", "splits": "list_str"},
         labels=1,
@@ -87,6 +92,8 @@ ENUMS = {
     ("source", "format"): ("jsonl", "json", "csv", "tsv"),
     ("predictions", "format"): ("jsonl", "csv", "tsv", "custom"),
     ("fetch", "repo_type"): ("dataset", "model", "space"),
+    ("import", "kind"): ("choice", "text_list"),
+    ("import", "id_type"): ("str", "int"),
 }
 SCALAR_TYPES = ("str", "int", "float", "bool", "any")
 

@@ -148,6 +148,21 @@ class FetchSpec:
 
 
 @dataclass(frozen=True)
+class ImportSpec:
+    """How per-item outputs logged by another harness (lm-eval, Inspect) become prediction records."""
+
+    name: str
+    kind: str  # choice | text_list
+    field: str  # the prediction record's value field
+    id_fields: tuple[str, ...]  # dotted paths into the logged item, tried in order
+    id_type: str = "str"  # str | int
+    choices: int = 0
+    separator: str = ""
+    check: ComponentCall | None = None
+    notes: str = ""
+
+
+@dataclass(frozen=True)
 class TemplateSpec:
     name: str
     text: str
@@ -175,6 +190,7 @@ class TaskSpec:
     reported: tuple[ReportedRow, ...] = ()
     templates: tuple[TemplateSpec, ...] = ()
     fetch: tuple[FetchSpec, ...] = ()
+    imports: tuple[ImportSpec, ...] = ()
     path: str = field(default="", compare=False)
 
     def metric(self, name: str) -> MetricSpec | None:

@@ -15,6 +15,8 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
   :class:`runners.InvalidPredictions` listing every problem
 * ``scorer``      ``(gold: GoldSet, predictions: Mapping[str, Any], **params) -> list[ItemScore]``
 * ``aggregator``  ``(items: Sequence[ItemScore], **params) -> dict[str, float]``
+* ``import_check`` ``(fields: Mapping, choice_texts: Sequence[str], gold_item, **params) -> str | None``:
+  why a logged item from another harness is not the gold item it claims to be (None when it is)
 * ``normaliser``, ``similarity``, ``matcher``, ``filter``: building blocks of declarative scorers
   (``runners.text``, ``runners.similarity``, ``runners.matching``, ``runners.filters``).
 """
@@ -28,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = ("reader", "predictions", "scorer", "aggregator", "normaliser", "similarity", "matcher", "filter")
+KINDS = ("reader", "predictions", "scorer", "aggregator", "normaliser", "similarity", "matcher", "filter", "import_check")
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def all_components() -> list[Component]:
 
 
 # How many leading positional arguments the runtime passes to each kind (the rest are spec parameters).
-_RUNTIME_ARGS = {"reader": 2, "predictions": 2, "scorer": 2, "aggregator": 1}
+_RUNTIME_ARGS = {"reader": 2, "predictions": 2, "scorer": 2, "aggregator": 1, "import_check": 3}
 
 
 def _params_of(kind: str, fn: Callable[..., Any]) -> tuple[Param, ...]:

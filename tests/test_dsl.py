@@ -216,3 +216,14 @@ def test_one_mistake_gives_one_error_not_a_cascade() -> None:
     assert len(err.diagnostics) == 1
     err = _error(_sub(r'"gold" \{ format', '"gold" { formt'))
     assert [d.message for d in err.diagnostics] == ["unknown attribute 'formt' in a source block", "source block is missing required attribute 'format'"]
+
+
+def test_import_blocks_declare_the_log_mapping() -> None:
+    from procbench.imports.mapping import mapping_for
+
+    spec = check_file(SPECS_DIR / "paradise-tip.spec").spec
+    (block,) = spec.imports
+    assert (block.kind, block.field, block.choices, block.check.name if block.check else None) == ("choice", "label", 4, "paradise.same_item")
+    assert mapping_for("openpi-head").separator == ", "  # inherited from openpi through extends
+    err = _error(_sub(r'    separator = ", "\n', "", count=1))
+    assert 'kind = "text_list" needs `separator' in str(err)

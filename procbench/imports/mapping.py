@@ -1,9 +1,10 @@
 """Per-task mapping from a foreign log's per-item output to a procbench prediction record.
 
-The table is keyed by task name.  A mapping says which kind of output the task takes (an option
-index, or a list of texts split from one generation), which prediction field it fills, where the item
-id is in the logged item, and how to check that a logged item is the gold item it claims to be.
-A task without an entry here cannot be imported (yet); see docs/ecosystem.md for adding one.
+Each task declares its mapping in its spec, as an ``import`` block: which kind of output the task
+takes (an option index, or a list of texts split from one generation), which prediction field it
+fills, where the item id is in the logged item, and (optionally) a registered ``import_check``
+component that tells whether a logged item is the gold item it claims to be.  A task whose spec has
+no ``import`` block cannot be imported.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from procbench.imports.logged import LoggedOutput, dotted
+from procbench.imports.logged import LoggedOutput
 
 Kind = Literal["choice", "text_list"]
 Checker = Callable[[LoggedOutput, Any], str | None]
@@ -38,44 +39,61 @@ class ImportMapping:
         return string.ascii_uppercase[: self.n_choices]
 
 
-def _paradise_check(output: LoggedOutput, gold: Any) -> str | None:
-    """The logged goal and options, where the log has them, must be the gold item's."""
-    goal = dotted(output.fields, "sent2")
-    if isinstance(goal, str) and goal.strip() != gold.goal.strip():
-        return f"its goal {goal[:60]!r} is not the gold item's {gold.goal[:60]!r} (another split or task?)"
-    endings = [dotted(output.fields, f"ending{k}") for k in range(4)]
-    if all(isinstance(e, str) for e in endings) and [e.strip() for e in endings] != [e.strip() for e in gold.endings]:
-        return "its four endings are not the gold item's (another split or task?)"
-    shown = [c.strip() for c in output.choice_texts]
-    if len(shown) == 4 and shown != [e.strip() for e in gold.endings]:
-        return "its options are not the gold item's endings in the gold order"
-    return None
+def _from_spec(task: str) -> ImportMapping | None:
+    """The task's ``import`` block (the first one) as an ImportMapping; None when it declares none."""
+    from procbench.api import load_task
+    from runners import registry
+
+    spec, _ = load_task(task)
+    if not spec.imports:
+        return None
+    block = spec.imports[0]
+    check: Checker | None = None
+    if block.check is not None:
+        bound = registry.get("import_check", block.check.name).bind(**block.check.kwargs_dict())
+
+        def check(output: LoggedOutput, gold: Any) -> str | None:
+            return bound(output.fields, output.choice_texts, gold)
+
+    return ImportMapping(
+        task=spec.name,
+        kind=block.kind,  # type: ignore[arg-type]
+        prediction_field=block.field,
+        id_fields=block.id_fields,
+        id_type=int if block.id_type == "int" else str,
+        n_choices=block.choices,
+        separator=block.separator,
+        check=check,
+        notes=block.notes,
+    )
 
 
-_PARADISE = dict(
-    kind="choice",
-    prediction_field="label",
-    # the CSV's unnamed row-index column, as csv.DictReader ("") and pandas/datasets ("Unnamed: 0") name it
-    id_fields=("Unnamed: 0", "", "id", "row"),
-    id_type=int,
-    n_choices=4,
-    check=_paradise_check,
-    notes="Four-way multiple choice: the chosen ending (0-3). lm-eval log-likelihoods -> argmax; Inspect -> the answer letter A-D.",
-)
+class _SpecMappings(Mapping[str, ImportMapping]):
+    """Task name -> mapping, read from the shipped specs' ``import`` blocks (on first use)."""
 
-_OPENPI = dict(
-    kind="text_list",
-    prediction_field="answers",
-    id_fields=("id",),
-    id_type=str,
-    separator=", ",
-    notes="One generation per step, state changes joined by ', ' as in upstream's formatted_for_gpt2 training files.",
-)
+    def _all(self) -> dict[str, ImportMapping]:
+        from procbench.api import all_spec_paths
 
-MAPPINGS: Mapping[str, ImportMapping] = {
-    **{task: ImportMapping(task=task, **_PARADISE) for task in ("paradise-tip", "paradise-warning", "paradise-reverse-tip", "paradise-reverse-warning")},
-    **{task: ImportMapping(task=task, **_OPENPI) for task in ("openpi", "openpi-head")},
-}
+        if not hasattr(self, "_cache"):
+            found = {}
+            for path in all_spec_paths():
+                mapping = _from_spec(path.stem)
+                if mapping is not None:
+                    found[path.stem] = mapping
+            self._cache = found
+        return self._cache
+
+    def __getitem__(self, task: str) -> ImportMapping:
+        return self._all()[task]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+MAPPINGS: Mapping[str, ImportMapping] = _SpecMappings()
 
 
 def mapping_for(task: str) -> ImportMapping:

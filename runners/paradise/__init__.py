@@ -1,10 +1,11 @@
 """PARADISE (Findings of ACL 2024): warning and tip inference as 4-way multiple choice.
 
 Importing this package registers its components: the reader ``paradise.choices``, the prediction
-validator ``paradise.labels``, the scorer and the aggregator ``paradise.accuracy``.
+validator ``paradise.labels``, the scorer and the aggregator ``paradise.accuracy``, and the import
+check ``paradise.same_item``.
 """
 
-from runners.paradise import data, metrics, predictions  # noqa: F401  (registration side effects)
+from runners.paradise import data, imports, metrics, predictions  # noqa: F401  (registration side effects)
 from runners.paradise.data import ParadiseItem, load_split
 from runners.paradise.metrics import weighted_prf
 
