@@ -83,17 +83,18 @@ def openpi(workload: Workload, *, limit: int, dedup: bool = False) -> Comparison
     return Comparison("OpenPI (Exact, BLEU-2, ROUGE-L best match)" + (" dedup" if dedup else ""), n, ours_s, theirs_s, difference)
 
 
+def _official_metrics(runner: Any, workload: Workload) -> dict[str, float]:
+    """The whole pipeline of a runner (compiled outside the timing): read gold, validate, score, aggregate."""
+    gold, _ = runner.gold(workload.data_root, workload.split)
+    records, _ = runner.validate(workload.predictions, gold)
+    return runner.aggregate(runner.score(gold, records))
+
+
 def paradise(workload: Workload) -> Comparison:
     from bench.reference import paradise as reference
 
     runner = _fresh_runner(workload.task)
-
-    def ours() -> dict[str, float]:
-        gold, _ = runner.gold(workload.data_root, workload.split)
-        records, _ = runner.validate(workload.predictions, gold)
-        return runner.aggregate(runner.score(gold, records))
-
-    metrics, ours_s = _timed(ours)
+    metrics, ours_s = _timed(lambda: _official_metrics(runner, workload))
     gold_csv = workload.data_root / "paradise" / "src" / "data" / f"{workload.task.removeprefix('paradise-')}_test.csv"
     theirs, theirs_s = _timed(lambda: reference.score(gold_csv, workload.predictions))
     assert metrics["accuracy"] == theirs["accuracy"], (metrics, theirs)
@@ -106,13 +107,7 @@ def pmllm(workload: Workload) -> Comparison:
     from bench.reference import pmllm as reference
 
     runner = _fresh_runner(workload.task)
-
-    def ours() -> dict[str, float]:
-        gold, _ = runner.gold(workload.data_root, workload.split)
-        records, _ = runner.validate(workload.predictions, gold)
-        return runner.aggregate(runner.score(gold, records))
-
-    metrics, ours_s = _timed(ours)
+    metrics, ours_s = _timed(lambda: _official_metrics(runner, workload))
     theirs, theirs_s = _timed(lambda: reference.score(workload.predictions))
     for key, value in theirs.items():
         assert metrics[key] == value, f"PM-LLM {key}: {metrics[key]} != {value}"
