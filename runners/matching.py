@@ -105,7 +105,7 @@ class PairBatch:
         self.encoded: dict[str, tuple[bool, int]] = {}
         self.inputs: dict[str, int] = {}
         self.kernels: list[PairKernel] = [s.similarity.kernel() for s in self.scorers]  # type: ignore[attr-defined]
-        self.memos: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in self.scorers]
+        self.memos = [PairMemo() for _ in self.scorers]
 
     def start(self) -> None:
         """Called before encoding a chunk: forget everything once the cache is full (bounded memory)."""
@@ -130,30 +130,72 @@ class PairBatch:
         pairs = [encoded[raw] for raw in raws]
         return np.fromiter((e for e, _ in pairs), dtype=bool, count=len(pairs)), np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
 
-    def score(self, k: int, gold: np.ndarray, prediction: np.ndarray, gold_empty: np.ndarray, prediction_empty: np.ndarray) -> np.ndarray:
-        """Scorer ``k``'s ``score`` for index pairs from ``encode`` (with its empty-content guard)."""
-        keys = (gold << 32) | prediction
-        known_keys, known_values = self.memos[k]
-        if len(known_keys):
-            at = np.minimum(np.searchsorted(known_keys, keys), len(known_keys) - 1)
-            found = known_keys[at] == keys
-            values = np.where(found, known_values[at], 0.0)
-        else:
-            found, values = np.zeros(len(keys), dtype=bool), np.zeros(len(keys))
+    def pairs(self, gold: np.ndarray, prediction: np.ndarray, gold_empty: np.ndarray, prediction_empty: np.ndarray) -> IndexPairs:
+        """The index pairs of a chunk, as their sorted distinct keys: computed once for every scorer."""
+        keys, inverse = np.unique((gold << 32) | prediction, return_inverse=True)
+        return IndexPairs(keys, inverse, gold_empty, prediction_empty)
+
+    def score(self, k: int, pairs: IndexPairs) -> np.ndarray:
+        """Scorer ``k``'s ``score`` of every pair from ``pairs`` (with its empty-content guard).
+
+        Each distinct pair is looked up in the memo or scored once.  The keys are sorted, which
+        keeps every binary search cache-friendly and lets the kernel see pairs grouped by gold.
+        """
+        keys = pairs.keys
+        values, found = self.memos[k].lookup(keys)
         missing = np.flatnonzero(~found)
         if len(missing):
-            new_keys, first = np.unique(keys[missing], return_index=True)
-            new_values = self.kernels[k].score_pairs(gold[missing][first], prediction[missing][first])
-            values[missing] = new_values[np.searchsorted(new_keys, keys[missing])]
-            if len(known_keys) + len(new_keys) > MAX_REMEMBERED_PAIRS:
-                known_keys, known_values = known_keys[:0], known_values[:0]
-            merged = np.concatenate([known_keys, new_keys])
-            order = np.argsort(merged, kind="stable")  # two sorted runs: a linear merge
-            self.memos[k] = (merged[order], np.concatenate([known_values, new_values])[order])
+            new_keys = keys[missing]
+            new_values = self.kernels[k].score_pairs(new_keys >> 32, new_keys & 0xFFFFFFFF)
+            values[missing] = new_values
+            self.memos[k].add(new_keys, new_values)
+        values = values[pairs.inverse]
         if self.scorers[k].guard_empty:
-            either = gold_empty | prediction_empty
-            values = np.where(either, np.where(gold_empty & prediction_empty, 1.0, 0.0), values)
+            gold_empty, prediction_empty = pairs.gold_empty, pairs.prediction_empty
+            values = np.where(gold_empty | prediction_empty, np.where(gold_empty & prediction_empty, 1.0, 0.0), values)
         return values
+
+
+class PairMemo:
+    """Pair values remembered by key, in one sorted run; past ``MAX_REMEMBERED_PAIRS`` it starts afresh.
+
+    Keys arrive sorted per chunk, so a lookup is a cache-friendly binary search and remembering a
+    chunk is one linear merge (``np.insert``).
+    """
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.values = np.zeros(0)
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(value, found) per key; a value is 0.0 where not found."""
+        if not self.size:
+            return np.zeros(len(keys)), np.zeros(len(keys), dtype=bool)
+        at = np.minimum(np.searchsorted(self.keys, keys), self.size - 1)
+        found = self.keys[at] == keys
+        return np.where(found, self.values[at], 0.0), found
+
+    def add(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Remember the values of sorted keys that are not remembered yet."""
+        if self.size + len(keys) > MAX_REMEMBERED_PAIRS:
+            self.keys, self.values = self.keys[:0], self.values[:0]
+        at = np.searchsorted(self.keys, keys)
+        self.keys, self.values = np.insert(self.keys, at, keys), np.insert(self.values, at, values)
+
+
+@dataclass(frozen=True)
+class IndexPairs:
+    """The (gold, prediction) index pairs of a chunk: distinct keys ``gold << 32 | prediction``
+    in ascending order, ``inverse`` mapping each pair to its key, and each side's emptiness."""
+
+    keys: np.ndarray
+    inverse: np.ndarray
+    gold_empty: np.ndarray
+    prediction_empty: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -287,9 +329,9 @@ class BestMatch:
         layout = _PairLayout.of(np.asarray(rows_per_item, dtype=np.int64), np.asarray(columns_per_item, dtype=np.int64))
         rows, columns = layout.row_of_pair, layout.column_of_pair
         gold_index, prediction_index = column_index[columns], row_index[rows]
-        gold_empty, prediction_empty = column_empty[columns], row_empty[rows]
+        pairs = batch.pairs(gold_index, prediction_index, column_empty[columns], row_empty[rows])
         for k, out in enumerate(outs):
-            values = batch.score(k, gold_index, prediction_index, gold_empty, prediction_empty)
+            values = batch.score(k, pairs)
             row_list = self._best_of(values, layout.row_starts).tolist()
             column_list = self._best_of(values[layout.column_major], layout.column_starts).tolist()
             column_end = 0

@@ -11,6 +11,7 @@ import dataclasses
 import gc
 import hashlib
 import json
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,12 +31,24 @@ def _canonical(value: Any) -> Any:
     """A JSON-ready form that is the same in every process (sets sorted, dataclasses as dicts).
 
     ``json.dumps(default=str)`` is not enough: a frozenset's ``str`` follows hash order, which
-    changes between processes, and the fingerprint must not.
+    changes between processes, and the fingerprint must not.  Gold is mostly plain dicts, lists
+    and strings, so those exact types are handled first; everything else takes the general path.
     """
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): _canonical(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_canonical(v) for v in value]
+    return _canonical_general(value)
+
+
+def _canonical_general(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _canonical(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
-        return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+        return sorted((_canonical(v) for v in value), key=_sort_key)
     if isinstance(value, (list, tuple)):
         return [_canonical(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -43,6 +56,11 @@ def _canonical(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
+
+
+def _sort_key(value: Any) -> str:
+    """The order of a set's members: their JSON text (``json.dumps`` of a string, without its call overhead)."""
+    return encode_basestring_ascii(value) if type(value) is str else json.dumps(value, sort_keys=True)
 
 
 _gc_lock = threading.Lock()

@@ -16,6 +16,7 @@ from typing import Any
 from runners._types import GoldSet
 
 MISSING = object()
+_DECODER = json.JSONDecoder()  # json.loads without its per-call argument handling
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,11 @@ class AnswerLabel:
 def iter_records(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(1-based line or row number, record) for every record of a data file."""
     if fmt == "jsonl":
+        decode = _DECODER.decode
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
                 if line.strip():
-                    yield number, json.loads(line)
+                    yield number, decode(line)
     elif fmt == "json":
         data = json.loads(path.read_text(encoding="utf-8"))
         rows = data if isinstance(data, list) else list(data.values()) if isinstance(data, dict) else []
@@ -82,7 +84,8 @@ def iter_records(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def lookup(record: Any, path: Sequence[str]) -> Any:
     for part in path:
-        if isinstance(record, Mapping) and part in record:
+        # the exact-type test first: isinstance against the Mapping ABC is slow, and records are dicts
+        if (type(record) is dict or isinstance(record, Mapping)) and part in record:
             record = record[part]
         else:
             return MISSING

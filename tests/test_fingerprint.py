@@ -24,3 +24,73 @@ def test_fingerprint_is_the_same_in_every_process() -> None:
 
 def test_variants_have_different_fingerprints() -> None:
     assert _fingerprint("openpi", "test", "0") != _fingerprint("openpi-head", "test", "0")
+
+
+def _plain_canonical(value: object) -> object:
+    """The canonical form written plainly (isinstance checks only): the oracle of the fast version."""
+    import dataclasses
+    import json
+    from collections.abc import Mapping
+
+    if isinstance(value, Mapping):
+        return {str(k): _plain_canonical(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, (list, tuple)):
+        return [_plain_canonical(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"__type__": type(value).__name__, **{f.name: _plain_canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _gold_like():  # type: ignore[no-untyped-def]
+    import dataclasses
+    import types
+
+    from hypothesis import strategies as st
+
+    @dataclasses.dataclass(frozen=True)
+    class Entity:
+        name: str
+        tags: frozenset[str]
+
+    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
+    keys = st.text(max_size=4) | st.integers(-3, 3) | st.booleans()
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(keys, inner, max_size=4)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=3).map(types.MappingProxyType)
+        | st.frozensets(st.text(max_size=4) | st.integers(), max_size=4)
+        | st.builds(Entity, st.text(max_size=4), st.frozensets(st.text(max_size=3), max_size=3)),
+        max_leaves=20,
+    )
+
+
+def test_fast_canonical_form_equals_the_plain_one() -> None:
+    import json
+
+    from hypothesis import given
+
+    from runners.runner import _canonical
+
+    @given(_gold_like())
+    def check(value: object) -> None:
+        assert json.dumps(_canonical(value), sort_keys=True) == json.dumps(_plain_canonical(value), sort_keys=True)
+
+    check()
+
+
+def test_fast_canonical_form_equals_the_plain_one_on_real_gold(data_root) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from procbench.api import load_task
+    from runners.runner import _canonical
+
+    for task, split in (("openpi", "dev"), ("propara-naacl18", "test"), ("paged", "dev"), ("paradise-tip", "test"), ("pm-llm-benchmark", "main")):
+        gold = load_task(task)[1].read_gold(data_root, split)
+        value = [gold.items, gold.labels, gold.answer_views]
+        assert json.dumps(_canonical(value), sort_keys=True) == json.dumps(_plain_canonical(value), sort_keys=True), task

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from runners._types import GoldSet
 from runners.generic import MatchScorer, MatchStage
-from runners.matching import BestMatch, PairBatch, PairScorer
+from runners import matching
+from runners.matching import BestMatch, PairBatch, PairMemo, PairScorer
 from runners.similarity import CocoBleu, CocoRougeL, Exact, TokenF1, _lcs_length
 from runners.text import Pipeline, delete_chars, drop_words, lowercase, squeeze_whitespace, stem, strip
 
@@ -106,9 +107,9 @@ def test_rescoring_the_same_pairs_reuses_remembered_values() -> None:
     scorer = PairScorer(CocoRougeL(), CONTENT, STEMMED)
     golds, predictions = [["pan was hot", "oven rack"]] * 3, [["pan hot", "rack"]] * 3
     first = BestMatch().score_many(golds, predictions, scorer)
-    remembered = len(scorer.batch().memos[0][0])
+    remembered = scorer.batch().memos[0].size
     again = BestMatch().score_many(golds, predictions, scorer)
-    assert first == again and remembered == len(scorer.batch().memos[0][0]) == 4
+    assert first == again and remembered == scorer.batch().memos[0].size == 4
 
 
 @pytest.mark.parametrize("enabled", [True, False])
@@ -132,3 +133,24 @@ def test_evaluation_leaves_the_cyclic_collector_as_it_found_it(enabled: bool) ->
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+@given(st.lists(st.lists(st.integers(0, 2**40), max_size=30), max_size=8), st.integers(1, 60))
+def test_pair_memo_remembers_like_a_dict_until_full(chunks: list[list[int]], capacity: int) -> None:
+    memo, remembered = PairMemo(), {}
+    original = matching.MAX_REMEMBERED_PAIRS
+    matching.MAX_REMEMBERED_PAIRS = capacity
+    try:
+        for chunk in chunks:
+            keys = np.unique(np.asarray(chunk, dtype=np.int64))
+            values, found = memo.lookup(keys)
+            assert found.tolist() == [k in remembered for k in keys.tolist()]
+            assert values.tolist() == [remembered.get(k, 0.0) for k in keys.tolist()]
+            fresh = keys[~found]
+            if len(remembered) + len(fresh) > capacity:
+                remembered = {}
+            memo.add(fresh, fresh / 7.0)
+            remembered.update({k: k / 7.0 for k in fresh.tolist()})
+            assert memo.keys.tolist() == sorted(remembered) and memo.size == len(remembered)
+    finally:
+        matching.MAX_REMEMBERED_PAIRS = original
