@@ -3,7 +3,8 @@
 Importing this package registers its components: the reader ``paged.graphs``, the prediction
 validator ``paged.graph_text``, the scorer and the aggregator ``paged.lexical``. The modules:
 ``model`` (typed graphs), ``gold`` (gold JSON records), ``linearise`` (the official gold text),
-``parse`` (the official text parser), ``tokens`` (spaCy tokens, lexical F1, BLEU-1), ``lexical``
+``parse`` (the official text parser), ``tokens`` (spaCy tokens, lexical F1, BLEU-1), ``tokenizer``
+(spaCy's tokens of many texts from cached chunks), ``letters`` (which regexes cannot split a word), ``lexical``
 (per-document statistics), ``metrics`` (corpus metrics), ``dot`` (Graphviz drawings).
 """
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runners.paged.model import ACTIONS, NodeType
+from runners.paged.model import ACTIONS, GATEWAYS, FlowType, NodeType
 from runners.paged.parse import Edge, Endpoint, Span
-from runners.paged.tokens import bleu1, lexical_f1, lexical_f1_matrix
+from runners.paged.tokens import bleu1, lexical_f1, lexical_f1_matrix, same_tokens, token_set
 
 ALIGN_THRESHOLD = 0.5  # a span whose best partner scores lower is skipped entirely
 SAME_NODE_THRESHOLD = 0.8  # registry: two texts of this lexical F1 are one node
@@ -39,8 +39,7 @@ ACTION_TYPES = (NodeType.ACTIVITY, NodeType.START, NodeType.END)
 BLEU_NODE_TYPES = (*ACTION_TYPES, NodeType.DATA, NodeType.TEXT)
 
 
-def empty_statistics() -> dict[str, float]:
-    """Every key of the scheme, at zero (so that every document carries the same keys)."""
+def _empty_statistics() -> dict[str, float]:
     stats: dict[str, float] = {}
     for side in SIDES:
         for t in NODE_TYPES:
@@ -64,20 +63,79 @@ def empty_statistics() -> dict[str, float]:
     return stats
 
 
-@dataclass
+_EMPTY = _empty_statistics()
+
+
+def empty_statistics() -> dict[str, float]:
+    """Every key of the scheme, at zero (so that every document carries the same keys)."""
+    return dict(_EMPTY)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """The statistics keys one pass adds to, by node type or edge type (built once, not per increment)."""
+
+    node_total: dict[NodeType, str]
+    node_correct: dict[NodeType, str]
+    bleu_node_sum: dict[NodeType, str]
+    bleu_node_num: dict[NodeType, str]
+    agent_total: dict[NodeType, str]
+    agent_correct: dict[NodeType, str]
+    bleu_agent_sum: dict[NodeType, str]
+    bleu_agent_num: dict[NodeType, str]
+    edge_total: dict[str, str]  # by strict type (SequenceFlow | Association)
+    edge_correct: dict[str, str]
+    soft_total: dict[str, str]  # by soft type (SequenceFlow | Association | ConditionFlow: _num)
+    soft_correct: dict[str, str]  # SequenceFlow | Association
+    condition_sum: str
+
+    @classmethod
+    def of(cls, side: str) -> _Keys:
+        def by_type(pattern: str, types: Sequence[NodeType]) -> dict[NodeType, str]:
+            return {t: pattern.format(t=t.value, side=side) for t in types}
+
+        return cls(
+            node_total=by_type("node.{t}.{side}_total", NODE_TYPES),
+            node_correct=by_type("node.{t}.{side}_correct", NODE_TYPES),
+            bleu_node_sum=by_type("bleu_node.{t}.{side}_sum", BLEU_NODE_TYPES),
+            bleu_node_num=by_type("bleu_node.{t}.{side}_num", BLEU_NODE_TYPES),
+            agent_total=by_type("agent.{t}.{side}_total", ACTION_TYPES),
+            agent_correct=by_type("agent.{t}.{side}_correct", ACTION_TYPES),
+            bleu_agent_sum=by_type("bleu_agent.{t}.{side}_sum", ACTION_TYPES),
+            bleu_agent_num=by_type("bleu_agent.{t}.{side}_num", ACTION_TYPES),
+            edge_total={e: f"edge.{e}.{side}_total" for e in EDGE_TYPES},
+            edge_correct={e: f"edge.{e}.{side}_correct" for e in EDGE_TYPES},
+            soft_total={**{e: f"bleu_edge.{e}.{side}_total" for e in EDGE_TYPES}, "ConditionFlow": f"bleu_edge.ConditionFlow.{side}_num"},
+            soft_correct={e: f"bleu_edge.{e}.{side}_correct" for e in EDGE_TYPES},
+            condition_sum=f"bleu_edge.ConditionFlow.{side}_sum",
+        )
+
+
+_KEYS = {side: _Keys.of(side) for side in SIDES}
+_BLEU_NODES = frozenset(BLEU_NODE_TYPES)
+_ALWAYS_SAME = frozenset({NodeType.START, NodeType.END, NodeType.OR})  # strict match by type alone
+_SOFT_BY_TYPE = frozenset({NodeType.START, NodeType.END, NodeType.AND})  # soft edge end: 1 by type alone
+_TEXTLESS_GATEWAYS = frozenset({NodeType.XOR, NodeType.OR})
+_START_END = frozenset({NodeType.START, NodeType.END})  # (members are read once: Enum class attributes are slow)
+_SEQUENCE = FlowType.SEQUENCE
+_FLOW_NAMES = {flow: flow.value for flow in FlowType}
+
+
+@dataclass(slots=True)
 class _Registered:
     """A node already seen in this pass (mutable: ``matched`` flips on its first strict match)."""
 
     node: Endpoint
     agent: str
     source_span: str
+    tokens: frozenset[str]  # of the node's text
     matched: bool = False
 
 
 def strict_node_match(a: Endpoint, b: Endpoint) -> bool:
     if a.type is not b.type:
         return False
-    if a.type in (NodeType.START, NodeType.END, NodeType.OR):  # OR matches whatever its text
+    if a.type in _ALWAYS_SAME:  # OR matches whatever its text
         return True
     return _texts_match(a.text, b.text)
 
@@ -87,28 +145,16 @@ def _texts_match(a: str, b: str) -> bool:
         return True
     if not a or not b:
         return False
-    return lexical_f1(a, b) >= EXACT
+    return same_tokens(a, b)  # lexical_f1(a, b) >= EXACT
 
 
 def _soft_end_score(a: Endpoint, b: Endpoint) -> float:
     """One end of a soft edge (types already equal)."""
-    if a.type in (NodeType.START, NodeType.END, NodeType.AND):
+    if a.type in _SOFT_BY_TYPE:
         return 1.0
-    if a.type in (NodeType.XOR, NodeType.OR) and not a.text and not b.text:
+    if a.type in _TEXTLESS_GATEWAYS and not a.text and not b.text:
         return 1.0
     return bleu1(a.text, b.text)
-
-
-def _same_node(entry: _Registered, node: Endpoint, agent: str, source_span: str) -> bool:
-    if entry.node.type is not node.type or entry.agent != agent:
-        return False
-    if node.type.is_gateway:
-        return entry.source_span == source_span
-    if not entry.node.text and not node.text:
-        return True
-    if not entry.node.text or not node.text:
-        return False
-    return lexical_f1(entry.node.text, node.text) >= SAME_NODE_THRESHOLD
 
 
 class _Pass:
@@ -117,99 +163,122 @@ class _Pass:
     def __init__(self, stats: dict[str, float], side: str):
         self.stats = stats
         self.side = side
-        self.registry: list[_Registered] = []
-        # the same entries by (node type, agent), in registration order: only those can be the same node
+        self.keys = _KEYS[side]
+        # registered nodes by (node type, agent), in registration order: only those can be the same node
         self.registry_by_kind: dict[tuple[NodeType, str], list[_Registered]] = {}
+        # (type, agent, gateway line or text) -> the entry such a node resolves to: the registry only
+        # grows, so the first matching entry (in registration order) of an identity never changes
+        self.resolved: dict[tuple[NodeType, str, str], _Registered] = {}
         self.aligned = 0
 
     def run(self, these: Sequence[Span], others: Sequence[Span], similarity: np.ndarray) -> None:
         """``similarity[i, j]``: lexical F1 of ``these[i]`` and ``others[j]``."""
-        best_partners = similarity.argmax(axis=1).tolist() if len(others) else [-1] * len(these)
-        for i, span in enumerate(these):
-            best_j = best_partners[i]  # argmax: the first of equally good partners wins
-            if best_j < 0 or similarity[i, best_j] < ALIGN_THRESHOLD:
+        if not len(others):
+            return
+        best_partners = similarity.argmax(axis=1).tolist()  # argmax: the first of equally good partners wins
+        best_values = similarity.max(axis=1).tolist()
+        for span, best_j, best in zip(these, best_partners, best_values):
+            if best < ALIGN_THRESHOLD:
                 continue
             self.aligned += 1
+            edge = span.edge
+            if not edge.parsed:
+                continue
             partner = others[best_j]
-            if not span.edge.parsed:
-                continue
-            self._nodes(span, partner)
-            self._edge(span.edge, partner.edge)
+            other_edge = partner.edge
+            if edge.head is not None:
+                self._node(edge.head, span.agent, edge.source_span, other_edge.head if other_edge.parsed else None, partner.agent)
+            if edge.tail is not None:
+                self._node(edge.tail, span.agent, edge.source_span, other_edge.tail if other_edge.parsed else None, partner.agent)
+            self._edge(edge, other_edge)
 
-    def _nodes(self, span: Span, partner: Span) -> None:
-        edge, other_edge = span.edge, partner.edge
-        for position in (0, 1):
-            node = edge.head if position == 0 else edge.tail
-            if node is None:
-                continue
-            candidates = self.registry_by_kind.setdefault((node.type, span.agent), [])
-            entry = next((e for e in candidates if _same_node(e, node, span.agent, edge.source_span)), None)
-            if entry is None:
-                entry = _Registered(node, span.agent, edge.source_span)
-                self.registry.append(entry)
-                candidates.append(entry)
-                self._count_new(node, span.agent)
-            if entry.matched or not other_edge.parsed:
-                continue
-            other = other_edge.head if position == 0 else other_edge.tail
-            if other is None:
-                continue
-            self._compare(entry, node, span.agent, other, partner.agent)
+    def _node(self, node: Endpoint, agent: str, source_span: str, other: Endpoint | None, other_agent: str) -> None:
+        """Register the node (or find it registered), then compare it with its partner's node unless already matched."""
+        gateway = node.type in GATEWAYS
+        key = (node.type, agent, source_span if gateway else node.text)
+        entry = self.resolved.get(key)
+        if entry is None:
+            entry = self._register(node, agent, source_span)
+            if gateway or not node.text or token_set(node.text):  # the node is the same as itself (a text has tokens)
+                self.resolved[key] = entry
+        if entry.matched or other is None:
+            return
+        self._compare(entry, node, agent, other, other_agent)
 
-    def _count_new(self, node: Endpoint, agent: str) -> None:
-        t = node.type.value
-        self.stats[f"node.{t}.{self.side}_total"] += 1
-        if node.type in BLEU_NODE_TYPES:
-            self.stats[f"bleu_node.{t}.{self.side}_num"] += 1
-        if node.type in ACTIONS and agent:
-            self.stats[f"agent.{t}.{self.side}_total"] += 1
-            self.stats[f"bleu_agent.{t}.{self.side}_num"] += 1
+    def _register(self, node: Endpoint, agent: str, source_span: str) -> _Registered:
+        """The first registered node that is the same node, else a new entry.
+
+        The same node (upstream's registry rule): same type and actor, and the same gateway line
+        (gateways), both texts empty, or texts of lexical F1 >= 0.8.
+        """
+        t, text = node.type, node.text
+        candidates = self.registry_by_kind.setdefault((t, agent), [])
+        if not candidates:
+            found = None
+        elif t in GATEWAYS:
+            found = next((e for e in candidates if e.source_span == source_span), None)
+        elif not text:
+            found = next((e for e in candidates if not e.node.text), None)
+        else:
+            mine = token_set(text)  # no shared token: lexical F1 0, not computed
+            found = next((e for e in candidates if e.node.text and not mine.isdisjoint(e.tokens) and lexical_f1(e.node.text, text) >= SAME_NODE_THRESHOLD), None)
+        if found is not None:
+            return found
+        entry = _Registered(node, agent, source_span, token_set(text))
+        candidates.append(entry)
+        keys, stats = self.keys, self.stats
+        stats[keys.node_total[t]] += 1
+        if t in _BLEU_NODES:
+            stats[keys.bleu_node_num[t]] += 1
+        if t in ACTIONS and agent:
+            stats[keys.agent_total[t]] += 1
+            stats[keys.bleu_agent_num[t]] += 1
+        return entry
 
     def _compare(self, entry: _Registered, node: Endpoint, agent: str, other: Endpoint, other_agent: str) -> None:
-        t, side = node.type.value, self.side
+        t, keys, stats = node.type, self.keys, self.stats
         if strict_node_match(node, other):
-            self.stats[f"node.{t}.{side}_correct"] += 1
+            stats[keys.node_correct[t]] += 1
             entry.matched = True
-            if node.type in ACTIONS and agent and lexical_f1(agent, other_agent) >= EXACT:
-                self.stats[f"agent.{t}.{side}_correct"] += 1
-        if node.type in BLEU_NODE_TYPES:
-            same_type = other.type is node.type
+            if t in ACTIONS and agent and _texts_match(agent, other_agent):
+                stats[keys.agent_correct[t]] += 1
+        if t in _BLEU_NODES:
+            same_type = other.type is t
             if not same_type:
                 score = 0.0
-            elif node.type in (NodeType.START, NodeType.END):
+            elif t in _START_END:
                 score = 1.0
             else:
                 score = bleu1(node.text, other.text)  # this pass's text is the hypothesis
-            self.stats[f"bleu_node.{t}.{side}_sum"] += score
-            if same_type and node.type in ACTIONS and agent:
-                self.stats[f"bleu_agent.{t}.{side}_sum"] += bleu1(agent, other_agent)
+            stats[keys.bleu_node_sum[t]] += score
+            if same_type and t in ACTIONS and agent:
+                stats[keys.bleu_agent_sum[t]] += bleu1(agent, other_agent)
 
     def _edge(self, edge: Edge, other: Edge) -> None:
-        assert edge.type is not None
-        side, strict_type, soft_type = self.side, edge.type.value, edge.soft_type
-        self.stats[f"edge.{strict_type}.{side}_total"] += 1
-        if soft_type == "ConditionFlow":
-            self.stats[f"bleu_edge.ConditionFlow.{side}_num"] += 1
-        else:
-            self.stats[f"bleu_edge.{soft_type}.{side}_total"] += 1
-        if not (edge.complete and other.complete):
-            return
+        flow = edge.type
+        assert flow is not None
+        keys, stats = self.keys, self.stats
+        strict_type = _FLOW_NAMES[flow]
+        soft_type = "ConditionFlow" if flow is _SEQUENCE and edge.condition else strict_type
+        stats[keys.edge_total[strict_type]] += 1
+        stats[keys.soft_total[soft_type]] += 1
         head, tail, other_head, other_tail = edge.head, edge.tail, other.head, other.tail
-        assert head is not None and tail is not None and other_head is not None and other_tail is not None
+        if head is None or tail is None or not other.parsed or other_head is None or other_tail is None:
+            return  # not both complete
         if (
-            strict_node_match(head, other_head)
+            flow is other.type
+            and strict_node_match(head, other_head)
             and strict_node_match(tail, other_tail)
-            and edge.type is other.type
             and _texts_match(edge.condition, other.condition)
         ):
-            self.stats[f"edge.{strict_type}.{side}_correct"] += 1
-        if head.type is not other_head.type or tail.type is not other_tail.type or edge.type is not other.type:
+            stats[keys.edge_correct[strict_type]] += 1
+        if head.type is not other_head.type or tail.type is not other_tail.type or flow is not other.type:
             return
         if _soft_end_score(head, other_head) >= 0.5 and _soft_end_score(tail, other_tail) >= 0.5:
             if soft_type == "ConditionFlow":
-                self.stats[f"bleu_edge.ConditionFlow.{side}_sum"] += bleu1(edge.condition, other.condition)
+                stats[keys.condition_sum] += bleu1(edge.condition, other.condition)
             else:
-                self.stats[f"bleu_edge.{soft_type}.{side}_correct"] += 1
+                stats[keys.soft_correct[soft_type]] += 1
 
 
 @dataclass(frozen=True)

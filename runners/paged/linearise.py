@@ -13,7 +13,11 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
+from runners.paged.model import ARTIFACTS, Flow, FlowType, Graph, Node, NodeType
+
+# read once: members looked up on an Enum class are slow in a loop
+_START, _END, _TEXT, _DATA = NodeType.START, NodeType.END, NodeType.TEXT, NodeType.DATA
+_SEQUENCE, _ASSOCIATION = FlowType.SEQUENCE, FlowType.ASSOCIATION
 
 
 @dataclass(frozen=True)
@@ -69,46 +73,45 @@ def linearise(graph: Graph) -> tuple[GoldLine, ...]:
     """The gold lines, in the official order. Raises ValueError where upstream aborts."""
     nodes = graph.by_id()
     numbers = gateway_numbers(graph)
-
-    def label(node: Node) -> str:
-        return node_label(node, numbers.get(node.id))
+    labels = {node.id: node_label(node, numbers.get(node.id)) for node in graph.nodes}
 
     outgoing: dict[str, list[Flow]] = {}
-    associations: list[Flow] = []
+    associations_from: dict[str, list[Flow]] = {}  # each list in file order, as upstream scans them
+    associations_to: dict[str, list[Flow]] = {}
     for flow in graph.flows:
-        if flow.type is FlowType.SEQUENCE:
+        if flow.type is _SEQUENCE:
             outgoing.setdefault(flow.source, []).append(flow)
         else:
-            associations.append(flow)
+            associations_from.setdefault(flow.source, []).append(flow)
+            associations_to.setdefault(flow.target, []).append(flow)
 
     lines: list[GoldLine] = []
     current = ""  # the label of the last dequeued non-End node (End nodes do not update it upstream)
-    starts = [node for node in graph.nodes if node.type is NodeType.START]
+    starts = [node for node in graph.nodes if node.type is _START]
     for block, start in enumerate(starts):
         agent = start.actor
         queue: deque[str] = deque([start.id])
         visited = {start.id}
         while queue:
             node = nodes[queue.popleft()]
-            if node.type is not NodeType.END:
-                current = label(node)
-            for flow in outgoing.get(node.id, []):
+            if node.type is not _END:
+                current = labels[node.id]
+            for flow in outgoing.get(node.id, ()):
                 target = nodes[flow.target]
-                lines.append(GoldLine(agent, node, target, current, label(target), FlowType.SEQUENCE, flow.condition, block))
+                lines.append(GoldLine(agent, node, target, current, labels[target.id], _SEQUENCE, flow.condition, block))
                 if target.id not in visited:
                     visited.add(target.id)
                     queue.append(target.id)
-            for flow in associations:
-                if flow.source == node.id and nodes[flow.target].type.is_artifact:
-                    target = nodes[flow.target]
-                    lines.append(GoldLine(agent, node, target, current, label(target), FlowType.ASSOCIATION, "", block))
-            for flow in associations:
-                if flow.target == node.id:
-                    source = nodes[flow.source]
-                    if source.type is NodeType.TEXT:
-                        raise ValueError(f"a TextAnnotation ({source.id}) is the source of an association: upstream aborts on this graph")
-                    if source.type is NodeType.DATA:
-                        lines.append(GoldLine(agent, source, node, label(source), current, FlowType.ASSOCIATION, "", block))
+            for flow in associations_from.get(node.id, ()):
+                target = nodes[flow.target]
+                if target.type in ARTIFACTS:
+                    lines.append(GoldLine(agent, node, target, current, labels[target.id], _ASSOCIATION, "", block))
+            for flow in associations_to.get(node.id, ()):
+                source = nodes[flow.source]
+                if source.type is _TEXT:
+                    raise ValueError(f"a TextAnnotation ({source.id}) is the source of an association: upstream aborts on this graph")
+                if source.type is _DATA:
+                    lines.append(GoldLine(agent, source, node, labels[source.id], current, _ASSOCIATION, "", block))
     return tuple(lines)
 
 

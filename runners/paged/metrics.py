@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import reduce
+from operator import add
 
 from runners.paged.lexical import ACTION_TYPES, EDGE_TYPES, NODE_TYPES
 
@@ -124,8 +126,13 @@ def f1_of(precision: float, recall: float) -> float:
 
 def sum_statistics(per_document: Iterable[Mapping[str, float]]) -> dict[str, float]:
     """Corpus accumulators: key-wise sums of per-document statistics (in the given order)."""
+    documents = list(per_document)
+    keys = tuple(documents[0]) if documents else ()
+    if all(tuple(stats) == keys for stats in documents):  # the scorer's case: one key scheme in one order
+        # column by column, added left to right from 0 like the loop below (not math.fsum, not sum())
+        return {key: reduce(add, column, 0) for key, column in zip(keys, zip(*(stats.values() for stats in documents)))}
     total: dict[str, float] = {}
-    for stats in per_document:
+    for stats in documents:
         for key, value in stats.items():
             total[key] = total.get(key, 0) + value
     return total

@@ -37,6 +37,9 @@ _FIRST_PARENS = re.compile(r"\((.*?)\)")
 _GATEWAY_NUMBER = {NodeType.XOR: re.compile(r"XOR\d+"), NodeType.OR: re.compile(r"OR\d+"), NodeType.AND: re.compile(r"AND\d+")}
 _LOWER_GATEWAY = {NodeType.XOR: re.compile(r"xor\d"), NodeType.OR: re.compile(r"or\d"), NodeType.AND: re.compile(r"and\d")}
 _PROMPT_SPELLINGS = (("DataConstraint", "DataObject"), ("ActionConstraint", "TextAnnotation"))
+# the gateway rules in the order they are tried: (type, prefix, lower-case spelling, its numbering)
+_GATEWAY_RULES = tuple((g, g.value, _LOWER_GATEWAY[g], _GATEWAY_NUMBER[g]) for g in (NodeType.XOR, NodeType.OR, NodeType.AND))
+_GATEWAY_INITIALS = frozenset("XOAxoa")  # the first letter of every prefix and lower-case spelling above
 
 
 @dataclass(frozen=True)
@@ -119,10 +122,11 @@ def type_endpoint(part: str) -> Endpoint | None:
         return Endpoint(NodeType.START, _greedy_parenthesised(part), part)
     if part.startswith(("End", "end")):
         return Endpoint(NodeType.END, _greedy_parenthesised(part), part)
-    for gateway in (NodeType.XOR, NodeType.OR, NodeType.AND):
-        if part.startswith(gateway.value) or _LOWER_GATEWAY[gateway].match(part):
-            text = _FIRST_PARENS.search(_GATEWAY_NUMBER[gateway].sub("", part))
-            return Endpoint(gateway, text.group(1) if text else "", part)
+    if part[:1] in _GATEWAY_INITIALS:
+        for gateway, prefix, lower, number in _GATEWAY_RULES:
+            if part.startswith(prefix) or lower.match(part):
+                text = _FIRST_PARENS.search(number.sub("", part))
+                return Endpoint(gateway, text.group(1) if text else "", part)
     # Inferred from the fixtures, not stated in the parity README: a part with no word character is
     # no node. The three dev gold lines whose greedy condition leaves the tail ")" (documents
     # 1193176259 and 1307764145) count as flows but add no Activity and are never strictly correct.
@@ -166,13 +170,18 @@ def header_agent(line: str) -> str:
 def parse_text(text: str, *, prompt_spellings: bool = False) -> ParsedOutput:
     """Parse a whole model output. ``prompt_spellings`` (not official) reads ``DataConstraint(x)`` /
     ``ActionConstraint(x)`` as ``DataObject(x)`` / ``TextAnnotation(x)``; officially they are activities."""
+    return _parse_text(text, bool(prompt_spellings))
+
+
+@lru_cache(maxsize=16_384)  # validation parses every output for its warnings, scoring again
+def _parse_text(text: str, prompt_spellings: bool) -> ParsedOutput:
     spans: list[Span] = []
     issues: list[LineIssue] = []
     agent = ""
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if ARROW in line:
-            if any(old in line for old, _ in _PROMPT_SPELLINGS):
+            if "Constraint" in line and any(old in line for old, _ in _PROMPT_SPELLINGS):
                 if prompt_spellings:
                     for old, new in _PROMPT_SPELLINGS:
                         line = line.replace(old, new)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from runners._types import GoldSet, ItemScore
@@ -11,6 +11,7 @@ from runners.paged.lexical import score_document
 from runners.paged.linearise import GoldLine
 from runners.paged.metrics import EXTRA, HEADLINE, metric_values, sum_statistics
 from runners.paged.parse import ParsedOutput, Span, parse_edge, parse_text
+from runners.paged.tokens import prepare
 from runners.registry import component
 
 DIAGNOSTICS = (
@@ -31,12 +32,23 @@ def gold_spans(lines: Sequence[GoldLine]) -> list[Span]:
     return [Span(line.text, line.agent, number, parse_edge(line.text)) for number, line in enumerate(lines, start=1)]
 
 
-def score_output(document: GoldDocument, output: str | None, *, prompt_spellings: bool = False) -> dict[str, float]:
-    """Raw statistics plus diagnostics of one document (``output`` None: no prediction, scored as empty)."""
-    parsed: ParsedOutput = parse_text(output or "", prompt_spellings=prompt_spellings)
-    gold = gold_spans(document.lines)
+def _texts(spans: Sequence[Span]) -> Iterator[str]:
+    """Every text of these spans that the statistics tokenise: lines, actors, conditions, node texts."""
+    for span in spans:
+        yield span.line
+        yield span.agent
+        edge = span.edge
+        if edge.parsed:
+            yield edge.condition
+            if edge.head is not None:
+                yield edge.head.text
+            if edge.tail is not None:
+                yield edge.tail.text
+
+
+def _statistics(gold: Sequence[Span], parsed: ParsedOutput, output: str | None) -> dict[str, float]:
     result = score_document(gold, parsed.spans)
-    values = dict(result.stats)
+    values = result.stats  # a fresh dict per document
     values.update(
         gold_lines=len(gold),
         predicted_lines=len(parsed.spans),
@@ -51,6 +63,11 @@ def score_output(document: GoldDocument, output: str | None, *, prompt_spellings
     return values
 
 
+def score_output(document: GoldDocument, output: str | None, *, prompt_spellings: bool = False) -> dict[str, float]:
+    """Raw statistics plus diagnostics of one document (``output`` None: no prediction, scored as empty)."""
+    return _statistics(gold_spans(document.lines), parse_text(output or "", prompt_spellings=prompt_spellings), output)
+
+
 @component("scorer", "paged.lexical")
 def lexical_scorer(gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spellings: bool = False) -> list[ItemScore]:
     """Per document, the official PAGED statistics: strict node/edge/actor counts, BLEU sums and item
@@ -62,13 +79,15 @@ def lexical_scorer(gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spel
     ``DataConstraint(x)`` / ``ActionConstraint(x)`` as ``DataObject(x)`` / ``TextAnnotation(x)``.
     Officially they are Activity nodes on sequence flows and the constraint is lost.
     """
-    scores = []
+    documents = []
     for item_id, document in gold.items.items():
         output = predictions.get(item_id)
         if output is not None and not isinstance(output, str):
             raise TypeError(f"prediction for {item_id} must be the model output text, got {type(output).__name__}")
-        scores.append(ItemScore(item_id, score_output(document, output, prompt_spellings=prompt_spellings)))
-    return scores
+        documents.append((item_id, gold_spans(document.lines), parse_text(output or "", prompt_spellings=prompt_spellings), output))
+    # every text the split will tokenise, in a few spaCy calls rather than one per text
+    prepare(text for _, gold_side, parsed, _ in documents for spans in (gold_side, parsed.spans) for text in _texts(spans))
+    return [ItemScore(item_id, _statistics(gold_side, parsed, output)) for item_id, gold_side, parsed, output in documents]
 
 
 @component("aggregator", "paged.lexical")

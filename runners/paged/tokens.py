@@ -2,34 +2,48 @@
 
 Upstream loads ``en_core_web_sm`` with the tagger and attribute ruler disabled, so its "lemmas" are
 just the lower-cased spaCy tokens (parity README, "How the official scorer was run"): spaCy's
-``blank("en")`` tokenizer gives the same tokens without any model download. Results are cached
-because the same node texts and lines are compared many times.
+``blank("en")`` tokenizer gives the same tokens without any model download.
+
+Speed without changing a value: every distinct text is tokenised once (:mod:`runners.paged.tokenizer`
+assembles texts from cached whitespace chunks, where that is exactly spaCy's answer), its token
+counts are computed once (``_profile``), and pair values are cached, because the same node texts
+and lines are compared many times. :func:`prepare` tokenises the chunks of many texts in a few
+spaCy calls; the lexical F1 of every line pair of a document is one matrix product.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from runners.paged.tokenizer import ChunkTokenizer
+
 # Tokens that upstream drops before BLEU (parity README F1).
 BLEU_DROPPED = frozenset([",", ".", "?", ";", ":", "!", "(", ")", "[", "]", "{", "}", "'", '"', "-", "_", "a", "the", "an"])
 
 _tokenizer: Any = None
-_LOWER = 0  # spaCy's LOWER attribute id, read when the tokenizer loads
+_chunked: ChunkTokenizer | None = None
 
 
 def _spacy_tokenizer() -> Any:
-    global _tokenizer, _LOWER
+    """spaCy's ``blank("en")`` tokenizer: the definition of PAGED's tokens."""
+    global _tokenizer
     if _tokenizer is None:
         import spacy  # imported lazily: loading takes a quarter of a second
 
-        _LOWER = _spacy_lower_attribute()
         _tokenizer = spacy.blank("en").tokenizer
     return _tokenizer
+
+
+def _chunk_tokenizer() -> ChunkTokenizer:
+    global _chunked
+    if _chunked is None:
+        _chunked = ChunkTokenizer(_spacy_tokenizer())
+    return _chunked
 
 
 @lru_cache(maxsize=500_000)
@@ -37,16 +51,12 @@ def tokens(text: str) -> tuple[str, ...]:
     """spaCy English tokens, lower-cased (whitespace tokens kept, as upstream keeps them)."""
     if not text:
         return ()
-    tokenizer = _spacy_tokenizer()
-    strings = tokenizer.vocab.strings
-    # the LOWER attribute of every token at once: the same strings as ``token.lower_``, faster
-    return tuple(strings[h] for h in tokenizer(text).to_array(_LOWER).tolist())
+    return _chunk_tokenizer()(text)
 
 
-def _spacy_lower_attribute() -> int:
-    from spacy.attrs import LOWER
-
-    return int(LOWER)
+def prepare(texts: Iterable[str]) -> None:
+    """Tokenise, in a few batched spaCy calls, what :func:`tokens` will need for these texts (optional: speed only)."""
+    _chunk_tokenizer().prepare(texts)
 
 
 @lru_cache(maxsize=500_000)
@@ -56,6 +66,12 @@ def _profile(text: str) -> tuple[int, dict[str, int], frozenset[str]]:
     for token in tokens(text):
         counts[token] = counts.get(token, 0) + 1
     return sum(counts.values()), counts, frozenset(counts)
+
+
+@lru_cache(maxsize=500_000)
+def _numbered(text: str) -> tuple[int, ...]:
+    """The tokens of a text as numbers (one per distinct token), repeats kept: the columns of the lexical F1 matrices."""
+    return _chunk_tokenizer().numbers(text)
 
 
 @lru_cache(maxsize=1_000_000)
@@ -70,48 +86,72 @@ def lexical_f1(a: str, b: str) -> float:
     nb, cb, sb = _profile(b)
     if not na or not nb:
         return 0.0
-    p = sum(c for t, c in ca.items() if t in sb) / na
-    r = sum(c for t, c in cb.items() if t in sa) / nb
-    if p + r == 0:
+    shared = sa & sb
+    if not shared:
         return 0.0
+    p = sum(ca[t] for t in shared) / na
+    r = sum(cb[t] for t in shared) / nb
     return 2 * p * r / (p + r)
+
+
+def same_tokens(a: str, b: str) -> bool:
+    """``lexical_f1(a, b) >= 1``, without computing it: both texts have the same (non-empty) set of tokens.
+
+    F1 is exactly 1 when every token of each text occurs in the other (both shares are n/n); otherwise
+    one share is at most 1 - 1/n, and the F1 stays that far below 1, far beyond float rounding.
+    """
+    if not a or not b:
+        return False
+    tokens_a = _profile(a)[2]
+    return bool(tokens_a) and tokens_a == _profile(b)[2]
+
+
+def token_set(text: str) -> frozenset[str]:
+    """The distinct tokens of a text (cached)."""
+    return _profile(text)[2] if text else frozenset()
 
 
 def lexical_f1_matrix(rows: Sequence[str], columns: Sequence[str]) -> np.ndarray:
     """``lexical_f1(r, c)`` for every row and column text, as one float64 matrix (identical values).
 
-    Token counts become a dense (text x vocabulary) matrix; the two shared-token counts are integer
-    matrix products, and the same float operations as ``lexical_f1`` follow element-wise.
+    Token counts become a dense (text x tokens of these texts) integer matrix; the two shared-token
+    counts are integer matrix products (exact, and numpy's own loop: BLAS would wake threads for
+    these tiny matrices), and the same float operations as ``lexical_f1`` follow element-wise.
     """
-    result = np.zeros((len(rows), len(columns)), dtype=np.float64)
-    if not rows or not columns:
-        return result
-    vocabulary: dict[str, int] = {}
-    profiles = [_profile(t) if t else (0, {}, frozenset()) for t in (*rows, *columns)]
-    for _, counts, _ in profiles:
-        for token in counts:
-            vocabulary.setdefault(token, len(vocabulary))
-    counts_matrix = np.zeros((len(profiles), max(len(vocabulary), 1)), dtype=np.float64)
-    for i, (_, counts, _) in enumerate(profiles):
-        for token, count in counts.items():
-            counts_matrix[i, vocabulary[token]] = count
-    lengths = counts_matrix.sum(axis=1)
-    present = (counts_matrix > 0).astype(np.float64)
-    a, b = counts_matrix[: len(rows)], counts_matrix[len(rows) :]
-    la, lb = lengths[: len(rows), None], lengths[None, len(rows) :]
-    shared_a = a @ present[len(rows) :].T  # tokens of a (with repeats) found in b
-    shared_b = present[: len(rows)] @ b.T  # tokens of b (with repeats) found in a
-    usable = (la > 0) & (lb > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = shared_a / la
-        r = shared_b / lb
-        f = 2 * p * r / (p + r)
-    np.copyto(result, f, where=usable & (p + r != 0))
-    return result
+    m, n = len(rows), len(columns)
+    if not m or not n:
+        return np.zeros((m, n), dtype=np.float64)
+    owners: list[int] = []
+    numbers: list[int] = []
+    for index, text in enumerate((*rows, *columns)):
+        if text:
+            ids = _numbered(text)
+            numbers += ids
+            owners += [index] * len(ids)
+    if not numbers:
+        return np.zeros((m, n), dtype=np.float64)
+    used, column_of = np.unique(numbers, return_inverse=True)
+    cells = np.array(owners) * len(used) + column_of
+    counts = np.bincount(cells, minlength=(m + n) * len(used)).reshape(m + n, len(used))
+    present = (counts > 0).astype(counts.dtype)
+    lengths = np.maximum(counts.sum(axis=1), 1)  # a text without tokens shares none: 0 / 1
+    shared_a = counts[:m] @ present[m:].T  # tokens of a row (with repeats) found in a column
+    shared_b = present[:m] @ counts[m:].T  # tokens of a column (with repeats) found in a row
+    p = shared_a / lengths[:m, None]
+    r = shared_b / lengths[None, m:]
+    total = p + r
+    total[total == 0] = 1.0  # p = r = 0 there, and the F1 is 0
+    return 2 * p * r / total
 
 
-def _bleu_tokens(text: str) -> list[str]:
-    return [t for t in tokens(text) if t not in BLEU_DROPPED]
+@lru_cache(maxsize=500_000)
+def _bleu_profile(text: str) -> tuple[int, dict[str, int]]:
+    """(length, count of each token) of a text's tokens after upstream's BLEU filter."""
+    counts: dict[str, int] = {}
+    for token in tokens(text):
+        if token not in BLEU_DROPPED:
+            counts[token] = counts.get(token, 0) + 1
+    return sum(counts.values()), counts
 
 
 @lru_cache(maxsize=500_000)
@@ -119,17 +159,12 @@ def bleu1(hypothesis: str, reference: str) -> float:
     """NLTK ``sentence_bleu([ref], hyp, weights=(1, 0, 0, 0))`` on filtered tokens, rounded to 4 decimals."""
     if not hypothesis or not reference:
         return 0.0
-    hyp, ref = _bleu_tokens(hypothesis), _bleu_tokens(reference)
-    if not hyp or not ref:
+    hypothesis_length, hypothesis_counts = _bleu_profile(hypothesis)
+    reference_length, reference_counts = _bleu_profile(reference)
+    if not hypothesis_length or not reference_length:
         return 0.0
-    reference_counts: dict[str, int] = {}
-    for token in ref:
-        reference_counts[token] = reference_counts.get(token, 0) + 1
-    hypothesis_counts: dict[str, int] = {}
-    for token in hyp:
-        hypothesis_counts[token] = hypothesis_counts.get(token, 0) + 1
     clipped = sum(min(count, reference_counts.get(token, 0)) for token, count in hypothesis_counts.items())
-    return _bleu1_value(clipped, len(hyp), len(ref))
+    return _bleu1_value(clipped, hypothesis_length, reference_length)
 
 
 @lru_cache(maxsize=100_000)
