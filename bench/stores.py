@@ -5,7 +5,9 @@ store).  A benchmark store is then migrated by the store itself and filled with 
 ``INSERT ... SELECT`` statements that clone the template's rows: each synthetic submission is a
 template submission of its task with its own id, team, model and time, and aggregates and per-item
 values jittered by a seeded multiplicative noise.  Tasks, fingerprints and item labels are the
-template's, so every site query sees a realistic store.
+template's, so every site query sees a realistic store.  Rows are appended oldest submission first,
+each submission's rows together, as intake writes them; a last writer cycle lets the store bring its
+read paths (packed aggregates, item spans; migration 003) up to date, as after any other bulk load.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import duckdb
 from submissions import store
 
 TEAMS = 60
+CHUNK = 250  # submissions per bulk insert: each is sorted so that a submission's rows stay together
 
 
 def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) -> Path:
@@ -62,20 +65,26 @@ def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) ->
         }
         select = ", ".join(replaced.get(c, f"o.{c}") for c in columns)
         con.execute(f"INSERT INTO submissions ({', '.join(columns)}) SELECT {select} FROM plan p JOIN origin o USING (k)")
-        con.execute(
-            """
-            INSERT INTO aggregates
-            SELECT p.sid, a.slice, a.slice_value, a.metric, a.value * p.factor, a.n_items
-            FROM plan p JOIN origin o USING (k) JOIN template.aggregates a ON a.submission_id = o.submission_id
-            """
-        )
-        con.execute(
-            """
-            INSERT INTO item_scores
-            SELECT p.sid, s.item_id, s.metric, s.value * p.factor
-            FROM plan p JOIN origin o USING (k) JOIN template.item_scores s ON s.submission_id = o.submission_id
-            """
-        )
+        for high in range(n_submissions, 0, -CHUNK):  # oldest first (created_at falls with i)
+            bounds = [max(0, high - CHUNK), high]
+            con.execute(
+                """
+                INSERT INTO aggregates
+                SELECT p.sid, a.slice, a.slice_value, a.metric, a.value * p.factor, a.n_items
+                FROM plan p JOIN origin o USING (k) JOIN template.aggregates a ON a.submission_id = o.submission_id
+                WHERE p.i >= ? AND p.i < ? ORDER BY p.i DESC, a.rowid
+                """,
+                bounds,
+            )
+            con.execute(
+                """
+                INSERT INTO item_scores
+                SELECT p.sid, s.item_id, s.metric, s.value * p.factor
+                FROM plan p JOIN origin o USING (k) JOIN template.item_scores s ON s.submission_id = o.submission_id
+                WHERE p.i >= ? AND p.i < ? ORDER BY p.i DESC, s.rowid
+                """,
+                bounds,
+            )
         status_columns = [r[0] for r in con.execute("DESCRIBE status_history").fetchall()]
         values = {"submission_id": "p.sid", "status": "st.status", "reason": "''", "changed_at": "o.created_at - to_seconds(p.i * 37)", "actor": "''"}
         con.execute(
@@ -90,6 +99,8 @@ def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) ->
         con.execute("CHECKPOINT")
     finally:
         con.close()
+    with store.writer(target):
+        pass  # the store packs the bulk-loaded aggregates and records the item spans
     return target
 
 

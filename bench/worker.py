@@ -128,16 +128,16 @@ def queries(request: dict[str, Any]) -> dict[str, Any]:
     # the same SQL on one connection kept open: what the queries cost without opening the store
     import duckdb
 
-    from submissions.store import CONNECT_CONFIG
+    from submissions.store import CONNECT_CONFIG, submission_rows
 
     con = duckdb.connect(str(db), read_only=True, config=CONNECT_CONFIG)
     board_sql = "SELECT submission_id, model, team, is_reference, created_at, slice_n_items AS n_items, metric, value FROM board WHERE task = ? AND split = ? AND slice = ? AND slice_value = ?"
     sql_cases = {
         "task board": lambda: con.execute(board_sql, [task, split, "", ""]).fetchall(),
         "one slice": lambda: con.execute(board_sql, [task, split, slice_name, slice_value]).fetchall(),
-        "compare two submissions": lambda: (
-            con.execute("SELECT submission_id, item_id, metric, value FROM item_scores WHERE submission_id IN (SELECT unnest(?)) ORDER BY submission_id, item_id", [[first, second]]).fetchall(),
-            con.execute("SELECT submission_id, slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id IN (?, ?) ORDER BY ALL", [first, second]).fetchall(),
+        "compare two submissions": lambda: (  # the site's reads (leaderboard.queries.item_scores, aggregates) on the open connection
+            {sid: table.to_pylist() for sid, table in submission_rows(con, "item_scores", [first, second]).items()},
+            *(submission_rows(con, "aggregates", [sid])[sid].sort_by([(c, "ascending") for c in ("slice", "slice_value", "metric")]).to_pylist() for sid in (first, second)),
         ),
         "task list": lambda: con.execute("SELECT task, split, title, benchmark, primary_metric, hidden, fingerprint, spec_json FROM current_tasks ORDER BY benchmark, task, split").fetchall(),
     }

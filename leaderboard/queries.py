@@ -3,7 +3,8 @@
 Everything the board shows comes from the store's views ``current_tasks`` and ``board`` (visible
 submissions under the current fingerprint of each task and split); a submission's own page also
 reads ``submissions``, ``aggregates``, ``item_scores``, ``item_labels`` and ``status_history``.
-All SQL is parameterised.
+All SQL is parameterised.  Each function is one read cycle of the store (``submissions.store.reader``:
+attach, query, detach), so the page that calls it never holds the file while a writer waits.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
 from runners._types import ItemScore
+from submissions import store
 from submissions.store import reader
 
 
@@ -57,17 +60,25 @@ CARD_COLUMNS = ("weights", "method_family", "size_class")  # model-card columns 
 def board_columns(db: Path) -> set[str]:
     """The columns of the ``board`` view of this store (older stores lack the model card)."""
     with reader(db) as con:
-        return {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'board'").fetchall()}
+        return _board_columns(con)
+
+
+def _board_columns(con) -> set[str]:  # type: ignore[no-untyped-def]
+    return {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'board'").fetchall()}
 
 
 def board(db: Path, task: str, split: str, slice_name: str = "", slice_value: str = "") -> pl.DataFrame:
     """One row per visible submission, one column per metric, for the whole split or one slice value.
 
-    Model-card columns are included when the store has them, else they read as empty strings.
+    Model-card columns are included when the store has them, else they read as empty strings.  The
+    metric columns come in the order the task's runner stored them (a scored submission's row; the
+    same for every submission under one fingerprint), then any only reference rows have.
     """
-    present = board_columns(db)
-    card = ", ".join(c if c in present else f"'' AS {c}" for c in CARD_COLUMNS)
     with reader(db) as con:
+        # a store at the latest version has the model card (migration 002); only an older one that
+        # could not be upgraded (read-only) needs its columns looked up
+        present = set(CARD_COLUMNS) if store.is_current(db) else _board_columns(con)
+        card = ", ".join(c if c in present else f"'' AS {c}" for c in CARD_COLUMNS)
         long = _frame(
             con,
             f"""
@@ -76,9 +87,24 @@ def board(db: Path, task: str, split: str, slice_name: str = "", slice_value: st
             """,
             [task, split, slice_name, slice_value],
         )
-    if long.is_empty():
-        return long
-    return long.pivot(on="metric", index=["submission_id", "model", "team", "is_reference", "metadata_json", *CARD_COLUMNS, "created_at", "n_items"], values="value")
+        if long.is_empty():
+            return long
+        scored = long.filter(~pl.col("is_reference"))
+        stored = _stored_metrics(con, (scored if scored.height else long)["submission_id"][0], slice_name, slice_value)
+    index = ["submission_id", "model", "team", "is_reference", "metadata_json", *CARD_COLUMNS, "created_at", "n_items"]
+    wide = long.pivot(on="metric", index=index, values="value")
+    metrics = wide.columns[len(index) :]
+    rank = {m: i for i, m in enumerate(stored)}
+    return wide.select(index + sorted(metrics, key=lambda m: (rank.get(m, len(rank)), metrics.index(m))))
+
+
+def _stored_metrics(con, submission_id: str, slice_name: str, slice_value: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The metrics of one submission's row of a slice value, in the order they were stored."""
+    try:
+        rows = con.execute("SELECT metric FROM aggregates_packed WHERE submission_id = ? AND slice = ? AND slice_value = ?", [submission_id, slice_name, slice_value]).fetchall()
+    except duckdb.CatalogException:  # a store older than migration 003
+        rows = con.execute("SELECT list(metric ORDER BY rowid) FROM aggregates WHERE submission_id = ? AND slice = ? AND slice_value = ?", [submission_id, slice_name, slice_value]).fetchall()
+    return list(rows[0][0] or []) if rows else []
 
 
 def slice_values(db: Path, task: str, split: str, slice_name: str) -> list[str]:
@@ -139,7 +165,8 @@ def submission(db: Path, submission_id: str) -> dict[str, Any] | None:
 
 def aggregates(db: Path, submission_id: str) -> pl.DataFrame:
     with reader(db) as con:
-        return _frame(con, "SELECT slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id = ? ORDER BY slice, slice_value, metric", [submission_id])
+        rows = store.submission_rows(con, "aggregates", [submission_id])[submission_id]  # reads where its rows lie, not the whole table
+    return pl.from_arrow(rows).sort(["slice", "slice_value", "metric"])  # type: ignore[union-attr]
 
 
 def status_history(db: Path, submission_id: str) -> pl.DataFrame:
@@ -151,14 +178,13 @@ def item_scores(db: Path, submission_ids: Sequence[str]) -> dict[str, list[ItemS
     """Per-item statistics of each submission (reference rows have none), items in id order."""
     if not submission_ids:
         return {}
-    with reader(db) as con:
-        rows = con.execute(
-            "SELECT submission_id, item_id, metric, value FROM item_scores WHERE submission_id IN (SELECT unnest(?)) ORDER BY submission_id, item_id",
-            [list(submission_ids)],
-        ).fetchall()
     grouped: dict[str, dict[str, dict[str, float]]] = {sid: {} for sid in submission_ids}
-    for sid, item_id, metric, value in rows:
-        grouped[sid].setdefault(item_id, {})[metric] = value
+    with reader(db) as con:
+        tables = store.submission_rows(con, "item_scores", list(grouped))  # reads where their rows lie, not the whole table
+    for sid, table in tables.items():
+        items = grouped[sid]
+        for item_id, metric, value in zip(*(table[c].to_pylist() for c in ("item_id", "metric", "value"))):
+            items.setdefault(item_id, {})[metric] = value
     return {sid: [ItemScore(item_id, values) for item_id, values in sorted(items.items())] for sid, items in grouped.items()}
 
 

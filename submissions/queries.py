@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from submissions import store
 from submissions.store import reader
 
 MIN_HIDDEN_SLICE_ITEMS = 5  # the same floor as the board view (schema/002_trust.sql)
@@ -58,7 +59,8 @@ def item_scores(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
         row = _submission(con, sid, admin)
         if row["hidden_split"] and not admin:
             raise PermissionError(f"{row['task']} / {row['split']} is a hidden split: only aggregate scores are published")
-        return _frame(con, "SELECT item_id, metric, value FROM item_scores WHERE submission_id = ? ORDER BY item_id, metric", [sid])
+        items = store.submission_rows(con, "item_scores", [sid])[sid]  # reads where its rows lie, not the whole table
+    return pl.from_arrow(items).sort(["item_id", "metric"])  # type: ignore[union-attr]
 
 
 def aggregates(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:

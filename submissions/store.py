@@ -13,6 +13,13 @@ and releases the file for the next process.  A reader that cannot create the loc
 writer holds the database.  Each submission commits in one transaction, so a reader sees all of it
 or nothing; a process killed mid-write leaves only committed transactions (DuckDB's WAL), and the
 kernel drops its lock.
+
+Two tables exist only to make reads fast (migration 003): ``aggregates_packed`` (what the board
+view reads) and ``row_spans`` (where each submission's rows lie in ``item_scores`` and ``aggregates``).
+Every write keeps them up to date: ``insert_submission`` packs a submission's aggregates in its own
+transaction, and ``sync_read_paths`` runs at the end of every ``writer`` block for what was written
+any other way.  Both rest on ``aggregates`` and ``item_scores`` being append-only: rows are written
+once, with their submission, and never updated (hiding or deleting a submission flags it).
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from typing import IO, Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from procbench.paths import SCHEMA_DIR
 
@@ -169,19 +178,25 @@ class _Session(threading.local):
         self.pid = os.getpid()
         self.con: duckdb.DuckDBPyConnection | None = None
         self.open: dict[str, tuple[str, bool]] = {}  # resolved path -> (alias, read_only)
+        self.using: list[str] = []  # aliases selected by the blocks entered (USE), innermost last
+
+    def current(self) -> str:
+        """The database selected now: the innermost block's, else the connection's own."""
+        return self.using[-1] if self.using else "memory"
 
     def connection(self) -> duckdb.DuckDBPyConnection:
         if self.pid != os.getpid():  # a forked child must not share its parent's database instance
-            self.pid, self.con, self.open = os.getpid(), None, {}
+            self.pid, self.con, self.open, self.using = os.getpid(), None, {}, []
         if self.con is None:
             self.con = duckdb.connect(":memory:", config=CONNECT_CONFIG)
+            self.con.execute("SET enable_progress_bar = false")  # long migrations must not draw on the user's terminal
         return self.con
 
     def discard(self) -> None:
         if self.con is not None:
             with contextlib.suppress(duckdb.Error):
                 self.con.close()  # closing the instance releases every file it had attached
-        self.con, self.open = None, {}
+        self.con, self.open, self.using = None, {}, []
 
 
 _SESSION = _Session()
@@ -207,16 +222,18 @@ def _attached(path: Path, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnect
     """This thread's connection with ``path`` attached and in use; detached (file released) on exit."""
     key = str(path.resolve())
     con = _SESSION.connection()
-    row = con.execute("SELECT current_database()").fetchone()
-    previous = row[0] if row else "memory"
+    previous = _SESSION.current()  # tracked, not asked for: a statement less per block
     if key in _SESSION.open:  # nested in this thread: the outer block holds the lock and the file
         alias, outer_read_only = _SESSION.open[key]
         if outer_read_only and not read_only:
             raise RuntimeError(f"cannot write to {path} inside a read of it in the same thread")
         con.execute(f"USE {alias}")
+        _SESSION.using.append(alias)
         try:
             yield con
         finally:
+            if _SESSION.using[-1:] == [alias]:
+                _SESSION.using.pop()
             con.execute(f"USE {previous}")
         return
     alias = "pb_" + hashlib.sha256(key.encode()).hexdigest()[:16]
@@ -225,9 +242,12 @@ def _attached(path: Path, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnect
         _SESSION.open[key] = (alias, read_only)
         try:
             con.execute(f"USE {alias}")
+            _SESSION.using.append(alias)
             yield con
         finally:
             _SESSION.open.pop(key, None)
+            if _SESSION.using[-1:] == [alias]:
+                _SESSION.using.pop()
             try:
                 con.execute(f"USE {previous}")
                 con.execute(f"DETACH {alias}")
@@ -248,6 +268,7 @@ def writer(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
         _migrate(con)
         yield con
         crash_point("store.before_close")
+        sync_read_paths(con)
         _refresh_gate_hint(con, path)
 
 
@@ -266,9 +287,18 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
 _CURRENT: set[tuple[str, int]] = set()  # (path, inode) of databases seen at the latest version
 
 
+def _current_key(path: Path) -> tuple[str, int]:
+    return (str(path.resolve()), path.stat().st_ino)
+
+
+def is_current(db_path: str | Path) -> bool:
+    """Whether this process has seen the store at the latest schema version (every ``reader`` checks)."""
+    return _current_key(Path(db_path)) in _CURRENT
+
+
 def _ensure_current(path: Path) -> None:
     """Upgrade an older database before reading it (checked once per process and file)."""
-    key = (str(path.resolve()), path.stat().st_ino)
+    key = _current_key(path)
     if key in _CURRENT or key[0] in _SESSION.open:
         return
     with _attached(path, read_only=True) as con:
@@ -375,7 +405,7 @@ _SUBMISSION_COLUMNS = (
 
 
 def insert_submission(con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, items: pl.DataFrame, aggregates: pl.DataFrame, history: Sequence[StatusEvent]) -> None:
-    """Insert one scored submission, its per-item scores, aggregates and status trail.
+    """Insert one scored submission, its per-item scores, aggregates (also packed) and status trail.
 
     The caller holds the transaction; ``items``/``aggregates`` follow ITEM_SCHEMA/AGGREGATE_SCHEMA.
     """
@@ -399,8 +429,17 @@ def insert_submission(con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, ite
         con.unregister("new_items")
     crash_point("store.between_inserts")
     if aggregates.height:
-        con.register("new_aggregates", aggregates.to_arrow())
-        con.execute("INSERT INTO aggregates SELECT submission_id, slice, slice_value, metric, value, n_items FROM new_aggregates")
+        con.register("new_aggregates", aggregates.with_row_index("position").to_arrow())
+        con.execute("INSERT INTO aggregates SELECT submission_id, slice, slice_value, metric, value, n_items FROM new_aggregates ORDER BY position")
+        con.execute(
+            """
+            INSERT INTO aggregates_packed (submission_id, task, split, fingerprint, slice, slice_value, metric, value, n_items)
+            SELECT submission_id, ?, ?, ?, slice, slice_value,
+                   list(metric ORDER BY position), list(value ORDER BY position), list(n_items ORDER BY position)
+            FROM new_aggregates GROUP BY submission_id, slice, slice_value ORDER BY min(position)
+            """,
+            [row.task, row.split, row.fingerprint],
+        )
         con.unregister("new_aggregates")
 
 
@@ -421,3 +460,171 @@ def record_failure(con: duckdb.DuckDBPyConnection, *, receipt_id: str, task: str
 
 def exists(con: duckdb.DuckDBPyConnection, sid: str) -> bool:
     return con.execute("SELECT 1 FROM submissions WHERE submission_id = ?", [sid]).fetchone() is not None
+
+
+# -- read paths (migration 003) --------------------------------------------------------------------
+
+_PACK = """
+    INSERT INTO aggregates_packed (submission_id, task, split, fingerprint, slice, slice_value, metric, value, n_items)
+    SELECT a.submission_id, s.task, s.split, s.fingerprint, a.slice, a.slice_value,
+           list(a.metric ORDER BY a.rowid), list(a.value ORDER BY a.rowid), list(a.n_items ORDER BY a.rowid)
+    FROM aggregates a JOIN submissions s ON s.submission_id = a.submission_id
+    WHERE a.submission_id IN (SELECT unnest(?))
+    GROUP BY a.submission_id, s.task, s.split, s.fingerprint, a.slice, a.slice_value
+    ORDER BY min(a.rowid)
+"""
+
+ITEM_COLUMNS = ("item_id", "metric", "value")
+AGGREGATE_COLUMNS = ("slice", "slice_value", "metric", "value", "n_items")
+SPANNED = {"item_scores": ITEM_COLUMNS, "aggregates": AGGREGATE_COLUMNS}  # tables row_spans locates rows in -> what a reader gets
+
+
+def _spanned(table: str) -> str:
+    if table not in SPANNED:  # table names are interpolated: only these constants ever are
+        raise ValueError(f"row_spans does not cover {table!r}")
+    return table
+
+
+def sync_read_paths(con: duckdb.DuckDBPyConnection) -> None:
+    """Bring ``aggregates_packed`` and ``row_spans`` up to date with the committed rows.
+
+    ``writer`` calls this at the end of every block.  After ``insert_submission`` only the new
+    rows' spans are left to record; aggregates inserted any other way (bulk loads, other tools) are
+    packed here.  Cheap counts decide what to do, so a write that added nothing costs little.
+    """
+    try:
+        con.execute("BEGIN TRANSACTION")
+    except duckdb.TransactionException:
+        return  # the block left its transaction open: leaving the block discards it, nothing to sync
+    try:
+        _sync_packed(con)
+        _cluster_packed(con)
+        stale = [table for table in SPANNED if not _sync_spans(con, table)]
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    if stale:  # rows were deleted or moved by something else: let row ids settle, measure again
+        con.execute("CHECKPOINT")
+        with transaction(con):
+            for table in stale:
+                con.execute("DELETE FROM row_spans WHERE table_name = ?", [table])
+                con.execute(f"INSERT INTO row_spans {_spans_sql(table)}", [table, 0])
+
+
+def _sync_packed(con: duckdb.DuckDBPyConnection) -> None:
+    stored, packed = con.execute("SELECT (SELECT count(*) FROM aggregates), (SELECT coalesce(sum(len(n_items)), 0) FROM aggregates_packed)").fetchall()[0]
+    if stored == packed:
+        return
+    # Repack the submissions whose packed rows disagree with their aggregates (aggregates of a
+    # submission that does not exist are never packed: the board leaves them out either way).
+    stale = [
+        r[0]
+        for r in con.execute(
+            """
+            SELECT submission_id FROM (SELECT submission_id, count(*) AS n FROM aggregates GROUP BY submission_id) a
+            FULL JOIN (SELECT submission_id, sum(len(n_items)) AS n FROM aggregates_packed GROUP BY submission_id) p USING (submission_id)
+            WHERE a.n IS DISTINCT FROM p.n
+            """
+        ).fetchall()
+    ]
+    con.execute("DELETE FROM aggregates_packed WHERE submission_id IN (SELECT unnest(?))", [stale])
+    con.execute(_PACK, [stale])
+
+
+CLUSTER_SHARE = 0.05  # re-cluster aggregates_packed once rows appended since are more than this share of it
+CLUSTER_MIN_ROWS = 4096  # ... and more than this many (scanning fewer costs nothing worth a rewrite)
+
+
+def _cluster_packed(con: duckdb.DuckDBPyConnection) -> None:
+    """Rewrite ``aggregates_packed`` in (task, split, slice, slice_value) order when enough rows were appended since.
+
+    Clustered, the board of one task and slice value reads a few vectors of the table instead of
+    all of it (the appended rows of every task are interleaved, one submission after another).
+    """
+    rows, appended = con.execute("SELECT count(*), count(*) FILTER (WHERE NOT clustered) FROM aggregates_packed").fetchall()[0]
+    if appended <= max(CLUSTER_MIN_ROWS, CLUSTER_SHARE * rows):
+        return
+    con.execute("CREATE TABLE aggregates_packed_clustered AS SELECT * FROM aggregates_packed ORDER BY task, split, slice, slice_value, rowid")
+    con.execute("DELETE FROM aggregates_packed")
+    con.execute("INSERT INTO aggregates_packed SELECT * REPLACE (TRUE AS clustered) FROM aggregates_packed_clustered")
+    con.execute("DROP TABLE aggregates_packed_clustered")
+
+
+def _spans_sql(table: str) -> str:
+    """The spans of the rows of ``table`` from a rowid on (parameters: table name, first rowid)."""
+    return f"SELECT ?, submission_id, min(rowid), max(rowid), count(*) FROM {_spanned(table)} WHERE rowid >= ? GROUP BY submission_id"
+
+
+def _sync_spans(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """Record the spans of the rows appended to ``table`` since the last sync; False when its spans no longer hold."""
+    table = _spanned(table)
+    (total,) = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0]
+    covered, watermark = con.execute("SELECT coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0) FROM row_spans WHERE table_name = ?", [table]).fetchall()[0]
+    latest = con.execute("SELECT submission_id, first_row, last_row, n_rows FROM row_spans WHERE table_name = ? ORDER BY last_row DESC LIMIT 1", [table]).fetchall()
+    if latest:  # a cheap probe for rows deleted or moved by something else: does the last span still hold its rows?
+        sid, first, last, n_rows = latest[0]
+        if con.execute(f"SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ? AND submission_id = ?", [first, last, sid]).fetchall()[0][0] != n_rows:
+            return False
+    if total == covered:
+        return True
+    (tail,) = con.execute(f"SELECT count(*) FROM {table} WHERE rowid >= ?", [watermark]).fetchall()[0]
+    if covered + tail != total:
+        return False
+    con.execute(
+        f"""
+        INSERT INTO row_spans {_spans_sql(table)}
+        ON CONFLICT (table_name, submission_id) DO UPDATE SET first_row = least(first_row, excluded.first_row),
+            last_row = greatest(last_row, excluded.last_row), n_rows = n_rows + excluded.n_rows
+        """,
+        [table, watermark],
+    )
+    return True
+
+
+_ROWS_PER_SCAN = 32  # submissions read by one scan (each adds a rowid range to its filter)
+
+
+def submission_rows(con: duckdb.DuckDBPyConnection, table: str, sids: Sequence[str]) -> dict[str, pa.Table]:
+    """Each submission's rows of ``item_scores`` (ITEM_COLUMNS) or ``aggregates`` (AGGREGATE_COLUMNS), in no particular order.
+
+    A scan reads only where the submissions' spans point (a row group each, typically) and the
+    rows appended since the last sync.  A submission that finds before the watermark another
+    number of rows than its span counts (rows deleted or moved by something else) is read again
+    with a full scan, as is every submission of a store older than migration 003.
+    """
+    wanted = list(dict.fromkeys(sids))
+    out: dict[str, pa.Table] = {}
+    for start in range(0, len(wanted), _ROWS_PER_SCAN):
+        out |= _rows_of(con, table, wanted[start : start + _ROWS_PER_SCAN])
+    return out
+
+
+def _rows_of(con: duckdb.DuckDBPyConnection, table: str, wanted: list[str]) -> dict[str, pa.Table]:
+    columns = SPANNED[_spanned(table)]
+    plain = f"SELECT {', '.join(columns)} FROM {table} WHERE submission_id = ?"
+    try:
+        watermark, spans = con.execute(
+            "SELECT coalesce(max(last_row) + 1, 0), list((submission_id, first_row, last_row, n_rows)) FILTER (WHERE list_contains(?, submission_id)) FROM row_spans WHERE table_name = ?",
+            [wanted, table],
+        ).fetchall()[0]
+    except duckdb.CatalogException:
+        return {sid: con.sql(plain, params=[sid]).to_arrow_table() for sid in wanted}
+    spans = spans or []
+    counted = {sid: 0 for sid in wanted} | {sid: n_rows for sid, _, _, n_rows in spans}
+    ranges = " OR ".join(["rowid BETWEEN ? AND ?"] * len(spans) + ["rowid >= ?"])  # rows at or past the watermark: not synced yet
+    found = con.sql(
+        f"""
+        SELECT submission_id, {', '.join(columns)}, rowid < ? AS spanned FROM {table}
+        WHERE submission_id IN ({", ".join("?" for _ in wanted)}) AND ({ranges})
+        """,
+        params=[watermark, *wanted, *(v for _, first, last, _ in spans for v in (first, last)), watermark],
+    ).to_arrow_table()
+    out: dict[str, pa.Table] = {}
+    for sid in wanted:
+        rows = found.filter(pc.equal(found["submission_id"], sid)) if len(wanted) > 1 else found
+        if (pc.sum(rows["spanned"]).as_py() or 0) == counted[sid]:
+            out[sid] = rows.select(list(columns))
+        else:
+            out[sid] = con.sql(plain, params=[sid]).to_arrow_table()
+    return out
