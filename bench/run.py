@@ -141,7 +141,9 @@ def store_measurements(work: Path, template: Path, sizes: list[int], reps: int, 
         built = time.perf_counter() - started
         con = duckdb.connect(str(db), read_only=True)
         try:
-            first, second = [r[0] for r in con.execute("SELECT submission_id FROM submissions WHERE task = 'openpi' AND NOT is_reference ORDER BY submission_id LIMIT 2").fetchall()]
+            # two submissions from the middle of the store, as a visitor's picks would be (not the first rows written)
+            ids = [r[0] for r in con.execute("SELECT submission_id FROM submissions WHERE task = 'openpi' AND NOT is_reference ORDER BY rowid").fetchall()]
+            first, second = ids[len(ids) // 2 - 1 : len(ids) // 2 + 1] if len(ids) > 2 else ids[:2]
             slice_value = con.execute("SELECT min(slice_value) FROM aggregates a JOIN submissions s USING (submission_id) WHERE s.task = 'openpi' AND a.slice = 'domain'").fetchone()[0]
         finally:
             con.close()
