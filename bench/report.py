@@ -147,8 +147,8 @@ def render(results: dict[str, Any]) -> str:
     lines += _table(["submissions", "how", "rows", "file MB", "build s", "task board p50 / p95 ms", "one slice p50 / p95 ms", "compare two p50 / p95 ms", "task list p50 / p95 ms"], table) + [""]
     lines += [
         "The site functions (`leaderboard.queries`) attach the store file read-only for each call under a shared",
-        "lock (so a writer in another process is never refused); compare makes three such calls (the submissions'",
-        "figures, item scores, labels), so its figure includes three cold attaches. The two submissions compared",
+        "lock (so a writer in another process is never refused); compare makes three such calls (both submissions'",
+        "item scores, then each one's figures), so its figure includes three cold attaches. The two submissions compared",
         "come from the middle of the store.",
         "",
     ]
