@@ -202,6 +202,19 @@ def propara_naacl18(source: Path, out: Path, scale: int, rng: random.Random) -> 
 PAGED_DIR = Path("paged", "dataset", "procedural_graph_extraction")
 
 
+def perturbed_flow_line(line: str, pool: list[str], rng: random.Random) -> str | None:
+    """A predicted line made from a gold PAGED line: a flow (``->``) is dropped (None), swapped for
+    one from ``pool``, or loses some words; every other line is kept."""
+    roll = rng.random()
+    if "->" in line and roll < 0.2:
+        return None
+    if "->" in line and roll < 0.3:
+        return rng.choice(pool)
+    if "->" in line and roll < 0.4:
+        return " ".join(w for w in line.split(" ") if w == "->" or rng.random() > 0.15)
+    return line
+
+
 def paged(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
     """Copies of the test documents (dev where test is not staged); each prediction is the gold
     graph text with ~20% of its edge lines dropped, ~10% replaced by lines of other documents and
@@ -218,17 +231,7 @@ def paged(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
         for record, lines in zip(records, texts):
             file_index = int(record["file_index"]) + copy * stride
             scaled.append({**record, "file_index": file_index})
-            output = []
-            for line in lines:
-                roll = rng.random()
-                if "->" in line and roll < 0.2:
-                    continue
-                if "->" in line and roll < 0.3:
-                    line = rng.choice(pool)
-                elif "->" in line and roll < 0.4:
-                    words = line.split(" ")
-                    line = " ".join(w for w in words if w == "->" or rng.random() > 0.15)
-                output.append(line)
+            output = [p for p in (perturbed_flow_line(line, pool, rng) for line in lines) if p is not None]
             predictions.append({"id": file_index, "graph": "\n".join(output)})
     (out / PAGED_DIR).mkdir(parents=True, exist_ok=True)
     (out / PAGED_DIR / f"{split}.json").write_text(json.dumps(scaled), encoding="utf-8")

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.generate import perturbed_flow_line
 from bench.reference import paged as reference
 from runners.paged import tokens
 from runners.paged.gold import GoldDocument
@@ -56,16 +57,12 @@ def _perturbed(documents: dict[str, GoldDocument], seed: int) -> dict[str, str]:
     for item_id, lines in texts.items():
         kept = []
         for line in lines:
-            roll = rng.random()
-            if "->" in line and roll < 0.2:
+            predicted = perturbed_flow_line(line, pool, rng)
+            if predicted is None:
                 continue
-            if "->" in line and roll < 0.3:
-                line = rng.choice(pool)
-            elif "->" in line and roll < 0.4:
-                line = " ".join(w for w in line.split(" ") if w == "->" or rng.random() > 0.15)
-            elif roll > 0.95:
-                line = line.replace(" ", "  ", 1).replace("(", "( ", 1)  # double spaces: the whole-text path
-            kept.append(line)
+            if rng.random() > 0.95:
+                predicted = predicted.replace(" ", "  ", 1).replace("(", "( ", 1)  # double spaces: the whole-text path
+            kept.append(predicted)
         outputs[item_id] = "\n".join(kept)
     return outputs
 
