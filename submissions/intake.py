@@ -234,8 +234,7 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
             row = store.SubmissionRow(
                 submission_id=sid, task=spec.name, split=split, fingerprint=fingerprint, team=resolved, model=attempt.model,
                 content_sha256=staged.sha256, n_items=evaluation.n_items, created_at=scored, metadata=metadata,
-                receipt_id=attempt.receipt, filename=staged.filename, size_class=card.size_class, weights=card.weights,
-                method_family=card.method_family, paper_url=card.paper_url, code_url=card.code_url, description=card.description,
+                receipt_id=attempt.receipt, filename=staged.filename, card=card,
             )
             store.insert_submission(con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history)
             store.crash_point("store.before_commit")

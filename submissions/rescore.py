@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 
 from procbench.api import load_task, spec_path
 from submissions import blobs, store
+from submissions.details import ModelCard
 from submissions.engines import RescoreJob, RescoreResult, get_engine
 from submissions.intake import load_reported, register_spec
 from submissions.rows import aggregate_frame, item_frame
@@ -43,8 +44,8 @@ class _Origin:
     location: str | None
 
 
-_COPIED = ("model", "metadata_json", "is_reference", "hidden", "deleted", "n_items", "created_at", "origin_id", "receipt_id",
-           "filename", "size_class", "weights", "method_family", "paper_url", "code_url", "description")
+CARD_FIELDS = tuple(f.name for f in fields(ModelCard))
+_COPIED = ("model", "metadata_json", "is_reference", "hidden", "deleted", "n_items", "created_at", "origin_id", "receipt_id", "filename", *CARD_FIELDS)
 
 
 def _origins(db_path: Path, task: str, split: str, fingerprint: str) -> tuple[list[_Origin], int]:
@@ -142,9 +143,8 @@ def _store_result(con, job: RescoreJob, result: RescoreResult, *, engine: str, a
         submission_id=sid, task=job.task, split=job.split, fingerprint=result.fingerprint, team=values["team"],
         model=values["model"], content_sha256=job.content_sha256, n_items=result.n_items, created_at=values["created_at"],
         metadata=json.loads(values["metadata_json"]), is_reference=values["is_reference"], origin_id=job.job_id,
-        receipt_id=values["receipt_id"], filename=values["filename"], size_class=values["size_class"], weights=values["weights"],
-        method_family=values["method_family"], paper_url=values["paper_url"], code_url=values["code_url"],
-        description=values["description"], hidden=values["hidden"], deleted=values["deleted"],
+        receipt_id=values["receipt_id"], filename=values["filename"], card=ModelCard(**{f: values[f] for f in CARD_FIELDS}),
+        hidden=values["hidden"], deleted=values["deleted"],
     )
     reason = f"re-scored from fingerprint {values['fingerprint'][:12]} by the {engine} engine"
     store.insert_submission(con, row, items=item_frame(sid, result.items), aggregates=aggregate_frame(sid, result.aggregates), history=[store.StatusEvent("rescored", at, reason, actor)])

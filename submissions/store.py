@@ -45,6 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from procbench.paths import SCHEMA_DIR
+from submissions.details import ModelCard
 
 LOCK_TIMEOUT_S = 300.0
 READ_RETRIES = 50
@@ -362,12 +363,7 @@ class SubmissionRow:
     origin_id: str = ""  # '' means itself
     receipt_id: str = ""
     filename: str = ""
-    size_class: str = "unknown"
-    weights: str = "unknown"
-    method_family: str = "unknown"
-    paper_url: str = ""
-    code_url: str = ""
-    description: str = ""
+    card: ModelCard = field(default_factory=ModelCard)
     hidden: bool = False
     deleted: bool = False
 
@@ -412,8 +408,8 @@ def insert_submission(con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, ite
     values = [
         row.submission_id, row.task, row.split, row.fingerprint, row.team, row.model, row.content_sha256,
         json.dumps(dict(row.metadata), sort_keys=True, default=str), row.is_reference, row.hidden, row.deleted, row.n_items,
-        row.created_at, row.origin_id or row.submission_id, row.receipt_id, row.filename, row.size_class, row.weights,
-        row.method_family, row.paper_url, row.code_url, row.description,
+        row.created_at, row.origin_id or row.submission_id, row.receipt_id, row.filename, row.card.size_class, row.card.weights,
+        row.card.method_family, row.card.paper_url, row.card.code_url, row.card.description,
     ]
     placeholders = ", ".join("?" for _ in _SUBMISSION_COLUMNS)
     con.execute(f"INSERT INTO submissions ({', '.join(_SUBMISSION_COLUMNS)}) VALUES ({placeholders})", values)

@@ -151,3 +151,16 @@ def test_unknown_engine_names_are_not_imported(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(KeyError, match="available: local"):
         get_engine("os.path")
     assert "local" in engines.ENGINES
+
+
+def test_the_model_card_follows_a_rescored_submission(tmp_path: Path) -> None:
+    from submissions.details import ModelCard
+
+    db = tmp_path / "board.duckdb"
+    card = ModelCard(size_class="medium", weights="open", method_family="llm", paper_url="https://example.org/paper", code_url="https://example.org/code", description="a card").checked()
+    origin = submit_openpi(db, STRONG, model="carded", card=card).submission_id
+    changed = openpi_spec_variant(tmp_path / "specs", old="params { dedup = false }", new="params { dedup = true }", name="openpi")
+    rescore(db, changed, data_root=SAMPLE_DATA_ROOT)
+    columns = "size_class, weights, method_family, paper_url, code_url, description"
+    rows = query(db, f"SELECT {columns} FROM submissions WHERE submission_id = ? OR origin_id = ? ORDER BY created_at", [origin, origin])
+    assert len(rows) == 2 and rows[0] == rows[1] == (card.size_class, card.weights, card.method_family, card.paper_url, card.code_url, card.description)
