@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEMO_DB := var/demo.duckdb
 PORT   ?= 8501
 
-.PHONY: setup leaderboard demo test test-fast e2e e2e-deps bench bench-site lint clean
+.PHONY: setup leaderboard demo test test-fast e2e e2e-deps bench bench-site lint docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check --select F,E9 .
 	$(BIN)/procbench check
 	$(BIN)/procbench fmt --check
+
+# The component reference in docs/language.md is generated from the registry (a test fails on drift).
+docs: $(STAMP)
+	$(BIN)/python -m dsl.reference --write
 
 clean:
 	rm -rf var .pytest_cache .hypothesis

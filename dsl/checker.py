@@ -1,101 +1,33 @@
 """Syntax tree → typed :class:`dsl.model.TaskSpec`, or every error found, each with a position.
 
-The checker resolves ``extends`` (with cycle detection), substitutes ``params.*``, checks every
-block and attribute against the language's schema, resolves component names in the registry and
-type-checks their arguments.  Unknown names get a did-you-mean; unused bindings are warnings.
+The pipeline for one file: parse; merge the task it ``extends``; substitute ``params.x`` and
+``{x}`` in strings; give every ``match`` block the score block's ``defaults``; bind the task block
+against the model's dataclasses (:mod:`dsl.binding`, one pass that validates and constructs);
+expand the written forms (metric families, reported tables, fetch origins + lock file, normaliser
+reuse); then resolve every name the spec used against what it declares and what its components'
+contracts promise, and check the types that flow between them.  One mistake gives one error.
 """
 
 from __future__ import annotations
 
-import difflib
-import inspect
-import typing
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-
 from dsl import model as m
 from dsl import syntax as s
+from dsl.binding import Binder, describe, literal
 from dsl.errors import Diagnostic, SpecError
 from dsl.parser import parse, parse_file
 from runners import registry
+from runners.predictions import FieldType
 
-# ----------------------------------------------------------------------------------------------
-# The language's schema: for each block type, its attributes (name -> kind of value), nested
-# block types, how many labels it takes and which attributes are required.
-
-
-@dataclass(frozen=True)
-class BlockSchema:
-    attrs: dict[str, str] = field(default_factory=dict)  # "*" = any name
-    blocks: dict[str, bool] = field(default_factory=dict)  # type -> may repeat
-    labels: int = 0
-    required: tuple[str, ...] = ()
-    required_blocks: tuple[str, ...] = ()
-
-
-SCHEMA: dict[str, BlockSchema] = {
-    "task": BlockSchema(
-        attrs={**{a: "str" for a in ("title", "version", "description", "citation", "url", "license", "benchmark", "extends", "primary")}, "rank_by": "list_str"},
-        blocks={"params": False, "data": False, "predictions": False, "normaliser": True, "score": False, "metric": True, "slice": True, "reported": True, "template": True, "fetch": True, "import": True},
-        labels=1,
-        required=("title", "version", "primary"),
-        required_blocks=("data", "predictions", "score"),
-    ),
-    "params": BlockSchema(attrs={"*": "literal"}),
-    "data": BlockSchema(
-        attrs={"splits": "list_str", "hidden": "list_str", "id": "label_expr", "reader": "call"},
-        blocks={"source": True, "fields": False, "labels": False, "answer_label": True},
-        required=("splits",),
-    ),
-    "source": BlockSchema(attrs={"format": "str", "path": "str", "key": "str", "splits": "list_str"}, labels=1, required=("format", "path")),
-    "fields": BlockSchema(attrs={"*": "ref"}),
-    "labels": BlockSchema(attrs={"*": "label_expr"}),
-    "answer_label": BlockSchema(attrs={"field": "str", "items": "ref", "text": "str", "label": "str"}, labels=1, required=("field", "items", "text", "label")),
-    "predictions": BlockSchema(attrs={"format": "str", "id": "str", "reader": "call", "extensions": "list_str"}, blocks={"schema": False}, required=("format",)),
-    "schema": BlockSchema(attrs={"*": "type"}),
-    "normaliser": BlockSchema(attrs={"steps": "list_call"}, labels=1, required=("steps",)),
-    "score": BlockSchema(attrs={"aggregate": "call", "scorer": "call", "metadata": "object"}, blocks={"match": True}, required=("aggregate",)),
-    "match": BlockSchema(
-        attrs={
-            "gold": "ref",
-            "prediction": "ref",
-            "filters": "list_call",
-            "normaliser": "ref",
-            "similarity": "call",
-            "similarity_normaliser": "ref",
-            "matcher": "call",
-            "outputs": "list_str",
-        },
-        labels=1,
-        required=("gold", "prediction", "similarity", "matcher", "outputs"),
-    ),
-    "metric": BlockSchema(attrs={"display": "str", "group": "str", "description": "str", "higher_is_better": "bool", "percent": "bool"}, labels=1),
-    "slice": BlockSchema(attrs={"label": "str", "answer_label": "str", "display": "str"}, labels=1),
-    "reported": BlockSchema(attrs={"split": "str", "source": "str", "values": "object", "slice": "list_str", "note": "str"}, labels=1, required=("split", "source", "values")),
-    "template": BlockSchema(attrs={"text": "str"}, labels=1, required=("text",)),
-    "import": BlockSchema(
-        attrs={"kind": "str", "field": "str", "id": "list_str", "id_type": "str", "choices": "int", "separator": "str", "check": "call", "notes": "str"},
-        labels=1,
-        required=("kind", "field", "id"),
-    ),
-    "fetch": BlockSchema(
-        attrs={"path": "str", "sha256": "str", "size": "int", "url": "str", "hub_repo": "str", "hub_file": "str", "revision": "str", "repo_type": "str", "splits": "list_str"},
-        labels=1,
-        required=("path", "sha256", "size"),
-    ),
-}
-
-ENUMS = {
-    ("source", "format"): ("jsonl", "json", "csv", "tsv"),
-    ("predictions", "format"): ("jsonl", "csv", "tsv", "custom"),
-    ("fetch", "repo_type"): ("dataset", "model", "space"),
-    ("import", "kind"): ("choice", "text_list"),
-    ("import", "id_type"): ("str", "int"),
-}
-SCALAR_TYPES = ("str", "int", "float", "bool", "any")
+LIST_OF_TEXT = FieldType("list", FieldType("str"))
+TEXT = FieldType("str")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+RUNTIME_PLACEHOLDERS = ("split",)  # filled in when the task runs, not by params
 
 
 @dataclass
@@ -105,144 +37,306 @@ class CheckResult:
     source: str
 
 
-class _Checker:
-    def __init__(self, path: str, source: str):
-        self.path = path
-        self.source = source
-        self.errors: list[Diagnostic] = []
-        self.warnings: list[Diagnostic] = []
+class _Checker(Binder):
+    """A :class:`Binder` with the language's value shapes (``parse_*``) and expansions (``after_*``)."""
 
-    # -- reporting ---------------------------------------------------------------------------
-    def error(self, span: s.Span, message: str, hint: str = "") -> None:
-        self.errors.append(Diagnostic(self.path, span, message, hint))
+    def __init__(self, path: str, source: str, params: Mapping[str, Any]):
+        super().__init__(path, source)
+        self.params = dict(params)
+        self.normalisers: dict[str, tuple[m.ComponentCall, ...]] = {}
+        self.used_normalisers: set[str] = set()
+        self.declared_outputs: list[tuple[str, s.Span]] = []
+        self.splits: tuple[str, ...] = ()
+        self.row_spans: dict[tuple[str, str], s.Span] = {}
+        self.note_spans: dict[str, s.Span] = {}
+        self.flow_reported: set[tuple[str, str]] = set()
 
-    def warn(self, span: s.Span, message: str, hint: str = "") -> None:
-        self.warnings.append(Diagnostic(self.path, span, message, hint, severity="warning"))
+    def params_literal(self) -> dict[str, Any]:
+        return {k: literal(v) for k, v in self.params.items() if not isinstance(v, (s.Ref, s.Call))}
 
-    def unknown(self, span: s.Span, what: str, name: str, candidates: list[str], where: str = "") -> None:
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75) or difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-        if close:
-            hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
-        elif candidates:
-            hint = "expected one of: " + ", ".join(sorted(candidates))
-        else:
-            hint = ""
-        self.error(span, f"unknown {what} {name!r}" + (f" in {where}" if where else ""), hint)
+    # -- data --------------------------------------------------------------------------------
+    def parse_id_path(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
+        if isinstance(expr, s.Ref) and len(expr.parts) >= 2:
+            self.refer("source", expr.parts[0], expr.span, "source in id")
+            return expr.parts
+        if isinstance(expr, s.Call) and expr.callee.dotted == "row_index" and not expr.args and not expr.kwargs:
+            return ("#row",)  # runners.tables.ROW_INDEX
+        self.error(expr.span, "id is a path into the primary source (e.g. gold.id) or row_index()", "row_index() numbers the primary source's records from 0")
+        return None
 
-    # -- structure ---------------------------------------------------------------------------
-    def check_structure(self, block: s.Block) -> None:
-        schema = SCHEMA[block.type]
-        if len(block.labels) != schema.labels:
-            want = "a name in quotes" if schema.labels == 1 else "no label"
-            example = f'{block.type} "name" {{ ... }}' if schema.labels else f"{block.type} {{ ... }}"
-            self.error(block.span, f"block {block.type!r} takes {want}", f"write `{example}`")
-        seen_attrs: dict[str, s.Attribute] = {}
-        seen_blocks: dict[tuple[str, tuple[str, ...]], s.Block] = {}
-        for stmt in block.body:
-            if isinstance(stmt, s.Attribute):
-                if stmt.name in seen_attrs:
-                    self.error(stmt.span, f"attribute {stmt.name!r} is set twice in this {block.type} block", f"first set on line {seen_attrs[stmt.name].span.line}")
-                seen_attrs[stmt.name] = stmt
-                if "*" not in schema.attrs and stmt.name not in schema.attrs:
-                    nested = [b for b in schema.blocks]
-                    self.unknown(stmt.span, "attribute", stmt.name, list(schema.attrs) + nested, where=f"a {block.type} block")
-                else:
-                    kind = schema.attrs.get(stmt.name, schema.attrs.get("*", "literal"))
-                    self.check_value(stmt.value, kind, f"{block.type}.{stmt.name}", enum=ENUMS.get((block.type, stmt.name)))
+    def parse_field_binding(self, stmt: s.Attribute) -> m.FieldBinding | None:
+        if stmt.type is None:
+            self.error(stmt.span, f"data field {stmt.name!r} needs a type", f"write `{stmt.name}: list(str) = ...` (types: str, int, float, bool, any, list(T), optional(T), enum(...))")
+            return None
+        ftype = self.field_type(stmt.type)
+        path = self._data_path(stmt.value, f"field {stmt.name!r}")
+        if ftype is None or path is None:
+            return None
+        return m.FieldBinding(stmt.name, path, ftype, {"": stmt.span, "type": stmt.type.span, "path": stmt.value.span})
+
+    def _data_path(self, expr: s.Expr, what: str) -> tuple[str, ...] | None:
+        if not isinstance(expr, s.Ref) or len(expr.parts) < 2:
+            self.error(expr.span, f"{what} is a path <source>.<key>..., got {describe(expr) if not isinstance(expr, s.Ref) else 'a single name'}", "e.g. gold.answers")
+            return None
+        self.refer("source", expr.parts[0], expr.span, f"source in {what}")
+        return expr.parts
+
+    def parse_label_rule(self, stmt: s.Attribute) -> m.LabelRule | None:
+        at = {"": stmt.span, "path": stmt.value.span}
+        if stmt.type is not None:
+            self.error(stmt.type.span, "labels take no type: they are text")
+            return None
+        if isinstance(stmt.value, s.Ref):
+            path = self._data_path(stmt.value, f"label {stmt.name!r}")
+            return None if path is None else m.LabelRule(stmt.name, path, at=at)
+        if isinstance(stmt.value, s.Call) and stmt.value.callee.dotted == "map":
+            return self._map_label(stmt.name, stmt.value, at)
+        if isinstance(stmt.value, s.Call) and stmt.value.callee.dotted == "membership":
+            return self._membership_label(stmt.name, stmt.value, at)
+        if isinstance(stmt.value, s.Call):
+            self.unknown(stmt.value.callee.span, "label function", stmt.value.callee.dotted, ["map", "membership"])
+            return None
+        self.error(stmt.value.span, f"label {stmt.name!r} is a path, map(...) or membership(...), got {describe(stmt.value)}")
+        return None
+
+    def _map_label(self, name: str, call: s.Call, at: dict[str, s.Span]) -> m.LabelRule | None:
+        usage = 'e.g. map(meta.topic, { Health = "unseen" }, default = "seen")'
+        if len(call.args) != 2 or not isinstance(call.args[1], s.ObjectExpr):
+            self.error(call.span, "map() takes a field path and an object of value = label pairs", usage)
+            return None
+        path = self._data_path(call.args[0], f"label {name!r}")
+        mapping = []
+        for pair in call.args[1].pairs:
+            if not isinstance(pair.value, s.Str):
+                self.error(pair.value.span, "map() labels are text (in double quotes)", usage)
+                return None
+            mapping.append((pair.key, pair.value.value))
+        default = None
+        for kw in call.kwargs:
+            if kw.name != "default" or not isinstance(kw.value, s.Str):
+                self.error(kw.span, 'map() takes only `default = "label"`', usage)
+                return None
+            default = kw.value.value
+        if path is None:
+            return None
+        return m.LabelRule(name, path, tuple(mapping), default, at={**at, "mapping": call.args[1].span, "keys": call.args[1].span})
+
+    def _membership_label(self, name: str, call: s.Call, at: dict[str, s.Span]) -> m.LabelRule | None:
+        usage = 'e.g. membership([{ path = "x/{split}_strong.csv", column = "id", label = "strong" }], default = "other", splits = [test])'
+        if len(call.args) != 1 or not isinstance(call.args[0], s.ListExpr):
+            self.error(call.span, "membership() takes one list of { path, column, label } objects", usage)
+            return None
+        members = []
+        for entry in call.args[0].items:
+            fields = {p.key: p.value for p in entry.pairs} if isinstance(entry, s.ObjectExpr) else {}
+            if set(fields) != {"path", "column", "label"} or not all(isinstance(v, s.Str) for v in fields.values()):
+                self.error(entry.span, 'each membership entry is { path = "...", column = "...", label = "..." } (text)', usage)
+                return None
+            members.append((fields["path"].value, fields["column"].value, fields["label"].value))  # type: ignore[union-attr]
+        default, splits = None, ()
+        for kw in call.kwargs:
+            if kw.name == "default" and isinstance(kw.value, s.Str):
+                default = kw.value.value
+            elif kw.name == "splits" and isinstance(kw.value, s.ListExpr) and all(isinstance(i, s.Ref) and len(i.parts) == 1 for i in kw.value.items):
+                splits = tuple(i.parts[0] for i in kw.value.items)  # type: ignore[union-attr]
+                for i in kw.value.items:
+                    self.refer("split", i.parts[0], i.span)  # type: ignore[union-attr]
             else:
-                if stmt.type not in schema.blocks:
-                    self.unknown(stmt.span, "block", stmt.type, list(schema.blocks) + [a for a in schema.attrs if a != "*"], where=f"a {block.type} block")
+                self.error(kw.span, 'membership() takes `default = "label"` and `splits = [name, ...]`', usage)
+                return None
+        return m.LabelRule(name, (), (), default, tuple(members), splits, at=at)
+
+    def parse_schema_field(self, stmt: s.Attribute) -> tuple[str, FieldType] | None:
+        if stmt.type is not None:
+            self.error(stmt.type.span, "in a schema block the type is the value", f"write `{stmt.name} = list(str)`")
+            return None
+        ftype = self.field_type(stmt.value)
+        return None if ftype is None else (stmt.name, ftype)
+
+    def parse_param(self, stmt: s.Attribute) -> tuple[str, Any] | None:
+        return stmt.name, literal(stmt.value) if not isinstance(stmt.value, (s.Ref, s.Call)) else stmt.value
+
+    # -- normalisers -------------------------------------------------------------------------
+    def parse_steps(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
+        if not isinstance(expr, s.ListExpr):
+            self.error(expr.span, f"{where} is a list of normaliser calls or normaliser names, got {describe(expr)}")
+            return None
+        steps: list[Any] = []
+        ok = True
+        for item in expr.items:
+            if isinstance(item, s.Call):
+                call = self.component(item, "normaliser")
+                ok = ok and call is not None
+                steps.append(call)
+            elif isinstance(item, s.Ref) and len(item.parts) == 1:
+                steps.append(item)  # another normaliser, inlined by after_TaskSpec_normalisers
+            else:
+                self.error(item.span, f"each step is a call like strip() or a normaliser's name, got {describe(item)}")
+                ok = False
+        return tuple(steps) if ok else None
+
+    def after_TaskSpec_normalisers(self, blocks: tuple[m.NormaliserBlock, ...]) -> tuple[m.NormaliserBlock, ...]:
+        by_name = {b.name: b for b in blocks}
+
+        def resolve(name: str, chain: tuple[str, ...]) -> tuple[m.ComponentCall, ...] | None:
+            if name in self.normalisers:
+                return self.normalisers[name]
+            out: list[m.ComponentCall] = []
+            for step in by_name[name].steps:
+                if isinstance(step, m.ComponentCall):
+                    out.append(step)
                     continue
-                key = (stmt.type, stmt.labels)
-                if key in seen_blocks or (not schema.blocks[stmt.type] and any(k[0] == stmt.type for k in seen_blocks)):
-                    self.error(stmt.span, f"duplicate {stmt.type} block{' ' + repr(stmt.labels[0]) if stmt.labels else ''}")
-                seen_blocks[key] = stmt
-                self.check_structure(stmt)
-        for name in schema.required:
-            if name not in seen_attrs:
-                self.error(block.span, f"{block.type} block is missing required attribute {name!r}", f"add `{name} = ...` inside the {block.type} block")
-        for name in schema.required_blocks:
-            if not any(k[0] == name for k in seen_blocks):
-                self.error(block.span, f"{block.type} block is missing a {name!r} block", f"add `{name} {{ ... }}`")
+                ref = step.parts[0]
+                if ref not in by_name:
+                    self.unknown(step.span, "normaliser", ref, list(by_name))
+                    return None
+                if ref in chain:
+                    self.error(step.span, f"normaliser cycle: {' -> '.join([*chain, ref])}", "a normaliser cannot include itself")
+                    return None
+                self.used_normalisers.add(ref)
+                inner = resolve(ref, (*chain, ref))
+                if inner is None:
+                    return None
+                out.extend(inner)
+            self.normalisers[name] = tuple(out)
+            return self.normalisers[name]
 
-    def check_value(self, value: s.Expr, kind: str, where: str, enum: tuple[str, ...] | None = None) -> None:
-        expect = {
-            "str": (s.Str,),
-            "int": (s.Num,),
-            "bool": (s.Bool,),
-            "ref": (s.Ref,),
-            "call": (s.Call,),
-            "object": (s.ObjectExpr,),
-            "list_str": (s.ListExpr,),
-            "list_call": (s.ListExpr,),
-            "label_expr": (s.Ref, s.Call),
-            "type": (s.Ref, s.Call),
-            "literal": (s.Str, s.Num, s.Bool, s.ListExpr, s.ObjectExpr),
-        }[kind]
-        if not isinstance(value, expect):
-            names = {"str": "a string", "int": "a whole number", "bool": "true or false", "ref": "a name", "call": "a component call like name(...)", "object": "an object { key = value, ... }",
-                     "list_str": "a list of strings", "list_call": "a list of calls", "label_expr": "a field path or map(...)", "type": "a type (str, int, float, bool, any, list(T), optional(T), enum(...))",
-                     "literal": "a literal value"}
-            self.error(value.span, f"{where} must be {names[kind]}, got {_kind_of(value)}", _value_hint(kind))
-            return
-        if kind == "list_str":
-            for item in value.items:  # type: ignore[union-attr]
-                if not isinstance(item, s.Str):
-                    self.error(item.span, f"{where} must be a list of strings, got {_kind_of(item)}", 'write strings in double quotes, e.g. ["dev", "test"]')
-        if kind == "list_call":
-            for item in value.items:  # type: ignore[union-attr]
-                if not isinstance(item, s.Call):
-                    self.error(item.span, f"each element of {where} must be a call like name(...), got {_kind_of(item)}", f"write {_kind_example(item)}() with parentheses")
-        if kind == "int" and isinstance(value, s.Num) and (not isinstance(value.value, int) or value.value < 0):
-            self.error(value.span, f"{where} must be a whole number >= 0, got {value.value!r}")
-        if enum and isinstance(value, s.Str) and value.value not in enum:
-            self.unknown(value.span, f"value for {where}", value.value, list(enum))
+        for b in blocks:
+            resolve(b.name, (b.name,))
+        return blocks
+
+    def parse_normaliser_ref(self, expr: s.Expr, where: str) -> tuple[m.ComponentCall, ...] | None:
+        if not isinstance(expr, s.Ref) or len(expr.parts) != 1:
+            self.error(expr.span, f"{where} is the name of a normaliser block, got {describe(expr)}")
+            return None
+        name = expr.parts[0]
+        if name not in self.normalisers:
+            self.unknown(expr.span, "normaliser", name, list(self.normalisers))
+            return None
+        self.used_normalisers.add(name)
+        return self.normalisers[name]
+
+    # -- scoring -----------------------------------------------------------------------------
+    def parse_outputs(self, expr: s.Expr, where: str) -> tuple[str, str, str] | None:
+        if not isinstance(expr, s.ListExpr) or len(expr.items) != 3 or not all(isinstance(i, s.Ref) and len(i.parts) == 1 for i in expr.items):
+            self.error(expr.span, "outputs names the three per-item values [precision, recall, f1]", "e.g. outputs = [exact_p, exact_r, exact_f1] (the default: <match>_p, <match>_r, <match>_f1)")
+            return None
+        names = tuple(i.parts[0] for i in expr.items)  # type: ignore[union-attr]
+        return names  # type: ignore[return-value]
+
+    def parse_metadata(self, expr: s.Expr, where: str) -> tuple[tuple[str, str], ...] | None:
+        if not isinstance(expr, s.ObjectExpr) or not all(isinstance(p.value, s.Str) for p in expr.pairs):
+            self.error(expr.span, "metadata maps a scorer parameter to a submission metadata key (text)", 'e.g. metadata = { cot_penalty = "cot" }')
+            return None
+        return tuple((p.key, p.value.value) for p in expr.pairs)  # type: ignore[union-attr]
+
+    def parse_family(self, expr: s.Expr, where: str) -> str | None:
+        if isinstance(expr, s.Ref) and expr.dotted == "prf":
+            return "prf"
+        name = expr.dotted if isinstance(expr, s.Ref) else describe(expr)
+        self.unknown(expr.span, "metric family", name, ["prf"])
+        return None
+
+    def after_TaskSpec_metrics(self, blocks: tuple[m.MetricBlock, ...]) -> tuple[m.MetricSpec, ...]:
+        out = []
+        for b in blocks:
+            display = b.display or b.name
+            members = [("_p", " P"), ("_r", " R"), ("_f1", " F1")] if b.family == "prf" else [("", "")]
+            for suffix, shown in members:
+                out.append(m.MetricSpec(b.name + suffix, display + shown, b.group, b.description, b.higher_is_better, b.percent, b.at))
+        return tuple(out)
+
+    # -- reported rows -----------------------------------------------------------------------
+    def parse_rows(self, expr: s.Expr, where: str) -> tuple[tuple[str, str, tuple[float | None, ...]], ...] | None:
+        """(system, slice value or "", values) per row; a row on a slice is an object of value = [...]."""
+        usage = 'rows = { "System" = [0.1, _, 0.3] } (one value or _ per column); on a slice { "System" = { value = [...] } }'
+        if not isinstance(expr, s.ObjectExpr):
+            self.error(expr.span, f"{where} is an object of rows", usage)
+            return None
+        rows = []
+        for pair in expr.pairs:
+            parts = [(p.key, p.value) for p in pair.value.pairs] if isinstance(pair.value, s.ObjectExpr) else [("", pair.value)]
+            for value_name, listed in parts:
+                if not isinstance(listed, s.ListExpr):
+                    self.error(listed.span, f"row {pair.key!r} is a list of values", usage)
+                    return None
+                values: list[float | None] = []
+                for v in listed.items:
+                    if isinstance(v, s.Num):
+                        values.append(float(v.value))
+                    elif isinstance(v, s.Ref) and v.dotted == "_":
+                        values.append(None)
+                    else:
+                        self.error(v.span, f"a reported value is a number (a fraction, like the metric) or _, got {describe(v)}", usage)
+                        return None
+                rows.append((pair.key, value_name, tuple(values)))
+                self.row_spans[(pair.key, value_name)] = listed.span
+        return tuple(rows)
+
+    def parse_notes(self, expr: s.Expr, where: str) -> tuple[tuple[str, str], ...] | None:
+        if not isinstance(expr, s.ObjectExpr) or not all(isinstance(p.value, s.Str) for p in expr.pairs):
+            self.error(expr.span, f"{where} maps a row's system to its note (text)", 'e.g. notes = { "BERT" = "±0.01 over seeds" }')
+            return None
+        self.note_spans.update({p.key: p.span for p in expr.pairs})
+        return tuple((p.key, p.value.value) for p in expr.pairs)  # type: ignore[union-attr]
+
+    def after_TaskSpec_reported(self, tables: tuple[m.ReportedTable, ...]) -> tuple[m.ReportedRow, ...]:
+        out = []
+        for table in tables:
+            systems = {system for system, _, _ in table.rows}
+            for system, _ in table.notes:
+                if system not in systems:
+                    self.unknown(self.note_spans.get(system, m.span_of(table, "notes")), "row in notes", system, sorted(systems))
+            notes = dict(table.notes)
+            for system, value_name, values in table.rows:
+                span = self.row_spans.get((system, value_name), m.span_of(table, "rows"))
+                if len(values) != len(table.columns):
+                    self.error(span, f"row {system!r} has {len(values)} values for {len(table.columns)} columns", "one value (or _) per column")
+                    continue
+                if bool(value_name) != bool(table.slice):
+                    self.error(span, f"row {system!r}: " + ("rows on a slice give { value = [...] } per slice value" if table.slice else "a row with slice values needs `slice = <slice name>`"))
+                    continue
+                pairs = tuple((c, v) for c, v in zip(table.columns, values) if v is not None)
+                slice_ref = (table.slice, value_name) if table.slice else None
+                note = "; ".join(n for n in (table.note, notes.get(system, "")) if n)
+                out.append(m.ReportedRow(system, table.split, table.source, pairs, slice_ref, note, {**table.at, "value": span}))
+        return tuple(out)
+
+    # -- fetch -------------------------------------------------------------------------------
+    def after_TaskSpec_data(self, data: m.DataSpec) -> m.DataSpec:
+        self.splits = data.splits
+        return data
+
+    def after_TaskSpec_fetch(self, blocks: tuple[m.FetchBlock, ...]) -> tuple[m.FetchSpec, ...]:
+        if not blocks:
+            return ()
+        from dsl import lock
+
+        origins = []
+        for b in blocks:
+            if bool(b.url) == bool(b.hub_repo):
+                self.error(m.span_of(b), "a fetch block needs exactly one origin: `url = \"...\"` or `hub_repo = \"...\"`")
+                return ()
+            origins.append(lock.FetchOrigin(name=b.name, url=b.url, hub_repo=b.hub_repo, revision=b.revision, repo_type=b.repo_type, into=b.into, files=b.files, splits=b.splits))
+        for problem in lock.path_problems(origins):
+            self.error(m.span_of(blocks[0], "files"), problem, "paths stay under the data root: no '..', no absolute paths")
+        if self.errors:
+            return ()
+        where = lock.lock_path(Path(self.path))
+        if not where.is_file() and not lock.collecting():  # only `data fetch` needs it; a spec copied to try something out still checks
+            self.warn(m.span_of(blocks[0]), f"no lock file {where.name} beside the spec: `procbench data fetch` cannot verify the files", f"run `procbench data lock {Path(self.path).stem}` with the data in place")
+            return ()
+        try:
+            return lock.read_lock(where, tuple(origins), self.splits)
+        except lock.LockError as exc:
+            lines = str(exc).splitlines()
+            detail = "; ".join(line.strip() for line in lines[1:4]) + (f"; ... ({len(lines) - 4} more)" if len(lines) > 4 else "")
+            self.error(m.span_of(blocks[0]), lines[0] + (f" ({detail})" if detail else ""), f"run `procbench data lock {Path(self.path).stem}` with the data in place")
+            return ()
 
 
 # ---------------------------------------------------------------------------------------------
-# helpers on expressions
-
-
-def _kind_of(value: s.Expr) -> str:
-    return {
-        s.Str: "a string",
-        s.Num: "a number",
-        s.Bool: "a boolean",
-        s.Ref: "a name",
-        s.Call: "a call",
-        s.ListExpr: "a list",
-        s.ObjectExpr: "an object",
-    }[type(value)]
-
-
-def _kind_example(value: s.Expr) -> str:
-    return value.dotted if isinstance(value, s.Ref) else "name"
-
-
-def _value_hint(kind: str) -> str:
-    return {
-        "str": 'put the value in double quotes, e.g. "text"',
-        "call": "components are called with parentheses, e.g. exact() or best_match(dedup = true)",
-        "ref": "write the name without quotes",
-        "list_str": 'e.g. ["dev", "test"]',
-    }.get(kind, "")
-
-
-def literal(value: s.Expr) -> Any:
-    """A literal expression as a frozen Python value (lists → tuples, objects → tagged tuples)."""
-    if isinstance(value, (s.Str, s.Num, s.Bool)):
-        return value.value
-    if isinstance(value, s.ListExpr):
-        return tuple(literal(v) for v in value.items)
-    if isinstance(value, s.ObjectExpr):
-        return ("__object__", tuple((p.key, literal(p.value)) for p in value.pairs))
-    if isinstance(value, s.Ref):
-        return value.dotted
-    raise TypeError(value)
-
-
-# ---------------------------------------------------------------------------------------------
-# extends and params
+# extends, params, defaults: rewrites of the syntax tree before binding
 
 
 def _merge(parent: tuple[s.Attribute | s.Block, ...], child: tuple[s.Attribute | s.Block, ...]) -> tuple[s.Attribute | s.Block, ...]:
@@ -268,113 +362,82 @@ def _merge(parent: tuple[s.Attribute | s.Block, ...], child: tuple[s.Attribute |
     return tuple(out)
 
 
-def _substitute(expr: s.Expr, params: dict[str, s.Expr], on_unknown: Callable[[s.Ref], None]) -> s.Expr:
-    if isinstance(expr, s.Ref) and expr.parts[0] == "params":
-        if len(expr.parts) == 2 and expr.parts[1] in params:
-            return params[expr.parts[1]]
-        on_unknown(expr)
-        return expr
-    if isinstance(expr, s.Call):
-        return replace(
-            expr,
-            args=tuple(_substitute(a, params, on_unknown) for a in expr.args),
-            kwargs=tuple(replace(k, value=_substitute(k.value, params, on_unknown)) for k in expr.kwargs),
-        )
-    if isinstance(expr, s.ListExpr):
-        return replace(expr, items=tuple(_substitute(i, params, on_unknown) for i in expr.items))
-    if isinstance(expr, s.ObjectExpr):
-        return replace(expr, pairs=tuple(replace(p, value=_substitute(p.value, params, on_unknown)) for p in expr.pairs))
-    return expr
+class _Substitution:
+    """``params.x`` → the parameter's value; ``{x}`` in a "string" → its text. Unknown names are errors."""
+
+    def __init__(self, params: dict[str, s.Expr], checker: Binder):
+        self.params = params
+        self.checker = checker
+        self.used: set[str] = set()
+
+    def expr(self, e: s.Expr) -> s.Expr:
+        if isinstance(e, s.Ref) and e.parts[0] == "params":
+            if len(e.parts) == 2 and e.parts[1] in self.params:
+                self.used.add(e.parts[1])
+                return self.params[e.parts[1]]
+            self.checker.unknown(e.span, "parameter", ".".join(e.parts[1:]), list(self.params))
+            return e
+        if isinstance(e, s.Str) and not e.long and "{" in e.value:
+            return replace(e, value=_PLACEHOLDER.sub(lambda mt: self._placeholder(mt, e), e.value))
+        if isinstance(e, s.Call):
+            return replace(e, args=tuple(self.expr(a) for a in e.args), kwargs=tuple(replace(k, value=self.expr(k.value)) for k in e.kwargs))
+        if isinstance(e, s.ListExpr):
+            return replace(e, items=tuple(self.expr(i) for i in e.items))
+        if isinstance(e, s.ObjectExpr):
+            return replace(e, pairs=tuple(replace(p, value=self.expr(p.value)) for p in e.pairs))
+        return e
+
+    def _placeholder(self, match: re.Match[str], e: s.Str) -> str:
+        name = match.group(1)
+        if name in RUNTIME_PLACEHOLDERS:
+            return match.group(0)
+        value = self.params.get(name)
+        if isinstance(value, (s.Str, s.Num)):
+            self.used.add(name)
+            return str(value.value)
+        column = e.span.column + 1 + match.start()  # the opening quote, then the text
+        span = s.Span(e.span.line, column, e.span.line, column + len(match.group(0))) if e.span.line == e.span.end_line else e.span
+        self.checker.unknown(span, "parameter in {...}", name, [k for k, v in self.params.items() if isinstance(v, (s.Str, s.Num))] + list(RUNTIME_PLACEHOLDERS))
+        return match.group(0)
+
+    def body(self, body: tuple[s.Attribute | s.Block, ...]) -> tuple[s.Attribute | s.Block, ...]:
+        out: list[s.Attribute | s.Block] = []
+        for stmt in body:
+            if isinstance(stmt, s.Attribute):
+                out.append(replace(stmt, value=self.expr(stmt.value)))
+            elif stmt.type in ("params", "template"):  # templates are Jinja2: their braces are theirs
+                out.append(stmt)
+            else:
+                out.append(replace(stmt, body=self.body(stmt.body)))
+        return tuple(out)
 
 
-def _substitute_body(body: tuple[s.Attribute | s.Block, ...], params: dict[str, s.Expr], on_unknown: Callable[[s.Ref], None]) -> tuple[s.Attribute | s.Block, ...]:
-    out: list[s.Attribute | s.Block] = []
-    for stmt in body:
-        if isinstance(stmt, s.Attribute):
-            out.append(replace(stmt, value=_substitute(stmt.value, params, on_unknown)))
-        elif stmt.type == "params":
-            out.append(stmt)
-        else:
-            out.append(replace(stmt, body=_substitute_body(stmt.body, params, on_unknown)))
-    return tuple(out)
-
-
-# ---------------------------------------------------------------------------------------------
-# components
-
-
-def _type_ok(value: Any, annotation: Any) -> bool:
-    if annotation is Any or annotation is inspect.Parameter.empty:
-        return True
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Literal:
-        return value in args
-    if origin in (list, tuple):
-        return isinstance(value, tuple) and (not args or all(_type_ok(v, args[0]) for v in value))
-    if origin is typing.Union or (origin is not None and str(origin) == "<class 'types.UnionType'>"):
-        return any(_type_ok(value, a) for a in args)
-    if annotation is type(None):
-        return value is None
-    if annotation is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if annotation is dict or origin is dict:
-        return isinstance(value, tuple) and bool(value) and value[0] == "__object__"
-    if isinstance(annotation, type):
-        return isinstance(value, annotation)
-    return True
-
-
-class _SpecChecker(_Checker):
-    def component(self, call: s.Call, kind: str) -> m.ComponentCall | None:
-        name = call.callee.dotted
-        try:
-            comp = registry.get(kind, name)
-        except registry.UnknownComponent as exc:
-            candidates = registry.names(kind)
-            close = exc.suggestions or difflib.get_close_matches(name, candidates, n=3)
-            hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else f"registered {kind}s: {', '.join(candidates)}"
-            self.error(call.callee.span, f"unknown {kind} {name!r}", hint)
-            return None
-        params = list(comp.params)
-        bound: dict[str, Any] = {}
-        if len(call.args) > len(params):
-            self.error(call.span, f"{name}() takes at most {len(params)} positional argument(s), got {len(call.args)}", _signature(comp))
-            return None
-        for param, arg in zip(params, call.args):
-            bound[param.name] = (arg, literal(arg))
-        for kw in call.kwargs:
-            if comp.param(kw.name) is None:
-                self.unknown(kw.span, f"parameter of {name}()", kw.name, [p.name for p in params])
-                continue
-            if kw.name in bound:
-                self.error(kw.span, f"parameter {kw.name!r} of {name}() is given twice")
-                continue
-            bound[kw.name] = (kw.value, literal(kw.value))
-        ok = True
-        for param in params:
-            if param.name not in bound:
-                if param.required:
-                    self.error(call.span, f"{name}() is missing required parameter {param.name!r} ({param.type_name()})", _signature(comp))
-                    ok = False
-                continue
-            expr, value = bound[param.name]
-            if isinstance(expr, (s.Ref, s.Call)):
-                self.error(expr.span, f"parameter {param.name!r} of {name}() must be a literal {param.type_name()}, got {_kind_of(expr)}", "write a string, number, true/false, a list or an object")
-                ok = False
-            elif not _type_ok(value, param.type):
-                self.error(expr.span, f"parameter {param.name!r} of {name}() must be {param.type_name()}, got {_kind_of(expr)}", _signature(comp))
-                ok = False
-        if not ok:
-            return None
-        return m.ComponentCall(kind, name, tuple((p.name, bound[p.name][1]) for p in params if p.name in bound))
-
-
-def _signature(comp: registry.Component) -> str:
-    parts = [f"{p.name}: {p.type_name()}" + ("" if p.required else f" = {p.default!r}") for p in comp.params]
-    return f"signature: {comp.name}({', '.join(parts)})"
+def _apply_match_defaults(task: s.Block, checker: Binder) -> s.Block:
+    """Every ``match`` block of ``score`` gets the attributes of ``score { defaults { ... } }`` it does not set."""
+    body = []
+    for stmt in task.body:
+        if isinstance(stmt, s.Block) and stmt.type == "score":
+            defaults = stmt.blocks("defaults")
+            if len(defaults) > 1:
+                checker.error(defaults[1].span, "a score block has one defaults block")
+            if defaults:
+                d = defaults[0]
+                if d.labels:
+                    checker.error(d.span, "a defaults block takes no name", "write `defaults { ... }`")
+                inner: list[s.Attribute | s.Block] = []
+                for st in stmt.body:
+                    if isinstance(st, s.Block) and st.type == "match":
+                        own = {a.name for a in st.attributes()}
+                        inherited = tuple(a for a in d.body if isinstance(a, s.Attribute) and a.name not in own)
+                        inner.append(replace(st, body=inherited + st.body))
+                    elif st is not d and not (isinstance(st, s.Block) and st.type == "defaults"):
+                        inner.append(st)
+                for st in d.body:
+                    if isinstance(st, s.Block):
+                        checker.error(st.span, "defaults hold attributes of match blocks, not blocks")
+                stmt = replace(stmt, body=tuple(inner))
+        body.append(stmt)
+    return replace(task, body=tuple(body))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,25 +452,35 @@ def _find_parent(name: str, near: Path, search: list[Path]) -> Path | None:
     return None
 
 
-def _load_with_extends(spec_file: s.SpecFile, checker: _SpecChecker, search: list[Path], chain: tuple[str, ...] = ()) -> s.Block | None:
+def _task_block(spec_file: s.SpecFile, checker: Binder) -> s.Block | None:
     tasks = [b for b in spec_file.body if isinstance(b, s.Block) and b.type == "task"]
     for stmt in spec_file.body:
         if not (isinstance(stmt, s.Block) and stmt.type == "task"):
-            checker.error(stmt.span, "only a `task \"name\" { ... }` block may appear at the top level of a spec", "move this inside the task block")
+            checker.error(stmt.span, "only a `task name { ... }` block may appear at the top level of a spec", "move this inside the task block")
     if len(tasks) != 1:
         span = tasks[1].span if len(tasks) > 1 else s.Span(1, 1, 1, 1)
-        checker.error(span, "a spec file holds exactly one task block" if tasks else "the spec has no task block", 'write `task "name" { ... }`')
+        checker.error(span, "a spec file holds exactly one task block" if tasks else "the spec has no task block", "write `task name { ... }`")
         return None
-    task = tasks[0]
+    return tasks[0]
+
+
+def _load_with_extends(spec_file: s.SpecFile, checker: Binder, search: list[Path], chain: tuple[str, ...] = ()) -> s.Block | None:
+    task = _task_block(spec_file, checker)
+    if task is None:
+        return None
     extends = task.attribute("extends")
     if extends is None:
         return task
-    if not isinstance(extends.value, s.Str):
-        checker.error(extends.value.span, "extends must be a string naming another task", 'e.g. extends = "openpi"')
+    if isinstance(extends.value, s.Str):
+        checker.error(extends.value.span, "extends names a task: write it without quotes", f"extends = {extends.value.value}")
         return None
-    parent_name = extends.value.value
-    if parent_name in chain or (task.labels and parent_name == task.labels[0]):
-        checker.error(extends.value.span, f"extends cycle: {' -> '.join([*chain, parent_name])}", "a task cannot extend itself, directly or through others")
+    if not isinstance(extends.value, s.Ref) or len(extends.value.parts) != 1:
+        checker.error(extends.value.span, "extends names another task", "e.g. extends = openpi")
+        return None
+    parent_name = extends.value.parts[0]
+    own = task.labels[0] if task.labels else "?"
+    if parent_name in chain or parent_name == own:
+        checker.error(extends.value.span, f"extends cycle: {' -> '.join([*chain, own, parent_name])}", "a task cannot extend itself, directly or through others")
         return None
     parent_path = _find_parent(parent_name, Path(spec_file.path), search)
     if parent_path is None:
@@ -419,8 +492,8 @@ def _load_with_extends(spec_file: s.SpecFile, checker: _SpecChecker, search: lis
     except SpecError as exc:
         checker.errors.extend(exc.diagnostics)
         return None
-    parent_checker = _SpecChecker(str(parent_path), parent_file.source)
-    parent = _load_with_extends(parent_file, parent_checker, search, (*chain, task.labels[0] if task.labels else "?"))
+    parent_checker = Binder(str(parent_path), parent_file.source)
+    parent = _load_with_extends(parent_file, parent_checker, search, (*chain, own))
     checker.errors.extend(parent_checker.errors)
     if parent is None:
         return None
@@ -430,46 +503,218 @@ def _load_with_extends(spec_file: s.SpecFile, checker: _SpecChecker, search: lis
 
 def check_text(source: str, path: str = "<spec>", search: list[Path] | None = None) -> CheckResult:
     """Parse and check spec text; raises :class:`SpecError` listing every error."""
-    spec_file = parse(source, path)
-    return _check(spec_file, search or [])
+    return _check(parse(source, path), search or [])
 
 
 def check_file(path: str | Path, search: list[Path] | None = None) -> CheckResult:
     return _check(parse_file(path), search or [])
 
 
+def _fail(checker: Binder, spec_file: s.SpecFile) -> SpecError:
+    return SpecError(checker.errors or [Diagnostic(spec_file.path, s.Span(1, 1, 1, 1), "invalid spec")], spec_file.source)
+
+
 def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
-    checker = _SpecChecker(spec_file.path, spec_file.source)
-    task = _load_with_extends(spec_file, checker, search)
-    if task is None or checker.errors:
-        raise SpecError(checker.errors or [Diagnostic(spec_file.path, s.Span(1, 1, 1, 1), "invalid spec")], spec_file.source)
-    checker.check_structure(task)
-    params_block = next(iter(task.blocks("params")), None)
-    params = {a.name: a.value for a in params_block.attributes()} if params_block else {}
-    used_params: set[str] = set()
-
-    def unknown_param(ref: s.Ref) -> None:
-        checker.unknown(ref.span, "parameter", ".".join(ref.parts[1:]), list(params))
-
-    def tracking(ref: s.Ref) -> None:
-        unknown_param(ref)
-
-    class _Tracker(dict):  # records which params are used
-        def __contains__(self, key: object) -> bool:
-            found = dict.__contains__(self, key)
-            if found:
-                used_params.add(str(key))
-            return found
-
-    task = replace(task, body=_substitute_body(task.body, _Tracker(params), tracking))
-    if checker.errors:
-        raise SpecError(checker.errors, spec_file.source)
-    from dsl.build import build_model  # the model builder is long; it lives in its own module
-
-    spec = build_model(task, checker, {k: literal(v) for k, v in params.items()}, spec_file.path)
+    _load_components_beside(Path(spec_file.path))
+    loader = Binder(spec_file.path, spec_file.source)
+    task = _load_with_extends(spec_file, loader, search)
+    if task is None or loader.errors:
+        raise _fail(loader, spec_file)
+    params_blocks = task.blocks("params")
+    params = {a.name: a.value for a in params_blocks[0].attributes()} if params_blocks else {}
+    checker = _Checker(spec_file.path, spec_file.source, params)
     for name, value in params.items():
-        if name not in used_params:
+        if isinstance(value, (s.Ref, s.Call)):
+            checker.error(value.span, f"parameter {name!r} must be a literal value (text, number, true/false, list or object)")
+    substitution = _Substitution(params, checker)
+    task = replace(task, body=substitution.body(task.body))
+    task = _apply_match_defaults(task, checker)
+    if checker.errors:
+        raise _fail(checker, spec_file)
+    spec = checker.bind(m.TaskSpec, task, checker)
+    if spec is not None and not checker.errors:
+        spec = _resolve(replace(spec, path=spec_file.path), checker)
+    for name, value in params.items():
+        if name not in substitution.used:
             checker.warn(value.span, f"parameter {name!r} is never used", "remove it or refer to it as params." + name)
     if checker.errors or spec is None:
-        raise SpecError(checker.errors, spec_file.source)
+        raise _fail(checker, spec_file)
     return CheckResult(spec, checker.warnings, spec_file.source)
+
+
+def _load_components_beside(spec_path: Path) -> None:
+    """Components a maintainer keeps beside the specs (``<spec dir>/components/*.py``)."""
+    if not spec_path.is_file():  # text checked in memory: no folder of its own to load from
+        return
+    try:
+        registry.load_spec_dir_components(spec_path.parent)
+    except registry.ComponentLoadError as exc:  # the line is in the .py file, not the spec: no source to show
+        raise SpecError(
+            [Diagnostic(p.path or p.origin, s.Span(p.line or 1, p.column or 1, p.line or 1, p.column or 1), p.message, p.hint) for p in exc.problems]
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# resolution: every name against what the spec declares and its components promise
+
+
+def _defaults(call: m.ComponentCall) -> dict[str, Any]:
+    comp = registry.get(call.kind, call.name)
+    return {**{p.name: p.default for p in comp.params if not p.required}, **call.kwargs_dict()}
+
+
+def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
+    data, pred, score = spec.data, spec.predictions, spec.score
+
+    # data ------------------------------------------------------------------------------------
+    if data.reader is None and not data.sources:
+        ck.error(m.span_of(data), "the data block needs either `reader = component(...)` or at least one source block", 'e.g. source gold { format = "jsonl"  path = "bench/{split}.jsonl" }')
+    if data.reader is not None and (data.sources or data.fields or data.labels or data.id_path):
+        ck.error(m.span_of(data, "reader"), "a data block with a reader component declares no sources, id, fields or labels", "the reader's contract says what it provides (procbench components)")
+    if data.sources and data.sources[0].key is not None:
+        ck.error(m.span_of(data.sources[0], "key"), "the first source is the primary one and takes no `key`", "list the source that defines the items first")
+    if data.reader is None and data.sources and not data.id_path:
+        ck.error(m.span_of(data), "the data block needs `id = <source>.<field>` to identify items", "e.g. id = gold.id")
+    if pred.reader is None:
+        if pred.format == "custom":
+            ck.error(m.span_of(pred, "format"), 'format = "custom" needs `reader = component(...)`')
+        if not pred.fields:
+            ck.error(m.span_of(pred), "the predictions block needs a schema block (or a reader component)", "e.g. schema { id = str  answers = list(str) }")
+    elif pred.fields:
+        ck.error(m.span_of(pred, "fields"), "a predictions block with a reader component has no schema", "the component's contract is its schema (procbench components)")
+    if score.scorer is None and not score.matches:
+        ck.error(m.span_of(score), "the score block needs `scorer = component(...)` or at least one match block")
+    if score.scorer is not None and score.matches:
+        ck.error(m.span_of(score, "scorer"), "a score block uses either a scorer component or match blocks, not both")
+    if ck.errors:
+        return None
+
+    reader = registry.get("reader", data.reader.name).contract if data.reader else None
+    gold_fields = dict(reader.fields) if reader else data.field_types()
+    label_values: dict[str, tuple[str, ...] | None] = {k: (v or None) for k, v in reader.labels.items()} if reader else {r.name: r.values() for r in data.labels}
+    pred_fields = dict(registry.get("predictions", pred.reader.name).contract.fields) if pred.reader else dict(pred.fields)
+
+    # matches: default outputs, types along the pipeline ---------------------------------------
+    matches = []
+    for match in score.matches:
+        outputs = match.outputs or (f"{match.name}_p", f"{match.name}_r", f"{match.name}_f1")
+        matches.append(replace(match, outputs=outputs))
+        _check_flow(ck, match, gold_fields, pred_fields)
+    scorer_emits: tuple[str, ...] = tuple(o for mt in matches for o in mt.outputs)
+    if score.scorer is not None:
+        scorer_emits = registry.get("scorer", score.scorer.name).contract.emitted(_defaults(score.scorer))
+    aggregate = registry.get("aggregator", score.aggregate.name).contract
+    produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits)
+    score = replace(score, matches=tuple(matches))
+
+    # slices ----------------------------------------------------------------------------------
+    slices = []
+    for sl in spec.slices:
+        if (sl.label is None) == (sl.answer_label is None):
+            ck.error(m.span_of(sl), f"slice {sl.name!r} needs exactly one of `label = <item label>` or `answer_label = <answer label>`")
+            continue
+        slices.append(replace(sl, kind="label" if sl.label else "answer_label", key=sl.label or sl.answer_label or ""))
+
+    # names -----------------------------------------------------------------------------------
+    metric_names = [mt.name for mt in spec.metrics]
+    tables: dict[str, list[str] | None] = {
+        "split": list(data.splits),
+        "source": [src.name for src in data.sources],
+        "field": list(gold_fields),
+        "gold_field": list(gold_fields),
+        "prediction_field": list(pred_fields),
+        "label": list(label_values),
+        "answer_label": [r.name for r in data.answer_labels],
+        "metric": metric_names,
+        "slice": [sl.name for sl in spec.slices],
+        "per_item_value": list(scorer_emits),
+    }
+    for ref in ck.references:
+        known = tables.get(ref.namespace)
+        if known is not None and ref.name not in known:
+            ck.unknown(ref.span, ref.what, ref.name, known)
+    used_sources = {ref.name for ref in ck.references if ref.namespace == "source"}
+    for src in data.sources:
+        if src.name not in used_sources:
+            ck.warn(m.span_of(src), f"source {src.name!r} is never used", "bind one of its fields in fields/labels or remove it")
+    for nb in spec.normalisers:
+        if nb.name not in ck.used_normalisers:
+            ck.warn(m.span_of(nb), f"normaliser {nb.name!r} is never used", "refer to it from a match block or remove it")
+    # metrics ---------------------------------------------------------------------------------
+    if not spec.metrics:
+        ck.error(m.span_of(spec), "the task declares no metric", "add `metric name { display = \"...\" }` for each number the aggregator returns")
+    seen: dict[str, m.MetricSpec] = {}
+    for mt in spec.metrics:
+        if mt.name in seen:
+            ck.error(m.span_of(mt, "<label>"), f"metric {mt.name!r} is declared twice", f"first on line {m.span_of(seen[mt.name], '<label>').line}")
+        seen[mt.name] = mt
+        if mt.name not in produced:
+            who = f"{score.aggregate.name}()" + (f" over the scorer's values ({', '.join(scorer_emits)})" if aggregate.emits == registry.SAME_AS_SCORER else "")
+            ck.unknown(m.span_of(mt, "<label>"), f"metric (not produced by {who})", mt.name, list(produced))
+    undeclared = [name for name in produced if name not in seen]
+    if undeclared and spec.metrics and aggregate.emits == registry.SAME_AS_SCORER:  # a component's extras are its own design
+        ck.warn(m.span_of(spec.metrics[0], "<label>"), f"{score.aggregate.name}() also produces {', '.join(undeclared)}, which no metric block declares", "they are computed but not shown or stored")
+
+    # reported rows on slices: the value must be one the slice can have --------------------------
+    for row in spec.reported:
+        if row.slice is None:
+            continue
+        sl = next((x for x in slices if x.name == row.slice[0]), None)
+        values = label_values.get(sl.key) if sl is not None and sl.kind == "label" else None
+        if values is not None and row.slice[1] not in values:
+            ck.unknown(m.span_of(row, "value"), f"value of slice {sl.name!r}", row.slice[1], list(values))  # type: ignore[union-attr]
+
+    # templates (syntax only: rendering happens in a sandbox) ----------------------------------
+    _check_templates(spec, ck)
+
+    # imports ---------------------------------------------------------------------------------
+    for imp in spec.imports:
+        if imp.kind == "choice" and imp.choices < 2:
+            ck.error(m.span_of(imp), f"import {imp.name!r}: kind = \"choice\" needs `choices = N` (N >= 2)")
+        if imp.kind == "text_list" and not imp.separator:
+            ck.error(m.span_of(imp), f"import {imp.name!r}: kind = \"text_list\" needs `separator = \"...\"`")
+    if ck.errors:
+        return None
+    params = tuple(sorted((k, v) for k, v in ck.params_literal().items()))
+    return replace(spec, score=score, slices=tuple(slices), params=params)
+
+
+def _check_flow(ck: _Checker, match: m.MatchSpec, gold: Mapping[str, FieldType], pred: Mapping[str, FieldType]) -> None:
+    """The types along a match block: list fields → filters → normalisers → similarity → matcher."""
+    matcher = registry.get("matcher", match.matcher.name).contract
+    wanted = matcher.takes or LIST_OF_TEXT
+    for side, name, fields, part in (("gold", match.gold, gold, "gold"), ("prediction", match.prediction, pred, "prediction")):
+        ftype = fields.get(name)
+        if (side, name) in ck.flow_reported:  # several match blocks share the field (defaults): one error
+            continue
+        if ftype is not None and not ftype.fits(wanted):
+            ck.flow_reported.add((side, name))
+            ck.error(m.span_of(match, part), f"match {match.name!r}: {side} field {name!r} is {ftype.spelling()}, but {match.matcher.name}() matches {wanted.spelling()}", "match blocks compare lists of answers; for a single value use a scorer such as field_match()")
+    for f in match.filters:
+        takes = registry.get("filter", f.name).contract.takes
+        if takes is not None and not LIST_OF_TEXT.fits(takes):
+            ck.error(m.span_of(f), f"filter {f.name}() takes {takes.spelling()}, not the answer list (list(str))")
+    for steps, part in ((match.normaliser, "normaliser"), (match.similarity_normaliser, "similarity_normaliser")):
+        for step in steps:
+            contract = registry.get("normaliser", step.name).contract
+            if contract.gives is not None and not contract.gives.fits(TEXT):
+                ck.error(m.span_of(match, part), f"normaliser step {step.name}() gives {contract.gives.spelling()}, but an answer must stay text", "split_on() belongs in prediction parsing, not in a match normaliser")
+    sim = registry.get("similarity", match.similarity.name).contract.takes
+    if sim is not None and not TEXT.fits(sim):
+        ck.error(m.span_of(match, "similarity"), f"similarity {match.similarity.name}() compares {sim.spelling()}, not text")
+
+
+def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined)
+    for t in spec.templates:
+        try:
+            env.parse(t.text)
+        except jinja2.TemplateSyntaxError as exc:
+            span = m.span_of(t, "text")
+            line = span.line + (exc.lineno or 1) - 1
+            ck.error(s.Span(line, 1 if line != span.line else span.column, line, 2), f"template {t.name!r}: {exc.message}", "Jinja2 syntax: {{ variable }}, {% if ... %}...{% endif %}")
+
+__all__ = ["CheckResult", "check_file", "check_text", "literal"]

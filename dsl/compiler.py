@@ -11,6 +11,7 @@ from typing import Any
 from dsl import model as m
 from runners import registry
 from runners.generic import MatchScorer, MatchStage
+from runners.contracts import check_gold_against_contract
 from runners.matching import PairScorer
 from runners.predictions import SchemaReader
 from runners.runner import SliceDef, TaskRunner
@@ -35,17 +36,31 @@ def _pipeline(steps: tuple[m.ComponentCall, ...]) -> Pipeline:
 
 def _gold_reader(data: m.DataSpec) -> Any:
     if data.reader is not None:
-        return _bound(data.reader)
+        return _contract_checked(data.reader)
     return TableReader(
-        sources=tuple(TableSource(s.name, s.format, s.path, s.key, s.splits) for s in data.sources),
+        sources=tuple(TableSource(s.name, s.format, s.path, s.key, s.splits, s.optional) for s in data.sources),
         id_path=data.id_path,
-        fields=data.fields,
+        fields=tuple((f.name, f.path, f.type) for f in data.fields),
         labels=tuple(
             ItemLabel(r.name, r.path, dict(r.mapping) if r.mapping else None, r.default, tuple(Membership(*mm) for mm in r.members), r.splits)
             for r in data.labels
         ),
         answer_labels=tuple(AnswerLabel(r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels),
     )
+
+
+def _contract_checked(call: m.ComponentCall) -> Any:
+    """A reader component whose gold is checked against its declared contract before anyone scores it."""
+    comp = registry.get("reader", call.name)
+    read = comp.bind(**call.kwargs_dict())
+    source = f"reader {call.name}"
+
+    def reader(data_root: Any, split: str) -> Any:
+        gold = read(data_root, split)
+        check_gold_against_contract(gold, comp.contract.fields, comp.contract.labels, source)
+        return gold
+
+    return reader
 
 
 def _prediction_reader(pred: m.PredictionSpec) -> Any:
@@ -93,8 +108,33 @@ def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
     return calls
 
 
+# What a fingerprint leaves out: text shown to people, where files come from (the gold content is
+# fingerprinted itself), harness import notes, and the names the spec gives its own normalisers
+# (match blocks carry their steps inlined).  Everything else can change a number and is kept.
+_NOT_SCORED = {"title", "description", "citation", "url", "license", "benchmark", "display", "group", "higher_is_better", "percent", "reported", "imports", "fetch", "extends", "normalisers"}
+# Collections whose order means nothing (declared by name); sorted so that reordering a spec keeps its fingerprint.
+_UNORDERED = {"metrics", "slices", "labels", "fields", "matches", "templates", "answer_labels", "params", "kwargs"}
+
+
+def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
+    """The checked spec as the numbers see it: display text dropped, declaration order normalised."""
+
+    def walk(value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v, k) for k, v in value.items() if k not in _NOT_SCORED}
+        if isinstance(value, list):
+            items = [walk(v) for v in value]
+            return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str)) if key in _UNORDERED else items
+        return value
+
+    form = walk(spec.to_dict())
+    sources = form["data"]["sources"]  # the first source defines the items; the others are joined by key
+    form["data"]["sources"] = sources[:1] + sorted(sources[1:], key=lambda v: json.dumps(v, sort_keys=True))
+    return form
+
+
 def spec_digest(spec: m.TaskSpec) -> str:
-    """sha256 over the canonical spec, the versions of the components it uses and of scoring libraries."""
+    """sha256 over the spec's semantic form, the versions of the components it uses and of scoring libraries."""
     versions = {f"{c.kind}:{c.name}": registry.get(c.kind, c.name).version for c in components_used(spec)}
     libraries = {}
     for lib in _VERSIONED_LIBRARIES:
@@ -102,7 +142,7 @@ def spec_digest(spec: m.TaskSpec) -> str:
             libraries[lib] = importlib.metadata.version(lib)
         except importlib.metadata.PackageNotFoundError:
             continue
-    payload = json.dumps({"spec": spec.to_dict(), "components": versions, "libraries": libraries}, sort_keys=True, default=str)
+    payload = json.dumps({"spec": semantic_form(spec), "components": versions, "libraries": libraries}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

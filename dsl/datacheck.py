@@ -1,81 +1,100 @@
-"""Checks a compiled spec against the data when the data is present (``procbench check --data``).
+"""``procbench check --data``: the checked spec against the files, each finding at its place in the spec.
 
-Static checking cannot know whether ``meta.question_metadata.topic`` exists in the files, or
-whether any item carries the label a slice names; this reads each split's gold and says so, at the
-position of the statement in the spec.
+Static checking cannot know whether ``meta.question_metadata.topic`` exists in the files, whether a
+``map()`` key occurs in the data, or whether a field declared ``list(str)`` holds lists of text on
+every line.  This reads each split's gold exactly as scoring does (the readers are strict: a
+missing field or a wrong type is a :class:`runners.GoldDataError` naming file, line and item) and
+reports what it finds at the spec statement responsible.  A split whose files are absent is an
+error too: ``check --data`` passes only when every split can be scored.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dsl import syntax as s
+from dsl import model as m
 from dsl.errors import Diagnostic
 from dsl.model import TaskSpec
-from dsl.parser import parse_file
+from runners._types import GoldDataError
 from runners.runner import TaskRunner
 
-
-def _find(tree: s.SpecFile, block_type: str, label: str | None = None, attribute: str | None = None) -> s.Span:
-    def walk(body: tuple[s.Attribute | s.Block, ...]) -> s.Span | None:
-        for stmt in body:
-            if isinstance(stmt, s.Block):
-                if stmt.type == block_type and (label is None or stmt.labels[:1] == (label,)):
-                    if attribute is None:
-                        return stmt.span
-                    attr = stmt.attribute(attribute)
-                    return attr.span if attr else stmt.span
-                found = walk(stmt.body)
-                if found:
-                    return found
-        return None
-
-    return walk(tree.body) or s.Span(1, 1, 1, 1)
+MAX_PER_SPLIT = 10  # data problems shown per split (the reader keeps a capped list and a count)
 
 
-def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path) -> tuple[list[Diagnostic], list[str]]:
-    """(diagnostics, splits checked).  A split whose files are absent is skipped with a warning."""
-    tree = parse_file(spec.path)
+def _where(spec: TaskSpec, message: str) -> m.Where | None:
+    """The spec statement a data problem is about: the field or label it names, else the data block."""
+    for binding in spec.data.fields:
+        if f"field {binding.name!r}" in message:
+            return binding.at
+    for rule in spec.data.labels:
+        if f"label {rule.name!r}" in message:
+            return rule.at
+    for rule in spec.data.answer_labels:
+        if f"answer label {rule.name!r}" in message or f"answer_label {rule.name!r}" in message:
+            return rule.at
+    return None
+
+
+def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, splits: tuple[str, ...] | None = None) -> tuple[list[Diagnostic], list[str]]:
+    """(diagnostics, splits read).  ``splits`` limits the check (default: every split of the task)."""
     out: list[Diagnostic] = []
     checked: list[str] = []
-    unlabelled: dict[str, list[str]] = {}  # slice -> splits where no item carries its label
-    labelled: set[str] = set()
-    for split in spec.data.splits:
+    data_span = m.span_of(spec.data)
+    fetch_hint = f"fetch it with `procbench data fetch {spec.name}` or point --data-dir at a copy"
+    seen_labels: dict[str, set[str]] = {}
+    for split in splits or spec.data.splits:
         try:
             gold, _ = runner.gold(data_root, split)
         except FileNotFoundError as exc:
-            out.append(Diagnostic(spec.path, _find(tree, "data"), f"split {split!r}: data not present ({exc})", "fetch it with `procbench data fetch`", "warning"))
+            if spec.fetch and not any(not f.splits or split in f.splits for f in spec.fetch):
+                # no fetch block publishes this split (e.g. a test set kept by its authors): nothing to check
+                out.append(Diagnostic(spec.path, data_span, f"split {split!r} has no published data (no fetch block covers it); not checked", severity="warning"))
+            else:
+                out.append(Diagnostic(spec.path, data_span, f"split {split!r}: a data file is missing ({exc})", fetch_hint))
             continue
-        except (ValueError, KeyError) as exc:
-            out.append(Diagnostic(spec.path, _find(tree, "data"), f"split {split!r}: the data does not fit the spec ({exc})"))
+        except GoldDataError as exc:
+            # one finding per spec statement: a wrong path fails on every item, and that is one mistake
+            grouped: dict[tuple[int, int], list[str]] = {}
+            spans = {}
+            for problem in exc.problems:
+                at = _where(spec, problem.message)
+                span = ((at.get("path") or at.get("")) if at else None) or data_span
+                key = (span.line, span.column)
+                spans[key] = span
+                grouped.setdefault(key, []).append(problem.render())
+            for key, rendered in list(grouped.items())[:MAX_PER_SPLIT]:
+                more = len(rendered) - 1 + (exc.more if len(grouped) == 1 else 0)
+                tail = f" (and {more} more like it)" if more else ""
+                out.append(Diagnostic(spec.path, spans[key], f"split {split!r}: {rendered[0]}{tail}", "the spec's path or type does not fit the data"))
+            continue
+        except ValueError as exc:
+            out.append(Diagnostic(spec.path, data_span, f"split {split!r}: the data does not fit the spec ({exc})"))
             continue
         checked.append(split)
-        records = list(gold.items.values())
-        if not records:
-            out.append(Diagnostic(spec.path, _find(tree, "data"), f"split {split!r} has no items"))
+        if not gold.items:
+            out.append(Diagnostic(spec.path, data_span, f"split {split!r} has no items"))
             continue
-        for name, path in spec.data.fields:
-            if all(isinstance(r, dict) and r.get(name) is None for r in records):
-                out.append(Diagnostic(spec.path, _find(tree, "fields", attribute=name), f"field {name!r} <- {'.'.join(path)} is missing in every record of split {split!r}", "check the source name and the path of keys"))
-        for sl in spec.slices:
-            if sl.kind == "label":
-                rule = next((r for r in spec.data.labels if r.name == sl.key), None)
-                if rule is not None and rule.splits and split not in rule.splits:
-                    continue
-                values = {labels.get(sl.key) for labels in gold.labels.values()} - {None}
-                if not values:
-                    unlabelled.setdefault(sl.name, []).append(split)
-                    continue
-                labelled.add(sl.name)
-                if values == {"unknown"}:
-                    out.append(Diagnostic(spec.path, _find(tree, "slice", sl.name), f"slice {sl.name!r}: every item of split {split!r} has label {sl.key!r} = 'unknown'", "the label's field path probably does not exist", "warning"))
-            elif not gold.answer_views.get(sl.key):
-                out.append(Diagnostic(spec.path, _find(tree, "slice", sl.name), f"slice {sl.name!r}: no answer of split {split!r} carries the label {sl.key!r}", severity="warning"))
-    for name, splits in unlabelled.items():
-        key = next(sl.key for sl in spec.slices if sl.name == name)
-        if name in labelled:  # a label some splits lack by design (e.g. analysis sets of test only)
-            message, severity = f"slice {name!r} is empty on split(s) {', '.join(splits)}: no item carries the label {key!r} there", "warning"
+        for labels in gold.labels.values():
+            for name, value in labels.items():
+                seen_labels.setdefault(name, set()).add(value)
+    if not checked:
+        return out, checked
+    # map() keys that no item of any split matched: a typo in the key, or a value the data lacks
+    for rule in spec.data.labels:
+        if rule.mapping and rule.name in seen_labels:
+            for key, value in rule.mapping:
+                if value != rule.default and value not in seen_labels[rule.name]:
+                    out.append(Diagnostic(spec.path, rule.at.get("mapping", data_span), f"map() key {key!r} of label {rule.name!r} matches no item of split(s) {', '.join(checked)}", "map keys are values found at the label's path in the data"))
+    for sl in spec.slices:
+        if sl.kind == "label":
+            rule = next((r for r in spec.data.labels if r.name == sl.key), None)
+            if rule is not None and rule.splits and not set(rule.splits) & set(checked):
+                continue
+            if not seen_labels.get(sl.key):
+                out.append(Diagnostic(spec.path, m.span_of(sl, "label"), f"slice {sl.name!r}: no item of split(s) {', '.join(checked)} carries the label {sl.key!r}", "labels come from the data block's labels or the reader component"))
         else:
-            message, severity = f"slice {name!r}: no item of any split carries the label {key!r}", "error"
-        out.append(Diagnostic(spec.path, _find(tree, "slice", name), message, "labels come from the data block's labels or the reader component", severity))
+            for split in checked:
+                gold, _ = runner.gold(data_root, split)
+                if not gold.answer_views.get(sl.key):
+                    out.append(Diagnostic(spec.path, m.span_of(sl, "answer_label"), f"slice {sl.name!r}: no answer of split {split!r} carries the label {sl.key!r}"))
     return out, checked

@@ -1,15 +1,83 @@
-"""The checked, typed model of a task spec: what the compiler consumes.
+"""The checked, typed model of a task spec, and the schema of the spec language in one place.
 
-Everything here is a frozen dataclass of plain values, so a spec can be serialised (``to_dict``),
-fingerprinted and compared.  The checker produces it; nothing downstream reads syntax trees.
+Each block of the language is one frozen dataclass here.  Its fields say, through their metadata
+(:func:`attr`, :func:`label`, :func:`block`, :func:`blocks`, :func:`entries`), how the block is
+written; their annotations say what type each value has.  ``dsl.binding`` reads a syntax block
+against the dataclass and constructs it in the same pass, so adding an attribute is adding one field
+here.  Names a spec declares are bare names (:data:`Name`); strings are text.
+
+Every object carries ``at`` (where each of its parts was written, for error messages); ``at`` is not
+part of equality, of :meth:`TaskSpec.to_dict` or of the fingerprint.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NewType
 
+from dsl.syntax import NOWHERE, Span
 from runners.predictions import FieldType
+
+Name = NewType("Name", str)  # a bare name: declared here or referring to a declaration
+DataPath = NewType("DataPath", tuple)  # a dotted path into a data source: gold.answers
+
+# -- how fields are written ---------------------------------------------------------------------
+
+
+def attr(default: Any = dataclasses.MISSING, *, key: str = "", refers: str = "", option: tuple[str, ...] = (), kind: str = "", parse: str = "", doc: str = "") -> Any:
+    """An attribute ``key = value`` (``key`` defaults to the field name); no default = required.
+
+    ``refers``: the namespace a bare name resolves in (metric, split, field, ...); ``option``: the
+    allowed strings; ``kind``: the component kind of a call; ``parse``: a binder method for values
+    with a shape of their own (``map(...)``, objects).
+    """
+    meta = {"syntax": "attr", "key": key, "refers": refers, "option": option, "kind": kind, "parse": parse, "doc": doc}
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("use a tuple default")
+    return field(default=default, metadata=meta)
+
+
+def label(*, refers: str = "", name: bool = True, optional: bool = False, doc: str = "") -> Any:
+    """The block's label: a bare name when ``name`` (declarations), else quoted text (system names)."""
+    meta = {"syntax": "label", "refers": refers, "name": name, "optional": optional, "doc": doc}
+    return field(default="", metadata=meta) if optional else field(metadata=meta)
+
+
+def block(tag: str, *, required: bool = True, doc: str = "") -> Any:
+    """One nested block ``tag { ... }`` (required unless told otherwise)."""
+    return field(default=None, metadata={"syntax": "block", "tag": tag, "required": required, "doc": doc})
+
+
+def blocks(tag: str, doc: str = "") -> Any:
+    """Repeated nested blocks ``tag name { ... }``, kept in order."""
+    return field(default=(), metadata={"syntax": "blocks", "tag": tag, "doc": doc})
+
+
+def entries(parse: str, *, tag: str = "", doc: str = "") -> Any:
+    """A block of free-form ``name = value`` statements (``fields``, ``labels``, ``params``); ``tag`` defaults to the field name."""
+    return field(default=(), metadata={"syntax": "entries", "parse": parse, "tag": tag, "doc": doc})
+
+
+def derived(default: Any = None) -> Any:
+    """Filled in by the checker, not written in the spec."""
+    return field(default=default, metadata={"syntax": "derived"})
+
+
+def _where() -> Any:
+    return field(default_factory=dict, compare=False, repr=False, metadata={"syntax": "where"})
+
+
+Where = Mapping[str, Span]  # "" = the block, "<label>" = its label, else an attribute name
+
+
+def span_of(obj: Any, part: str = "") -> Span:
+    where = getattr(obj, "at", None) or {}
+    return where.get(part) or where.get("") or NOWHERE
+
+
+# -- components -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -19,18 +87,34 @@ class ComponentCall:
     kind: str
     name: str
     kwargs: tuple[tuple[str, Any], ...] = ()
+    at: Where = _where()
 
     def kwargs_dict(self) -> dict[str, Any]:
         return {k: _thaw(v) for k, v in self.kwargs}
 
 
-@dataclass(frozen=True)
+# -- data -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
 class Source:
+    name: Name = label(doc="the source's name; fields refer to it as <name>.<key>")
+    format: str = attr(option=("jsonl", "json", "csv", "tsv"))
+    path: str = attr(doc="relative to the data root; {split} is filled in")
+    key: Name | None = attr(None, doc="the field joined to the item id (secondary sources)")
+    splits: tuple[Name, ...] = attr((), refers="split", doc="the splits that have this source (default: all)")
+    optional: bool = attr(False, doc="items without a row in this source are allowed")
+    at: Where = _where()
+
+
+@dataclass(frozen=True)
+class FieldBinding:
+    """A gold field the scorer sees: ``answers: list(str) = gold.answers``."""
+
     name: str
-    format: str  # jsonl | json | csv | tsv
-    path: str  # relative to the data root; may contain {split}
-    key: str | None = None  # field joined to the item id; None for the primary source
-    splits: tuple[str, ...] = ()  # empty = every split
+    path: tuple[str, ...]
+    type: FieldType
+    at: Where = _where()
 
 
 @dataclass(frozen=True)
@@ -43,59 +127,81 @@ class LabelRule:
     default: str | None = None
     members: tuple[tuple[str, str, str], ...] = ()  # (path, column, label), first match wins
     splits: tuple[str, ...] = ()
+    at: Where = _where()
+
+    def values(self) -> tuple[str, ...] | None:
+        """The label values this rule can produce, when the spec fixes them (map with a default, membership)."""
+        if self.members:
+            return tuple(dict.fromkeys([m[2] for m in self.members] + [self.default or "other"]))
+        if self.mapping and self.default is not None:
+            return tuple(dict.fromkeys([v for _, v in self.mapping] + [self.default]))
+        return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AnswerLabelRule:
     """A per-answer label: restricts a gold list field to the answers carrying one label value."""
 
-    name: str
-    field: str  # the gold field it restricts
-    items: tuple[str, ...]  # path to a list of records
-    text: str  # key of the answer text within each record
-    label: str  # key of the label within each record
+    name: Name = label()
+    field: Name = attr(refers="field", doc="the gold list field it restricts")
+    items: DataPath = attr(doc="path to the list of answer records")
+    text: Name = attr(doc="key of the answer text within each record")
+    label: Name = attr(doc="key of the label within each record")
+    at: Where = _where()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DataSpec:
-    splits: tuple[str, ...]
-    hidden: tuple[str, ...] = ()
-    sources: tuple[Source, ...] = ()
-    id_path: tuple[str, ...] = ()
-    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    labels: tuple[LabelRule, ...] = ()
-    answer_labels: tuple[AnswerLabelRule, ...] = ()
-    reader: ComponentCall | None = None
+    splits: tuple[Name, ...] = attr(doc="the task's splits; declared here, referred to by name elsewhere")
+    hidden: tuple[Name, ...] = attr((), refers="split", doc="splits whose items the board never shows")
+    reader: ComponentCall | None = attr(None, kind="reader", doc="a reader component instead of sources")
+    sources: tuple[Source, ...] = blocks("source")
+    id_path: tuple[str, ...] = attr((), key="id", parse="id_path", doc="the item id: <source>.<key> or row_index()")
+    fields: tuple[FieldBinding, ...] = entries("field_binding", doc="typed gold fields: `name: type = source.path`")
+    labels: tuple[LabelRule, ...] = entries("label_rule", doc="item labels: a path, map(path, {...}, default = ...) or membership([...])")
+    answer_labels: tuple[AnswerLabelRule, ...] = blocks("answer_label")
+    at: Where = _where()
+
+    def field_types(self) -> dict[str, FieldType]:
+        return {f.name: f.type for f in self.fields}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PredictionSpec:
-    format: str  # jsonl | csv | tsv | custom
-    id_field: str = "id"
-    fields: tuple[tuple[str, FieldType], ...] = ()
-    reader: ComponentCall | None = None
-    extensions: tuple[str, ...] = ()
+    format: str = attr(option=("jsonl", "csv", "tsv", "custom"))
+    id_field: Name = attr("id", key="id", refers="prediction_field", doc="the schema field holding the item id")
+    fields: tuple[tuple[str, FieldType], ...] = entries("schema_field", tag="schema", doc="schema { name = type ... }")
+    reader: ComponentCall | None = attr(None, kind="predictions", doc="a predictions component instead of a schema")
+    extensions: tuple[str, ...] = attr((), doc="file name extensions accepted on upload")
+    at: Where = _where()
 
 
-@dataclass(frozen=True)
+# -- scoring ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
 class MatchSpec:
-    name: str
-    gold: str
-    prediction: str
-    similarity: ComponentCall
-    matcher: ComponentCall
-    filters: tuple[ComponentCall, ...] = ()
-    normaliser: tuple[ComponentCall, ...] = ()
-    similarity_normaliser: tuple[ComponentCall, ...] = ()
-    outputs: tuple[str, str, str] = ("p", "r", "f1")
+    """One ``match`` block: gold and predicted lists, normalised, paired by a similarity, matched."""
+
+    name: Name = label(doc="also the metric family its three outputs belong to")
+    gold: Name = attr(refers="field")
+    prediction: Name = attr(refers="prediction_field")
+    similarity: ComponentCall = attr(kind="similarity")
+    matcher: ComponentCall = attr(kind="matcher")
+    filters: tuple[ComponentCall, ...] = attr((), kind="filter")
+    normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to every answer first")
+    similarity_normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser applied before the similarity")
+    outputs: tuple[Name, Name, Name] = attr((), parse="outputs", doc="[precision, recall, f1] names; default <name>_p, <name>_r, <name>_f1")
+    at: Where = _where()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScoreSpec:
-    aggregate: ComponentCall
-    scorer: ComponentCall | None = None
-    matches: tuple[MatchSpec, ...] = ()
-    metadata_params: tuple[tuple[str, str], ...] = ()  # scorer parameter <- submission metadata key
+    aggregate: ComponentCall = attr(kind="aggregator")
+    scorer: ComponentCall | None = attr(None, kind="scorer")
+    matches: tuple[MatchSpec, ...] = blocks("match")
+    metadata_params: tuple[tuple[str, str], ...] = attr((), key="metadata", parse="metadata", doc="scorer parameter <- submission metadata key")
+    at: Where = _where()
 
 
 @dataclass(frozen=True)
@@ -106,14 +212,32 @@ class MetricSpec:
     description: str = ""
     higher_is_better: bool = True
     percent: bool = True  # shown x100 on the board
+    at: Where = _where()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class MetricBlock:
+    """``metric name { ... }``: one metric, or with ``family = prf`` the triple name_p, name_r, name_f1."""
+
+    name: Name = label()
+    display: str = attr("", doc="shown on the board (a family's members get ' P', ' R', ' F1')")
+    group: str = attr("")
+    description: str = attr("")
+    higher_is_better: bool = attr(True)
+    percent: bool = attr(True, doc="shown x100 on the board")
+    family: str = attr("", option=("", "prf"), parse="family", doc="prf: precision, recall and F1 named <name>_p, <name>_r, <name>_f1")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
 class SliceSpec:
-    name: str
-    kind: str  # label | answer_label
-    key: str
-    display: str = ""
+    name: Name = label()
+    kind: str = derived("label")  # label | answer_label
+    key: str = derived("")
+    display: str = attr("")
+    label: Name | None = attr(None, refers="label", doc="group items by this item label")
+    answer_label: Name | None = attr(None, refers="answer_label", doc="re-score with gold restricted per answer label")
+    at: Where = _where()
 
 
 @dataclass(frozen=True)
@@ -124,16 +248,26 @@ class ReportedRow:
     values: tuple[tuple[str, float], ...]
     slice: tuple[str, str] | None = None
     note: str = ""
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportedTable:
+    """``reported "source" { split = test  columns = [m1, m2]  rows = { "System" = [0.1, _] } }``."""
+
+    source: str = label(name=False, doc="where the numbers come from (paper, table)")
+    split: Name = attr(refers="split")
+    columns: tuple[Name, ...] = attr(refers="metric")
+    rows: tuple[tuple[str, str, tuple[float | None, ...]], ...] = attr(parse="rows", doc='{ "System" = [value or _ per column] }, or on a slice { "System" = { value = [...] } }')
+    slice: Name | None = attr(None, refers="slice", doc="the rows give each value of this slice")
+    note: str = attr("", doc="a note on every row")
+    notes: tuple[tuple[str, str], ...] = attr((), parse="notes", doc='a note per row: { "System" = "..." }')
+    at: Where = _where()
 
 
 @dataclass(frozen=True)
 class FetchSpec:
-    """One upstream file the task needs: where it comes from and what it must hash to.
-
-    Exactly one origin: ``url`` (any HTTP(S) address, e.g. a raw GitHub file at a pinned commit) or
-    ``hub_repo`` + ``hub_file`` (+ ``revision``) on the Hugging Face Hub (``repo_type``, default
-    "dataset").  ``path`` is where it lands under the data root (the layout the task reads).
-    """
+    """One upstream file the task needs (from the lock file): where it comes from and what it must hash to."""
 
     name: str
     path: str
@@ -147,51 +281,77 @@ class FetchSpec:
     splits: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class FetchBlock:
+    """``fetch { url = "https://.../<commit>/"  into = "bench/"  files = ["data/{split}.jsonl"] }``."""
+
+    name: str = label(optional=True, doc="needed only when a task fetches from several origins")
+    url: str = attr("", doc="base URL the files are relative to")
+    hub_repo: str = attr("", doc="or a Hugging Face Hub repository")
+    revision: str = attr("")
+    repo_type: str = attr("dataset", option=("dataset", "model", "space"))
+    into: str = attr("", doc="where under the data root the files land")
+    files: tuple[str, ...] = attr(doc="paths relative to the origin; {split} expands, globs expand when locking")
+    splits: tuple[Name, ...] = attr((), refers="split")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
 class ImportSpec:
     """How per-item outputs logged by another harness (lm-eval, Inspect) become prediction records."""
 
-    name: str
-    kind: str  # choice | text_list
-    field: str  # the prediction record's value field
-    id_fields: tuple[str, ...]  # dotted paths into the logged item, tried in order
-    id_type: str = "str"  # str | int
-    choices: int = 0
-    separator: str = ""
-    check: ComponentCall | None = None
-    notes: str = ""
+    name: Name = label()
+    kind: str = attr(option=("choice", "text_list"))
+    field: Name = attr(refers="prediction_field", doc="the prediction record's value field")
+    id_fields: tuple[str, ...] = attr(key="id", doc="dotted paths into the logged item, tried in order")
+    id_type: str = attr("str", option=("str", "int"))
+    choices: int = attr(0)
+    separator: str = attr("")
+    check: ComponentCall | None = attr(None, kind="import_check")
+    notes: str = attr("")
+    at: Where = _where()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TemplateSpec:
-    name: str
-    text: str
+    name: Name = label()
+    text: str = attr(doc="Jinja2, rendered in a sandbox")
+    at: Where = _where()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class NormaliserBlock:
+    name: Name = label()
+    steps: tuple[Any, ...] = attr(parse="steps", doc="normaliser calls, or names of other normalisers (inlined)")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
 class TaskSpec:
-    name: str
-    title: str
-    version: str
-    data: DataSpec
-    predictions: PredictionSpec
-    score: ScoreSpec
-    metrics: tuple[MetricSpec, ...]
-    primary: str
-    rank_by: tuple[str, ...] = ()  # tie-breaks after the primary metric, in order
-    description: str = ""
-    citation: str = ""
-    url: str = ""
-    license: str = ""
-    benchmark: str = ""
-    extends: str | None = None
-    params: tuple[tuple[str, Any], ...] = ()
-    slices: tuple[SliceSpec, ...] = ()
-    reported: tuple[ReportedRow, ...] = ()
-    templates: tuple[TemplateSpec, ...] = ()
-    fetch: tuple[FetchSpec, ...] = ()
-    imports: tuple[ImportSpec, ...] = ()
+    name: Name = label()
+    title: str = attr()
+    version: str = attr()
+    data: DataSpec = block("data")
+    predictions: PredictionSpec = block("predictions")
+    normalisers: tuple[NormaliserBlock, ...] = blocks("normaliser")
+    score: ScoreSpec = block("score")
+    metrics: tuple[MetricSpec, ...] = blocks("metric")
+    primary: Name = attr(refers="metric")
+    rank_by: tuple[Name, ...] = attr((), refers="metric", doc="tie-breaks after the primary metric, in order")
+    description: str = attr("")
+    citation: str = attr("")
+    url: str = attr("")
+    license: str = attr("")
+    benchmark: str = attr("")
+    extends: Name | None = attr(None, refers="task")
+    params: tuple[tuple[str, Any], ...] = entries("param")
+    slices: tuple[SliceSpec, ...] = blocks("slice")
+    reported: tuple[ReportedRow, ...] = blocks("reported")
+    templates: tuple[TemplateSpec, ...] = blocks("template")
+    fetch: tuple[FetchSpec, ...] = blocks("fetch")
+    imports: tuple[ImportSpec, ...] = blocks("import")
     path: str = field(default="", compare=False)
+    at: Where = _where()
 
     def metric(self, name: str) -> MetricSpec | None:
         return next((m for m in self.metrics if m.name == name), None)
@@ -200,9 +360,18 @@ class TaskSpec:
         return next((t.text for t in self.templates if t.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("path", None)
-        return out
+        return _plain(self)
+
+
+def _plain(value: Any) -> Any:
+    """A dataclass tree as plain JSON-ready values, without what equality ignores (positions, the file path)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
 
 
 def _thaw(value: Any) -> Any:

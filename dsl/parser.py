@@ -1,7 +1,12 @@
-"""Text → syntax tree (``dsl.syntax``), with errors that point at the offending character."""
+"""Text → syntax tree (``dsl.syntax``), with errors that point at the offending character.
+
+The grammar ignores comments; the lexer hands each one to :func:`_collect` on the way past, and
+``dsl.comments`` attaches them to the tree (see there for the rules) so that ``fmt`` can keep them.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
 from pathlib import Path
@@ -10,6 +15,7 @@ from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from dsl import syntax as s
+from dsl.comments import Attacher, Comment
 from dsl.errors import Diagnostic, SpecError
 
 GRAMMAR_PATH = Path(__file__).with_name("procbench.lark")
@@ -34,9 +40,26 @@ _FRIENDLY = {
 }
 
 
+# the comments of the parse under way (the Lark instance is shared, so the callback cannot hold the list)
+_comments: contextvars.ContextVar[list[Comment] | None] = contextvars.ContextVar("procbench_spec_comments", default=None)
+
+
+def _collect(token: Token) -> Token:
+    sink = _comments.get()
+    if sink is not None:  # None: a parse that did not come through parse() (nothing will attach them)
+        sink.append(Comment(token.line, token.column, str(token).rstrip()))  # type: ignore[arg-type]
+    return token
+
+
 @functools.cache
 def _lark() -> Lark:
-    return Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return Lark(
+        GRAMMAR_PATH.read_text(encoding="utf-8"),
+        parser="lalr",
+        propagate_positions=True,
+        maybe_placeholders=False,
+        lexer_callbacks={"COMMENT": _collect},
+    )
 
 
 def _span(meta_or_token: object) -> s.Span:
@@ -68,16 +91,35 @@ class _ToSyntax(Transformer):  # type: ignore[type-arg]
         return tuple(children)
 
     def attribute(self, meta, children):
-        name, value = children
-        return s.Attribute(str(name), value, _span(meta))
+        if len(children) == 3:
+            name, type_, value = children
+        else:
+            (name, value), type_ = children, None
+        return s.Attribute(name, value, _span(meta), type_)
+
+    def key(self, meta, children):
+        (token,) = children
+        return _unquote(token) if token.type == "STRING" else str(token)
 
     def block(self, meta, children):
         type_token, *labels, body = children
-        return s.Block(str(type_token), tuple(labels), body, _span(meta))
+        return s.Block(
+            str(type_token),
+            tuple(text for text, _, _ in labels),
+            body,
+            _span(meta),
+            tuple(bare for _, bare, _ in labels),
+            tuple(span for _, _, span in labels),
+        )
 
     def label(self, meta, children):
         (token,) = children
-        return _unquote(token) if token.type == "STRING" else str(token)[3:-3]
+        span = _span(token)
+        if token.type == "LONG_STRING":
+            return str(token)[3:-3], False, span
+        if token.type == "STRING":
+            return _unquote(token), False, span
+        return str(token), True, span
 
     def string(self, meta, children):
         return s.Str(_unquote(children[0]), _span(meta))
@@ -122,6 +164,8 @@ class _ToSyntax(Transformer):  # type: ignore[type-arg]
 
 def parse(source: str, path: str = "<spec>") -> s.SpecFile:
     """Parse spec text; raises :class:`SpecError` with a position on any syntax error."""
+    comments: list[Comment] = []
+    reset = _comments.set(comments)
     try:
         tree: Tree = _lark().parse(source)
         body = _ToSyntax().transform(tree)
@@ -136,9 +180,12 @@ def parse(source: str, path: str = "<spec>") -> s.SpecFile:
                 source,
             ) from None
         raise
+    finally:
+        _comments.reset(reset)
     if body and isinstance(body[0], tuple):  # pragma: no cover - defensive: transformer shape
         body = body[0]
-    return s.SpecFile(path, source, tuple(body))
+    body, header, end_comments = Attacher(source, comments).file(tuple(body))
+    return s.SpecFile(path, source, body, header, end_comments, tuple(c.text for c in comments))
 
 
 def parse_file(path: str | Path) -> s.SpecFile:

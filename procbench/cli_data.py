@@ -1,7 +1,8 @@
-"""``procbench data``: fetch a benchmark's upstream files into the data root, and check them offline."""
+"""``procbench data``: fetch a benchmark's upstream files into the data root, check them offline, lock them."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -9,8 +10,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from dsl import SpecError
+from dsl import SpecError, check_file
+from dsl import lock as locking
 from procbench import data as fetching
+from procbench.paths import SPECS_DIR, resolve_data_root
 
 EXIT_SPEC_ERROR = 3
 EXIT_DATA_MISSING = 4
@@ -100,6 +103,78 @@ def status_command(
     if bad:
         typer.echo(f"hint: procbench data fetch {target}{f' --split {split}' if split else ''} --to {root}", err=True)
         raise typer.Exit(EXIT_DATA_MISSING)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _declared(spec_file: Path) -> tuple[str, locking.Declared | None]:
+    """The task's name and what its fetch blocks declare, checked without reading its lock (which may be stale)."""
+    with locking.declarations_only() as found:
+        spec = check_file(spec_file, search=[SPECS_DIR]).spec
+    return spec.name, next(iter(found.values()), None)
+
+
+@data_app.command("lock")
+def lock_command(
+    tasks: Annotated[Optional[list[str]], typer.Argument(help="task names or spec files (default: every spec in specs/)", show_default=False)] = None,
+    data_dir: Annotated[Optional[Path], typer.Option(help="the local copy to hash (default: PROCBENCH_DATA, else the shared or fetched data root)")] = None,
+    check: Annotated[bool, typer.Option("--check", help="only verify that each lock matches its spec's fetch blocks (no data needed, writes nothing)")] = False,
+) -> None:
+    """Write <spec>.lock beside each spec: every file its fetch blocks expand to, with size and sha256.
+
+    The digests are computed from the files under the data root, which must be the upstream files
+    (fetch blocks name a pinned commit).  `--check` exits 3 when a lock is missing, malformed or
+    stale, or a lock has no spec with fetch blocks; writing exits 4 when declared files are missing.
+    """
+    from procbench.api import all_spec_paths, spec_path
+
+    try:
+        spec_files = [spec_path(t) for t in tasks] if tasks else all_spec_paths()
+    except FileNotFoundError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_SPEC_ERROR) from None
+    root = resolve_data_root(data_dir)
+    failures, exit_code = 0, 0
+    for spec_file in spec_files:
+        try:
+            name, declared = _declared(spec_file)
+        except SpecError as exc:
+            typer.echo(str(exc), err=True)
+            failures, exit_code = failures + 1, EXIT_SPEC_ERROR
+            continue
+        target = declared.lock if declared else locking.lock_path(spec_file)
+        if declared is None:
+            if target.is_file():
+                typer.echo(f"  FAILED  {_shown(target)}: {name} has no fetch blocks, so this lock belongs to nothing; delete it", err=True)
+                failures, exit_code = failures + 1, EXIT_SPEC_ERROR
+            else:
+                typer.echo(f"  -       {name}: no fetch blocks, no lock needed")
+            continue
+        try:
+            if check:
+                files = locking.read_lock(target, declared.origins, declared.task_splits)
+                if target.read_text(encoding="utf-8") != locking.lock_text(json.loads(target.read_text(encoding="utf-8"))):
+                    raise locking.LockError(f"{target} is not in the form procbench writes (hand-edited?)", hint=f"run `procbench data lock {name}`")
+                typer.echo(f"  ok      {_shown(target)}  ({len(files)} files)")
+            else:
+                written = locking.write_lock(name, declared.origins, declared.task_splits, root, target)
+                size = sum(entry["size"] for entry in written["files"])
+                typer.echo(f"  wrote   {_shown(target)}  ({len(written['files'])} files, {size:,} bytes hashed under {root})")
+        except locking.LockError as exc:
+            typer.echo(f"  FAILED  {exc}", err=True)
+            failures, exit_code = failures + 1, EXIT_SPEC_ERROR if check else EXIT_DATA_MISSING
+    if check and not tasks:  # a lock whose spec is gone is stale too
+        for orphan in sorted(p for p in SPECS_DIR.glob(f"*{locking.LOCK_SUFFIX}") if not p.with_suffix(".spec").is_file()):
+            typer.echo(f"  FAILED  {_shown(orphan)}: no spec {orphan.with_suffix('.spec').name} beside it; delete it", err=True)
+            exit_code = EXIT_SPEC_ERROR
+    typer.echo(f"{len(spec_files) - failures} of {len(spec_files)} spec(s) {'checked' if check else 'locked'}, {failures} failed")
+    if exit_code:
+        raise typer.Exit(exit_code)
 
 
 def register(app: typer.Typer) -> None:

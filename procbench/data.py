@@ -1,8 +1,10 @@
-"""Fetching a benchmark's upstream files into the data root, verified against the spec's ``fetch`` blocks.
+"""Fetching a benchmark's upstream files into the data root, verified against the spec's lock file.
 
-Every file a spec reads is declared in a ``fetch`` block with where it is published (a pinned raw
-GitHub URL, or a file of a Hugging Face Hub dataset at a revision), where it lands under the data
-root, its size and its sha256.  Fetching a file:
+A spec's ``fetch`` blocks say where its files are published (a raw GitHub URL pinned to a commit,
+or a Hugging Face Hub dataset at a revision) and where they land under the data root; the lock
+beside the spec (``specs/<task>.lock``, written by ``procbench data lock``, see :mod:`dsl.lock`)
+lists every file they expand to with its size and sha256.  The checker puts those files in
+``spec.fetch`` as :class:`FetchSpec`, which is what this module fetches and verifies.  Fetching a file:
 
 1. a destination that already has the right size and sha256 is kept (no network);
 2. URL files go through a content-addressed cache (``<cache>/blobs/sha256/<hex>``): a verified blob
@@ -11,8 +13,8 @@ root, its size and its sha256.  Fetching a file:
 3. Hub files go through ``huggingface_hub`` and its own cache (``HF_HUB_CACHE``), which also
    serves them offline once fetched.
 
-A file whose size or sha256 does not match is never put in place: the error names both digests
-and the partial download is deleted so that the next attempt starts clean.
+A file whose size or sha256 does not match the lock is never put in place: the error names both
+digests and the partial download is deleted so that the next attempt starts clean.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class FetchError(Exception):
 
 
 class IntegrityError(FetchError):
-    """A fetched file's size or sha256 differs from the spec's; nothing was put in place."""
+    """A fetched file's size or sha256 differs from the lock's; nothing was put in place."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +100,8 @@ def default_cache_dir() -> Path:
 def destination(root: Path, spec: FetchSpec) -> Path:
     """``root / spec.path``, refusing paths that would leave the data root."""
     relative = PurePosixPath(spec.path)
-    if not spec.path or relative.is_absolute() or ".." in relative.parts:
-        raise FetchError(f"fetch {spec.name!r}: path {spec.path!r} must be relative to the data root, without '..'")
+    if not spec.path or relative.is_absolute() or ".." in relative.parts or "\\" in spec.path:
+        raise FetchError(f"fetch {spec.name!r}: path {spec.path!r} must be relative to the data root, with '/' and without '..'")
     return Path(root, *relative.parts)
 
 
@@ -164,7 +166,7 @@ def sha256_of(path: Path) -> str:
 
 
 def mismatch(path: Path, spec: FetchSpec) -> str:
-    """'' when ``path`` has the spec's size and sha256, else what differs."""
+    """'' when ``path`` has the size and sha256 the lock records, else what differs."""
     size = path.stat().st_size
     if size != spec.size:
         return f"size {size} bytes, expected {spec.size}"
@@ -255,7 +257,7 @@ def _download_once(client: httpx.Client, url: str, partial: Path, spec: FetchSpe
                 for chunk in response.iter_bytes():
                     received += len(chunk)
                     if received > spec.size:
-                        raise IntegrityError(f"{spec.path}: {url} is larger than the {spec.size} bytes the spec records; it was not put in place")
+                        raise IntegrityError(f"{spec.path}: {url} is larger than the {spec.size} bytes the lock records; it was not put in place")
                     handle.write(chunk)
                     bar.update(len(chunk))
     except httpx.TransportError as exc:

@@ -55,6 +55,12 @@ class GoldSet:
     # Per-answer label views: dimension -> label value -> items with their gold restricted to the
     # answers carrying that value (OpenPI's with/without image).  Scored like the full set.
     answer_views: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    # item id -> "file:line" of the record it was read from (the file relative to the data root), so
+    # that a scorer or a check can point at the line; empty where the reader does not know it.
+    origins: Mapping[str, str] = field(default_factory=dict)
+    # item label -> keys of its map() table that matched no item of this split (a likely typo:
+    # ``map(topic, { Helth = "unseen" })``); filled by the declarative reader for ``check --data``.
+    unmatched_map_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -70,3 +76,88 @@ class PredictionWarning(UserWarning):
 
     Components raise these with ``warnings.warn``; the runner collects them and shows them to the user.
     """
+
+
+MAX_DATA_PROBLEMS = 50  # gold problems listed in one error; the rest are counted
+
+
+@dataclass(frozen=True)
+class DataProblem:
+    """One problem in a gold data file: where (file relative to the data root, 1-based line), which item, what.
+
+    ``record`` marks a whole-file JSON source, where ``line`` is the 1-based position of the record
+    in the file's array (rendered ``file#3``) because the parser does not keep line numbers.
+    """
+
+    file: str
+    line: int | None
+    item_id: str | None
+    message: str
+    record: bool = False
+
+    @staticmethod
+    def at(origin: str | None, item_id: str | None, message: str) -> DataProblem:
+        """A problem located by a :attr:`GoldSet.origins` string (``file:line`` or ``file#n``), or by nothing."""
+        if not origin:
+            return DataProblem("", None, item_id, message)
+        for sep, record in ((":", False), ("#", True)):
+            head, found, tail = origin.rpartition(sep)
+            if found and tail.isdigit():
+                return DataProblem(head, int(tail), item_id, message, record)
+        return DataProblem(origin, None, item_id, message)
+
+    def where(self) -> str:
+        if self.line is None:
+            return self.file
+        return f"{self.file}{'#' if self.record else ':'}{self.line}"
+
+    def render(self) -> str:
+        where = self.where()
+        item = f"item {self.item_id!r}: " if self.item_id is not None else ""
+        return f"{where + ': ' if where else ''}{item}{self.message}"
+
+
+class GoldDataError(ValueError):
+    """Gold data that does not fit what the spec (or a reader's contract) says it holds.
+
+    Raised at run time instead of reading a missing field as empty or a wrong type as something
+    else: the numbers would be silently wrong.  Carries every problem found (up to
+    :data:`MAX_DATA_PROBLEMS`; ``more`` counts the rest) so the data or the spec is fixed in one go.
+    """
+
+    def __init__(self, problems: Sequence[DataProblem], more: int = 0, source: str = ""):
+        self.problems = list(problems)
+        self.more = more
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        n = len(self.problems) + self.more
+        head = f"{n} problem{'s' if n != 1 else ''} in the gold data{' of ' + self.source if self.source else ''}"
+        lines = [head, *("  " + p.render() for p in self.problems)]
+        if self.more:
+            lines.append(f"  ... and {self.more} more")
+        return "\n".join(lines)
+
+
+class DataProblems:
+    """Collects :class:`DataProblem` values up to a cap, counting the rest; :meth:`raise_if_any` at the end."""
+
+    def __init__(self, source: str = "", cap: int = MAX_DATA_PROBLEMS):
+        self.source = source
+        self.cap = cap
+        self.kept: list[DataProblem] = []
+        self.more = 0
+
+    def add(self, problem: DataProblem) -> None:
+        if len(self.kept) < self.cap:
+            self.kept.append(problem)
+        else:
+            self.more += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.kept)
+
+    def raise_if_any(self) -> None:
+        if self.kept:
+            raise GoldDataError(self.kept, self.more, self.source)

@@ -9,7 +9,7 @@ from runners.registry import component
 AnswerFilter = Callable[[Sequence[str]], list[str]]
 
 
-@component("filter", "empty_if_single_prefix")
+@component("filter", "empty_if_single_prefix", takes="list(str)", gives="list(str)")
 def empty_if_single_prefix(prefix: str) -> AnswerFilter:
     """A list of exactly one answer that (lower-cased, stripped) starts with ``prefix`` becomes empty.
 
@@ -25,13 +25,13 @@ def empty_if_single_prefix(prefix: str) -> AnswerFilter:
     return apply
 
 
-@component("filter", "drop_empty")
+@component("filter", "drop_empty", takes="list(str)", gives="list(str)")
 def drop_empty() -> AnswerFilter:
     """Remove answers that are empty after stripping whitespace."""
     return lambda answers: [a for a in answers if a.strip()]
 
 
-@component("filter", "distinct")
+@component("filter", "distinct", takes="list(str)", gives="list(str)")
 def distinct() -> AnswerFilter:
     """Keep the first occurrence of each answer (raw string identity)."""
     return lambda answers: list(dict.fromkeys(answers))

@@ -6,17 +6,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runners._types import GoldSet, ItemScore
+from runners._types import DataProblem, DataProblems, GoldSet, ItemScore
+from runners.contracts import MISSING, describe, is_str_list, mismatch
 from runners.filters import AnswerFilter
 from runners.matching import PRF, Matcher, PairBatch, PairScorer
-from runners.registry import component
+from runners.predictions import FieldType
+from runners.registry import SAME_AS_SCORER, GoldField, PredictionField, ValueName, component
 
 
 def _rounded(values: dict[str, float], digits: int | None) -> dict[str, float]:
     return values if digits is None else {k: round(v, digits) for k, v in values.items()}
 
 
-@component("aggregator", "mean")
+@component("aggregator", "mean", emits=SAME_AS_SCORER)
 def mean(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict[str, float]:
     """Plain mean over items of every per-item value (0.0 for no items); optionally Python-rounded."""
     keys = list(dict.fromkeys(k for item in items for k in item.values))
@@ -24,20 +26,20 @@ def mean(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict
     return _rounded({k: (sum(item.values.get(k, 0.0) for item in items) / n if n else 0.0) for k in keys}, round_digits)
 
 
-@component("aggregator", "sum")
+@component("aggregator", "sum", emits=SAME_AS_SCORER)
 def total(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict[str, float]:
     """Sum over items of every per-item value; optionally Python-rounded."""
     keys = list(dict.fromkeys(k for item in items for k in item.values))
     return _rounded({k: float(sum(item.values.get(k, 0.0) for item in items)) for k in keys}, round_digits)
 
 
-@component("aggregator", "micro_prf")
+@component("aggregator", "micro_prf", emits=lambda p: (f"{p.get('prefix', '')}p", f"{p.get('prefix', '')}r", f"{p.get('prefix', '')}f1"))
 def micro_prf(
     items: Sequence[ItemScore],
     *,
-    correct: str = "correct",
-    predicted: str = "predicted",
-    gold: str = "gold",
+    correct: ValueName = ValueName("correct"),
+    predicted: ValueName = ValueName("predicted"),
+    gold: ValueName = ValueName("gold"),
     prefix: str = "",
     round_digits: int | None = None,
 ) -> dict[str, float]:
@@ -56,7 +58,11 @@ def micro_prf(
 
 @dataclass(frozen=True)
 class MatchStage:
-    """One ``match`` block: filters, a pair scorer and a matcher, writing three per-item values."""
+    """One ``match`` block: filters, a pair scorer and a matcher, writing three per-item values.
+
+    ``gold_field`` and ``prediction_field`` must hold lists of strings; anything else is an error
+    at scoring time (see :class:`MatchScorer`).
+    """
 
     gold_field: str
     prediction_field: str
@@ -68,7 +74,13 @@ class MatchStage:
 
 @dataclass(frozen=True)
 class MatchScorer:
-    """Scores every gold item with each match stage; a missing prediction is an empty answer list.
+    """Scores every gold item with each match stage; a missing prediction record is an empty answer list.
+
+    Values are taken as they are: a gold field or a prediction field that is missing or not a list
+    of strings raises (:class:`GoldDataError` for the gold, naming the item and its line; a
+    ``ValueError`` for predictions) instead of being read as ``[]`` or a string's characters.  Only
+    an item with no prediction record at all scores as empty, as the official scorers do (the
+    prediction reader warns about it).
 
     Stages run one at a time over all items, so that a matcher with ``score_many`` can score the
     whole split in a few vectorised calls; the per-item values keep the stage order.  Consecutive
@@ -82,17 +94,25 @@ class MatchScorer:
 
     def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
         item_ids = list(gold.items)
-        records = [gold.items[item_id] for item_id in item_ids]
-        predicted = [predictions.get(item_id) or {} for item_id in item_ids]
+        predicted = [predictions.get(item_id) for item_id in item_ids]
+        gold_lists: dict[str, list[list[str]]] = {}  # checked once per field, shared by the stages reading it
+        answer_lists: dict[str, list[list[str]]] = {}
         inputs = []
         for stage in self.stages:
-            golds = [list(record.get(stage.gold_field) or []) for record in records]
-            answers = []
-            for prediction in predicted:
-                listed = list(prediction.get(stage.prediction_field) or [])
-                for f in stage.filters:
-                    listed = f(listed)
-                answers.append(listed)
+            golds = gold_lists.get(stage.gold_field)
+            if golds is None:
+                golds = gold_lists[stage.gold_field] = _gold_lists(gold, item_ids, stage.gold_field)
+            raw = answer_lists.get(stage.prediction_field)
+            if raw is None:
+                raw = answer_lists[stage.prediction_field] = _prediction_lists(item_ids, predicted, stage.prediction_field)
+            answers = raw
+            if stage.filters:
+                answers = []
+                for listed in raw:
+                    listed = list(listed)  # a filter gets its own copy: the records are scored again for slices
+                    for f in stage.filters:
+                        listed = f(listed)
+                    answers.append(listed)
             inputs.append((golds, answers))
         columns: list[list[PRF]] = []
         for group in self._groups(inputs):
@@ -132,8 +152,63 @@ class MatchScorer:
         return hasattr(first.matcher, "score_shared") and first.matcher == stage.matcher and PairBatch.shareable([first.pairs, stage.pairs])
 
 
-@component("scorer", "field_match")
-def field_match(gold: GoldSet, predictions: Mapping[str, Any], *, gold_field: str = "label", prediction_field: str = "label", output: str = "correct") -> list[ItemScore]:
+STR_LIST = FieldType.parse("list(str)")
+
+
+def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str) -> list[list[str]]:
+    """Each item's gold field ``name``, checked to be a list of strings (a tuple is accepted from Python-built gold)."""
+    out: list[list[str]] = []
+    problems: DataProblems | None = None
+    for item_id in item_ids:
+        record = gold.items[item_id]
+        value = record.get(name, MISSING) if type(record) is dict or isinstance(record, Mapping) else MISSING
+        if is_str_list(value):
+            out.append(value)
+            continue
+        if type(value) is tuple and all(isinstance(v, str) for v in value):
+            out.append(list(value))
+            continue
+        problems = problems or DataProblems()
+        if not (type(record) is dict or isinstance(record, Mapping)):
+            message = f"gold record is {describe(record)}, not a record with fields; a match block needs field {name!r} to be list(str)"
+        elif value is MISSING:
+            message = f"gold field {name!r} is missing; a match block needs list(str)"
+        else:
+            message = f"gold field {name!r} must be list(str) for a match block, got {mismatch(STR_LIST, value)}"
+        problems.add(DataProblem.at(gold.origins.get(item_id), item_id, message))
+        out.append([])
+    if problems is not None:
+        problems.raise_if_any()
+    return out
+
+
+def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: str) -> list[list[str]]:
+    """Each item's prediction field ``name`` (no record: no answers), checked to be a list of strings."""
+    out: list[list[str]] = []
+    bad: list[str] = []
+    for item_id, record in zip(item_ids, predicted):
+        if record is None:
+            out.append([])
+            continue
+        value = record.get(name, MISSING) if type(record) is dict or isinstance(record, Mapping) else MISSING
+        if is_str_list(value):
+            out.append(value)
+            continue
+        what = "missing" if value is MISSING else mismatch(STR_LIST, value)
+        if not isinstance(record, Mapping):
+            what = f"not a record with fields ({describe(record)})"
+        bad.append(f"item {item_id!r}: {what}")
+    if bad:
+        shown = "; ".join(bad[:5]) + (f"; ... and {len(bad) - 5} more" if len(bad) > 5 else "")
+        raise ValueError(
+            f"prediction field {name!r} must be list(str) for a match block, in {len(bad)} prediction record{'s' if len(bad) != 1 else ''}: {shown}. "
+            "Declare it as list(str) in the spec's predictions schema, so that the prediction file is checked line by line when it is read."
+        )
+    return out
+
+
+@component("scorer", "field_match", emits=lambda p: (p.get("output", "correct"),))
+def field_match(gold: GoldSet, predictions: Mapping[str, Any], *, gold_field: GoldField = GoldField("label"), prediction_field: PredictionField = PredictionField("label"), output: str = "correct") -> list[ItemScore]:
     """1.0 where the prediction's field equals the gold field (compared as text), else 0.0; missing = 0."""
     out = []
     for item_id, record in gold.items.items():

@@ -354,7 +354,7 @@ class BestMatch:
         return best if best >= self.threshold else 0.0
 
 
-@component("matcher", "best_match")
+@component("matcher", "best_match", takes="list(str)")
 def best_match(dedup: bool = False, *, threshold: float = 0.0) -> Matcher:
     """Best-match soft P/R/F1 (OpenPI); ``dedup`` drops repeated predictions, ``threshold`` zeroes weak best scores."""
     return BestMatch(dedup=dedup, threshold=threshold)
@@ -386,7 +386,7 @@ class OneToOne:
         return PRF(precision, recall, f1_of(precision, recall))
 
 
-@component("matcher", "one_to_one")
+@component("matcher", "one_to_one", takes="list(str)")
 def one_to_one(threshold: float = 0.0) -> Matcher:
     """One-to-one alignment maximising total similarity (each answer used once); weak pairs below ``threshold`` score 0."""
     return OneToOne(threshold=threshold)

@@ -20,11 +20,52 @@ from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Probl
 MAX_PROBLEMS = 200  # after this many, stop listing (the count is still reported)
 
 
+SCALAR_KINDS = ("str", "int", "float", "bool", "any")
+
+
 @dataclass(frozen=True)
 class FieldType:
     kind: str  # str | int | float | bool | list | optional | enum | any
     item: FieldType | None = None
     values: tuple[Any, ...] = ()
+
+    @staticmethod
+    def parse(text: str) -> FieldType:
+        """``str``, ``list(str)``, ``optional(int)``, ``enum(a, b)``: the spelling of types in specs and contracts."""
+        text = text.strip()
+        if text in SCALAR_KINDS:
+            return FieldType(text)
+        head, sep, rest = text.partition("(")
+        if not sep or not rest.endswith(")"):
+            raise ValueError(f"not a type: {text!r}")
+        inner = rest[:-1]
+        if head in ("list", "optional"):
+            return FieldType(head, FieldType.parse(inner))
+        if head == "enum":
+            return FieldType("enum", values=tuple(v.strip().strip('"') for v in inner.split(",") if v.strip()))
+        raise ValueError(f"not a type: {text!r}")
+
+    def fits(self, wanted: FieldType) -> bool:
+        """Whether a value of this type can be passed where ``wanted`` is expected (``any`` fits both ways)."""
+        if wanted.kind == "any" or self.kind == "any":
+            return True
+        if wanted.kind == "optional":
+            return self.fits(wanted.item) if self.kind != "optional" else (self.item is None or wanted.item is None or self.item.fits(wanted.item))
+        if self.kind == "enum":
+            return wanted.kind == "enum" and set(self.values) <= set(wanted.values) or wanted.kind == "str" and all(isinstance(v, str) for v in self.values)
+        if self.kind != wanted.kind:
+            return self.kind == "int" and wanted.kind == "float"
+        if self.kind == "list":
+            return self.item is None or wanted.item is None or self.item.fits(wanted.item)
+        return True
+
+    def spelling(self) -> str:
+        """The type as a spec writes it: ``list(str)``."""
+        if self.kind in ("list", "optional"):
+            return f"{self.kind}({self.item.spelling() if self.item else 'any'})"
+        if self.kind == "enum":
+            return "enum(" + ", ".join(json.dumps(v) for v in self.values) + ")"
+        return self.kind
 
     def render(self) -> str:
         if self.kind in ("list", "optional"):

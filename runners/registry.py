@@ -23,14 +23,104 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
+import re
+import sys
+import threading
 import typing
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from runners.predictions import FieldType
+
 KINDS = ("reader", "predictions", "scorer", "aggregator", "normaliser", "similarity", "matcher", "filter", "import_check")
+
+# Parameter annotations for names a spec declares: the checker wants a bare name there and resolves
+# it (a gold field, a prediction field, a per-item value emitted by the scorer) before anything runs.
+GoldField = typing.NewType("GoldField", str)
+PredictionField = typing.NewType("PredictionField", str)
+ValueName = typing.NewType("ValueName", str)
+NAME_PARAMS = {GoldField: "gold field", PredictionField: "prediction field", ValueName: "per-item value"}
+
+# ``emits`` of a mean/sum-like aggregator: the metrics are the per-item values the scorer emits.
+SAME_AS_SCORER = "same-as-scorer"
+
+Emits = tuple[str, ...] | str | Callable[[Mapping[str, Any]], tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What a component consumes and produces, so that the checker resolves every name before a run.
+
+    * readers: ``fields`` (gold field -> type) and ``labels`` (item label -> its values, () = open);
+    * predictions: ``fields`` (the prediction record's fields and types);
+    * normalisers, similarities, filters, matchers: ``takes`` / ``gives`` (value types);
+    * scorers: ``needs`` (gold fields it reads, with types) and ``emits`` (per-item value names);
+    * aggregators: ``emits``: metric names, :data:`SAME_AS_SCORER`, or a function of the spec's
+      arguments returning the names (``micro_prf(prefix = "x_")`` emits ``x_p``, ``x_r``, ``x_f1``).
+    """
+
+    fields: Mapping[str, FieldType] = field(default_factory=dict)
+    labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    takes: FieldType | None = None
+    gives: FieldType | None = None
+    needs: Mapping[str, FieldType] = field(default_factory=dict)
+    emits: Emits = ()
+
+    def emitted(self, params: Mapping[str, Any], scorer_emits: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The names emitted with these spec arguments (defaults filled in by the caller)."""
+        if self.emits == SAME_AS_SCORER:
+            return scorer_emits
+        if callable(self.emits):
+            return tuple(self.emits(params))
+        return tuple(self.emits)  # type: ignore[arg-type]
+
+    def describe(self) -> list[str]:
+        """One line per declared part, for ``procbench components`` and the generated reference."""
+        out = []
+        if self.takes is not None:
+            out.append(f"takes {self.takes.spelling()}" + (f", gives {self.gives.spelling()}" if self.gives else ""))
+        for title, mapping in (("fields", self.fields), ("needs", self.needs)):
+            if mapping:
+                out.append(f"{title}: " + ", ".join(f"{k}: {v.spelling()}" for k, v in mapping.items()))
+        if self.labels:
+            out.append("labels: " + ", ".join(k + (f" ({' | '.join(v)})" if v else "") for k, v in self.labels.items()))
+        if self.emits == SAME_AS_SCORER:
+            out.append("emits: the scorer's per-item values")
+        elif callable(self.emits):
+            out.append("emits: " + (inspect.getdoc(self.emits) or "names computed from its arguments"))
+        elif self.emits:
+            out.append("emits: " + ", ".join(self.emits))  # type: ignore[arg-type]
+        return out
+
+
+def _types(mapping: Mapping[str, str | FieldType] | None) -> dict[str, FieldType]:
+    return {k: v if isinstance(v, FieldType) else FieldType.parse(v) for k, v in (mapping or {}).items()}
+
+
+def contract(
+    *,
+    fields: Mapping[str, str | FieldType] | None = None,
+    labels: Mapping[str, tuple[str, ...]] | Sequence[str] | None = None,
+    takes: str | None = None,
+    gives: str | None = None,
+    needs: Mapping[str, str | FieldType] | None = None,
+    emits: Emits = (),
+) -> Contract:
+    """A :class:`Contract` from the spellings specs use (``"list(str)"``)."""
+    label_map = dict(labels) if isinstance(labels, Mapping) else {name: () for name in labels or ()}
+    return Contract(
+        _types(fields),
+        label_map,
+        FieldType.parse(takes) if takes else None,
+        FieldType.parse(gives) if gives else None,
+        _types(needs),
+        emits,
+    )
 
 
 @dataclass(frozen=True)
@@ -55,6 +145,8 @@ class Component:
     fn: Callable[..., Any]
     params: tuple[Param, ...]
     doc: str
+    contract: Contract = Contract()
+    origin: str = "built-in"  # or the entry point / components file that registered it
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -83,8 +175,12 @@ class UnknownComponent(LookupError):
 _REGISTRY: dict[tuple[str, str], Component] = {}
 
 
-def component(kind: str, name: str, *, version: str = "1") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``fn`` as a component of ``kind`` under ``name``; returns ``fn`` unchanged."""
+def component(kind: str, name: str, *, version: str = "1", **declared: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` as a component of ``kind`` under ``name``; returns ``fn`` unchanged.
+
+    Keyword arguments besides ``version`` are the component's :class:`Contract` (see :func:`contract`).
+    """
+    promised = contract(**declared)
     if kind not in KINDS:
         raise ValueError(f"unknown component kind {kind!r}; expected one of {KINDS}")
 
@@ -93,8 +189,8 @@ def component(kind: str, name: str, *, version: str = "1") -> Callable[[Callable
         existing = _REGISTRY.get(key)
         if existing is not None and existing.fn is not fn:
             if (existing.fn.__module__, existing.fn.__qualname__) != (fn.__module__, fn.__qualname__):
-                raise ValueError(f"{kind} {name!r} is already registered by {existing.fn.__module__}")
-        _REGISTRY[key] = Component(kind, name, version, fn, _params_of(kind, fn), inspect.getdoc(fn) or "")
+                raise DuplicateComponent(f"{kind} {name!r} is already registered by {existing.origin} ({existing.fn.__module__})")
+        _REGISTRY[key] = Component(kind, name, version, fn, _params_of(kind, fn), inspect.getdoc(fn) or "", promised, _origin_of(fn))
         return fn
 
     return register
@@ -144,6 +240,20 @@ def _type_name(t: Any) -> str:
     return getattr(t, "__name__", str(t))
 
 
+# ---------------------------------------------------------------------------------------------
+# Discovery: where components come from.
+#
+# Nothing is imported until a component is first looked up (get, names, all_components). Then the
+# modules named by the ``procbench.components`` entry points are imported: procbench's own first
+# (pyproject.toml lists the built-in modules), then other installed distributions'. A source checkout
+# whose metadata is not installed falls back to _BUILTIN_MODULES. Specs bring their own components in a
+# ``components/`` folder beside them: load_spec_dir_components, which the checker calls.
+
+ENTRY_POINT_GROUP = "procbench.components"
+BUILTIN_ORIGIN = "built-in"
+_OWN_DISTRIBUTION = "procbench"
+
+# The shipped component modules, also listed as entry points in pyproject.toml (a test keeps the two equal).
 _BUILTIN_MODULES = (
     "runners.generic",
     "runners.text",
@@ -155,18 +265,264 @@ _BUILTIN_MODULES = (
     "runners.paradise",
     "runners.pmllm",
 )
+_BUILTIN_PACKAGES = frozenset(m.partition(".")[0] for m in _BUILTIN_MODULES)
+
+_lock = threading.RLock()  # the leaderboard looks components up from several threads
 _loaded = False
+_discovering = False
+_loading_origin: str | None = None  # the entry point or components file being imported
+_module_origins: dict[str, str] = {}  # module named by an entry point or components file -> its origin
+_problems: list[LoadProblem] = []  # entry points that failed: their components are missing
+_entry_points_done: set[tuple[str, str, str]] = set()
+_spec_dir_files: dict[Path, tuple[int, int]] = {}  # components files imported -> (mtime_ns, size) then
+
+
+class DuplicateComponent(ValueError):
+    """Two different modules register the same kind and name."""
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """Why a components module did not load: where (file, line, column), what happened, what to do."""
+
+    origin: str
+    message: str
+    path: str | None = None
+    line: int = 0
+    column: int = 0
+    hint: str = ""
+
+    def render(self) -> str:
+        where = self.path or self.origin
+        if self.line:
+            where += f":{self.line}" + (f":{self.column}" if self.column else "")
+        lines = [f"{where}: error: {self.message}"]
+        text = _source_line(self.path, self.line)
+        if text is not None:
+            gutter = f"{self.line:>4} | "
+            lines.append(gutter + text)
+            if self.column:
+                lines.append(" " * (len(gutter) + self.column - 1) + "^")
+        if self.path and self.origin != self.path:
+            lines.append(f"  from: {self.origin}")
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
+
+
+class ComponentLoadError(Exception):
+    """Components files that failed to import; ``str()`` names each file and line, not a traceback."""
+
+    def __init__(self, problems: Sequence[LoadProblem]):
+        self.problems = tuple(problems)
+        super().__init__("\n".join(p.render() for p in self.problems))
+
+
+def load_problems() -> tuple[LoadProblem, ...]:
+    """Entry points that failed to import (their components are missing; the rest work)."""
+    _load_builtin_components()
+    return tuple(_problems)
+
+
+def load_spec_dir_components(spec_dir: Path) -> tuple[Path, ...]:
+    """Import every ``*.py`` in ``<spec_dir>/components/`` (once per file version); returns those files.
+
+    Each file is imported by path under its own module name, registering what it decorates with
+    ``@component``; ``Component.origin`` is the file. A file that changed since it was imported is
+    imported again and replaces what it registered. Raises :class:`ComponentLoadError` naming every
+    file that fails (syntax error, exception, a name another module registered).
+    """
+    folder = Path(spec_dir) / "components"
+    files = sorted(p for p in folder.glob("*.py") if p.is_file()) if folder.is_dir() else []
+    if not files:
+        return ()
+    _load_builtin_components()  # first, so that a clash with a built-in is this file's error
+    with _lock:
+        problems = [problem for file in files if (problem := _import_components_file(file)) is not None]
+    if problems:
+        raise ComponentLoadError(problems)
+    return tuple(files)
+
+
+def _origin_of(fn: Callable[..., Any]) -> str:
+    module = getattr(fn, "__module__", None) or ""
+    if module.partition(".")[0] in _BUILTIN_PACKAGES:
+        return BUILTIN_ORIGIN  # even when a plugin's import pulls a built-in module in
+    # by module first: importing one entry point's module may import another's (a package and its submodule)
+    owners = [m for m in _module_origins if module == m or module.startswith(m + ".")]
+    if owners:
+        return _module_origins[max(owners, key=len)]
+    return _loading_origin or f"module {module}"
+
+
+@contextlib.contextmanager
+def _origin(label: str) -> Iterator[None]:
+    global _loading_origin
+    previous, _loading_origin = _loading_origin, label
+    try:
+        yield
+    finally:
+        _loading_origin = previous
 
 
 def _load_builtin_components() -> None:
-    """Import the modules that register the shipped components (once, lazily)."""
-    global _loaded
+    """Import the modules named by entry points (once, on the first lookup)."""
+    global _loaded, _discovering
     if _loaded:
         return
-    _loaded = True
+    with _lock:
+        if _loaded or _discovering:  # _discovering: a module being imported looked a component up
+            return
+        _discovering = True
+        try:
+            _discover()
+        finally:
+            _discovering = False
+            _loaded = True
+
+
+def _discover() -> None:
+    """Import procbench's own component modules, then other distributions' entry points."""
     import importlib
     import importlib.util
 
-    for module in _BUILTIN_MODULES:
-        if importlib.util.find_spec(module) is not None:
-            importlib.import_module(module)
+    own, others = _entry_points()
+    declared = {ep.value for ep in own}
+    modules = [ep.value for ep in own] + [m for m in _BUILTIN_MODULES if m not in declared]
+    if own and not set(_BUILTIN_MODULES) <= declared:
+        _problems.append(
+            LoadProblem(
+                f"entry point {_OWN_DISTRIBUTION}",
+                f"the installed metadata of {_OWN_DISTRIBUTION} lists other component modules than this checkout's",
+                hint="reinstall it (`pip install -e .`, or `make setup`); the checkout's modules were loaded too",
+            )
+        )
+    with _origin(BUILTIN_ORIGIN):
+        for module in modules:
+            if importlib.util.find_spec(module) is not None:
+                importlib.import_module(module)
+    for ep in others:
+        _module_origins.setdefault(ep.module, _entry_point_label(ep))
+    for ep in others:
+        _load_entry_point(ep)
+
+
+def _entry_points() -> tuple[list[Any], list[Any]]:
+    """The group's entry points: procbench's own (empty without installed metadata) and the others."""
+    from importlib import metadata
+
+    own: list[Any] = []
+    others: list[Any] = []
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        (own if _normalise(_dist_name(ep)) == _OWN_DISTRIBUTION else others).append(ep)
+    others.sort(key=lambda ep: (_dist_name(ep), ep.name))
+    return own, others
+
+
+def _dist_name(ep: Any) -> str:
+    dist = getattr(ep, "dist", None)
+    return (dist.name if dist is not None else "") or "?"
+
+
+def _normalise(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _load_entry_point(ep: Any) -> None:
+    """Import the module an entry point names, or call the function it names (which registers)."""
+    key = (_dist_name(ep), ep.name, ep.value)
+    if key in _entry_points_done:
+        return
+    _entry_points_done.add(key)
+    label = _entry_point_label(ep)
+    try:
+        with _origin(label):
+            target = ep.load()
+            if ep.attr and callable(target):
+                target()
+    except Exception as exc:  # a broken plugin must not break every spec: record it, report it where asked
+        _problems.append(_problem(exc, label, None, f"fix or uninstall the distribution {key[0]!r} (its entry point is {ep.value!r})"))
+
+
+def _entry_point_label(ep: Any) -> str:
+    return f"entry point {_dist_name(ep)}:{ep.name}"
+
+
+def _import_components_file(file: Path) -> LoadProblem | None:
+    import importlib.util
+
+    resolved = file.resolve()
+    stat = resolved.stat()
+    version = (stat.st_mtime_ns, stat.st_size)
+    if _spec_dir_files.get(resolved) == version:
+        return None
+    name = _module_name(resolved)
+    _module_origins[name] = str(file)
+    _forget_module(name)  # a changed file replaces what it registered before
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        return LoadProblem(str(file), "cannot be imported as a Python module", str(file))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and typing look their module up here
+    try:
+        with _origin(str(file)):
+            spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        _forget_module(name)  # nothing half-registered by a broken file lingers
+        _spec_dir_files.pop(resolved, None)
+        return _problem(exc, str(file), resolved, f"fix {file.name}: every *.py in {file.parent} is imported when a spec beside that folder is checked")
+    _spec_dir_files[resolved] = version
+    return None
+
+
+def _module_name(resolved: Path) -> str:
+    """A module name unique to the file (two spec folders may both hold components/metrics.py)."""
+    import hashlib
+
+    digest = hashlib.sha1(str(resolved.parent).encode()).hexdigest()[:10]
+    stem = re.sub(r"\W", "_", resolved.stem)
+    return f"procbench_components_{digest}_{stem}"
+
+
+def _forget_module(module: str) -> None:
+    for key in [key for key, comp in _REGISTRY.items() if comp.fn.__module__ == module]:
+        del _REGISTRY[key]
+
+
+def _problem(exc: Exception, origin: str, file: Path | None, hint: str) -> LoadProblem:
+    """Where ``exc`` arose (the deepest frame in ``file`` when given) as a LoadProblem, no traceback."""
+    if isinstance(exc, SyntaxError):
+        path = exc.filename or (str(file) if file else None)
+        return LoadProblem(origin, f"syntax error: {exc.msg}", _shown(path, file, origin), exc.lineno or 0, exc.offset or 0, hint)
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+    if file is not None:
+        frames = [f for f in frames if Path(f.filename) == file] or frames
+    frame = frames[-1] if frames else None
+    if isinstance(exc, DuplicateComponent):
+        message, hint = str(exc), "choose another name: a component cannot replace one registered elsewhere"
+    elif isinstance(exc, ImportError):
+        message, hint = f"import failed: {exc}", "install the missing package in this environment, or remove the import"
+    else:
+        message = f"raised {type(exc).__name__}: {exc}"
+    path = _shown(frame.filename, file, origin) if frame else (origin if file is not None else None)
+    return LoadProblem(origin, message, path, frame.lineno or 0 if frame else 0, 0, hint)
+
+
+def _shown(path: str | None, file: Path | None, origin: str) -> str | None:
+    """Components files are shown as the user named them (``origin``), other files as they are."""
+    if path is not None and file is not None and Path(path) == file:
+        return origin
+    return path
+
+
+def _source_line(path: str | None, line: int) -> str | None:
+    if not path or line < 1:
+        return None
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return lines[line - 1].expandtabs(1) if line <= len(lines) else None

@@ -101,7 +101,7 @@ class Exact:
         return _ExactKernel()
 
 
-@component("similarity", "exact")
+@component("similarity", "exact", takes="str", gives="float")
 def exact() -> Similarity:
     """1.0 when the (normalised) strings are equal, else 0.0."""
     return Exact()
@@ -260,7 +260,7 @@ class _BleuKernel:
         return _values_of_statistics([lengths[prediction], lengths[gold], *corrects], self.similarity.value)
 
 
-@component("similarity", "coco_bleu")
+@component("similarity", "coco_bleu", takes="str", gives="float")
 def coco_bleu(n: int = 2) -> Similarity:
     """MS-COCO caption BLEU, cumulative up to ``n`` (OpenPI uses n = 2)."""
     if n < 1:
@@ -366,7 +366,7 @@ class _RougeKernel:
         return _values_of_statistics([lcs, prediction_lengths, gold_lengths], self.similarity.value)
 
 
-@component("similarity", "rouge_l")
+@component("similarity", "rouge_l", takes="str", gives="float")
 def rouge_l(beta: float = 1.2) -> Similarity:
     """ROUGE-L F-measure (COCO caption toolkit), recall weighted by ``beta``."""
     return CocoRougeL(beta=beta)
@@ -389,7 +389,7 @@ class TokenF1:
         return 2 * p * r / (p + r)
 
 
-@component("similarity", "token_f1")
+@component("similarity", "token_f1", takes="str", gives="float")
 def token_f1() -> Similarity:
     """Harmonic mean of token precision and recall over bags of whitespace tokens."""
     return TokenF1()
@@ -423,7 +423,7 @@ class NltkBleu:
             return float(sentence_bleu([gold], prediction, weights=weights, smoothing_function=smoother))
 
 
-@component("similarity", "bleu")
+@component("similarity", "bleu", takes="str", gives="float")
 def bleu(
     n: int = 4,
     *,

@@ -2,6 +2,12 @@
 
 The compiler builds a :class:`TableReader` from a spec's ``data`` block; it returns a
 :class:`GoldSet` whose records hold the bound fields, plus per-item and per-answer labels.
+
+Reading is strict: a bound field, label path or answer-label key that a record lacks, a value of
+the wrong type, or an item with no row in a joined source is a :class:`GoldDataError` naming the
+file, line and item, collected over the whole split.  Nothing is read as ``None``, ``[]`` or
+``"unknown"`` unless the spec says it may be missing (``optional(T)`` fields, ``optional`` labels
+and sources).
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runners._types import GoldSet
+from runners._types import DataProblem, DataProblems, GoldSet
+from runners.contracts import checker, describe, mismatch
+from runners.predictions import FieldType
 
 MISSING = object()
 _DECODER = json.JSONDecoder()  # json.loads without its per-call argument handling
@@ -21,11 +29,18 @@ _DECODER = json.JSONDecoder()  # json.loads without its per-call argument handli
 
 @dataclass(frozen=True)
 class TableSource:
+    """A data file; the first source of a reader is the primary one (one record per item).
+
+    ``key``: the field joined to the item id (secondary sources).  ``optional``: items may have no
+    row here; fields and labels drawn from it must then be optional themselves.
+    """
+
     name: str
     format: str
     path: str
     key: str | None = None
     splits: tuple[str, ...] = ()
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,15 +54,24 @@ class Membership:
 
 @dataclass(frozen=True)
 class ItemLabel:
+    """A per-item label: the value at ``path`` (through ``mapping`` when given), or membership in files.
+
+    ``optional``: the path may be missing (or null) in a record, which then gets ``"unknown"``
+    (mapped like any value); otherwise a missing path is an error.  An unmapped value gets
+    ``default`` (the value itself when there is none).
+    """
+
     name: str
     path: tuple[str, ...] = ()
     mapping: Mapping[str, str] | None = None
     default: str | None = None
     members: tuple[Membership, ...] = ()
     splits: tuple[str, ...] = ()  # membership labels exist only on these splits (empty = all)
+    optional: bool = False
 
 
 ROW_INDEX = ("#row",)  # id path meaning "0-based position of the record in the primary source"
+UNKNOWN = "unknown"  # the label of an optional label path that is missing
 
 
 @dataclass(frozen=True)
@@ -61,8 +85,15 @@ class AnswerLabel:
     label: str
 
 
+# A bound gold field: (name, path, type).  ``None`` as the type checks presence only.
+Field = tuple[str, tuple[str, ...], FieldType | None]
+
+
 def iter_records(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(1-based line or row number, record) for every record of a data file."""
+    """(1-based line or row number, record) for every record of a data file.
+
+    For a whole-file ``json`` source the number is the record's 1-based position in the file.
+    """
     if fmt == "jsonl":
         decode = _DECODER.decode
         with path.open(encoding="utf-8") as handle:
@@ -92,85 +123,230 @@ def lookup(record: Any, path: Sequence[str]) -> Any:
     return record
 
 
+@dataclass
+class _Table:
+    """One loaded source: its records (a list for the primary, id -> record for keyed ones) and their lines."""
+
+    source: TableSource
+    file: str  # relative to the data root, as errors name it
+    rows: Any
+    lines: dict[str, int]
+
+    def origin(self, line: int) -> str:
+        return f"{self.file}#{line}" if self.source.format == "json" else f"{self.file}:{line}"
+
+
 @dataclass(frozen=True)
 class TableReader:
+    """Reads a split from ``sources`` (the first one primary), binding ``fields`` and labels per item.
+
+    ``fields``: ``(name, path, type)``; the path starts with a source name; a ``None`` type checks
+    presence only (a JSON null is then a value).  Paths into a source that does not exist for the
+    split (``TableSource.splits``) are not checked: the field reads as ``None`` and the label is
+    left out, as membership labels are outside their splits.
+    """
+
     sources: tuple[TableSource, ...]
     id_path: tuple[str, ...]
-    fields: tuple[tuple[str, tuple[str, ...]], ...]
+    fields: tuple[Field, ...]
     labels: tuple[ItemLabel, ...] = ()
     answer_labels: tuple[AnswerLabel, ...] = ()
 
     def __call__(self, data_root: Path, split: str) -> GoldSet:
-        tables = {s.name: self._load(data_root, split, s) for s in self.sources if not s.splits or split in s.splits}
-        primary = self.sources[0].name
-        scopes: dict[str, dict[str, Any]] = {}
-        for position, (_, record) in enumerate(tables[primary]):
-            item_id = position if self.id_path == ROW_INDEX else lookup({primary: record}, self.id_path)
-            if item_id is MISSING:
-                raise ValueError(f"a record of source {primary!r} has no id at {'.'.join(self.id_path)}")
-            # a later record with the same id overwrites the earlier one but keeps its position,
-            # as the official readers' dicts do
-            scopes[str(item_id)] = {primary: record}
+        problems = DataProblems(f"split {split!r}")
+        tables = {s.name: self._load(data_root, split, s, problems) for s in self.sources if not s.splits or split in s.splits}
+        primary = tables[self.sources[0].name]
+        scopes, lines = self._primary_records(primary, problems)
+        joined = [t for name, t in tables.items() if t is not primary]
+        fields = [(name, path, path[0] if path else "", ftype, checker(ftype) if ftype is not None else None) for name, path, ftype in self.fields]
         items: dict[str, dict[str, Any]] = {}
         labels: dict[str, dict[str, str]] = {}
+        origins: dict[str, str] = {}
         views: dict[str, dict[str, dict[str, list[str]]]] = {}
-        members = {rule.name: self._members(data_root, split, rule) for rule in self.labels if rule.members}
+        matched: dict[str, set[str]] = {rule.name: set() for rule in self.labels if rule.mapping}
+        members = {rule.name: self._members(data_root, split, rule, problems) for rule in self.labels if rule.members}
         for item_id, scope in scopes.items():
-            for name, rows in tables.items():
-                if name != primary:
-                    scope[name] = rows.get(item_id, {})
-            items[item_id] = {name: _default(lookup(scope, path)) for name, path in self.fields}
-            labels[item_id] = {}
+            origin = origins[item_id] = primary.origin(lines[item_id])
+            absent: set[str] = set()  # sources with no row for this item
+            for table in joined:
+                row = table.rows.get(item_id)
+                if row is None:
+                    absent.add(table.source.name)
+                    if not table.source.optional:
+                        problems.add(DataProblem.at(origin, item_id, f"source {table.source.name!r} ({table.file}) has no row with {table.source.key} = {item_id!r}"))
+                    row = {}
+                scope[table.source.name] = row
+            at = _Locator(item_id, origin, tables, absent)
+            record: dict[str, Any] = {}
+            for name, path, source, ftype, ok in fields:
+                value = lookup(scope, path)
+                if value is MISSING:
+                    value = None
+                    if source in scope and (ftype is None or ftype.kind != "optional"):
+                        at.report(problems, source, f"field {name!r} <- {'.'.join(path)} is {at.missing(source)}")
+                elif ok is not None and not ok(value):
+                    at.report(problems, source, f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}")  # type: ignore[union-attr]
+                record[name] = value
+            items[item_id] = record
+            item_labels = labels[item_id] = {}
             for rule in self.labels:
                 if rule.members:
                     if members[rule.name] is not None:
-                        labels[item_id][rule.name] = members[rule.name].get(item_id, rule.default or "other")
-                else:
-                    labels[item_id][rule.name] = self._label(scope, rule)
-            for rule in self.answer_labels:
-                per_value = views.setdefault(rule.name, {})
-                entries = lookup(scope, rule.items)
-                for entry in entries if isinstance(entries, list) else []:
-                    value = str(entry.get(rule.label, "unknown"))
-                    per_value.setdefault(value, {}).setdefault(item_id, []).append(entry.get(rule.text, ""))
-        return GoldSet(items=items, labels=labels, answer_views=_views(views, items, self.answer_labels))
+                        item_labels[rule.name] = members[rule.name].get(item_id, rule.default or "other")
+                elif rule.path and rule.path[0] in scope:
+                    value = self._label(scope, rule, at, problems)
+                    if value is not None:
+                        if rule.mapping is not None:
+                            if value in rule.mapping:
+                                matched[rule.name].add(value)
+                                value = rule.mapping[value]
+                            elif rule.default is not None:
+                                value = rule.default
+                        item_labels[rule.name] = value
+            for answer_rule in self.answer_labels:
+                if answer_rule.items[0] in scope:
+                    self._answer_labels(scope, answer_rule, at, problems, views.setdefault(answer_rule.name, {}))
+        problems.raise_if_any()
+        unmatched = {rule.name: keys for rule in self.labels if rule.mapping and (keys := tuple(k for k in rule.mapping if k not in matched[rule.name]))}
+        return GoldSet(items=items, labels=labels, answer_views=_views(views, items, self.answer_labels), origins=origins, unmatched_map_keys=unmatched)
 
-    def _load(self, data_root: Path, split: str, source: TableSource) -> Any:
-        path = data_root / source.path.format(split=split)
+    def _primary_records(self, primary: _Table, problems: DataProblems) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+        """Item id -> {primary source name: record}, in file order, and item id -> line."""
+        name = primary.source.name
+        by_row = self.id_path == ROW_INDEX
+        id_path = self.id_path[1:] if self.id_path[:1] == (name,) else None  # the id within the record, without a scope dict
+        scopes: dict[str, dict[str, Any]] = {}
+        lines: dict[str, int] = {}
+        for position, (line, record) in enumerate(primary.rows):
+            if by_row:
+                item_id: Any = position
+            else:
+                item_id = lookup(record, id_path) if id_path is not None else lookup({name: record}, self.id_path)
+                if type(item_id) is not str and (isinstance(item_id, bool) or not isinstance(item_id, (str, int))):
+                    what = "no id" if item_id is MISSING else f"an id that is {describe(item_id)}, not a text or an integer"
+                    problems.add(DataProblem.at(primary.origin(line), None, f"record has {what} at {'.'.join(self.id_path)}"))
+                    continue
+            # a later record with the same id overwrites the earlier one but keeps its position,
+            # as the official readers' dicts do
+            key = str(item_id)
+            scopes[key] = {name: record}
+            lines[key] = line
+        return scopes, lines
+
+    def _load(self, data_root: Path, split: str, source: TableSource, problems: DataProblems) -> _Table:
+        relative = source.path.format(split=split)
+        path = data_root / relative
         if not path.is_file():
             raise FileNotFoundError(f"data file for source {source.name!r}, split {split!r} not found: {path}")
+        table = _Table(source, relative, [], {})
         records = list(iter_records(path, source.format))
         if source.key is None:
-            return records
-        return {str(r.get(source.key)): r for _, r in records}
+            table.rows = records
+            return table
+        rows: dict[str, Any] = {}
+        for line, record in records:
+            key = record.get(source.key, MISSING) if type(record) is dict or isinstance(record, Mapping) else MISSING
+            if key is MISSING or key is None:
+                problems.add(DataProblem.at(table.origin(line), None, f"record of source {source.name!r} has no key field {source.key!r}"))
+                continue
+            rows[str(key)] = record  # the last record of an id wins, as a dict built from the file would
+            table.lines[str(key)] = line
+        table.rows = rows
+        return table
 
     @staticmethod
-    def _members(data_root: Path, split: str, rule: ItemLabel) -> dict[str, str] | None:
+    def _members(data_root: Path, split: str, rule: ItemLabel, problems: DataProblems) -> dict[str, str] | None:
         if rule.splits and split not in rule.splits:
             return None
         out: dict[str, str] = {}
         for member in rule.members:
-            path = data_root / member.path.format(split=split)
+            relative = member.path.format(split=split)
+            path = data_root / relative
             if not path.is_file():
                 raise FileNotFoundError(f"membership file for label {rule.name!r} not found: {path}")
             fmt = {".csv": "csv", ".tsv": "tsv", ".json": "json"}.get(path.suffix, "jsonl")
-            for _, record in iter_records(path, fmt):
-                key = record.get(member.column)
-                if key is not None:
-                    out.setdefault(str(key), member.label)
+            for line, record in iter_records(path, fmt):
+                key = record.get(member.column) if isinstance(record, Mapping) else None
+                if key is None:
+                    problems.add(DataProblem(relative, line, None, f"membership row for label {rule.name!r} has no column {member.column!r}", fmt == "json"))
+                    continue
+                out.setdefault(str(key), member.label)
         return out
 
     @staticmethod
-    def _label(scope: Mapping[str, Any], rule: ItemLabel) -> str:
+    def _label(scope: Mapping[str, Any], rule: ItemLabel, at: _Locator, problems: DataProblems) -> str | None:
+        """The label's raw text (before mapping); None after reporting a problem."""
         value = lookup(scope, rule.path)
-        text = "unknown" if value is MISSING or value is None else str(value)
-        if rule.mapping is not None:
-            return rule.mapping.get(text, rule.default if rule.default is not None else text)
-        return text
+        if type(value) is str:
+            return value
+        source = rule.path[0]
+        if value is MISSING or value is None:
+            if rule.optional:
+                return UNKNOWN
+            at.report(problems, source, f"label {rule.name!r} <- {'.'.join(rule.path)} is {at.missing(source)}" + ("" if value is MISSING else " (null)"))
+            return None
+        if isinstance(value, (int, float)):  # numbers and booleans name a label as their text
+            return str(value)
+        at.report(problems, source, f"label {rule.name!r} <- {'.'.join(rule.path)} must be a text or a number, got {describe(value)}")
+        return None
+
+    @staticmethod
+    def _answer_labels(scope: Mapping[str, Any], rule: AnswerLabel, at: _Locator, problems: DataProblems, per_value: dict[str, dict[str, list[str]]]) -> None:
+        entries = lookup(scope, rule.items)
+        source, where = rule.items[0], ".".join(rule.items)
+        if type(entries) is not list:
+            if isinstance(entries, Mapping) and not entries:
+                return  # OpenPI writes {} instead of [] for the items that have no answers
+            if entries is MISSING or entries is None:
+                at.report(problems, source, f"answer_label {rule.name!r}: items <- {where} is {at.missing(source)}")
+            else:
+                at.report(problems, source, f"answer_label {rule.name!r}: items <- {where} must be a list of objects, got {describe(entries)}")
+            return
+        item_id = at.item_id
+        for position, entry in enumerate(entries, 1):
+            if type(entry) is not dict and not isinstance(entry, Mapping):
+                at.report(problems, source, f"answer_label {rule.name!r}: entry {position} of {where} must be an object, got {describe(entry)}")
+                continue
+            text, label = entry.get(rule.text, MISSING), entry.get(rule.label, MISSING)
+            if type(text) is not str or type(label) is not str:
+                bad = []
+                if not isinstance(text, str):
+                    bad.append(f"has no {rule.text!r}" if text is MISSING else f"{rule.text!r} must be a text, got {describe(text)}")
+                if label is MISSING:
+                    bad.append(f"has no {rule.label!r}")
+                elif not isinstance(label, (str, int, float)):  # a number names a label as its text
+                    bad.append(f"{rule.label!r} must be a text or a number, got {describe(label)}")
+                if bad:
+                    at.report(problems, source, f"answer_label {rule.name!r}: entry {position} of {where} {' and '.join(bad)}")
+                    continue
+                text, label = str(text), str(label)
+            per_value.setdefault(label, {}).setdefault(item_id, []).append(text)
 
 
-def _default(value: Any) -> Any:
-    return None if value is MISSING else value
+class _Locator:
+    """Says where a problem of one item lies: the line of the record of the source a path starts in."""
+
+    __slots__ = ("item_id", "origin", "tables", "absent")
+
+    def __init__(self, item_id: str, origin: str, tables: Mapping[str, _Table], absent: set[str]):
+        self.item_id, self.origin, self.tables, self.absent = item_id, origin, tables, absent
+
+    def where(self, source: str) -> str:
+        table = self.tables.get(source)
+        if table is None or source in self.absent or table.source.key is None:
+            return self.origin
+        return table.origin(table.lines[self.item_id])
+
+    def missing(self, source: str) -> str:
+        if source in self.absent:
+            return f"missing: source {source!r} has no row for this item"
+        return "missing"
+
+    def report(self, problems: DataProblems, source: str, message: str) -> None:
+        table = self.tables.get(source)
+        if source in self.absent and table is not None and not table.source.optional:
+            return  # the missing row is reported once, not once per field drawn from it
+        problems.add(DataProblem.at(self.where(source), self.item_id, message))
 
 
 def _views(

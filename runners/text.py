@@ -21,32 +21,32 @@ Step = Callable[[str], str]
 ASCII_PUNCTUATION = string.punctuation
 
 
-@component("normaliser", "strip")
+@component("normaliser", "strip", takes="str", gives="str")
 def strip() -> Step:
     """Remove leading and trailing (Unicode) whitespace."""
     return str.strip
 
 
-@component("normaliser", "lowercase")
+@component("normaliser", "lowercase", takes="str", gives="str")
 def lowercase() -> Step:
     """Python's full Unicode lower-casing."""
     return str.lower
 
 
-@component("normaliser", "delete_chars")
+@component("normaliser", "delete_chars", takes="str", gives="str")
 def delete_chars(chars: str) -> Step:
     """Delete every character of ``chars`` (an explicit set: no hidden notion of punctuation)."""
     table = str.maketrans("", "", chars)
     return lambda text: text.translate(table)
 
 
-@component("normaliser", "squeeze_whitespace")
+@component("normaliser", "squeeze_whitespace", takes="str", gives="str")
 def squeeze_whitespace() -> Step:
     """Split on any whitespace run and re-join with single spaces (also strips the ends)."""
     return lambda text: " ".join(text.split())
 
 
-@component("normaliser", "drop_words")
+@component("normaliser", "drop_words", takes="str", gives="str")
 def drop_words(words: list[str], *, case_insensitive: bool = True) -> Step:
     """Split on single spaces and drop the listed words."""
     stop = frozenset(w.lower() for w in words) if case_insensitive else frozenset(words)
@@ -54,7 +54,7 @@ def drop_words(words: list[str], *, case_insensitive: bool = True) -> Step:
     return lambda text: " ".join(t for t in text.split(" ") if key(t) not in stop)
 
 
-@component("normaliser", "remove_leading_article")
+@component("normaliser", "remove_leading_article", takes="str", gives="str")
 def remove_leading_article(articles: list[str]) -> Step:
     """Delete the first listed article (with its trailing space) that the text starts with."""
     prefixes = tuple(a if a.endswith(" ") else a + " " for a in articles)
@@ -68,7 +68,7 @@ def remove_leading_article(articles: list[str]) -> Step:
     return step
 
 
-@component("normaliser", "split_on")
+@component("normaliser", "split_on", takes="str", gives="str")
 def split_on(separator: str, *, joiner: str = " ") -> Step:
     """Split on a literal separator, strip each part and re-join (e.g. ``;`` alternatives)."""
     return lambda text: joiner.join(part.strip() for part in text.split(separator))
@@ -90,7 +90,7 @@ def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
     return functools.lru_cache(maxsize=None)(SnowballStemmer("english").stem)
 
 
-@component("normaliser", "stem")
+@component("normaliser", "stem", takes="str", gives="str")
 def stem(algorithm: StemAlgorithm = "porter", *, mode: PorterMode = "nltk_extensions", unit: Literal["token", "whole"] = "token") -> Step:
     """Stem each whitespace token (dropping tokens whose stem is empty), or the whole string as one word."""
     stemmer = _stemmer(algorithm, mode)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from procbench.cli import app
-from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
 
 runner = CliRunner()
 SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"
@@ -22,11 +22,32 @@ def test_check_all_specs_passes() -> None:
 
 def test_check_reports_position_caret_and_hint(tmp_path: Path) -> None:
     bad = tmp_path / "bad.spec"
-    bad.write_text('task "x" {\n  title = "t"\n  version = "1"\n  primary = "m"\n  metrc "m" { }\n}\n')
+    bad.write_text('task x {\n  title = "t"\n  version = "1"\n  primary = m\n  metrc m { }\n}\n')
     result = runner.invoke(app, ["check", str(bad)])
     assert result.exit_code == 3
     assert f"{bad}:5:3: error: unknown block 'metrc' in a task block" in result.output
     assert "^" in result.output and "did you mean 'metric'?" in result.output
+
+
+def test_a_typo_in_a_map_source_passes_check_but_fails_check_data(tmp_path: Path) -> None:
+    # The path inside a data source is only known from the data: `check` cannot see the typo,
+    # `check --data` must, or every item silently gets map()'s default label.
+    source = (SPECS_DIR / "openpi.spec").read_text()
+    assert source.count("map(meta.question_metadata.topic,") == 1
+    source = source.replace("map(meta.question_metadata.topic,", "map(meta.question_metadata.topik,")
+    spec = tmp_path / "openpi.spec"
+    spec.write_text(source)
+    (tmp_path / "openpi.lock").write_text((SPECS_DIR / "openpi.lock").read_text())
+    line = next(n for n, text in enumerate(source.splitlines(), 1) if "map(meta.question_metadata.topik," in text)
+    col = source.splitlines()[line - 1].index("map(") + 1
+
+    plain = runner.invoke(app, ["check", str(spec)])
+    assert plain.exit_code == 0, plain.output
+    with_data = runner.invoke(app, ["check", str(spec), "--data", "--data-dir", str(SAMPLE_DATA_ROOT)])
+    assert with_data.exit_code == 3, with_data.output
+    for split in ("dev", "test"):
+        assert f"{spec}:{line}:{col}: error: split '{split}': openpi/data/gold/{split}/id_question_metadata.jsonl:1: item " in with_data.output
+    assert "label 'domain' <- meta.question_metadata.topik is missing" in with_data.output
 
 
 def test_score_json_shape(tmp_path: Path) -> None:

@@ -399,20 +399,20 @@ def test_cli_fetches_paradise_from_a_mirror_and_the_hub_cache_then_scores_offlin
     assert json.loads(scored.stdout)["n_items"] == 500
 
 
-def test_cli_exits_5_and_leaves_nothing_when_the_hash_is_wrong(server: Loopback, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    content = SAMPLE_FILE.read_bytes()
-    url = _serve(server, content, "raw.example.org/reverse_tip_test.csv")
-    spec_text = (PROJECT_ROOT / "specs" / "paradise-reverse-tip.spec").read_text()
-    start = spec_text.index('  fetch "')
-    end = spec_text.index("  }\n", start) + 4
-    block = f'  fetch "tampered" {{\n    url = "{url}"\n    path = "paradise/src/data/rq_variations/rq4/reverse_tip_test.csv"\n    sha256 = "{"0" * 64}"\n    size = {len(content)}\n  }}\n'
-    spec_file = tmp_path / "paradise-reverse-tip.spec"
-    spec_file.write_text(spec_text[:start] + block + spec_text[end:])
+def test_cli_exits_5_and_leaves_nothing_when_the_upstream_file_differs(server: Loopback, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mirror serves other bytes of the right size: the digest the task declares (its lock) refuses them."""
+    (item,) = fetching.plan("paradise-reverse-tip")
+    parts = urlsplit(item.spec.url)
+    served = server.root / parts.netloc / unquote(parts.path).lstrip("/")
+    served.parent.mkdir(parents=True)
+    served.write_bytes(b"x" * item.spec.size)
     monkeypatch.setenv("PROCBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PROCBENCH_MIRROR", server.url)
 
-    result = _cli("data", "fetch", str(spec_file), "--to", str(tmp_path / "data"))
+    result = _cli("data", "fetch", "paradise-reverse-tip", "--to", str(tmp_path / "data"))
     assert result.exit_code == 5
-    assert "FAILED" in result.stderr and f"expected {'0' * 64}" in result.stderr and "not put in place" in result.stderr
-    assert not (tmp_path / "data/paradise/src/data/rq_variations/rq4/reverse_tip_test.csv").exists()
-    missing = _cli("data", "status", str(spec_file), "--data-dir", str(tmp_path / "data"))
+    assert "FAILED" in result.stderr and f"expected {item.spec.sha256}" in result.stderr and "not put in place" in result.stderr
+    assert hashlib.sha256(b"x" * item.spec.size).hexdigest() in result.stderr
+    assert not (tmp_path / "data" / item.spec.path).exists() and not list((tmp_path / "cache").rglob("*.part"))
+    missing = _cli("data", "status", "paradise-reverse-tip", "--data-dir", str(tmp_path / "data"))
     assert missing.exit_code == 4 and "missing" in missing.stdout

@@ -21,6 +21,8 @@ from runners.predictions import json_objects
 from runners.registry import component
 
 EXAMPLES_IN_WARNINGS = 3
+# Each item's prediction is the ``graph`` text itself (a str, not a dict): the contract names it by its key in the file.
+PREDICTION_FIELDS = {"graph": "str"}
 
 
 def _json_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -41,7 +43,7 @@ def _item_id(value: Any) -> str | None:
     return None
 
 
-@component("predictions", "paged.graph_text")
+@component("predictions", "paged.graph_text", fields=PREDICTION_FIELDS)
 def read_graph_text(path: Path, gold: GoldSet) -> dict[str, str]:
     """Validate a PAGED prediction file; returns ``file_index`` (str) -> model output text.
 

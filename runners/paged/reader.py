@@ -21,6 +21,14 @@ from runners.registry import component
 SPLITS = ("train", "dev", "test")
 GOLD_DIR = Path("paged") / "dataset" / "procedural_graph_extraction"
 GATEWAY_NAMES = {NodeType.XOR: "exclusive", NodeType.OR: "inclusive", NodeType.AND: "parallel"}
+# The contract: the label values document_labels gives, and GoldDocument's attributes (the gold record;
+# ``graph`` and ``lines`` are derived from ``record``).
+LABEL_VALUES = {
+    "gateways": ("none", *GATEWAY_NAMES.values(), "mixed"),
+    "constraints": ("none", "data", "action", "both"),
+    "actors": ("none", "single", "multiple"),
+}
+DOCUMENT_FIELDS = {"file_index": "int", "paragraph": "str", "record": "str"}
 
 
 def gold_path(data_root: Path, split: str) -> Path:
@@ -55,7 +63,7 @@ def read_gold_file(path: Path) -> GoldSet:
     return gold_set(load_documents(Path(path)))
 
 
-@component("reader", "paged.graphs")
+@component("reader", "paged.graphs", fields=DOCUMENT_FIELDS, labels=LABEL_VALUES)
 def read_graphs(data_root: Path, split: str) -> GoldSet:
     """PAGED procedural graphs of one split (``dev``; ``test``/``train`` when present), in file order.
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from runners._types import GoldSet, ItemScore
 from runners.paged.gold import GoldDocument
-from runners.paged.lexical import score_document
+from runners.paged.lexical import empty_statistics, score_document
 from runners.paged.linearise import GoldLine
 from runners.paged.metrics import EXTRA, HEADLINE, metric_values, sum_statistics
 from runners.paged.parse import ParsedOutput, Span, parse_edge, parse_text
@@ -25,6 +25,14 @@ DIAGNOSTICS = (
     "prompt_spelling_lines",
     "missing_prediction",
 )
+STATISTICS = (*empty_statistics(), *DIAGNOSTICS)  # the per-document values, in the scorer's order
+
+
+def lexical_metrics(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """<name>, <name>_p, <name>_r for the ten headline metrics; with strict_extras (default) also for the strict ones, and gold_line_coverage."""
+    chosen = HEADLINE + (EXTRA if params.get("strict_extras", True) else ())
+    names = tuple(f"{m.name}{suffix}" for m in chosen for suffix in ("", "_p", "_r"))
+    return names + (("gold_line_coverage",) if params.get("strict_extras", True) else ())
 
 
 def gold_spans(lines: Sequence[GoldLine]) -> list[Span]:
@@ -68,7 +76,7 @@ def score_output(document: GoldDocument, output: str | None, *, prompt_spellings
     return _statistics(gold_spans(document.lines), parse_text(output or "", prompt_spellings=prompt_spellings), output)
 
 
-@component("scorer", "paged.lexical")
+@component("scorer", "paged.lexical", needs={"record": "str"}, emits=STATISTICS)
 def lexical_scorer(gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spellings: bool = False) -> list[ItemScore]:
     """Per document, the official PAGED statistics: strict node/edge/actor counts, BLEU sums and item
     counts per element type for both passes (keys documented in :mod:`runners.paged.lexical`), plus
@@ -90,7 +98,7 @@ def lexical_scorer(gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spel
     return [ItemScore(item_id, _statistics(gold_side, parsed, output)) for item_id, gold_side, parsed, output in documents]
 
 
-@component("aggregator", "paged.lexical")
+@component("aggregator", "paged.lexical", emits=lexical_metrics)
 def lexical_aggregator(items: Sequence[ItemScore], *, round_digits: int | None = 4, strict_extras: bool = True) -> dict[str, float]:
     """Corpus micro P/R/F1 of the official PAGED metrics from per-document statistics.
 

@@ -28,6 +28,9 @@ SIM_ABOVE_HALF, SIM_AT_MOST_HALF = "sim > 0.5", "sim <= 0.5"
 STRONGLY_EXPLICIT = "explicit (>0.75)"
 EXPLICIT = "explicit (>0.5)"
 IMPLICIT = "implicit"
+# The contract: ParadiseItem's attributes (endings: a 4-tuple) and the slice labels with their values.
+ITEM_FIELDS = {"goal": "str", "endings": "list(str)", "label": "int"}
+LABEL_VALUES = {EXPLICITNESS: (STRONGLY_EXPLICIT, EXPLICIT, IMPLICIT), SIMILARITY: (SIM_ABOVE_HALF, SIM_AT_MOST_HALF)}
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,9 @@ def explicitness_labels(data_root: Path, task: str, item_ids: list[str]) -> dict
     return labels
 
 
-@component("reader", "paradise.choices")
+# Both labels exist only on the test and test_<perturbation> splits of warning and tip (not dev, not
+# the reverse tasks): the rq3 membership files list test rows only.
+@component("reader", "paradise.choices", fields=ITEM_FIELDS, labels=LABEL_VALUES)
 def read_choices(data_root: Path, split: str, *, task: Task) -> GoldSet:
     """PARADISE multiple-choice items of one task and split, keyed by row index.
 

@@ -45,7 +45,7 @@ def weighted_prf(gold: Sequence[int], predicted: Sequence[int]) -> WeightedPRF:
     return WeightedPRF(precision / total, recall / total, f1 / total)
 
 
-@component("scorer", "paradise.accuracy")
+@component("scorer", "paradise.accuracy", needs={"label": "int"}, emits=("correct", "predicted", "gold"))
 def score_choices(gold: GoldSet, predictions: Mapping[str, int]) -> list[ItemScore]:
     """Per item: ``correct`` (1/0), ``predicted`` and ``gold`` (ending indices 0-3)."""
     scores = []
@@ -57,7 +57,7 @@ def score_choices(gold: GoldSet, predictions: Mapping[str, int]) -> list[ItemSco
     return scores
 
 
-@component("aggregator", "paradise.accuracy")
+@component("aggregator", "paradise.accuracy", emits=("accuracy", "weighted_p", "weighted_r", "weighted_f1"))
 def aggregate_accuracy(items: Sequence[ItemScore]) -> dict[str, float]:
     """``accuracy`` (fraction in [0, 1]) and ``weighted_p``/``weighted_r``/``weighted_f1``; zeros when empty."""
     if not items:

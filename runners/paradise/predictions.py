@@ -122,7 +122,8 @@ def _ids_with_problems(problems: list[Problem]) -> set[str]:
     return {p.item_id for p in problems if p.item_id is not None}
 
 
-@component("predictions", "paradise.labels")
+# Each item's prediction is the chosen ending itself (an int 0-3, not a dict), named by its key in the file.
+@component("predictions", "paradise.labels", fields={"label": "int"})
 def read_labels(path: Path, gold: GoldSet) -> dict[str, int]:
     """A PARADISE prediction file (JSON lines ``{"id", "label"}`` or CSV ``id,label``) -> row index -> ending 0-3.
 

@@ -147,7 +147,7 @@ def read_submission(path: Path, gold_ids: list[str], *, model: str = "", judge: 
     return {qid: answers[qid] for qid in gold_ids if qid in answers}
 
 
-@component("predictions", "pmllm.answers")
+@component("predictions", "pmllm.answers", fields={"question_id": "str", "answer": "str", "verdict": "optional(str)"})
 def read_answers(path: Path, gold: GoldSet, *, model: str = "", judge: str = "") -> dict[str, Answer]:
     """A model's answers (JSON lines, or upstream's ``<model>_<question id>.txt`` folder) with optional verdicts.
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from runners._types import GoldSet
-from runners.pmllm.naming import QUESTION_ID, category_of, is_vision
+from runners.pmllm.naming import CATEGORIES, QUESTION_ID, category_of, is_vision
 from runners.pmllm.textio import read_text
 from runners.registry import component
 
@@ -22,6 +22,9 @@ IMAGE_PROMPT = "Can you describe the provided visualization?"
 SUFFIXES = {".txt": "text", ".png": "vision"}
 
 Modality = Literal["text", "vision"]
+# The contract: Question's attributes and the slice labels (category = "cat" + two digits, as read_questions writes it).
+QUESTION_FIELDS = {"question_id": "str", "category": "int", "modality": "enum(text, vision)", "text": "str", "image": "optional(any)"}
+LABEL_VALUES = {"category": tuple(f"cat{c:02d}" for c in CATEGORIES), "modality": get_args(Modality)}
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def load_questions(data_root: Path) -> dict[str, Question]:
     return dict(sorted(questions.items()))
 
 
-@component("reader", "pmllm.questions")
+@component("reader", "pmllm.questions", fields=QUESTION_FIELDS, labels=LABEL_VALUES)
 def read_questions(data_root: Path, split: str) -> GoldSet:
     """All PM-LLM-Benchmark questions (one split, ``main``); slices ``category`` (cat01..cat08) and ``modality`` (text/vision)."""
     if split != SPLIT:

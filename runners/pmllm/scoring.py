@@ -12,11 +12,14 @@ from runners.pmllm.naming import CATEGORIES, VISION_CATEGORY, category_of
 from runners.registry import component
 
 
+SUMS = ("score", "total", *(f"c{c}" for c in CATEGORIES), "verdicts")
+
+
 class MissingVerdicts(InvalidPredictions):
     """Answers that the judge has not graded yet: run the judge (runners.pmllm.judge) first."""
 
 
-@component("scorer", "pmllm.grades")
+@component("scorer", "pmllm.grades", emits=("grade", "score", "judged"))
 def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penalty: bool = False) -> list[ItemScore]:
     """Per question: ``grade`` (read from the verdict), ``score`` (normalised, CoT-penalised if asked), ``judged`` (1/0).
 
@@ -39,7 +42,7 @@ def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penal
     return scores
 
 
-@component("aggregator", "pmllm.sums")
+@component("aggregator", "pmllm.sums", emits=SUMS)
 def aggregate_sums(items: Sequence[ItemScore]) -> dict[str, float]:
     """``score`` (textual questions, /10), ``total`` (all, /10), ``c1``..``c8`` (per category, /10), ``verdicts``.
 

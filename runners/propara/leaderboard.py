@@ -23,8 +23,14 @@ DEFAULT_ANSWERS = "propara/aristo-leaderboard/propara/data/{split}/answers.tsv"
 DEFAULT_PROMPTS = "propara/propara/data/emnlp18/grids.v1.{split}.tsv"
 _EXAMPLES = 5
 
+# The contract: gold and prediction records are ProcessTracks (attributes, not dict keys).
+TRACK_FIELDS = {"process_id": "int", "num_sentences": "int", "participants": "list(any)"}  # a tuple of ParticipantTrack
+PER_QUESTION = tuple(f"{question}_{part}" for question in QUESTIONS for part in ("p", "r", "f1"))
+OVERALL = ("precision", "recall", "f1")
 
-@component("reader", "propara.answers")
+
+# ``prompt`` is absent from every item when the split's grids file is missing (a warning says so).
+@component("reader", "propara.answers", fields=TRACK_FIELDS, labels={"prompt": ()})
 def read_answers(data_root: Path, split: str, *, answers: str = DEFAULT_ANSWERS, prompts: str = DEFAULT_PROMPTS) -> GoldSet:
     """Gold action file of ``split``: items = process id (str, ascending) -> ProcessTracks.
 
@@ -51,7 +57,7 @@ def _gold_problems(path: Path, parsed: ActionFile) -> str:
     return f"invalid gold action file {path} ({len(parsed.problems)} problem(s)):\n{shown}{more}"
 
 
-@component("predictions", "propara.action_file")
+@component("predictions", "propara.action_file", fields=TRACK_FIELDS)
 def read_predictions(path: Path, gold: GoldSet) -> dict[str, ProcessTracks]:
     """A six-column action file checked by the official rules (2A.2), every problem reported.
 
@@ -130,7 +136,7 @@ def _sample(values: Sequence[object]) -> str:
     return shown + (f" and {len(values) - _EXAMPLES} more" if len(values) > _EXAMPLES else "")
 
 
-@component("scorer", "propara.leaderboard")
+@component("scorer", "propara.leaderboard", needs={"num_sentences": "int", "participants": "list(any)"}, emits=PER_QUESTION)
 def score_leaderboard(
     gold: GoldSet, predictions: Mapping[str, ProcessTracks], *, on_zero_denominator: float = 1.0
 ) -> list[ItemScore]:
@@ -153,7 +159,7 @@ def score_leaderboard(
     return scores
 
 
-@component("aggregator", "propara.leaderboard")
+@component("aggregator", "propara.leaderboard", emits=OVERALL + PER_QUESTION)
 def aggregate_leaderboard(items: Sequence[ItemScore], *, digits: int = 3, round_overall: bool = True) -> dict[str, float]:
     """The official numbers (2A.7) over ``items``; all zeros for an empty subset.
 

@@ -28,8 +28,23 @@ MICRO_WEIGHTS = {"cat1": 750, "cat2": 601, "cat3": 823}
 F1_SCORED = ("q8",)  # "At which steps does x move?" has several answers: its score is F1, not accuracy
 _EXAMPLES = 5
 
+# The contract: gold records are Paragraph values, prediction records ParagraphGrid values (attributes).
+PARAGRAPH_FIELDS = {"pid": "int", "inventory": "list(str)", "annotator_sets": "list(list(any))"}  # a frozenset; tuples of Label tuples
+GRID_FIELDS = {"pid": "int", "rows": "any", "n_steps": "int"}  # rows: a mapping participant -> sentence -> GridRow
+COUNTS = tuple(f"{q}_{o}" for q in QUESTION_IDS for o in OUTCOMES)
+DETAIL_RATES = ("precision", "recall", "f1", "accuracy")
 
-@component("reader", "propara.naacl18")
+
+def naacl18_metrics(params: Mapping[str, object]) -> tuple[str, ...]:
+    """q1..q10, cat1..cat3, macro, micro; with detail = true also q<n>_precision/_recall/_f1/_accuracy and q<n>_tp/_fp/_tn/_fn."""
+    names = (*QUESTION_IDS, *CATEGORIES, "macro", "micro")
+    if params.get("detail", False):
+        names += tuple(f"{q}_{name}" for q in QUESTION_IDS for name in (*DETAIL_RATES, *OUTCOMES))
+    return names
+
+
+# ``prompt`` is absent from every item when the split's grids file is missing (a warning says so).
+@component("reader", "propara.naacl18", fields=PARAGRAPH_FIELDS, labels={"prompt": ()})
 def read_naacl18(
     data_root: Path,
     split: str,
@@ -56,7 +71,7 @@ def read_naacl18(
     return GoldSet(items=items, labels=prompt_labels(items, read_prompts(root / prompts.format(split=split))))
 
 
-@component("predictions", "propara.naacl18_grid")
+@component("predictions", "propara.naacl18_grid", fields=GRID_FIELDS)
 def read_naacl18_grid(path: Path, gold: GoldSet) -> dict[str, ParagraphGrid]:
     """TAB rows ``pid sid participant from to`` (``null``/``unk`` special), validated as 2B.1/2B.7.
 
@@ -111,7 +126,7 @@ def _sample(values: Sequence[object]) -> str:
     return shown + (f" and {len(values) - _EXAMPLES} more" if len(values) > _EXAMPLES else "")
 
 
-@component("scorer", "propara.naacl18")
+@component("scorer", "propara.naacl18", needs={"annotator_sets": "list(list(any))"}, emits=COUNTS)
 def score_naacl18(gold: GoldSet, predictions: Mapping[str, ParagraphGrid]) -> list[ItemScore]:
     """Per paragraph ``q<n>_tp``, ``q<n>_fp``, ``q<n>_tn``, ``q<n>_fn`` for n = 1..10 (counts)."""
     scores = []
@@ -169,7 +184,7 @@ def question_results(items: Sequence[ItemScore]) -> dict[str, QuestionResult]:
     }
 
 
-@component("aggregator", "propara.naacl18")
+@component("aggregator", "propara.naacl18", emits=naacl18_metrics)
 def aggregate_naacl18(items: Sequence[ItemScore], *, detail: bool = False) -> dict[str, float]:
     """``q1``..``q10`` (100 × accuracy; Q8 100 × F1), ``cat1``..``cat3``, ``macro``, ``micro`` (unrounded).
 

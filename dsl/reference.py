@@ -1,0 +1,213 @@
+"""The component reference, generated from the registry: signatures, contracts and doc lines.
+
+One source for ``procbench components`` and for the section of ``docs/language.md`` between the
+markers below, so the documentation cannot drift from the code (a test compares them; ``make docs``
+rewrites the section)::
+
+    python -m dsl.reference --write     # regenerate the section in docs/language.md
+    python -m dsl.reference --check     # exit 1 when it is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import re
+import sys
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from runners import registry
+
+BEGIN = "<!-- components:begin -->"
+END = "<!-- components:end -->"
+DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "language.md"
+REGENERATE = "make docs"
+
+
+# ---------------------------------------------------------------------------------------------
+# one component, as a spec writer sees it
+
+
+def type_spelling(annotation: Any) -> str:
+    """A parameter's type in the spelling of spec types (``list(str)``, ``optional(int)``, ``enum("a", "b")``)."""
+    if annotation in registry.NAME_PARAMS:
+        return registry.NAME_PARAMS[annotation]
+    if annotation is Any or annotation is inspect.Parameter.empty:
+        return "any"
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Literal:
+        return "enum(" + ", ".join(json.dumps(a) for a in args) + ")"
+    if origin in (list, tuple, Sequence):
+        return f"list({type_spelling(args[0]) if args else 'any'})"
+    if origin is dict or annotation is dict:
+        return "object"
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        present = [a for a in args if a is not type(None)]
+        spelled = " | ".join(type_spelling(a) for a in present)
+        return f"optional({spelled})" if len(present) < len(args) else spelled
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def value_spelling(value: Any, annotation: Any = None) -> str:
+    """A default value as a spec writes it (``true``, ``"porter"``, ``[", "]``; a name param's default bare)."""
+    if annotation in registry.NAME_PARAMS and isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(value_spelling(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + "  ".join(f"{k} = {value_spelling(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def param_spelling(param: registry.Param) -> str:
+    """``name: type`` (required), ``name: type = default``, or ``name: optional(type)`` (unset by default)."""
+    text = f"{param.name}: {type_spelling(param.type)}"
+    if param.required or param.default is None:
+        return text
+    return f"{text} = {value_spelling(param.default, param.type)}"
+
+
+def signature(comp: registry.Component) -> str:
+    """``name(param: type = default, ...)``: how a spec calls the component."""
+    return f"{comp.name}({', '.join(param_spelling(p) for p in comp.params)})"
+
+
+def first_paragraph(doc: str) -> str:
+    """The docstring's first paragraph on one line, reStructuredText literals and roles as Markdown code."""
+    paragraph = doc.strip().split("\n\n", 1)[0] if doc.strip() else ""
+    text = " ".join(line.strip() for line in paragraph.splitlines()).replace("``", "`")
+    return re.sub(r":[a-z]+:(`[^`]+`)", r"\1", text)  # :mod:`x` -> `x`
+
+
+def describe(comp: registry.Component) -> dict[str, Any]:
+    """A JSON-ready description (``procbench components --json``)."""
+    params = []
+    for p in comp.params:
+        entry: dict[str, Any] = {"name": p.name, "type": type_spelling(p.type), "required": p.required}
+        if not p.required:
+            entry["default"] = p.default if _is_json(p.default) else repr(p.default)
+        params.append(entry)
+    return {
+        "kind": comp.kind,
+        "name": comp.name,
+        "signature": signature(comp),
+        "params": params,
+        "contract": comp.contract.describe(),
+        "version": comp.version,
+        "origin": comp.origin,
+        "doc": first_paragraph(comp.doc),
+    }
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# the generated section of docs/language.md
+
+
+def render_reference(components: Sequence[registry.Component] | None = None) -> str:
+    """The Markdown between the markers: every built-in component, per kind, in the order of KINDS.
+
+    Only built-ins: an installed plugin or a test's components must not change the shipped docs.
+    """
+    shipped = [c for c in (registry.all_components() if components is None else components) if c.origin == registry.BUILTIN_ORIGIN]
+    out = [
+        f"<!-- Generated from the component registry by `{REGENERATE}` (python -m dsl.reference --write): edit the docstrings, not this text. -->",
+        "",
+        "### Component reference",
+        "",
+        "Every shipped component, as `procbench components` lists it. A parameter reads `name: type = default`;",
+        "one without a default is required, an `optional(...)` one is unset unless given. Parameters typed",
+        "`gold field`, `prediction field` or `per-item value` take a bare name that the spec declares.",
+        "The contract says what a component takes and gives, the fields and labels it provides or needs,",
+        "and the values it emits.",
+    ]
+    for kind in registry.KINDS:
+        of_kind = sorted((c for c in shipped if c.kind == kind), key=lambda c: c.name)
+        if not of_kind:
+            continue
+        out += ["", f"#### {kind}", ""]
+        for comp in of_kind:
+            doc = first_paragraph(comp.doc)
+            out.append(f"- `{signature(comp)}` (version {comp.version})" + (f": {_markdown(doc)}" if doc else ""))
+            out += [f"  - {contract_line(line)}" for line in comp.contract.describe()]
+    return "\n".join(out) + "\n"
+
+
+MAX_NAMES = 16  # a contract line listing more names than this is cut in the docs (the CLI lists all)
+
+
+def contract_line(line: str) -> str:
+    """A contract line for the docs: on one line, a very long list of names cut short."""
+    title, sep, rest = " ".join(line.split()).partition(": ")
+    names = rest.split(", ") if sep else []
+    if len(names) > MAX_NAMES:
+        rest = ", ".join(names[:MAX_NAMES]) + f" and {len(names) - MAX_NAMES} more (`procbench components` lists them)"
+    return _markdown(f"{title}{sep}{rest}")
+
+
+def _markdown(text: str) -> str:
+    """Text safe in Markdown: outside `code`, ``*`` and a ``<`` that would open a tag are escaped (``q<n>_tp``)."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(part if part.startswith("`") else re.sub(r"<(?=[A-Za-z/!?])", "&lt;", part).replace("*", "\\*") for part in parts)
+
+
+def section_of(text: str) -> str | None:
+    """What lies between the markers (None when they are missing)."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        return None
+    return text[start + len(BEGIN) : end].strip("\n") + "\n"
+
+
+def with_section(text: str, section: str) -> str:
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{BEGIN} ... {END} markers not found: put them where the component reference belongs")
+    return text[: start + len(BEGIN)] + "\n" + section + text[end:]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dsl.reference", description="Generate the component reference in docs/language.md.")
+    parser.add_argument("--write", action="store_true", help="rewrite the section between the markers")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the section is out of date")
+    parser.add_argument("--doc", type=Path, default=DOC_PATH, help="the Markdown file (default: docs/language.md)")
+    args = parser.parse_args(argv)
+    problems = registry.load_problems()
+    if problems:  # a broken module would silently drop its components from the docs
+        print("\n".join(p.render() for p in problems), file=sys.stderr)
+        return 1
+    section = render_reference()
+    if not (args.write or args.check):
+        sys.stdout.write(section)
+        return 0
+    text = args.doc.read_text(encoding="utf-8")
+    updated = with_section(text, section)
+    if args.check:
+        if updated != text:
+            print(f"{args.doc}: the component reference is out of date; run `{REGENERATE}`", file=sys.stderr)
+            return 1
+        return 0
+    if updated != text:
+        args.doc.write_text(updated, encoding="utf-8")
+        print(f"updated the component reference in {args.doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,154 @@
+"""Seeded single-name typos of a spec, for the mutation test (``tests/test_spec_mutations.py``).
+
+A mutant is the spec's own text with exactly one NAME token (a block type, bare label, attribute
+name, one part of a dotted reference, a call or keyword-argument name, an object key, a type name)
+replaced by a one-edit typo of it.  The typo is chosen so that it cannot accidentally mean something:
+it is not a name the spec (or its parents) already uses, not a registered component, not a type,
+not a keyword and not a word of the language.  Such a typo must therefore be either refused by the
+checker or have no effect at all; anything else is a hole in the checker.
+
+The generator works on the lexer's tokens only, so it keeps working while the grammar and the
+checker change: whatever the language calls a NAME gets mutated.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lark import Lark, Token
+
+from dsl.parser import GRAMMAR_PATH
+
+KEYWORDS = frozenset({"true", "false"})
+TYPE_NAMES = frozenset({"str", "int", "float", "bool", "any", "list", "optional", "enum"})
+_FIRST = string.ascii_letters + "_"
+_REST = string.ascii_lowercase + string.digits + "_"
+_ATTEMPTS = 200  # typo draws per mutant before a token is given up (short names have few fresh typos)
+
+
+@functools.cache
+def _lexer() -> Lark:
+    # The project's grammar, without the parser's lexer callbacks (they collect comments into
+    # per-parse state that a bare lex() does not set up).
+    return Lark(GRAMMAR_PATH.read_text(encoding="utf-8"), parser="lalr")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One token of ``spec`` replaced: ``original`` at ``line:column`` (1-based) becomes ``mutated``."""
+
+    spec: str
+    index: int  # position in the deterministic list of this spec's mutants
+    line: int
+    column: int
+    start: int  # character offsets of the token in the unmutated text
+    end: int
+    original: str
+    mutated: str
+
+    def apply(self, source: str) -> str:
+        if source[self.start : self.end] != self.original:
+            raise ValueError(f"{self.spec}:{self.line}:{self.column}: the text there is not {self.original!r}; mutants apply to the text they were made from")
+        return source[: self.start] + self.mutated + source[self.end :]
+
+    def describe(self) -> str:
+        return f"{self.spec}:{self.line}:{self.column} {self.original} -> {self.mutated}"
+
+
+def name_tokens(source: str) -> list[Token]:
+    """Every NAME token of ``source`` in order, keywords excluded (raises lark errors on text that does not lex)."""
+    return [t for t in _lexer().lex(source) if t.type == "NAME" and str(t) not in KEYWORDS]
+
+
+def names_in(source: str) -> set[str]:
+    return {str(t) for t in name_tokens(source)}
+
+
+def lexes_as_one_name(word: str) -> bool:
+    """True when ``word`` alone lexes as a single NAME token (so it is a name, not a keyword or a number)."""
+    try:
+        tokens = list(_lexer().lex(word))
+    except Exception:  # noqa: BLE001 - lark raises several error types for text that is not a token
+        return False
+    return len(tokens) == 1 and tokens[0].type == "NAME" and str(tokens[0]) == word
+
+
+def is_identifier(word: str) -> bool:
+    """Letters, digits and ``_``, not starting with a digit (the typos never add any other character)."""
+    return bool(word) and word[0] in _FIRST and all(c in string.ascii_letters + string.digits + "_" for c in word)
+
+
+def language_vocabulary() -> frozenset[str]:
+    """Registered component names, type names, keywords and, where the checker exposes it, its block and attribute names.
+
+    A typo landing on one of these could be a meaningful (if wrong) spec rather than an unknown
+    name, so the generator never produces them.  The checker's schema is read defensively: it is
+    being rewritten, and the test must keep working whatever shape it takes.
+    """
+    from runners import registry
+
+    words = set(KEYWORDS) | set(TYPE_NAMES) | {c.name for c in registry.all_components()} | set(registry.KINDS)
+    try:
+        from dsl import checker
+
+        for block_type, schema in dict(getattr(checker, "SCHEMA", {}) or {}).items():
+            words.add(str(block_type))
+            for part in ("attrs", "blocks"):
+                words.update(str(k) for k in dict(getattr(schema, part, {}) or {}) if k != "*")
+    except Exception:  # noqa: BLE001 - vocabulary is best effort; the component/type/keyword lists above always apply
+        pass
+    return frozenset(words)
+
+
+def typo(word: str, rng: random.Random) -> str:
+    """One random edit of ``word``: delete, insert, substitute or transpose one character."""
+    ops = ["insert", "substitute"] + (["delete"] if len(word) > 1 else []) + (["transpose"] if len(word) > 1 else [])
+    op = rng.choice(ops)
+    if op == "delete":
+        i = rng.randrange(len(word))
+        return word[:i] + word[i + 1 :]
+    if op == "insert":
+        i = rng.randrange(len(word) + 1)
+        return word[:i] + rng.choice(_FIRST if i == 0 else _REST) + word[i:]
+    if op == "substitute":
+        i = rng.randrange(len(word))
+        return word[:i] + rng.choice(_FIRST if i == 0 else _REST) + word[i + 1 :]
+    i = rng.randrange(len(word) - 1)
+    return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+
+
+def _spread(n_tokens: int, count: int, rng: random.Random) -> list[int]:
+    """Token indices to mutate: one per equal stretch of the file when there are enough tokens, else round-robin."""
+    if n_tokens == 0:
+        return []
+    if n_tokens >= count:
+        return [rng.randrange(i * n_tokens // count, (i + 1) * n_tokens // count) for i in range(count)]
+    return [i % n_tokens for i in range(count)]
+
+
+def mutants(source: str, spec: str, *, seed: int | str, count: int, forbidden: Iterable[str] = ()) -> list[Mutant]:
+    """Up to ``count`` distinct mutants of ``source``, the same list for the same (source, seed, count, forbidden).
+
+    ``forbidden`` adds words no typo may produce (the parents' names, the language's vocabulary);
+    the spec's own names are always forbidden.  A spec with fewer fresh typos than ``count`` yields fewer.
+    """
+    rng = random.Random(f"{seed}:{spec}")
+    tokens = name_tokens(source)
+    banned = names_in(source) | set(forbidden) | KEYWORDS | TYPE_NAMES
+    made: list[Mutant] = []
+    seen: set[tuple[int, str]] = set()
+    for token_index in _spread(len(tokens), count, rng):
+        token = tokens[token_index]
+        word = str(token)
+        for _ in range(_ATTEMPTS):
+            new = typo(word, rng)
+            if new == word or new in banned or (token.start_pos, new) in seen or not is_identifier(new.replace("-", "_")) or not lexes_as_one_name(new):
+                continue
+            seen.add((token.start_pos, new))
+            made.append(Mutant(spec, len(made), token.line, token.column, token.start_pos, token.end_pos, word, new))
+            break
+    return made
