@@ -91,7 +91,9 @@ def language_vocabulary() -> frozenset[str]:
     """
     from runners import registry
 
-    words = set(KEYWORDS) | set(TYPE_NAMES) | {c.name for c in registry.all_components()} | set(registry.KINDS)
+    components = {c.name for c in registry.all_components()}
+    # dotted names (propara.answers) are separate NAME tokens in a spec, so their parts count too
+    words = set(KEYWORDS) | set(TYPE_NAMES) | components | {part for name in components for part in name.split(".")} | set(registry.KINDS)
     try:
         from dsl import checker
 

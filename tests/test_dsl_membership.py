@@ -14,20 +14,20 @@ import pytest
 from dsl import check_text, compile_spec
 
 SPEC = """
-task "paradise-tip-declarative" {
+task paradise-tip-declarative {
   title = "PARADISE tip inference (declarative reader)"
   version = "1"
-  primary = "correct"
+  primary = correct
   data {
-    splits = ["test"]
-    source "gold" { format = "csv"  path = "paradise/src/data/tip_{split}.csv" }
+    splits = [test]
+    source gold { format = "csv"  path = "paradise/src/data/tip_{split}.csv" }
     id = row_index()
-    fields { label = gold.label  goal = gold.sent2 }
+    fields { label: str = gold.label  goal: str = gold.sent2 }
     labels {
       explicitness = membership([
         { path = "paradise/src/data/rq_variations/rq3/tip_test0.75.csv", column = "Unnamed: 0", label = "explicit (>0.75)" },
         { path = "paradise/src/data/rq_variations/rq3/tip_test0.5.csv", column = "Unnamed: 0", label = "explicit (>0.5)" },
-      ], default = "implicit", splits = ["test"])
+      ], default = "implicit", splits = [test])
     }
   }
   predictions {
@@ -35,11 +35,11 @@ task "paradise-tip-declarative" {
     schema { id = int  label = enum(0, 1, 2, 3) }
   }
   score {
-    scorer = field_match(gold_field = "label", prediction_field = "label")
+    scorer = field_match(gold_field = label, prediction_field = label)
     aggregate = mean()
   }
-  metric "correct" { display = "Accuracy" }
-  slice "explicitness" { label = "explicitness" }
+  metric correct { display = "Accuracy" }
+  slice explicitness { label = explicitness }
 }
 """
 

@@ -91,7 +91,7 @@ def test_match_scorer_groups_stages_and_keeps_their_order() -> None:
         for name, similarity, field_name in (("exact", Exact(), "answers"), ("bleu", CocoBleu(n=2), "answers"), ("rouge", CocoRougeL(), "answers"), ("other", Exact(), "other"))
     )
     gold = GoldSet(items={"a": {"answers": ["pan was hot", "oven rack"]}, "b": {"answers": []}, "c": {"answers": ["x"]}})
-    predictions = {"a": {"answers": ["pan was hot", "racks"], "other": ["oven rack"]}, "b": {"answers": ["y"]}}
+    predictions = {"a": {"answers": ["pan was hot", "racks"], "other": ["oven rack"]}, "b": {"answers": ["y"], "other": []}}
     scorer = MatchScorer(stages)
     scored = scorer(gold, predictions)
     assert list(scorer._batches) == [(0, 1, 2)]

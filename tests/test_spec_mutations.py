@@ -74,6 +74,7 @@ class Baseline:
     spec_path: Path
     source: str
     spec: Any  # the checked dsl.model.TaskSpec
+    splits: tuple[str, ...]  # the splits the bundled samples hold, which the data check reads
     samples: list[Sample]
     forbidden: frozenset[str]  # names of the parent chain, the task's derived names and the language's vocabulary
 
@@ -107,9 +108,6 @@ def _sample_files(task_names: list[str]) -> list[Path]:
     return []
 
 
-SAMPLE_SPLITS: dict[str, tuple[str, ...]] = {}  # task -> the splits the bundled samples hold
-
-
 def _metadata(path: Path) -> dict[str, Any]:
     meta_path = path.with_name(path.name.split(".")[0] + ".meta.json")
     return {"source": "sample", **(json.loads(meta_path.read_text()) if meta_path.is_file() else {})}
@@ -121,7 +119,6 @@ def _baseline(spec_path: Path, vocabulary: frozenset[str]) -> Baseline:
     runner = compile_spec(spec)
     # The samples hold some splits of each task (propara has no train): check the ones they hold.
     present = tuple(sp for sp in spec.data.splits if not any("a data file is missing" in d.message for d in check_against_data(spec, runner, SAMPLE_DATA_ROOT, (sp,))[0]))
-    SAMPLE_SPLITS[spec_path.stem] = present
     # A data-check error in the unmutated spec would make every mutant look refused.
     errors = [d.render() for d in check_against_data(spec, runner, SAMPLE_DATA_ROOT, present)[0] if d.severity == "error"]
     if errors:
@@ -143,7 +140,7 @@ def _baseline(spec_path: Path, vocabulary: frozenset[str]) -> Baseline:
     forbidden = vocabulary.union(derived, *(names_in(p.read_text(encoding="utf-8")) for p in parents))
     if not samples:
         raise AssertionError(f"no sample submission of {task_names} scores on any split of {SAMPLE_DATA_ROOT}; without samples no SILENT mutant can be seen")
-    return Baseline(spec_path, source, spec, samples, frozenset(forbidden))
+    return Baseline(spec_path, source, spec, present, samples, frozenset(forbidden))
 
 
 # -- judging one mutant ----------------------------------------------------------------------------
@@ -178,6 +175,18 @@ def _same(a: Any, b: Any) -> bool:
 
 def _slice_multiset(values: Mapping[str, Any]) -> Counter:
     return Counter((r.n_items, tuple(sorted((k, _num(v)) for k, v in r.metrics.items()))) for r in values.values())
+
+
+def renamed_slices(base: Evaluation, got: Evaluation) -> list[str]:
+    """``old -> new`` for each slice that only changed its name (when :func:`difference` found no change)."""
+    numbers = {name: _slice_multiset(values) for name, values in got.slices.items() if name not in base.slices}
+    out = []
+    for old in sorted(set(base.slices) - set(got.slices)):
+        want = _slice_multiset(base.slices[old])
+        new = next((name for name, have in sorted(numbers.items()) if have == want), "?")
+        numbers.pop(new, None)
+        out.append(f"{old} -> {new}")
+    return out
 
 
 def difference(base: Evaluation, got: Evaluation) -> str | None:
@@ -231,7 +240,7 @@ def judge(mutant: Mutant, baseline: Baseline, mutant_path: Path) -> Verdict:
         stage = "compile"
         runner: TaskRunner = compile_spec(spec)
         stage = "data"
-        diagnostics, _ = check_against_data(spec, runner, SAMPLE_DATA_ROOT, SAMPLE_SPLITS.get(baseline.spec_path.stem))
+        diagnostics, _ = check_against_data(spec, runner, SAMPLE_DATA_ROOT, baseline.splits)
     except SpecError as exc:
         if not _placed(exc):
             return Verdict(mutant, "traceback", f"refused without a position: {[d.render() for d in exc.diagnostics]}"[:300], stage)
@@ -244,6 +253,7 @@ def judge(mutant: Mutant, baseline: Baseline, mutant_path: Path) -> Verdict:
         if not all(d.span.line >= 1 for d in errors):
             return Verdict(mutant, "traceback", f"data check error without a position: {errors[0].message}", "data")
         return Verdict(mutant, "refused", f"{errors[0].span.line}:{errors[0].span.column} {errors[0].message}", "data")
+    renamed: set[str] = set()
     for sample in baseline.samples:
         where = f"{sample.path.name} on {sample.split}: "
         try:
@@ -255,11 +265,12 @@ def judge(mutant: Mutant, baseline: Baseline, mutant_path: Path) -> Verdict:
         diff = difference(sample.evaluation, got)
         if diff is not None:
             return Verdict(mutant, "silent", where + diff, "score")
+        renamed.update(renamed_slices(sample.evaluation, got))
     try:
         changed = bool(spec != baseline.spec)
     except Exception:  # noqa: BLE001 - a model that cannot be compared is reported as changed
         changed = True
-    note = "; the checked spec differs from the unmutated one" if changed else ""
+    note = ("; slice renamed " + ", ".join(sorted(renamed)) if renamed else "") + ("; the checked spec differs from the unmutated one" if changed else "")
     return Verdict(mutant, "harmless", f"same numbers on {len(baseline.samples)} sample(s){note}", "score", model_changed=changed)
 
 
@@ -427,7 +438,8 @@ def test_difference_is_exact_with_nan_equal_and_ignores_slice_value_names() -> N
     assert difference(base, _evaluation({"f1": 0.5 + 1e-12, "p": nan}, {"domain": {}})) == f"f1 = 0.5 -> {0.5 + 1e-12!r}"
     assert "only one" in (difference(base, _evaluation({"f1": 0.5, "q": nan}, {})) or "")
     assert "slice 'domain'" in (difference(base, _evaluation({"f1": 0.5, "p": nan}, {"domain": {"seen": (3, {"f1": 0.25})}})) or "")
-    assert difference(base, _evaluation({"f1": 0.5, "p": nan}, {"domian": {"seen": (2, {"f1": 0.25}), "unseen": (1, {"f1": nan})}})) is None  # a renamed slice
+    renamed = _evaluation({"f1": 0.5, "p": nan}, {"domian": {"seen": (2, {"f1": 0.25}), "unseen": (1, {"f1": nan})}})
+    assert difference(base, renamed) is None and renamed_slices(base, renamed) == ["domain -> domian"]  # a renamed slice scores the same
     assert "slices" in (difference(base, _evaluation({"f1": 0.5, "p": nan}, {})) or "")
 
 
