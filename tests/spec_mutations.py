@@ -123,13 +123,33 @@ def typo(word: str, rng: random.Random) -> str:
     return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
 
 
-def _spread(n_tokens: int, count: int, rng: random.Random) -> list[int]:
-    """Token indices to mutate: one per equal stretch of the file when there are enough tokens, else round-robin."""
-    if n_tokens == 0:
+def _roles(source: str) -> list[list[Token]]:
+    """NAME tokens grouped by role - the word with the kinds of token before and after it - in file order.
+
+    ``display`` in fifty metric blocks is one role, so a spec's mutants go to fifty different
+    things rather than to fifty copies of the same attribute name; ``category`` as a slice's name
+    and as the label it reads are two roles.
+    """
+    tokens = list(_lexer().lex(source))
+    groups: dict[tuple[str, str, str], list[Token]] = {}
+    for i, token in enumerate(tokens):
+        if token.type == "NAME" and str(token) not in KEYWORDS:
+            before = tokens[i - 1].type if i else "^"
+            after = tokens[i + 1].type if i + 1 < len(tokens) else "$"
+            groups.setdefault((str(token), before, after), []).append(token)
+    return list(groups.values())
+
+
+def _spread(roles: list[list[Token]], count: int, rng: random.Random) -> list[Token]:
+    """Tokens to mutate: one role per equal stretch of the file's roles when there are enough, else every role in turn.
+
+    Each pick takes a random occurrence of its role.
+    """
+    n = len(roles)
+    if n == 0:
         return []
-    if n_tokens >= count:
-        return [rng.randrange(i * n_tokens // count, (i + 1) * n_tokens // count) for i in range(count)]
-    return [i % n_tokens for i in range(count)]
+    picks = [rng.randrange(i * n // count, (i + 1) * n // count) for i in range(count)] if n >= count else [i % n for i in range(count)]
+    return [rng.choice(roles[i]) for i in picks]
 
 
 def mutants(source: str, spec: str, *, seed: int | str, count: int, forbidden: Iterable[str] = ()) -> list[Mutant]:
@@ -139,12 +159,10 @@ def mutants(source: str, spec: str, *, seed: int | str, count: int, forbidden: I
     the spec's own names are always forbidden.  A spec with fewer fresh typos than ``count`` yields fewer.
     """
     rng = random.Random(f"{seed}:{spec}")
-    tokens = name_tokens(source)
     banned = names_in(source) | set(forbidden) | KEYWORDS | TYPE_NAMES
     made: list[Mutant] = []
     seen: set[tuple[int, str]] = set()
-    for token_index in _spread(len(tokens), count, rng):
-        token = tokens[token_index]
+    for token in _spread(_roles(source), count, rng):
         word = str(token)
         for _ in range(_ATTEMPTS):
             new = typo(word, rng)

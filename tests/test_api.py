@@ -51,10 +51,10 @@ def test_check_reports_like_the_cli(tmp_path: Path) -> None:
     results = procbench.check()
     assert {c.task for c in results} == {p.stem for p in (PROJECT_ROOT / "specs").glob("*.spec")} and all(c.ok for c in results)
     broken = tmp_path / "broken.spec"
-    broken.write_text((PROJECT_ROOT / "specs" / "paradise-reverse-tip.spec").read_text().replace('primary     = "accuracy"', 'primary     = "acuracy"', 1))
+    broken.write_text((PROJECT_ROOT / "specs" / "paradise-reverse-tip.spec").read_text().replace("primary     = accuracy", "primary     = acuracy", 1))
     (report,) = procbench.check(broken)
     assert not report.ok and report.task is None
-    assert report.errors[0].startswith(f"{broken}:") and "acuracy" in report.errors[0]
+    assert len(report.errors) == 1 and report.errors[0].startswith(f"{broken}:") and "unknown metric 'acuracy'" in report.errors[0]
     (with_data,) = procbench.check("paradise-tip", data=True, data_dir=SAMPLE_DATA_ROOT)
     assert with_data.ok and "test" in with_data.data_checked
 
@@ -73,13 +73,20 @@ def file_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 def _spec_with_fetch(folder: Path, url: str, content: bytes, sha256: str | None = None) -> Path:
+    """paradise-reverse-tip fetching from ``url`` (a folder), with a lock beside it holding ``content``'s digest."""
+    from dsl.lock import lock_text
+
     text = (PROJECT_ROOT / "specs" / "paradise-reverse-tip.spec").read_text()
-    start = text.index('  fetch "')
+    start = text.index("  fetch {")
     end = text.index("  }\n", start) + 4
-    block = f'  fetch "reverse tip" {{\n    url = "{url}"\n    path = "paradise/src/data/rq_variations/rq4/reverse_tip_test.csv"\n    sha256 = "{sha256 or hashlib.sha256(content).hexdigest()}"\n    size = {len(content)}\n  }}\n'
+    block = f'  fetch {{\n    url   = "{url}/"\n    into  = "paradise/src/data/rq_variations/rq4/"\n    files = ["reverse_tip_test.csv"]\n  }}\n'
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "paradise-reverse-tip.spec"
     spec.write_text(text[:start] + block + text[end:])
+    lock = json.loads((PROJECT_ROOT / "specs" / "paradise-reverse-tip.lock").read_text())
+    (entry,) = lock["files"]
+    entry.update(url=f"{url}/reverse_tip_test.csv", size=len(content), sha256=sha256 or hashlib.sha256(content).hexdigest())
+    (folder / "paradise-reverse-tip.lock").write_text(lock_text(lock))
     return spec
 
 
@@ -87,7 +94,7 @@ def test_fetch_then_score_from_the_fetched_root(tmp_path: Path, file_server: tup
     url, served = file_server
     content = (SAMPLE_DATA_ROOT / "paradise/src/data/rq_variations/rq4/reverse_tip_test.csv").read_bytes()
     (served / "reverse_tip_test.csv").write_bytes(content)
-    spec = _spec_with_fetch(tmp_path, f"{url}/reverse_tip_test.csv", content)
+    spec = _spec_with_fetch(tmp_path, url, content)
 
     (result,) = procbench.fetch(str(spec), to=tmp_path / "data", cache_dir=tmp_path / "cache")
     assert result.source == "downloaded" and result.path.read_bytes() == content
@@ -95,7 +102,7 @@ def test_fetch_then_score_from_the_fetched_root(tmp_path: Path, file_server: tup
     scored = procbench.score(spec, SAMPLE_SUBMISSIONS_DIR / "paradise-reverse-tip" / "sample-strong.jsonl", split="test", data_dir=tmp_path / "data")
     assert scored.n_items == content.count(b"\n") - 1
 
-    tampered = _spec_with_fetch(tmp_path / "tampered", f"{url}/reverse_tip_test.csv", content, sha256="f" * 64)
+    tampered = _spec_with_fetch(tmp_path / "tampered", url, content, sha256="f" * 64)
     with pytest.raises(FetchError, match="reverse_tip_test.csv: .*not put in place"):
         procbench.fetch(str(tampered), to=tmp_path / "other", cache_dir=tmp_path / "cache2")
     assert not (tmp_path / "other/paradise/src/data/rq_variations/rq4/reverse_tip_test.csv").exists()

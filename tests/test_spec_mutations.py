@@ -42,7 +42,7 @@ from runners.runner import Evaluation, TaskRunner
 from tests.spec_mutations import Mutant, is_identifier, language_vocabulary, lexes_as_one_name, mutants, name_tokens, names_in
 
 SEED = os.environ.get("PROCBENCH_MUTATION_SEED", "14")
-PER_SPEC = int(os.environ.get("PROCBENCH_MUTATIONS_PER_SPEC", "30"))
+PER_SPEC = int(os.environ.get("PROCBENCH_MUTATIONS_PER_SPEC", "60"))
 MIN_TOTAL = 200
 REPORT_PATH = PROJECT_ROOT / "var" / "mutations.json"
 EXIT_SPEC_ERROR = 3
