@@ -586,6 +586,13 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
         ck.error(m.span_of(score), "the score block needs `scorer = component(...)` or at least one match block")
     if score.scorer is not None and score.matches:
         ck.error(m.span_of(score, "scorer"), "a score block uses either a scorer component or match blocks, not both")
+    if score.scorer is not None:  # metadata keys are scorer parameters, filled from the submission
+        params = [p.name for p in registry.get("scorer", score.scorer.name).params]
+        for param, _ in score.metadata_params:
+            if param not in params:
+                ck.unknown(m.span_of(score, "metadata_params"), f"parameter of {score.scorer.name}() in metadata", param, params)
+    elif score.metadata_params:
+        ck.error(m.span_of(score, "metadata_params"), "metadata fills scorer parameters: it needs `scorer = component(...)`")
     if ck.errors:
         return None
 

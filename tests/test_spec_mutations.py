@@ -7,7 +7,8 @@ and ``procbench score`` would treat it, against the bundled samples:
   (and the CLI exits 3 on it);
 - HARMLESS: it passes, and scores every sample submission of the task to exactly the numbers the
   unmutated spec gives (same metric names and values, NaN == NaN; per slice the same multiset of
-  (n_items, metrics), slice value names ignored);
+  (n_items, metrics), slice value names ignored, and a slice that only changed its name counts as
+  the same slice - nothing can tell a typo in a declaration nobody refers to from a rename);
 - SILENT: it passes and scores differently, or scoring refuses the data/predictions the unmutated
   spec accepts (InvalidPredictions, FileNotFoundError, ValueError) - the check should have refused;
 - TRACEBACK: any other exception, or a refusal that carries no position.
