@@ -300,8 +300,8 @@ class Binder:
         if isinstance(expr, s.Call) and expr.callee.dotted in ("list", "optional") and len(expr.args) == 1 and not expr.kwargs:
             inner = self.field_type(expr.args[0])
             return FieldType(expr.callee.dotted, inner) if inner else None
-        if isinstance(expr, s.Call) and expr.callee.dotted == "enum" and expr.args and all(isinstance(a, (s.Str, s.Num, s.Bool)) for a in expr.args):
-            return FieldType("enum", values=tuple(literal(a) for a in expr.args))
+        if isinstance(expr, s.Call) and expr.callee.dotted == "enum" and expr.args and all(isinstance(a, (s.Str, s.Num, s.Bool)) or (isinstance(a, s.Ref) and len(a.parts) == 1) for a in expr.args):
+            return FieldType("enum", values=tuple(literal(a) for a in expr.args))  # enum(a, b) names its text values
         name = expr.callee.dotted if isinstance(expr, s.Call) else expr.dotted if isinstance(expr, s.Ref) else describe(expr)
         self.unknown(expr.span, "type", name, TYPE_SPELLINGS)
         return None

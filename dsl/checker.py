@@ -636,9 +636,11 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
         "slice": [sl.name for sl in spec.slices],
         "per_item_value": list(scorer_emits),
     }
+    reported_names: set[tuple[str, str]] = set()
     for ref in ck.references:
         known = tables.get(ref.namespace)
-        if known is not None and ref.name not in known:
+        if known is not None and ref.name not in known and (ref.namespace, ref.name) not in reported_names:
+            reported_names.add((ref.namespace, ref.name))  # one misspelt name used in several places: one error
             ck.unknown(ref.span, ref.what, ref.name, known)
     used_sources = {ref.name for ref in ck.references if ref.namespace == "source"}
     for src in data.sources:

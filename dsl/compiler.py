@@ -179,8 +179,8 @@ def explain(spec: m.TaskSpec) -> str:
         lines.append(f"   source {src.name}: {src.format} {src.path}" + (f" joined on {src.key}" if src.key else " (primary)"))
     if data.id_path:
         lines.append(f"   item id: {'.'.join(data.id_path)}")
-    for name, path in data.fields:
-        lines.append(f"   field {name} <- {'.'.join(path)}")
+    for binding in data.fields:
+        lines.append(f"   field {binding.name}: {binding.type.spelling()} <- {'.'.join(binding.path)}")
     for rule in data.labels:
         if rule.members:
             listed = "; ".join(f"{label!r} if listed in {path}[{column!r}]" for path, column, label in rule.members)

@@ -290,7 +290,7 @@ def test_a_typo_in_a_match_prediction_field_is_refused() -> None:
     "spelling",
     [
         'enum("a", "b")',
-        pytest.param("enum(a, b)", marks=pytest.mark.xfail(strict=True, reason="checker bug: the documented bare-name enum(a, b) is refused as 'unknown type'")),
+        "enum(a, b)",
     ],
 )
 def test_enum_is_a_schema_type(spelling: str) -> None:
@@ -314,7 +314,6 @@ def test_a_mistyped_reader_gives_exactly_one_error() -> None:
     assert "did you mean 'propara.answers'?" in str(_error(source))
 
 
-@pytest.mark.xfail(strict=True, reason="checker bug: a renamed source gives one error per use (one mistake, one error)")
 def test_a_typo_in_a_source_name_used_in_several_places_is_one_error() -> None:
     source = _replace(OPENPI, "source meta {", "source mta {")
     assert source.count("meta.question_metadata") >= 2  # used by both labels

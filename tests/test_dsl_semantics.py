@@ -88,13 +88,13 @@ def test_an_unknown_placeholder_is_an_error_at_its_column(tmp_path: Path) -> Non
 
 
 def test_a_normaliser_cycle_is_an_error(tmp_path: Path) -> None:
-    text = _edit("normaliser clean { steps = [strip(),", "normaliser clean { steps = [content, strip(),")
+    text = _edit("normaliser clean {\n    steps = [\n      strip(),", "normaliser clean {\n    steps = [\n      content,\n      strip(),")
     with pytest.raises(SpecError, match="normaliser cycle: clean -> content -> clean"):
         _spec(text, tmp_path)
 
 
 def test_a_reported_value_on_a_slice_value_that_cannot_occur(tmp_path: Path) -> None:
-    text = _edit("{ seen = [0.251", "{ sen = [0.251")
+    text = _edit("        seen = [0.251", "        sen = [0.251")
     with pytest.raises(SpecError) as caught:
         _spec(text, tmp_path)
     (error,) = caught.value.diagnostics

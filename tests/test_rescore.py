@@ -38,7 +38,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     ids = {}
     for path in (STRONG, TEMPLATE, _with_repeats(tmp_path)):
         ids[path.stem] = submit_openpi(db, path, model=path.stem).submission_id
-    changed = openpi_spec_variant(tmp_path / "specs", old="params { dedup = false }", new="params { dedup = true }", name="openpi")
+    changed = openpi_spec_variant(tmp_path / "specs", old="params { dedup = false", new="params { dedup = true", name="openpi")
     return db, changed, ids
 
 
@@ -159,7 +159,7 @@ def test_the_model_card_follows_a_rescored_submission(tmp_path: Path) -> None:
     db = tmp_path / "board.duckdb"
     card = ModelCard(size_class="medium", weights="open", method_family="llm", paper_url="https://example.org/paper", code_url="https://example.org/code", description="a card").checked()
     origin = submit_openpi(db, STRONG, model="carded", card=card).submission_id
-    changed = openpi_spec_variant(tmp_path / "specs", old="params { dedup = false }", new="params { dedup = true }", name="openpi")
+    changed = openpi_spec_variant(tmp_path / "specs", old="params { dedup = false", new="params { dedup = true", name="openpi")
     rescore(db, changed, data_root=SAMPLE_DATA_ROOT)
     columns = "size_class, weights, method_family, paper_url, code_url, description"
     rows = query(db, f"SELECT {columns} FROM submissions WHERE submission_id = ? OR origin_id = ? ORDER BY created_at", [origin, origin])

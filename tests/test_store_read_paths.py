@@ -96,7 +96,7 @@ def store_v3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     spec, runner = load_task("openpi")
     ids["reference"] = load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)[0]
     _in_step(db)
-    changed = openpi_spec_variant(folder / "specs", old="params { dedup = false }", new="params { dedup = true }", name="openpi")
+    changed = openpi_spec_variant(folder / "specs", old="params { dedup = false", new="params { dedup = true", name="openpi")
     report = rescore(db, changed, data_root=SAMPLE_DATA_ROOT)
     assert len(report.rescored) == 3
     ids["rescored"] = report.rescored[0]
