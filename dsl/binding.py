@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import functools
 import inspect
+import types
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -63,7 +64,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _strip_optional(annotation: Any) -> Any:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType")) and len(args) == 1:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
         return args[0]
     return annotation
 

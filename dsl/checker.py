@@ -571,6 +571,15 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
         ck.error(m.span_of(data), "the data block needs either `reader = component(...)` or at least one source block", 'e.g. source gold { format = "jsonl"  path = "bench/{split}.jsonl" }')
     if data.reader is not None and (data.sources or data.fields or data.labels or data.id_path):
         ck.error(m.span_of(data, "reader"), "a data block with a reader component declares no sources, id, fields or labels", "the reader's contract says what it provides (procbench components)")
+    from dsl.lock import data_path_problems
+
+    for src in data.sources:  # a spec is untrusted input: what it reads stays under the data root
+        for problem in data_path_problems(f"source {src.name!r}: path", src.path):
+            ck.error(m.span_of(src, "path"), problem, "data paths are relative to the data root, with '/' and no '..'")
+    for rule in data.labels:
+        for path, _, _ in rule.members:
+            for problem in data_path_problems(f"label {rule.name!r}: membership path", path):
+                ck.error(m.span_of(rule), problem, "data paths are relative to the data root, with '/' and no '..'")
     if data.sources and data.sources[0].key is not None:
         ck.error(m.span_of(data.sources[0], "key"), "the first source is the primary one and takes no `key`", "list the source that defines the items first")
     if data.reader is None and data.sources and not data.id_path:

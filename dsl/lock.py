@@ -116,10 +116,6 @@ class PlannedFile:
     def hub_file(self) -> str:
         return self.file if self.hub_repo else ""
 
-    def key(self) -> tuple[Any, ...]:
-        """What the lock must agree on with the spec (split order does not matter)."""
-        return (self.path, self.url, self.hub_repo, self.hub_file, self.revision, self.repo_type, frozenset(self.splits))
-
 
 # -- checking a block ---------------------------------------------------------------------------
 
@@ -145,6 +141,11 @@ def _path_problems(what: str, value: str, *, folder: bool = False) -> list[str]:
     if any(ord(ch) < 32 for ch in value):
         problems.append(f"{what} {value!r} contains a control character")
     return problems
+
+
+def data_path_problems(what: str, value: str) -> list[str]:
+    """Why a spec's data path (a source, a membership file) would not stay under the data root."""
+    return _path_problems(what, value)
 
 
 def path_problems(origins: Iterable[Origin]) -> list[str]:
@@ -418,26 +419,13 @@ def lock_text(lock: Mapping[str, Any]) -> str:
     return "{\n" + ",\n".join([*header, body]) + "\n}\n"
 
 
-@dataclass(frozen=True)
-class LockEntry:
-    """One file of a lock as read back."""
-
-    path: str
-    size: int
-    sha256: str
-    url: str = ""
-    hub_repo: str = ""
-    hub_file: str = ""
-    revision: str = ""
-    repo_type: str = ""
-    splits: tuple[str, ...] = ()
-
-    def key(self) -> tuple[Any, ...]:
-        return (self.path, self.url, self.hub_repo, self.hub_file, self.revision, self.repo_type, frozenset(self.splits))
+def identity(file: PlannedFile | FetchSpec) -> tuple[Any, ...]:
+    """What the lock must agree on with the spec for one file (split order does not matter)."""
+    return (file.path, file.url, file.hub_repo, file.hub_file, file.revision, file.repo_type, frozenset(file.splits))
 
 
-def parse_lock(raw: Any) -> tuple[list[LockEntry], list[str]]:
-    """A lock's entries and everything malformed in it (every entry is checked, not just the first)."""
+def parse_lock(raw: Any) -> tuple[list[FetchSpec], list[str]]:
+    """A lock's entries (named by their path; ``repo_type`` as written) and everything malformed in it."""
     if not isinstance(raw, dict):
         return [], ["the lock is not a JSON object"]
     problems = []
@@ -480,11 +468,11 @@ def parse_lock(raw: Any) -> tuple[list[LockEntry], list[str]]:
         if found:
             problems += found
             continue
-        entries.append(LockEntry(path, size, sha, splits=tuple(splits), **{k: str(v) for k, v in text.items()}))  # type: ignore[arg-type]
+        entries.append(FetchSpec(name=path, path=path, sha256=sha, size=size, splits=tuple(splits), **{k: str(v) for k, v in text.items()}))  # type: ignore[arg-type]
     return entries, problems
 
 
-def _lock_resolver(entries: Sequence[LockEntry]) -> GlobResolver:
+def _lock_resolver(entries: Sequence[FetchSpec]) -> GlobResolver:
     def resolve(origin: Origin, pattern: str) -> list[str]:
         prefix = join_path(origin.into, "")
         return sorted(e.path[len(prefix):] for e in entries if e.path.startswith(prefix) and glob_match(pattern, e.path[len(prefix):]))
@@ -559,7 +547,7 @@ def read_lock(path: str | os.PathLike[str], origins: Sequence[Origin], task_spli
     stale = [f"added: {p} (in the fetch blocks, not in the lock)" for p in sorted(declared.keys() - locked.keys())]
     stale += [f"removed: {p} (in the lock, no longer in the fetch blocks)" for p in sorted(locked.keys() - declared.keys())]
     for p in sorted(declared.keys() & locked.keys()):
-        if declared[p].key() != locked[p].key():
+        if identity(declared[p]) != identity(locked[p]):
             stale.append(f"changed: {p} ({_difference(declared[p], locked[p])})")
     if stale:
         raise LockError(f"{path} is stale: the spec's fetch blocks and the lock list different files", stale, _hint(task))
@@ -580,7 +568,7 @@ def read_lock(path: str | os.PathLike[str], origins: Sequence[Origin], task_spli
     )
 
 
-def _difference(declared: PlannedFile, locked: LockEntry) -> str:
+def _difference(declared: PlannedFile, locked: FetchSpec) -> str:
     parts = []
     for name in ("url", "hub_repo", "hub_file", "revision", "repo_type"):
         if getattr(declared, name) != getattr(locked, name):
@@ -590,7 +578,7 @@ def _difference(declared: PlannedFile, locked: LockEntry) -> str:
     return "; ".join(parts)
 
 
-def lock_entries(path: str | os.PathLike[str]) -> list[LockEntry]:
+def lock_entries(path: str | os.PathLike[str]) -> list[FetchSpec]:
     """A lock's entries without comparing them to a spec (raises LockError when malformed)."""
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -13,6 +13,7 @@ from typing import Any
 
 from runners._types import DataProblem, DataProblems, GoldSet
 from runners.predictions import FieldType
+from runners.predictions import describe_value as describe
 
 MISSING = object()
 
@@ -57,23 +58,6 @@ def checker(ftype: FieldType, collections: tuple[type, ...] = (list,)) -> Check:
         each = checker(item, collections) if item is not None else None
         return lambda value: isinstance(value, collections) and (each is None or all(each(v) for v in value))
     return ftype.accepts
-
-
-def describe(value: Any) -> str:
-    """A value's shape in words, for "must be list(str), got ..."."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return f"a number ({value!r})"
-    if isinstance(value, str):
-        return f"a string ({value[:40]!r})" if value else "an empty string"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return f"a {type(value).__name__}"
 
 
 def mismatch(ftype: FieldType, value: Any, collections: tuple[type, ...] = (list,)) -> str:

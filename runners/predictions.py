@@ -271,7 +271,8 @@ def _decode_message(exc: Exception) -> str:
     return f"malformed delimited row: {exc}"
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """A value's shape in words, for "must be list(str), got ..." (prediction files and gold data alike)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -279,9 +280,15 @@ def _describe(value: Any) -> str:
     if isinstance(value, (int, float)):
         return f"a number ({value!r})"
     if isinstance(value, str):
-        return f"a string ({value[:30]!r})"
-    if isinstance(value, list):
-        return "a list" + (" with a non-matching element" if value else "")
+        return f"a string ({value[:40]!r})" if value else "an empty string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
     if isinstance(value, Mapping):
         return "an object"
-    return type(value).__name__
+    return f"a {type(value).__name__}"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, list) and value:  # the type check failed on an element, not on the list itself
+        return "a list with a non-matching element"
+    return describe_value(value)

@@ -105,3 +105,12 @@ def test_a_row_with_the_wrong_number_of_values(tmp_path: Path) -> None:
     text = _edit("[0.0428, 0.1612, 0.3244]", "[0.0428, 0.1612]")
     with pytest.raises(SpecError, match="has 2 values for 3 columns"):
         _spec(text, tmp_path)
+
+
+@pytest.mark.parametrize("path", ["../../../etc/gold.jsonl", "/etc/gold.jsonl", "openpi\\\\gold.jsonl"])
+def test_a_data_path_that_would_leave_the_data_root_is_refused(path: str, tmp_path: Path) -> None:
+    text = _edit('path = "{gold}/id_answers.jsonl"', f'path = "{path}"')
+    with pytest.raises(SpecError) as caught:
+        _spec(text, tmp_path)
+    (error,) = caught.value.diagnostics
+    assert error.message.startswith("source 'gold': path") and text.splitlines()[error.span.line - 1].strip().startswith("source gold")
