@@ -35,8 +35,12 @@ def _where(spec: TaskSpec, message: str) -> m.Where | None:
     return None
 
 
-def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, splits: tuple[str, ...] | None = None) -> tuple[list[Diagnostic], list[str]]:
-    """(diagnostics, splits read).  ``splits`` limits the check (default: every split of the task)."""
+def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, splits: tuple[str, ...] | None = None, *, partial: bool = False) -> tuple[list[Diagnostic], list[str]]:
+    """(diagnostics, splits read).  ``splits`` limits the check (default: every split of the task).
+
+    ``partial``: the root is known to hold only some splits (the bundled samples), so a split whose
+    files are absent is a warning there; everywhere else it is an error.
+    """
     out: list[Diagnostic] = []
     checked: list[str] = []
     data_span = m.span_of(spec.data)
@@ -46,7 +50,9 @@ def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, spli
         try:
             gold, _ = runner.gold(data_root, split)
         except FileNotFoundError as exc:
-            if spec.fetch and not any(not f.splits or split in f.splits for f in spec.fetch):
+            if partial:
+                out.append(Diagnostic(spec.path, data_span, f"split {split!r} is not in this data root ({exc}); not checked", fetch_hint, "warning"))
+            elif spec.fetch and not any(not f.splits or split in f.splits for f in spec.fetch):
                 # no fetch block publishes this split (e.g. a test set kept by its authors): nothing to check
                 out.append(Diagnostic(spec.path, data_span, f"split {split!r} has no published data (no fetch block covers it); not checked", severity="warning"))
             else:

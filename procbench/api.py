@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsl import SpecError, check_file, compile_spec
 from dsl.model import TaskSpec
-from procbench.paths import SPECS_DIR, resolve_data_root
+from procbench.paths import SAMPLE_DATA_ROOT, SPECS_DIR, resolve_data_root
 from runners.runner import Evaluation, TaskRunner
 
 if TYPE_CHECKING:
@@ -151,7 +151,8 @@ def check(specs: str | Path | Sequence[str | Path] | None = None, *, data: bool 
         if data:
             from dsl.datacheck import check_against_data
 
-            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), resolve_data_root(data_dir))
+            root = resolve_data_root(data_dir)
+            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT)
             errors += [d.render(result.source) for d in diagnostics if d.severity == "error"]
             warnings += [d.render(result.source) for d in diagnostics if d.severity != "error"]
         out.append(SpecCheck(path, result.spec.name, tuple(errors), tuple(warnings), tuple(checked)))

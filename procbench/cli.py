@@ -13,7 +13,7 @@ import typer
 
 from dsl import SpecError, check_file, explain
 from procbench.api import all_spec_paths, load_task, spec_path
-from procbench.paths import PROJECT_ROOT, SCHEMA_DIR, resolve_data_root
+from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SCHEMA_DIR, resolve_data_root
 from runners._types import InvalidPredictions
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Declarative evaluation and leaderboard for procedural-text benchmarks.")
@@ -72,7 +72,8 @@ def check(
             _err(warning.render(result.source))
         note = ""
         if data:
-            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), resolve_data_root(data_dir))
+            root = resolve_data_root(data_dir)
+            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT)
             for d in diagnostics:
                 _err(d.render(result.source))
             if any(d.severity == "error" for d in diagnostics):

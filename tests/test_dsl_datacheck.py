@@ -81,3 +81,12 @@ def test_a_map_key_the_data_never_has_is_an_error(tmp_path: Path) -> None:
     source, errors = _variant(tmp_path, "{ Health = ", "{ Helth = ")
     assert len(errors) == 1 and "map() key 'Helth'" in errors[0].message
     assert "Helth" in source.splitlines()[errors[0].span.line - 1]
+
+
+def test_the_bundled_samples_are_a_partial_root_where_missing_splits_are_warnings() -> None:
+    spec = check_file(SPECS_DIR / "propara.spec", search=[SPECS_DIR]).spec
+    strict, _ = check_against_data(spec, compile_spec(spec), SAMPLE_DATA_ROOT)
+    partial, checked = check_against_data(spec, compile_spec(spec), SAMPLE_DATA_ROOT, partial=True)
+    assert any(d.severity == "error" and "'train'" in d.message for d in strict)
+    assert checked and not [d for d in partial if d.severity == "error"]
+    assert any(d.severity == "warning" and "'train'" in d.message for d in partial)
