@@ -82,10 +82,10 @@ class Binder:
 
     # -- reporting ---------------------------------------------------------------------------
     def error(self, span: s.Span, message: str, hint: str = "") -> None:
-        self.errors.append(Diagnostic(self.path, span, message, hint))
+        self.errors.append(Diagnostic(self.path, span, message, hint, file_text=self.source))
 
     def warn(self, span: s.Span, message: str, hint: str = "") -> None:
-        self.warnings.append(Diagnostic(self.path, span, message, hint, severity="warning"))
+        self.warnings.append(Diagnostic(self.path, span, message, hint, severity="warning", file_text=self.source))
 
     def unknown(self, span: s.Span, what: str, name: str, candidates: list[str] | tuple[str, ...], where: str = "") -> None:
         """An unknown name, reported once per (what, name): one typo, one error."""

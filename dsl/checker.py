@@ -10,6 +10,7 @@ contracts promise, and check the types that flow between them.  One mistake give
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from dsl.errors import Diagnostic, SpecError
 from dsl.parser import parse, parse_file
 from runners import registry
 from runners.predictions import FieldType
+from runners.tables import EXPLODE_INDEX, EXPLODE_KEY
 
 LIST_OF_TEXT = FieldType("list", FieldType("str"))
 TEXT = FieldType("str")
@@ -50,6 +52,8 @@ class _Checker(Binder):
         self.row_spans: dict[tuple[str, str], s.Span] = {}
         self.note_spans: dict[str, s.Span] = {}
         self.flow_reported: set[tuple[str, str]] = set()
+        self.source_names: tuple[str, ...] = ()  # data: the sources declared (known before explode and fields)
+        self.explode_name: str | None = None  # data: the explode block's name, a path root like a source
 
     def params_literal(self) -> dict[str, Any]:
         return {k: literal(v) for k, v in self.params.items() if not isinstance(v, (s.Ref, s.Call))}
@@ -61,7 +65,14 @@ class _Checker(Binder):
             return expr.parts
         if isinstance(expr, s.Call) and expr.callee.dotted == "row_index" and not expr.args and not expr.kwargs:
             return ("#row",)  # runners.tables.ROW_INDEX
-        self.error(expr.span, "id is a path into the primary source (e.g. gold.id) or row_index()", "row_index() numbers the primary source's records from 0")
+        if isinstance(expr, s.Call) and expr.callee.dotted == "key" and len(expr.args) == 1 and not expr.kwargs and isinstance(expr.args[0], s.Ref) and len(expr.args[0].parts) == 1:
+            self.refer("source", expr.args[0].parts[0], expr.args[0].span, "source in id")
+            return ("#key", expr.args[0].parts[0])  # runners.tables.KEY_ID: the keys of a JSON object {id: record}
+        self.error(
+            expr.span,
+            "id is a path into the primary source (e.g. gold.id), key(<source>) or row_index()",
+            "key(gold) takes the keys of a json source written as { id: record }; row_index() numbers the primary source's records from 0",
+        )
         return None
 
     def parse_field_binding(self, stmt: s.Attribute) -> m.FieldBinding | None:
@@ -75,11 +86,53 @@ class _Checker(Binder):
         return m.FieldBinding(stmt.name, path, ftype, {"": stmt.span, "type": stmt.type.span, "path": stmt.value.span})
 
     def _data_path(self, expr: s.Expr, what: str) -> tuple[str, ...] | None:
+        explode = self.explode_name
+        if isinstance(expr, s.Ref) and explode is not None and expr.parts[0] == explode:
+            return expr.parts  # the exploded element: `step` itself (a scalar element) or a path into it
         if not isinstance(expr, s.Ref) or len(expr.parts) < 2:
             self.error(expr.span, f"{what} is a path <source>.<key>..., got {describe(expr) if not isinstance(expr, s.Ref) else 'a single name'}", "e.g. gold.answers")
             return None
-        self.refer("source", expr.parts[0], expr.span, f"source in {what}")
+        if explode is not None:  # the explode name is a root too: a misspelling is one error, suggesting both kinds
+            self.refer("path_root", expr.parts[0], expr.span, f"source or explode name in {what}")
+        else:
+            self.refer("source", expr.parts[0], expr.span, f"source in {what}")
         return expr.parts
+
+    def parse_data_path(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
+        return self._data_path(expr, where)
+
+    def after_DataSpec_sources(self, sources: tuple[m.Source, ...]) -> tuple[m.Source, ...]:
+        self.source_names = tuple(src.name for src in sources)
+        return sources
+
+    def parse_explode_items(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
+        if not isinstance(expr, s.Ref):
+            self.error(expr.span, f"{where} is a path to a list or mapping in a source, got {describe(expr)}", "e.g. items = proc.questions")
+            return None
+        self.refer("source", expr.parts[0], expr.span, f"source in {where}")
+        return expr.parts
+
+    def parse_explode_id(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
+        if isinstance(expr, s.Ref) and expr.parts == ("index",):
+            return EXPLODE_INDEX
+        if isinstance(expr, s.Ref) and expr.parts == ("key",):
+            return EXPLODE_KEY
+        if isinstance(expr, s.Ref):
+            return expr.parts  # a path into the element; its root is checked against the block's name once it is known
+        self.error(expr.span, f"{where} is index, key or a path into the element, got {describe(expr)}", "e.g. id = index (0-based position), id = key (mapping key) or id = step.qid")
+        return None
+
+    def after_DataSpec_explode(self, explode: m.ExplodeSpec) -> m.ExplodeSpec:
+        if explode.name in self.source_names:
+            self.error(m.span_of(explode, "<label>"), f"explode {explode.name!r} has the name of a source", "give the element its own name: fields tell the two apart by it")
+        elif explode.id not in (EXPLODE_INDEX, EXPLODE_KEY) and explode.id[0] != explode.name:
+            self.error(
+                m.span_of(explode, "id"),
+                f"explode {explode.name!r}: id is index, key or a path into the element ({explode.name}.<key>), got {'.'.join(explode.id)}",
+                f"e.g. id = {explode.name}.id; the parent's id comes first in the item id anyway",
+            )
+        self.explode_name = explode.name
+        return explode
 
     def parse_label_rule(self, stmt: s.Attribute) -> m.LabelRule | None:
         at = {"": stmt.span, "path": stmt.value.span}
@@ -299,7 +352,7 @@ class _Checker(Binder):
                 pairs = tuple((c, v) for c, v in zip(table.columns, values) if v is not None)
                 slice_ref = (table.slice, value_name) if table.slice else None
                 note = "; ".join(n for n in (table.note, notes.get(system, "")) if n)
-                out.append(m.ReportedRow(system, table.split, table.source, pairs, slice_ref, note, {**table.at, "value": span}))
+                out.append(m.ReportedRow(system, table.split, table.source, pairs, slice_ref, note, {**table.at, "value": span}, path=self.path))
         return tuple(out)
 
     # -- fetch -------------------------------------------------------------------------------
@@ -464,10 +517,101 @@ def _task_block(spec_file: s.SpecFile, checker: Binder) -> s.Block | None:
     return tasks[0]
 
 
-def _load_with_extends(spec_file: s.SpecFile, checker: Binder, search: list[Path], chain: tuple[str, ...] = ()) -> s.Block | None:
+# ---------------------------------------------------------------------------------------------
+# files beside the spec: `citation = file("openpi.bib")`, `reported = file("openpi.reported")`
+
+FILE_ATTRIBUTES = ("description", "citation", "reported")  # the task attributes a file beside the spec may hold
+REPORTED_SUFFIX = ".reported"  # by convention; `procbench fmt` formats these beside the specs
+
+
+def _beside_files(task: s.Block, spec_path: Path, search: list[Path], binder: Binder) -> s.Block:
+    """The task's ``name = file("...")`` attributes, resolved in the folder of the file that wrote them.
+
+    Done before ``extends`` merges a parent, so a parent's files are found beside the parent.
+    ``description`` and ``citation`` take the file's text; ``reported`` keeps the call with the
+    file's path, bound by :func:`_reported_beside` under that file's name.  A file that is not there
+    is a warning, as a missing lock is: a spec copied elsewhere to try something out still checks.
+    """
+    body: list[s.Attribute | s.Block] = []
+    for stmt in task.body:
+        if isinstance(stmt, s.Attribute) and isinstance(stmt.value, s.Call) and stmt.value.callee.dotted == "file":
+            resolved = _file_value(stmt, stmt.value, spec_path, search, binder)
+            if resolved is not None:
+                body.append(resolved)
+        else:
+            body.append(stmt)
+    return replace(task, body=tuple(body))
+
+
+def _file_value(stmt: s.Attribute, call: s.Call, spec_path: Path, search: list[Path], binder: Binder) -> s.Attribute | None:
+    usage = 'e.g. citation = file("openpi.bib") or reported = file("openpi.reported"), beside the spec'
+    if stmt.name not in FILE_ATTRIBUTES:
+        binder.error(call.span, f"{stmt.name} cannot be read from a file", f"file() gives the text of {' and '.join(FILE_ATTRIBUTES[:2])}, and the rows of reported")
+        return None
+    if len(call.args) != 1 or call.kwargs or not isinstance(call.args[0], s.Str):
+        binder.error(call.span, "file() takes one file name in double quotes", usage)
+        return None
+    arg = call.args[0]
+    name = arg.value
+    if not name or name.startswith(".") or "/" in name or "\\" in name:
+        binder.error(arg.span, f"file() names a file in the spec's folder, got {name!r}", "a plain file name: no folders, no '..'")
+        return None
+    found = next((folder / name for folder in [spec_path.parent, *search] if (folder / name).is_file()), None)
+    if found is None:
+        left_out = "its paper rows are" if stmt.name == "reported" else f"the {stmt.name} is"
+        binder.warn(arg.span, f"no file {name!r} beside the spec: {left_out} left out", f"put {name} in the spec's folder")
+        return None
+    if stmt.name == "reported":
+        return replace(stmt, value=replace(call, args=(replace(arg, value=str(found)),)))
+    try:
+        text = found.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        binder.error(arg.span, f"cannot read {name!r}: {exc}", "save it as UTF-8 text")
+        return None
+    return replace(stmt, value=s.Str(text, call.span, long=True))  # long: its braces are not {param}s
+
+
+def _pop_reported_file(task: s.Block) -> tuple[s.Block, str | None]:
+    """The task without its ``reported = file(...)`` attribute, and that file's path."""
+    for stmt in task.body:
+        if isinstance(stmt, s.Attribute) and stmt.name == "reported" and isinstance(stmt.value, s.Call) and stmt.value.callee.dotted == "file":
+            return replace(task, body=tuple(st for st in task.body if st is not stmt)), stmt.value.args[0].value  # type: ignore[union-attr]
+    return task, None
+
+
+def _reported_beside(path: str, checker: _Checker) -> tuple[_Checker, tuple[m.ReportedRow, ...]]:
+    """The reported blocks of a file beside the spec, bound by a checker of their own (its errors name that file)."""
+    side = _Checker(path, "", checker.params)
+    try:
+        side_file = parse_file(path)
+    except SpecError as exc:
+        side.errors.extend(replace(d, file_text=exc.source) for d in exc.diagnostics)
+        return side, ()
+    side.source = side_file.source
+    tables = []
+    for stmt in side_file.body:
+        if isinstance(stmt, s.Block) and stmt.type == "reported":
+            table = side.bind(m.ReportedTable, stmt, side)
+            if table is not None:
+                tables.append(table)
+        else:
+            side.error(stmt.span, 'a reported file holds only `reported "source" { ... }` blocks', "the task's other statements belong in its spec")
+    return side, side.after_TaskSpec_reported(tuple(tables))
+
+
+def _load_with_extends(
+    spec_file: s.SpecFile, checker: Binder, search: list[Path], chain: tuple[str, ...] = (), introduced: dict[str, tuple[s.Span, str, list[str]]] | None = None
+) -> s.Block | None:
+    """The task block with its parents merged in; ``introduced`` collects the params a variant adds to its parent's."""
     task = _task_block(spec_file, checker)
     if task is None:
         return None
+    here = Path(spec_file.path)
+    if here.suffix == ".spec" and here.is_file() and task.labels and task.labels[0] != here.stem:
+        # `extends`, `procbench score NAME` and the board find a task by its file's name
+        span = task.label_spans[0] if task.label_spans else task.span
+        checker.error(span, f"task {task.labels[0]!r} is written in {here.name}: a task is named after its file", f"write `task {here.stem} {{ ... }}`, or rename the file to {task.labels[0]}.spec")
+    task = _beside_files(task, here, search, checker)
     extends = task.attribute("extends")
     if extends is None:
         return task
@@ -495,8 +639,13 @@ def _load_with_extends(spec_file: s.SpecFile, checker: Binder, search: list[Path
     parent_checker = Binder(str(parent_path), parent_file.source)
     parent = _load_with_extends(parent_file, parent_checker, search, (*chain, own))
     checker.errors.extend(parent_checker.errors)
+    checker.warnings.extend(parent_checker.warnings)
     if parent is None:
         return None
+    if introduced is not None:
+        declared = [a.name for b in parent.blocks("params") for a in b.attributes()]
+        for a in (a for b in task.blocks("params") for a in b.attributes() if a.name not in declared):
+            introduced[a.name] = (a.span, parent_name, declared)
     body = _merge(tuple(st for st in parent.body if not (isinstance(st, s.Attribute) and st.name == "extends")), task.body)
     return replace(task, body=body)
 
@@ -517,12 +666,15 @@ def _fail(checker: Binder, spec_file: s.SpecFile) -> SpecError:
 def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
     _load_components_beside(Path(spec_file.path))
     loader = Binder(spec_file.path, spec_file.source)
-    task = _load_with_extends(spec_file, loader, search)
+    introduced: dict[str, tuple[s.Span, str, list[str]]] = {}  # params a variant adds to its parent's
+    task = _load_with_extends(spec_file, loader, search, introduced=introduced)
     if task is None or loader.errors:
         raise _fail(loader, spec_file)
+    task, reported_file = _pop_reported_file(task)
     params_blocks = task.blocks("params")
     params = {a.name: a.value for a in params_blocks[0].attributes()} if params_blocks else {}
     checker = _Checker(spec_file.path, spec_file.source, params)
+    checker.warnings.extend(loader.warnings)
     for name, value in params.items():
         if isinstance(value, (s.Ref, s.Call)):
             checker.error(value.span, f"parameter {name!r} must be a literal value (text, number, true/false, list or object)")
@@ -532,10 +684,18 @@ def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
     if checker.errors:
         raise _fail(checker, spec_file)
     spec = checker.bind(m.TaskSpec, task, checker)
+    side = _reported_beside(reported_file, checker) if reported_file else None
     if spec is not None and not checker.errors:
-        spec = _resolve(replace(spec, path=spec_file.path), checker)
+        spec = _resolve(replace(spec, path=spec_file.path), checker, side)
+    if side is not None:
+        checker.errors.extend(side[0].errors)
+        checker.warnings.extend(side[0].warnings)
     for name, value in params.items():
-        if name not in substitution.used:
+        if name not in substitution.used and name in introduced:  # a variant setting a param its parent lacks: a typo, never a no-op
+            span, parent, declared = introduced[name]
+            close = difflib.get_close_matches(name, declared, n=1)
+            checker.error(span, f"unknown param {name!r} ({parent} declares: {', '.join(declared) or 'none'})", (f"did you mean {close[0]!r}? " if close else "") + "a variant sets its parent's params; a param of its own must be used (params.x or {x})")
+        elif name not in substitution.used:
             checker.warn(value.span, f"parameter {name!r} is never used", "remove it or refer to it as params." + name)
     if checker.errors or spec is None:
         raise _fail(checker, spec_file)
@@ -563,13 +723,14 @@ def _defaults(call: m.ComponentCall) -> dict[str, Any]:
     return {**{p.name: p.default for p in comp.params if not p.required}, **call.kwargs_dict()}
 
 
-def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
+def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.ReportedRow, ...]] | None = None) -> m.TaskSpec | None:
+    """The bound spec checked as a whole; ``side``: the checker and rows of its reported file."""
     data, pred, score = spec.data, spec.predictions, spec.score
 
     # data ------------------------------------------------------------------------------------
     if data.reader is None and not data.sources:
         ck.error(m.span_of(data), "the data block needs either `reader = component(...)` or at least one source block", 'e.g. source gold { format = "jsonl"  path = "bench/{split}.jsonl" }')
-    if data.reader is not None and (data.sources or data.fields or data.labels or data.id_path):
+    if data.reader is not None and (data.sources or data.fields or data.labels or data.id_path or data.explode):
         ck.error(m.span_of(data, "reader"), "a data block with a reader component declares no sources, id, fields or labels", "the reader's contract says what it provides (procbench components)")
     from dsl.lock import data_path_problems
 
@@ -584,6 +745,12 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
         ck.error(m.span_of(data.sources[0], "key"), "the first source is the primary one and takes no `key`", "list the source that defines the items first")
     if data.reader is None and data.sources and not data.id_path:
         ck.error(m.span_of(data), "the data block needs `id = <source>.<field>` to identify items", "e.g. id = gold.id")
+    if data.id_path[:1] == ("#key",) and data.sources:  # key(<source>): the keys of the primary JSON object
+        primary = data.sources[0]
+        if data.id_path[1] != primary.name and data.id_path[1] in {src.name for src in data.sources}:
+            ck.error(m.span_of(data, "id_path"), f"key({data.id_path[1]}) names a joined source; the id comes from the primary one", f"key({primary.name})")
+        elif data.id_path[1] == primary.name and primary.format != "json":
+            ck.error(m.span_of(data, "id_path"), f"key({primary.name}) needs a json source whose top level is an object {{id: record}}; {primary.name!r} is {primary.format}", "use a path into the record (e.g. gold.id) or row_index()")
     if pred.reader is None:
         if pred.format == "custom":
             ck.error(m.span_of(pred, "format"), 'format = "custom" needs `reader = component(...)`')
@@ -591,8 +758,10 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
             ck.error(m.span_of(pred), "the predictions block needs a schema block (or a reader component)", "e.g. schema { id = str  answers = list(str) }")
     elif pred.fields:
         ck.error(m.span_of(pred, "fields"), "a predictions block with a reader component has no schema", "the component's contract is its schema (procbench components)")
-    if score.scorer is None and not score.matches:
-        ck.error(m.span_of(score), "the score block needs `scorer = component(...)` or at least one match block")
+    if score.scorer is None and not score.matches and not score.measures:
+        ck.error(m.span_of(score), "the score block needs `scorer = component(...)`, match blocks or measure blocks")
+    if score.aggregate is None and (score.scorer is not None or score.matches):
+        ck.error(m.span_of(score), "the score block needs `aggregate = component(...)` for its " + ("scorer's" if score.scorer else "match blocks'") + " per-item values", "e.g. aggregate = mean()")
     if score.scorer is not None and score.matches:
         ck.error(m.span_of(score, "scorer"), "a score block uses either a scorer component or match blocks, not both")
     if score.scorer is not None:  # metadata keys are scorer parameters, filled from the submission
@@ -619,9 +788,11 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
     scorer_emits: tuple[str, ...] = tuple(o for mt in matches for o in mt.outputs)
     if score.scorer is not None:
         scorer_emits = registry.get("scorer", score.scorer.name).contract.emitted(_defaults(score.scorer))
-    aggregate = registry.get("aggregator", score.aggregate.name).contract
-    produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits)
-    score = replace(score, matches=tuple(matches))
+    aggregate = registry.get("aggregator", score.aggregate.name).contract if score.aggregate else None
+    produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits) if aggregate and score.aggregate else ()
+    measures, measured = _check_measures(ck, score.measures, gold_fields, pred_fields, label_values)
+    score = replace(score, matches=tuple(matches), measures=measures)
+    produced = (*produced, *(name for ms, _ in measured for name in ms.outputs))
 
     # slices ----------------------------------------------------------------------------------
     slices = []
@@ -632,10 +803,14 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
         slices.append(replace(sl, kind="label" if sl.label else "answer_label", key=sl.label or sl.answer_label or ""))
 
     # names -----------------------------------------------------------------------------------
-    metric_names = [mt.name for mt in spec.metrics]
+    declared = {mt.name for mt in spec.metrics}  # a measure's outputs need no metric block of their own
+    implied = [m.MetricSpec(name, name, ms.name, "", metric.higher_is_better, metric.percent, {"": m.span_of(ms)}) for ms, metric in measured for name in ms.outputs if name not in declared]
+    metrics = (*spec.metrics, *implied)
+    metric_names = [mt.name for mt in metrics]
     tables: dict[str, list[str] | None] = {
         "split": list(data.splits),
         "source": [src.name for src in data.sources],
+        "path_root": [src.name for src in data.sources] + ([data.explode.name] if data.explode else []),
         "field": list(gold_fields),
         "gold_field": list(gold_fields),
         "prediction_field": list(pred_fields),
@@ -645,13 +820,17 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
         "slice": [sl.name for sl in spec.slices],
         "per_item_value": list(scorer_emits),
     }
-    reported_names: set[tuple[str, str]] = set()
-    for ref in ck.references:
-        known = tables.get(ref.namespace)
-        if known is not None and ref.name not in known and (ref.namespace, ref.name) not in reported_names:
-            reported_names.add((ref.namespace, ref.name))  # one misspelt name used in several places: one error
-            ck.unknown(ref.span, ref.what, ref.name, known)
-    used_sources = {ref.name for ref in ck.references if ref.namespace == "source"}
+    files = [(ck, spec.reported)] + ([side] if side is not None else [])  # the spec, and its reported file
+    for checker, _ in files:
+        reported_names: set[tuple[str, str]] = set()
+        for ref in checker.references:
+            known = tables.get(ref.namespace)
+            if known is not None and ref.name not in known and (ref.namespace, ref.name) not in reported_names:
+                reported_names.add((ref.namespace, ref.name))  # one misspelt name used in several places: one error
+                checker.unknown(ref.span, ref.what, ref.name, known)
+    if score.scorer is not None and score.scorer.name == "field_match":
+        _check_field_match(ck, score.scorer, gold_fields, pred_fields)
+    used_sources = {ref.name for ref in ck.references if ref.namespace in ("source", "path_root")}
     for src in data.sources:
         if src.name not in used_sources:
             ck.warn(m.span_of(src), f"source {src.name!r} is never used", "bind one of its fields in fields/labels or remove it")
@@ -659,7 +838,7 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
         if nb.name not in ck.used_normalisers:
             ck.warn(m.span_of(nb), f"normaliser {nb.name!r} is never used", "refer to it from a match block or remove it")
     # metrics ---------------------------------------------------------------------------------
-    if not spec.metrics:
+    if not metrics:
         ck.error(m.span_of(spec), "the task declares no metric", "add `metric name { display = \"...\" }` for each number the aggregator returns")
     seen: dict[str, m.MetricSpec] = {}
     for mt in spec.metrics:
@@ -667,20 +846,26 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
             ck.error(m.span_of(mt, "<label>"), f"metric {mt.name!r} is declared twice", f"first on line {m.span_of(seen[mt.name], '<label>').line}")
         seen[mt.name] = mt
         if mt.name not in produced:
-            who = f"{score.aggregate.name}()" + (f" over the scorer's values ({', '.join(scorer_emits)})" if aggregate.emits == registry.SAME_AS_SCORER else "")
-            ck.unknown(m.span_of(mt, "<label>"), f"metric (not produced by {who})", mt.name, list(produced))
+            producers = []
+            if score.aggregate is not None and aggregate is not None:
+                producers.append(f"{score.aggregate.name}()" + (f" over the scorer's values ({', '.join(scorer_emits)})" if aggregate.emits == registry.SAME_AS_SCORER else ""))
+            if measures:
+                producers.append("a measure")
+            who = " or ".join(producers)
+            ck.unknown(m.span_of(mt, "<label>"), f"metric (not produced by {who or 'anything'})", mt.name, list(produced))
     undeclared = [name for name in produced if name not in seen]
-    if undeclared and spec.metrics and aggregate.emits == registry.SAME_AS_SCORER:  # a component's extras are its own design
+    if undeclared and spec.metrics and aggregate is not None and aggregate.emits == registry.SAME_AS_SCORER and score.aggregate is not None:  # a component's extras are its own design
         ck.warn(m.span_of(spec.metrics[0], "<label>"), f"{score.aggregate.name}() also produces {', '.join(undeclared)}, which no metric block declares", "they are computed but not shown or stored")
 
     # reported rows on slices: the value must be one the slice can have --------------------------
-    for row in spec.reported:
-        if row.slice is None:
-            continue
-        sl = next((x for x in slices if x.name == row.slice[0]), None)
-        values = label_values.get(sl.key) if sl is not None and sl.kind == "label" else None
-        if values is not None and row.slice[1] not in values:
-            ck.unknown(m.span_of(row, "value"), f"value of slice {sl.name!r}", row.slice[1], list(values))  # type: ignore[union-attr]
+    for checker, rows in files:
+        for row in rows:
+            if row.slice is None:
+                continue
+            sl = next((x for x in slices if x.name == row.slice[0]), None)
+            values = label_values.get(sl.key) if sl is not None and sl.kind == "label" else None
+            if values is not None and row.slice[1] not in values:
+                checker.unknown(m.span_of(row, "value"), f"value of slice {sl.name!r}", row.slice[1], list(values))  # type: ignore[union-attr]
 
     # templates (syntax only: rendering happens in a sandbox) ----------------------------------
     _check_templates(spec, ck)
@@ -693,8 +878,85 @@ def _resolve(spec: m.TaskSpec, ck: _Checker) -> m.TaskSpec | None:
             ck.error(m.span_of(imp), f"import {imp.name!r}: kind = \"text_list\" needs `separator = \"...\"`")
     if ck.errors:
         return None
+    if side is not None and side[0].errors:
+        return None
     params = tuple(sorted((k, v) for k, v in ck.params_literal().items()))
-    return replace(spec, score=score, slices=tuple(slices), params=params)
+    reported = spec.reported + (side[1] if side is not None else ())  # the spec's rows, then its reported file's
+    return replace(spec, score=score, slices=tuple(slices), params=params, metrics=metrics, reported=reported)
+
+
+def _check_measures(
+    ck: _Checker,
+    measures: tuple[m.MeasureSpec, ...],
+    gold: Mapping[str, FieldType],
+    pred: Mapping[str, FieldType],
+    label_values: Mapping[str, tuple[str, ...] | None],
+) -> tuple[tuple[m.MeasureSpec, ...], list[tuple[m.MeasureSpec, Any]]]:
+    """Each measure's metric built and checked: aggregation, field types, class set; its outputs filled in."""
+    from runners.metrics import AGGREGATION_DOCS, CLASS_AGGREGATIONS
+
+    out: list[m.MeasureSpec] = []
+    built: list[tuple[m.MeasureSpec, Any]] = []
+    names: dict[str, m.MeasureSpec] = {}
+    for ms in measures:
+        if ms.name in names:
+            ck.error(m.span_of(ms, "<label>"), f"measure {ms.name!r} is declared twice", f"first on line {m.span_of(names[ms.name], '<label>').line}")
+            continue
+        names[ms.name] = ms
+        call = ms.metric
+        metric = registry.get("metric", call.name).build(**call.kwargs_dict())
+        aggregate = ms.aggregate or metric.aggregations[0]
+        # the names it would produce are known even if a check below fails: `primary = <it>` is then no second error
+        built.append((replace(ms, outputs=metric.outputs(ms.name, aggregate if aggregate in metric.aggregations else metric.aggregations[0])), metric))
+        if aggregate not in metric.aggregations:
+            allowed = ", ".join(f'"{a}" ({AGGREGATION_DOCS[a]})' for a in metric.aggregations)
+            hint = {"corpus_bleu": "a per-item BLEU averaged over items is sentence_bleu() with aggregate = \"mean\"", "chrf": "chrF is computed over the corpus only", "ter": "TER is computed over the corpus only"}.get(call.name, "")
+            ck.error(m.span_of(ms, "aggregate"), f"measure {ms.name!r}: {call.name}() cannot aggregate as {aggregate!r}; it aggregates as {allowed}", hint)
+            continue
+        gold_types, pred_types = metric.accepts(aggregate)
+        gtype, ptype = gold.get(ms.gold), pred.get(ms.prediction)
+        ok = True
+        for side, name, ftype, wanted, part in (("gold", ms.gold, gtype, gold_types, "gold"), ("prediction", ms.prediction, ptype, pred_types, "prediction")):
+            if ftype is not None and not any(ftype.fits(w) for w in wanted):
+                spelled = " or ".join(w.spelling() for w in wanted)
+                ck.error(m.span_of(ms, part), f"measure {ms.name!r}: {side} field {name!r} is {ftype.spelling()}, but {call.name}() with aggregate = {aggregate!r} compares {spelled}", f"{call.name}(): {metric.library}")
+                ok = False
+        if ok and metric.same_type and gtype is not None and ptype is not None and not (gtype.fits(ptype) or ptype.fits(gtype)) and "any" not in (gtype.kind, ptype.kind):
+            ck.error(m.span_of(ms, "prediction"), f"measure {ms.name!r}: gold field {ms.gold!r} is {gtype.spelling()} but prediction field {ms.prediction!r} is {ptype.spelling()}; {call.name}() compares values of one type", "declare both fields with the same type (e.g. both enum(...) or both int)")
+            ok = False
+        if ms.normaliser and not metric.text:
+            ck.error(m.span_of(ms, "normaliser"), f"measure {ms.name!r}: {call.name}() does not compare text; a normaliser does not apply", "normalisers belong to text metrics (exact_match, bleu, chrf, ter, rouge)")
+            ok = False
+        if hasattr(metric, "labels") and (aggregate in CLASS_AGGREGATIONS or call.name == "confusion"):
+            classes = _classes(ck, ms, metric, gtype, label_values)
+            if classes is None:
+                continue
+            call = replace(call, kwargs=tuple(kv for kv in call.kwargs if kv[0] != "labels") + (("labels", tuple(classes)),))
+            metric = registry.get("metric", call.name).build(**call.kwargs_dict())
+        if not ok:
+            continue
+        checked = replace(ms, metric=call, aggregate=aggregate, outputs=metric.outputs(ms.name, aggregate))
+        out.append(checked)
+        built[-1] = (checked, metric)
+    return tuple(out), built
+
+
+def _classes(ck: _Checker, ms: m.MeasureSpec, metric: Any, gtype: FieldType | None, label_values: Mapping[str, tuple[str, ...] | None]) -> list[str] | None:
+    """The class set of a class aggregation: the metric's ``labels``, else the gold field's enum values."""
+    enum = [str(v) for v in gtype.values] if gtype is not None and gtype.kind == "enum" else None
+    declared = list(metric.labels)
+    if not declared and enum is None:
+        ck.error(m.span_of(ms, "metric"), f"measure {ms.name!r}: {ms.metric.name}() needs the class set", f'give labels = ["a", "b", ...] to {ms.metric.name}(), or type the gold field {ms.gold!r} as enum(a, b, ...)')
+        return None
+    if declared and enum is not None:
+        stray = [c for c in declared if c not in enum]
+        if stray:
+            ck.error(m.span_of(ms, "metric"), f"measure {ms.name!r}: class {stray[0]!r} is not a value of gold field {ms.gold!r} ({gtype.spelling()})", "the class set must be values the data can have")  # type: ignore[union-attr]
+            return None
+    if len(set(declared or enum or [])) != len(declared or enum or []):
+        ck.error(m.span_of(ms, "metric"), f"measure {ms.name!r}: a class is listed twice")
+        return None
+    return declared or enum
 
 
 def _check_flow(ck: _Checker, match: m.MatchSpec, gold: Mapping[str, FieldType], pred: Mapping[str, FieldType]) -> None:
@@ -722,17 +984,58 @@ def _check_flow(ck: _Checker, match: m.MatchSpec, gold: Mapping[str, FieldType],
         ck.error(m.span_of(match, "similarity"), f"similarity {match.similarity.name}() compares {sim.spelling()}, not text")
 
 
+def _comparable(ftype: FieldType) -> FieldType:
+    """The type a value is compared as: optional(T) as T, an enum of text as str."""
+    if ftype.kind == "optional" and ftype.item is not None:
+        return _comparable(ftype.item)
+    if ftype.kind == "enum" and all(isinstance(v, str) for v in ftype.values):
+        return TEXT
+    return ftype
+
+
+def _check_field_match(ck: _Checker, call: m.ComponentCall, gold: Mapping[str, FieldType], pred: Mapping[str, FieldType]) -> None:
+    """field_match() compares the two fields' values as text: fields of different types would never (or wrongly) match."""
+    args = _defaults(call)
+    gold_type, pred_type = gold.get(args["gold_field"]), pred.get(args["prediction_field"])
+    if gold_type is None or pred_type is None or "any" in (gold_type.kind, pred_type.kind):
+        return  # an unknown name is reported where it is written
+    g, p = (ft.item if ft.kind == "optional" and ft.item is not None else ft for ft in (gold_type, pred_type))
+    if g.kind == p.kind == "enum" and {str(v) for v in g.values} == {str(v) for v in p.values}:
+        return  # two enums whose values read the same as text: enum("0", "1") and enum(0, 1)
+    if _comparable(g) == _comparable(p):
+        return
+    ck.error(
+        m.span_of(call),
+        f"field_match(): gold field {args['gold_field']!r} is {gold.get(args['gold_field']).spelling()}, prediction field {args['prediction_field']!r} is {pred.get(args['prediction_field']).spelling()}",  # type: ignore[union-attr]
+        "they are compared as text (1 and \"1.0\" differ, \"03\" and 3 too): declare both with one type, or both as enums of the same values",
+    )
+
+
 def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
+    """Templates are looked up by name at run time (runners.templates): the name must be one that is, its variables ones it gets."""
     import jinja2
+    from jinja2 import meta
     from jinja2.sandbox import SandboxedEnvironment
+
+    from runners.templates import KNOWN
 
     env = SandboxedEnvironment(undefined=jinja2.StrictUndefined)
     for t in spec.templates:
+        use = KNOWN.get(t.name)
+        if use is None:
+            known = ", ".join(f"{k} ({u.purpose})" for k, u in sorted(KNOWN.items()))
+            close = difflib.get_close_matches(t.name, list(KNOWN), n=1)
+            ck.error(m.span_of(t, "<label>"), f"unknown template {t.name!r}: nothing looks up a template of that name", (f"did you mean {close[0]!r}? " if close else "") + f"known templates: {known}")
+            continue
         try:
-            env.parse(t.text)
+            parsed = env.parse(t.text)
         except jinja2.TemplateSyntaxError as exc:
             span = m.span_of(t, "text")
             line = span.line + (exc.lineno or 1) - 1
             ck.error(s.Span(line, 1 if line != span.line else span.column, line, 2), f"template {t.name!r}: {exc.message}", "Jinja2 syntax: {{ variable }}, {% if ... %}...{% endif %}")
+            continue
+        for name in sorted(meta.find_undeclared_variables(parsed) - set(use.variables)):
+            close = difflib.get_close_matches(name, use.variables, n=1)
+            ck.error(m.span_of(t, "text"), f"template {t.name!r} uses the variable {name!r}, which it is not given", (f"did you mean {close[0]!r}? " if close else "") + f"{t.name} gets: {', '.join(use.variables)}")
 
 __all__ = ["CheckResult", "check_file", "check_text", "literal"]

@@ -15,7 +15,7 @@ from runners.contracts import check_gold_against_contract
 from runners.matching import PairScorer
 from runners.predictions import SchemaReader
 from runners.runner import SliceDef, TaskRunner
-from runners.tables import AnswerLabel, ItemLabel, Membership, TableReader, TableSource
+from runners.tables import AnswerLabel, Explode, ItemLabel, Membership, TableReader, TableSource
 from runners.text import Pipeline
 
 # Library versions that can change numbers; part of every fingerprint.
@@ -46,6 +46,7 @@ def _gold_reader(data: m.DataSpec) -> Any:
             for r in data.labels
         ),
         answer_labels=tuple(AnswerLabel(r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels),
+        explode=Explode(data.explode.name, data.explode.items, data.explode.id, data.explode.separator) if data.explode else None,
     )
 
 
@@ -105,7 +106,49 @@ def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
     calls: list[m.ComponentCall] = [c for c in (spec.data.reader, spec.predictions.reader, spec.score.scorer, spec.score.aggregate) if c]
     for match in spec.score.matches:
         calls += [match.similarity, match.matcher, *match.filters, *match.normaliser, *match.similarity_normaliser]
+    for measure in spec.score.measures:
+        calls += [measure.metric, *measure.normaliser]
     return calls
+
+
+def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mapping[str, Any], bare: bool) -> Any:
+    from runners.metrics import MeasureStage
+
+    metric = _call(measure.metric)
+    gold_types, pred_types = metric.accepts(measure.aggregate)
+    # a field typed in the spec narrows what the metric accepts (an enum, optional values), so the runtime check is the spec's
+    gold_types = (gold[measure.gold],) if measure.gold in gold else gold_types
+    pred_types = (pred[measure.prediction],) if measure.prediction in pred else pred_types
+    normalise = _pipeline(measure.normaliser) if measure.normaliser else None
+    return MeasureStage(measure.name, metric, measure.aggregate, measure.gold, measure.prediction, gold_types, pred_types, normalise, measure.round, bare)
+
+
+def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
+    """The scorer factory and the aggregator: the score block's own, joined with its measures when it has any."""
+    score = spec.score
+    own_scorer = _scorer_factory(score) if score.scorer is not None or score.matches else None
+    own_aggregate = _bound(score.aggregate) if score.aggregate is not None else None
+    if not score.measures:
+        return own_scorer, own_aggregate
+    from runners.metrics import Measures, combined
+
+    reader = registry.get("reader", spec.data.reader.name).contract if spec.data.reader else None
+    gold = dict(reader.fields) if reader else spec.data.field_types()
+    pred = dict(registry.get("predictions", spec.predictions.reader.name).contract.fields) if spec.predictions.reader else dict(spec.predictions.fields)
+    # a predictions component with one declared field may give that field's value bare (PARADISE's ending index)
+    bare = spec.predictions.reader is not None and len(pred) == 1
+    measures = Measures(tuple(_measure_stage(ms, gold, pred, bare) for ms in score.measures))
+    return combined(measures, own_scorer, own_aggregate)
+
+
+def _signatures(spec: m.TaskSpec) -> dict[str, str]:
+    """Library signatures of the measures' metrics (sacrebleu's, rouge-score's settings): they can change numbers."""
+    out = {}
+    for measure in spec.score.measures:
+        signature = _call(measure.metric).signature()
+        if signature:
+            out[measure.name] = signature
+    return out
 
 
 # What a fingerprint leaves out: text shown to people, where files come from (the gold content is
@@ -113,7 +156,7 @@ def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
 # (match blocks carry their steps inlined).  Everything else can change a number and is kept.
 _NOT_SCORED = {"title", "description", "citation", "url", "license", "benchmark", "display", "group", "higher_is_better", "percent", "reported", "imports", "fetch", "extends", "normalisers"}
 # Collections whose order means nothing (declared by name); sorted so that reordering a spec keeps its fingerprint.
-_UNORDERED = {"metrics", "slices", "labels", "fields", "matches", "templates", "answer_labels", "params", "kwargs"}
+_UNORDERED = {"metrics", "slices", "labels", "fields", "matches", "measures", "templates", "answer_labels", "params", "kwargs"}
 
 
 def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
@@ -128,6 +171,8 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
         return value
 
     form = walk(spec.to_dict())
+    if form["data"].get("explode", 0) is None:  # specs without one keep the fingerprints they had before explode existed
+        del form["data"]["explode"]
     sources = form["data"]["sources"]  # the first source defines the items; the others are joined by key
     form["data"]["sources"] = sources[:1] + sorted(sources[1:], key=lambda v: json.dumps(v, sort_keys=True))
     return form
@@ -142,11 +187,12 @@ def spec_digest(spec: m.TaskSpec) -> str:
             libraries[lib] = importlib.metadata.version(lib)
         except importlib.metadata.PackageNotFoundError:
             continue
-    payload = json.dumps({"spec": semantic_form(spec), "components": versions, "libraries": libraries}, sort_keys=True, default=str)
+    payload = json.dumps({"spec": semantic_form(spec), "components": versions, "libraries": libraries, "signatures": _signatures(spec)}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def compile_spec(spec: m.TaskSpec) -> TaskRunner:
+    make_scorer, aggregate = _scoring(spec)
     return TaskRunner(
         name=spec.name,
         splits=spec.data.splits,
@@ -155,8 +201,8 @@ def compile_spec(spec: m.TaskSpec) -> TaskRunner:
         primary=spec.primary,
         read_gold=_gold_reader(spec.data),
         read_predictions=_prediction_reader(spec.predictions),
-        make_scorer=_scorer_factory(spec.score),
-        aggregate=_bound(spec.score.aggregate),
+        make_scorer=make_scorer,
+        aggregate=aggregate,
         slices=tuple(SliceDef(s.name, s.kind, s.key) for s in spec.slices),
         spec_digest=spec_digest(spec),
     )
@@ -178,7 +224,12 @@ def explain(spec: m.TaskSpec) -> str:
     for src in data.sources:
         lines.append(f"   source {src.name}: {src.format} {src.path}" + (f" joined on {src.key}" if src.key else " (primary)"))
     if data.id_path:
-        lines.append(f"   item id: {'.'.join(data.id_path)}")
+        shown = f"key({data.id_path[1]})" if data.id_path[0] == "#key" else "row_index()" if data.id_path == ("#row",) else ".".join(data.id_path)
+        lines.append(f"   item id: {shown}")
+    if data.explode:
+        ex = data.explode
+        element = {"#index": "its 0-based position", "#key": "its mapping key"}.get(ex.id[0], ".".join(ex.id))
+        lines.append(f"   explode {ex.name}: one item per element of {'.'.join(ex.items)}, id = <item id>{ex.separator}<{element}>")
     for binding in data.fields:
         lines.append(f"   field {binding.name}: {binding.type.spelling()} <- {'.'.join(binding.path)}")
     for rule in data.labels:
@@ -210,7 +261,16 @@ def explain(spec: m.TaskSpec) -> str:
             lines.append(f"     normalise: {' | '.join(_render_call(s) for s in match.normaliser)}")
         lines.append(f"     similarity: {_render_call(match.similarity)}" + (f" after {' | '.join(_render_call(s) for s in match.similarity_normaliser)}" if match.similarity_normaliser else ""))
         lines.append(f"     matcher: {_render_call(match.matcher)} -> {', '.join(match.outputs)}")
-    lines += ["", "5. aggregate", f"   {_render_call(spec.score.aggregate)} -> {', '.join(mt.name for mt in spec.metrics)}", f"   primary: {spec.primary}"]
+    for measure in spec.score.measures:
+        normalised = f" after {' | '.join(_render_call(s) for s in measure.normaliser)}" if measure.normaliser else ""
+        lines.append(f"   measure {measure.name}: {_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}")
+    lines += ["", "5. aggregate"]
+    if spec.score.aggregate is not None:
+        lines.append(f"   {_render_call(spec.score.aggregate)} over the scorer's per-item values")
+    for measure in spec.score.measures:
+        rounded = f", rounded to {measure.round} digits" if measure.round is not None else ""
+        lines.append(f"   {measure.name}: aggregate = {measure.aggregate}{rounded} -> {', '.join(measure.outputs)}")
+    lines += [f"   metrics: {', '.join(mt.name for mt in spec.metrics)}", f"   primary: {spec.primary}"]
     lines += ["", "6. slice"]
     for sl in spec.slices:
         how = "items grouped by label" if sl.kind == "label" else "gold answers restricted by answer label, all items re-scored"

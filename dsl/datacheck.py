@@ -10,6 +10,7 @@ error too: ``check --data`` passes only when every split can be scored.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from dsl import model as m
@@ -23,6 +24,13 @@ MAX_PER_SPLIT = 10  # data problems shown per split (the reader keeps a capped l
 
 def _where(spec: TaskSpec, message: str) -> m.Where | None:
     """The spec statement a data problem is about: the field or label it names, else the data block."""
+    explode = spec.data.explode
+    if explode is not None and message.startswith(f"explode {explode.name!r}:"):
+        # the items path when the list itself is wrong, the id when an element's id is
+        part = "items" if "not a list or a mapping" in message else "id"
+        return {"": m.span_of(explode), "path": m.span_of(explode, part)}
+    if spec.data.id_path[:1] == ("#key",) and "needs the file to be a JSON object" in message:
+        return {"": m.span_of(spec.data, "id_path")}
     for binding in spec.data.fields:
         if f"field {binding.name!r}" in message:
             return binding.at
@@ -46,6 +54,7 @@ def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, spli
     data_span = m.span_of(spec.data)
     fetch_hint = f"fetch it with `procbench data fetch {spec.name}` or point --data-dir at a copy"
     seen_labels: dict[str, set[str]] = {}
+    seen_answer_labels: dict[str, set[str]] = {}
     for split in splits or spec.data.splits:
         try:
             gold, _ = runner.gold(data_root, split)
@@ -83,6 +92,8 @@ def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, spli
         for labels in gold.labels.values():
             for name, value in labels.items():
                 seen_labels.setdefault(name, set()).add(value)
+        for name, views in gold.answer_views.items():
+            seen_answer_labels.setdefault(name, set()).update(views)
     if not checked:
         return out, checked
     # map() keys that no item of any split matched: a typo in the key, or a value the data lacks
@@ -103,4 +114,67 @@ def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, spli
                 gold, _ = runner.gold(data_root, split)
                 if not gold.answer_views.get(sl.key):
                     out.append(Diagnostic(spec.path, m.span_of(sl, "answer_label"), f"slice {sl.name!r}: no answer of split {split!r} carries the label {sl.key!r}"))
+    out += _reported_slice_values(spec, checked, seen_labels, seen_answer_labels, partial)
+    out += _class_sets(spec, runner, data_root, checked, partial)
     return out, checked
+
+
+def _class_sets(spec: TaskSpec, runner: TaskRunner, data_root: Path, checked: list[str], partial: bool) -> list[Diagnostic]:
+    """Measures over a class set (macro-F1, per class, confusion) against the gold values the data has.
+
+    A gold value outside the classes would stop scoring; a class no item has would enter a macro
+    average as a 0 (scikit-learn's zero_division=0), so both are findings (a class absent from a
+    root holding part of the data, the samples, is a warning).
+    """
+    from runners.contracts import MISSING, field_value
+    from runners.metrics._classification import label_text
+
+    out = []
+    for ms in spec.score.measures:
+        classes = dict(ms.metric.kwargs).get("labels")
+        if not classes:
+            continue
+        declared = [label_text(c) for c in classes]
+        seen: dict[str, str] = {}  # gold value -> where it was first seen
+        for split in checked:
+            gold, _ = runner.gold(data_root, split)
+            for item_id, record in gold.items.items():
+                value = field_value(record, ms.gold)
+                if value is not MISSING and value is not None:
+                    seen.setdefault(label_text(value), gold.origins.get(item_id) or f"item {item_id!r} of split {split!r}")
+        span = m.span_of(ms, "metric")
+        for value, origin in seen.items():
+            if value not in declared:
+                out.append(Diagnostic(spec.path, span, f"measure {ms.name!r}: gold value {value!r} ({origin}) is not one of its classes ({', '.join(declared)})", "add it to labels = [...] or fix the data"))
+        for cls in declared:
+            if seen and cls not in seen:
+                severity = "warning" if partial else "error"
+                out.append(Diagnostic(spec.path, span, f"measure {ms.name!r}: no item of split(s) {', '.join(checked)} has class {cls!r}; its precision, recall and F1 would be 0 in every average over the classes", "the class set must be classes the data has", severity))
+    return out
+
+
+def _reported_slice_values(spec: TaskSpec, checked: list[str], seen_labels: dict[str, set[str]], seen_answers: dict[str, set[str]], partial: bool) -> list[Diagnostic]:
+    """Reported rows on a slice whose values only the data knows (answer labels, label paths): each value must occur.
+
+    Values the spec fixes (``map()`` with a default, membership, a reader's declared labels) are
+    checked by ``check`` already.  On a root holding part of the data (the samples) a value may be
+    merely absent, so there it is a warning.
+    """
+    out = []
+    static = {r.name for r in spec.data.labels if r.values() is not None}
+    for row in spec.reported:
+        sl = next((x for x in spec.slices if row.slice is not None and x.name == row.slice[0]), None)
+        if sl is None or row.split not in checked or (sl.kind == "label" and sl.key in static):
+            continue
+        seen = (seen_answers if sl.kind == "answer_label" else seen_labels).get(sl.key)
+        value = row.slice[1]  # type: ignore[index]
+        if not seen or value in seen:
+            continue
+        close = difflib.get_close_matches(value, sorted(seen), n=1)
+        hint = (f"did you mean {close[0]!r}? " if close else "") + f"the data has: {', '.join(sorted(seen)[:12])}"
+        path = row.path or spec.path
+        text = Path(path).read_text(encoding="utf-8") if path != spec.path and Path(path).is_file() else None
+        where = "answer label" if sl.kind == "answer_label" else "label"
+        message = f"reported row {row.system!r}: no item of split(s) {', '.join(checked)} has the {where} {sl.key!r} = {value!r} (slice {sl.name!r})"
+        out.append(Diagnostic(path, m.span_of(row, "value"), message, hint, "warning" if partial else "error", file_text=text))
+    return out

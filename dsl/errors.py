@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dsl.syntax import Span
 
@@ -14,8 +14,12 @@ class Diagnostic:
     message: str
     hint: str = ""
     severity: str = "error"  # or "warning"
+    # the text of ``path`` when the diagnostic knows it (a file beside the spec, a parent spec):
+    # rendered in preference to the source a caller passes, which is the checked spec's
+    file_text: str | None = field(default=None, compare=False, repr=False)
 
     def render(self, source: str | None = None) -> str:
+        source = self.file_text if self.file_text is not None else source
         head = f"{self.path}:{self.span.line}:{self.span.column}: {self.severity}: {self.message}"
         lines = [head]
         if source is not None and self.span.line >= 1:

@@ -19,6 +19,7 @@ from typing import Any, NewType
 
 from dsl.syntax import NOWHERE, Span
 from runners.predictions import FieldType
+from runners.tables import EXPLODE_INDEX
 
 Name = NewType("Name", str)  # a bare name: declared here or referring to a declaration
 DataPath = NewType("DataPath", tuple)  # a dotted path into a data source: gold.answers
@@ -144,9 +145,24 @@ class AnswerLabelRule:
 
     name: Name = label()
     field: Name = attr(refers="field", doc="the gold list field it restricts")
-    items: DataPath = attr(doc="path to the list of answer records")
+    items: DataPath = attr(parse="data_path", doc="path to the list of answer records")
     text: Name = attr(doc="key of the answer text within each record")
     label: Name = attr(doc="key of the label within each record")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplodeSpec:
+    """``explode step { items = proc.questions  id = index }``: each element of a list or mapping in the primary record is one item.
+
+    The item id is ``<parent id><separator><element id>``; fields, labels and answer labels read the
+    element as ``<name>.<key>`` (or ``<name>`` itself for a scalar element) beside the parent's sources.
+    """
+
+    name: Name = label(doc="the element's name; fields and labels refer to it as <name>.<key>")
+    items: DataPath = attr(parse="explode_items", doc="path to the list or mapping in the parent record: <source>.<key>...")
+    id: tuple[str, ...] = attr(EXPLODE_INDEX, parse="explode_id", doc="index (0-based position), key (mapping key) or a path into the element: <name>.<key>")
+    separator: str = attr("/", doc="between the parent id and the element id")
     at: Where = _where()
 
 
@@ -156,7 +172,8 @@ class DataSpec:
     hidden: tuple[Name, ...] = attr((), refers="split", doc="splits whose items the board never shows")
     reader: ComponentCall | None = attr(None, kind="reader", doc="a reader component instead of sources")
     sources: tuple[Source, ...] = blocks("source")
-    id_path: tuple[str, ...] = attr((), key="id", parse="id_path", doc="the item id: <source>.<key> or row_index()")
+    id_path: tuple[str, ...] = attr((), key="id", parse="id_path", doc="the item id: <source>.<key>, key(<source>) (a JSON object's keys) or row_index()")
+    explode: ExplodeSpec | None = block("explode", required=False, doc="one primary record -> many items (before fields: they may read the element)")
     fields: tuple[FieldBinding, ...] = entries("field_binding", doc="typed gold fields: `name: type = source.path`")
     labels: tuple[LabelRule, ...] = entries("label_rule", doc="item labels: a path, map(path, {...}, default = ...) or membership([...])")
     answer_labels: tuple[AnswerLabelRule, ...] = blocks("answer_label")
@@ -196,10 +213,29 @@ class MatchSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MeasureSpec:
+    """One ``measure`` block: a library metric over a gold and a prediction field, aggregated as declared.
+
+    ``measure macro_f1 { metric = f1()  gold = label  prediction = label  aggregate = macro }``
+    """
+
+    name: Name = label(doc="the output's name (families add suffixes: _p/_r/_f1, _<class>)")
+    metric: ComponentCall = attr(kind="metric", doc="a metric of the library (procbench components --kind metric)")
+    gold: Name = attr(refers="field")
+    prediction: Name = attr(refers="prediction_field")
+    aggregate: str = attr("", option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus"), doc="how the per-item statistics combine; default: the metric's first")
+    normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to text values on both sides first")
+    round: int | None = attr(None, doc="Python round() of every output to this many digits")
+    outputs: tuple[str, ...] = derived(())  # filled in by the checker: the metric names it produces
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScoreSpec:
-    aggregate: ComponentCall = attr(kind="aggregator")
+    aggregate: ComponentCall | None = attr(None, kind="aggregator", doc="the aggregator of the scorer's or match blocks' per-item values")
     scorer: ComponentCall | None = attr(None, kind="scorer")
     matches: tuple[MatchSpec, ...] = blocks("match")
+    measures: tuple[MeasureSpec, ...] = blocks("measure")
     metadata_params: tuple[tuple[str, str], ...] = attr((), key="metadata", parse="metadata", doc="scorer parameter <- submission metadata key")
     at: Where = _where()
 
@@ -249,11 +285,16 @@ class ReportedRow:
     slice: tuple[str, str] | None = None
     note: str = ""
     at: Where = _where()
+    path: str = field(default="", compare=False)  # the file it is written in: the spec, or the reported file beside it
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReportedTable:
-    """``reported "source" { split = test  columns = [m1, m2]  rows = { "System" = [0.1, _] } }``."""
+    """``reported "source" { split = test  columns = [m1, m2]  rows = { "System" = [0.1, _] } }``.
+
+    Written in the task, or in a file beside the spec that holds only reported blocks, named by
+    ``reported = file("task.reported")`` (checked the same way, errors at that file's lines).
+    """
 
     source: str = label(name=False, doc="where the numbers come from (paper, table)")
     split: Name = attr(refers="split")
@@ -338,15 +379,15 @@ class TaskSpec:
     metrics: tuple[MetricSpec, ...] = blocks("metric")
     primary: Name = attr(refers="metric")
     rank_by: tuple[Name, ...] = attr((), refers="metric", doc="tie-breaks after the primary metric, in order")
-    description: str = attr("")
-    citation: str = attr("")
+    description: str = attr("", doc='text, or file("name") of a file beside the spec')
+    citation: str = attr("", doc='BibTeX, or file("task.bib") beside the spec')
     url: str = attr("")
     license: str = attr("")
     benchmark: str = attr("")
     extends: Name | None = attr(None, refers="task")
     params: tuple[tuple[str, Any], ...] = entries("param")
     slices: tuple[SliceSpec, ...] = blocks("slice")
-    reported: tuple[ReportedRow, ...] = blocks("reported")
+    reported: tuple[ReportedRow, ...] = blocks("reported", doc='paper rows; also `reported = file("task.reported")`, a file beside the spec of reported blocks')
     templates: tuple[TemplateSpec, ...] = blocks("template")
     fetch: tuple[FetchSpec, ...] = blocks("fetch")
     imports: tuple[ImportSpec, ...] = blocks("import")

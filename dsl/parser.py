@@ -139,7 +139,7 @@ class _ToSyntax(Transformer):  # type: ignore[type-arg]
         return s.Bool(False, _span(meta))
 
     def ref(self, meta, children):
-        return s.Ref(tuple(str(c) for c in children), _span(meta))
+        return s.Ref(tuple(_unquote(c) if c.type == "STRING" else str(c) for c in children), _span(meta))
 
     def call(self, meta, children):
         callee, *arguments = children
@@ -220,7 +220,9 @@ def _diagnose(exc: UnexpectedInput, source: str, path: str) -> Diagnostic:
     width = max(len(str(token)), 1) if "\n" not in str(token) else 1
     text = str(token) if len(str(token)) <= 40 else str(token)[:37] + "..."
     message = f"unexpected {text!r}"
-    if token.type == "EQUAL" and "'{'" in expected:
+    if token.type == "DOT" and "'.'" not in expected:  # "gold".answers, 1.x: only a name starts a path
+        hint = 'a path starts with a bare name; quote only the segments after it, e.g. step."ordered?"'
+    elif token.type == "EQUAL" and "'{'" in expected:
         hint = "a block is written `name \"label\" { ... }`; an attribute `name = value` has a single name before '='"
     elif token.type in ("NAME", "STRING") and "'='" in expected:
         hint = "an attribute needs '=' between its name and value (`name = value`)"

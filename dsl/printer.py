@@ -5,7 +5,8 @@ where they were: above their statement, at the end of its line, after an opening
 closing one.  Layout is fixed: two-space indents, ``=`` aligned within a body, blocks of up to three
 attributes on one line when they fit, lists and objects one item per line when they would run past
 :data:`WIDTH` columns or hold comments.  Keys and labels are bare when they are names (labels: when
-written bare, since there quoting means text), else quoted; an object quotes all its keys or none.  Blank lines are the printer's (between attributes and blocks,
+written bare, since there quoting means text), else quoted; an object quotes all its keys or none;
+a path quotes the segments after its first that are not names (``step."ordered?"``).  Blank lines are the printer's (between attributes and blocks,
 around multi-line blocks), plus one wherever the source separated comments by blank lines.
 """
 
@@ -18,6 +19,9 @@ from dsl import syntax as s
 
 INDENT = "  "
 WIDTH = 100
+# A block stays on one line with at most this many attributes (when it fits the width).  A measure
+# reads as one sentence (metric, gold, prediction, aggregate), so it may keep one more.
+FLAT_ATTRIBUTES = {"measure": 4}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 
 
@@ -36,6 +40,11 @@ def _keys(e: s.ObjectExpr) -> list[str]:
     return keys if all(k == p.key for k, p in zip(keys, e.pairs)) else [_string(p.key) for p in e.pairs]
 
 
+def ref(e: s.Ref) -> str:
+    """A dotted path: segments after the first quoted when they are not names (``step."ordered?"``)."""
+    return ".".join([e.parts[0], *(part if _NAME.fullmatch(part) else _string(part) for part in e.parts[1:])])
+
+
 def _label(text: str, bare: bool) -> str:
     return text if bare and _NAME.fullmatch(text) else _string(text)
 
@@ -49,10 +58,10 @@ def expr(e: s.Expr) -> str:
     if isinstance(e, s.Num):
         return repr(e.value)
     if isinstance(e, s.Ref):
-        return e.dotted
+        return ref(e)
     if isinstance(e, s.Call):
         args = [expr(a) for a in e.args] + [f"{k.name} = {expr(k.value)}" for k in e.kwargs]
-        return f"{e.callee.dotted}({', '.join(args)})"
+        return f"{ref(e.callee)}({', '.join(args)})"
     if isinstance(e, s.ListExpr):
         return "[" + ", ".join(expr(i) for i in e.items) + "]"
     if isinstance(e, s.ObjectExpr):
@@ -82,7 +91,7 @@ def _value(e: s.Expr, depth: int, column: int, suffix: int) -> str:
     if isinstance(e, s.Call) and _has_comments(e):
         args = [_value(a, depth, 0, 0) if _has_comments(a) else expr(a) for a in e.args]
         args += [f"{k.name} = {_value(k.value, depth, 0, 0) if _has_comments(k.value) else expr(k.value)}" for k in e.kwargs]
-        return f"{e.callee.dotted}({', '.join(args)})"
+        return f"{ref(e.callee)}({', '.join(args)})"
     return expr(e)
 
 
@@ -139,7 +148,7 @@ def _statement(stmt: s.Attribute | s.Block, depth: int, width: int) -> list[str]
     inner_comments = _block_has_inner_comments(stmt)
     if not stmt.body and not inner_comments:
         return [_with_trailing(f"{opener} {{}}", trailing)]
-    if not inner_comments and len(stmt.body) <= 3 and all(isinstance(x, s.Attribute) for x in stmt.body):
+    if not inner_comments and len(stmt.body) <= FLAT_ATTRIBUTES.get(stmt.type, 3) and all(isinstance(x, s.Attribute) for x in stmt.body):
         flat = [_statement(x, 0, 0)[0] for x in stmt.body]
         one_line = f"{opener} {{ " + "  ".join(flat) + " }"
         if len(one_line) <= WIDTH and "\n" not in one_line:

@@ -39,8 +39,9 @@ def aggregator(task: str) -> TaskAggregator | None:
     except (SpecError, FileNotFoundError, OSError):
         return None
     call = spec.score.aggregate
-    kwargs = dict(call.kwargs)
-    linear: Linear = call.name if call.name in ("mean", "sum") and kwargs.get("round_digits") is None else None  # type: ignore[assignment]
+    kwargs = dict(call.kwargs) if call is not None else {}
+    plain = call is not None and not spec.score.measures  # measures reduce statistics (corpus BLEU, macro-F1): not linear
+    linear: Linear = call.name if plain and call.name in ("mean", "sum") and kwargs.get("round_digits") is None else None  # type: ignore[union-attr, assignment]
     return TaskAggregator(runner.aggregate, linear)
 
 

@@ -65,7 +65,8 @@ class TaskInfo:
             for m in spec.get("metrics", [])
         )
         slices = tuple(SliceInfo(s["name"], s.get("kind", "label"), s.get("key", s["name"]), s.get("display") or s["name"]) for s in spec.get("slices", []))
-        aggregate = (spec.get("score") or {}).get("aggregate") or {}
+        score = spec.get("score") or {}
+        aggregate = (score.get("aggregate") or {}) if not score.get("measures") else {}  # measures are not a plain mean or sum
         return cls(
             task=row["task"],
             split=row["split"],

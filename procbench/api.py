@@ -44,6 +44,13 @@ def all_spec_paths() -> list[Path]:
     return sorted(SPECS_DIR.glob("*.spec"))
 
 
+def reported_file_paths() -> list[Path]:
+    """The files of paper rows beside the specs (``reported = file("task.reported")``): spec syntax, not tasks."""
+    from dsl.checker import REPORTED_SUFFIX
+
+    return sorted(SPECS_DIR.glob(f"*{REPORTED_SUFFIX}"))
+
+
 @functools.lru_cache(maxsize=64)
 def _load(path: str, mtime: float) -> tuple[TaskSpec, TaskRunner]:
     result = check_file(path, search=[SPECS_DIR])

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from dsl import SpecError, check_file, explain
-from procbench.api import all_spec_paths, load_task, spec_path
+from procbench.api import all_spec_paths, load_task, reported_file_paths, spec_path
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SCHEMA_DIR, resolve_data_root
 from runners._types import InvalidPredictions
 
@@ -87,7 +87,7 @@ def check(
 
 @app.command()
 def fmt(
-    specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/)")] = None,
+    specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/ and the reported files beside them)")] = None,
     check_only: Annotated[bool, typer.Option("--check", help="only report files that are not canonical")] = False,
 ) -> None:
     """Rewrite specs in canonical form (parse → print → parse is the identity; comments stay where they are)."""
@@ -95,7 +95,7 @@ def fmt(
     from dsl.parser import parse, parse_file
     from dsl.printer import format_file
 
-    paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
+    paths = [spec_path(s) for s in specs] if specs else [*all_spec_paths(), *reported_file_paths()]
     status = 0
     for path in paths:
         try:

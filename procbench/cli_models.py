@@ -34,9 +34,11 @@ def judge(
     from runners.pmllm.judge import JudgeError, JudgeSettings, judge_answers
 
     spec, runner = _load(task)
-    text_template, image_template = spec.template("judge"), spec.template("judge_image")
+    from runners.templates import JUDGE, JUDGE_IMAGE
+
+    text_template, image_template = spec.template(JUDGE), spec.template(JUDGE_IMAGE)
     if text_template is None:
-        _err(f"error: task {spec.name!r} declares no `template \"judge\"`")
+        _err(f"error: task {spec.name!r} declares no `template {JUDGE}`")
         raise typer.Exit(3)
     gold, _ = runner.gold(resolve_data_root(data_dir), spec.data.splits[0])
     try:

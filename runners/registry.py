@@ -17,6 +17,8 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
 * ``aggregator``  ``(items: Sequence[ItemScore], **params) -> dict[str, float]``
 * ``import_check`` ``(fields: Mapping, choice_texts: Sequence[str], gold_item, **params) -> str | None``:
   why a logged item from another harness is not the gold item it claims to be (None when it is)
+* ``metric``      ``(**params) -> runners.metrics.Metric``: a library metric of ``measure`` blocks
+  (per-item statistics, the aggregations it supports, the field types it compares)
 * ``normaliser``, ``similarity``, ``matcher``, ``filter``: building blocks of declarative scorers
   (``runners.text``, ``runners.similarity``, ``runners.matching``, ``runners.filters``).
 """
@@ -37,7 +39,7 @@ from typing import Any
 
 from runners.predictions import FieldType
 
-KINDS = ("reader", "predictions", "scorer", "aggregator", "normaliser", "similarity", "matcher", "filter", "import_check")
+KINDS = ("reader", "predictions", "scorer", "aggregator", "metric", "normaliser", "similarity", "matcher", "filter", "import_check")
 
 # Parameter annotations for names a spec declares: the checker wants a bare name there and resolves
 # it (a gold field, a prediction field, a per-item value emitted by the scorer) before anything runs.
@@ -70,6 +72,8 @@ class Contract:
     gives: FieldType | None = None
     needs: Mapping[str, FieldType] = field(default_factory=dict)
     emits: Emits = ()
+    compares: tuple[str, ...] = ()  # metrics: lines saying what gold and prediction may be (per aggregation) and whose numbers it gives
+    aggregations: tuple[str, ...] = ()  # metrics: how its per-item statistics may combine, the default first
 
     def emitted(self, params: Mapping[str, Any], scorer_emits: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The names emitted with these spec arguments (defaults filled in by the caller)."""
@@ -89,6 +93,9 @@ class Contract:
                 out.append(f"{title}: " + ", ".join(f"{k}: {v.spelling()}" for k, v in mapping.items()))
         if self.labels:
             out.append("labels: " + ", ".join(k + (f" ({' | '.join(v)})" if v else "") for k, v in self.labels.items()))
+        if self.aggregations:
+            out.append("aggregate: " + " | ".join(self.aggregations) + f" (default {self.aggregations[0]})")
+        out += list(self.compares)
         if self.emits == SAME_AS_SCORER:
             out.append("emits: the scorer's per-item values")
         elif callable(self.emits):
@@ -110,6 +117,8 @@ def contract(
     gives: str | None = None,
     needs: Mapping[str, str | FieldType] | None = None,
     emits: Emits = (),
+    compares: Sequence[str] = (),
+    aggregations: Sequence[str] = (),
 ) -> Contract:
     """A :class:`Contract` from the spellings specs use (``"list(str)"``)."""
     label_map = dict(labels) if isinstance(labels, Mapping) else {name: () for name in labels or ()}
@@ -120,6 +129,8 @@ def contract(
         FieldType.parse(gives) if gives else None,
         _types(needs),
         emits,
+        tuple(compares),
+        tuple(aggregations),
     )
 
 
@@ -256,6 +267,7 @@ _OWN_DISTRIBUTION = "procbench"
 # The shipped component modules, also listed as entry points in pyproject.toml (a test keeps the two equal).
 _BUILTIN_MODULES = (
     "runners.generic",
+    "runners.metrics",
     "runners.text",
     "runners.similarity",
     "runners.matching",

@@ -1,7 +1,9 @@
 """Declarative gold readers: JSONL/JSON/CSV/TSV sources joined on the item id.
 
 The compiler builds a :class:`TableReader` from a spec's ``data`` block; it returns a
-:class:`GoldSet` whose records hold the bound fields, plus per-item and per-answer labels.
+:class:`GoldSet` whose records hold the bound fields, plus per-item and per-answer labels.  Item
+ids come from a path into the primary record, its position, or its key in a JSON object; with an
+:class:`Explode`, each element of a list or mapping in the primary record is an item of its own.
 
 Reading is strict: a bound field, label path or answer-label key that a record lacks, a value of
 the wrong type, or an item with no row in a joined source is a :class:`GoldDataError` naming the
@@ -15,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,9 @@ class ItemLabel:
 
 
 ROW_INDEX = ("#row",)  # id path meaning "0-based position of the record in the primary source"
+KEY_ID = "#key"  # id path ("#key", <primary source>): the record's key in a json source written as {id: record}
+EXPLODE_INDEX = ("#index",)  # explode id: the element's 0-based position
+EXPLODE_KEY = ("#key",)  # explode id: the element's key in a mapping
 UNKNOWN = "unknown"  # the label of an optional label path that is missing
 
 
@@ -85,6 +90,22 @@ class AnswerLabel:
     label: str
 
 
+@dataclass(frozen=True)
+class Explode:
+    """Each element of the list or mapping at ``items`` (a path from a source) is one item.
+
+    The item id is ``<parent id><separator><element id>``, the element id being its 0-based
+    position (:data:`EXPLODE_INDEX`), its key in a mapping (:data:`EXPLODE_KEY`) or the value at a
+    path rooted at ``name`` (``("step", "qid")``).  Fields and labels read the element as a source
+    called ``name`` beside the parent's sources.  Items keep the file's order.
+    """
+
+    name: str
+    items: tuple[str, ...]
+    id: tuple[str, ...] = EXPLODE_INDEX
+    separator: str = "/"
+
+
 # A bound gold field: (name, path, type).  ``None`` as the type checks presence only.
 Field = tuple[str, tuple[str, ...], FieldType | None]
 
@@ -94,16 +115,32 @@ def iter_records(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
     For a whole-file ``json`` source the number is the record's 1-based position in the file.
     """
+    for number, _, record in iter_keyed_records(path, fmt):
+        yield number, record
+
+
+def iter_keyed_records(path: Path, fmt: str) -> Iterator[tuple[int, str | None, Any]]:
+    """As :func:`iter_records`, with each record's key when the file is a JSON object ``{id: record}`` (else ``None``)."""
+    if fmt == "json":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            for number, (key, record) in enumerate(data.items(), 1):
+                yield number, key, record
+        elif isinstance(data, list):
+            for number, record in enumerate(data, 1):
+                yield number, None, record
+        return
+    for number, record in _iter_plain(path, fmt):
+        yield number, None, record
+
+
+def _iter_plain(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
     if fmt == "jsonl":
         decode = _DECODER.decode
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
                 if line.strip():
                     yield number, decode(line)
-    elif fmt == "json":
-        data = json.loads(path.read_text(encoding="utf-8"))
-        rows = data if isinstance(data, list) else list(data.values()) if isinstance(data, dict) else []
-        yield from enumerate(rows, 1)
     elif fmt in ("csv", "tsv"):
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter="\t" if fmt == "tsv" else ",")
@@ -131,9 +168,22 @@ class _Table:
     file: str  # relative to the data root, as errors name it
     rows: Any
     lines: dict[str, int]
+    keys: list[str] | None = None  # a json object's keys, in order (None when the file is not an object)
 
     def origin(self, line: int) -> str:
         return f"{self.file}#{line}" if self.source.format == "json" else f"{self.file}:{line}"
+
+
+@dataclass
+class _Collected:
+    """What a split's items give, collected while reading: records, labels, origins, answer-label views."""
+
+    matched: dict[str, set[str]]  # map() label -> the keys some item matched
+    members: dict[str, dict[str, str] | None]  # membership label -> item id -> label (None: not on this split)
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
+    views: dict[str, dict[str, dict[str, list[str]]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -151,6 +201,7 @@ class TableReader:
     fields: tuple[Field, ...]
     labels: tuple[ItemLabel, ...] = ()
     answer_labels: tuple[AnswerLabel, ...] = ()
+    explode: Explode | None = None
 
     def __call__(self, data_root: Path, split: str) -> GoldSet:
         problems = DataProblems(f"split {split!r}")
@@ -159,67 +210,130 @@ class TableReader:
         scopes, lines = self._primary_records(primary, problems)
         joined = [t for name, t in tables.items() if t is not primary]
         fields = [(name, path, path[0] if path else "", ftype, checker(ftype) if ftype is not None else None) for name, path, ftype in self.fields]
-        items: dict[str, dict[str, Any]] = {}
-        labels: dict[str, dict[str, str]] = {}
-        origins: dict[str, str] = {}
-        views: dict[str, dict[str, dict[str, list[str]]]] = {}
-        matched: dict[str, set[str]] = {rule.name: set() for rule in self.labels if rule.mapping}
-        members = {rule.name: self._members(data_root, split, rule, problems) for rule in self.labels if rule.members}
-        for item_id, scope in scopes.items():
-            origin = origins[item_id] = primary.origin(lines[item_id])
+        out = _Collected(
+            matched={rule.name: set() for rule in self.labels if rule.mapping},
+            members={rule.name: self._members(data_root, split, rule, problems) for rule in self.labels if rule.members},
+        )
+        origins = out.origins
+        for parent_id, parent_scope in scopes.items():
+            origin = primary.origin(lines[parent_id])
             absent: set[str] = set()  # sources with no row for this item
             for table in joined:
-                row = table.rows.get(item_id)
+                row = table.rows.get(parent_id)
                 if row is None:
                     absent.add(table.source.name)
                     if not table.source.optional:
-                        problems.add(DataProblem.at(origin, item_id, f"source {table.source.name!r} ({table.file}) has no row with {table.source.key} = {item_id!r}"))
+                        problems.add(DataProblem.at(origin, parent_id, f"source {table.source.name!r} ({table.file}) has no row with {table.source.key} = {parent_id!r}"))
                     row = {}
-                scope[table.source.name] = row
-            at = _Locator(item_id, origin, tables, absent)
-            record: dict[str, Any] = {}
-            for name, path, source, ftype, ok in fields:
-                value = lookup(scope, path)
-                if value is MISSING:
-                    value = None
-                    if source in scope and (ftype is None or ftype.kind != "optional"):
-                        at.report(problems, source, f"field {name!r} <- {'.'.join(path)} is {at.missing(source)}")
-                elif ok is not None and not ok(value):
-                    at.report(problems, source, f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}")  # type: ignore[union-attr]
-                record[name] = value
-            items[item_id] = record
-            item_labels = labels[item_id] = {}
-            for rule in self.labels:
-                if rule.members:
-                    if members[rule.name] is not None:
-                        item_labels[rule.name] = members[rule.name].get(item_id, rule.default or "other")
-                elif rule.path and rule.path[0] in scope:
-                    value = self._label(scope, rule, at, problems)
-                    if value is not None:
-                        if rule.mapping is not None:
-                            if value in rule.mapping:
-                                matched[rule.name].add(value)
-                                value = rule.mapping[value]
-                            elif rule.default is not None:
-                                value = rule.default
-                        item_labels[rule.name] = value
-            for answer_rule in self.answer_labels:
-                if answer_rule.items[0] in scope:
-                    self._answer_labels(scope, answer_rule, at, problems, views.setdefault(answer_rule.name, {}))
+                parent_scope[table.source.name] = row
+            if self.explode is None:
+                units: list[tuple[str, dict[str, Any], str]] = [(parent_id, parent_scope, "")]
+            else:
+                units = self._explode(parent_id, parent_scope, origin, absent, problems, origins)
+            for item_id, scope, context in units:
+                origins[item_id] = origin
+                at = _Locator(item_id, origin, tables, absent, parent_id, context)
+                self._bind(item_id, scope, at, fields, problems, out)
         problems.raise_if_any()
-        unmatched = {rule.name: keys for rule in self.labels if rule.mapping and (keys := tuple(k for k in rule.mapping if k not in matched[rule.name]))}
-        return GoldSet(items=items, labels=labels, answer_views=_views(views, items, self.answer_labels), origins=origins, unmatched_map_keys=unmatched)
+        unmatched = {rule.name: keys for rule in self.labels if rule.mapping and (keys := tuple(k for k in rule.mapping if k not in out.matched[rule.name]))}
+        return GoldSet(items=out.items, labels=out.labels, answer_views=_views(out.views, out.items, self.answer_labels), origins=origins, unmatched_map_keys=unmatched)
+
+    def _bind(self, item_id: str, scope: dict[str, Any], at: _Locator, fields: list[Any], problems: DataProblems, out: _Collected) -> None:
+        """One item's fields, labels and answer labels from its scope (source name -> record), into ``out``."""
+        items, labels, matched, members, views = out.items, out.labels, out.matched, out.members, out.views
+        record: dict[str, Any] = {}
+        for name, path, source, ftype, ok in fields:
+            value = lookup(scope, path)
+            if value is MISSING:
+                value = None
+                if source in scope and (ftype is None or ftype.kind != "optional"):
+                    at.report(problems, source, f"field {name!r} <- {'.'.join(path)} is {at.missing(source)}")
+            elif ok is not None and not ok(value):
+                at.report(problems, source, f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}")  # type: ignore[union-attr]
+            record[name] = value
+        items[item_id] = record
+        item_labels = labels[item_id] = {}
+        for rule in self.labels:
+            if rule.members:
+                if members[rule.name] is not None:
+                    item_labels[rule.name] = members[rule.name].get(item_id, rule.default or "other")
+            elif rule.path and rule.path[0] in scope:
+                value = self._label(scope, rule, at, problems)
+                if value is not None:
+                    if rule.mapping is not None:
+                        if value in rule.mapping:
+                            matched[rule.name].add(value)
+                            value = rule.mapping[value]
+                        elif rule.default is not None:
+                            value = rule.default
+                    item_labels[rule.name] = value
+        for answer_rule in self.answer_labels:
+            if answer_rule.items[0] in scope:
+                self._answer_labels(scope, answer_rule, at, problems, views.setdefault(answer_rule.name, {}))
+
+    def _explode(self, parent_id: str, scope: dict[str, Any], origin: str, absent: set[str], problems: DataProblems, taken: Mapping[str, str]) -> list[tuple[str, dict[str, Any], str]]:
+        """(item id, scope with the element, where the element is) for each element of the parent's list or mapping."""
+        spec = self.explode
+        assert spec is not None
+        where = ".".join(spec.items)
+
+        def fail(message: str) -> None:
+            problems.add(DataProblem.at(origin, parent_id, f"explode {spec.name!r}: {message}"))
+
+        if spec.items[0] in absent:
+            return []  # the joined source has no row for this parent: reported once, as a missing row
+        found = lookup(scope, spec.items)
+        if type(found) is list:
+            elements = [(position, position, f"{where}[{position}]", element) for position, element in enumerate(found)]
+        elif isinstance(found, Mapping):
+            elements = [(position, key, f"{where}[{json.dumps(key, ensure_ascii=False)}]", element) for position, (key, element) in enumerate(found.items())]
+        else:
+            fail(f"items <- {where} is {'missing' if found is MISSING else 'null' if found is None else describe(found)}, not a list or a mapping")
+            return []
+        if spec.id == EXPLODE_KEY and type(found) is list:
+            fail(f"id = key needs a mapping, but items <- {where} is a list")
+            return []
+        units: list[tuple[str, dict[str, Any], str]] = []
+        own: dict[str, str] = {}  # element id -> where the element is (within this parent)
+        for position, key, at, element in elements:
+            if spec.id == EXPLODE_INDEX:
+                element_id: Any = position
+            elif spec.id == EXPLODE_KEY:
+                element_id = key
+            else:
+                element_id = lookup({spec.name: element}, spec.id)
+                if type(element_id) is not str and (isinstance(element_id, bool) or not isinstance(element_id, (str, int))):
+                    what = "no id" if element_id is MISSING else f"an id that is {describe(element_id)}, not a text or an integer"
+                    fail(f"element {at} has {what} at {'.'.join(spec.id)}")
+                    continue
+            element_id = str(element_id)
+            if element_id in own:
+                fail(f"element {at} has the id {element_id!r} of element {own[element_id]}")
+                continue
+            own[element_id] = at
+            item_id = f"{parent_id}{spec.separator}{element_id}"
+            if item_id in taken:
+                fail(f"element {at} makes the item id {item_id!r}, which the item at {taken[item_id]} already has")
+                continue
+            units.append((item_id, {**scope, spec.name: element}, at))
+        return units
 
     def _primary_records(self, primary: _Table, problems: DataProblems) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
         """Item id -> {primary source name: record}, in file order, and item id -> line."""
         name = primary.source.name
         by_row = self.id_path == ROW_INDEX
+        by_key = self.id_path[:1] == (KEY_ID,)
+        if by_key and primary.keys is None:
+            problems.add(DataProblem(primary.file, None, None, f"id = key({name}) needs the file to be a JSON object {{id: record}}; it is {'a JSON array' if primary.rows else 'empty or not an object'}"))
+            return {}, {}
         id_path = self.id_path[1:] if self.id_path[:1] == (name,) else None  # the id within the record, without a scope dict
         scopes: dict[str, dict[str, Any]] = {}
         lines: dict[str, int] = {}
         for position, (line, record) in enumerate(primary.rows):
             if by_row:
                 item_id: Any = position
+            elif by_key:
+                item_id = primary.keys[position]  # type: ignore[index]
             else:
                 item_id = lookup(record, id_path) if id_path is not None else lookup({name: record}, self.id_path)
                 if type(item_id) is not str and (isinstance(item_id, bool) or not isinstance(item_id, (str, int))):
@@ -239,9 +353,12 @@ class TableReader:
         if not path.is_file():
             raise FileNotFoundError(f"data file for source {source.name!r}, split {split!r} not found: {path}")
         table = _Table(source, relative, [], {})
-        records = list(iter_records(path, source.format))
+        keyed = list(iter_keyed_records(path, source.format))
+        records = [(line, record) for line, _, record in keyed]
         if source.key is None:
             table.rows = records
+            if source.format == "json" and (not keyed or keyed[0][1] is not None):  # an object (or nothing): its keys can be ids
+                table.keys = [key for _, key, _ in keyed] if keyed or _is_object(path) else None
             return table
         rows: dict[str, Any] = {}
         for line, record in records:
@@ -324,18 +441,23 @@ class TableReader:
 
 
 class _Locator:
-    """Says where a problem of one item lies: the line of the record of the source a path starts in."""
+    """Says where a problem of one item lies: the line of the record of the source a path starts in.
 
-    __slots__ = ("item_id", "origin", "tables", "absent")
+    ``key``: the id joined sources are keyed by (the parent's, for an exploded element); ``context``:
+    where the exploded element is (``proc.questions[2]``), added to every message.
+    """
 
-    def __init__(self, item_id: str, origin: str, tables: Mapping[str, _Table], absent: set[str]):
+    __slots__ = ("item_id", "origin", "tables", "absent", "key", "context")
+
+    def __init__(self, item_id: str, origin: str, tables: Mapping[str, _Table], absent: set[str], key: str | None = None, context: str = ""):
         self.item_id, self.origin, self.tables, self.absent = item_id, origin, tables, absent
+        self.key, self.context = item_id if key is None else key, context
 
     def where(self, source: str) -> str:
         table = self.tables.get(source)
         if table is None or source in self.absent or table.source.key is None:
             return self.origin
-        return table.origin(table.lines[self.item_id])
+        return table.origin(table.lines[self.key])
 
     def missing(self, source: str) -> str:
         if source in self.absent:
@@ -346,7 +468,12 @@ class _Locator:
         table = self.tables.get(source)
         if source in self.absent and table is not None and not table.source.optional:
             return  # the missing row is reported once, not once per field drawn from it
-        problems.add(DataProblem.at(self.where(source), self.item_id, message))
+        problems.add(DataProblem.at(self.where(source), self.item_id, f"{message} (element {self.context})" if self.context else message))
+
+
+def _is_object(path: Path) -> bool:
+    """Whether a json file's top level is an object (an empty one has no records to tell by)."""
+    return isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
 
 
 def _views(

@@ -50,7 +50,7 @@ def test_submit_stores_once_and_refuses_invalid_files(tmp_path: Path) -> None:
 def test_check_reports_like_the_cli(tmp_path: Path) -> None:
     results = procbench.check()
     assert {c.task for c in results} == {p.stem for p in (PROJECT_ROOT / "specs").glob("*.spec")} and all(c.ok for c in results)
-    broken = tmp_path / "broken.spec"
+    broken = tmp_path / "paradise-reverse-tip.spec"  # named as its task: a task is named after its file
     broken.write_text((PROJECT_ROOT / "specs" / "paradise-reverse-tip.spec").read_text().replace("primary     = accuracy", "primary     = acuracy", 1))
     (report,) = procbench.check(broken)
     assert not report.ok and report.task is None

@@ -21,7 +21,7 @@ def test_check_all_specs_passes() -> None:
 
 
 def test_check_reports_position_caret_and_hint(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.spec"
+    bad = tmp_path / "x.spec"  # named as its task: a task is named after its file
     bad.write_text('task x {\n  title = "t"\n  version = "1"\n  primary = m\n  metrc m { }\n}\n')
     result = runner.invoke(app, ["check", str(bad)])
     assert result.exit_code == 3

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -11,23 +10,15 @@ from typer.testing import CliRunner
 
 from procbench.cli import app
 from procbench.paths import PROJECT_ROOT
+from tests.doc_files import extract
 
 DOC = PROJECT_ROOT / "docs" / "adding-a-benchmark.md"
-BLOCK = re.compile(r"<!-- (file|expected): (\S+) -->\n```[a-z]*\n(.*?)```", re.S)
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     root = tmp_path_factory.mktemp("toolproc")
-    expected = {}
-    for kind, name, body in BLOCK.findall(DOC.read_text()):
-        if kind == "file":
-            target = root / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(body)
-        else:
-            expected[name] = body
-    return root, expected
+    return root, extract(DOC, root)
 
 
 def test_the_example_spec_checks_formats_and_fits_its_data(workspace: tuple[Path, dict[str, str]]) -> None:

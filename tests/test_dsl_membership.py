@@ -22,7 +22,7 @@ task paradise-tip-declarative {
     splits = [test]
     source gold { format = "csv"  path = "paradise/src/data/tip_{split}.csv" }
     id = row_index()
-    fields { label: str = gold.label  goal: str = gold.sent2 }
+    fields { label: enum("0", "1", "2", "3") = gold.label  goal: str = gold.sent2 }
     labels {
       explicitness = membership([
         { path = "paradise/src/data/rq_variations/rq3/tip_test0.75.csv", column = "Unnamed: 0", label = "explicit (>0.75)" },

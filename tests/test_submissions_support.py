@@ -84,7 +84,8 @@ def openpi_spec_variant(folder: Path, *, old: str, new: str, name: str) -> Path:
 
 def hidden_test_spec(folder: Path, split: str = "test") -> Path:
     """specs/openpi.spec with one split hidden (the sample dev split has 4 items, test 22)."""
-    return openpi_spec_variant(folder, old="splits = [dev, test]", new=f"splits = [dev, test]\n    hidden = [{split}]", name=f"openpi-hidden-{split}")
+    # a folder of its own: the task keeps its name, and a task is named after its file
+    return openpi_spec_variant(folder / f"openpi-hidden-{split}", old="splits = [dev, test]", new=f"splits = [dev, test]\n    hidden = [{split}]", name="openpi")
 
 
 def test_helpers_build_distinct_valid_files(tmp_path: Path) -> None:

@@ -51,7 +51,11 @@ st.dataframe(
     hide_index=True,
     width="stretch",
 )
-st.caption(f"Aggregated with `{spec.score.aggregate.name}`" + (f", scored by `{spec.score.scorer.name}`" if spec.score.scorer else "") + ".")
+_how = [f"aggregated with `{spec.score.aggregate.name}`"] if spec.score.aggregate else []
+_how += [f"scored by `{spec.score.scorer.name}`"] if spec.score.scorer else []
+_how += ["measured with " + ", ".join(f"`{ms.metric.name}` ({ms.aggregate})" for ms in spec.score.measures)] if spec.score.measures else []
+_text = "; ".join(_how)
+st.caption(_text[:1].upper() + _text[1:] + ".")
 if spec.slices:
     st.subheader("Slices")
     st.dataframe(pl.DataFrame({"Slice": [s.name for s in spec.slices], "Kind": [s.kind for s in spec.slices], "Description": [s.display for s in spec.slices]}), hide_index=True, width="stretch")

@@ -1,18 +1,18 @@
-"""PARADISE scoring: accuracy (the official metric) plus weighted precision, recall and F1.
+"""PARADISE scoring as functions: accuracy (the official metric) plus weighted precision, recall and F1.
 
-Upstream prints these through Hugging Face ``evaluate``, i.e. scikit-learn with
-``average="weighted"`` (metrics.md 3.2).  scikit-learn reproduces it but costs about 6 ms a call,
-and the site's bootstrap calls the aggregator thousands of times, so the weighted average is
-computed here in plain Python; scikit-learn is the oracle it is tested against.
+The PARADISE specs declare this scoring with the metric library (``measure`` blocks: accuracy()
+and prf(aggregate = "weighted"), the numbers of scikit-learn, which upstream prints through Hugging
+Face ``evaluate``).  These functions compute the same with the same library code, for callers that
+score PARADISE from Python (the parity tests) and for submissions stored under the old components.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from runners._types import GoldSet, ItemScore
+from runners.metrics._classification import ClassMetric
 from runners.paradise.data import ParadiseItem
 from runners.registry import component
 
@@ -27,22 +27,13 @@ class WeightedPRF:
 def weighted_prf(gold: Sequence[int], predicted: Sequence[int]) -> WeightedPRF:
     """Support-weighted P/R/F1 over the labels seen in either list, as scikit-learn's ``average="weighted"``.
 
-    A class never predicted has precision 0 and a class with P + R = 0 has F1 0 (``zero_division=0``).
+    The metric library's ``prf`` over those labels (a class never predicted has precision 0, P + R = 0
+    gives F1 0: ``zero_division=0``); kept as a function for the parity tests' direct use.
     """
-    if not gold:
-        return WeightedPRF(0.0, 0.0, 0.0)
-    support = Counter(gold)
-    guessed = Counter(predicted)
-    hits = Counter(g for g, p in zip(gold, predicted) if g == p)
-    total = precision = recall = f1 = 0.0
-    for label, weight in support.items():  # labels only predicted have weight 0
-        p = hits[label] / guessed[label] if guessed[label] else 0.0
-        r = hits[label] / weight
-        precision += weight * p
-        recall += weight * r
-        f1 += weight * (2 * p * r / (p + r) if p + r else 0.0)
-        total += weight
-    return WeightedPRF(precision / total, recall / total, f1 / total)
+    classes = sorted(set(gold) | set(predicted))
+    metric = ClassMetric("prf", classes)
+    rows = [metric.item(g, p, "weighted") for g, p in zip(gold, predicted)]
+    return WeightedPRF(*metric.reduce(rows, "weighted"))
 
 
 @component("scorer", "paradise.accuracy", needs={"label": "int"}, emits=("correct", "predicted", "gold"))

@@ -85,7 +85,7 @@ def _compiled(template: str) -> jinja2.Template:
 
 
 def render_prompt(template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True) -> str:
-    """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe."""
+    """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe (runners.templates.JUDGE_VARIABLES)."""
     return _compiled(template).render(question=question, answer=answer, cot=cot, severe=severe)
 
 

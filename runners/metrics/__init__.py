@@ -1,0 +1,38 @@
+"""The metric library of ``measure`` blocks: classification, generation, ordering and grading.
+
+Each metric reproduces a library's numbers (scikit-learn, sacrebleu, rouge-score, scipy: its
+``library`` says which), which the tests use as the oracle.  The libraries are imported only when a
+task's metric first computes, never by importing this package.
+"""
+
+from runners.metrics._base import AGGREGATION_DOCS, AGGREGATIONS, CLASS_AGGREGATIONS, Metric
+from runners.metrics._classification import accuracy, confusion, f1, precision, prf, recall
+from runners.metrics._generation import chrf, corpus_bleu, exact_match, rouge, sentence_bleu, ter
+from runners.metrics._measure import Measures, MeasureStage, combined
+from runners.metrics._ordering import exact_order, kendall_tau, pearson, spearman
+
+__all__ = [
+    "AGGREGATIONS",
+    "AGGREGATION_DOCS",
+    "CLASS_AGGREGATIONS",
+    "MeasureStage",
+    "Measures",
+    "Metric",
+    "accuracy",
+    "chrf",
+    "combined",
+    "confusion",
+    "corpus_bleu",
+    "exact_match",
+    "exact_order",
+    "f1",
+    "kendall_tau",
+    "pearson",
+    "precision",
+    "prf",
+    "recall",
+    "rouge",
+    "sentence_bleu",
+    "spearman",
+    "ter",
+]

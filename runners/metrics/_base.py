@@ -1,0 +1,126 @@
+"""What a library metric is: the values it compares, how it may aggregate, its per-item statistics.
+
+A ``measure`` block of a spec names a metric component (``metric = f1(labels = [a, b])``), the gold
+and prediction fields it compares and how it aggregates (``aggregate = macro``).  Every metric
+works in two steps so that the store keeps enough to recompute any aggregate, a slice's or a
+bootstrap resample's, from per-item rows alone:
+
+1. ``item(gold, prediction)`` turns one item into a tuple of floats, its *sufficient statistics*
+   (a 0/1 hit; sacrebleu's n-gram counts; the indices of the gold and predicted class; an (x, y)
+   pair for a correlation);
+2. ``reduce(rows, aggregate)`` turns the rows of any set of items into the metric's outputs, by the
+   same formula the library uses on the whole set (sacrebleu sums the counts before computing BLEU;
+   scikit-learn counts the classes before averaging F1).
+
+Heavy libraries (sacrebleu, rouge-score, scikit-learn, scipy) are imported inside the methods, so a
+task that does not use them never loads them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from runners.predictions import FieldType
+from runners.registry import component
+
+# How a metric's per-item statistics become one number (or a family of numbers).
+AGGREGATIONS = ("mean", "sum", "micro", "macro", "weighted", "per_class", "corpus")
+AGGREGATION_DOCS = {
+    "mean": "the mean of the per-item values",
+    "sum": "the sum of the per-item values",
+    "micro": "classes pooled: counts summed over classes before P/R/F1",
+    "macro": "the unweighted mean over the declared classes",
+    "weighted": "the mean over classes weighted by their gold support",
+    "per_class": "one output per declared class, named <measure>_<class>",
+    "corpus": "statistics pooled over all items first, as the library's corpus-level score",
+}
+CLASS_AGGREGATIONS = ("micro", "macro", "weighted", "per_class")
+
+TEXT = FieldType("str")
+TEXTS = FieldType("list", TEXT)
+NUMBER = FieldType("float")
+NUMBERS = FieldType("list", NUMBER)
+ANY = FieldType("any")
+Stats = tuple[float, ...]
+
+
+class Metric:
+    """Base of every library metric (subclasses set the class attributes and the two methods).
+
+    ``gold`` / ``prediction``: the field types accepted on each side (any of them).  ``aggregations``:
+    the allowed ways to aggregate, the first being the default.  ``text``: whether a normaliser may
+    be applied to the values first.  ``same_type``: gold and prediction must have the same type
+    (labels compared for equality).  ``needs_labels``: aggregations that need the class set.
+    """
+
+    gold: ClassVar[tuple[FieldType, ...]] = (ANY,)
+    prediction: ClassVar[tuple[FieldType, ...]] = (ANY,)
+    aggregations: ClassVar[tuple[str, ...]] = ("mean", "sum")
+    text: ClassVar[bool] = False
+    same_type: ClassVar[bool] = False
+    higher_is_better: ClassVar[bool] = True
+    percent: ClassVar[bool] = True
+    library: ClassVar[str] = ""  # the library whose numbers it reproduces (its oracle in the tests)
+
+    labels: tuple[str, ...] = ()  # the class set, for class aggregations (filled in by the compiler)
+
+    # -- what the checker asks --------------------------------------------------------------------
+    def accepts(self, aggregate: str) -> tuple[tuple[FieldType, ...], tuple[FieldType, ...]]:
+        """The gold and prediction field types this metric compares under ``aggregate``."""
+        return self.gold, self.prediction
+
+    def stat_names(self, aggregate: str) -> tuple[str, ...]:
+        """Suffixes of the per-item statistics stored for an item ("" = the measure's own name)."""
+        return ("",)
+
+    def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
+        """The metric names this measure produces."""
+        return (name,)
+
+    def signature(self) -> str:
+        """Library settings and version that can change a number (part of the task's fingerprint)."""
+        return ""
+
+    # -- what the runner asks ---------------------------------------------------------------------
+    def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
+        """One item's statistics; ``prediction`` is None when the item has no prediction record."""
+        raise NotImplementedError
+
+    def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
+        """The outputs (in the order of :meth:`outputs`) from the statistics of a set of items."""
+        values = [row[0] for row in rows]
+        if aggregate == "sum":
+            return (math.fsum(values),)
+        return (math.fsum(values) / len(values) if values else 0.0,)
+
+
+def finite(value: float) -> float:
+    """A library's NaN (a correlation of constant values, an empty input) as 0.0: stored aggregates stay numbers.
+
+    Documented in docs/language.md (metric library): the tests apply the same rule to the oracle.
+    """
+    return 0.0 if value is None or math.isnan(value) else float(value)
+
+
+def as_references(value: Any) -> list[str]:
+    """A gold text or list of texts as the list of references the generation libraries take."""
+    return [value] if isinstance(value, str) else list(value)
+
+
+def library_metric(name: str, *, version: str = "1") -> Callable[[Callable[..., Metric]], Callable[..., Metric]]:
+    """Register a metric factory; its contract (aggregations, compared types) is read from the metric it builds by default."""
+
+    def register(factory: Callable[..., Metric]) -> Callable[..., Metric]:
+        metric = factory()
+        by_types: dict[str, list[str]] = {}
+        for aggregate in metric.aggregations:
+            gold, prediction = metric.accepts(aggregate)
+            spelled = f"compares: gold {' | '.join(t.spelling() for t in gold)}; prediction {' | '.join(t.spelling() for t in prediction)}"
+            by_types.setdefault(spelled, []).append(aggregate)
+        compares = tuple(spelled if len(by_types) == 1 else f"{spelled} (aggregate {', '.join(aggs)})" for spelled, aggs in by_types.items())
+        compares += (f"numbers: those of {metric.library}",) if metric.library else ()
+        return component("metric", name, version=version, compares=compares, aggregations=metric.aggregations)(factory)
+
+    return register

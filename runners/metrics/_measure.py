@@ -1,0 +1,144 @@
+"""The runtime of ``measure`` blocks: per-item statistics in, declared aggregates out.
+
+A :class:`MeasureStage` is one compiled measure block; :class:`Measures` scores every item with each
+stage (its statistics are stored as per-item values named ``<measure>`` or ``<measure>:<stat>``) and
+reduces any set of scored items to the declared outputs.  :func:`combined` joins measures with a
+task's other scorer (a component or match blocks) and its aggregator, so one task can mix per-item
+and corpus-level metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runners._types import DataProblem, DataProblems, GoldSet, ItemScore
+from runners.contracts import MISSING, describe, field_value
+from runners.metrics._base import Metric
+from runners.predictions import FieldType
+
+
+def _round(value: float, digits: int | None) -> float:
+    return value if digits is None else round(value, digits)
+
+
+@dataclass(frozen=True, eq=False)
+class MeasureStage:
+    """One ``measure`` block: a metric over one gold and one prediction field, aggregated one way."""
+
+    name: str
+    metric: Metric
+    aggregate: str
+    gold_field: str
+    prediction_field: str
+    gold_types: tuple[FieldType, ...]
+    prediction_types: tuple[FieldType, ...]
+    normalise: Callable[[str], str] | None = None
+    round_digits: int | None = None
+    bare_prediction: bool = False  # the predictions reader gives each item's one field as a bare value (PARADISE's ending index)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.name + suffix for suffix in self.metric.stat_names(self.aggregate))
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return self.metric.outputs(self.name, self.aggregate)
+
+    def prepare(self, value: Any) -> Any:
+        """The value as the metric sees it: texts through the normaliser."""
+        if self.normalise is None or value is None:
+            return value
+        if isinstance(value, str):
+            return self.normalise(value)
+        return [self.normalise(v) if isinstance(v, str) else v for v in value]
+
+
+@dataclass(frozen=True, eq=False)
+class Measures:
+    stages: tuple[MeasureStage, ...]
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(k for stage in self.stages for k in stage.keys)
+
+    def score(self, gold: GoldSet, predictions: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+        """item id -> its statistics for every stage; a wrong value is an error naming the item (and its gold line)."""
+        out: dict[str, dict[str, float]] = {item_id: {} for item_id in gold.items}
+        problems = DataProblems()
+        bad_predictions: list[str] = []
+        for stage in self.stages:
+            keys = stage.keys
+            for item_id, record in gold.items.items():
+                gold_value = field_value(record, stage.gold_field)  # reader components build objects, tables build dicts
+                if not _fits(gold_value, stage.gold_types):
+                    what = "missing" if gold_value is MISSING else describe(gold_value)
+                    problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: gold field {stage.gold_field!r} must be {_spell(stage.gold_types)}, got {what}"))
+                    continue
+                predicted = predictions.get(item_id)
+                value = None
+                if predicted is not None:
+                    value = field_value(predicted, stage.prediction_field)
+                    if value is MISSING and stage.bare_prediction and not isinstance(predicted, Mapping):
+                        value = predicted
+                    if value is None or not _fits(value, stage.prediction_types):
+                        bad_predictions.append(f"item {item_id!r}: {stage.prediction_field!r} is {'missing' if value is MISSING else describe(value)}, not {_spell(stage.prediction_types)}")
+                        continue
+                try:
+                    stats = stage.metric.item(stage.prepare(gold_value), stage.prepare(value), stage.aggregate)
+                except ValueError as exc:
+                    problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: {exc}"))
+                    continue
+                out[item_id].update(zip(keys, stats))
+        if bad_predictions:
+            shown = "; ".join(bad_predictions[:5]) + (f"; ... and {len(bad_predictions) - 5} more" if len(bad_predictions) > 5 else "")
+            raise ValueError(f"{len(bad_predictions)} prediction value(s) cannot be measured: {shown}")
+        problems.raise_if_any()
+        return out
+
+    def aggregate(self, items: Sequence[ItemScore]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for stage in self.stages:
+            keys = stage.keys
+            rows = [tuple(item.values[k] for k in keys) for item in items if keys[0] in item.values]
+            values = stage.metric.reduce(rows, stage.aggregate)
+            out.update({name: _round(float(v), stage.round_digits) for name, v in zip(stage.outputs, values)})
+        return out
+
+
+def _fits(value: Any, types: tuple[FieldType, ...]) -> bool:
+    return value is not MISSING and any(t.accepts(value) for t in types)
+
+
+def _spell(types: tuple[FieldType, ...]) -> str:
+    return " or ".join(t.spelling() for t in types)
+
+
+Scorer = Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
+Aggregator = Callable[[Sequence[ItemScore]], dict[str, float]]
+
+
+def combined(measures: Measures, scorer: Callable[[Mapping[str, Any]], Scorer] | None, aggregate: Aggregator | None) -> tuple[Callable[[Mapping[str, Any]], Scorer], Aggregator]:
+    """A scorer factory and an aggregator for measures beside a task's own scorer and aggregator (either may be None)."""
+    own_keys = measures.keys
+
+    def make(metadata: Mapping[str, Any]) -> Scorer:
+        base = scorer(metadata) if scorer is not None else None
+
+        def score(gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
+            extra = measures.score(gold, predictions)
+            if base is None:
+                return [ItemScore(item_id, values) for item_id, values in extra.items()]
+            return [ItemScore(item.item_id, {**item.values, **extra.get(item.item_id, {})}) for item in base(gold, predictions)]
+
+        return score
+
+    def combined_aggregate(items: Sequence[ItemScore]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        if aggregate is not None:  # the task's own aggregator sees only its scorer's values
+            out.update(aggregate([ItemScore(i.item_id, {k: v for k, v in i.values.items() if k not in own_keys}) for i in items]))
+        out.update(measures.aggregate(items))
+        return out
+
+    return make, combined_aggregate
