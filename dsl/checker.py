@@ -270,6 +270,26 @@ class _Checker(Binder):
         return self.normalisers[name]
 
     # -- scoring -----------------------------------------------------------------------------
+    def parse_where(self, expr: s.Expr, where: str) -> tuple[tuple[str, str], ...] | None:
+        usage = 'e.g. where = { modality = "text" }: item label = the value it must have'
+        if not isinstance(expr, s.ObjectExpr) or not expr.pairs:
+            self.error(expr.span, f"{where} is an object of label = value pairs", usage)
+            return None
+        out = []
+        for pair in expr.pairs:
+            if not isinstance(pair.value, s.Str):
+                self.error(pair.value.span, "a label value is text (in double quotes)", usage)
+                return None
+            self.refer("label", pair.key, pair.span, "item label in where")
+            out.append((pair.key, pair.value.value))
+        return tuple(out)
+
+    def parse_number(self, expr: s.Expr, where: str) -> float | None:
+        if not isinstance(expr, s.Num) or isinstance(expr.value, bool):
+            self.error(expr.span, f"{where} is a number, got {describe(expr)}")
+            return None
+        return float(expr.value)
+
     def parse_outputs(self, expr: s.Expr, where: str) -> tuple[str, str, str] | None:
         if not isinstance(expr, s.ListExpr) or len(expr.items) != 3 or not all(isinstance(i, s.Ref) and len(i.parts) == 1 for i in expr.items):
             self.error(expr.span, "outputs names the three per-item values [precision, recall, f1]", "e.g. outputs = [exact_p, exact_r, exact_f1] (the default: <match>_p, <match>_r, <match>_f1)")
@@ -760,8 +780,8 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         ck.error(m.span_of(pred, "fields"), "a predictions block with a reader component has no schema", "the component's contract is its schema (procbench components)")
     if score.scorer is None and not score.matches and not score.measures:
         ck.error(m.span_of(score), "the score block needs `scorer = component(...)`, match blocks or measure blocks")
-    if score.aggregate is None and (score.scorer is not None or score.matches):
-        ck.error(m.span_of(score), "the score block needs `aggregate = component(...)` for its " + ("scorer's" if score.scorer else "match blocks'") + " per-item values", "e.g. aggregate = mean()")
+    if score.aggregate is None and (score.scorer is not None or score.matches) and not score.measures:
+        ck.error(m.span_of(score), "the score block needs `aggregate = component(...)` for its " + ("scorer's" if score.scorer else "match blocks'") + " per-item values", "e.g. aggregate = mean(), or measure blocks over its values: measure total { value = score  aggregate = \"sum\" }")
     if score.scorer is not None and score.matches:
         ck.error(m.span_of(score, "scorer"), "a score block uses either a scorer component or match blocks, not both")
     if score.scorer is not None:  # metadata keys are scorer parameters, filled from the submission
@@ -894,6 +914,7 @@ def _check_measures(
 ) -> tuple[tuple[m.MeasureSpec, ...], list[tuple[m.MeasureSpec, Any]]]:
     """Each measure's metric built and checked: aggregation, field types, class set; its outputs filled in."""
     from runners.metrics import AGGREGATION_DOCS, CLASS_AGGREGATIONS
+    from runners.metrics._base import Value
 
     out: list[m.MeasureSpec] = []
     built: list[tuple[m.MeasureSpec, Any]] = []
@@ -903,11 +924,32 @@ def _check_measures(
             ck.error(m.span_of(ms, "<label>"), f"measure {ms.name!r} is declared twice", f"first on line {m.span_of(names[ms.name], '<label>').line}")
             continue
         names[ms.name] = ms
+        built.append((replace(ms, outputs=(ms.name,)), Value()))  # its name is known even if a check below fails: no second error
+        for label, value in ms.where:  # label names are resolved with the other references; values here
+            values = label_values.get(label)
+            if values is not None and value not in values:
+                ck.unknown(m.span_of(ms, "where"), f"value of label {label!r} in where", value, list(values))
+        if ms.value is not None:
+            if ms.metric is not None or ms.gold is not None or ms.prediction is not None or ms.normaliser:
+                ck.error(m.span_of(ms, "value"), f"measure {ms.name!r}: `value = ...` takes the scorer's per-item value as it is: no metric, gold, prediction or normaliser")
+                continue
+            value_metric = Value()
+            aggregate = ms.aggregate or value_metric.aggregations[0]
+            if aggregate not in value_metric.aggregations:
+                ck.error(m.span_of(ms, "aggregate"), f"measure {ms.name!r}: a per-item value aggregates as \"mean\" or \"sum\", not {aggregate!r}")
+                continue
+            checked = replace(ms, aggregate=aggregate, outputs=(ms.name,))
+            out.append(checked)
+            built[-1] = (checked, value_metric)
+            continue
+        missing = [part for part in ("metric", "gold", "prediction") if getattr(ms, part) is None]
+        if missing:
+            ck.error(m.span_of(ms), f"measure {ms.name!r} needs {', '.join(missing)}", 'e.g. measure accuracy { metric = accuracy()  gold = label  prediction = label }, or value = <per-item value> for a scorer\'s values')
+            continue
         call = ms.metric
         metric = registry.get("metric", call.name).build(**call.kwargs_dict())
         aggregate = ms.aggregate or metric.aggregations[0]
-        # the names it would produce are known even if a check below fails: `primary = <it>` is then no second error
-        built.append((replace(ms, outputs=metric.outputs(ms.name, aggregate if aggregate in metric.aggregations else metric.aggregations[0])), metric))
+        built[-1] = (replace(ms, outputs=metric.outputs(ms.name, aggregate if aggregate in metric.aggregations else metric.aggregations[0])), metric)
         if aggregate not in metric.aggregations:
             allowed = ", ".join(f'"{a}" ({AGGREGATION_DOCS[a]})' for a in metric.aggregations)
             hint = {"corpus_bleu": "a per-item BLEU averaged over items is sentence_bleu() with aggregate = \"mean\"", "chrf": "chrF is computed over the corpus only", "ter": "TER is computed over the corpus only"}.get(call.name, "")

@@ -107,20 +107,24 @@ def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
     for match in spec.score.matches:
         calls += [match.similarity, match.matcher, *match.filters, *match.normaliser, *match.similarity_normaliser]
     for measure in spec.score.measures:
-        calls += [measure.metric, *measure.normaliser]
+        calls += [c for c in (measure.metric, *measure.normaliser) if c is not None]
     return calls
 
 
 def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mapping[str, Any], bare: bool) -> Any:
     from runners.metrics import MeasureStage
+    from runners.metrics._base import Value
 
+    if measure.value is not None:
+        return MeasureStage(measure.name, Value(), measure.aggregate, "", "", (), (), None, measure.round, False, measure.value, measure.where, measure.scale)
+    assert measure.metric is not None and measure.gold is not None and measure.prediction is not None  # the checker saw to it
     metric = _call(measure.metric)
     gold_types, pred_types = metric.accepts(measure.aggregate)
     # a field typed in the spec narrows what the metric accepts (an enum, optional values), so the runtime check is the spec's
     gold_types = (gold[measure.gold],) if measure.gold in gold else gold_types
     pred_types = (pred[measure.prediction],) if measure.prediction in pred else pred_types
     normalise = _pipeline(measure.normaliser) if measure.normaliser else None
-    return MeasureStage(measure.name, metric, measure.aggregate, measure.gold, measure.prediction, gold_types, pred_types, normalise, measure.round, bare)
+    return MeasureStage(measure.name, metric, measure.aggregate, measure.gold, measure.prediction, gold_types, pred_types, normalise, measure.round, bare, None, measure.where, measure.scale)
 
 
 def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
@@ -145,6 +149,8 @@ def _signatures(spec: m.TaskSpec) -> dict[str, str]:
     """Library signatures of the measures' metrics (sacrebleu's, rouge-score's settings): they can change numbers."""
     out = {}
     for measure in spec.score.measures:
+        if measure.metric is None:
+            continue
         signature = _call(measure.metric).signature()
         if signature:
             out[measure.name] = signature
@@ -263,12 +269,14 @@ def explain(spec: m.TaskSpec) -> str:
         lines.append(f"     matcher: {_render_call(match.matcher)} -> {', '.join(match.outputs)}")
     for measure in spec.score.measures:
         normalised = f" after {' | '.join(_render_call(s) for s in measure.normaliser)}" if measure.normaliser else ""
-        lines.append(f"   measure {measure.name}: {_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}")
+        what = f"the scorer's {measure.value}" if measure.metric is None else f"{_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}"
+        only = " on items with " + ", ".join(f"{k} = {v!r}" for k, v in measure.where) if measure.where else ""
+        lines.append(f"   measure {measure.name}: {what}{only}")
     lines += ["", "5. aggregate"]
     if spec.score.aggregate is not None:
         lines.append(f"   {_render_call(spec.score.aggregate)} over the scorer's per-item values")
     for measure in spec.score.measures:
-        rounded = f", rounded to {measure.round} digits" if measure.round is not None else ""
+        rounded = (f", times {measure.scale:g}" if measure.scale is not None else "") + (f", rounded to {measure.round} digits" if measure.round is not None else "")
         lines.append(f"   {measure.name}: aggregate = {measure.aggregate}{rounded} -> {', '.join(measure.outputs)}")
     lines += [f"   metrics: {', '.join(mt.name for mt in spec.metrics)}", f"   primary: {spec.primary}"]
     lines += ["", "6. slice"]

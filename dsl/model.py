@@ -216,15 +216,19 @@ class MatchSpec:
 class MeasureSpec:
     """One ``measure`` block: a library metric over a gold and a prediction field, aggregated as declared.
 
-    ``measure macro_f1 { metric = f1()  gold = label  prediction = label  aggregate = macro }``
+    ``measure macro_f1 { metric = f1()  gold = label  prediction = label  aggregate = "macro" }``, or over
+    a per-item value a scorer component emits: ``measure total { value = score  aggregate = "sum" }``.
     """
 
     name: Name = label(doc="the output's name (families add suffixes: _p/_r/_f1, _<class>)")
-    metric: ComponentCall = attr(kind="metric", doc="a metric of the library (procbench components --kind metric)")
-    gold: Name = attr(refers="field")
-    prediction: Name = attr(refers="prediction_field")
+    metric: ComponentCall | None = attr(None, kind="metric", doc="a metric of the library (procbench components --kind metric)")
+    gold: Name | None = attr(None, refers="field")
+    prediction: Name | None = attr(None, refers="prediction_field")
+    value: Name | None = attr(None, refers="per_item_value", doc="instead of metric, gold and prediction: a per-item value the scorer emits")
     aggregate: str = attr("", option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus"), doc="how the per-item statistics combine; default: the metric's first")
+    where: tuple[tuple[str, str], ...] = attr((), parse="where", doc='only the items whose labels have these values: { modality = "text" }')
     normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to text values on both sides first")
+    scale: float | None = attr(None, parse="number", doc="multiply every output by this (after aggregating, before rounding)")
     round: int | None = attr(None, doc="Python round() of every output to this many digits")
     outputs: tuple[str, ...] = derived(())  # filled in by the checker: the metric names it produces
     at: Where = _where()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
+import math
+import re
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, Tree, v_args
@@ -19,6 +21,19 @@ from dsl.comments import Attacher, Comment
 from dsl.errors import Diagnostic, SpecError
 
 GRAMMAR_PATH = Path(__file__).with_name("procbench.lark")
+
+# Limits on spec text, which is untrusted input like any upload: a spec is a few KiB (the largest shipped
+# one is under 7 KiB), so these refuse only hostile or broken files, with an error at the offending character,
+# before any work that grows with them (Lark's tree transform and the checker recurse once per nesting level;
+# Python refuses to convert integers of more than 4300 digits).
+MAX_SPEC_BYTES = 512 * 1024
+MAX_NESTING = 64  # brackets of any kind ({ } blocks and objects, [ ] lists, ( ) calls) open at once
+MAX_NUMBER_CHARS = 40  # a number literal, sign and exponent included
+
+# the tokens that can hold brackets that do not nest (strings, comments), then the brackets themselves;
+# the same string syntax as the grammar's STRING and LONG_STRING terminals
+_BRACKETS = re.compile(r'"""[\s\S]*?"""|"(?:[^"\\\n]+|\\.)*"|#[^\n]*|[\[\](){}]')
+_OPENERS = frozenset("[({")
 
 _FRIENDLY = {
     "NAME": "a name",
@@ -69,16 +84,29 @@ def _span(meta_or_token: object) -> s.Span:
     return s.Span(m.line, m.column, m.end_line, m.end_column)  # type: ignore[attr-defined]
 
 
-class _EscapeError(ValueError):
-    def __init__(self, token: Token):
-        self.token = token
+class _TokenError(ValueError):
+    """A token the lexer accepts whose value is refused; raised inside the transformer, reported at the token."""
+
+    def __init__(self, token: Token, message: str, hint: str):
+        super().__init__(message)
+        self.token, self.message, self.hint = token, message, hint
 
 
 def _unquote(token: Token) -> str:
     try:
         value = json.loads(token)
     except json.JSONDecodeError:
-        raise _EscapeError(token) from None
+        raise _TokenError(token, "invalid escape sequence in string", 'use \\" \\\\ \\n \\t or \\uXXXX; or a """long string""" for raw text') from None
+    return value
+
+
+def _number(token: Token) -> int | float:
+    text = str(token)
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _TokenError(token, f"number literal too long ({len(text)} characters; at most {MAX_NUMBER_CHARS})", "write the number with fewer digits")
+    value = float(text) if any(c in text for c in ".eE") else int(text)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _TokenError(token, "number out of range", "a number must be finite (at most about 1.8e308)")
     return value
 
 
@@ -128,9 +156,7 @@ class _ToSyntax(Transformer):  # type: ignore[type-arg]
         return s.Str(str(children[0])[3:-3], _span(meta), long=True)
 
     def number(self, meta, children):
-        text = str(children[0])
-        value = float(text) if any(c in text for c in ".eE") else int(text)
-        return s.Num(value, _span(meta))
+        return s.Num(_number(children[0]), _span(meta))
 
     def true(self, meta, children):
         return s.Bool(True, _span(meta))
@@ -164,6 +190,7 @@ class _ToSyntax(Transformer):  # type: ignore[type-arg]
 
 def parse(source: str, path: str = "<spec>") -> s.SpecFile:
     """Parse spec text; raises :class:`SpecError` with a position on any syntax error."""
+    _check_limits(source, path)
     comments: list[Comment] = []
     reset = _comments.set(comments)
     try:
@@ -172,13 +199,11 @@ def parse(source: str, path: str = "<spec>") -> s.SpecFile:
     except UnexpectedInput as exc:
         raise SpecError([_diagnose(exc, source, path)], source) from None
     except VisitError as exc:
-        if isinstance(exc.orig_exc, _EscapeError):
-            token = exc.orig_exc.token
+        if isinstance(exc.orig_exc, _TokenError):
+            error = exc.orig_exc
+            token = error.token
             span = s.Span(token.line, token.column, token.end_line, token.end_column)
-            raise SpecError(
-                [Diagnostic(path, span, "invalid escape sequence in string", 'use \\" \\\\ \\n \\t or \\uXXXX; or a """long string""" for raw text')],
-                source,
-            ) from None
+            raise SpecError([Diagnostic(path, span, error.message, error.hint)], source) from None
         raise
     finally:
         _comments.reset(reset)
@@ -188,10 +213,41 @@ def parse(source: str, path: str = "<spec>") -> s.SpecFile:
     return s.SpecFile(path, source, body, header, end_comments, tuple(c.text for c in comments))
 
 
+def _check_limits(source: str, path: str) -> None:
+    """Refuse a spec over the size or nesting limits before Lark sees it (one regex pass, no recursion)."""
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if size > MAX_SPEC_BYTES:
+        raise SpecError([_too_big(path, size)])
+    depth = 0
+    for match in _BRACKETS.finditer(source):
+        char = match.group()
+        if len(char) != 1:
+            continue  # a string or a comment
+        if char in _OPENERS:
+            depth += 1
+            if depth > MAX_NESTING:
+                pos = match.start()
+                line = source.count("\n", 0, pos) + 1
+                column = pos - (source.rfind("\n", 0, pos) + 1) + 1
+                span = s.Span(line, column, line, column + 1)
+                message = f"nesting too deep (more than {MAX_NESTING} brackets open at once)"
+                raise SpecError([Diagnostic(path, span, message, "flatten the value; a spec nests blocks, lists, objects and calls a few levels deep")], source)
+        else:
+            depth = max(depth - 1, 0)  # an unbalanced closer is the grammar's error to report
+
+
+def _too_big(path: str, size: int) -> Diagnostic:
+    return Diagnostic(path, s.Span(1, 1, 1, 1), f"spec file too large ({size} bytes; at most {MAX_SPEC_BYTES})", "a spec is a few KiB; keep data in files beside it")
+
+
 def parse_file(path: str | Path) -> s.SpecFile:
     p = Path(path)
+    with p.open("rb") as handle:  # read at most one byte past the limit, whatever the file is (a FIFO, /dev/zero)
+        raw = handle.read(MAX_SPEC_BYTES + 1)
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError([_too_big(str(p), p.stat().st_size if p.is_file() else len(raw))])
     try:
-        text = p.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError([Diagnostic(str(p), s.Span(1, 1, 1, 1), f"the file is not UTF-8 ({exc.reason})", "save the spec as UTF-8")]) from None
     return parse(text, str(p))

@@ -53,7 +53,7 @@ st.dataframe(
 )
 _how = [f"aggregated with `{spec.score.aggregate.name}`"] if spec.score.aggregate else []
 _how += [f"scored by `{spec.score.scorer.name}`"] if spec.score.scorer else []
-_how += ["measured with " + ", ".join(f"`{ms.metric.name}` ({ms.aggregate})" for ms in spec.score.measures)] if spec.score.measures else []
+_how += ["measured with " + ", ".join(f"`{ms.metric.name if ms.metric else ms.value}` ({ms.aggregate})" for ms in spec.score.measures)] if spec.score.measures else []
 _text = "; ".join(_how)
 st.caption(_text[:1].upper() + _text[1:] + ".")
 if spec.slices:

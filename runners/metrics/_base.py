@@ -124,3 +124,16 @@ def library_metric(name: str, *, version: str = "1") -> Callable[[Callable[..., 
         return component("metric", name, version=version, compares=compares, aggregations=metric.aggregations)(factory)
 
     return register
+
+
+class Value(Metric):
+    """A per-item value a scorer component emits (a judge's normalised grade), aggregated as declared."""
+
+    aggregations = ("mean", "sum")
+    library = ""
+
+    def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
+        return (float(prediction),)
+
+    def stat_names(self, aggregate: str) -> tuple[str, ...]:
+        return (":value",)  # never the measure's own name: the scorer's value may be called the same

@@ -37,6 +37,9 @@ class MeasureStage:
     normalise: Callable[[str], str] | None = None
     round_digits: int | None = None
     bare_prediction: bool = False  # the predictions reader gives each item's one field as a bare value (PARADISE's ending index)
+    value_name: str | None = None  # a per-item value of the task's scorer, instead of gold and prediction fields
+    where: tuple[tuple[str, str], ...] = ()  # only items with these label values
+    scale: float | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -63,14 +66,24 @@ class Measures:
     def keys(self) -> frozenset[str]:
         return frozenset(k for stage in self.stages for k in stage.keys)
 
-    def score(self, gold: GoldSet, predictions: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-        """item id -> its statistics for every stage; a wrong value is an error naming the item (and its gold line)."""
+    def score(self, gold: GoldSet, predictions: Mapping[str, Any], scored: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, float]]:
+        """item id -> its statistics for every stage; a wrong value is an error naming the item (and its gold line).
+
+        ``scored``: the per-item values of the task's scorer, which ``value`` measures aggregate.
+        """
         out: dict[str, dict[str, float]] = {item_id: {} for item_id in gold.items}
         problems = DataProblems()
         bad_predictions: list[str] = []
         for stage in self.stages:
             keys = stage.keys
             for item_id, record in gold.items.items():
+                if stage.where:
+                    labels = gold.labels.get(item_id, {})
+                    if any(labels.get(label) != value for label, value in stage.where):
+                        continue  # not in this measure's items: no statistics, so no row when it aggregates
+                if stage.value_name is not None:
+                    out[item_id][keys[0]] = float((scored or {}).get(item_id, {})[stage.value_name])
+                    continue
                 gold_value = field_value(record, stage.gold_field)  # reader components build objects, tables build dicts
                 if not _fits(gold_value, stage.gold_types):
                     what = "missing" if gold_value is MISSING else describe(gold_value)
@@ -103,7 +116,8 @@ class Measures:
             keys = stage.keys
             rows = [tuple(item.values[k] for k in keys) for item in items if keys[0] in item.values]
             values = stage.metric.reduce(rows, stage.aggregate)
-            out.update({name: _round(float(v), stage.round_digits) for name, v in zip(stage.outputs, values)})
+            scale = 1.0 if stage.scale is None else stage.scale
+            out.update({name: _round(float(v) * scale, stage.round_digits) for name, v in zip(stage.outputs, values)})
         return out
 
 
@@ -127,10 +141,11 @@ def combined(measures: Measures, scorer: Callable[[Mapping[str, Any]], Scorer] |
         base = scorer(metadata) if scorer is not None else None
 
         def score(gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
-            extra = measures.score(gold, predictions)
             if base is None:
-                return [ItemScore(item_id, values) for item_id, values in extra.items()]
-            return [ItemScore(item.item_id, {**item.values, **extra.get(item.item_id, {})}) for item in base(gold, predictions)]
+                return [ItemScore(item_id, values) for item_id, values in measures.score(gold, predictions).items()]
+            items = base(gold, predictions)
+            extra = measures.score(gold, predictions, {item.item_id: item.values for item in items})
+            return [ItemScore(item.item_id, {**item.values, **extra.get(item.item_id, {})}) for item in items]
 
         return score
 

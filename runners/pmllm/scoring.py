@@ -46,6 +46,9 @@ def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penal
 def aggregate_sums(items: Sequence[ItemScore]) -> dict[str, float]:
     """``score`` (textual questions, /10), ``total`` (all, /10), ``c1``..``c8`` (per category, /10), ``verdicts``.
 
+    The shipped spec declares these sums as measure blocks over ``pmllm.grades()``'s values; this
+    function computes the same for Python callers (the parity tests) and for old stored submissions.
+
     Sums run in sorted question-id order (metrics.md 4.8), unrounded; ``verdicts`` counts judged
     questions (the leaderboard lists a model only from 44 on).
     """
