@@ -262,7 +262,10 @@ class _BleuKernel:
 
 @component("similarity", "coco_bleu", takes="str", gives="float")
 def coco_bleu(n: int = 2) -> Similarity:
-    """MS-COCO caption BLEU, cumulative up to ``n`` (OpenPI uses n = 2)."""
+    """MS-COCO caption BLEU (pycocoevalcap), cumulative up to ``n`` (OpenPI uses n = 2): not sacrebleu's.
+
+    sacrebleu's BLEU is the metric ``corpus_bleu()`` / ``sentence_bleu()`` of measure blocks.
+    """
     if n < 1:
         raise ValueError("n must be at least 1")
     return CocoBleu(n=n)
@@ -368,7 +371,11 @@ class _RougeKernel:
 
 @component("similarity", "rouge_l", takes="str", gives="float")
 def rouge_l(beta: float = 1.2) -> Similarity:
-    """ROUGE-L F-measure (COCO caption toolkit), recall weighted by ``beta``."""
+    """ROUGE-L F-measure of the COCO caption toolkit (pycocoevalcap), recall weighted by ``beta``: OpenPI's.
+
+    Not rouge-score's ROUGE-L: whitespace tokens as given (no tokenizer, no stemming) and beta = 1.2,
+    so the numbers differ; rouge-score's is the metric ``rouge(variant = "rougeL")`` of measure blocks.
+    """
     return CocoRougeL(beta=beta)
 
 
