@@ -166,3 +166,23 @@ def test_check_data_finds_classes_the_data_does_not_have_and_values_outside_the_
     assert result.exit_code == 3, result.output
     assert re.search(r"statechange-classes\.spec:\d+:\d+: error: measure 'macro_f1': gold value 'unchanged' \(statechange/test\.jsonl:1\) is not one of its classes", result.output), result.output
     assert "no item of split(s) test has class 'gone'" in result.output
+
+
+def test_the_sacrebleu_settings_are_in_the_fingerprint_and_display_text_is_not(guide: tuple[Path, dict[str, str]]) -> None:
+    from dsl.checker import check_file
+    from dsl.compiler import spec_digest
+
+    root = guide[0]
+    text = (root / "specs" / "tipgen.spec").read_text()
+
+    def digest(old: str, new: str) -> str:
+        variant = root / "specs" / "tipgen-fp" / "tipgen.spec"
+        variant.parent.mkdir(exist_ok=True)
+        assert old in text
+        variant.write_text(text.replace(old, new))
+        return spec_digest(check_file(variant).spec)
+
+    base = digest("", "")
+    assert digest("metric = corpus_bleu()", 'metric = corpus_bleu(tokenize = "intl")') != base
+    assert digest("metric = corpus_bleu()", 'metric = corpus_bleu(smooth_method = "floor")') != base
+    assert digest('metric bleu { display = "BLEU (sacrebleu, corpus)" }', 'metric bleu { display = "BLEU"  group = "Overlap" }') == base

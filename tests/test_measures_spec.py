@@ -94,3 +94,4 @@ def test_measure_mistakes_are_refused_at_their_place(quiz: Path, measures: str, 
     assert message in result.output
     assert result.output.startswith(f"{spec}:27:")  # the measure's line, and no second error after it
     assert result.output.count(": error: ") == 1
+

@@ -82,7 +82,11 @@ class Measures:
                     if any(labels.get(label) != value for label, value in stage.where):
                         continue  # not in this measure's items: no statistics, so no row when it aggregates
                 if stage.value_name is not None:
-                    out[item_id][keys[0]] = float((scored or {}).get(item_id, {})[stage.value_name])
+                    emitted = (scored or {}).get(item_id, {}).get(stage.value_name)
+                    if emitted is None:  # the checker knows the scorer's contract; a component breaking it is named here
+                        problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: the scorer gave no value {stage.value_name!r} for this item"))
+                        continue
+                    out[item_id][keys[0]] = float(emitted)
                     continue
                 gold_value = field_value(record, stage.gold_field)  # reader components build objects, tables build dicts
                 if not _fits(gold_value, stage.gold_types):
@@ -95,7 +99,7 @@ class Measures:
                     value = field_value(predicted, stage.prediction_field)
                     if value is MISSING and stage.bare_prediction and not isinstance(predicted, Mapping):
                         value = predicted
-                    if value is None or not _fits(value, stage.prediction_types):
+                    if not _fits(value, stage.prediction_types):  # None passes only where the schema says optional(...)
                         bad_predictions.append(f"item {item_id!r}: {stage.prediction_field!r} is {'missing' if value is MISSING else describe(value)}, not {_spell(stage.prediction_types)}")
                         continue
                 try:
