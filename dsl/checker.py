@@ -1054,14 +1054,17 @@ def _check_field_match(ck: _Checker, call: m.ComponentCall, gold: Mapping[str, F
 
 
 def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
-    """Templates are looked up by name at run time (runners.templates): the name must be one that is, its variables ones it gets."""
+    """Templates are looked up by name at run time (runners.templates): the name must be one that is, its variables ones it gets.
+
+    A spec is untrusted: a template is parsed by the sandbox that renders it, and may access attributes or items
+    of the variables it is given only (no ``cycler.__init__.__globals__``, no ``_`` names, no include/import).
+    """
     import jinja2
     from jinja2 import meta
-    from jinja2.sandbox import SandboxedEnvironment
 
-    from runners.templates import KNOWN
+    from runners.templates import KNOWN, access_problems, environment
 
-    env = SandboxedEnvironment(undefined=jinja2.StrictUndefined)
+    env = environment()
     for t in spec.templates:
         use = KNOWN.get(t.name)
         if use is None:
@@ -1079,5 +1082,13 @@ def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
         for name in sorted(meta.find_undeclared_variables(parsed) - set(use.variables)):
             close = difflib.get_close_matches(name, use.variables, n=1)
             ck.error(m.span_of(t, "text"), f"template {t.name!r} uses the variable {name!r}, which it is not given", (f"did you mean {close[0]!r}? " if close else "") + f"{t.name} gets: {', '.join(use.variables)}")
+        span = m.span_of(t, "text")
+        source_lines = ck.source.splitlines()
+        for lineno, what, message in access_problems(parsed, use.variables):
+            line = span.line + lineno - 1  # exact for a """long string""", whose lines are the spec's
+            start = span.column - 1 if line == span.line else 0
+            found = source_lines[line - 1].find(what, start) if 0 < line <= len(source_lines) else -1
+            column = found + 1 if found >= 0 else start + 1
+            ck.error(s.Span(line, column, line, column + max(len(what), 1)), f"template {t.name!r}: {message}", "use {{ variable }}, filters and {% if %}/{% for %} over the variables; nothing else is reachable")
 
 __all__ = ["CheckResult", "check_file", "check_text", "literal"]

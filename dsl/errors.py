@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from dsl.syntax import Span
 
 
+_MAX_SHOWN = 160  # characters of the offending line shown under an error
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     path: str
@@ -29,9 +32,16 @@ class Diagnostic:
                 width = 1
                 if self.span.end_line == self.span.line and self.span.end_column > self.span.column:
                     width = self.span.end_column - self.span.column
+                column = max(self.span.column - 1, 0)
+                if len(text) > _MAX_SHOWN:  # a hostile spec's line can be 512 KiB: show a window around the caret
+                    start = max(column - _MAX_SHOWN // 4, 0)
+                    shown = text[start : start + _MAX_SHOWN]
+                    text = ("…" if start else "") + shown + ("…" if start + _MAX_SHOWN < len(text) else "")
+                    column = column - start + (1 if start else 0)
+                    width = min(width, _MAX_SHOWN - (column - (1 if start else 0)))
                 gutter = f"{self.span.line:>4} | "
                 lines.append(gutter + text)
-                lines.append(" " * (len(gutter) + max(self.span.column - 1, 0)) + "^" + "~" * (width - 1))
+                lines.append(" " * (len(gutter) + column) + "^" + "~" * (max(width, 1) - 1))
         if self.hint:
             lines.append(f"  hint: {self.hint}")
         return "\n".join(lines)

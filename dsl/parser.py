@@ -30,9 +30,10 @@ MAX_SPEC_BYTES = 512 * 1024
 MAX_NESTING = 64  # brackets of any kind ({ } blocks and objects, [ ] lists, ( ) calls) open at once
 MAX_NUMBER_CHARS = 40  # a number literal, sign and exponent included
 
-# the tokens that can hold brackets that do not nest (strings, comments), then the brackets themselves;
-# the same string syntax as the grammar's STRING and LONG_STRING terminals
-_BRACKETS = re.compile(r'"""[\s\S]*?"""|"(?:[^"\\\n]+|\\.)*"|#[^\n]*|[\[\](){}]')
+# the tokens that can hold brackets that do not nest (strings, comments), a quote that starts no string (the
+# grammar reports it), then the brackets themselves; strings as the grammar's STRING and LONG_STRING terminals
+# (possessive, so an unterminated string costs one pass, not a backtracking search)
+_BRACKETS = re.compile(r'"""[\s\S]*?"""|"(?:[^"\\\n]++|\\.)*+"|"|#[^\n]*|[\[\](){}]')
 _OPENERS = frozenset("[({")
 
 _FRIENDLY = {
@@ -221,7 +222,9 @@ def _check_limits(source: str, path: str) -> None:
     depth = 0
     for match in _BRACKETS.finditer(source):
         char = match.group()
-        if len(char) != 1:
+        if char == '"':
+            return  # an unterminated string: Lark stops there with its own error, so nothing after it matters
+        if len(char) != 1 or char == "#":
             continue  # a string or a comment
         if char in _OPENERS:
             depth += 1

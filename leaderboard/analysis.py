@@ -47,7 +47,8 @@ def aggregator(task: str) -> TaskAggregator | None:
 
 @functools.lru_cache(maxsize=4096)
 def _items(db: str, submission_id: str) -> tuple[ItemScore, ...]:
-    return tuple(queries.item_scores(Path(db), [submission_id]).get(submission_id, []))
+    # for_aggregates: everything here publishes intervals and tests over >= config.MIN_ITEMS items (the hidden-split floor), never items
+    return tuple(queries.item_scores(Path(db), [submission_id], for_aggregates=True).get(submission_id, []))
 
 
 def items_of(db: Path, submission_id: str) -> list[ItemScore]:

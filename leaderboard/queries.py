@@ -18,6 +18,7 @@ import duckdb
 import polars as pl
 
 from runners._types import ItemScore
+from submissions import queries as rules  # who may see what: one rule for the CLI and the site
 from submissions import store
 from submissions.store import reader
 
@@ -164,9 +165,13 @@ def submission(db: Path, submission_id: str) -> dict[str, Any] | None:
 
 
 def aggregates(db: Path, submission_id: str) -> pl.DataFrame:
+    """A submission's aggregates as the public may see them (submissions.queries.public_aggregates: no small
+    slices of hidden splits), the same rule as the board view's."""
     with reader(db) as con:
         rows = store.submission_rows(con, "aggregates", [submission_id])[submission_id]  # reads where its rows lie, not the whole table
-    return pl.from_arrow(rows).sort(["slice", "slice_value", "metric"])  # type: ignore[union-attr]
+        hidden_split, is_reference = rules.hidden_flags(con, [submission_id]).get(submission_id, (False, False))
+    frame = pl.from_arrow(rows).sort(["slice", "slice_value", "metric"])  # type: ignore[union-attr]
+    return rules.public_aggregates(frame, hidden_split=hidden_split, is_reference=is_reference)  # type: ignore[arg-type]
 
 
 def status_history(db: Path, submission_id: str) -> pl.DataFrame:
@@ -174,12 +179,19 @@ def status_history(db: Path, submission_id: str) -> pl.DataFrame:
         return _frame(con, "SELECT status, reason, changed_at FROM status_history WHERE submission_id = ? ORDER BY changed_at, rowid", [submission_id])
 
 
-def item_scores(db: Path, submission_ids: Sequence[str]) -> dict[str, list[ItemScore]]:
-    """Per-item statistics of each submission (reference rows have none), items in id order."""
+def item_scores(db: Path, submission_ids: Sequence[str], *, for_aggregates: bool = False) -> dict[str, list[ItemScore]]:
+    """Per-item statistics of each submission (reference rows have none), items in id order.
+
+    PermissionError when a submission's split is hidden (submissions.queries.check_items_readable), unless
+    ``for_aggregates``: the caller (leaderboard.analysis: bootstrap intervals, permutation tests) publishes only
+    figures over at least ``MIN_HIDDEN_SLICE_ITEMS`` items, never the items themselves.
+    """
     if not submission_ids:
         return {}
     grouped: dict[str, dict[str, dict[str, float]]] = {sid: {} for sid in submission_ids}
     with reader(db) as con:
+        if not for_aggregates:
+            rules.check_items_readable(con, list(grouped), admin=False)
         tables = store.submission_rows(con, "item_scores", list(grouped))  # reads where their rows lie, not the whole table
     for sid, table in tables.items():
         items = grouped[sid]

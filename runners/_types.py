@@ -6,9 +6,21 @@ to know which benchmark they are handling.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+
+MAX_PROBLEMS = 200  # problems kept and listed for one prediction file; the rest are only counted
+MAX_PROBLEM_CHARS = 500  # one problem's message is cut to this length (it may quote the user's text)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, saying how much was cut (user text in messages and logs)."""
+    if len(text) <= limit:
+        return text
+    note = f" ... [{len(text) - limit} more characters]"
+    return text[: max(0, limit - len(note))] + note
 
 
 @dataclass(frozen=True)
@@ -16,28 +28,94 @@ class Problem:
     """One problem found in a user-supplied file (a prediction file, usually).
 
     ``line`` is 1-based within the file; ``None`` when the problem concerns the file as a whole
-    (e.g. "participants missing for process 5").
+    (e.g. "participants missing for process 5").  The message is cut to :data:`MAX_PROBLEM_CHARS`.
     """
 
     line: int | None
     message: str
     item_id: str | None = None
 
+    def __post_init__(self) -> None:
+        if len(self.message) > MAX_PROBLEM_CHARS:
+            object.__setattr__(self, "message", clip(self.message, MAX_PROBLEM_CHARS))
+
     def render(self, source: str = "") -> str:
         where = f"{source}:{self.line}" if self.line is not None else (source or "file")
         return f"{where}: {self.message}"
 
 
-class InvalidPredictions(Exception):
-    """A prediction file that cannot be scored; carries every problem found, not only the first."""
+@dataclass(frozen=True)
+class MoreProblems(Problem):
+    """The closing "... and K more problems" entry of a capped list; re-collecting it adds K to the count."""
 
-    def __init__(self, problems: Sequence[Problem], source: str = ""):
-        self.problems = list(problems)
-        self.source = source
+    count: int = 0
+
+
+class ProblemList:
+    """The problems of one prediction file, collected by a reader: the first ``cap`` are kept, the rest counted.
+
+    Every reader collects into one of these (``append``/``extend`` like a list), so that a file of
+    millions of bad lines costs ``cap`` problems of memory and one bounded message; pass it to
+    :class:`InvalidPredictions` as is.
+    """
+
+    def __init__(self, problems: Iterable[Problem] = (), cap: int = MAX_PROBLEMS):
+        self.cap = cap
+        self.kept: list[Problem] = []
+        self.more = 0
+        self.extend(problems)
+
+    def append(self, problem: Problem) -> None:
+        if isinstance(problem, MoreProblems):  # an already capped list, collected again
+            self.more += problem.count
+        elif len(self.kept) < self.cap:
+            self.kept.append(problem)
+        else:
+            self.more += 1
+
+    def extend(self, problems: Iterable[Problem]) -> None:
+        for problem in problems:
+            self.append(problem)
+
+    def __iter__(self) -> Iterator[Problem]:
+        return iter(self.kept)
+
+    def listed(self) -> list[Problem]:
+        """The kept problems, closed by a :class:`MoreProblems` entry when some were only counted."""
+        if not self.more:
+            return list(self.kept)
+        return [*self.kept, MoreProblems(None, f"... and {self.more} more problems", count=self.more)]
+
+    def __len__(self) -> int:
+        """Every problem found, counted ones included."""
+        return len(self.kept) + self.more
+
+    def __bool__(self) -> bool:
+        return bool(self.kept)
+
+
+class InvalidPredictions(Exception):
+    """A prediction file that cannot be scored; carries every problem found, not only the first.
+
+    At most :data:`MAX_PROBLEMS` are kept (a :class:`ProblemList`'s counted rest, or a longer list's
+    tail, become ``more`` and one closing "... and K more problems" entry), so the message is bounded.
+    """
+
+    def __init__(self, problems: Iterable[Problem], source: str = "", more: int = 0):
+        collected = problems if isinstance(problems, ProblemList) else ProblemList(problems)
+        collected.more += more
+        self.more = collected.more
+        self.problems = collected.listed()
+        self.source = clip(source, MAX_PROBLEM_CHARS)
         super().__init__(self.render())
 
+    @property
+    def count(self) -> int:
+        """Every problem found, counted ones included."""
+        return len(self.problems) - (1 if self.more else 0) + self.more
+
     def render(self) -> str:
-        n = len(self.problems)
+        n = self.count
         head = f"{n} problem{'s' if n != 1 else ''} in {self.source or 'the prediction file'}"
         return "\n".join([head, *("  " + p.render(self.source) for p in self.problems)])
 

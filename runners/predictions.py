@@ -1,7 +1,8 @@
 """Declarative prediction-file readers: JSON lines or delimited columns checked against a typed schema.
 
 Reading streams line by line (memory stays bounded by the number of items, not the file size) and
-collects every problem with its line number before giving up, so a user fixes a file in one go.
+collects every problem with its line number before giving up (the first MAX_PROBLEMS listed, the
+rest counted), so a user fixes a file in one go.
 """
 
 from __future__ import annotations
@@ -15,12 +16,62 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem
-
-MAX_PROBLEMS = 200  # after this many, stop listing (the count is still reported)
+from runners._types import MAX_PROBLEMS as MAX_PROBLEMS  # re-exported: the one cap of every reader lives in _types
+from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
 
 
 SCALAR_KINDS = ("str", "int", "float", "bool", "any")
+
+# Limits on one prediction, whatever the schema says (submitted files are untrusted): each is far
+# above what any shipped benchmark's answers need, and far below what makes a scorer run for minutes.
+MAX_JSON_DEPTH = 64  # nesting of one JSON line (a deeper line is refused at its line, never a RecursionError)
+MAX_TEXT_CHARS = 100_000  # characters of one string value, anywhere in a record
+MAX_LIST_ITEMS = 10_000  # elements of one list value, anywhere in a record
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a decoded JSON value nests lists/objects more than ``limit`` levels (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, (list, dict)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (current.values() if isinstance(current, dict) else current))
+    return False
+
+
+class TooDeep(ValueError):
+    """A JSON text nested beyond MAX_JSON_DEPTH."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` that refuses nesting beyond MAX_JSON_DEPTH with :class:`TooDeep` (never a RecursionError)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep() from None
+    # Only a text with enough brackets can be too deep: the walk is skipped for ordinary lines.
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and too_deep(value):
+        raise TooDeep()
+    return value
+
+
+def oversize(value: Any, max_text: int = MAX_TEXT_CHARS, max_items: int = MAX_LIST_ITEMS) -> str | None:
+    """Why a (depth-checked) value breaks the per-answer limits, or None: the first string or list too long."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str) and len(current) > max_text:
+            return f"a string of {len(current)} characters (the limit is {max_text} per value)"
+        if isinstance(current, (list, dict)):
+            if len(current) > max_items:
+                return f"a {'list' if isinstance(current, list) else 'object'} of {len(current)} elements (the limit is {max_items} per value)"
+            stack.extend(current.values() if isinstance(current, dict) else current)
+    return None
 
 
 @dataclass(frozen=True)
@@ -116,7 +167,7 @@ class FieldType:
                 if str(v) == text:
                     return v
             raise ValueError(text)
-        value = json.loads(text)
+        value = _loads(text)
         if not self.accepts(value):
             raise ValueError(text)
         return value
@@ -129,18 +180,16 @@ class SchemaReader:
     format: str  # jsonl | csv | tsv
     id_field: str
     fields: tuple[tuple[str, FieldType], ...]
+    max_text_chars: int = MAX_TEXT_CHARS  # per string value of a declared field
+    max_list_items: int = MAX_LIST_ITEMS  # per list value of a declared field
 
     def __call__(self, path: Path, gold: GoldSet) -> dict[str, dict[str, Any]]:
-        problems: list[Problem] = []
+        problems = ProblemList()
         records: dict[str, dict[str, Any]] = {}
         first_line: dict[str, int] = {}
-        n_problems = 0
 
         def report(line: int | None, message: str) -> None:
-            nonlocal n_problems
-            n_problems += 1
-            if len(problems) < MAX_PROBLEMS:
-                problems.append(Problem(line, message))
+            problems.append(Problem(line, message))
 
         any_record = False
         for line, record, error in self._records(path):
@@ -157,6 +206,9 @@ class SchemaReader:
                 elif not ftype.accepts(record[name]):
                     report(line, f"field {name!r} must be {ftype.render()}, got {_describe(record[name])}")
                     ok = False
+                elif (why := oversize(record[name], self.max_text_chars, self.max_list_items)) is not None:
+                    report(line, f"field {name!r} is too long: {why}")
+                    ok = False
             if not ok or self.id_field not in record:
                 continue
             item_id = str(record[self.id_field])
@@ -171,8 +223,6 @@ class SchemaReader:
         if not any_record and not problems:
             report(None, "the file holds no records")
         if problems:
-            if n_problems > len(problems):
-                problems.append(Problem(None, f"... and {n_problems - len(problems)} more problems"))
             raise InvalidPredictions(problems, str(path.name))
         missing = [i for i in gold.items if i not in records]
         if missing:
@@ -236,7 +286,7 @@ def json_objects(path: Path, shape: str = "") -> Iterator[tuple[int, dict[str, A
     """(1-based line, object, problem) for each non-blank line of a JSON-lines file, streamed.
 
     A leading UTF-8 BOM is ignored; each line is decoded on its own so that one bad byte costs one
-    line; a line that is not a JSON object yields ``({}, message)``.  ``shape`` (e.g.
+    line; a line that is not a JSON object, or nests deeper than MAX_JSON_DEPTH, yields ``({}, message)``.  ``shape`` (e.g.
     ``{"id": ..., "label": ...}``) is named in the message for a non-object line.
     """
     with Path(path).open("rb") as handle:
@@ -251,9 +301,15 @@ def json_objects(path: Path, shape: str = "") -> Iterator[tuple[int, dict[str, A
             if not text.strip():
                 continue
             try:
-                value = json.loads(text)
+                value = _loads(text)
             except json.JSONDecodeError as exc:
                 yield number, {}, f"not valid JSON: {exc.msg} (column {exc.colno})"
+                continue
+            except TooDeep as exc:
+                yield number, {}, f"not accepted: {exc}"
+                continue
+            except ValueError as exc:  # e.g. an integer of more digits than Python converts
+                yield number, {}, f"not valid JSON: {exc}"
                 continue
             if not isinstance(value, dict):
                 yield number, {}, f"expected a JSON object{' ' + shape if shape else ''}, got {_describe(value)}"

@@ -8,9 +8,12 @@ error (``submissions.errors``) that carries the receipt and the reason the user 
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import secrets
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,7 +23,7 @@ from typing import Any
 import duckdb
 
 from dsl.model import TaskSpec
-from runners._types import InvalidPredictions, Problem
+from runners._types import InvalidPredictions, Problem, clip
 from runners.runner import Evaluation, TaskRunner
 from submissions import blobs, store
 from submissions.auth import AuthError, authenticate
@@ -31,6 +34,7 @@ from submissions.rows import aggregate_frame, aggregate_rows, item_frame, item_r
 from submissions.staging import BadFileName, FileRefused, IntakeLimits, StagedFile, stage
 
 REFERENCE_TEAM = "reference"
+MAX_REASON_CHARS = 20_000  # of a failures row's reason and of a ScoringFailed message (they may quote the file)
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ class _Attempt:
             with store.writer(self.db_path) as con:
                 store.record_failure(
                     con, receipt_id=self.receipt, task=self.task, split=self.split, team=self.team, model=self.model,
-                    filename=self.filename, content_sha256=self.content, stage=stage, reason=reason, at=self.clock(),
+                    filename=self.filename, content_sha256=self.content, stage=stage, reason=clip(reason, MAX_REASON_CHARS), at=self.clock(),
                 )
         except Exception as exc:  # noqa: BLE001 - the user's error matters more than the log's
             self.unlogged = f"{type(exc).__name__}: {exc}"
@@ -100,6 +104,45 @@ class _Attempt:
         error = RejectedPredictions(problems, source, receipt=self.receipt, stage=stage)
         self.log(stage, error.render())
         return error
+
+
+class OverTime(Exception):
+    """Reading and scoring one file took longer than the intake's limit."""
+
+
+class _ScoringClock:
+    """One time budget for reading and scoring a staged file (``IntakeLimits.max_score_seconds``; 0 = none).
+
+    Each stage runs in a daemon worker thread that the intake waits for until the budget is spent;
+    past it the submission is refused and nothing is stored.  Python cannot stop a thread, so an
+    overrunning scorer finishes (or not) in the background and its result is dropped: the limit
+    bounds the submitter's wait and what is stored, not the CPU spent (a process ends it on exit).
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds if seconds > 0 else None
+
+    def run(self, work: Callable[[], Any]) -> Any:
+        if self.deadline is None:
+            return work()
+        outcome: dict[str, Any] = {}
+        context = contextvars.copy_context()
+
+        def target() -> None:
+            try:
+                outcome["value"] = context.run(work)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting thread
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=target, name="procbench-scoring", daemon=True)
+        worker.start()
+        worker.join(max(0.0, self.deadline - time.monotonic()))
+        if worker.is_alive():
+            raise OverTime(f"reading and scoring the file took longer than {self.seconds:g} seconds (the intake's scoring time limit, PROCBENCH_MAX_SCORE_SECONDS); nothing was stored")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
 
 
 def _gate(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: str | None, token: str | None, now: datetime, sid_for: Callable[[str], str]) -> tuple[str, bool]:
@@ -180,14 +223,14 @@ def submit(
     limits = limits or IntakeLimits.from_env()
     try:
         with stage(predictions, filename=filename, limits=limits, scratch=blobs.blob_root(db_path) / "tmp") as staged:
-            return _score_and_store(spec, runner, attempt, staged, gold=gold, fingerprint=fingerprint, team=team, token=token, metadata=dict(metadata or {}), card=card, received=received)
+            return _score_and_store(spec, runner, attempt, staged, gold=gold, fingerprint=fingerprint, team=team, token=token, metadata=dict(metadata or {}), card=card, received=received, limits=limits)
     except BadFileName as exc:
         raise attempt.refuse("request", str(exc)) from None
     except FileRefused as exc:
         raise attempt.reject("file", [exc.problem], attempt.filename) from None
 
 
-def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, staged: StagedFile, *, gold: Any, fingerprint: str, team: str | None, token: str | None, metadata: dict[str, Any], card: ModelCard, received: datetime) -> SubmissionOutcome:
+def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, staged: StagedFile, *, gold: Any, fingerprint: str, team: str | None, token: str | None, metadata: dict[str, Any], card: ModelCard, received: datetime, limits: IntakeLimits) -> SubmissionOutcome:
     attempt.content = staged.sha256
     attempt.filename = staged.filename
     split = attempt.split
@@ -198,19 +241,24 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
     gate = {"task": spec.name, "split": split, "team": team, "token": token, "sid_for": sid_for}
     attempt.team = _precheck(attempt, now=attempt.clock(), **gate)
 
+    clock = _ScoringClock(limits.max_score_seconds)
     try:
-        records, notes = runner.validate(staged.path, gold)
+        records, notes = clock.run(lambda: runner.validate(staged.path, gold))
+    except OverTime as exc:
+        raise attempt.refuse("validate", str(exc)) from None
     except InvalidPredictions as exc:
         raise attempt.reject("validate", exc.problems, exc.source or staged.filename) from None
     except Exception as exc:  # a reader bug must still leave a receipt
         attempt.log("validate", f"the task's reader failed: {type(exc).__name__}: {exc}")
-        raise ScoringFailed(f"the task's reader failed on this file: {exc}", receipt=attempt.receipt, stage="validate") from exc
+        raise ScoringFailed(clip(f"the task's reader failed on this file: {exc}", MAX_REASON_CHARS), receipt=attempt.receipt, stage="validate") from exc
     validated = attempt.clock()
     try:
-        evaluation = runner.evaluate_records(gold, fingerprint, split, records, notes, metadata)
+        evaluation = clock.run(lambda: runner.evaluate_records(gold, fingerprint, split, records, notes, metadata))
+    except OverTime as exc:
+        raise attempt.refuse("score", str(exc)) from None
     except Exception as exc:
         attempt.log("score", f"scoring failed: {type(exc).__name__}: {exc}")
-        raise ScoringFailed(f"scoring failed: {exc}", receipt=attempt.receipt) from exc
+        raise ScoringFailed(clip(f"scoring failed: {exc}", MAX_REASON_CHARS), receipt=attempt.receipt) from exc
     scored = attempt.clock()
 
     # Everything but the inserts is prepared before taking the store's lock.

@@ -4,6 +4,10 @@
 * On a hidden split (``data { hidden = [...] }``) non-admins get aggregates only: per-item scores
   raise ``PermissionError``, and slices smaller than ``MIN_HIDDEN_SLICE_ITEMS`` are left out (their
   aggregate would be close to a per-item score).  The store keeps no gold, only scores and labels.
+
+The rule lives here once, for the CLI and the site (``leaderboard.queries`` calls it): whether a
+submission's split is hidden (:data:`HIDDEN_SPLIT_SQL`), which aggregates the public sees
+(:func:`public_aggregates`) and who may read per-item scores (:func:`check_items_readable`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,37 @@ from submissions.store import reader
 
 MIN_HIDDEN_SLICE_ITEMS = 5  # the same floor as the board view (schema/002_trust.sql)
 
+# A submission ``s``'s split is hidden when the spec hid it under the submission's own fingerprint or under
+# the task's current one (a split hidden since keeps its old submissions' items private too).
+HIDDEN_SPLIT_SQL = """(
+    coalesce((SELECT bool_or(h.hidden) FROM tasks h WHERE h.task = s.task AND h.split = s.split AND h.fingerprint = s.fingerprint), false)
+    OR coalesce((SELECT bool_or(c.hidden) FROM current_tasks c WHERE c.task = s.task AND c.split = s.split), false)
+)"""
+
+
+def public_aggregates(frame: pl.DataFrame, *, hidden_split: bool, is_reference: bool) -> pl.DataFrame:
+    """What non-admins see of a submission's aggregates: on a hidden split, the whole-split rows and slices of at
+    least ``MIN_HIDDEN_SLICE_ITEMS`` items (reported rows have no items, so nothing to hide)."""
+    if not hidden_split or is_reference:
+        return frame
+    return frame.filter((pl.col("slice") == "") | (pl.col("n_items") >= MIN_HIDDEN_SLICE_ITEMS))
+
+
+def hidden_flags(con, sids: list[str]) -> dict[str, tuple[bool, bool]]:  # type: ignore[no-untyped-def]
+    """submission id -> (its split is hidden, it is a reported row), for the ids the store holds."""
+    rows = con.execute(f"SELECT s.submission_id, {HIDDEN_SPLIT_SQL}, s.is_reference FROM submissions s WHERE s.submission_id IN (SELECT unnest(?))", [list(sids)]).fetchall()
+    return {sid: (bool(hidden), bool(reference)) for sid, hidden, reference in rows}
+
+
+def check_items_readable(con, sids: list[str], *, admin: bool) -> None:  # type: ignore[no-untyped-def]
+    """PermissionError unless every submission's per-item scores may be read (admins read all)."""
+    if admin:
+        return
+    for sid, (hidden, _) in sorted(hidden_flags(con, sids).items()):
+        if hidden:
+            task, split = con.execute("SELECT task, split FROM submissions WHERE submission_id = ?", [sid]).fetchone()
+            raise PermissionError(f"{task} / {split} is a hidden split: only aggregate scores are published")
+
 
 def _frame(con, sql: str, params: list[Any]) -> pl.DataFrame:  # type: ignore[no-untyped-def]
     return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())  # type: ignore[return-value]
@@ -26,9 +61,8 @@ def _frame(con, sql: str, params: list[Any]) -> pl.DataFrame:  # type: ignore[no
 def _submission(con, sid: str, admin: bool) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     frame = _frame(
         con,
-        """
-        SELECT s.*, t.hidden AS hidden_split FROM submissions s
-        LEFT JOIN tasks t ON t.task = s.task AND t.split = s.split AND t.fingerprint = s.fingerprint
+        f"""
+        SELECT s.*, {HIDDEN_SPLIT_SQL} AS hidden_split FROM submissions s
         WHERE s.submission_id = ?
         """,
         [sid],
@@ -56,9 +90,8 @@ def split_is_hidden(db: Path, task: str, split: str) -> bool:
 def item_scores(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
     """Per-item scores (item_id, metric, value); PermissionError on a hidden split unless admin."""
     with reader(db) as con:
-        row = _submission(con, sid, admin)
-        if row["hidden_split"] and not admin:
-            raise PermissionError(f"{row['task']} / {row['split']} is a hidden split: only aggregate scores are published")
+        _submission(con, sid, admin)
+        check_items_readable(con, [sid], admin=admin)
         items = store.submission_rows(con, "item_scores", [sid])[sid]  # reads where its rows lie, not the whole table
     return pl.from_arrow(items).sort(["item_id", "metric"])  # type: ignore[union-attr]
 
@@ -68,9 +101,7 @@ def aggregates(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
     with reader(db) as con:
         row = _submission(con, sid, admin)
         frame = _frame(con, "SELECT slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id = ? ORDER BY slice, slice_value, metric", [sid])
-    if row["hidden_split"] and not admin and not row["is_reference"]:
-        frame = frame.filter((pl.col("slice") == "") | (pl.col("n_items") >= MIN_HIDDEN_SLICE_ITEMS))
-    return frame
+    return frame if admin else public_aggregates(frame, hidden_split=bool(row["hidden_split"]), is_reference=bool(row["is_reference"]))
 
 
 def status_history(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:

@@ -34,16 +34,19 @@ class IntakeLimits:
 
     max_bytes: int = 256 * MiB  # the file, and a gzip upload once expanded
     max_line_bytes: int = 64 * MiB
+    max_score_seconds: float = 600.0  # reading and scoring the staged file (submissions.intake); 0 = no limit
 
     @classmethod
     def from_env(cls) -> IntakeLimits:
-        """``PROCBENCH_MAX_UPLOAD_MB`` and ``PROCBENCH_MAX_LINE_MB`` override the defaults."""
+        """``PROCBENCH_MAX_UPLOAD_MB``, ``PROCBENCH_MAX_LINE_MB`` and ``PROCBENCH_MAX_SCORE_SECONDS`` override the defaults."""
         default = cls()
         upload = os.environ.get("PROCBENCH_MAX_UPLOAD_MB")
         line = os.environ.get("PROCBENCH_MAX_LINE_MB")
+        seconds = os.environ.get("PROCBENCH_MAX_SCORE_SECONDS")
         return cls(
             max_bytes=int(float(upload) * MiB) if upload else default.max_bytes,
             max_line_bytes=int(float(line) * MiB) if line else default.max_line_bytes,
+            max_score_seconds=float(seconds) if seconds else default.max_score_seconds,
         )
 
 
@@ -160,6 +163,10 @@ def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: 
     Raises BadFileName, or FileRefused (with the line when a line is too long).
     """
     name = safe_filename(filename if filename is not None else source.name)
+    # issue #17: a symbolic link is refused, never followed (it could point at gold, a key, any file the
+    # intake process may read); checked on the path itself (lstat), since is_file() below follows links
+    if source.is_symlink():
+        raise FileRefused(Problem(None, "the file is a symbolic link; symbolic links are not followed: upload the file itself"))
     if not source.is_file():
         raise FileRefused(Problem(None, "not a regular file"))
     size = source.stat().st_size

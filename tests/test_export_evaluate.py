@@ -99,7 +99,7 @@ def test_the_module_source_is_valid_python_naming_the_spec(tmp_path: Path) -> No
     assert module.folder == tmp_path / "openpi-head"
     source = module.script.read_text()
     compile(source, str(module.script), "exec")
-    assert 'TASK = "openpi-head"' in source and "class OpenpiHead(evaluate.Metric)" in source
+    assert "TASK = 'openpi-head'" in source and "class OpenpiHead(evaluate.Metric)" in source
     card = module.readme.read_text()
     assert card.startswith("---\ntitle:") and "procbench score openpi-head" in card
     assert str(PROJECT_ROOT) not in source  # nothing machine-specific in the module

@@ -348,3 +348,21 @@ def test_refusals_never_leave_scratch_files(db: Path, tmp_path: Path) -> None:
 
 if __name__ == "__main__":
     print(json.dumps(_memory_probe(Path(sys.argv[1]))))
+
+
+# -- symbolic links (issue #17) ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["a valid file", "a gold file", "nothing"])
+def test_a_symlinked_prediction_file_is_refused_not_followed(target: str, db: Path, tmp_path: Path) -> None:
+    """Whatever the link points at (here: a valid submission, which following it would store), nothing is read."""
+    link = tmp_path / "predictions.jsonl"
+    pointee = {"a valid file": STRONG, "a gold file": next(SAMPLE_DATA_ROOT.rglob("*.jsonl")), "nothing": tmp_path / "missing.jsonl"}[target]
+    link.symlink_to(pointee)
+    before = counts(db)
+    with pytest.raises(RejectedPredictions, match="symbolic link") as caught:
+        submit_openpi(db, link)
+    (problem,) = caught.value.problems
+    assert problem.line is None and "not followed" in problem.message
+    row = _refused_cleanly(db, before, caught.value.receipt, "file")
+    assert row["content_sha256"] in (None, "")  # nothing was hashed: the link was not opened

@@ -83,3 +83,48 @@ def test_hidden_and_deleted_submissions_do_not_exist_for_non_admins(store_with_h
         with pytest.raises(LookupError):
             call(db, sid)
     assert queries.submission(db, sid, admin=True)["hidden"] is True
+
+
+# -- the site's queries apply the same rule (issue #17) --------------------------------------------------------
+
+
+def test_the_site_shows_no_small_slices_of_a_hidden_split(tmp_path: Path) -> None:
+    """The Submission page (and its downloads) read leaderboard.queries.aggregates: the same rows as the board view
+    and submissions.queries.aggregates, so the 1-4 item slices of the hidden sample dev split are not among them."""
+    from leaderboard import queries as site
+
+    db = tmp_path / "board.duckdb"
+    hidden = submit_openpi(db, dev_predictions(tmp_path), spec_file=hidden_test_spec(tmp_path, "dev"), split="dev").submission_id
+    assert query(db, "SELECT count(*) FROM aggregates WHERE submission_id = ? AND slice <> '' AND n_items < 5", [hidden])[0][0] > 0  # type: ignore[operator]
+    shown = site.aggregates(db, hidden)
+    assert set(shown["slice"].to_list()) == {""}
+    board = query(db, "SELECT slice, slice_value, metric FROM board WHERE submission_id = ?", [hidden])
+    assert sorted(zip(shown["slice"], shown["slice_value"], shown["metric"])) == sorted(board)
+    assert shown.equals(queries.aggregates(db, hidden).sort(["slice", "slice_value", "metric"]).select(shown.columns))
+
+
+def test_the_site_item_score_query_refuses_a_hidden_split(store_with_hidden: tuple[Path, str, str]) -> None:
+    from leaderboard import queries as site
+
+    db, hidden, public = store_with_hidden
+    with pytest.raises(PermissionError, match="hidden split"):
+        site.item_scores(db, [hidden])
+    with pytest.raises(PermissionError, match="hidden split"):
+        site.item_scores(db, [public, hidden])  # one hidden submission among others refuses the read
+    assert len(site.item_scores(db, [public])[public]) > 0
+    # what the intervals and tests read: only aggregates over >= 5 items are published from it
+    assert len(site.item_scores(db, [hidden], for_aggregates=True)[hidden]) == 22
+
+
+def test_a_split_hidden_later_hides_the_items_of_its_earlier_submissions(tmp_path: Path) -> None:
+    from leaderboard import queries as site
+
+    db = tmp_path / "board.duckdb"
+    earlier = submit_openpi(db, dev_predictions(tmp_path), split="dev").submission_id  # dev public under this fingerprint
+    assert queries.item_scores(db, earlier).height > 0
+    submit_openpi(db, dev_predictions(tmp_path), spec_file=hidden_test_spec(tmp_path, "dev"), split="dev")  # the spec now hides dev
+    with pytest.raises(PermissionError, match="hidden split"):
+        queries.item_scores(db, earlier)
+    with pytest.raises(PermissionError, match="hidden split"):
+        site.item_scores(db, [earlier])
+    assert set(site.aggregates(db, earlier)["slice"].to_list()) == {""}

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem
+from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
 from runners.paged.parse import ParsedOutput, parse_text
 from runners.predictions import json_objects
 from runners.registry import component
@@ -25,7 +25,7 @@ EXAMPLES_IN_WARNINGS = 3
 PREDICTION_FIELDS = {"graph": "str"}
 
 
-def _json_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _json_lines(path: Path, problems: ProblemList) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, record, error in json_objects(path, '{"id": ..., "graph": ...}'):
         if error is not None:
             problems.append(Problem(number, error))
@@ -53,7 +53,7 @@ def read_graph_text(path: Path, gold: GoldSet) -> dict[str, str]:
     documents without a prediction (scored as empty output) and lines the official parser ignores or
     cannot use (they are scored the official way).
     """
-    problems: list[Problem] = []
+    problems = ProblemList()
     outputs: dict[str, str] = {}
     first_line: dict[str, int] = {}
     seen_any = False

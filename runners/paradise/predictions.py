@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runners._types import GoldSet, InvalidPredictions, Problem
+from runners._types import GoldSet, InvalidPredictions, Problem, ProblemList
 from runners.predictions import json_objects
 from runners.registry import component
 
@@ -36,7 +36,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _parse_json_lines(path: Path, problems: list[Problem]) -> Iterator[RawPrediction]:
+def _parse_json_lines(path: Path, problems: ProblemList) -> Iterator[RawPrediction]:
     for number, record, error in json_objects(path, '{"id": ..., "label": ...}'):
         if error is not None:
             problems.append(Problem(number, error))
@@ -56,7 +56,7 @@ def _csv_int(cell: str) -> int | str:
         return text
 
 
-def _parse_csv(text: str, problems: list[Problem]) -> Iterator[RawPrediction]:
+def _parse_csv(text: str, problems: ProblemList) -> Iterator[RawPrediction]:
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if header is None or [cell.strip() for cell in header] != ["id", "label"]:
@@ -87,10 +87,11 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise InvalidPredictions([Problem(None, f"not UTF-8 text ({error.reason} at byte {error.start})")], source) from None
-    problems: list[Problem] = []
+    problems = ProblemList()
     raws = _parse_json_lines(Path(path), problems) if _is_json(Path(path), text) else _parse_csv(text, problems)
     predictions: dict[str, int] = {}
     first_line: dict[str, int] = {}
+    bad_label: set[str] = set()  # gold ids whose line has a bad label: not reported again as missing
     for raw in raws:
         item_id = str(raw.item_id) if _is_int(raw.item_id) else None
         if item_id is None:
@@ -98,6 +99,8 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
         if not _is_int(raw.label) or raw.label not in LABELS:
             # The item id is kept so that the item is not reported a second time as missing.
             problems.append(Problem(raw.line, f"label must be an integer 0-3, got {raw.label!r}", item_id))
+            if item_id in gold_ids:
+                bad_label.add(item_id)
             continue
         if item_id is None:
             continue
@@ -108,7 +111,7 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
         else:
             first_line[item_id] = raw.line
             predictions[item_id] = raw.label
-    mentioned = set(predictions) | _ids_with_problems(problems)
+    mentioned = set(predictions) | bad_label
     missing = [item_id for item_id in gold_ids if item_id not in mentioned]
     if missing:
         ordered = sorted(missing, key=int)
@@ -116,10 +119,6 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
     if problems:
         raise InvalidPredictions(problems, source)
     return predictions
-
-
-def _ids_with_problems(problems: list[Problem]) -> set[str]:
-    return {p.item_id for p in problems if p.item_id is not None}
 
 
 # Each item's prediction is the chosen ending itself (an int 0-3, not a dict), named by its key in the file.

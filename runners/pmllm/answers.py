@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem
+from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
 from runners.pmllm.naming import judge_folder, parse_result_file_name
 from runners.pmllm.textio import read_text
 from runners.predictions import json_objects
@@ -38,7 +38,7 @@ class Answer:
         return not self.answer.strip()
 
 
-def _read_json_lines(path: Path, known: set[str], problems: list[Problem]) -> dict[str, Answer]:
+def _read_json_lines(path: Path, known: set[str], problems: ProblemList) -> dict[str, Answer]:
     answers: dict[str, Answer] = {}
     first_line: dict[str, int] = {}
     for number, record, error in json_objects(path, '{"id": ..., "answer": ..., "verdict": ...}'):
@@ -66,7 +66,7 @@ def _read_json_lines(path: Path, known: set[str], problems: list[Problem]) -> di
     return answers
 
 
-def _result_files(folder: Path, problems: list[Problem]) -> dict[str, dict[str, Path]]:
+def _result_files(folder: Path, problems: ProblemList) -> dict[str, dict[str, Path]]:
     """Model -> question id -> file, for every ``<model>_<question id>.txt`` in the folder."""
     by_model: dict[str, dict[str, Path]] = defaultdict(dict)
     for path in sorted(folder.iterdir()):
@@ -80,7 +80,7 @@ def _result_files(folder: Path, problems: list[Problem]) -> dict[str, dict[str, 
     return by_model
 
 
-def _pick_model(by_model: dict[str, dict[str, Path]], model: str, folder: Path, problems: list[Problem]) -> str | None:
+def _pick_model(by_model: dict[str, dict[str, Path]], model: str, folder: Path, problems: ProblemList) -> str | None:
     if model:
         if model not in by_model:
             problems.append(Problem(None, f"no answers of model {model!r} in {folder} (models there: {', '.join(sorted(by_model)) or 'none'})"))
@@ -92,7 +92,7 @@ def _pick_model(by_model: dict[str, dict[str, Path]], model: str, folder: Path, 
     return next(iter(by_model), None)
 
 
-def _verdict_folder(answers_dir: Path, judge: str, problems: list[Problem]) -> Path | None:
+def _verdict_folder(answers_dir: Path, judge: str, problems: ProblemList) -> Path | None:
     if judge:
         folder = answers_dir.parent / judge_folder(judge)
         if not folder.is_dir():
@@ -106,7 +106,7 @@ def _verdict_folder(answers_dir: Path, judge: str, problems: list[Problem]) -> P
     return candidates[0] if candidates else None
 
 
-def _read_folder(path: Path, known: set[str], model: str, judge: str, problems: list[Problem]) -> dict[str, Answer]:
+def _read_folder(path: Path, known: set[str], model: str, judge: str, problems: ProblemList) -> dict[str, Answer]:
     answers_dir = path / "answers" if (path / "answers").is_dir() else path
     by_model = _result_files(answers_dir, problems)
     chosen = _pick_model(by_model, model, answers_dir, problems)
@@ -120,7 +120,7 @@ def _read_folder(path: Path, known: set[str], model: str, judge: str, problems: 
             problems.append(Problem(None, f"{file.name}: unknown question id {qid!r}"))
     judged_only = sorted(q for q in verdict_files if q in known and q not in answer_files)
     if judged_only:
-        warnings.warn(PredictionWarning(f"{len(judged_only)} verdicts without an answer file (scored, as upstream does): {', '.join(judged_only)}"))
+        warnings.warn(PredictionWarning(f"{len(judged_only)} verdicts without an answer file (scored 0: an empty answer scores 0 whatever its verdict): {', '.join(judged_only)}"))
     answers = {}
     for qid in sorted(set(answer_files) | set(verdict_files)):
         if qid in known:
@@ -134,7 +134,7 @@ def read_submission(path: Path, gold_ids: list[str], *, model: str = "", judge: 
     """Question id -> Answer (in gold order); raises InvalidPredictions listing every problem."""
     path = Path(path)
     known = set(gold_ids)
-    problems: list[Problem] = []
+    problems = ProblemList()
     if path.is_dir():
         answers = _read_folder(path, known, model, judge, problems)
     else:

@@ -39,6 +39,7 @@ from runners.pmllm.grading import extract_grade
 from runners.pmllm.naming import clean_model_name, judge_folder, parse_result_file_name
 from runners.pmllm.questions import Question
 from runners.pmllm.textio import read_text
+from runners.templates import environment
 
 ENV_BASE_URL = "PROCBENCH_JUDGE_BASE_URL"
 ENV_MODEL = "PROCBENCH_JUDGE_MODEL"
@@ -72,7 +73,6 @@ DEFAULT_IMAGE_TEMPLATE = (
 )
 RETRYABLE_STATUS = frozenset({429, *range(500, 600)})
 
-_ENVIRONMENT = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
 
 
 class JudgeError(RuntimeError):
@@ -81,7 +81,7 @@ class JudgeError(RuntimeError):
 
 @lru_cache(maxsize=16)
 def _compiled(template: str) -> jinja2.Template:
-    return _ENVIRONMENT.from_string(template)
+    return environment().from_string(template)  # the shared sandbox: a template comes from a spec (untrusted)
 
 
 def render_prompt(template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True) -> str:

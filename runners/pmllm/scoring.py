@@ -33,7 +33,8 @@ def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penal
     scores = []
     for qid in gold.items:
         answer = predictions.get(qid)
-        if answer is None or answer.verdict is None:
+        # An empty answer scores 0 whatever verdict came with it: verdicts may be the submitter's own.
+        if answer is None or answer.verdict is None or answer.is_empty:
             scores.append(ItemScore(qid, {"grade": 0.0, "score": 0.0, "judged": 0.0}))
             continue
         grade = extract_grade(answer.verdict)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners._types import Problem
+from runners._types import Problem, ProblemList
 from runners.propara.lines import read_lines
 
 NULL = "null"  # internal value of "-": the participant does not exist
@@ -45,7 +45,8 @@ class Mention:
 
 @dataclass(frozen=True)
 class ActionFile:
-    """Every valid row of a file plus every problem found; ``n_lines`` counts all lines read.
+    """Every valid row of a file plus the problems found (the first MAX_PROBLEMS, then one
+    :class:`~runners._types.MoreProblems` counting the rest); ``n_lines`` counts all lines read.
 
     ``mentions`` also covers lines that failed validation but name a process and participant, so
     that a bad line does not additionally show up as a missing participant.
@@ -98,7 +99,7 @@ def read_action_file(path: Path) -> ActionFile:
 def parse_action_lines(lines: Iterable[str]) -> ActionFile:
     """Check every line by the official rules (2A.2) and keep the valid ones."""
     rows: list[ActionRow] = []
-    problems: list[Problem] = []
+    problems = ProblemList()  # the first MAX_PROBLEMS kept, the rest counted
     mentions: list[Mention] = []
     n_lines = 0
     for n_lines, line in enumerate(lines, start=1):
@@ -111,7 +112,7 @@ def parse_action_lines(lines: Iterable[str]) -> ActionFile:
             mentions.append(mention)
     if n_lines == 0:
         problems.append(Problem(None, "empty action file (upstream: no lines to iterate)"))
-    return ActionFile(tuple(rows), tuple(problems), n_lines, tuple(mentions))
+    return ActionFile(tuple(rows), tuple(problems.listed()), n_lines, tuple(mentions))
 
 
 def _mention(number: int, line: str) -> Mention | None:

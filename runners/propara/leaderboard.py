@@ -9,10 +9,10 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem
+from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem, ProblemList
 from runners.propara.action_file import ActionFile, ProcessTracks, build_tracks, read_action_file
 from runners.propara.process_score import QUESTIONS, PairScorer, PrecisionRecall, score_process
 from runners.propara.prompts import prompt_labels, read_prompts
@@ -52,9 +52,10 @@ def read_answers(data_root: Path, split: str, *, answers: str = DEFAULT_ANSWERS,
 
 
 def _gold_problems(path: Path, parsed: ActionFile) -> str:
+    total = InvalidPredictions(parsed.problems).count  # the parser keeps the first few and counts the rest
     shown = "\n".join("  " + p.render(str(path)) for p in parsed.problems[:20])
-    more = f"\n  ... and {len(parsed.problems) - 20} more" if len(parsed.problems) > 20 else ""
-    return f"invalid gold action file {path} ({len(parsed.problems)} problem(s)):\n{shown}{more}"
+    more = f"\n  ... and {total - 20} more" if total > 20 else ""
+    return f"invalid gold action file {path} ({total} problem(s)):\n{shown}{more}"
 
 
 @component("predictions", "propara.action_file", fields=TRACK_FIELDS)
@@ -62,25 +63,40 @@ def read_predictions(path: Path, gold: GoldSet) -> dict[str, ProcessTracks]:
     """A six-column action file checked by the official rules (2A.2), every problem reported.
 
     Rejected: an empty file, blank lines, fewer than six fields, non-integer ids or sentence numbers,
-    sentence numbers below 1, invalid actions/locations, and any difference from the gold
+    sentence numbers below 1 or beyond the gold process's last sentence (upstream would lengthen the
+    tracks to any such number), invalid actions/locations, and any difference from the gold
     (process, participant) set. Processes absent from the gold are ignored with a warning, as are
-    (silently, upstream) missing, repeated or extra sentence rows.
+    (silently, upstream) missing or repeated sentence rows.
     """
     path = Path(path)
     parsed = read_action_file(path)
-    problems = list(parsed.problems)
+    problems = ProblemList(parsed.problems)
+    problems.extend(_out_of_range(parsed, gold))
     if parsed.mentions:  # a file none of whose lines names a participant gets no diff on top
         problems.extend(_participant_diff(parsed, gold))
     if problems:
         raise InvalidPredictions(problems, path.name)
-    predicted = build_tracks(parsed.rows)
-    extra = [pid for pid in predicted if str(pid) not in gold.items]
+    extra = sorted({row.process_id for row in parsed.rows if str(row.process_id) not in gold.items})
     if extra:
         warnings.warn(
             PredictionWarning(f"{len(extra)} process(es) not in the gold are ignored: {_sample(extra)}"), stacklevel=2
         )
     _warn_row_oddities(parsed, gold)
-    return {str(pid): tracks for pid, tracks in predicted.items() if str(pid) in gold.items}
+    # Tracks are built only for gold processes: an ignored process's sentence numbers are never allocated.
+    predicted = build_tracks([row for row in parsed.rows if str(row.process_id) in gold.items])
+    return {str(pid): tracks for pid, tracks in predicted.items()}
+
+
+def _out_of_range(parsed: ActionFile, gold: GoldSet) -> Iterator[Problem]:
+    """Rows of a gold process whose sentence number is beyond the process's last sentence, at their line."""
+    for row in parsed.rows:
+        tracks = gold.items.get(str(row.process_id))
+        if tracks is not None and row.sentence > tracks.num_sentences:
+            yield Problem(
+                row.line,
+                f"sentence number {row.sentence} is outside process {row.process_id}'s sentences 1-{tracks.num_sentences}",
+                str(row.process_id),
+            )
 
 
 def _participant_diff(parsed: ActionFile, gold: GoldSet) -> list[Problem]:
@@ -105,11 +121,11 @@ def _participant_diff(parsed: ActionFile, gold: GoldSet) -> list[Problem]:
 
 
 def _warn_row_oddities(parsed: ActionFile, gold: GoldSet) -> None:
-    """Officially tolerated, but worth telling: missing, repeated or extra sentence rows."""
+    """Officially tolerated, but worth telling: missing or repeated sentence rows (rows beyond the gold are refused)."""
     seen: dict[tuple[int, str], list[int]] = {}
     for row in parsed.rows:
         seen.setdefault((row.process_id, row.participant), []).append(row.sentence)
-    missing, repeated, extra = [], [], []
+    missing, repeated = [], []
     for (pid, name), sentences in seen.items():
         tracks = gold.items.get(str(pid))
         if tracks is None:
@@ -118,12 +134,9 @@ def _warn_row_oddities(parsed: ActionFile, gold: GoldSet) -> None:
             repeated.append((pid, name))
         if set(range(1, tracks.num_sentences + 1)) - set(sentences):
             missing.append((pid, name))
-        if max(sentences) > tracks.num_sentences:
-            extra.append((pid, name))
     notes = [
         (missing, "lack rows for some gold sentences (scored with the defaults: location unknown, action NONE)"),
         (repeated, "have repeated sentence rows (the later row wins)"),
-        (extra, "have rows beyond the gold's last sentence (they lengthen the predicted tracks)"),
     ]
     for pairs, what in notes:
         if pairs:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem
+from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem, ProblemList
 from runners.propara.leaderboard import DEFAULT_PROMPTS, SPLITS
 from runners.propara.naacl18_gold import read_paragraphs
 from runners.propara.naacl18_grid import ParagraphGrid, missing_predictions, read_grid_file
@@ -75,13 +75,14 @@ def read_naacl18(
 def read_naacl18_grid(path: Path, gold: GoldSet) -> dict[str, ParagraphGrid]:
     """TAB rows ``pid sid participant from to`` (``null``/``unk`` special), validated as 2B.1/2B.7.
 
-    Rejected (every instance listed): blank lines, non-integer pid/sid, fewer than five fields, and
+    Rejected (every instance listed): blank lines, non-integer pid/sid, fewer than five fields, a sentence
+    id outside its gold paragraph's sentences, and
     any paragraph, participant or sentence row that scoring reads but the file lacks. Paragraphs not
     in the gold and participants outside a paragraph's gold inventory are ignored with a warning.
     """
     path = Path(path)
-    parsed = read_grid_file(path)
-    problems = list(parsed.problems)
+    parsed = read_grid_file(path, {p.pid: p.num_sentences for p in gold.items.values()})
+    problems = ProblemList(parsed.problems)
     if parsed.n_lines == 0:
         problems.append(Problem(None, "empty prediction file"))
     if parsed.grids or not problems:  # a file with no readable row gets no per-paragraph list on top

@@ -51,6 +51,8 @@ class Paragraph:
     pid: int
     inventory: frozenset[str]
     annotator_sets: tuple[tuple[Label, ...], ...]
+    # The paragraph's last sentence id in the gold label file (0: unknown); prediction rows beyond it are refused.
+    num_sentences: int = 0
 
     def labelled_participants(self) -> frozenset[str]:
         """S of 2B.5: participants that some annotator labelled."""
@@ -81,6 +83,19 @@ def read_inventory(path: Path) -> dict[int, frozenset[str]]:
             raise ValueError(f"{path}:{number}: paragraph id is not an integer: {fields[0]!r}") from None
         names.setdefault(pid, set()).add(fields[2])
     return {pid: frozenset(values) for pid, values in names.items()}
+
+
+def read_sentence_counts(path: Path) -> dict[int, int]:
+    """pid -> the largest sentence id of the gold label file (``pid sid participant before|after ...``)."""
+    counts: dict[int, int] = {}
+    for line in _lines(path):
+        fields = line.split("\t")
+        try:
+            pid, sid = int(fields[0]), int(fields[1])
+        except (ValueError, IndexError):
+            continue  # read_inventory reports a malformed gold line
+        counts[pid] = max(counts.get(pid, 0), sid)
+    return counts
 
 
 def align_participant(cell: str, inventory: frozenset[str]) -> list[str]:
@@ -163,8 +178,9 @@ def read_paragraphs(para_ids: Path, gold_labels: Path, annotator_labels: Path) -
             raise FileNotFoundError(path)
     ids = read_para_ids(para_ids)
     inventory = read_inventory(gold_labels)
+    sentences = read_sentence_counts(gold_labels)
     sets = read_annotator_sets(annotator_labels, inventory, frozenset(ids))
-    return {pid: Paragraph(pid, inventory.get(pid, frozenset()), tuple(sets.get(pid, ()))) for pid in ids}
+    return {pid: Paragraph(pid, inventory.get(pid, frozenset()), tuple(sets.get(pid, ())), sentences.get(pid, 0)) for pid in ids}
 
 
 def _lines(path: Path) -> list[str]:

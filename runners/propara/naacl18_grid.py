@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners._types import Problem
+from runners._types import Problem, ProblemList
 from runners.propara.lines import read_lines
 from runners.propara.naacl18_gold import NULL, UNK, Paragraph
 
@@ -42,18 +42,22 @@ class GridFile:
     n_lines: int
 
 
-def read_grid_file(path: Path) -> GridFile:
+def read_grid_file(path: Path, sentences: Mapping[int, int] | None = None) -> GridFile:
     """Parse ``path``; an undecodable file yields a single problem at the offending line."""
     lines, problem = read_lines(path)
     if problem is not None:
         return GridFile({}, (problem,), problem.line or 0)
-    return parse_grid_lines(lines)
+    return parse_grid_lines(lines, sentences)
 
 
-def parse_grid_lines(lines: list[str]) -> GridFile:
-    """Rows by paragraph and participant, plus every unreadable line (2B.1)."""
+def parse_grid_lines(lines: list[str], sentences: Mapping[int, int] | None = None) -> GridFile:
+    """Rows by paragraph and participant, plus every unreadable line (2B.1).
+
+    ``sentences`` (pid -> the gold's number of sentences, where known) refuses a row whose sentence
+    id lies outside 1..n of its paragraph, at its line. Problems: the first MAX_PROBLEMS, the rest counted.
+    """
     rows: dict[int, dict[str, dict[int, GridRow]]] = {}
-    problems: list[Problem] = []
+    problems = ProblemList()
     for number, line in enumerate(lines, start=1):
         fields = line.rstrip().split("\t")  # right-stripped like upstream: an empty last column vanishes
         line_problems: list[Problem] = []
@@ -71,12 +75,16 @@ def parse_grid_lines(lines: list[str]) -> GridFile:
         if line_problems:
             continue
         pid, sid, participant, source, target = int(fields[0]), int(fields[1]), fields[2], fields[3], fields[4]
+        last = (sentences or {}).get(pid, 0)
+        if last and not 1 <= sid <= last:
+            problems.append(Problem(number, f"sentence id {sid} is outside paragraph {pid}'s sentences 1-{last}", str(pid)))
+            continue
         rows.setdefault(pid, {}).setdefault(participant, {})[sid] = GridRow(source, target)
     grids = {
         pid: ParagraphGrid(pid, participants, len(next(iter(participants.values()))))
         for pid, participants in rows.items()
     }
-    return GridFile(grids, tuple(problems), len(lines))
+    return GridFile(grids, tuple(problems.listed()), len(lines))
 
 
 def _is_int(text: str) -> bool:
