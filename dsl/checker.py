@@ -924,6 +924,8 @@ def _check_measures(
             ck.error(m.span_of(ms, "<label>"), f"measure {ms.name!r} is declared twice", f"first on line {m.span_of(names[ms.name], '<label>').line}")
             continue
         names[ms.name] = ms
+        if ms.divide_by == 0:
+            ck.error(m.span_of(ms, "divide_by"), f"measure {ms.name!r}: divide_by cannot be 0")
         built.append((replace(ms, outputs=(ms.name,)), Value()))  # its name is known even if a check below fails: no second error
         for label, value in ms.where:  # label names are resolved with the other references; values here
             values = label_values.get(label)

@@ -116,7 +116,7 @@ def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mappin
     from runners.metrics._base import Value
 
     if measure.value is not None:
-        return MeasureStage(measure.name, Value(), measure.aggregate, "", "", (), (), None, measure.round, False, measure.value, measure.where, measure.scale)
+        return MeasureStage(measure.name, Value(), measure.aggregate, "", "", (), (), None, measure.round, False, measure.value, measure.where, measure.scale, measure.divide_by)
     assert measure.metric is not None and measure.gold is not None and measure.prediction is not None  # the checker saw to it
     metric = _call(measure.metric)
     gold_types, pred_types = metric.accepts(measure.aggregate)
@@ -124,7 +124,7 @@ def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mappin
     gold_types = (gold[measure.gold],) if measure.gold in gold else gold_types
     pred_types = (pred[measure.prediction],) if measure.prediction in pred else pred_types
     normalise = _pipeline(measure.normaliser) if measure.normaliser else None
-    return MeasureStage(measure.name, metric, measure.aggregate, measure.gold, measure.prediction, gold_types, pred_types, normalise, measure.round, bare, None, measure.where, measure.scale)
+    return MeasureStage(measure.name, metric, measure.aggregate, measure.gold, measure.prediction, gold_types, pred_types, normalise, measure.round, bare, None, measure.where, measure.scale, measure.divide_by)
 
 
 def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
@@ -276,7 +276,7 @@ def explain(spec: m.TaskSpec) -> str:
     if spec.score.aggregate is not None:
         lines.append(f"   {_render_call(spec.score.aggregate)} over the scorer's per-item values")
     for measure in spec.score.measures:
-        rounded = (f", times {measure.scale:g}" if measure.scale is not None else "") + (f", rounded to {measure.round} digits" if measure.round is not None else "")
+        rounded = (f", times {measure.scale:g}" if measure.scale is not None else "") + (f", divided by {measure.divide_by:g}" if measure.divide_by is not None else "") + (f", rounded to {measure.round} digits" if measure.round is not None else "")
         lines.append(f"   {measure.name}: aggregate = {measure.aggregate}{rounded} -> {', '.join(measure.outputs)}")
     lines += [f"   metrics: {', '.join(mt.name for mt in spec.metrics)}", f"   primary: {spec.primary}"]
     lines += ["", "6. slice"]

@@ -229,6 +229,7 @@ class MeasureSpec:
     where: tuple[tuple[str, str], ...] = attr((), parse="where", doc='only the items whose labels have these values: { modality = "text" }')
     normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to text values on both sides first")
     scale: float | None = attr(None, parse="number", doc="multiply every output by this (after aggregating, before rounding)")
+    divide_by: float | None = attr(None, parse="number", doc="divide every output by this (after scale): `sum / 10` is divide_by = 10, not scale = 0.1, in floating point")
     round: int | None = attr(None, doc="Python round() of every output to this many digits")
     outputs: tuple[str, ...] = derived(())  # filled in by the checker: the metric names it produces
     at: Where = _where()

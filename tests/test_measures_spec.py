@@ -45,7 +45,7 @@ task quiz {
 
 MEASURES = """measure hits { value = correct  aggregate = "sum" }
     measure kitchen { value = correct  where = { domain = "kitchen" } }
-    measure garden_tenths { value = correct  where = { domain = "garden" }  aggregate = "sum"  scale = 0.1 }
+    measure garden_tenths { value = correct  where = { domain = "garden" }  aggregate = "sum"  divide_by = 10 }
     measure accuracy { metric = accuracy()  gold = answer  prediction = choice  round = 2 }"""
 
 
@@ -71,7 +71,7 @@ def test_value_measures_sum_filter_and_scale_a_scorers_values(quiz: Path) -> Non
     hits = [gold == chosen for _, gold, chosen, _ in ROWS]
     kitchen = [h for h, row in zip(hits, ROWS) if row[3] == "kitchen"]
     garden = [h for h, row in zip(hits, ROWS) if row[3] == "garden"]
-    assert metrics == pytest.approx({"hits": sum(hits), "kitchen": sum(kitchen) / len(kitchen), "garden_tenths": sum(garden) * 0.1, "accuracy": round(sum(hits) / len(hits), 2)})
+    assert metrics == pytest.approx({"hits": sum(hits), "kitchen": sum(kitchen) / len(kitchen), "garden_tenths": sum(garden) / 10, "accuracy": round(sum(hits) / len(hits), 2)})
     assert "correct" not in metrics  # the scorer's values are aggregated only as measures say
 
 

@@ -90,10 +90,11 @@ class Metric:
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         """The outputs (in the order of :meth:`outputs`) from the statistics of a set of items."""
-        values = [row[0] for row in rows]
+        # added left to right, as official scripts do (``sum(scores) / len(scores)``), not math.fsum
+        total = sum(row[0] for row in rows)
         if aggregate == "sum":
-            return (math.fsum(values),)
-        return (math.fsum(values) / len(values) if values else 0.0,)
+            return (float(total),)
+        return (total / len(rows) if rows else 0.0,)
 
 
 def finite(value: float) -> float:

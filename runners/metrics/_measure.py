@@ -40,6 +40,7 @@ class MeasureStage:
     value_name: str | None = None  # a per-item value of the task's scorer, instead of gold and prediction fields
     where: tuple[tuple[str, str], ...] = ()  # only items with these label values
     scale: float | None = None
+    divide_by: float | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -48,6 +49,13 @@ class MeasureStage:
     @property
     def outputs(self) -> tuple[str, ...]:
         return self.metric.outputs(self.name, self.aggregate)
+
+    def rescale(self, value: float) -> float:
+        if self.scale is not None:
+            value = value * self.scale
+        if self.divide_by is not None:  # a division, as upstream writes `sum / 10` (x * 0.1 differs in the last bit)
+            value = value / self.divide_by
+        return value
 
     def prepare(self, value: Any) -> Any:
         """The value as the metric sees it: texts through the normaliser."""
@@ -120,8 +128,7 @@ class Measures:
             keys = stage.keys
             rows = [tuple(item.values[k] for k in keys) for item in items if keys[0] in item.values]
             values = stage.metric.reduce(rows, stage.aggregate)
-            scale = 1.0 if stage.scale is None else stage.scale
-            out.update({name: _round(float(v) * scale, stage.round_digits) for name, v in zip(stage.outputs, values)})
+            out.update({name: _round(stage.rescale(float(v)), stage.round_digits) for name, v in zip(stage.outputs, values)})
         return out
 
 
