@@ -131,7 +131,7 @@ def _class_sets(spec: TaskSpec, runner: TaskRunner, data_root: Path, checked: li
 
     out = []
     for ms in spec.score.measures:
-        classes = dict(ms.metric.kwargs).get("labels")
+        classes = dict(ms.metric.kwargs).get("labels") if ms.metric is not None else None
         if not classes:
             continue
         declared = [label_text(c) for c in classes]

@@ -137,7 +137,7 @@ def _results(db: Path) -> dict[str, Any]:
             out[f"item_labels {key} {slice_name}"] = site.item_labels(db, task, split, fingerprint, slice_name)  # type: ignore[arg-type]
             for value in values:
                 out[f"board {key} {slice_name}={value}"] = site.board(db, task, split, slice_name, value)  # type: ignore[arg-type]
-    out["item_scores"] = site.item_scores(db, sids)
+    out["item_scores"] = site.item_scores(db, sids, for_aggregates=True)  # hidden splits too: the bootstrap's read path
     for sid in sids:
         out[f"submission {sid}"] = site.submission(db, sid)  # type: ignore[arg-type]
         out[f"aggregates {sid}"] = site.aggregates(db, sid)  # type: ignore[arg-type]

@@ -29,7 +29,7 @@ F1_SCORED = ("q8",)  # "At which steps does x move?" has several answers: its sc
 _EXAMPLES = 5
 
 # The contract: gold records are Paragraph values, prediction records ParagraphGrid values (attributes).
-PARAGRAPH_FIELDS = {"pid": "int", "inventory": "list(str)", "annotator_sets": "list(list(any))"}  # a frozenset; tuples of Label tuples
+PARAGRAPH_FIELDS = {"pid": "int", "inventory": "list(str)", "annotator_sets": "list(list(any))", "num_sentences": "int"}  # a frozenset; tuples of Label tuples
 GRID_FIELDS = {"pid": "int", "rows": "any", "n_steps": "int"}  # rows: a mapping participant -> sentence -> GridRow
 COUNTS = tuple(f"{q}_{o}" for q in QUESTION_IDS for o in OUTCOMES)
 DETAIL_RATES = ("precision", "recall", "f1", "accuracy")
