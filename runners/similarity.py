@@ -276,7 +276,7 @@ class CocoRougeL:
     """ROUGE-L F-measure of the COCO caption toolkit: tokens split on single spaces, LCS, weight beta."""
 
     beta: float = 1.2
-    name: str = "rouge_l"
+    name: str = "coco_rouge_l"
 
     def prepare(self, text: str) -> tuple[str, ...]:
         return tuple(text.split(" "))
@@ -369,8 +369,8 @@ class _RougeKernel:
         return _values_of_statistics([lcs, prediction_lengths, gold_lengths], self.similarity.value)
 
 
-@component("similarity", "rouge_l", takes="str", gives="float")
-def rouge_l(beta: float = 1.2) -> Similarity:
+@component("similarity", "coco_rouge_l", takes="str", gives="float")
+def coco_rouge_l(beta: float = 1.2) -> Similarity:
     """ROUGE-L F-measure of the COCO caption toolkit (pycocoevalcap), recall weighted by ``beta``: OpenPI's.
 
     Not rouge-score's ROUGE-L: whitespace tokens as given (no tokenizer, no stemming) and beta = 1.2,

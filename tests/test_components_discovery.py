@@ -99,14 +99,14 @@ def test_nothing_is_imported_until_a_component_is_looked_up() -> None:
     done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True)
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["before"] == []
-    assert "runners.similarity" in seen["after"] and "rouge_l" in seen["similarities"]
+    assert "runners.similarity" in seen["after"] and "coco_rouge_l" in seen["similarities"]
     assert seen["heavy"] == []
 
 
 def test_builtins_say_they_are_built_in() -> None:
     comps = registry.all_components()
     assert {c.origin for c in comps if c.fn.__module__.startswith("runners.")} == {registry.BUILTIN_ORIGIN}
-    assert registry.get("similarity", "rouge_l").origin == registry.BUILTIN_ORIGIN
+    assert registry.get("similarity", "coco_rouge_l").origin == registry.BUILTIN_ORIGIN
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def test_a_broken_entry_point_is_reported_and_the_rest_still_load(tmp_path: Path
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "_loaded", False)
 
-    assert registry.get("similarity", "rouge_l").origin == registry.BUILTIN_ORIGIN
+    assert registry.get("similarity", "coco_rouge_l").origin == registry.BUILTIN_ORIGIN
     (problem,) = registry.load_problems()
     text = problem.render()
     assert "pb_broken_plugin_pkg/__init__.py:3" in text and "RuntimeError: needs a licence key" in text
@@ -246,7 +246,7 @@ BROKEN = {
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_a_broken_components_file_is_reported_by_file_and_line(tmp_path: Path, case: str) -> None:
     text, line, message = BROKEN[case]
-    spec = _spec_dir(tmp_path, {"broken.py": text}, "rouge_l()")
+    spec = _spec_dir(tmp_path, {"broken.py": text}, "coco_rouge_l()")
     broken = spec.parent / "components" / "broken.py"
 
     with pytest.raises(registry.ComponentLoadError) as caught:
@@ -284,9 +284,9 @@ def test_components_json_lists_every_builtin_with_its_signature() -> None:
         assert entry["signature"] == signature(comp) and entry["version"] == comp.version and entry["origin"] == "built-in"
         assert [p["name"] for p in entry["params"]] == [p.name for p in comp.params]
         assert entry["contract"] == comp.contract.describe()
-    assert listed[("similarity", "rouge_l")]["signature"] == "rouge_l(beta: float = 1.2)"
-    assert listed[("similarity", "rouge_l")]["params"] == [{"name": "beta", "type": "float", "required": False, "default": 1.2}]
-    assert "takes str, gives float" in listed[("similarity", "rouge_l")]["contract"]
+    assert listed[("similarity", "coco_rouge_l")]["signature"] == "coco_rouge_l(beta: float = 1.2)"
+    assert listed[("similarity", "coco_rouge_l")]["params"] == [{"name": "beta", "type": "float", "required": False, "default": 1.2}]
+    assert "takes str, gives float" in listed[("similarity", "coco_rouge_l")]["contract"]
     assert listed[("normaliser", "delete_chars")]["params"][0] == {"name": "chars", "type": "str", "required": True}
 
 
@@ -297,7 +297,7 @@ def test_components_filters_by_kind_and_shows_folder_components(tmp_path: Path) 
     assert "similarity listed_one  (version 7, " + str(spec.parent / "components" / "sims.py") + ")" in result.stdout
     assert "  listed_one(floor: float = 0.0)\n  takes str, gives float\n  Scores every pair 1.0.\n" in result.stdout
     assert "second paragraph" not in result.stdout
-    assert "similarity rouge_l  (version 1, built-in)" in result.stdout and "normaliser " not in result.stdout
+    assert "similarity coco_rouge_l  (version 1, built-in)" in result.stdout and "normaliser " not in result.stdout
 
 
 def test_components_rejects_an_unknown_kind() -> None:
@@ -306,7 +306,7 @@ def test_components_rejects_an_unknown_kind() -> None:
 
 
 def test_components_exits_1_naming_a_broken_folder_file(tmp_path: Path) -> None:
-    spec = _spec_dir(tmp_path, {"bad.py": "x = 1 / 0\n"}, "rouge_l()")
+    spec = _spec_dir(tmp_path, {"bad.py": "x = 1 / 0\n"}, "coco_rouge_l()")
     result = CliRunner().invoke(app, ["components", "--json", "--spec-dir", str(spec.parent)])
     assert result.exit_code == 1
     (problem,) = json.loads(result.stdout)["problems"]

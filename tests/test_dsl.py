@@ -48,10 +48,10 @@ def _error(source: str, tmp_path: Path | None = None) -> SpecError:
 
 
 def test_unknown_component_gets_did_you_mean() -> None:
-    err = _error(_sub(r"rouge_l\(", "rouge_k("))
+    err = _error(_sub(r"coco_rouge_l\(", "coco_rouge_k("))
     d = err.first
-    assert d.message == "unknown similarity 'rouge_k'" and "rouge_l" in d.hint
-    assert "rouge_l(" in OPENPI.splitlines()[d.span.line - 1]
+    assert d.message == "unknown similarity 'coco_rouge_k'" and "coco_rouge_l" in d.hint
+    assert "coco_rouge_l(" in OPENPI.splitlines()[d.span.line - 1]
 
 
 def test_parameter_type_error_points_at_the_value() -> None:

@@ -4,7 +4,7 @@ Corpus-level scores pool sacrebleu's own per-sentence statistics (n-gram matches
 counts) over the items and compute the score from the sums, which is how ``corpus_score`` works;
 the per-item statistics are stored, so a slice or a bootstrap resample is the corpus score of that
 subset.  Scores are stored as fractions (sacrebleu's 0-100 divided by 100) like every other metric;
-the board shows them x100.  These are not OpenPI's COCO variants (``coco_bleu`` and ``rouge_l``
+the board shows them x100.  These are not OpenPI's COCO variants (``coco_bleu`` and ``coco_rouge_l``
 similarities of match blocks), which differ from sacrebleu and rouge-score by design.
 """
 
