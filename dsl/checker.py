@@ -30,6 +30,7 @@ LIST_OF_TEXT = FieldType("list", FieldType("str"))
 TEXT = FieldType("str")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 RUNTIME_PLACEHOLDERS = ("split",)  # filled in when the task runs, not by params
+FORMULA_FUNCTIONS = {"mean": 0, "f1": 2, "round": 2}  # function -> arity (0: one or more); see runners.metrics.derived
 
 
 @dataclass
@@ -308,6 +309,31 @@ class _Checker(Binder):
             return "prf"
         name = expr.dotted if isinstance(expr, s.Ref) else describe(expr)
         self.unknown(expr.span, "metric family", name, ["prf"])
+        return None
+
+    def parse_formula(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
+        """A metric computed from others: names of metrics, numbers, and the functions of FORMULA_FUNCTIONS."""
+        usage = "e.g. from = f1(inputs_p, inputs_r), mean(a_p, b_p), round(mean(a_p, b_p), 3)"
+        if isinstance(expr, s.Ref) and len(expr.parts) == 1:
+            self.refer("metric", expr.parts[0], expr.span, "metric in from")
+            return ("metric", expr.parts[0])
+        if isinstance(expr, s.Num) and not isinstance(expr.value, bool):
+            return ("number", float(expr.value))
+        if isinstance(expr, s.Call) and not expr.kwargs:
+            name = expr.callee.dotted
+            arity = FORMULA_FUNCTIONS.get(name)
+            if arity is None:
+                self.unknown(expr.callee.span, "function in from", name, list(FORMULA_FUNCTIONS))
+                return None
+            if (arity and len(expr.args) != arity) or not expr.args:
+                self.error(expr.span, f"{name}() takes {arity or 'one or more'} argument(s), got {len(expr.args)}", usage)
+                return None
+            if name == "round" and not (isinstance(expr.args[1], s.Num) and isinstance(expr.args[1].value, int)):
+                self.error(expr.args[1].span, "round(x, digits): digits is a whole number", usage)
+                return None
+            args = [self.parse_formula(a, where) for a in expr.args]
+            return None if any(a is None for a in args) else ("call", name, tuple(args))
+        self.error(expr.span, f"{where} is a formula over metrics, got {describe(expr)}", usage)
         return None
 
     def after_TaskSpec_metrics(self, blocks: tuple[m.MetricBlock, ...]) -> tuple[m.MetricSpec, ...]:
@@ -860,6 +886,7 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
     # metrics ---------------------------------------------------------------------------------
     if not metrics:
         ck.error(m.span_of(spec), "the task declares no metric", "add `metric name { display = \"...\" }` for each number the aggregator returns")
+    _check_formula_cycles(ck, measures)
     seen: dict[str, m.MetricSpec] = {}
     for mt in spec.metrics:
         if mt.name in seen:
@@ -905,6 +932,37 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
     return replace(spec, score=score, slices=tuple(slices), params=params, metrics=metrics, reported=reported)
 
 
+def _formula_names(formula: tuple[Any, ...]) -> list[str]:
+    if formula[0] == "metric":
+        return [formula[1]]
+    if formula[0] == "call":
+        return [n for arg in formula[2] for n in _formula_names(arg)]
+    return []
+
+
+def _check_formula_cycles(ck: _Checker, measures: tuple[m.MeasureSpec, ...]) -> None:
+    """A metric computed from itself, directly or through others, is one error at the first measure of the cycle."""
+    formulas = {ms.name: ms.formula for ms in measures if ms.formula is not None}
+    state: dict[str, int] = {}  # 1 = on the path, 2 = done
+
+    def visit(name: str, path: tuple[str, ...]) -> bool:
+        if state.get(name) == 2 or name not in formulas:
+            return False
+        if state.get(name) == 1:
+            cycle = path[path.index(name):] + (name,)
+            where = next(ms for ms in measures if ms.name == cycle[0])
+            ck.error(m.span_of(where, "formula"), f"metrics computed from each other: {' -> '.join(cycle)}", "a measure's from may use only metrics computed without it")
+            return True
+        state[name] = 1
+        found = any(visit(dep, (*path, name)) for dep in _formula_names(formulas[name]))
+        state[name] = 2
+        return found
+
+    for name in formulas:
+        if visit(name, ()):
+            return
+
+
 def _check_measures(
     ck: _Checker,
     measures: tuple[m.MeasureSpec, ...],
@@ -931,6 +989,14 @@ def _check_measures(
             values = label_values.get(label)
             if values is not None and value not in values:
                 ck.unknown(m.span_of(ms, "where"), f"value of label {label!r} in where", value, list(values))
+        if ms.formula is not None:
+            if ms.metric is not None or ms.gold is not None or ms.prediction is not None or ms.value is not None or ms.normaliser or ms.where or ms.aggregate:
+                ck.error(m.span_of(ms, "formula"), f"measure {ms.name!r}: `from = ...` computes it from other metrics: no metric, value, gold, prediction, normaliser, where or aggregate")
+                continue
+            checked = replace(ms, outputs=(ms.name,))
+            out.append(checked)
+            built[-1] = (checked, Value())
+            continue
         if ms.value is not None:
             if ms.metric is not None or ms.gold is not None or ms.prediction is not None or ms.normaliser:
                 ck.error(m.span_of(ms, "value"), f"measure {ms.name!r}: `value = ...` takes the scorer's per-item value as it is: no metric, gold, prediction or normaliser")

@@ -141,7 +141,7 @@ def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
     pred = dict(registry.get("predictions", spec.predictions.reader.name).contract.fields) if spec.predictions.reader else dict(spec.predictions.fields)
     # a predictions component with one declared field may give that field's value bare (PARADISE's ending index)
     bare = spec.predictions.reader is not None and len(pred) == 1
-    measures = Measures(tuple(_measure_stage(ms, gold, pred, bare) for ms in score.measures))
+    measures = Measures(tuple(_measure_stage(ms, gold, pred, bare) for ms in score.measures if ms.formula is None))  # formulas: compile_spec
     return combined(measures, own_scorer, own_aggregate)
 
 
@@ -199,6 +199,11 @@ def spec_digest(spec: m.TaskSpec) -> str:
 
 def compile_spec(spec: m.TaskSpec) -> TaskRunner:
     make_scorer, aggregate = _scoring(spec)
+    formulas = {ms.name: ms.formula for ms in spec.score.measures if ms.formula is not None}
+    if formulas:
+        from runners.metrics import with_derived
+
+        aggregate = with_derived(aggregate, formulas)
     return TaskRunner(
         name=spec.name,
         splits=spec.data.splits,
@@ -212,6 +217,12 @@ def compile_spec(spec: m.TaskSpec) -> TaskRunner:
         slices=tuple(SliceDef(s.name, s.kind, s.key) for s in spec.slices),
         spec_digest=spec_digest(spec),
     )
+
+
+def _render_formula(formula: tuple[Any, ...]) -> str:
+    if formula[0] == "call":
+        return f"{formula[1]}({', '.join(_render_formula(a) for a in formula[2])})"
+    return f"{formula[1]:g}" if formula[0] == "number" else str(formula[1])
 
 
 def _render_call(call: m.ComponentCall) -> str:
@@ -267,7 +278,7 @@ def explain(spec: m.TaskSpec) -> str:
             lines.append(f"     normalise: {' | '.join(_render_call(s) for s in match.normaliser)}")
         lines.append(f"     similarity: {_render_call(match.similarity)}" + (f" after {' | '.join(_render_call(s) for s in match.similarity_normaliser)}" if match.similarity_normaliser else ""))
         lines.append(f"     matcher: {_render_call(match.matcher)} -> {', '.join(match.outputs)}")
-    for measure in spec.score.measures:
+    for measure in (ms for ms in spec.score.measures if ms.formula is None):
         normalised = f" after {' | '.join(_render_call(s) for s in measure.normaliser)}" if measure.normaliser else ""
         what = f"the scorer's {measure.value}" if measure.metric is None else f"{_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}"
         only = " on items with " + ", ".join(f"{k} = {v!r}" for k, v in measure.where) if measure.where else ""
@@ -275,9 +286,12 @@ def explain(spec: m.TaskSpec) -> str:
     lines += ["", "5. aggregate"]
     if spec.score.aggregate is not None:
         lines.append(f"   {_render_call(spec.score.aggregate)} over the scorer's per-item values")
-    for measure in spec.score.measures:
+    for measure in (ms for ms in spec.score.measures if ms.formula is None):
         rounded = (f", times {measure.scale:g}" if measure.scale is not None else "") + (f", divided by {measure.divide_by:g}" if measure.divide_by is not None else "") + (f", rounded to {measure.round} digits" if measure.round is not None else "")
         lines.append(f"   {measure.name}: aggregate = {measure.aggregate}{rounded} -> {', '.join(measure.outputs)}")
+    for measure in spec.score.measures:
+        if measure.formula is not None:
+            lines.append(f"   {measure.name} = {_render_formula(measure.formula)}")
     lines += [f"   metrics: {', '.join(mt.name for mt in spec.metrics)}", f"   primary: {spec.primary}"]
     lines += ["", "6. slice"]
     for sl in spec.slices:

@@ -225,6 +225,8 @@ class MeasureSpec:
     gold: Name | None = attr(None, refers="field")
     prediction: Name | None = attr(None, refers="prediction_field")
     value: Name | None = attr(None, refers="per_item_value", doc="instead of metric, gold and prediction: a per-item value the scorer emits")
+    # ("metric", name) | ("number", value) | ("call", function, (arguments, ...))
+    formula: tuple[Any, ...] | None = attr(None, key="from", parse="formula", doc="or computed from other metrics: mean(a, b, ...), f1(p, r), round(x, digits), names, numbers")
     aggregate: str = attr("", option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus"), doc="how the per-item statistics combine; default: the metric's first")
     where: tuple[tuple[str, str], ...] = attr((), parse="where", doc='only the items whose labels have these values: { modality = "text" }')
     normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to text values on both sides first")

@@ -40,7 +40,7 @@ def aggregator(task: str) -> TaskAggregator | None:
         return None
     call = spec.score.aggregate
     kwargs = dict(call.kwargs) if call is not None else {}
-    plain = call is not None and not spec.score.measures  # measures reduce statistics (corpus BLEU, macro-F1): not linear
+    plain = call is not None and not spec.score.measures  # measures reduce statistics (corpus BLEU, macro-F1) or combine metrics: not linear
     linear: Linear = call.name if plain and call.name in ("mean", "sum") and kwargs.get("round_digits") is None else None  # type: ignore[union-attr, assignment]
     return TaskAggregator(runner.aggregate, linear)
 

@@ -263,9 +263,17 @@ def test_a_metric_the_aggregator_does_not_produce_is_refused() -> None:
     assert "did you mean 'exact_f1'?" in str(_error(source))
 
 
+NAACL18 = (SPECS_DIR / "propara-naacl18.spec").read_text()
+
+
 def test_a_metric_a_python_aggregator_does_not_produce_is_refused() -> None:
+    source = _replace(NAACL18, "metric macro {", "metric overall_f1 {}\n  metric macro {")
+    assert _only_error(source) == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by propara.naacl18()) 'overall_f1'"
+
+
+def test_a_metric_no_measure_produces_is_refused() -> None:
     source = _replace(PROPARA, "metric f1 {", "metric f1 {}\n  metric overall_f1 {")
-    assert _only_error(source) == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by propara.leaderboard()) 'overall_f1'"
+    assert _only_error(source) == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by a measure) 'overall_f1'"
 
 
 def test_a_typo_in_primary_is_refused() -> None:

@@ -7,6 +7,7 @@ task's metric first computes, never by importing this package.
 
 from runners.metrics._base import AGGREGATION_DOCS, AGGREGATIONS, CLASS_AGGREGATIONS, Metric
 from runners.metrics._classification import accuracy, confusion, f1, precision, prf, recall
+from runners.metrics._derived import with_derived
 from runners.metrics._generation import chrf, corpus_bleu, exact_match, rouge, sentence_bleu, ter
 from runners.metrics._measure import Measures, MeasureStage, combined
 from runners.metrics._ordering import exact_order, kendall_tau, pearson, spearman
@@ -35,4 +36,5 @@ __all__ = [
     "sentence_bleu",
     "spearman",
     "ter",
+    "with_derived",
 ]

@@ -1,0 +1,76 @@
+"""Metrics computed from other metrics (``metric f1 { from = f1(precision, recall) }``).
+
+Official scorers often report numbers derived from other reported numbers: ProPara's per-question
+F1 from the rounded precision and recall, its overall precision as the mean of four rounded
+question precisions.  A formula sees the other metrics as they are reported (a measure's rounding
+included) and is evaluated after the aggregation, on every set of items the aggregator sees (the
+whole split, each slice, each bootstrap resample).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from runners._types import ItemScore
+
+Formula = tuple[Any, ...]
+
+
+def _f1(precision: float, recall: float) -> float:
+    total = precision + recall
+    return 0.0 if total == 0 else 2 * precision * recall / total
+
+
+def _mean(*values: float) -> float:
+    total = 0.0
+    for value in values:  # left to right, as the official scripts add them
+        total += value
+    return total / len(values)
+
+
+FUNCTIONS: dict[str, Callable[..., float]] = {"mean": _mean, "f1": _f1, "round": lambda x, digits: round(x, int(digits))}
+
+
+def evaluate(formula: Formula, values: Mapping[str, float]) -> float:
+    kind = formula[0]
+    if kind == "metric":
+        return float(values[formula[1]])
+    if kind == "number":
+        return float(formula[1])
+    return float(FUNCTIONS[formula[1]](*(evaluate(arg, values) for arg in formula[2])))
+
+
+def order(formulas: Mapping[str, Formula]) -> list[str]:
+    """The derived metrics so that each comes after the derived metrics it uses (the checker refused cycles)."""
+    done: list[str] = []
+
+    def names(formula: Formula) -> list[str]:
+        if formula[0] == "metric":
+            return [formula[1]]
+        return [n for arg in formula[2] for n in names(arg)] if formula[0] == "call" else []
+
+    def visit(name: str) -> None:
+        if name in done:
+            return
+        for dep in names(formulas[name]):
+            if dep in formulas:
+                visit(dep)
+        done.append(name)
+
+    for name in formulas:
+        visit(name)
+    return done
+
+
+def with_derived(aggregate: Callable[[Sequence[ItemScore]], dict[str, float]], formulas: Mapping[str, Formula]) -> Callable[[Sequence[ItemScore]], dict[str, float]]:
+    """The aggregator followed by the derived metrics, in dependency order."""
+    ordered = [(name, formulas[name]) for name in order(formulas)]
+
+    def aggregate_and_derive(items: Sequence[ItemScore]) -> dict[str, float]:
+        values = aggregate(items)
+        for name, formula in ordered:
+            values[name] = evaluate(formula, values)
+        return values
+
+    return aggregate_and_derive
