@@ -14,6 +14,7 @@ import polars as pl
 from leaderboard import analysis, metadata, queries
 from leaderboard.model import MetricInfo, SliceInfo, TaskInfo
 from runners.stats import PairedResult
+from submissions.judging import SELF, judged_by
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ def _with_facets(frame: pl.DataFrame) -> pl.DataFrame:
         pl.Series("kind", [f.kind for f in facets], dtype=pl.String),
         pl.Series("access", [f.access for f in facets], dtype=pl.String),
         pl.Series("family", [f.family for f in facets], dtype=pl.String),
+        pl.Series("judge", [judged_by(metadata.parse(m)) for m in frame["metadata_json"]], dtype=pl.String),
     )
 
 
@@ -59,6 +61,15 @@ def _filtered(frame: pl.DataFrame, filters: BoardFilters) -> pl.DataFrame:
 
 def _fmt_interval(metric: MetricInfo, low: float, high: float) -> str:
     return f"{metric.shown(low):.2f} – {metric.shown(high):.2f}"
+
+
+def _group_ranks(self_judged: Sequence[bool]) -> list[int]:
+    """1, 2, ... within each rank group of the sorted rows (board-judged first, then self-judged)."""
+    ranks, seen = [], {False: 0, True: 0}
+    for flag in self_judged:
+        seen[bool(flag)] += 1
+        ranks.append(seen[bool(flag)])
+    return ranks
 
 
 def build(
@@ -84,12 +95,20 @@ def build(
         wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(metric.name))
     # Ranking by the primary metric uses the spec's tie-breaks (rank_by), e.g. PM-LLM's (Score, total, C1..C5).
     keys = [metric] + ([info.metric(name) for name in info.rank_by if name in wide.columns] if metric.name == info.primary else [])
-    wide = wide.sort([k.name for k in keys] + ["created_at"], descending=[k.higher_is_better for k in keys] + [False], nulls_last=True)
+    # issue #17: rows whose verdicts the submitter supplied (judge "self") are ranked apart, after the
+    # rows the board's own judge graded (or that need no judge): their own rank group, numbered from 1.
+    wide = wide.with_columns((pl.col("judge") == SELF).alias("self_judged"))
+    wide = wide.sort(["self_judged"] + [k.name for k in keys] + ["created_at"], descending=[False] + [k.higher_is_better for k in keys] + [False], nulls_last=True)
     ids = wide["submission_id"].to_list()
+    ranks = _group_ranks(wide["self_judged"].to_list())
     with_items = [sid for sid, ref in zip(ids, wide["is_reference"]) if not ref]
     bootstrapped = with_items[: max(0, interval_rows)]
     intervals = {sid: analysis.interval(analysis.bootstrap_of(db, info, sid, sl, slice_value), metric.name) for sid in bootstrapped}
-    leader, tied = analysis.tie_group(db, info, bootstrapped, metric.name, sl, slice_value) if bootstrapped else (None, {})
+    group = dict(zip(ids, wide["self_judged"]))
+    contenders = [sid for sid in bootstrapped if group[sid] == group[bootstrapped[0]]]  # a leader's tie group never mixes judges
+    leader, tied = analysis.tie_group(db, info, contenders, metric.name, sl, slice_value) if contenders else (None, {})
+    judged = any(wide["judge"])
+    judge_text = ["self-judged" if j == SELF else (f"judge: {j}" if j else "") for j in wide["judge"]]
 
     shown = [m for m in info.metrics if (not groups or m.group in groups) and m.name in wide.columns and m.name != metric.name]
     low = [intervals.get(sid).low if intervals.get(sid) else None for sid in ids]  # type: ignore[union-attr]
@@ -101,7 +120,7 @@ def build(
 
     table = pl.DataFrame(
         {
-            "Rank": list(range(1, len(ids) + 1)),
+            "Rank": ranks,
             "Tie group": tie_mark,
             "Model": wide["model"],
             "Team": wide["team"],
@@ -111,6 +130,7 @@ def build(
             "Items": pl.Series(items, dtype=pl.Int64),
             metric.display: [metric.shown(v) for v in wide[metric.name]],
             f"{metric.display} 95% CI": ci_text,
+            **({"Judged by": judge_text} if judged else {}),
             **{m.display: [m.shown(v) for v in wide[m.name]] for m in shown},
             "Submitted": wide["created_at"].dt.strftime("%Y-%m-%d"),
             "Details": [f"submission?id={sid}" for sid in ids],
@@ -119,13 +139,14 @@ def build(
     )
     export = pl.DataFrame(
         {
-            "rank": list(range(1, len(ids) + 1)),
+            "rank": ranks,
             "submission_id": ids,
             "model": wide["model"],
             "team": wide["team"],
             "kind": wide["kind"],
             "access": wide["access"],
             "family": wide["family"],
+            **({"judge": wide["judge"]} if judged else {}),
             "n_items": pl.Series(items, dtype=pl.Int64),
             "task": [info.task] * len(ids),
             "split": [info.split] * len(ids),

@@ -1,7 +1,9 @@
 """The site's side of an upload: a live validation report, then the one intake path (``submissions.submit``).
 
-The site never writes to the store itself: it validates a staged copy of the upload with the task's
-own reader (for the live report) and hands the file to ``submit``, exactly as the CLI does.  Newer
+The site never writes to the store itself: it validates the upload exactly as intake does (the same
+``submissions.staging.stage`` with the same limits, gzip expansion and name checks, then the task's own
+reader on the staged copy), so the live report and *Submit* agree on every file, and hands the file
+to ``submit``, exactly as the CLI does.  Newer
 intakes take a team token, the upload's file name and a model card; those are passed only when
 ``submit`` accepts them.
 """
@@ -25,6 +27,8 @@ from procbench.api import load_task
 from procbench.paths import resolve_data_root
 from runners._types import InvalidPredictions, Problem
 from submissions import submit
+from submissions.judging import SELF
+from submissions.staging import BadFileName, FileRefused, IntakeLimits, stage
 
 
 @dataclass(frozen=True)
@@ -78,19 +82,32 @@ def data_root(db: Path, task: str, split: str) -> Path:
     return resolve_data_root(None)
 
 
-def validate(db: Path, task: str, split: str, path: Path) -> ValidationReport:
-    """The live report: every problem with its line, or the number of records and the warnings."""
+def validate(db: Path, task: str, split: str, path: Path, *, filename: str | None = None, limits: IntakeLimits | None = None) -> ValidationReport:
+    """The live report: every problem with its line, or the number of records and the warnings.
+
+    issue #17: the upload goes through intake's own staging (``stage``: name check, size and line
+    limits, gzip expansion, a private copy) with intake's limits (``IntakeLimits.from_env()``), and
+    the task's reader reads the staged copy, as ``submit`` does; so a file *Submit* refuses is never
+    shown as valid, and a gzip upload intake accepts is not shown as invalid.  ``filename`` is the
+    upload's own name (``path`` may be a scratch copy), as passed to ``submit``.
+    """
     _, runner = load_task(task)
     try:
         gold, _ = runner.gold(data_root(db, task, split), split)
     except (FileNotFoundError, ValueError) as exc:
         return ValidationReport(False, error=str(exc))
     try:
-        records, notes = runner.validate(path, gold)
-    except InvalidPredictions as exc:
-        return ValidationReport(False, problems=tuple(exc.problems))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return ValidationReport(False, problems=(Problem(None, str(exc)),))
+        with stage(path, filename=filename, limits=limits or IntakeLimits.from_env(), scratch=path.parent) as staged:
+            try:
+                records, notes = runner.validate(staged.path, gold)
+            except InvalidPredictions as exc:
+                return ValidationReport(False, problems=tuple(exc.problems))
+            except Exception as exc:  # noqa: BLE001 - intake refuses a reader failure too (ScoringFailed); say so, never raise at the visitor
+                return ValidationReport(False, problems=(Problem(None, f"the task's reader failed on this file: {exc}"),))
+    except BadFileName as exc:
+        return ValidationReport(False, error=str(exc))
+    except FileRefused as exc:
+        return ValidationReport(False, problems=(exc.problem,))
     return ValidationReport(True, n_records=len(records), warnings=tuple(notes))
 
 
@@ -150,9 +167,14 @@ def place(db: Path, task: str, split: str, submission_id: str, created: bool = T
     info = TaskInfo.from_row(row)
     view = boardview.build(db, info, interval_rows=0)
     ids = view.export["submission_id"].to_list() if view.n_rows else []
-    rank = ids.index(submission_id) + 1 if submission_id in ids else None
-    value = view.export.filter(pl.col("submission_id") == submission_id)[info.primary].item() if rank and info.primary in view.export.columns else None
-    return Placed(submission_id, created, rank, len(ids), value, warnings, receipt)
+    if submission_id not in ids:
+        return Placed(submission_id, created, None, len(ids), None, warnings, receipt)
+    row = view.export.row(ids.index(submission_id), named=True)
+    # issue #17: a self-judged row is ranked within its own group (leaderboard.boardview), counted among its peers
+    judge = row.get("judge") or ""
+    peers = [(j == SELF) == (judge == SELF) for j in view.export["judge"]] if "judge" in view.export.columns else [True] * len(ids)
+    extra = {"judge": judge} if judge else {}
+    return Placed(submission_id, created, row["rank"], sum(peers), row.get(info.primary), warnings, receipt, extra)
 
 
 def scratch() -> tempfile.TemporaryDirectory[str]:

@@ -48,7 +48,7 @@ def home(db: Path) -> pl.DataFrame:
         return _frame(
             con,
             """
-            SELECT b.task, b.split, b.submission_id, b.model, b.team, b.is_reference, b.value, b.created_at
+            SELECT b.task, b.split, b.submission_id, b.model, b.team, b.is_reference, b.value, b.created_at, b.metadata_json
             FROM board b JOIN current_tasks t ON t.task = b.task AND t.split = b.split
             WHERE b.slice = '' AND b.metric = t.primary_metric
             """,

@@ -26,8 +26,15 @@ DEFAULT_DB = Path("var/procbench.duckdb")
 DbOption = Annotated[Path, typer.Option(help="DuckDB file")]
 
 
+def _say(text: str, *, err: bool = False) -> None:
+    """Print a line that may hold stored text (names, reasons): escaped for the terminal (issue #17)."""
+    from submissions.display import for_terminal
+
+    typer.echo(for_terminal(text, newlines=True), err=err)
+
+
 def _err(text: str) -> None:
-    typer.echo(text, err=True)
+    _say(text, err=True)
 
 
 def _actor() -> str:
@@ -91,7 +98,7 @@ def submit(
         _err(f"warning: {warning}")
     state = "stored" if outcome.created else "already stored (same file, task, split and team)"
     primary = outcome.evaluation.metrics.get(task.primary, float("nan"))
-    typer.echo(f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})")
+    _say(f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})")
 
 
 def _receipt(exc: BaseException) -> str:
@@ -121,14 +128,16 @@ def _expiry(days: Optional[float]):  # type: ignore[no-untyped-def]
 def team_create(name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Optional[float], typer.Option(help="the token expires after this many days")] = None) -> None:
     """Create a team and print its token (shown once; keep it secret)."""
     from submissions import auth, store
+    from submissions.details import check_name
 
     try:
+        check_name("team", name)  # before opening the store: a refused name must not create one
         with store.writer(db) as con, store.transaction(con):
             token = auth.create_team(con, name, now=store.now(), expires_at=_expiry(expires_days))
     except ValueError as exc:
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_REFUSED) from None
-    typer.echo(f"team {name} created; its token (shown once, only its hash is stored):\n{token}")
+    _say(f"team {name} created; its token (shown once, only its hash is stored):\n{token}")
 
 
 @team_app.command("token")
@@ -137,9 +146,9 @@ def team_token(name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Opt
     from submissions import auth, store
 
     try:
-        with store.writer(db) as con, store.transaction(con):
+        with store.writer(db, create=False) as con, store.transaction(con):
             token = auth.issue_token(con, name, now=store.now(), expires_at=_expiry(expires_days), revoke_others=revoke_old)
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_REFUSED) from None
     typer.echo(token)
@@ -150,9 +159,13 @@ def team_revoke(name: str, db: DbOption = DEFAULT_DB) -> None:
     """Revoke every token of a team (it then cannot submit until it gets a new one)."""
     from submissions import auth, store
 
-    with store.writer(db) as con, store.transaction(con):
-        n = auth.revoke_tokens(con, name, now=store.now())
-    typer.echo(f"revoked {n} token{'s' if n != 1 else ''} of team {name}")
+    try:
+        with store.writer(db, create=False) as con, store.transaction(con):
+            n = auth.revoke_tokens(con, name, now=store.now())
+    except FileNotFoundError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    _say(f"revoked {n} token{'s' if n != 1 else ''} of team {name}")
 
 
 @team_app.command("list")
@@ -163,7 +176,7 @@ def team_list(db: DbOption = DEFAULT_DB) -> None:
     with store.reader(db) as con:
         rows = auth.list_teams(con, now=store.now())
     for team, live, expires in rows:
-        typer.echo(f"{team:<24} {live} live token{'s' if live != 1 else ''}" + (f", latest expiry {expires:%Y-%m-%d %H:%M} UTC" if expires else ""))
+        _say(f"{team:<24} {live} live token{'s' if live != 1 else ''}" + (f", latest expiry {expires:%Y-%m-%d %H:%M} UTC" if expires else ""))
 
 
 # -- admin -------------------------------------------------------------------------------------------
@@ -212,7 +225,7 @@ def _action(action: str):  # type: ignore[no-untyped-def]
 
         try:
             result = apply(db, submission, action, reason=reason, actor=_actor())
-        except LookupError as exc:
+        except (LookupError, FileNotFoundError) as exc:
             _err(f"error: {exc}")
             raise typer.Exit(EXIT_REFUSED) from None
         typer.echo(f"{action}: submission {result.origin_id} ({result.rows} row{'s' if result.rows != 1 else ''} incl. re-scored copies)")
@@ -231,14 +244,26 @@ for _name in ("hide", "unhide", "delete", "restore"):
 
 
 @admin_app.command("check")
-def admin_check(db: DbOption = DEFAULT_DB) -> None:
-    """Check the store for half-written submissions and missing raw files (exit 1 if any)."""
-    from submissions.admin import check_consistency
+def admin_check(db: DbOption = DEFAULT_DB, fix: Annotated[bool, typer.Option("--fix", help="remove the orphan raw files (left by failed stores)")] = False) -> None:
+    """Check the store for half-written submissions, missing raw files and orphan raw files (exit 1 if any)."""
+    from submissions.admin import check_consistency, collect_orphans, orphan_blobs
+    from submissions.blobs import blob_root
 
+    if not db.exists():
+        _err(f"error: no procbench database at {db}")
+        raise typer.Exit(EXIT_REFUSED)
     problems = check_consistency(db)
     for problem in problems:
-        typer.echo(problem)
-    if problems:
+        _say(problem)
+    if fix:
+        removed = collect_orphans(db)
+        _say(f"removed {len(removed)} orphan raw file{'s' if len(removed) != 1 else ''} from {blob_root(db)}" + "".join(f"\n  {location}" for location in removed))
+        orphans = []
+    else:
+        orphans = orphan_blobs(db)
+        for location in orphans:
+            _say(f"orphan raw file {location} in {blob_root(db)}: no raw_files row references it (a failed store; `procbench admin check --fix` removes it)")
+    if problems or orphans:
         raise typer.Exit(1)
     typer.echo(f"{db}: consistent")
 
@@ -248,12 +273,21 @@ def admin_receipt(receipt: str, db: DbOption = DEFAULT_DB) -> None:
     """What happened to a refused submission, by its receipt."""
     from submissions.queries import failure
 
-    row = failure(db, receipt)
+    try:
+        row = failure(db, receipt)
+    except FileNotFoundError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
     if row is None:
         _err(f"no failure with receipt {receipt!r} (a stored submission has its receipt in `submissions.receipt_id`)")
         raise typer.Exit(EXIT_REFUSED)
-    typer.echo(f"{row['created_at']:%Y-%m-%d %H:%M:%S} UTC  {row['task']} / {row['split']}  team {row['team']}  model {row['model']}  stage {row['stage']}")
-    typer.echo(row["reason"])
+    from submissions.display import for_terminal
+
+    # the fields are the submitter's text (names, a split, a reason quoting their file): escaped, and
+    # kept on their line (only the reason may span lines)
+    task, split, team, model = (for_terminal(row[k]) for k in ("task", "split", "team", "model"))
+    _say(f"{row['created_at']:%Y-%m-%d %H:%M:%S} UTC  {task} / {split}  team {team}  model {model}  stage {row['stage']}")
+    _say(row["reason"])
 
 
 @admin_app.command("items")

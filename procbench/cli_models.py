@@ -20,6 +20,7 @@ def judge(
     api_key: Annotated[Optional[str], typer.Option(help="API key (default: PROCBENCH_JUDGE_API_KEY)")] = None,
     concurrency: Annotated[int, typer.Option(min=1)] = 4,
     retries: Annotated[int, typer.Option(min=0)] = 5,
+    timeout: Annotated[float, typer.Option(min=0.001, help="overall deadline of one request to the judge, in seconds (each retry has its own)")] = 600.0,
     cot: Annotated[bool, typer.Option(help="the answering model shows its chain of thought")] = False,
     cache: Annotated[Optional[Path], typer.Option(help="verdict cache (default: PROCBENCH_JUDGE_CACHE or ~/.cache/procbench/judge)")] = None,
     data_dir: Annotated[Optional[Path], typer.Option()] = None,
@@ -48,7 +49,7 @@ def judge(
         raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
     for note in notes:
         _err(f"warning: {note}")
-    options = {"concurrency": concurrency, "max_retries": retries, "template": text_template}
+    options = {"concurrency": concurrency, "max_retries": retries, "timeout_s": timeout, "template": text_template}
     if image_template is not None:
         options["image_template"] = image_template
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +33,7 @@ def apply(db_path: Path, submission_id: str, action: str, *, reason: str = "", a
         raise ValueError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
     column, value, status = ACTIONS[action]
     stamp = now or store.now()
-    with store.writer(db_path) as con, store.transaction(con):
+    with store.writer(db_path, create=False) as con, store.transaction(con):  # nothing to act on in a new store: create none
         rows = con.execute(
             "SELECT origin_id, submission_id FROM submissions WHERE submission_id = ? OR (length(?) >= 6 AND starts_with(submission_id, ?))",
             [submission_id, submission_id, submission_id],
@@ -89,3 +90,49 @@ def check_consistency(db_path: Path) -> list[str]:
         locations = con.execute("SELECT content_sha256, location FROM raw_files").fetchall()
     problems += [f"raw file {sha} is missing from {blobs.blob_root(db_path)}" for sha, location in locations if not blobs.blob_path(db_path, location).is_file()]
     return problems
+
+
+# -- raw files no row references (issue #17) ----------------------------------------------------------
+
+_BLOB_FOLDER = re.compile(r"[0-9a-f]{2}")
+
+
+def _blob_files(db_path: Path) -> list[str]:
+    """Every file in the blob folders of ``<db>.raw/`` (``ab/…``), as a location; not the staging scratch."""
+    root = blobs.blob_root(Path(db_path))
+    if not root.is_dir():
+        return []
+    found = []
+    for folder in sorted(root.iterdir()):
+        if folder.is_dir() and not folder.is_symlink() and _BLOB_FOLDER.fullmatch(folder.name):
+            found += [f"{folder.name}/{f.name}" for f in sorted(folder.iterdir()) if f.is_file() or f.is_symlink()]
+    return found
+
+
+def _referenced(con) -> set[str]:  # type: ignore[no-untyped-def]
+    return {Path(location).as_posix() for (location,) in con.execute("SELECT location FROM raw_files").fetchall()}
+
+
+def orphan_blobs(db_path: Path) -> list[str]:
+    """Raw files (locations under ``<db>.raw/``) that no ``raw_files`` row references.
+
+    A store that failed after its blob was written (or a process killed there) leaves one; the next
+    attempt with the same content reuses it.  An orphan can also be a submission being stored at
+    this moment (its blob is written before the store's lock is taken); :func:`collect_orphans` is
+    safe even then (intake writes the blob again under the lock if it has gone).
+    """
+    with store.reader(db_path) as con:
+        referenced = _referenced(con)
+        return [location for location in _blob_files(db_path) if location not in referenced]
+
+
+def collect_orphans(db_path: Path) -> list[str]:
+    """Delete the orphan raw files, under the store's exclusive lock; returns their locations."""
+    removed = []
+    with store.writer(db_path, create=False) as con:
+        referenced = _referenced(con)
+        for location in _blob_files(db_path):
+            if location not in referenced:
+                blobs.blob_path(Path(db_path), location).unlink(missing_ok=True)
+                removed.append(location)
+    return removed

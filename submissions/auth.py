@@ -1,7 +1,10 @@
 """Teams and their tokens.  Only sha256(token) is stored; a token is shown once, when issued.
 
 A team with a token must present it; a team without one (or a team that does not exist) may
-submit without a token, which keeps local use (``procbench submit --team me``) working.
+submit without a token, which keeps local use (``procbench submit --team me``) working.  Team names
+are matched through ``details.name_key`` (issue #17): a name that differs from a token-protected
+team's only by case, width, spacing, accents or look-alike letters needs that team's token too, and
+no two teams may share a key.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from datetime import datetime
 
 import duckdb
 
-from submissions.details import check_name
+from submissions.details import check_name, name_key
 
 TOKEN_PREFIX = "pbt_"
 
@@ -42,11 +45,31 @@ def team_exists(con: duckdb.DuckDBPyConnection, team: str) -> bool:
     return con.execute("SELECT 1 FROM teams WHERE team = ?", [team]).fetchone() is not None
 
 
+def _same_name(con: duckdb.DuckDBPyConnection, sql: str, team: str) -> str | None:
+    """The first name ``sql`` lists whose ``name_key`` is ``team``'s (the exact name first), or None."""
+    key = name_key(team)
+    names = [row[0] for row in con.execute(sql).fetchall()]
+    return next((n for n in sorted(names, key=lambda n: n != team) if name_key(n) == key), None)
+
+
+def similar_team(con: duckdb.DuckDBPyConnection, team: str) -> str | None:
+    """The existing team whose name is ``team`` up to case, width, spacing and look-alikes, or None."""
+    return _same_name(con, "SELECT team FROM teams", team)
+
+
+def protected_team(con: duckdb.DuckDBPyConnection, team: str) -> str | None:
+    """The token-protected team ``team`` would pass for (itself, or a look-alike name), or None."""
+    return _same_name(con, "SELECT DISTINCT team FROM team_tokens", team)
+
+
 def create_team(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, expires_at: datetime | None = None) -> str:
     """Create a team with a fresh token; returns the token (not stored).  The caller commits."""
     check_name("team", team)
-    if team_exists(con, team):
+    existing = similar_team(con, team)
+    if existing == team:
         raise ValueError(f"team {team!r} already exists (issue a new token with `procbench team token {team}`)")
+    if existing is not None:
+        raise ValueError(f"team {team!r} is too close to the existing team {existing!r} (the same name up to case, spacing, accents or look-alike letters); choose another name")
     con.execute("INSERT INTO teams (team, token_hash, created_at) VALUES (?, NULL, ?)", [team, now])
     return issue_token(con, team, now=now, expires_at=expires_at)
 
@@ -75,7 +98,8 @@ def _token(con: duckdb.DuckDBPyConnection, token: str) -> TokenInfo | None:
 
 
 def team_has_tokens(con: duckdb.DuckDBPyConnection, team: str) -> bool:
-    return con.execute("SELECT 1 FROM team_tokens WHERE team = ? LIMIT 1", [team]).fetchone() is not None
+    """Whether submitting as ``team`` needs a token: it, or a name it passes for, has one."""
+    return protected_team(con, team) is not None
 
 
 def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str | None, now: datetime) -> str:
@@ -85,13 +109,16 @@ def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str
     """
     if token is None or not token.strip():
         name = team if team is not None else "anonymous"
-        if team_has_tokens(con, name):
+        protected = protected_team(con, name)
+        if protected == name:
             raise AuthError(f"team {name!r} requires a token: pass --token (ask the team's admin for one)")
+        if protected is not None:
+            raise AuthError(f"team {name!r} is too close to team {protected!r} (the same name up to case, spacing, accents or look-alike letters), which requires a token: pass its token, or choose another name")
         return name
     info = _token(con, token)
     if info is None:
         raise AuthError("the token is not valid (unknown or mistyped); nothing was stored")
-    if team is not None and team != info.team:
+    if team is not None and name_key(team) != name_key(info.team):
         raise AuthError(f"the token does not belong to team {team!r}; nothing was stored")
     if info.revoked_at is not None:
         raise AuthError(f"the token of team {info.team!r} was revoked on {info.revoked_at:%Y-%m-%d %H:%M} UTC; ask for a new one")

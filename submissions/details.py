@@ -1,8 +1,12 @@
 """A submission's model card (size class, weights, method family, links, description) and names.
 
 Everything here is stored verbatim and only ever passed to SQL as a parameter; the checks are
-about what the board can show safely: no control characters in names, and links that are plain
-http(s) URLs (a ``javascript:`` link rendered by the site would run in a visitor's browser).
+about what the board can show safely: no control or invisible characters in names, and links that
+are plain http(s) URLs (a ``javascript:`` link rendered by the site would run in a visitor's browser).
+
+Names are compared through one normaliser, :func:`name_key` (issue #17): two team names that differ
+only by case, width, spacing, accents or look-alike letters are the same team for uniqueness and for
+the token check, so ``Acme``, ``ACME``, ``a c m e`` and ``аcme`` (Cyrillic а) cannot pass for ``acme``.
 """
 
 from __future__ import annotations
@@ -34,14 +38,65 @@ def _has_control(text: str, *, allow_newlines: bool = False) -> bool:
     return False
 
 
+# Characters refused in a name, by Unicode category: they are invisible, reorder the text around them
+# (bidi controls such as U+202E), or drive a terminal (ESC): a name must look like what it is.
+_REFUSED_IN_NAMES = {
+    "Cc": "a control character",
+    "Cf": "an invisible formatting character (zero-width or text-direction)",
+    "Cs": "a lone surrogate",
+    "Co": "a private-use character",
+    "Cn": "an unassigned code point",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
+REFERENCE_TEAM = "reference"  # the team of the rows reported in the literature (``reported`` blocks)
+RESERVED_TEAMS = (REFERENCE_TEAM,)
+
+# Letters that look like Latin ones (UTS #39 confusables, the common part), applied after casefolding,
+# so capitals are covered by their lower-case forms (Cyrillic В -> в -> b, Greek Η -> η -> h).
+_LOOKALIKES = str.maketrans(
+    {
+        # Cyrillic
+        "а": "a", "в": "b", "е": "e", "з": "3", "і": "i", "ј": "j", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
+        "т": "t", "у": "y", "х": "x", "ѕ": "s", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ѵ": "v", "ӏ": "i", "ү": "y", "ь": "b",
+        # Greek
+        "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m", "ν": "n", "ο": "o", "ρ": "p", "τ": "t",
+        "υ": "y", "χ": "x", "ϲ": "c", "ϳ": "j",
+        # Armenian, Latin variants, digits and strokes
+        "օ": "o", "ս": "u", "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɩ": "i", "0": "o", "1": "i", "l": "i", "|": "i",
+    }
+)
+
+
+def name_key(value: str) -> str:
+    """The form names are compared in (uniqueness, token checks, reserved names); never shown or stored.
+
+    NFKC (width and compatibility forms: ``Ａｃｍｅ``, ``𝐚𝐜𝐦𝐞``), casefold, accents and other combining
+    marks dropped, look-alike letters mapped to the Latin letter they imitate (and ``rn`` to ``m``),
+    every space and invisible character removed.  Deliberately coarse: a false match only means a
+    name needs the matching team's token, or another name.
+    """
+    text = unicodedata.normalize("NFKC", value).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    text = unicodedata.normalize("NFKC", text).translate(_LOOKALIKES).replace("rn", "m")
+    return "".join(c for c in text if not c.isspace() and unicodedata.category(c) not in _REFUSED_IN_NAMES)
+
+
 def check_name(kind: str, value: str) -> str:
-    """A model or team name: 1-200 characters, no control characters; anything else verbatim."""
+    """A model or team name: 1-200 characters, no control or invisible characters, no space at either
+    end; a team name must not be (or look like) a reserved one.  Returned verbatim."""
     if not value or not value.strip():
         raise DetailError(f"the {kind} name is empty")
     if len(value) > MAX_NAME_CHARS:
         raise DetailError(f"the {kind} name is longer than {MAX_NAME_CHARS} characters")
-    if _has_control(value):
-        raise DetailError(f"the {kind} name {value!r} contains control characters")
+    for c in value:
+        what = _REFUSED_IN_NAMES.get(unicodedata.category(c))
+        if what:
+            raise DetailError(f"the {kind} name contains {what} (U+{ord(c):04X}); names must be visible text")
+    if value != value.strip():
+        raise DetailError(f"the {kind} name starts or ends with a space")
+    if kind == "team" and name_key(value) in {name_key(r) for r in RESERVED_TEAMS}:
+        raise DetailError(f"the team name {value!r} is reserved (it is the team of results reported in the literature)")
     return value
 
 

@@ -26,14 +26,14 @@ from dsl.model import TaskSpec
 from runners._types import InvalidPredictions, Problem, clip
 from runners.runner import Evaluation, TaskRunner
 from submissions import blobs, store
+from submissions import judging  # issue #17 (self-judged verdicts)
 from submissions.auth import AuthError, authenticate
-from submissions.details import DetailError, ModelCard, check_name
+from submissions.details import MAX_NAME_CHARS, REFERENCE_TEAM, DetailError, ModelCard, check_name  # REFERENCE_TEAM: reserved there (issue #17)
 from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
-from submissions.quotas import QuotaExceeded, check_quota
+from submissions.quotas import RESERVED_STAGE, QuotaExceeded, check_quota, quota_for
 from submissions.rows import aggregate_frame, aggregate_rows, item_frame, item_rows
 from submissions.staging import BadFileName, FileRefused, IntakeLimits, StagedFile, stage
 
-REFERENCE_TEAM = "reference"
 MAX_REASON_CHARS = 20_000  # of a failures row's reason and of a ScoringFailed message (they may quote the file)
 
 
@@ -70,6 +70,11 @@ def register_spec(con: duckdb.DuckDBPyConnection, spec: TaskSpec, split: str, fi
     )
 
 
+def _cut(text: str) -> str:
+    """A request's string as a ``failures`` row keeps it: at most the name limit, saying how much was cut."""
+    return clip(text, MAX_NAME_CHARS + 40)
+
+
 @dataclass
 class _Attempt:
     """The facts of one intake attempt, for its ``failures`` row."""
@@ -86,12 +91,15 @@ class _Attempt:
     unlogged: str = ""  # why the failures row could not be written, if it could not
 
     def log(self, stage: str, reason: str) -> None:
-        """Write the failures row; never masks the original error (a note says if it could not)."""
+        """Write the failures row (in place of this attempt's reservation); never masks the original error."""
         try:
-            with store.writer(self.db_path) as con:
+            # issue #17: a refused request never creates a store (no store yet: nothing is logged), and
+            # the request's own strings are stored cut to the name limit (a refused 10 MB name is not kept)
+            with store.writer(self.db_path, create=False) as con, store.transaction(con):
+                release_attempt(con, self.receipt)
                 store.record_failure(
-                    con, receipt_id=self.receipt, task=self.task, split=self.split, team=self.team, model=self.model,
-                    filename=self.filename, content_sha256=self.content, stage=stage, reason=clip(reason, MAX_REASON_CHARS), at=self.clock(),
+                    con, receipt_id=self.receipt, task=_cut(self.task), split=_cut(self.split), team=_cut(self.team), model=_cut(self.model),
+                    filename=_cut(self.filename), content_sha256=self.content, stage=stage, reason=clip(reason, MAX_REASON_CHARS), at=self.clock(),
                 )
         except Exception as exc:  # noqa: BLE001 - the user's error matters more than the log's
             self.unlogged = f"{type(exc).__name__}: {exc}"
@@ -157,8 +165,30 @@ def _gate(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: str | 
     return resolved, False
 
 
+
+
+def release_attempt(con: duckdb.DuckDBPyConnection, receipt: str) -> None:
+    """Drop the attempt reserved under ``receipt`` (replaced by its failure, or by the stored submission)."""
+    con.execute("DELETE FROM failures WHERE receipt_id = ? AND stage = ?", [receipt, RESERVED_STAGE])
+
+
+def _reserve(con: duckdb.DuckDBPyConnection, attempt: _Attempt, team: str, now: datetime) -> None:
+    """issue #17: take one of the team's ``max_attempts`` before validating, under the store's lock.
+
+    Checking the cap only before validating let concurrent failing uploads all pass the check
+    (5 reached the validator with a cap of 3).  The reservation is a ``failures`` row at stage
+    ``attempt``, counted like a failed attempt: a failure replaces it with its own row, a stored
+    submission deletes it in its transaction.  A process killed while scoring leaves it behind,
+    still counted: the file did reach the scorer.
+    """
+    store.record_failure(
+        con, receipt_id=attempt.receipt, task=attempt.task, split=attempt.split, team=team, model=attempt.model, filename=attempt.filename,
+        content_sha256=attempt.content, stage=RESERVED_STAGE, reason="attempt reserved: the file is being validated and scored", at=now,
+    )
+
+
 def _precheck(attempt: _Attempt, **gate: Any) -> str:
-    """Auth and quota before any scoring work (read-only; the store re-checks under its lock)."""
+    """Auth and quota before any scoring work; with a ``max_attempts`` cap, the attempt is reserved under the lock."""
     token, team = gate["token"], gate["team"]
     if not attempt.db_path.exists() and token:
         raise attempt.refuse("auth", "the token is not valid (unknown or mistyped); nothing was stored")
@@ -166,12 +196,23 @@ def _precheck(attempt: _Attempt, **gate: Any) -> str:
         return team if team is not None else "anonymous"  # no tokens, no quotas: nothing to refuse
     try:
         with store.reader(attempt.db_path) as con:
-            resolved, _ = _gate(con, **gate)
+            resolved, duplicate = _gate(con, **gate)
+            capped = not duplicate and _capped(con, attempt)
+        if capped:  # re-checked and reserved in one transaction under the exclusive lock
+            with store.writer(attempt.db_path) as con, store.transaction(con):
+                resolved, duplicate = _gate(con, **gate)
+                if not duplicate and _capped(con, attempt):
+                    _reserve(con, attempt, resolved, gate["now"])
     except AuthError as exc:
         raise attempt.refuse("auth", str(exc)) from None
     except QuotaExceeded as exc:
         raise attempt.refuse("quota", str(exc), exc.next_slot) from None
     return resolved
+
+
+def _capped(con: duckdb.DuckDBPyConnection, attempt: _Attempt) -> bool:
+    quota = quota_for(con, attempt.task, attempt.split)
+    return quota is not None and quota.max_attempts is not None
 
 
 def submit(
@@ -222,7 +263,8 @@ def submit(
 
     limits = limits or IntakeLimits.from_env()
     try:
-        with stage(predictions, filename=filename, limits=limits, scratch=blobs.blob_root(db_path) / "tmp") as staged:
+        scratch = blobs.blob_root(db_path) / "tmp" if db_path.exists() else None  # issue #17: no store yet, no folder beside it
+        with stage(predictions, filename=filename, limits=limits, scratch=scratch) as staged:
             return _score_and_store(spec, runner, attempt, staged, gold=gold, fingerprint=fingerprint, team=team, token=token, metadata=dict(metadata or {}), card=card, received=received, limits=limits)
     except BadFileName as exc:
         raise attempt.refuse("request", str(exc)) from None
@@ -252,6 +294,7 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
         attempt.log("validate", f"the task's reader failed: {type(exc).__name__}: {exc}")
         raise ScoringFailed(clip(f"the task's reader failed on this file: {exc}", MAX_REASON_CHARS), receipt=attempt.receipt, stage="validate") from exc
     validated = attempt.clock()
+    metadata = judging.mark(metadata, records)  # issue #17: verdicts read from the file are the submitter's; the `judge` key is intake's alone
     try:
         evaluation = clock.run(lambda: runner.evaluate_records(gold, fingerprint, split, records, notes, metadata))
     except OverTime as exc:
@@ -270,6 +313,7 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
         blob = blobs.put(attempt.db_path, staged)
         store.crash_point("intake.before_store")
         with store.writer(attempt.db_path) as con, store.transaction(con):
+            release_attempt(con, attempt.receipt)  # stored or a duplicate, the reservation ends here (counted again if stored)
             resolved, duplicate = _gate(con, now=scored, **gate)
             sid = sid_for(resolved)
             if duplicate:
@@ -278,6 +322,7 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
             if resolved not in frames:  # the team changed between the pre-check and now (a token revoked and reissued)
                 frames[resolved] = (item_frame(sid, items), aggregate_frame(sid, aggregates))
             register_spec(con, spec, split, fingerprint, gold.labels)
+            blob = blobs.put(attempt.db_path, staged)  # again under the lock (a stat when present): `admin check --fix` may have collected it as an orphan
             blobs.record(con, blob, scored)
             row = store.SubmissionRow(
                 submission_id=sid, task=spec.name, split=split, fingerprint=fingerprint, team=resolved, model=attempt.model,

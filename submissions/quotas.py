@@ -3,7 +3,8 @@
 * ``per_day``: scored submissions of a team to a task and split within any rolling 24 hours.
   Only scored submissions count (not failures, not idempotent resubmissions, not re-scored rows).
 * ``max_attempts``: everything of that team that reached the scorer, ever: scored submissions
-  plus files that failed validation or scoring.  A hard cap; only an admin can raise it.
+  plus files that failed validation or scoring, plus those being validated and scored now (intake
+  reserves the attempt under the store's lock before validating).  A hard cap; only an admin can raise it.
 
 A quota row with ``split = ''`` applies to every split of the task that has no row of its own.
 The check runs before scoring (to refuse early) and again inside the storing transaction, under
@@ -18,7 +19,8 @@ from datetime import datetime, timedelta
 import duckdb
 
 WINDOW = timedelta(hours=24)
-COUNTED_FAILURE_STAGES = ("validate", "score")
+RESERVED_STAGE = "attempt"  # intake's reservation of an attempt being validated and scored (submissions.intake)
+COUNTED_FAILURE_STAGES = (RESERVED_STAGE, "validate", "score")
 
 
 class QuotaExceeded(Exception):
@@ -79,14 +81,16 @@ def check_quota(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: 
             "SELECT count(*) FROM submissions WHERE task = ? AND split = ? AND team = ? AND NOT is_reference AND origin_id IN (submission_id, '')",
             [task, split, team],
         ).fetchone()  # type: ignore[misc]
-        (failed,) = con.execute(
-            f"SELECT count(*) FROM failures WHERE task = ? AND split = ? AND team = ? AND stage IN ({', '.join('?' for _ in COUNTED_FAILURE_STAGES)})",
-            [task, split, team, *COUNTED_FAILURE_STAGES],
+        (failed, running) = con.execute(
+            f"SELECT count(*) FILTER (WHERE stage <> ?), count(*) FILTER (WHERE stage = ?) FROM failures "
+            f"WHERE task = ? AND split = ? AND team = ? AND stage IN ({', '.join('?' for _ in COUNTED_FAILURE_STAGES)})",
+            [RESERVED_STAGE, RESERVED_STAGE, task, split, team, *COUNTED_FAILURE_STAGES],
         ).fetchone()  # type: ignore[misc]
-        if scored + failed >= quota.max_attempts:
+        if scored + failed + running >= quota.max_attempts:
+            in_progress = f", {running} in progress" if running else ""
             raise QuotaExceeded(
                 f"team {team!r} has used all {quota.max_attempts} attempts for {task} / {split} "
-                f"({scored} scored, {failed} failed); no further slot opens (an admin can raise --max-attempts)",
+                f"({scored} scored, {failed} failed{in_progress}); no further slot opens (an admin can raise --max-attempts)",
                 None,
             )
     if quota.per_day is not None:

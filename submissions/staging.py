@@ -2,16 +2,19 @@
 
 One streaming pass in fixed-size chunks (memory does not grow with the file): the size cap, the
 longest-line cap (line-iterating readers hold one line in memory), the expanded size of a gzip
-upload, and sha256 of the (decompressed) bytes.  Encoding, BOM and line endings are deliberately
+upload, and sha256 of the (decompressed) bytes, written to a private copy that is all intake
+reads from then on (the reader, the raw-file store).  Encoding, BOM and line endings are deliberately
 left to the task's own reader, which reproduces what the official scorer accepts.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import hashlib
 import os
+import stat
 import tempfile
 import unicodedata
 import zlib
@@ -151,44 +154,72 @@ def scan(handle: BinaryIO, limits: IntakeLimits, *, sink: BinaryIO | None = None
     return scanner.digest.hexdigest(), scanner.size
 
 
-def _is_gzip(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(2) == GZIP_MAGIC
+def _open_private(source: Path) -> BinaryIO:
+    """The upload opened once, read-only, without following a link (O_NOFOLLOW), and only if it is a regular file."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # O_NONBLOCK: a FIFO swapped in must not block the open
+    try:
+        fd = os.open(source, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the path became a link after the check in stage()
+            raise FileRefused(Problem(None, "the file is a symbolic link; symbolic links are not followed: upload the file itself")) from None
+        raise FileRefused(Problem(None, f"the file cannot be read ({exc.strerror})")) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileRefused(Problem(None, "not a regular file"))
+    return os.fdopen(fd, "rb")
+
+
+def _copy_capped(handle: BinaryIO, out: BinaryIO, limit: int) -> None:
+    """Copy the (compressed) upload as it is, refusing it past ``limit`` bytes (it may grow while read)."""
+    copied = 0
+    while chunk := handle.read(CHUNK):
+        copied += len(chunk)
+        if copied > limit:
+            raise FileRefused(Problem(None, f"the file is larger than {_mib(limit)} (the upload limit)"))
+        out.write(chunk)
 
 
 @contextlib.contextmanager
 def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: Path | None = None) -> Iterator[StagedFile]:
-    """Check and hash ``source``; yields a StagedFile whose scratch copies vanish on exit.
+    """Check, copy and hash ``source``; yields a StagedFile whose private copy vanishes on exit.
 
+    issue #17: ``source`` is read exactly once, into a private copy in a fresh 0700 folder, and the
+    hash, the task's reader and the raw-file store all use that copy only, so a file changed (or
+    replaced) during intake cannot be stored with the scores of one content and the hash of another.
     Raises BadFileName, or FileRefused (with the line when a line is too long).
     """
     name = safe_filename(filename if filename is not None else source.name)
     # issue #17: a symbolic link is refused, never followed (it could point at gold, a key, any file the
-    # intake process may read); checked on the path itself (lstat), since is_file() below follows links
+    # intake process may read); checked on the path itself (lstat), and again by O_NOFOLLOW when opening
     if source.is_symlink():
         raise FileRefused(Problem(None, "the file is a symbolic link; symbolic links are not followed: upload the file itself"))
     if not source.is_file():
         raise FileRefused(Problem(None, "not a regular file"))
-    size = source.stat().st_size
-    if size > limits.max_bytes:
-        raise FileRefused(Problem(None, f"the file is {_mib(size)}, larger than {_mib(limits.max_bytes)} (the upload limit)"))
     if scratch is not None:
         scratch.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="procbench-intake-", dir=scratch) as tmp:
-        if _is_gzip(source):
+    with _open_private(source) as handle, tempfile.TemporaryDirectory(prefix="procbench-intake-", dir=scratch) as tmp:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limits.max_bytes:
+            raise FileRefused(Problem(None, f"the file is {_mib(size)}, larger than {_mib(limits.max_bytes)} (the upload limit)"))
+        folder = Path(tmp) / "upload"  # holds the staged file only, under the upload's name
+        folder.mkdir()
+        if handle.read(2) == GZIP_MAGIC:
+            handle.seek(0)
+            packed = Path(tmp) / "packed.gz"
+            with packed.open("wb") as out:
+                _copy_capped(handle, out, limits.max_bytes)
             inner = name[:-3] if name.lower().endswith(".gz") and len(name) > 3 else name
-            target = Path(tmp) / inner
+            target = folder / inner
             try:
-                with gzip.open(source, "rb") as packed, target.open("wb") as out:
-                    digest, expanded = scan(packed, limits, sink=out, what="the gzip file, expanded,")
+                with gzip.open(packed, "rb") as expanding, target.open("wb") as out:
+                    digest, expanded = scan(expanding, limits, sink=out, what="the gzip file, expanded,")
             except (OSError, EOFError, zlib.error) as exc:
                 raise FileRefused(Problem(None, f"not a valid gzip file ({exc})")) from None
+            packed.unlink()
             yield StagedFile(target, inner, digest, expanded, True)
             return
-        with source.open("rb") as handle:
-            digest, size = scan(handle, limits)
-        path = source
-        if source.name != name:  # the reader sees the upload's name (some pick a format by suffix)
-            path = Path(tmp) / name
-            os.symlink(source.resolve(), path)
-        yield StagedFile(path, name, digest, size, False)
+        handle.seek(0)
+        target = folder / name  # the reader sees the upload's name (some pick a format by suffix)
+        with target.open("wb") as out:
+            digest, size = scan(handle, limits, sink=out)
+        yield StagedFile(target, name, digest, size, False)

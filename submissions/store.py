@@ -257,13 +257,17 @@ def _attached(path: Path, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnect
 
 
 @contextlib.contextmanager
-def writer(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
+def writer(db_path: str | Path, *, create: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
     """An exclusive, migrated read-write connection to the store (released on exit).
 
     The connection is this thread's session with the store attached and selected (``USE``), so
-    unqualified table names refer to the store; do not keep it beyond the ``with`` block.
+    unqualified table names refer to the store; do not keep it beyond the ``with`` block.  With
+    ``create=False`` a missing store is a FileNotFoundError and nothing is created (no file, folder or
+    lock): what records a refusal must not leave a new store behind (issue #17).
     """
     path = Path(db_path)
+    if not create and not path.exists():
+        raise FileNotFoundError(f"no procbench database at {path}")
     path.parent.mkdir(parents=True, exist_ok=True)
     with _attached(path, read_only=False) as con:
         _migrate(con)

@@ -107,3 +107,39 @@ def test_user_text_is_escaped_everywhere_it_reaches_markdown(db: Path, monkeypat
         assert not unescaped.search(text), text
     # escaping is reversible by a markdown renderer: no character is lost
     assert ui.escape(hostile).replace("\\", "") == hostile.replace("\\", "")
+
+
+# issue #17: the page validates through intake's own staging, so the live report and Submit agree.
+
+
+def test_gzip_upload_is_valid_on_the_page_and_at_submit(db: Path, tmp_path: Path) -> None:
+    import gzip
+
+    packed = tmp_path / "mine.jsonl.gz"
+    packed.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    report = intake_form.validate(db, "openpi", "test", packed, filename=packed.name)
+    assert report.ok and report.n_records == 22, report
+    placed = intake_form.send(db, task="openpi", split="test", path=packed, filename=packed.name, model="gz-model", team="gz-team")
+    assert placed.created and placed.rank is not None
+
+
+def test_file_over_an_intake_limit_is_refused_on_the_page_and_at_submit(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from runners._types import InvalidPredictions
+
+    assert SAMPLE.stat().st_size > 2048  # a valid file, larger than the limit set below
+    monkeypatch.setenv("PROCBENCH_MAX_UPLOAD_MB", str(2048 / (1 << 20)))
+    before = count(db)
+    report = intake_form.validate(db, "openpi", "test", SAMPLE, filename=SAMPLE.name)
+    assert not report.ok
+    assert len(report.problems) == 1 and "upload limit" in report.problems[0].message
+    with pytest.raises(InvalidPredictions) as refused:
+        intake_form.send(db, task="openpi", split="test", path=SAMPLE, filename=SAMPLE.name, model="big-model", team="big-team")
+    assert [p.message for p in refused.value.problems] == [p.message for p in report.problems]
+    assert count(db) == before
+
+
+def test_file_name_refused_at_submit_is_not_valid_on_the_page(db: Path, tmp_path: Path) -> None:
+    report = intake_form.validate(db, "openpi", "test", SAMPLE, filename="..")
+    assert not report.ok and "plain name" in report.error
+    with pytest.raises(ValueError, match="plain name"):
+        intake_form.send(db, task="openpi", split="test", path=SAMPLE, filename="..", model="m", team="t")

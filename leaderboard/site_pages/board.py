@@ -59,5 +59,7 @@ if view.leader is not None:
         f"by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
         "Intervals are 95% percentile bootstrap intervals over items, recomputed with the task's own aggregator."
     )
+if "Judged by" in view.table.columns:  # issue #17
+    st.caption("*Self-judged*: the verdicts came with the submitted file, not from the board's own judge; those rows are ranked apart, in their own group after the others.")
 st.caption("Scores in % where the metric is a fraction; *Items* is the number of items behind each row's figures; reported rows are the papers' numbers (no per-item data, no intervals).")
 ui.downloads(view.export, ui.file_stem("board", info.task, info.split, sl.name if sl else "", slice_value), key="board")

@@ -43,11 +43,11 @@ if upload is None:
     st.stop()
 content = upload.getvalue()
 digest = hashlib.sha256(content).hexdigest()
-cache_key = (digest, task, split, str(db))
+cache_key = (digest, upload.name, task, split, str(db))  # the name is checked and staged too
 report = st.session_state.get("validation", {}).get(cache_key)
 if report is None:
     with intake_form.scratch() as folder, st.spinner("Validating…"):
-        report = intake_form.validate(db, task, split, intake_form.stage_upload(content, upload.name, Path(folder)))
+        report = intake_form.validate(db, task, split, intake_form.stage_upload(content, upload.name, Path(folder)), filename=upload.name)
     st.session_state["validation"] = {cache_key: report}
 
 st.subheader("Validation")
@@ -99,6 +99,8 @@ for warning in placed.warnings:
     st.warning(ui.escape(warning))
 state = "Stored" if placed.created else "Already stored (same file, task, split and team)"
 rank = f"rank **#{placed.rank}** of {placed.n_rows}" if placed.rank else "not on the current board"
+if placed.extra.get("judge") == "self":  # issue #17: the file carried its own verdicts
+    rank += " among self-judged rows (the verdicts came with the file; ranked apart from rows graded by the board's judge)"
 st.success(f"{state}: {rank} on {ui.code(task)} / {ui.code(split)}.")
 st.metric(f"Rank on {task} / {split}", f"#{placed.rank}" if placed.rank else "–", help=f"primary metric {spec.primary}")
 st.page_link("site_pages/board.py", label="See it on the board", query_params={"task": task, "split": split})

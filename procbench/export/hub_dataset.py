@@ -22,6 +22,7 @@ from typing import Any
 import jinja2
 import polars as pl
 
+from submissions.display import for_markdown
 from submissions.store import reader
 
 # Where each benchmark's data comes from and under which licence (the staged SOURCE.md files).
@@ -125,7 +126,11 @@ def write_dataset(db_path: Path, directory: Path) -> DatasetFolder:
     return DatasetFolder(root, folders, tuple(written), total)
 
 
-CARD = jinja2.Template(
+# issue #17: every stored or spec-given string is put in the card through `md` (submissions.display:
+# Markdown and HTML escaped, one line), so a team or model name cannot break a table or add a link.
+_CARD_ENV = jinja2.Environment(autoescape=False)  # a fixed template of ours (spec templates use runners.templates)
+_CARD_ENV.filters["md"] = for_markdown
+CARD = _CARD_ENV.from_string(
     """---
 pretty_name: procbench leaderboard
 license: other
@@ -164,17 +169,17 @@ board = load_dataset("<this repo>", "{{ tasks | first if tasks else 'openpi' }}"
 | task | benchmark | split | submissions | primary metric | best |
 |---|---|---|---|---|---|
 {%- for task, info in tasks.items() %}{% for split, s in info.splits.items() %}
-| `{{ task }}` | {{ info.benchmark }} | {{ split }}{% if s.hidden %} (hidden){% endif %} | {{ s.submissions }} | `{{ info.primary }}` | {% if s.best %}{{ s.best.model }} ({{ s.best.team }}): {{ "%.4f" | format(s.best[info.primary]) if s.best[info.primary] is not none else "-" }}{% else %}-{% endif %} |
+| `{{ task }}` | {{ info.benchmark | md }} | {{ split | md }}{% if s.hidden %} (hidden){% endif %} | {{ s.submissions }} | `{{ info.primary }}` | {% if s.best %}{{ s.best.model | md }} ({{ s.best.team | md }}): {{ "%.4f" | format(s.best[info.primary]) if s.best[info.primary] is not none else "-" }}{% else %}-{% endif %} |
 {%- endfor %}{% endfor %}
 
 ## Metrics
 {% for task, info in tasks.items() %}
-### {{ info.title }} (`{{ task }}`)
+### {{ info.title | md }} (`{{ task }}`)
 
 | metric | shown as | group | higher is better | description |
 |---|---|---|---|---|
 {%- for m in info.metrics %}
-| `{{ m.name }}`{% if m.name == info.primary %} (primary){% endif %} | {{ m.display }}{% if m.percent %} (×100){% endif %} | {{ m.group }} | {{ "yes" if m.higher_is_better else "no" }} | {{ m.description | replace("\\n", " ") }} |
+| `{{ m.name }}`{% if m.name == info.primary %} (primary){% endif %} | {{ m.display | md }}{% if m.percent %} (×100){% endif %} | {{ m.group | md }} | {{ "yes" if m.higher_is_better else "no" }} | {{ m.description | md }} |
 {%- endfor %}
 {% endfor %}
 ## Data licences
@@ -184,7 +189,7 @@ This dataset holds scores only, no benchmark data. The benchmarks the scores are
 | benchmark | licence | source |
 |---|---|---|
 {%- for benchmark, (licence, source) in licences.items() %}
-| {{ benchmark }} | {{ licence }} | {{ source }} |
+| {{ benchmark | md }} | {{ licence | md }} | {{ source | md }} |
 {%- endfor %}
 {% for task, info in tasks.items() if info.citation %}{% if loop.first %}
 ## Citations

@@ -10,6 +10,12 @@ Two ways to get verdicts:
   connection errors, a progress callback, and an on-disk cache keyed by (judge model, sha256 of
   the request content) so that a rerun makes no request.
 
+Replies are untrusted (issue #17): each request has one overall deadline (``timeout_s``, enforced
+while the reply trickles in, headers included) and a size cap (``max_reply_bytes``, read no further);
+an empty reply, a refusal and one cut off at the length limit (``finish_reason: length``) are retried
+like a server error and never cached as a verdict; a cache entry that does not read back as a valid
+verdict is a cache miss.
+
 Deviation from upstream, by necessity: upstream calls the OpenAI Responses API (reasoning effort
 "medium" for text questions with gpt-5.4) and falls back to Chat Completions; here only Chat
 Completions is spoken, and ``reasoning_effort`` is sent only when set.
@@ -22,6 +28,7 @@ import hashlib
 import json
 import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -72,11 +79,16 @@ DEFAULT_IMAGE_TEMPLATE = (
     "\n\n{{ answer }}"
 )
 RETRYABLE_STATUS = frozenset({429, *range(500, 600)})
+MAX_REPLY_BYTES = 4 << 20  # a verdict is a few KB; reasoning text included, far below this
 
 
 
 class JudgeError(RuntimeError):
     """The judge endpoint refused a request (4xx) or kept failing after every retry."""
+
+
+class _BadReply(Exception):
+    """A reply that is no verdict (too slow, too large, empty, refused, cut off): retried, never cached."""
 
 
 @lru_cache(maxsize=16)
@@ -113,7 +125,8 @@ class JudgeSettings:
     concurrency: int = 4
     max_retries: int = 5
     backoff_s: float = 2.0
-    timeout_s: float = 600.0
+    timeout_s: float = 600.0  # overall deadline of one request (each retry has its own), not per read
+    max_reply_bytes: int = MAX_REPLY_BYTES
     reasoning_effort: str | None = None
     severe: bool = True
     template: str = DEFAULT_TEXT_TEMPLATE
@@ -193,16 +206,24 @@ class VerdictCache:
     """Verdicts on disk: ``<root>/<clean judge>/<sha256>.json``."""
 
     root: Path
+    max_bytes: int = 8 * MAX_REPLY_BYTES  # an entry larger than this is not read (a reply is capped below it)
 
     def _path(self, judge: str, digest: str) -> Path:
         return self.root / clean_model_name(judge) / f"{digest}.json"
 
     def get(self, judge: str, digest: str) -> Verdict | None:
+        """The cached verdict, or None: absent, unreadable, corrupted, or not a verdict (e.g. an empty reply an
+        older version cached) are all misses, so the question is asked again and the entry overwritten."""
         path = self._path(judge, digest)
-        if not path.is_file():
+        try:
+            if not path.is_file() or path.stat().st_size > self.max_bytes:
+                return None
+            record = json.loads(path.read_text(encoding="utf-8"))
+            text, grade = record["verdict"], float(record["grade"])
+            valid = record["judge"] == judge and record["prompt_sha256"] == digest and isinstance(text, str) and bool(text.strip()) and grade == extract_grade(text)
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
             return None
-        record = json.loads(path.read_text(encoding="utf-8"))
-        return Verdict(record["judge"], record["prompt_sha256"], record["verdict"], float(record["grade"]), cached=True)
+        return Verdict(judge, digest, text, grade, cached=True) if valid else None
 
     def put(self, verdict: Verdict) -> None:
         path = self._path(verdict.judge, verdict.prompt_sha256)
@@ -221,10 +242,75 @@ class _Counter:
 
 
 def _reply_text(payload: Any) -> str:
-    content = payload["choices"][0]["message"].get("content")
+    """The verdict text of a Chat Completions reply; _BadReply when the reply carries no usable verdict."""
+    choice = payload["choices"][0]
+    message = choice["message"]
+    finish = choice.get("finish_reason")
+    if message.get("refusal") or finish == "content_filter":
+        raise _BadReply(f"the judge refused to answer ({str(message.get('refusal') or finish)[:200]})")
+    if finish == "length":
+        raise _BadReply("the reply was cut off at the length limit (finish_reason: length)")
+    content = message.get("content")
     if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return content or ""
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    if not isinstance(content, str) and content is not None:
+        raise TypeError(f"content is a {type(content).__name__}")
+    if not content or not content.strip():
+        raise _BadReply("the reply was empty")
+    return content
+
+
+def _post(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str], settings: JudgeSettings) -> tuple[int, bytes]:
+    """(status, body bytes) of one request, within ``settings.timeout_s`` overall and ``settings.max_reply_bytes``.
+
+    httpx's timeouts bound each read, not the request: a server sending a byte every few seconds would
+    never time out.  A watchdog shuts down the request's socket at the deadline (which also ends a
+    trickle of headers), and the body is read in chunks, stopping at the deadline or the size cap.
+    """
+    deadline = time.monotonic() + settings.timeout_s
+    sockets: list[socket.socket] = []
+    expired = threading.Event()
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        if event == "connection.connect_tcp.complete" and info.get("return_value") is not None:
+            sock = info["return_value"].get_extra_info("socket")
+            if sock is not None:
+                sockets.append(sock)
+
+    def expire() -> None:
+        expired.set()
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(settings.timeout_s, expire)
+    watchdog.daemon = True
+    watchdog.start()
+    too_slow = f"no complete reply within {settings.timeout_s:g} s (the request's deadline)"
+    try:
+        with client.stream("POST", url, json=body, headers=headers, timeout=settings.timeout_s, extensions={"trace": trace}) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > settings.max_reply_bytes:
+                raise _BadReply(f"the reply is {int(declared)} bytes, more than {settings.max_reply_bytes} (the reply size cap)")
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > settings.max_reply_bytes:
+                    raise _BadReply(f"the reply is more than {settings.max_reply_bytes} bytes (the reply size cap)")
+                if time.monotonic() > deadline or expired.is_set():
+                    raise _BadReply(too_slow)
+                chunks.append(chunk)
+            if expired.is_set():
+                raise _BadReply(too_slow)
+            return response.status_code, b"".join(chunks)
+    except httpx.TransportError as error:
+        if expired.is_set() or isinstance(error, httpx.TimeoutException):
+            raise _BadReply(f"{too_slow} ({type(error).__name__})") from None
+        raise
+    finally:
+        watchdog.cancel()
 
 
 def _ask(client: httpx.Client, request: JudgeRequest, settings: JudgeSettings, counter: _Counter, sleep: Callable[[float], None]) -> str:
@@ -240,19 +326,26 @@ def _ask(client: httpx.Client, request: JudgeRequest, settings: JudgeSettings, c
         with counter.lock:
             counter.requests += 1
         try:
-            response = client.post(settings.endpoint, json=body, headers=headers, timeout=settings.timeout_s)
+            status, raw = _post(client, settings.endpoint, body, headers, settings)
         except (httpx.TimeoutException, httpx.TransportError) as error:
             failure = f"{type(error).__name__}: {error}"
             continue
-        if response.status_code in RETRYABLE_STATUS:
-            failure = f"HTTP {response.status_code}"
+        except _BadReply as error:
+            failure = str(error)
             continue
-        if response.status_code >= 400:
-            raise JudgeError(f"{request.question_id}: judge returned HTTP {response.status_code}: {response.text[:500]}")
+        shown = raw[:500].decode("utf-8", "replace")
+        if status in RETRYABLE_STATUS:
+            failure = f"HTTP {status}"
+            continue
+        if status >= 400:
+            raise JudgeError(f"{request.question_id}: judge returned HTTP {status}: {shown}")
         try:
-            return _reply_text(response.json())
-        except (ValueError, KeyError, IndexError, TypeError) as error:
-            raise JudgeError(f"{request.question_id}: unexpected reply from the judge ({error}): {response.text[:500]}") from None
+            return _reply_text(json.loads(raw))
+        except _BadReply as error:
+            failure = str(error)
+            continue
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+            raise JudgeError(f"{request.question_id}: unexpected reply from the judge ({error}): {shown}") from None
     raise JudgeError(f"{request.question_id}: judge failed after {settings.max_retries + 1} attempts (last: {failure})")
 
 
@@ -295,7 +388,8 @@ def judge_answers(
             progress(done, len(pending))
 
     own_client = client is None
-    http = client or httpx.Client()
+    # No keep-alive: every request opens its own connection, whose socket the deadline's watchdog can shut down.
+    http = client or httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
     try:
         with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
             for future in [pool.submit(grade, request, http) for request in pending]:
