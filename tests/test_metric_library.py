@@ -197,3 +197,17 @@ def test_building_every_metric_imports_no_generation_backend_until_it_computes()
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_scoring_a_task_without_propara_never_imports_nltk_or_scikit_learn():
+    # every component module is imported when the registry loads; ProPara's NLTK (which pulls SciPy and
+    # scikit-learn) must wait until ProPara scores
+    code = (
+        "import sys; from pathlib import Path; from procbench.api import load_task\n"
+        "from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR\n"
+        "_, runner = load_task('paradise-tip')\n"
+        "runner.evaluate(SAMPLE_DATA_ROOT, 'test', sorted((SAMPLE_SUBMISSIONS_DIR / 'paradise-tip').glob('*.jsonl'))[0])\n"
+        "print(sorted(m for m in ('nltk', 'sklearn', 'scipy', 'sacrebleu', 'rouge_score') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"

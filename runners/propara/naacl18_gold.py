@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from nltk.metrics.distance import edit_distance
-
 from runners.propara.lines import split_lines
 
 NULL, UNK = "null", "unk"
@@ -125,6 +123,8 @@ def align_parts(cell: str, inventory: frozenset[str]) -> list[tuple[str, list[st
 
 @lru_cache(maxsize=65536)
 def _levenshtein(a: str, b: str) -> int:
+    from nltk.metrics.distance import edit_distance  # here, not at import: NLTK's import costs about a second
+
     return edit_distance(a, b)  # unit-cost edit distance, as upstream's pylev
 
 

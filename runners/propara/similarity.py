@@ -10,13 +10,21 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from functools import lru_cache
-
-from nltk.stem.porter import PorterStemmer
+from typing import Any
 
 from runners._types import PredictionWarning
 
-# NLTK's default mode (NLTK_EXTENSIONS) is the Porter variant upstream copied (6.2).
-_PORTER = PorterStemmer()
+
+@lru_cache(maxsize=1)
+def _porter() -> Any:
+    """NLTK's Porter stemmer in its default mode (NLTK_EXTENSIONS), the variant upstream copied.
+
+    Imported when ProPara first scores: NLTK's package import pulls SciPy and scikit-learn (about a
+    second), which no other task should pay for.
+    """
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
 ARTICLES = ("a ", "an ", "the ", "your ", "his ", "their ", "my ", "another ", "other ", "this ", "that ")
 
 
@@ -49,7 +57,7 @@ def normalise_location(item: str) -> str:
         if text.startswith(article):
             text = text.replace(article, "", 1)
             break
-    return _PORTER.stem(text).strip()
+    return _porter().stem(text).strip()
 
 
 def _similarity(a: str, p: str, a_terms: list[frozenset[str]], p_terms: list[frozenset[str]]) -> float:
