@@ -128,10 +128,9 @@ def _expiry(days: Optional[float]):  # type: ignore[no-untyped-def]
 def team_create(name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Optional[float], typer.Option(help="the token expires after this many days")] = None) -> None:
     """Create a team and print its token (shown once; keep it secret)."""
     from submissions import auth, store
-    from submissions.details import check_name
 
     try:
-        check_name("team", name)  # before opening the store: a refused name must not create one
+        auth.check_new_team(name)  # before opening the store: a refused name must not create one
         with store.writer(db) as con, store.transaction(con):
             token = auth.create_team(con, name, now=store.now(), expires_at=_expiry(expires_days))
     except ValueError as exc:
@@ -196,6 +195,11 @@ def admin_quota(
     """Set (or --clear) a task's quota, counted per team and split."""
     from submissions import quotas, store
 
+    try:
+        quotas.check_limits(per_day=per_day, max_attempts=max_attempts)  # before opening the store: a refusal must not create one
+    except ValueError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
     with store.writer(db) as con, store.transaction(con):
         if clear:
             quotas.clear_quota(con, task, split=split)

@@ -28,7 +28,9 @@ def judge(
     """Grade answers with an LLM judge through any OpenAI-compatible endpoint, using the spec's prompts.
 
     Verdicts are cached by (judge model, prompt hash): a rerun costs nothing.  Submit the output
-    with `procbench submit TASK --predictions OUT --metadata cot=true|false`.
+    with `procbench submit TASK --predictions OUT --metadata cot=true|false`: it is ranked as
+    self-judged, unless the board has its own judge (PROCBENCH_BOARD_JUDGE_URL and _MODEL at
+    intake), which discards these verdicts and grades the answers itself.
     """
     from procbench.cli import EXIT_INVALID_PREDICTIONS, _err, _load
     from runners._types import InvalidPredictions

@@ -16,7 +16,7 @@ from datetime import datetime
 
 import duckdb
 
-from submissions.details import check_name, name_key
+from submissions.details import ANONYMOUS_TEAM, DetailError, check_name, name_key
 
 TOKEN_PREFIX = "pbt_"
 
@@ -62,9 +62,19 @@ def protected_team(con: duckdb.DuckDBPyConnection, team: str) -> str | None:
     return _same_name(con, "SELECT DISTINCT team FROM team_tokens", team)
 
 
+def check_new_team(team: str) -> str:
+    """A name a team may be created (and given tokens) under: ``check_name``'s rules, and not ``anonymous`` in
+    any form ``name_key`` folds to it (the open team of token-less submissions, which a token would lock).
+    Needs no store, so a refused name is refused before one is opened."""
+    check_name("team", team)
+    if name_key(team) == name_key(ANONYMOUS_TEAM):
+        raise DetailError(f"the team name {team!r} is reserved (it is the team of submissions sent without a token or a team)")
+    return team
+
+
 def create_team(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, expires_at: datetime | None = None) -> str:
     """Create a team with a fresh token; returns the token (not stored).  The caller commits."""
-    check_name("team", team)
+    check_new_team(team)
     existing = similar_team(con, team)
     if existing == team:
         raise ValueError(f"team {team!r} already exists (issue a new token with `procbench team token {team}`)")
@@ -76,6 +86,8 @@ def create_team(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, exp
 
 def issue_token(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, expires_at: datetime | None = None, revoke_others: bool = False) -> str:
     """A new token for an existing team; returns it (only its hash is stored)."""
+    if name_key(team) == name_key(ANONYMOUS_TEAM):
+        check_new_team(team)  # a store from before the name was reserved may hold the team: it still gets no token
     if not team_exists(con, team):
         raise ValueError(f"no team {team!r} (create it with `procbench team create {team}`)")
     if revoke_others:

@@ -51,6 +51,9 @@ _REFUSED_IN_NAMES = {
 }
 REFERENCE_TEAM = "reference"  # the team of the rows reported in the literature (``reported`` blocks)
 RESERVED_TEAMS = (REFERENCE_TEAM,)
+# the team of a submission with neither a token nor a team: anyone may submit under it, so no team of that
+# name (in any form name_key folds to it) may be created with a token, which would lock everyone out of it
+ANONYMOUS_TEAM = "anonymous"
 
 # Letters that look like Latin ones (UTS #39 confusables, the common part), applied after casefolding,
 # so capitals are covered by their lower-case forms (Cyrillic В -> в -> b, Greek Η -> η -> h).

@@ -59,10 +59,11 @@ def run_job(job: RescoreJob) -> RescoreResult:
     from procbench.api import load_task
     from runners._types import InvalidPredictions
     from submissions.blobs import materialise
+    from submissions.judging import regrade_for_rescore
     from submissions.rows import aggregate_rows, item_rows
 
     try:
-        _, runner = load_task(job.spec_path)
+        spec, runner = load_task(job.spec_path)
         gold, fingerprint = runner.gold(Path(job.data_root), job.split)
         if job.expected_fingerprint and fingerprint != job.expected_fingerprint:
             return RescoreResult(job.job_id, False, fingerprint, f"worker computed fingerprint {fingerprint[:12]}, expected {job.expected_fingerprint[:12]} (different data or code)")
@@ -74,7 +75,9 @@ def run_job(job: RescoreJob) -> RescoreResult:
             return RescoreResult(job.job_id, False, fingerprint, "the job carries no raw file")
         with materialise(compressed, job.filename, expected_sha256=job.content_sha256) as path:
             records, notes = runner.validate(path, gold)
-            evaluation = runner.evaluate_records(gold, fingerprint, job.split, records, notes, json.loads(job.metadata_json))
+            metadata = json.loads(job.metadata_json)
+            records = regrade_for_rescore(spec, gold, records, metadata)  # issue #17: a board-judged row is judged again, never by its file's verdicts
+            evaluation = runner.evaluate_records(gold, fingerprint, job.split, records, notes, metadata)
         return RescoreResult(job.job_id, True, fingerprint, "", evaluation.n_items, item_rows(evaluation), aggregate_rows(evaluation), tuple(evaluation.warnings))
     except InvalidPredictions as exc:
         return RescoreResult(job.job_id, False, "", f"no longer valid under the current spec: {exc.render()}")

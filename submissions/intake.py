@@ -24,6 +24,7 @@ import duckdb
 
 from dsl.model import TaskSpec
 from runners._types import InvalidPredictions, Problem, clip
+from runners.pmllm.judge import JudgeError
 from runners.runner import Evaluation, TaskRunner
 from submissions import blobs, store
 from submissions import judging  # issue #17 (self-judged verdicts)
@@ -231,11 +232,13 @@ def submit(
     card: ModelCard | None = None,
     limits: IntakeLimits | None = None,
     now: datetime | None = None,
+    judge: judging.BoardJudge | None = None,
 ) -> SubmissionOutcome:
     """Validate, score and store one prediction file; the same file twice is stored once.
 
     ``team=None`` stores under the token's team (``anonymous`` without a token); ``filename`` is the
-    upload's own name when ``predictions`` is a temporary copy (the site); ``now`` fixes the clock.
+    upload's own name when ``predictions`` is a temporary copy (the site); ``now`` fixes the clock;
+    ``judge`` is the board's own judge (default: ``BoardJudge.from_env()``, none when unconfigured).
     Raises RejectedPredictions (an InvalidPredictions), SubmissionRefused (a ValueError),
     MissingData (a FileNotFoundError) or ScoringFailed, each with a ``receipt``; nothing stored.
     """
@@ -262,17 +265,22 @@ def submit(
         raise attempt.refuse("data", str(exc)) from exc
 
     limits = limits or IntakeLimits.from_env()
+    if judge is None and judging.judged_task(spec):
+        try:
+            judge = judging.BoardJudge.from_env()
+        except JudgeError as exc:
+            raise attempt.refuse("judge", f"the board's judge is misconfigured: {exc}; nothing was stored") from None
     try:
         scratch = blobs.blob_root(db_path) / "tmp" if db_path.exists() else None  # issue #17: no store yet, no folder beside it
         with stage(predictions, filename=filename, limits=limits, scratch=scratch) as staged:
-            return _score_and_store(spec, runner, attempt, staged, gold=gold, fingerprint=fingerprint, team=team, token=token, metadata=dict(metadata or {}), card=card, received=received, limits=limits)
+            return _score_and_store(spec, runner, attempt, staged, gold=gold, fingerprint=fingerprint, team=team, token=token, metadata=dict(metadata or {}), card=card, received=received, limits=limits, judge=judge)
     except BadFileName as exc:
         raise attempt.refuse("request", str(exc)) from None
     except FileRefused as exc:
         raise attempt.reject("file", [exc.problem], attempt.filename) from None
 
 
-def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, staged: StagedFile, *, gold: Any, fingerprint: str, team: str | None, token: str | None, metadata: dict[str, Any], card: ModelCard, received: datetime, limits: IntakeLimits) -> SubmissionOutcome:
+def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, staged: StagedFile, *, gold: Any, fingerprint: str, team: str | None, token: str | None, metadata: dict[str, Any], card: ModelCard, received: datetime, limits: IntakeLimits, judge: judging.BoardJudge | None = None) -> SubmissionOutcome:
     attempt.content = staged.sha256
     attempt.filename = staged.filename
     split = attempt.split
@@ -294,7 +302,16 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
         attempt.log("validate", f"the task's reader failed: {type(exc).__name__}: {exc}")
         raise ScoringFailed(clip(f"the task's reader failed on this file: {exc}", MAX_REASON_CHARS), receipt=attempt.receipt, stage="validate") from exc
     validated = attempt.clock()
-    metadata = judging.mark(metadata, records)  # issue #17: verdicts read from the file are the submitter's; the `judge` key is intake's alone
+    if judge is not None and judging.judged_task(spec):
+        # issue #17: the board's own judge grades the answers; the verdicts the file carried are discarded.
+        # Outside the scoring clock: each request is bounded by the judge's own deadline and retries.
+        try:
+            records = judge.grade(spec, gold, records, metadata, db_path=attempt.db_path)
+        except (JudgeError, OSError) as exc:
+            raise attempt.refuse("judge", f"the board's judge ({judge.model}) could not grade this file: {exc}; nothing was stored") from None
+        metadata = judging.mark(metadata, records, board_judge=judge.model)
+    else:
+        metadata = judging.mark(metadata, records)  # issue #17: verdicts read from the file are the submitter's; the `judge` key is intake's alone
     try:
         evaluation = clock.run(lambda: runner.evaluate_records(gold, fingerprint, split, records, notes, metadata))
     except OverTime as exc:

@@ -37,10 +37,15 @@ class Quota:
     max_attempts: int | None
 
 
-def set_quota(con: duckdb.DuckDBPyConnection, task: str, *, split: str = "", per_day: int | None, max_attempts: int | None, now: datetime) -> Quota:
+def check_limits(*, per_day: int | None, max_attempts: int | None) -> None:
+    """ValueError unless each limit is None (unlimited) or 0 or more; callable before any store is opened."""
     for name, value in (("per-day", per_day), ("max-attempts", max_attempts)):
         if value is not None and value < 0:
             raise ValueError(f"--{name} must be 0 or more (got {value})")
+
+
+def set_quota(con: duckdb.DuckDBPyConnection, task: str, *, split: str = "", per_day: int | None, max_attempts: int | None, now: datetime) -> Quota:
+    check_limits(per_day=per_day, max_attempts=max_attempts)
     con.execute(
         "INSERT OR REPLACE INTO quotas (task, split, per_day, max_attempts, updated_at) VALUES (?, ?, ?, ?, ?)",
         [task, split, per_day, max_attempts, now],

@@ -100,6 +100,22 @@ def test_look_alikes_of_a_token_protected_team_need_its_token(variant: str, db: 
         _create(db, variant)
 
 
+@pytest.mark.parametrize("name", ["anonymous", "Anonymous", "ANONYMOUS", "a n o n y m o u s", "ａｎｏｎｙｍｏｕｓ", "an0nymous", "anоnymous"])  # last: Cyrillic о
+def test_the_anonymous_team_cannot_be_created_or_given_a_token(name: str, db: Path) -> None:
+    """`anonymous` is where token-less submissions go: a token on it (or a look-alike) would lock everyone out."""
+    result = cli.invoke(app, ["team", "create", name, "--db", str(db)])
+    assert result.exit_code == 5 and "reserved" in result.output, result.output
+    with pytest.raises(DetailError, match="reserved"):
+        _create(db, name)
+    with store.writer(db) as con, store.transaction(con):  # a store from before the reservation may hold the team
+        con.execute("INSERT INTO teams (team, created_at) VALUES (?, ?)", [name, store.now()])
+    result = cli.invoke(app, ["team", "token", name, "--db", str(db)])
+    assert result.exit_code == 5 and "reserved" in result.output, result.output
+    # submitting under it needs no token, by default or by name
+    assert submit_openpi(db, TEMPLATE, team=None).team == "anonymous"
+    assert submit_openpi(db, NO_CHANGE, team="anonymous").team == "anonymous"
+
+
 def test_unrelated_names_are_still_free(db: Path) -> None:
     _create(db, "acme")
     assert submit_openpi(db, TEMPLATE, team="acme labs").team == "acme labs"
@@ -222,7 +238,8 @@ def test_a_refused_request_creates_no_store(case: str, tmp_path: Path) -> None:
 
 def test_admin_commands_on_a_missing_store_create_none(tmp_path: Path) -> None:
     db = tmp_path / "none.duckdb"
-    for args in (["admin", "hide", "abcdef"], ["team", "revoke", "acme"], ["team", "token", "acme"], ["team", "create", "reference"], ["admin", "receipt", "abc"], ["admin", "check"]):
+    for args in (["admin", "hide", "abcdef"], ["team", "revoke", "acme"], ["team", "token", "acme"], ["team", "create", "reference"], ["team", "create", "Anonymous"], ["admin", "receipt", "abc"], ["admin", "check"],
+                 ["admin", "quota", "openpi", "--per-day=-1"], ["admin", "quota", "openpi", "--max-attempts=-3", "--split", "test"]):
         result = cli.invoke(app, [*args, "--db", str(db)])
         assert result.exit_code == 5, (args, result.output)
         assert list(tmp_path.iterdir()) == [], args

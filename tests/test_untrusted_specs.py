@@ -256,12 +256,18 @@ def _with_judge_template(text: str) -> tuple[str, str]:
     ("text", "what", "message"),
     [
         ("{{ cycler.__init__.__globals__ }}", "cycler", "attribute or item access on 'cycler'"),
-        ("{% set c = cycler %}{{ c.__init__ }}", "c", "attribute or item access on 'c'"),
+        ("{% for c in [cycler] %}{{ c.__init__ }}{% endfor %}", "c", "attribute or item access on 'c'"),
+        ("{% set a = answer ~ answer %}{{ a }}", "set", "set is not available in spec templates"),
         ("{{ ''.__class__.__mro__[1] }}", None, "attribute or item access on a literal"),
         ("{{ (question|list).pop(0) }}", None, "attribute or item access on a filter's result"),
         ("{{ question.__class__ }}", "__class__", "access to '__class__' is not allowed"),
         ("{{ answer['__len__'] }}", "__len__", "access to '__len__' is not allowed"),
         ("{% include 'other' %}", "include", "include is not available"),
+        ("{{ question.ljust(10**9) }}", "ljust", "ljust(...): calls are not available"),
+        ("{{ answer|upper }} {{ question.center(10**9)|trim }}", "center", "center(...): calls are not available"),
+        ("{% for i in range(10) %}{{ question }}{% endfor %}", "range", "range(...): calls are not available"),
+        ("{{ lipsum(10**9) }}", "lipsum", "lipsum(...): calls are not available"),
+        ("{% macro m() %}x{% endmacro %}{{ m() }}", "m()", "m(...): calls are not available"),
     ],
 )
 def test_check_refuses_attribute_access_beyond_the_variables(text: str, what: str | None, message: str) -> None:
@@ -284,8 +290,51 @@ def test_check_accepts_templates_that_read_their_variables() -> None:
     from dsl import check_text
     from procbench.paths import SPECS_DIR
 
-    source, path = _with_judge_template("{{ question }} {{ answer.strip()|upper }} {{ question[0] }} {% for w in answer.split() %}{{ w }}{% endfor %}")
+    source, path = _with_judge_template("{{ question }} {{ answer|trim|upper }} {{ question[0] }} {% for w in answer|list %}{{ w|center(3) }}{% endfor %}")
     check_text(source, path, [SPECS_DIR])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{{ question.ljust(10**9) }}",
+        "{{ question.rjust(10**9, 'x') }}",
+        "{{ question.center(10**9) }}",
+        "{{ question.zfill(10**9) }}",
+        "{{ ('\t' * 100).expandtabs(10**8) }}",
+        "{{ '{:>1000000000}'.format(question) }}",
+        "{{ '{:>{}}'.format(question, 10**9) }}",
+        "{{ '%1000000000s' % question }}",
+        "{{ '%*s' % (10**9, question) }}",
+        "{{ question.replace('', 'x' * 1000000) }}",
+        "{{ ('x' * 1000000).join(answer) }}",
+        "{{ question|center(10**9) }}",
+        "{{ question|indent(10**9, true) }}",
+        "{{ '%1000000000s'|format(question) }}",
+        "{{ question|replace('', 'x' * 1000000) }}",
+        "{{ question|wordwrap(1, wrapstring='x' * 1000000) }}",
+        "{{ answer|join('x' * 1000000) }}",
+        "{{ question|batch(10**9, 'x')|list }}",
+        "{{ question|slice(10**9)|list }}",
+        "{{ lipsum(10**9) }}",
+        "{% for i in range(100000) %}{% for j in range(100000) %}{{ question }}{% endfor %}{% endfor %}",
+    ],
+)
+def test_the_sandbox_refuses_a_huge_width_or_count_before_building_it(text: str) -> None:
+    """The second line of defence, for a template that skipped `check`: each of these would take GiBs (or hours)."""
+    from jinja2.sandbox import SecurityError
+
+    from runners.pmllm.judge import render_prompt
+
+    with pytest.raises(SecurityError, match="may not"):
+        render_prompt(text, question="qq", answer="abc")
+
+
+def test_the_sandbox_still_pads_and_formats_within_bounds() -> None:
+    from runners.templates import environment
+
+    text = "{{ q|center(6) }}|{{ '%4s' % a }}|{{ '{:>4}'.format(a) }}|{{ q.ljust(4, '.') }}|{{ a|replace('b', 'B') }}|{{ a|join(',') }}|{{ a|indent(2) }}"
+    assert environment().from_string(text).render(q="qq", a="abc") == "  qq  | abc| abc|qq..|aBc|a,b,c|abc"
 
 
 NAMES = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
