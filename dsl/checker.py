@@ -23,6 +23,8 @@ from dsl.binding import Binder, describe, literal
 from dsl.errors import Diagnostic, SpecError
 from dsl.parser import parse, parse_file
 from runners import registry
+from runners.metrics._derived import ARITY as FORMULA_ARITY
+from runners.metrics._derived import formula_names
 from runners.predictions import FieldType
 from runners.tables import EXPLODE_INDEX, EXPLODE_KEY
 
@@ -30,7 +32,6 @@ LIST_OF_TEXT = FieldType("list", FieldType("str"))
 TEXT = FieldType("str")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 RUNTIME_PLACEHOLDERS = ("split",)  # filled in when the task runs, not by params
-FORMULA_FUNCTIONS = {"mean": 0, "f1": 2, "round": 2}  # function -> arity (0: one or more); see runners.metrics.derived
 
 
 @dataclass
@@ -312,7 +313,7 @@ class _Checker(Binder):
         return None
 
     def parse_formula(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
-        """A metric computed from others: names of metrics, numbers, and the functions of FORMULA_FUNCTIONS."""
+        """A metric computed from others: names of metrics, numbers, and the functions of runners.metrics._derived."""
         usage = "e.g. from = f1(inputs_p, inputs_r), mean(a_p, b_p), round(mean(a_p, b_p), 3)"
         if isinstance(expr, s.Ref) and len(expr.parts) == 1:
             self.refer("metric", expr.parts[0], expr.span, "metric in from")
@@ -321,9 +322,9 @@ class _Checker(Binder):
             return ("number", float(expr.value))
         if isinstance(expr, s.Call) and not expr.kwargs:
             name = expr.callee.dotted
-            arity = FORMULA_FUNCTIONS.get(name)
+            arity = FORMULA_ARITY.get(name)
             if arity is None:
-                self.unknown(expr.callee.span, "function in from", name, list(FORMULA_FUNCTIONS))
+                self.unknown(expr.callee.span, "function in from", name, list(FORMULA_ARITY))
                 return None
             if (arity and len(expr.args) != arity) or not expr.args:
                 self.error(expr.span, f"{name}() takes {arity or 'one or more'} argument(s), got {len(expr.args)}", usage)
@@ -932,14 +933,6 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
     return replace(spec, score=score, slices=tuple(slices), params=params, metrics=metrics, reported=reported)
 
 
-def _formula_names(formula: tuple[Any, ...]) -> list[str]:
-    if formula[0] == "metric":
-        return [formula[1]]
-    if formula[0] == "call":
-        return [n for arg in formula[2] for n in _formula_names(arg)]
-    return []
-
-
 def _check_formula_cycles(ck: _Checker, measures: tuple[m.MeasureSpec, ...]) -> None:
     """A metric computed from itself, directly or through others, is one error at the first measure of the cycle."""
     formulas = {ms.name: ms.formula for ms in measures if ms.formula is not None}
@@ -954,7 +947,7 @@ def _check_formula_cycles(ck: _Checker, measures: tuple[m.MeasureSpec, ...]) -> 
             ck.error(m.span_of(where, "formula"), f"metrics computed from each other: {' -> '.join(cycle)}", "a measure's from may use only metrics computed without it")
             return True
         state[name] = 1
-        found = any(visit(dep, (*path, name)) for dep in _formula_names(formulas[name]))
+        found = any(visit(dep, (*path, name)) for dep in formula_names(formulas[name]))
         state[name] = 2
         return found
 

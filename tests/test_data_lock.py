@@ -6,11 +6,8 @@ Files are laid out under tmp data roots; downloads go to a loopback server (neve
 from __future__ import annotations
 
 import hashlib
-import http.server
 import json
 import shutil
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -36,7 +33,7 @@ from dsl.lock import (
 from procbench import data as fetching
 from procbench.cli import app
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
-from tests.test_data_fetch import Loopback, _handler
+from tests.test_data_fetch import Loopback, server  # noqa: F401 - `server` is test_data_fetch's loopback fixture, shared
 
 BASE = "https://raw.example.org/org/bench/0123456789abcdef0123456789abcdef01234567/"
 SPLITS = ("dev", "test")
@@ -276,27 +273,14 @@ def test_declarations_only_records_what_the_checker_asked_for(tmp_path: Path) ->
 # -- fetching against the lock ------------------------------------------------------------------
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Loopback]:
-    state = Loopback(root=tmp_path / "served")
-    state.root.mkdir()
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def _mirror(server: Loopback, specs: tuple[fetching.FetchSpec, ...], root: Path) -> None:
+def _mirror(loopback: Loopback, specs: tuple[fetching.FetchSpec, ...], root: Path) -> None:
     """Lay the upstream files out as a mirror serves them: <mirror>/<host>/<path>."""
     for spec in specs:
         parts = urlsplit(spec.url)
-        _put(server.root, parts.netloc + unquote(parts.path), (root / spec.path).read_bytes())
+        _put(loopback.root, parts.netloc + unquote(parts.path), (root / spec.path).read_bytes())
 
 
-def test_fetch_from_a_mirror_verifies_against_the_lock(server: Loopback, bench_root: Path, tmp_path: Path) -> None:
+def test_fetch_from_a_mirror_verifies_against_the_lock(server: Loopback, bench_root: Path, tmp_path: Path) -> None:  # noqa: F811 - the fixture
     origins = [GOLD, QUESTIONS]
     write_lock("bench", origins, SPLITS, bench_root, tmp_path / "bench.lock")
     specs = read_lock(tmp_path / "bench.lock", origins, SPLITS)

@@ -7,6 +7,7 @@ slice or a bootstrap resample reduces the statistics of a subset of items.
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -182,32 +183,32 @@ def test_a_step_left_out_is_ranked_after_the_listed_ones():
 # -- heavy libraries stay out of tasks that do not use them -----------------------------------------
 
 
+HEAVY = ("nltk", "sklearn", "scipy", "sacrebleu", "rouge_score")
+
+
+def _heavy_modules_after(code: str) -> list[str]:
+    """Which heavy libraries a fresh interpreter has imported after running ``code``."""
+    probe = f"{code}\nimport sys, json; print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    return json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+
+
 def test_importing_the_library_imports_no_metric_backend():
-    code = "import sys, runners.metrics; print(sorted(m for m in ('sacrebleu', 'sklearn', 'scipy', 'rouge_score') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == "[]"
+    assert _heavy_modules_after("import runners.metrics") == []
 
 
 def test_building_every_metric_imports_no_generation_backend_until_it_computes():
     # building (as check and compile do) must not load sacrebleu or rouge-score: only computing does
-    code = (
-        "import sys; from runners import registry\n"
-        "for name in registry.names('metric'): registry.get('metric', name).build()\n"
-        "print(sorted(m for m in ('sacrebleu', 'rouge_score') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == "[]"
+    loaded = _heavy_modules_after("from runners import registry\nfor name in registry.names('metric'): registry.get('metric', name).build()")
+    assert not {"sacrebleu", "rouge_score"} & set(loaded)
 
 
 def test_scoring_a_task_without_propara_never_imports_nltk_or_scikit_learn():
     # every component module is imported when the registry loads; ProPara's NLTK (which pulls SciPy and
     # scikit-learn) must wait until ProPara scores
     code = (
-        "import sys; from pathlib import Path; from procbench.api import load_task\n"
+        "from procbench.api import load_task\n"
         "from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR\n"
         "_, runner = load_task('paradise-tip')\n"
-        "runner.evaluate(SAMPLE_DATA_ROOT, 'test', sorted((SAMPLE_SUBMISSIONS_DIR / 'paradise-tip').glob('*.jsonl'))[0])\n"
-        "print(sorted(m for m in ('nltk', 'sklearn', 'scipy', 'sacrebleu', 'rouge_score') if m in sys.modules))"
+        "runner.evaluate(SAMPLE_DATA_ROOT, 'test', sorted((SAMPLE_SUBMISSIONS_DIR / 'paradise-tip').glob('*.jsonl'))[0])"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == "[]"
+    assert _heavy_modules_after(code) == []

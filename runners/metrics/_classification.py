@@ -38,29 +38,42 @@ class Accuracy(Metric):
         return (1.0 if prediction is not None and label_text(prediction) == label_text(gold) else 0.0,)
 
 
-class ClassMetric(Metric):
-    """Precision, recall or F1 over a declared class set; ``score = "prf"`` gives all three."""
+class _OverClasses(Metric):
+    """A metric over a declared class set: an item's statistics are its gold and predicted class indices."""
 
     gold = (ANY,)
     prediction = (ANY,)
     same_type = True
+
+    def __init__(self, labels: Sequence[Any] = ()):
+        self.labels = tuple(label_text(v) for v in labels)
+        self._index = {label: i for i, label in enumerate(self.labels)}  # built once, looked up per item
+
+    def stat_names(self, aggregate: str) -> tuple[str, ...]:
+        return (":gold", ":prediction")
+
+    def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
+        """(gold class index, predicted class index or -1); a gold value outside the classes is an error."""
+        gold_index = self._index.get(label_text(gold))
+        if gold_index is None:
+            raise ValueError(f"gold value {gold!r} is not one of the declared classes ({', '.join(self.labels)})")
+        return (float(gold_index), OUTSIDE if prediction is None else float(self._index.get(label_text(prediction), OUTSIDE)))
+
+
+class ClassMetric(_OverClasses):
+    """Precision, recall or F1 over a declared class set; ``score = "prf"`` gives all three."""
+
     aggregations = CLASS_AGGREGATIONS
     library = "scikit-learn precision_recall_fscore_support"
     suffixes: ClassVar[dict[str, tuple[str, ...]]] = {"precision": ("",), "recall": ("",), "f1": ("",), "prf": ("_p", "_r", "_f1")}
 
     def __init__(self, score: str, labels: Sequence[Any] = ()):
+        super().__init__(labels)
         self.score = score
-        self.labels = tuple(label_text(v) for v in labels)
-
-    def stat_names(self, aggregate: str) -> tuple[str, ...]:
-        return (":gold", ":prediction")
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
         stems = [f"{name}_{label}" for label in self.labels] if aggregate == "per_class" else [name]
         return tuple(stem + suffix for stem in stems for suffix in self.suffixes[self.score])
-
-    def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
-        return class_indices(self.labels, gold, prediction)
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         tp, pred_sum, true_sum = class_counts(len(self.labels), rows)
@@ -99,27 +112,15 @@ def class_counts(n: int, rows: Sequence[Stats]) -> tuple[list[int], list[int], l
     return tp, pred_sum, true_sum
 
 
-class Confusion(Metric):
+class Confusion(_OverClasses):
     """Counts of (gold class, predicted class) pairs: outputs <measure>_<gold>_<predicted>."""
 
-    gold = (ANY,)
-    prediction = (ANY,)
-    same_type = True
     aggregations = ("sum",)
     percent = False
     library = "scikit-learn confusion_matrix"
 
-    def __init__(self, labels: Sequence[Any] = ()):
-        self.labels = tuple(label_text(v) for v in labels)
-
-    def stat_names(self, aggregate: str) -> tuple[str, ...]:
-        return (":gold", ":prediction")
-
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
         return tuple(f"{name}_{g}_{p}" for g in self.labels for p in self.labels)
-
-    def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
-        return class_indices(self.labels, gold, prediction)
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         n = len(self.labels)
@@ -128,15 +129,6 @@ class Confusion(Metric):
             if row[1] >= 0:  # a prediction outside the classes is in no column, as in scikit-learn's confusion_matrix(labels=...)
                 matrix[int(row[0])][int(row[1])] += 1
         return tuple(matrix[g][p] for g in range(n) for p in range(n))
-
-
-def class_indices(labels: tuple[str, ...], gold: Any, prediction: Any) -> Stats:
-    """(gold class index, predicted class index or -1); a gold value outside the classes is an error."""
-    index = {label: i for i, label in enumerate(labels)}
-    gold_index = index.get(label_text(gold))
-    if gold_index is None:
-        raise ValueError(f"gold value {gold!r} is not one of the declared classes ({', '.join(labels)})")
-    return (float(gold_index), OUTSIDE if prediction is None else float(index.get(label_text(prediction), OUTSIDE)))
 
 
 # -- components ---------------------------------------------------------------------------------------

@@ -30,6 +30,14 @@ def _mean(*values: float) -> float:
 
 
 FUNCTIONS: dict[str, Callable[..., float]] = {"mean": _mean, "f1": _f1, "round": lambda x, digits: round(x, int(digits))}
+ARITY = {"mean": 0, "f1": 2, "round": 2}  # arguments each function takes (0: one or more); the checker holds specs to it
+
+
+def formula_names(formula: Formula) -> list[str]:
+    """The metrics a formula reads."""
+    if formula[0] == "metric":
+        return [formula[1]]
+    return [n for arg in formula[2] for n in formula_names(arg)] if formula[0] == "call" else []
 
 
 def evaluate(formula: Formula, values: Mapping[str, float]) -> float:
@@ -45,15 +53,10 @@ def order(formulas: Mapping[str, Formula]) -> list[str]:
     """The derived metrics so that each comes after the derived metrics it uses (the checker refused cycles)."""
     done: list[str] = []
 
-    def names(formula: Formula) -> list[str]:
-        if formula[0] == "metric":
-            return [formula[1]]
-        return [n for arg in formula[2] for n in names(arg)] if formula[0] == "call" else []
-
     def visit(name: str) -> None:
         if name in done:
             return
-        for dep in names(formulas[name]):
+        for dep in formula_names(formulas[name]):
             if dep in formulas:
                 visit(dep)
         done.append(name)

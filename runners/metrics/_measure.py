@@ -94,7 +94,7 @@ class Measures:
                     if emitted is None:  # the checker knows the scorer's contract; a component breaking it is named here
                         problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: the scorer gave no value {stage.value_name!r} for this item"))
                         continue
-                    out[item_id][keys[0]] = float(emitted)
+                    out[item_id].update(zip(keys, stage.metric.item(None, emitted, stage.aggregate)))
                     continue
                 gold_value = field_value(record, stage.gold_field)  # reader components build objects, tables build dicts
                 if not _fits(gold_value, stage.gold_types):
