@@ -41,7 +41,9 @@ class Reference:
 
 
 def describe(value: s.Expr) -> str:
-    return {s.Str: "a string", s.Num: "a number", s.Bool: "true/false", s.Ref: "a name", s.Call: "a call", s.ListExpr: "a list", s.ObjectExpr: "an object"}[type(value)]
+    return {s.Str: "a string", s.Num: "a number", s.Bool: "true/false", s.Ref: "a name", s.Call: "a call", s.ListExpr: "a list", s.ObjectExpr: "an object"}[
+        type(value)
+    ]
 
 
 def literal(value: s.Expr) -> Any:
@@ -131,9 +133,15 @@ class Binder:
             else:
                 self.error(blk.span, f"a {blk.type} block takes no name", f"write `{blk.type} {{ ... }}`")
             return None
-        for f, text, bare, span in zip(label_fields, blk.labels, blk.bare_labels or (True,) * len(blk.labels), blk.label_spans or (blk.span,) * len(blk.labels)):
+        for f, text, bare, span in zip(
+            label_fields, blk.labels, blk.bare_labels or (True,) * len(blk.labels), blk.label_spans or (blk.span,) * len(blk.labels)
+        ):
             if f.metadata["name"] and not bare:
-                self.error(span, f"a {blk.type}'s name is written without quotes", f"write `{blk.type} {text} {{ ... }}`" if text.isidentifier() else "names are letters, digits, _ and -")
+                self.error(
+                    span,
+                    f"a {blk.type}'s name is written without quotes",
+                    f"write `{blk.type} {text} {{ ... }}`" if text.isidentifier() else "names are letters, digits, _ and -",
+                )
             elif not f.metadata["name"] and bare:
                 self.error(span, f"a {blk.type} block is labelled with quoted text", f'write `{blk.type} "{text}" {{ ... }}`')
             values[f.name] = text
@@ -147,7 +155,9 @@ class Binder:
                     self.unknown(stmt.span, "attribute", stmt.name, [*by_key, *by_tag], where=f"a {blk.type} block")
                     continue
                 if stmt.type is not None:
-                    self.error(stmt.type.span, f"{stmt.name!r} takes no type annotation", "types are written on data fields: `answers: list(str) = gold.answers`")
+                    self.error(
+                        stmt.type.span, f"{stmt.name!r} takes no type annotation", "types are written on data fields: `answers: list(str) = gold.answers`"
+                    )
                     continue
             else:
                 f = by_tag.get(stmt.type)
@@ -157,7 +167,11 @@ class Binder:
             earlier = statements.setdefault(f.name, [])
             if earlier and (isinstance(stmt, s.Attribute) or f.metadata["syntax"] in ("block", "entries")):
                 kind = "attribute" if isinstance(stmt, s.Attribute) else "block"
-                self.error(stmt.span, f"{kind} {getattr(stmt, 'name', None) or stmt.type!r} is given twice in this {blk.type} block", f"first on line {earlier[0].span.line}")
+                self.error(
+                    stmt.span,
+                    f"{kind} {getattr(stmt, 'name', None) or stmt.type!r} is given twice in this {blk.type} block",
+                    f"first on line {earlier[0].span.line}",
+                )
                 continue
             earlier.append(stmt)
 
@@ -175,7 +189,16 @@ class Binder:
         except TypeError:  # a required part failed to read (already reported)
             return None
 
-    def _bind_field(self, f: dataclasses.Field, found: list[s.Attribute | s.Block], blk: s.Block, hints: dict[str, Any], values: dict[str, Any], where: dict[str, s.Span], parser: Any) -> None:  # type: ignore[type-arg]
+    def _bind_field(
+        self,
+        f: dataclasses.Field,
+        found: list[s.Attribute | s.Block],
+        blk: s.Block,
+        hints: dict[str, Any],
+        values: dict[str, Any],
+        where: dict[str, s.Span],
+        parser: Any,
+    ) -> None:
         syntax = f.metadata["syntax"]
         if syntax == "attr":
             if not found:
@@ -230,7 +253,7 @@ class Binder:
                     self.error(entry.span, f"{entry.name!r} is given twice in this {stmt.type} block")
 
     # -- values ------------------------------------------------------------------------------
-    def value(self, expr: s.Expr, annotation: Any, f: dataclasses.Field, parser: Any, where: str) -> Any:  # type: ignore[type-arg]
+    def value(self, expr: s.Expr, annotation: Any, f: dataclasses.Field, parser: Any, where: str) -> Any:
         meta = f.metadata
         if meta.get("parse"):
             result = getattr(parser, "parse_" + meta["parse"])(expr, where)
@@ -266,7 +289,9 @@ class Binder:
             return expr.value
         if annotation is m.ComponentCall:
             if not isinstance(expr, s.Call):
-                self.error(expr.span, f"{where} is a component call like name(...), got {describe(expr)}", f"write {expr.dotted}()" if isinstance(expr, s.Ref) else "")
+                self.error(
+                    expr.span, f"{where} is a component call like name(...), got {describe(expr)}", f"write {expr.dotted}()" if isinstance(expr, s.Ref) else ""
+                )
                 return _FAILED
             call = self.component(expr, meta["kind"])
             return _FAILED if call is None else call
@@ -301,7 +326,12 @@ class Binder:
         if isinstance(expr, s.Call) and expr.callee.dotted in ("list", "optional") and len(expr.args) == 1 and not expr.kwargs:
             inner = self.field_type(expr.args[0])
             return FieldType(expr.callee.dotted, inner) if inner else None
-        if isinstance(expr, s.Call) and expr.callee.dotted == "enum" and expr.args and all(isinstance(a, (s.Str, s.Num, s.Bool)) or (isinstance(a, s.Ref) and len(a.parts) == 1) for a in expr.args):
+        if (
+            isinstance(expr, s.Call)
+            and expr.callee.dotted == "enum"
+            and expr.args
+            and all(isinstance(a, (s.Str, s.Num, s.Bool)) or (isinstance(a, s.Ref) and len(a.parts) == 1) for a in expr.args)
+        ):
             return FieldType("enum", values=tuple(literal(a) for a in expr.args))  # enum(a, b) names its text values
         name = expr.callee.dotted if isinstance(expr, s.Call) else expr.dotted if isinstance(expr, s.Ref) else describe(expr)
         self.unknown(expr.span, "type", name, TYPE_SPELLINGS)
@@ -343,24 +373,39 @@ class Binder:
             namespace = registry.NAME_PARAMS.get(param.type)
             if namespace is not None:
                 if not isinstance(expr, s.Ref) or len(expr.parts) != 1:
-                    self.error(expr.span, f"parameter {param.name!r} of {name}() is the name of a {namespace}, got {describe(expr)}", f"write it without quotes, e.g. {param.default if isinstance(param.default, str) else 'label'}")
+                    self.error(
+                        expr.span,
+                        f"parameter {param.name!r} of {name}() is the name of a {namespace}, got {describe(expr)}",
+                        f"write it without quotes, e.g. {param.default if isinstance(param.default, str) else 'label'}",
+                    )
                     ok = False
                     continue
                 self.refer(namespace.replace(" ", "_").replace("-", "_"), expr.parts[0], expr.span, f"{namespace} in {name}()")
                 values[param.name] = expr.parts[0]
                 continue
             if isinstance(expr, (s.Ref, s.Call)):
-                self.error(expr.span, f"parameter {param.name!r} of {name}() must be a literal {param.type_name()}, got {describe(expr)}", "write a string, number, true/false, a list or an object")
+                self.error(
+                    expr.span,
+                    f"parameter {param.name!r} of {name}() must be a literal {param.type_name()}, got {describe(expr)}",
+                    "write a string, number, true/false, a list or an object",
+                )
                 ok = False
                 continue
             value = literal(expr)
             if not type_ok(value, param.type):
-                self.error(expr.span, f"parameter {param.name!r} of {name}() must be {param.type_name()}, got {describe(expr)}" + (f" {value!r}" if isinstance(value, (str, int, float)) else ""), signature(comp))
+                self.error(
+                    expr.span,
+                    f"parameter {param.name!r} of {name}() must be {param.type_name()}, got {describe(expr)}"
+                    + (f" {value!r}" if isinstance(value, (str, int, float)) else ""),
+                    signature(comp),
+                )
                 ok = False
                 continue
             values[param.name] = value
         if not ok:
             return None
+        if comp.preset_of is not None:  # the spelled-out call it stands for: same runner, same fingerprint
+            return m.ComponentCall(kind, comp.preset_of[0], comp.preset_of[1], {"": call.span})
         return m.ComponentCall(kind, name, tuple((p.name, values[p.name]) for p in params if p.name in values), {"": call.span})
 
 

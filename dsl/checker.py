@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ class _Checker(Binder):
         self.used_normalisers: set[str] = set()
         self.declared_outputs: list[tuple[str, s.Span]] = []
         self.splits: tuple[str, ...] = ()
+        self.source_paths: tuple[str, ...] = ()  # the data block's source paths, which a fetch block without files fetches
         self.row_spans: dict[tuple[str, str], s.Span] = {}
         self.note_spans: dict[str, s.Span] = {}
         self.flow_reported: set[tuple[str, str]] = set()
@@ -67,7 +68,14 @@ class _Checker(Binder):
             return expr.parts
         if isinstance(expr, s.Call) and expr.callee.dotted == "row_index" and not expr.args and not expr.kwargs:
             return ("#row",)  # runners.tables.ROW_INDEX
-        if isinstance(expr, s.Call) and expr.callee.dotted == "key" and len(expr.args) == 1 and not expr.kwargs and isinstance(expr.args[0], s.Ref) and len(expr.args[0].parts) == 1:
+        if (
+            isinstance(expr, s.Call)
+            and expr.callee.dotted == "key"
+            and len(expr.args) == 1
+            and not expr.kwargs
+            and isinstance(expr.args[0], s.Ref)
+            and len(expr.args[0].parts) == 1
+        ):
             self.refer("source", expr.args[0].parts[0], expr.args[0].span, "source in id")
             return ("#key", expr.args[0].parts[0])  # runners.tables.KEY_ID: the keys of a JSON object {id: record}
         self.error(
@@ -79,7 +87,11 @@ class _Checker(Binder):
 
     def parse_field_binding(self, stmt: s.Attribute) -> m.FieldBinding | None:
         if stmt.type is None:
-            self.error(stmt.span, f"data field {stmt.name!r} needs a type", f"write `{stmt.name}: list(str) = ...` (types: str, int, float, bool, any, list(T), optional(T), enum(...))")
+            self.error(
+                stmt.span,
+                f"data field {stmt.name!r} needs a type",
+                f"write `{stmt.name}: list(str) = ...` (types: str, int, float, bool, any, list(T), optional(T), enum(...))",
+            )
             return None
         ftype = self.field_type(stmt.type)
         path = self._data_path(stmt.value, f"field {stmt.name!r}")
@@ -92,7 +104,9 @@ class _Checker(Binder):
         if isinstance(expr, s.Ref) and explode is not None and expr.parts[0] == explode:
             return expr.parts  # the exploded element: `step` itself (a scalar element) or a path into it
         if not isinstance(expr, s.Ref) or len(expr.parts) < 2:
-            self.error(expr.span, f"{what} is a path <source>.<key>..., got {describe(expr) if not isinstance(expr, s.Ref) else 'a single name'}", "e.g. gold.answers")
+            self.error(
+                expr.span, f"{what} is a path <source>.<key>..., got {describe(expr) if not isinstance(expr, s.Ref) else 'a single name'}", "e.g. gold.answers"
+            )
             return None
         if explode is not None:  # the explode name is a root too: a misspelling is one error, suggesting both kinds
             self.refer("path_root", expr.parts[0], expr.span, f"source or explode name in {what}")
@@ -121,12 +135,24 @@ class _Checker(Binder):
             return EXPLODE_KEY
         if isinstance(expr, s.Ref):
             return expr.parts  # a path into the element; its root is checked against the block's name once it is known
-        self.error(expr.span, f"{where} is index, key or a path into the element, got {describe(expr)}", "e.g. id = index (0-based position), id = key (mapping key) or id = step.qid")
+        self.error(
+            expr.span,
+            f"{where} is index, key or a path into the element, got {describe(expr)}",
+            "e.g. id = index (0-based position), id = key (mapping key) or id = step.qid",
+        )
         return None
+
+    def after_DataSpec_answer_labels(self, rules: tuple[m.AnswerLabelRule, ...]) -> tuple[m.AnswerLabelRule, ...]:
+        """``answer_label modality { ... }`` reads the key ``modality`` unless ``label`` names another."""
+        return tuple(rule if rule.label else replace(rule, label=rule.name) for rule in rules)
 
     def after_DataSpec_explode(self, explode: m.ExplodeSpec) -> m.ExplodeSpec:
         if explode.name in self.source_names:
-            self.error(m.span_of(explode, "<label>"), f"explode {explode.name!r} has the name of a source", "give the element its own name: fields tell the two apart by it")
+            self.error(
+                m.span_of(explode, "<label>"),
+                f"explode {explode.name!r} has the name of a source",
+                "give the element its own name: fields tell the two apart by it",
+            )
         elif explode.id not in (EXPLODE_INDEX, EXPLODE_KEY) and explode.id[0] != explode.name:
             self.error(
                 m.span_of(explode, "id"),
@@ -187,15 +213,15 @@ class _Checker(Binder):
             if set(fields) != {"path", "column", "label"} or not all(isinstance(v, s.Str) for v in fields.values()):
                 self.error(entry.span, 'each membership entry is { path = "...", column = "...", label = "..." } (text)', usage)
                 return None
-            members.append((fields["path"].value, fields["column"].value, fields["label"].value))  # type: ignore[union-attr]
+            members.append((fields["path"].value, fields["column"].value, fields["label"].value))
         default, splits = None, ()
         for kw in call.kwargs:
             if kw.name == "default" and isinstance(kw.value, s.Str):
                 default = kw.value.value
             elif kw.name == "splits" and isinstance(kw.value, s.ListExpr) and all(isinstance(i, s.Ref) and len(i.parts) == 1 for i in kw.value.items):
-                splits = tuple(i.parts[0] for i in kw.value.items)  # type: ignore[union-attr]
+                splits = tuple(i.parts[0] for i in kw.value.items)
                 for i in kw.value.items:
-                    self.refer("split", i.parts[0], i.span)  # type: ignore[union-attr]
+                    self.refer("split", i.parts[0], i.span)
             else:
                 self.error(kw.span, 'membership() takes `default = "label"` and `splits = [name, ...]`', usage)
                 return None
@@ -286,6 +312,13 @@ class _Checker(Binder):
             out.append((pair.key, pair.value.value))
         return tuple(out)
 
+    def parse_value_paths(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
+        """``[node.XOR, bleu_node.Activity]``: names of per-item values, dotted as the scorer emits them."""
+        if not isinstance(expr, s.ListExpr) or not expr.items or not all(isinstance(i, s.Ref) for i in expr.items):
+            self.error(expr.span, f"{where} is a list of per-item value prefixes", "e.g. counts = [node.XOR] or [bleu_node.Activity, bleu_node.StartNode]")
+            return None
+        return tuple(i.dotted for i in expr.items if isinstance(i, s.Ref))
+
     def parse_number(self, expr: s.Expr, where: str) -> float | None:
         if not isinstance(expr, s.Num) or isinstance(expr.value, bool):
             self.error(expr.span, f"{where} is a number, got {describe(expr)}")
@@ -294,16 +327,20 @@ class _Checker(Binder):
 
     def parse_outputs(self, expr: s.Expr, where: str) -> tuple[str, str, str] | None:
         if not isinstance(expr, s.ListExpr) or len(expr.items) != 3 or not all(isinstance(i, s.Ref) and len(i.parts) == 1 for i in expr.items):
-            self.error(expr.span, "outputs names the three per-item values [precision, recall, f1]", "e.g. outputs = [exact_p, exact_r, exact_f1] (the default: <match>_p, <match>_r, <match>_f1)")
+            self.error(
+                expr.span,
+                "outputs names the three per-item values [precision, recall, f1]",
+                "e.g. outputs = [exact_p, exact_r, exact_f1] (the default: <match>_p, <match>_r, <match>_f1)",
+            )
             return None
-        names = tuple(i.parts[0] for i in expr.items)  # type: ignore[union-attr]
-        return names  # type: ignore[return-value]
+        names = tuple(i.parts[0] for i in expr.items)
+        return names
 
     def parse_metadata(self, expr: s.Expr, where: str) -> tuple[tuple[str, str], ...] | None:
         if not isinstance(expr, s.ObjectExpr) or not all(isinstance(p.value, s.Str) for p in expr.pairs):
             self.error(expr.span, "metadata maps a scorer parameter to a submission metadata key (text)", 'e.g. metadata = { cot_penalty = "cot" }')
             return None
-        return tuple((p.key, p.value.value) for p in expr.pairs)  # type: ignore[union-attr]
+        return tuple((p.key, p.value.value) for p in expr.pairs)
 
     def parse_family(self, expr: s.Expr, where: str) -> str | None:
         if isinstance(expr, s.Ref) and expr.dotted == "prf":
@@ -378,7 +415,7 @@ class _Checker(Binder):
             self.error(expr.span, f"{where} maps a row's system to its note (text)", 'e.g. notes = { "BERT" = "±0.01 over seeds" }')
             return None
         self.note_spans.update({p.key: p.span for p in expr.pairs})
-        return tuple((p.key, p.value.value) for p in expr.pairs)  # type: ignore[union-attr]
+        return tuple((p.key, p.value.value) for p in expr.pairs)
 
     def after_TaskSpec_reported(self, tables: tuple[m.ReportedTable, ...]) -> tuple[m.ReportedRow, ...]:
         out = []
@@ -394,7 +431,11 @@ class _Checker(Binder):
                     self.error(span, f"row {system!r} has {len(values)} values for {len(table.columns)} columns", "one value (or _) per column")
                     continue
                 if bool(value_name) != bool(table.slice):
-                    self.error(span, f"row {system!r}: " + ("rows on a slice give { value = [...] } per slice value" if table.slice else "a row with slice values needs `slice = <slice name>`"))
+                    self.error(
+                        span,
+                        f"row {system!r}: "
+                        + ("rows on a slice give { value = [...] } per slice value" if table.slice else "a row with slice values needs `slice = <slice name>`"),
+                    )
                     continue
                 pairs = tuple((c, v) for c, v in zip(table.columns, values) if v is not None)
                 slice_ref = (table.slice, value_name) if table.slice else None
@@ -405,7 +446,22 @@ class _Checker(Binder):
     # -- fetch -------------------------------------------------------------------------------
     def after_TaskSpec_data(self, data: m.DataSpec) -> m.DataSpec:
         self.splits = data.splits
+        self.source_paths = tuple(s.path for s in data.sources)
         return data
+
+    def _files_from_sources(self, b: m.FetchBlock) -> tuple[str, ...]:
+        """A block without ``files`` fetches what the data block reads under its ``into``: paths are said once."""
+        if b.files:
+            return b.files
+        into = b.into if not b.into or b.into.endswith("/") else b.into + "/"
+        files = tuple(dict.fromkeys(path[len(into):] for path in self.source_paths if path.startswith(into)))
+        if not files and not self.errors:  # after an error in the data block its paths are unknown: no second error
+            self.error(
+                m.span_of(b),
+                f"this fetch block lists no files and no data source reads a path under into = {b.into!r}",
+                'list them: files = ["path/relative/to/the/origin"]',
+            )
+        return files
 
     def after_TaskSpec_fetch(self, blocks: tuple[m.FetchBlock, ...]) -> tuple[m.FetchSpec, ...]:
         if not blocks:
@@ -417,21 +473,34 @@ class _Checker(Binder):
             if bool(b.url) == bool(b.hub_repo):
                 self.error(m.span_of(b), "a fetch block needs exactly one origin: `url = \"...\"` or `hub_repo = \"...\"`")
                 return ()
-            origins.append(lock.FetchOrigin(name=b.name, url=b.url, hub_repo=b.hub_repo, revision=b.revision, repo_type=b.repo_type, into=b.into, files=b.files, splits=b.splits))
+            files = self._files_from_sources(b)
+            if not files:
+                return ()
+            origins.append(
+                lock.FetchOrigin(
+                    name=b.name, url=b.url, hub_repo=b.hub_repo, revision=b.revision, repo_type=b.repo_type, into=b.into, files=files, splits=b.splits
+                )
+            )
         for problem in lock.path_problems(origins):
             self.error(m.span_of(blocks[0], "files"), problem, "paths stay under the data root: no '..', no absolute paths")
         if self.errors:
             return ()
         where = lock.lock_path(Path(self.path))
         if not where.is_file() and not lock.collecting():  # only `data fetch` needs it; a spec copied to try something out still checks
-            self.warn(m.span_of(blocks[0]), f"no lock file {where.name} beside the spec: `procbench data fetch` cannot verify the files", f"run `procbench data lock {Path(self.path).stem}` with the data in place")
+            self.warn(
+                m.span_of(blocks[0]),
+                f"no lock file {where.name} beside the spec: `procbench data fetch` cannot verify the files",
+                f"run `procbench data lock {Path(self.path).stem}` with the data in place",
+            )
             return ()
         try:
             return lock.read_lock(where, tuple(origins), self.splits)
         except lock.LockError as exc:
             lines = str(exc).splitlines()
             detail = "; ".join(line.strip() for line in lines[1:4]) + (f"; ... ({len(lines) - 4} more)" if len(lines) > 4 else "")
-            self.error(m.span_of(blocks[0]), lines[0] + (f" ({detail})" if detail else ""), f"run `procbench data lock {Path(self.path).stem}` with the data in place")
+            self.error(
+                m.span_of(blocks[0]), lines[0] + (f" ({detail})" if detail else ""), f"run `procbench data lock {Path(self.path).stem}` with the data in place"
+            )
             return ()
 
 
@@ -456,7 +525,7 @@ def _merge(parent: tuple[s.Attribute | s.Block, ...], child: tuple[s.Attribute |
         if i is None:
             out.append(stmt)
         elif isinstance(stmt, s.Block) and isinstance(out[i], s.Block):
-            out[i] = replace(stmt, body=_merge(out[i].body, stmt.body))  # type: ignore[union-attr]
+            out[i] = replace(stmt, body=_merge(out[i].body, stmt.body))
         else:
             out[i] = stmt
     return tuple(out)
@@ -497,7 +566,9 @@ class _Substitution:
             return str(value.value)
         column = e.span.column + 1 + match.start()  # the opening quote, then the text
         span = s.Span(e.span.line, column, e.span.line, column + len(match.group(0))) if e.span.line == e.span.end_line else e.span
-        self.checker.unknown(span, "parameter in {...}", name, [k for k, v in self.params.items() if isinstance(v, (s.Str, s.Num))] + list(RUNTIME_PLACEHOLDERS))
+        self.checker.unknown(
+            span, "parameter in {...}", name, [k for k, v in self.params.items() if isinstance(v, (s.Str, s.Num))] + list(RUNTIME_PLACEHOLDERS)
+        )
         return match.group(0)
 
     def body(self, body: tuple[s.Attribute | s.Block, ...]) -> tuple[s.Attribute | s.Block, ...]:
@@ -593,7 +664,9 @@ def _beside_files(task: s.Block, spec_path: Path, search: list[Path], binder: Bi
 def _file_value(stmt: s.Attribute, call: s.Call, spec_path: Path, search: list[Path], binder: Binder) -> s.Attribute | None:
     usage = 'e.g. citation = file("openpi.bib") or reported = file("openpi.reported"), beside the spec'
     if stmt.name not in FILE_ATTRIBUTES:
-        binder.error(call.span, f"{stmt.name} cannot be read from a file", f"file() gives the text of {' and '.join(FILE_ATTRIBUTES[:2])}, and the rows of reported")
+        binder.error(
+            call.span, f"{stmt.name} cannot be read from a file", f"file() gives the text of {' and '.join(FILE_ATTRIBUTES[:2])}, and the rows of reported"
+        )
         return None
     if len(call.args) != 1 or call.kwargs or not isinstance(call.args[0], s.Str):
         binder.error(call.span, "file() takes one file name in double quotes", usage)
@@ -622,7 +695,7 @@ def _pop_reported_file(task: s.Block) -> tuple[s.Block, str | None]:
     """The task without its ``reported = file(...)`` attribute, and that file's path."""
     for stmt in task.body:
         if isinstance(stmt, s.Attribute) and stmt.name == "reported" and isinstance(stmt.value, s.Call) and stmt.value.callee.dotted == "file":
-            return replace(task, body=tuple(st for st in task.body if st is not stmt)), stmt.value.args[0].value  # type: ignore[union-attr]
+            return replace(task, body=tuple(st for st in task.body if st is not stmt)), stmt.value.args[0].value
     return task, None
 
 
@@ -657,7 +730,11 @@ def _load_with_extends(
     if here.suffix == ".spec" and here.is_file() and task.labels and task.labels[0] != here.stem:
         # `extends`, `procbench score NAME` and the board find a task by its file's name
         span = task.label_spans[0] if task.label_spans else task.span
-        checker.error(span, f"task {task.labels[0]!r} is written in {here.name}: a task is named after its file", f"write `task {here.stem} {{ ... }}`, or rename the file to {task.labels[0]}.spec")
+        checker.error(
+            span,
+            f"task {task.labels[0]!r} is written in {here.name}: a task is named after its file",
+            f"write `task {here.stem} {{ ... }}`, or rename the file to {task.labels[0]}.spec",
+        )
     task = _beside_files(task, here, search, checker)
     extends = task.attribute("extends")
     if extends is None:
@@ -671,7 +748,9 @@ def _load_with_extends(
     parent_name = extends.value.parts[0]
     own = task.labels[0] if task.labels else "?"
     if parent_name in chain or parent_name == own:
-        checker.error(extends.value.span, f"extends cycle: {' -> '.join([*chain, own, parent_name])}", "a task cannot extend itself, directly or through others")
+        checker.error(
+            extends.value.span, f"extends cycle: {' -> '.join([*chain, own, parent_name])}", "a task cannot extend itself, directly or through others"
+        )
         return None
     parent_path = _find_parent(parent_name, Path(spec_file.path), search)
     if parent_path is None:
@@ -741,7 +820,11 @@ def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
         if name not in substitution.used and name in introduced:  # a variant setting a param its parent lacks: a typo, never a no-op
             span, parent, declared = introduced[name]
             close = difflib.get_close_matches(name, declared, n=1)
-            checker.error(span, f"unknown param {name!r} ({parent} declares: {', '.join(declared) or 'none'})", (f"did you mean {close[0]!r}? " if close else "") + "a variant sets its parent's params; a param of its own must be used (params.x or {x})")
+            checker.error(
+                span,
+                f"unknown param {name!r} ({parent} declares: {', '.join(declared) or 'none'})",
+                (f"did you mean {close[0]!r}? " if close else "") + "a variant sets its parent's params; a param of its own must be used (params.x or {x})",
+            )
         elif name not in substitution.used:
             checker.warn(value.span, f"parameter {name!r} is never used", "remove it or refer to it as params." + name)
     if checker.errors or spec is None:
@@ -776,9 +859,17 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
 
     # data ------------------------------------------------------------------------------------
     if data.reader is None and not data.sources:
-        ck.error(m.span_of(data), "the data block needs either `reader = component(...)` or at least one source block", 'e.g. source gold { format = "jsonl"  path = "bench/{split}.jsonl" }')
+        ck.error(
+            m.span_of(data),
+            "the data block needs either `reader = component(...)` or at least one source block",
+            'e.g. source gold { format = "jsonl"  path = "bench/{split}.jsonl" }',
+        )
     if data.reader is not None and (data.sources or data.fields or data.labels or data.id_path or data.explode):
-        ck.error(m.span_of(data, "reader"), "a data block with a reader component declares no sources, id, fields or labels", "the reader's contract says what it provides (procbench components)")
+        ck.error(
+            m.span_of(data, "reader"),
+            "a data block with a reader component declares no sources, id, fields or labels",
+            "the reader's contract says what it provides (procbench components)",
+        )
     from dsl.lock import data_path_problems
 
     for src in data.sources:  # a spec is untrusted input: what it reads stays under the data root
@@ -797,18 +888,30 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         if data.id_path[1] != primary.name and data.id_path[1] in {src.name for src in data.sources}:
             ck.error(m.span_of(data, "id_path"), f"key({data.id_path[1]}) names a joined source; the id comes from the primary one", f"key({primary.name})")
         elif data.id_path[1] == primary.name and primary.format != "json":
-            ck.error(m.span_of(data, "id_path"), f"key({primary.name}) needs a json source whose top level is an object {{id: record}}; {primary.name!r} is {primary.format}", "use a path into the record (e.g. gold.id) or row_index()")
+            ck.error(
+                m.span_of(data, "id_path"),
+                f"key({primary.name}) needs a json source whose top level is an object {{id: record}}; {primary.name!r} is {primary.format}",
+                "use a path into the record (e.g. gold.id) or row_index()",
+            )
     if pred.reader is None:
         if pred.format == "custom":
             ck.error(m.span_of(pred, "format"), 'format = "custom" needs `reader = component(...)`')
         if not pred.fields:
             ck.error(m.span_of(pred), "the predictions block needs a schema block (or a reader component)", "e.g. schema { id = str  answers = list(str) }")
     elif pred.fields:
-        ck.error(m.span_of(pred, "fields"), "a predictions block with a reader component has no schema", "the component's contract is its schema (procbench components)")
+        ck.error(
+            m.span_of(pred, "fields"),
+            "a predictions block with a reader component has no schema",
+            "the component's contract is its schema (procbench components)",
+        )
     if score.scorer is None and not score.matches and not score.measures:
         ck.error(m.span_of(score), "the score block needs `scorer = component(...)`, match blocks or measure blocks")
     if score.aggregate is None and (score.scorer is not None or score.matches) and not score.measures:
-        ck.error(m.span_of(score), "the score block needs `aggregate = component(...)` for its " + ("scorer's" if score.scorer else "match blocks'") + " per-item values", "e.g. aggregate = mean(), or measure blocks over its values: measure total { value = score  aggregate = \"sum\" }")
+        ck.error(
+            m.span_of(score),
+            "the score block needs `aggregate = component(...)` for its " + ("scorer's" if score.scorer else "match blocks'") + " per-item values",
+            'e.g. aggregate = mean(), or measure blocks over its values: measure total { value = score  aggregate = "sum" }',
+        )
     if score.scorer is not None and score.matches:
         ck.error(m.span_of(score, "scorer"), "a score block uses either a scorer component or match blocks, not both")
     if score.scorer is not None:  # metadata keys are scorer parameters, filled from the submission
@@ -823,7 +926,9 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
 
     reader = registry.get("reader", data.reader.name).contract if data.reader else None
     gold_fields = dict(reader.fields) if reader else data.field_types()
-    label_values: dict[str, tuple[str, ...] | None] = {k: (v or None) for k, v in reader.labels.items()} if reader else {r.name: r.values() for r in data.labels}
+    label_values: dict[str, tuple[str, ...] | None] = (
+        {k: (v or None) for k, v in reader.labels.items()} if reader else {r.name: r.values() for r in data.labels}
+    )
     pred_fields = dict(registry.get("predictions", pred.reader.name).contract.fields) if pred.reader else dict(pred.fields)
 
     # matches: default outputs, types along the pipeline ---------------------------------------
@@ -837,7 +942,7 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         scorer_emits = registry.get("scorer", score.scorer.name).contract.emitted(_defaults(score.scorer))
     aggregate = registry.get("aggregator", score.aggregate.name).contract if score.aggregate else None
     produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits) if aggregate and score.aggregate else ()
-    measures, measured = _check_measures(ck, score.measures, gold_fields, pred_fields, label_values)
+    measures, measured = _check_measures(ck, score.measures, gold_fields, pred_fields, label_values, scorer_emits)
     score = replace(score, matches=tuple(matches), measures=measures)
     produced = (*produced, *(name for ms, _ in measured for name in ms.outputs))
 
@@ -851,7 +956,12 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
 
     # names -----------------------------------------------------------------------------------
     declared = {mt.name for mt in spec.metrics}  # a measure's outputs need no metric block of their own
-    implied = [m.MetricSpec(name, name, ms.name, "", metric.higher_is_better, metric.percent, {"": m.span_of(ms)}) for ms, metric in measured for name in ms.outputs if name not in declared]
+    implied = [
+        m.MetricSpec(name, name, ms.name, "", metric.higher_is_better, metric.percent, {"": m.span_of(ms)})
+        for ms, metric in measured
+        for name in ms.outputs
+        if name not in declared
+    ]
     metrics = (*spec.metrics, *implied)
     metric_names = [mt.name for mt in metrics]
     tables: dict[str, list[str] | None] = {
@@ -896,14 +1006,23 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         if mt.name not in produced:
             producers = []
             if score.aggregate is not None and aggregate is not None:
-                producers.append(f"{score.aggregate.name}()" + (f" over the scorer's values ({', '.join(scorer_emits)})" if aggregate.emits == registry.SAME_AS_SCORER else ""))
+                producers.append(
+                    f"{score.aggregate.name}()"
+                    + (f" over the scorer's values ({', '.join(scorer_emits)})" if aggregate.emits == registry.SAME_AS_SCORER else "")
+                )
             if measures:
                 producers.append("a measure")
             who = " or ".join(producers)
             ck.unknown(m.span_of(mt, "<label>"), f"metric (not produced by {who or 'anything'})", mt.name, list(produced))
     undeclared = [name for name in produced if name not in seen]
-    if undeclared and spec.metrics and aggregate is not None and aggregate.emits == registry.SAME_AS_SCORER and score.aggregate is not None:  # a component's extras are its own design
-        ck.warn(m.span_of(spec.metrics[0], "<label>"), f"{score.aggregate.name}() also produces {', '.join(undeclared)}, which no metric block declares", "they are computed but not shown or stored")
+    if (
+        undeclared and spec.metrics and aggregate is not None and aggregate.emits == registry.SAME_AS_SCORER and score.aggregate is not None
+    ):  # a component's extras are its own design
+        ck.warn(
+            m.span_of(spec.metrics[0], "<label>"),
+            f"{score.aggregate.name}() also produces {', '.join(undeclared)}, which no metric block declares",
+            "they are computed but not shown or stored",
+        )
 
     # reported rows on slices: the value must be one the slice can have --------------------------
     for checker, rows in files:
@@ -913,7 +1032,7 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
             sl = next((x for x in slices if x.name == row.slice[0]), None)
             values = label_values.get(sl.key) if sl is not None and sl.kind == "label" else None
             if values is not None and row.slice[1] not in values:
-                checker.unknown(m.span_of(row, "value"), f"value of slice {sl.name!r}", row.slice[1], list(values))  # type: ignore[union-attr]
+                checker.unknown(m.span_of(row, "value"), f"value of slice {sl.name!r}", row.slice[1], list(values))
 
     # templates (syntax only: rendering happens in a sandbox) ----------------------------------
     _check_templates(spec, ck)
@@ -944,7 +1063,11 @@ def _check_formula_cycles(ck: _Checker, measures: tuple[m.MeasureSpec, ...]) -> 
         if state.get(name) == 1:
             cycle = path[path.index(name):] + (name,)
             where = next(ms for ms in measures if ms.name == cycle[0])
-            ck.error(m.span_of(where, "formula"), f"metrics computed from each other: {' -> '.join(cycle)}", "a measure's from may use only metrics computed without it")
+            ck.error(
+                m.span_of(where, "formula"),
+                f"metrics computed from each other: {' -> '.join(cycle)}",
+                "a measure's from may use only metrics computed without it",
+            )
             return True
         state[name] = 1
         found = any(visit(dep, (*path, name)) for dep in formula_names(formulas[name]))
@@ -962,10 +1085,12 @@ def _check_measures(
     gold: Mapping[str, FieldType],
     pred: Mapping[str, FieldType],
     label_values: Mapping[str, tuple[str, ...] | None],
+    scorer_emits: Sequence[str] = (),
 ) -> tuple[tuple[m.MeasureSpec, ...], list[tuple[m.MeasureSpec, Any]]]:
     """Each measure's metric built and checked: aggregation, field types, class set; its outputs filled in."""
     from runners.metrics import AGGREGATION_DOCS, CLASS_AGGREGATIONS
     from runners.metrics._base import Value
+    from runners.metrics._counts import MicroCounts
 
     out: list[m.MeasureSpec] = []
     built: list[tuple[m.MeasureSpec, Any]] = []
@@ -984,15 +1109,47 @@ def _check_measures(
                 ck.unknown(m.span_of(ms, "where"), f"value of label {label!r} in where", value, list(values))
         if ms.formula is not None:
             if ms.metric is not None or ms.gold is not None or ms.prediction is not None or ms.value is not None or ms.normaliser or ms.where or ms.aggregate:
-                ck.error(m.span_of(ms, "formula"), f"measure {ms.name!r}: `from = ...` computes it from other metrics: no metric, value, gold, prediction, normaliser, where or aggregate")
+                ck.error(
+                    m.span_of(ms, "formula"),
+                    f"measure {ms.name!r}: `from = ...` computes it from other metrics: no metric, value, gold, prediction, normaliser, where or aggregate",
+                )
                 continue
             checked = replace(ms, outputs=(ms.name,))
             out.append(checked)
             built[-1] = (checked, Value())
             continue
+        if ms.counts or ms.stats:
+            if ms.metric is not None or ms.gold is not None or ms.prediction is not None or ms.value is not None or ms.normaliser or ms.where:
+                ck.error(
+                    m.span_of(ms, "counts"),
+                    f"measure {ms.name!r}: `counts = [...]` pools the scorer's count values: no metric, value, gold, prediction, normaliser or where",
+                )
+                continue
+            if not ms.counts or len(ms.stats) not in (2, 4):
+                ck.error(
+                    m.span_of(ms, "stats" if ms.counts else "<label>"),
+                    f"measure {ms.name!r} needs counts = [<prefix>, ...] and stats = [numerator, denominator] or [p_num, p_den, r_num, r_den]",
+                    "e.g. measure exclusive { counts = [node.XOR]  stats = [p_correct, p_total, r_correct, r_total] }",
+                )
+                continue
+            if ms.aggregate not in ("", "micro"):
+                ck.error(m.span_of(ms, "aggregate"), f"measure {ms.name!r}: counts are pooled over the items (\"micro\"), not {ms.aggregate!r}")
+                continue
+            counted = MicroCounts(ms.counts, ms.stats)
+            unknown = [name for name in counted.reads if name not in scorer_emits]
+            if unknown:
+                ck.unknown(m.span_of(ms, "counts"), f"per-item value of measure {ms.name!r}", unknown[0], list(scorer_emits))
+                continue
+            checked = replace(ms, aggregate="micro", outputs=counted.outputs(ms.name, "micro"))
+            out.append(checked)
+            built[-1] = (checked, counted)
+            continue
         if ms.value is not None:
             if ms.metric is not None or ms.gold is not None or ms.prediction is not None or ms.normaliser:
-                ck.error(m.span_of(ms, "value"), f"measure {ms.name!r}: `value = ...` takes the scorer's per-item value as it is: no metric, gold, prediction or normaliser")
+                ck.error(
+                    m.span_of(ms, "value"),
+                    f"measure {ms.name!r}: `value = ...` takes the scorer's per-item value as it is: no metric, gold, prediction or normaliser",
+                )
                 continue
             value_metric = Value()
             aggregate = ms.aggregate or value_metric.aggregations[0]
@@ -1005,7 +1162,11 @@ def _check_measures(
             continue
         missing = [part for part in ("metric", "gold", "prediction") if getattr(ms, part) is None]
         if missing:
-            ck.error(m.span_of(ms), f"measure {ms.name!r} needs {', '.join(missing)}", 'e.g. measure accuracy { metric = accuracy()  gold = label  prediction = label }, or value = <per-item value> for a scorer\'s values')
+            ck.error(
+                m.span_of(ms),
+                f"measure {ms.name!r} needs {', '.join(missing)}",
+                "e.g. measure accuracy { metric = accuracy()  gold = label  prediction = label }, or value = <per-item value> for a scorer's values",
+            )
             continue
         call = ms.metric
         metric = registry.get("metric", call.name).build(**call.kwargs_dict())
@@ -1013,7 +1174,11 @@ def _check_measures(
         built[-1] = (replace(ms, outputs=metric.outputs(ms.name, aggregate if aggregate in metric.aggregations else metric.aggregations[0])), metric)
         if aggregate not in metric.aggregations:
             allowed = ", ".join(f'"{a}" ({AGGREGATION_DOCS[a]})' for a in metric.aggregations)
-            hint = {"corpus_bleu": "a per-item BLEU averaged over items is sentence_bleu() with aggregate = \"mean\"", "chrf": "chrF is computed over the corpus only", "ter": "TER is computed over the corpus only"}.get(call.name, "")
+            hint = {
+                "corpus_bleu": 'a per-item BLEU averaged over items is sentence_bleu() with aggregate = "mean"',
+                "chrf": "chrF is computed over the corpus only",
+                "ter": "TER is computed over the corpus only",
+            }.get(call.name, "")
             ck.error(m.span_of(ms, "aggregate"), f"measure {ms.name!r}: {call.name}() cannot aggregate as {aggregate!r}; it aggregates as {allowed}", hint)
             continue
         gold_types, pred_types = metric.accepts(aggregate)
@@ -1022,13 +1187,33 @@ def _check_measures(
         for side, name, ftype, wanted, part in (("gold", ms.gold, gtype, gold_types, "gold"), ("prediction", ms.prediction, ptype, pred_types, "prediction")):
             if ftype is not None and not any(ftype.fits(w) for w in wanted):
                 spelled = " or ".join(w.spelling() for w in wanted)
-                ck.error(m.span_of(ms, part), f"measure {ms.name!r}: {side} field {name!r} is {ftype.spelling()}, but {call.name}() with aggregate = {aggregate!r} compares {spelled}", f"{call.name}(): {metric.library}")
+                ck.error(
+                    m.span_of(ms, part),
+                    f"measure {ms.name!r}: {side} field {name!r} is {ftype.spelling()}, but {call.name}() with aggregate = {aggregate!r} compares {spelled}",
+                    f"{call.name}(): {metric.library}",
+                )
                 ok = False
-        if ok and metric.same_type and gtype is not None and ptype is not None and not (gtype.fits(ptype) or ptype.fits(gtype)) and "any" not in (gtype.kind, ptype.kind):
-            ck.error(m.span_of(ms, "prediction"), f"measure {ms.name!r}: gold field {ms.gold!r} is {gtype.spelling()} but prediction field {ms.prediction!r} is {ptype.spelling()}; {call.name}() compares values of one type", "declare both fields with the same type (e.g. both enum(...) or both int)")
+        if (
+            ok
+            and metric.same_type
+            and gtype is not None
+            and ptype is not None
+            and not (gtype.fits(ptype) or ptype.fits(gtype))
+            and "any" not in (gtype.kind, ptype.kind)
+        ):
+            ck.error(
+                m.span_of(ms, "prediction"),
+                f"measure {ms.name!r}: gold field {ms.gold!r} is {gtype.spelling()} but prediction field {ms.prediction!r} is {ptype.spelling()}; "
+                f"{call.name}() compares values of one type",
+                "declare both fields with the same type (e.g. both enum(...) or both int)",
+            )
             ok = False
         if ms.normaliser and not metric.text:
-            ck.error(m.span_of(ms, "normaliser"), f"measure {ms.name!r}: {call.name}() does not compare text; a normaliser does not apply", "normalisers belong to text metrics (exact_match, bleu, chrf, ter, rouge)")
+            ck.error(
+                m.span_of(ms, "normaliser"),
+                f"measure {ms.name!r}: {call.name}() does not compare text; a normaliser does not apply",
+                "normalisers belong to text metrics (exact_match, bleu, chrf, ter, rouge)",
+            )
             ok = False
         if hasattr(metric, "labels") and (aggregate in CLASS_AGGREGATIONS or call.name == "confusion"):
             classes = _classes(ck, ms, metric, gtype, label_values)
@@ -1049,12 +1234,20 @@ def _classes(ck: _Checker, ms: m.MeasureSpec, metric: Any, gtype: FieldType | No
     enum = [str(v) for v in gtype.values] if gtype is not None and gtype.kind == "enum" else None
     declared = list(metric.labels)
     if not declared and enum is None:
-        ck.error(m.span_of(ms, "metric"), f"measure {ms.name!r}: {ms.metric.name}() needs the class set", f'give labels = ["a", "b", ...] to {ms.metric.name}(), or type the gold field {ms.gold!r} as enum(a, b, ...)')
+        ck.error(
+            m.span_of(ms, "metric"),
+            f"measure {ms.name!r}: {ms.metric.name}() needs the class set",
+            f'give labels = ["a", "b", ...] to {ms.metric.name}(), or type the gold field {ms.gold!r} as enum(a, b, ...)',
+        )
         return None
     if declared and enum is not None:
         stray = [c for c in declared if c not in enum]
         if stray:
-            ck.error(m.span_of(ms, "metric"), f"measure {ms.name!r}: class {stray[0]!r} is not a value of gold field {ms.gold!r} ({gtype.spelling()})", "the class set must be values the data can have")  # type: ignore[union-attr]
+            ck.error(
+                m.span_of(ms, "metric"),
+                f"measure {ms.name!r}: class {stray[0]!r} is not a value of gold field {ms.gold!r} ({gtype.spelling()})",
+                "the class set must be values the data can have",
+            )
             return None
     if len(set(declared or enum or [])) != len(declared or enum or []):
         ck.error(m.span_of(ms, "metric"), f"measure {ms.name!r}: a class is listed twice")
@@ -1072,7 +1265,11 @@ def _check_flow(ck: _Checker, match: m.MatchSpec, gold: Mapping[str, FieldType],
             continue
         if ftype is not None and not ftype.fits(wanted):
             ck.flow_reported.add((side, name))
-            ck.error(m.span_of(match, part), f"match {match.name!r}: {side} field {name!r} is {ftype.spelling()}, but {match.matcher.name}() matches {wanted.spelling()}", "match blocks compare lists of answers; for a single value use a scorer such as field_match()")
+            ck.error(
+                m.span_of(match, part),
+                f"match {match.name!r}: {side} field {name!r} is {ftype.spelling()}, but {match.matcher.name}() matches {wanted.spelling()}",
+                "match blocks compare lists of answers; for a single value use a scorer such as field_match()",
+            )
     for f in match.filters:
         takes = registry.get("filter", f.name).contract.takes
         if takes is not None and not LIST_OF_TEXT.fits(takes):
@@ -1081,7 +1278,11 @@ def _check_flow(ck: _Checker, match: m.MatchSpec, gold: Mapping[str, FieldType],
         for step in steps:
             contract = registry.get("normaliser", step.name).contract
             if contract.gives is not None and not contract.gives.fits(TEXT):
-                ck.error(m.span_of(match, part), f"normaliser step {step.name}() gives {contract.gives.spelling()}, but an answer must stay text", "split_on() belongs in prediction parsing, not in a match normaliser")
+                ck.error(
+                    m.span_of(match, part),
+                    f"normaliser step {step.name}() gives {contract.gives.spelling()}, but an answer must stay text",
+                    "split_on() belongs in prediction parsing, not in a match normaliser",
+                )
     sim = registry.get("similarity", match.similarity.name).contract.takes
     if sim is not None and not TEXT.fits(sim):
         ck.error(m.span_of(match, "similarity"), f"similarity {match.similarity.name}() compares {sim.spelling()}, not text")
@@ -1109,8 +1310,9 @@ def _check_field_match(ck: _Checker, call: m.ComponentCall, gold: Mapping[str, F
         return
     ck.error(
         m.span_of(call),
-        f"field_match(): gold field {args['gold_field']!r} is {gold.get(args['gold_field']).spelling()}, prediction field {args['prediction_field']!r} is {pred.get(args['prediction_field']).spelling()}",  # type: ignore[union-attr]
-        "they are compared as text (1 and \"1.0\" differ, \"03\" and 3 too): declare both with one type, or both as enums of the same values",
+        f"field_match(): gold field {args['gold_field']!r} is {gold.get(args['gold_field']).spelling()}, "
+        f"prediction field {args['prediction_field']!r} is {pred.get(args['prediction_field']).spelling()}",
+        'they are compared as text (1 and "1.0" differ, "03" and 3 too): declare both with one type, or both as enums of the same values',
     )
 
 
@@ -1131,18 +1333,30 @@ def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
         if use is None:
             known = ", ".join(f"{k} ({u.purpose})" for k, u in sorted(KNOWN.items()))
             close = difflib.get_close_matches(t.name, list(KNOWN), n=1)
-            ck.error(m.span_of(t, "<label>"), f"unknown template {t.name!r}: nothing looks up a template of that name", (f"did you mean {close[0]!r}? " if close else "") + f"known templates: {known}")
+            ck.error(
+                m.span_of(t, "<label>"),
+                f"unknown template {t.name!r}: nothing looks up a template of that name",
+                (f"did you mean {close[0]!r}? " if close else "") + f"known templates: {known}",
+            )
             continue
         try:
             parsed = env.parse(t.text)
         except jinja2.TemplateSyntaxError as exc:
             span = m.span_of(t, "text")
             line = span.line + (exc.lineno or 1) - 1
-            ck.error(s.Span(line, 1 if line != span.line else span.column, line, 2), f"template {t.name!r}: {exc.message}", "Jinja2 syntax: {{ variable }}, {% if ... %}...{% endif %}")
+            ck.error(
+                s.Span(line, 1 if line != span.line else span.column, line, 2),
+                f"template {t.name!r}: {exc.message}",
+                "Jinja2 syntax: {{ variable }}, {% if ... %}...{% endif %}",
+            )
             continue
         for name in sorted(meta.find_undeclared_variables(parsed) - set(use.variables)):
             close = difflib.get_close_matches(name, use.variables, n=1)
-            ck.error(m.span_of(t, "text"), f"template {t.name!r} uses the variable {name!r}, which it is not given", (f"did you mean {close[0]!r}? " if close else "") + f"{t.name} gets: {', '.join(use.variables)}")
+            ck.error(
+                m.span_of(t, "text"),
+                f"template {t.name!r} uses the variable {name!r}, which it is not given",
+                (f"did you mean {close[0]!r}? " if close else "") + f"{t.name} gets: {', '.join(use.variables)}",
+            )
         span = m.span_of(t, "text")
         source_lines = ck.source.splitlines()
         for lineno, what, message in access_problems(parsed, use.variables):
@@ -1150,6 +1364,11 @@ def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
             start = span.column - 1 if line == span.line else 0
             found = source_lines[line - 1].find(what, start) if 0 < line <= len(source_lines) else -1
             column = found + 1 if found >= 0 else start + 1
-            ck.error(s.Span(line, column, line, column + max(len(what), 1)), f"template {t.name!r}: {message}", "use {{ variable }}, filters and {% if %}/{% for %} over the variables; nothing else is reachable")
+            ck.error(
+                s.Span(line, column, line, column + max(len(what), 1)),
+                f"template {t.name!r}: {message}",
+                "use {{ variable }}, filters and {% if %}/{% for %} over the variables; nothing else is reachable",
+            )
+
 
 __all__ = ["CheckResult", "check_file", "check_text", "literal"]

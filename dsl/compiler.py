@@ -116,7 +116,16 @@ def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mappin
     from runners.metrics._base import Value
 
     if measure.value is not None:
-        return MeasureStage(measure.name, Value(), measure.aggregate, "", "", (), (), None, measure.round, False, measure.value, measure.where, measure.scale, measure.divide_by)
+        return MeasureStage(
+            measure.name, Value(), measure.aggregate, "", "", (), (), None, measure.round, False, measure.value, measure.where, measure.scale, measure.divide_by
+        )
+    if measure.counts:
+        from runners.metrics._counts import MicroCounts
+
+        counted = MicroCounts(measure.counts, measure.stats)
+        return MeasureStage(
+            measure.name, counted, "micro", "", "", (), (), None, measure.round, reads=counted.reads, scale=measure.scale, divide_by=measure.divide_by
+        )
     assert measure.metric is not None and measure.gold is not None and measure.prediction is not None  # the checker saw to it
     metric = _call(measure.metric)
     gold_types, pred_types = metric.accepts(measure.aggregate)
@@ -124,7 +133,22 @@ def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mappin
     gold_types = (gold[measure.gold],) if measure.gold in gold else gold_types
     pred_types = (pred[measure.prediction],) if measure.prediction in pred else pred_types
     normalise = _pipeline(measure.normaliser) if measure.normaliser else None
-    return MeasureStage(measure.name, metric, measure.aggregate, measure.gold, measure.prediction, gold_types, pred_types, normalise, measure.round, bare, None, measure.where, measure.scale, measure.divide_by)
+    return MeasureStage(
+        measure.name,
+        metric,
+        measure.aggregate,
+        measure.gold,
+        measure.prediction,
+        gold_types,
+        pred_types,
+        normalise,
+        measure.round,
+        bare,
+        None,
+        measure.where,
+        measure.scale,
+        measure.divide_by,
+    )
 
 
 def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
@@ -160,7 +184,23 @@ def _signatures(spec: m.TaskSpec) -> dict[str, str]:
 # What a fingerprint leaves out: text shown to people, where files come from (the gold content is
 # fingerprinted itself), harness import notes, and the names the spec gives its own normalisers
 # (match blocks carry their steps inlined).  Everything else can change a number and is kept.
-_NOT_SCORED = {"title", "description", "citation", "url", "license", "benchmark", "display", "group", "higher_is_better", "percent", "reported", "imports", "fetch", "extends", "normalisers"}
+_NOT_SCORED = {
+    "title",
+    "description",
+    "citation",
+    "url",
+    "license",
+    "benchmark",
+    "display",
+    "group",
+    "higher_is_better",
+    "percent",
+    "reported",
+    "imports",
+    "fetch",
+    "extends",
+    "normalisers",
+}
 # Collections whose order means nothing (declared by name); sorted so that reordering a spec keeps its fingerprint.
 _UNORDERED = {"metrics", "slices", "labels", "fields", "matches", "measures", "templates", "answer_labels", "params", "kwargs"}
 
@@ -193,7 +233,9 @@ def spec_digest(spec: m.TaskSpec) -> str:
             libraries[lib] = importlib.metadata.version(lib)
         except importlib.metadata.PackageNotFoundError:
             continue
-    payload = json.dumps({"spec": semantic_form(spec), "components": versions, "libraries": libraries, "signatures": _signatures(spec)}, sort_keys=True, default=str)
+    payload = json.dumps(
+        {"spec": semantic_form(spec), "components": versions, "libraries": libraries, "signatures": _signatures(spec)}, sort_keys=True, default=str
+    )
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -276,18 +318,29 @@ def explain(spec: m.TaskSpec) -> str:
             lines.append(f"     filters: {' | '.join(_render_call(f) for f in match.filters)}")
         if match.normaliser:
             lines.append(f"     normalise: {' | '.join(_render_call(s) for s in match.normaliser)}")
-        lines.append(f"     similarity: {_render_call(match.similarity)}" + (f" after {' | '.join(_render_call(s) for s in match.similarity_normaliser)}" if match.similarity_normaliser else ""))
+        lines.append(
+            f"     similarity: {_render_call(match.similarity)}"
+            + (f" after {' | '.join(_render_call(s) for s in match.similarity_normaliser)}" if match.similarity_normaliser else "")
+        )
         lines.append(f"     matcher: {_render_call(match.matcher)} -> {', '.join(match.outputs)}")
     for measure in (ms for ms in spec.score.measures if ms.formula is None):
         normalised = f" after {' | '.join(_render_call(s) for s in measure.normaliser)}" if measure.normaliser else ""
-        what = f"the scorer's {measure.value}" if measure.metric is None else f"{_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}"
+        what = (
+            f"the scorer's {measure.value}"
+            if measure.metric is None
+            else f"{_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}"
+        )
         only = " on items with " + ", ".join(f"{k} = {v!r}" for k, v in measure.where) if measure.where else ""
         lines.append(f"   measure {measure.name}: {what}{only}")
     lines += ["", "5. aggregate"]
     if spec.score.aggregate is not None:
         lines.append(f"   {_render_call(spec.score.aggregate)} over the scorer's per-item values")
     for measure in (ms for ms in spec.score.measures if ms.formula is None):
-        rounded = (f", times {measure.scale:g}" if measure.scale is not None else "") + (f", divided by {measure.divide_by:g}" if measure.divide_by is not None else "") + (f", rounded to {measure.round} digits" if measure.round is not None else "")
+        rounded = (
+            (f", times {measure.scale:g}" if measure.scale is not None else "")
+            + (f", divided by {measure.divide_by:g}" if measure.divide_by is not None else "")
+            + (f", rounded to {measure.round} digits" if measure.round is not None else "")
+        )
         lines.append(f"   {measure.name}: aggregate = {measure.aggregate}{rounded} -> {', '.join(measure.outputs)}")
     for measure in spec.score.measures:
         if measure.formula is not None:

@@ -27,7 +27,9 @@ DataPath = NewType("DataPath", tuple)  # a dotted path into a data source: gold.
 # -- how fields are written ---------------------------------------------------------------------
 
 
-def attr(default: Any = dataclasses.MISSING, *, key: str = "", refers: str = "", option: tuple[str, ...] = (), kind: str = "", parse: str = "", doc: str = "") -> Any:
+def attr(
+    default: Any = dataclasses.MISSING, *, key: str = "", refers: str = "", option: tuple[str, ...] = (), kind: str = "", parse: str = "", doc: str = ""
+) -> Any:
     """An attribute ``key = value`` (``key`` defaults to the field name); no default = required.
 
     ``refers``: the namespace a bare name resolves in (metric, split, field, ...); ``option``: the
@@ -147,7 +149,7 @@ class AnswerLabelRule:
     field: Name = attr(refers="field", doc="the gold list field it restricts")
     items: DataPath = attr(parse="data_path", doc="path to the list of answer records")
     text: Name = attr(doc="key of the answer text within each record")
-    label: Name = attr(doc="key of the label within each record")
+    label: Name = attr("", doc="key of the label within each record (default: the block's name)")
     at: Where = _where()
 
 
@@ -226,12 +228,24 @@ class MeasureSpec:
     prediction: Name | None = attr(None, refers="prediction_field")
     value: Name | None = attr(None, refers="per_item_value", doc="instead of metric, gold and prediction: a per-item value the scorer emits")
     # ("metric", name) | ("number", value) | ("call", function, (arguments, ...))
-    formula: tuple[Any, ...] | None = attr(None, key="from", parse="formula", doc="or computed from other metrics: mean(a, b, ...), f1(p, r), round(x, digits), names, numbers")
-    aggregate: str = attr("", option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus"), doc="how the per-item statistics combine; default: the metric's first")
+    formula: tuple[Any, ...] | None = attr(
+        None, key="from", parse="formula", doc="or computed from other metrics: mean(a, b, ...), f1(p, r), round(x, digits), names, numbers"
+    )
+    counts: tuple[str, ...] = attr(
+        (), parse="value_paths", doc="or: prefixes of count values the scorer emits per item (node.XOR), pooled over items and prefixes"
+    )
+    stats: tuple[Name, ...] = attr((), doc="with counts: the count names under each prefix, [numerator, denominator] or [p_num, p_den, r_num, r_den]")
+    aggregate: str = attr(
+        "",
+        option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus"),
+        doc="how the per-item statistics combine; default: the metric's first",
+    )
     where: tuple[tuple[str, str], ...] = attr((), parse="where", doc='only the items whose labels have these values: { modality = "text" }')
     normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to text values on both sides first")
     scale: float | None = attr(None, parse="number", doc="multiply every output by this (after aggregating, before rounding)")
-    divide_by: float | None = attr(None, parse="number", doc="divide every output by this (after scale): `sum / 10` is divide_by = 10, not scale = 0.1, in floating point")
+    divide_by: float | None = attr(
+        None, parse="number", doc="divide every output by this (after scale): `sum / 10` is divide_by = 10, not scale = 0.1, in floating point"
+    )
     round: int | None = attr(None, doc="Python round() of every output to this many digits")
     outputs: tuple[str, ...] = derived(())  # filled in by the checker: the metric names it produces
     at: Where = _where()
@@ -306,7 +320,9 @@ class ReportedTable:
     source: str = label(name=False, doc="where the numbers come from (paper, table)")
     split: Name = attr(refers="split")
     columns: tuple[Name, ...] = attr(refers="metric")
-    rows: tuple[tuple[str, str, tuple[float | None, ...]], ...] = attr(parse="rows", doc='{ "System" = [value or _ per column] }, or on a slice { "System" = { value = [...] } }')
+    rows: tuple[tuple[str, str, tuple[float | None, ...]], ...] = attr(
+        parse="rows", doc='{ "System" = [value or _ per column] }, or on a slice { "System" = { value = [...] } }'
+    )
     slice: Name | None = attr(None, refers="slice", doc="the rows give each value of this slice")
     note: str = attr("", doc="a note on every row")
     notes: tuple[tuple[str, str], ...] = attr((), parse="notes", doc='a note per row: { "System" = "..." }')
@@ -339,7 +355,9 @@ class FetchBlock:
     revision: str = attr("")
     repo_type: str = attr("dataset", option=("dataset", "model", "space"))
     into: str = attr("", doc="where under the data root the files land")
-    files: tuple[str, ...] = attr(doc="paths relative to the origin; {split} expands, globs expand when locking")
+    files: tuple[str, ...] = attr(
+        (), doc="paths relative to the origin; {split} expands, globs expand when locking (default: the data sources' paths under `into`)"
+    )
     splits: tuple[Name, ...] = attr((), refers="split")
     at: Where = _where()
 

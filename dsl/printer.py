@@ -2,8 +2,8 @@
 
 Comments ride on the tree (see ``dsl.comments`` for which statement each belongs to) and are printed
 where they were: above their statement, at the end of its line, after an opening bracket or before a
-closing one.  Layout is fixed: two-space indents, ``=`` aligned within a body, blocks of up to three
-attributes on one line when they fit, lists and objects one item per line when they would run past
+closing one.  Layout is fixed: two-space indents, ``=`` aligned within a body, blocks of up to four
+statements on one line when they fit, lists and objects one item per line when they would run past
 :data:`WIDTH` columns or hold comments.  Keys and labels are bare when they are names (labels: when
 written bare, since there quoting means text), else quoted; an object quotes all its keys or none;
 a path quotes the segments after its first that are not names (``step."ordered?"``).  Blank lines are the printer's (between attributes and blocks,
@@ -19,9 +19,10 @@ from dsl import syntax as s
 
 INDENT = "  "
 WIDTH = 100
-# A block stays on one line with at most this many attributes (when it fits the width).  A measure
-# reads as one sentence (metric, gold, prediction, aggregate), so it may keep one more.
-FLAT_ATTRIBUTES = {"measure": 4}
+# A block stays on one line with at most this many statements (attributes, or blocks of attributes
+# that are one line themselves) when the line fits the width: a measure reads as one sentence (metric, gold,
+# prediction, aggregate), and so does `predictions { format  id  schema { ... } }`.
+FLAT_STATEMENTS = 4
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 
 
@@ -136,6 +137,11 @@ def _block_has_inner_comments(b: s.Block) -> bool:
     return bool(b.open_comment or b.end_comments) or any(st.comments for st in b.body)
 
 
+def _attributes_only(stmt: s.Attribute | s.Block) -> bool:
+    """An attribute, or a block of attributes: what a one-line block may hold (braces nest once on a line)."""
+    return isinstance(stmt, s.Attribute) or all(isinstance(x, s.Attribute) for x in stmt.body)
+
+
 def _statement(stmt: s.Attribute | s.Block, depth: int, width: int) -> list[str]:
     """The statement's lines (an item may hold newlines: long strings, multi-line values), its trailing comment included."""
     pad = INDENT * depth
@@ -148,10 +154,10 @@ def _statement(stmt: s.Attribute | s.Block, depth: int, width: int) -> list[str]
     inner_comments = _block_has_inner_comments(stmt)
     if not stmt.body and not inner_comments:
         return [_with_trailing(f"{opener} {{}}", trailing)]
-    if not inner_comments and len(stmt.body) <= FLAT_ATTRIBUTES.get(stmt.type, 3) and all(isinstance(x, s.Attribute) for x in stmt.body):
-        flat = [_statement(x, 0, 0)[0] for x in stmt.body]
-        one_line = f"{opener} {{ " + "  ".join(flat) + " }"
-        if len(one_line) <= WIDTH and "\n" not in one_line:
+    if not inner_comments and len(stmt.body) <= FLAT_STATEMENTS and all(_attributes_only(x) for x in stmt.body):
+        flat = [_statement(x, 0, 0) for x in stmt.body]
+        one_line = f"{opener} {{ " + "  ".join(x[0] for x in flat) + " }"
+        if all(len(x) == 1 for x in flat) and len(one_line) <= WIDTH and "\n" not in one_line:
             return [_with_trailing(one_line, trailing)]
     lines = [_with_trailing(f"{opener} {{", stmt.open_comment), *body(stmt.body, depth + 1)]
     _comment_lines(stmt.end_comments, INDENT * (depth + 1), lines, floor=1)

@@ -146,6 +146,9 @@ def render_reference(components: Sequence[registry.Component] | None = None) -> 
             doc = first_paragraph(comp.doc)
             out.append(f"- `{signature(comp)}` (version {comp.version})" + (f": {_markdown(doc)}" if doc else ""))
             out += [f"  - {contract_line(line)}" for line in comp.contract.describe()]
+            if comp.preset_of is not None:
+                name, arguments = comp.preset_of
+                out.append(f"  - preset of `{name}({', '.join(f'{k} = {json.dumps(v)}' for k, v in arguments)})`: checked and fingerprinted as that call")
     return "\n".join(out) + "\n"
 
 

@@ -81,7 +81,7 @@ class Contract:
             return scorer_emits
         if callable(self.emits):
             return tuple(self.emits(params))
-        return tuple(self.emits)  # type: ignore[arg-type]
+        return tuple(self.emits)
 
     def describe(self) -> list[str]:
         """One line per declared part, for ``procbench components`` and the generated reference."""
@@ -101,7 +101,7 @@ class Contract:
         elif callable(self.emits):
             out.append("emits: " + (inspect.getdoc(self.emits) or "names computed from its arguments"))
         elif self.emits:
-            out.append("emits: " + ", ".join(self.emits))  # type: ignore[arg-type]
+            out.append("emits: " + ", ".join(self.emits))
         return out
 
 
@@ -158,6 +158,9 @@ class Component:
     doc: str
     contract: Contract = Contract()
     origin: str = "built-in"  # or the entry point / components file that registered it
+    # A preset: this component is another of its kind with fixed arguments, and the checker writes
+    # it as that one, so a spec that names the preset keeps the fingerprint of the spelled-out call.
+    preset_of: tuple[str, tuple[tuple[str, Any], ...]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -186,11 +189,16 @@ class UnknownComponent(LookupError):
 _REGISTRY: dict[tuple[str, str], Component] = {}
 
 
-def component(kind: str, name: str, *, version: str = "1", **declared: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def component(
+    kind: str, name: str, *, version: str = "1", preset_of: tuple[str, Mapping[str, Any]] | None = None, **declared: Any
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as a component of ``kind`` under ``name``; returns ``fn`` unchanged.
 
-    Keyword arguments besides ``version`` are the component's :class:`Contract` (see :func:`contract`).
+    ``preset_of = (other, arguments)`` declares ``fn()`` the same as ``other(**arguments)`` (see
+    :attr:`Component.preset_of`).  Other keyword arguments besides ``version`` are the component's
+    :class:`Contract` (see :func:`contract`).
     """
+    preset = (preset_of[0], tuple(preset_of[1].items())) if preset_of else None
     promised = contract(**declared)
     if kind not in KINDS:
         raise ValueError(f"unknown component kind {kind!r}; expected one of {KINDS}")
@@ -201,7 +209,7 @@ def component(kind: str, name: str, *, version: str = "1", **declared: Any) -> C
         if existing is not None and existing.fn is not fn:
             if (existing.fn.__module__, existing.fn.__qualname__) != (fn.__module__, fn.__qualname__):
                 raise DuplicateComponent(f"{kind} {name!r} is already registered by {existing.origin} ({existing.fn.__module__})")
-        _REGISTRY[key] = Component(kind, name, version, fn, _params_of(kind, fn), inspect.getdoc(fn) or "", promised, _origin_of(fn))
+        _REGISTRY[key] = Component(kind, name, version, fn, _params_of(kind, fn), inspect.getdoc(fn) or "", promised, _origin_of(fn), preset)
         return fn
 
     return register

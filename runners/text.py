@@ -40,6 +40,16 @@ def delete_chars(chars: str) -> Step:
     return lambda text: text.translate(table)
 
 
+@component("normaliser", "delete_punctuation", takes="str", gives="str", preset_of=("delete_chars", {"chars": ASCII_PUNCTUATION}))
+def delete_punctuation() -> Step:
+    """``delete_chars`` of the 32 ASCII punctuation characters, Python's ``string.punctuation``; other characters stay.
+
+    A preset: a spec naming it is checked as the spelled-out ``delete_chars(...)`` call, so the two
+    spellings give one fingerprint.
+    """
+    return delete_chars(ASCII_PUNCTUATION)
+
+
 @component("normaliser", "squeeze_whitespace", takes="str", gives="str")
 def squeeze_whitespace() -> Step:
     """Split on any whitespace run and re-join with single spaces (also strips the ends)."""
@@ -80,12 +90,13 @@ PorterMode = Literal["nltk_extensions", "martin_extensions", "original_algorithm
 
 @functools.cache
 def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
-    # NLTK's Porter in NLTK_EXTENSIONS mode is the stemmer the OpenPI and ProPara scorers use.
+    # NLTK's Porter in NLTK_EXTENSIONS mode is the stemmer the OpenPI and ProPara scorers use: runners.porter
+    # computes it without importing NLTK (whose package init pulls SciPy, scikit-learn and pandas).
     if algorithm == "porter":
-        from nltk.stem.porter import PorterStemmer
+        from runners.porter import PorterStemmer
 
-        return functools.lru_cache(maxsize=None)(PorterStemmer(mode=mode.upper()).stem)
-    from nltk.stem.snowball import SnowballStemmer
+        return functools.lru_cache(maxsize=None)(PorterStemmer(mode.upper()).stem)
+    from nltk.stem.snowball import SnowballStemmer  # no shipped spec uses Snowball: NLTK's own, imported here
 
     return functools.lru_cache(maxsize=None)(SnowballStemmer("english").stem)
 

@@ -158,9 +158,19 @@ def test_every_accepted_path_stays_under_the_data_root(into: str, file: str) -> 
 
 
 def test_block_mistakes_are_all_reported() -> None:
-    problems = origin_problems(FetchOrigin(url="ftp://example.org/", hub_repo="", revision="v1", into="b/{split}/", files=("a.csv", "a.csv", "b_{lang}.csv"), splits=("dev", "train")), SPLITS)
+    problems = origin_problems(
+        FetchOrigin(url="ftp://example.org/", hub_repo="", revision="v1", into="b/{split}/", files=("a.csv", "a.csv", "b_{lang}.csv"), splits=("dev", "train")),
+        SPLITS,
+    )
     text = "\n".join(problems)
-    for expected in ("must be an http(s) address", "revision applies to hub_repo", "into 'b/{split}/' must be a plain folder", "lists 'a.csv' 2 times", "uses {lang}", "'train', which is not a split"):
+    for expected in (
+        "must be an http(s) address",
+        "revision applies to hub_repo",
+        "into 'b/{split}/' must be a plain folder",
+        "lists 'a.csv' 2 times",
+        "uses {lang}",
+        "'train', which is not a split",
+    ):
         assert expected in text
     assert "needs exactly one origin" in "\n".join(origin_problems(FetchOrigin(into="b/", files=("a",)), SPLITS))
     assert "needs exactly one origin" in "\n".join(origin_problems(FetchOrigin(url=BASE, hub_repo="o/r", into="b/", files=("a",)), SPLITS))
@@ -338,13 +348,17 @@ def test_cli_relocks_checks_and_names_added_and_missing_files(openpi_copy: tuple
     wrote = _cli("data", "lock", str(spec_file), "--data-dir", str(data))
     assert wrote.exit_code == 0, wrote.output
     entries = {e.path: e for e in lock_entries(lock_file)}
-    assert len(entries) == 6 and entries["openpi/data/gold/test/id_answers.jsonl"].sha256 == _sha((data / "openpi/data/gold/test/id_answers.jsonl").read_bytes())
+    assert len(entries) == 6 and entries["openpi/data/gold/test/id_answers.jsonl"].sha256 == _sha(
+        (data / "openpi/data/gold/test/id_answers.jsonl").read_bytes()
+    )
     checked = _cli("data", "lock", "--check", str(spec_file))
     assert checked.exit_code == 0 and "ok" in checked.stdout, checked.output
 
     # The spec now declares one more file: the lock is stale, and locking needs the file.
     text = spec_file.read_text()
-    spec_file.write_text(text.replace('"data/gold/{split}/id_answers.jsonl"', '"data/gold/{split}/id_answers.jsonl", "data/gold/{split}/id_question.jsonl"', 1))
+    names = ("id_answers", "id_answers_metadata", "id_question_metadata", "id_question")
+    files = "[" + ", ".join(f'"data/gold/{{split}}/{name}.jsonl"' for name in names) + "]"
+    spec_file.write_text(text.replace('into = "openpi/"', f'into = "openpi/"  files = {files}', 1))  # the three it reads, and one more
     stale = _cli("data", "lock", "--check", str(spec_file))
     assert stale.exit_code == 3 and "added: openpi/data/gold/dev/id_question.jsonl" in stale.stderr, stale.output
     (data / "openpi/data/gold/test/id_question.jsonl").unlink()

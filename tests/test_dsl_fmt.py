@@ -271,7 +271,10 @@ def test_comment_placement(source: str, expected: str) -> None:
 
 
 def test_bare_labels_typed_attributes_and_quoted_keys() -> None:
-    source = 'metric exact_p { display = "Exact P" }\nreported "GPT-2" { "ordered?" = gold.x  n = 1 }\nfields {\n  answers: list(str) = gold.answers\n  id: str = gold.id\n  "is ok?" = true\n  n = 1\n}\n'
+    source = (
+        'metric exact_p { display = "Exact P" }\nreported "GPT-2" { "ordered?" = gold.x  n = 1 }\n'
+        'fields {\n  answers: list(str) = gold.answers\n  id: str = gold.id\n  "is ok?" = true\n  n = 1\n  m = 2\n}\n'
+    )  # five attributes: a block of four fits one line
     first, printed = _round_trip(source)
     assert printed == (
         'metric exact_p { display = "Exact P" }\n'
@@ -282,6 +285,7 @@ def test_bare_labels_typed_attributes_and_quoted_keys() -> None:
         "  id: str            = gold.id\n"
         '  "is ok?"           = true\n'
         "  n                  = 1\n"
+        "  m                  = 2\n"
         "}\n"
     )
     assert [b.bare_labels for b in first.body] == [(True,), (False,), ()]

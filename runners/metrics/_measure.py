@@ -41,10 +41,12 @@ class MeasureStage:
     where: tuple[tuple[str, str], ...] = ()  # only items with these label values
     scale: float | None = None
     divide_by: float | None = None
+    reads: tuple[str, ...] = ()  # a counts measure: the scorer's per-item values it pools (it stores none of its own)
 
     @property
     def keys(self) -> tuple[str, ...]:
-        return tuple(self.name + suffix for suffix in self.metric.stat_names(self.aggregate))
+        """The per-item statistics this stage stores (none for a counts measure, which reads the scorer's)."""
+        return () if self.reads else tuple(self.name + suffix for suffix in self.metric.stat_names(self.aggregate))
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -84,6 +86,8 @@ class Measures:
         bad_predictions: list[str] = []
         for stage in self.stages:
             keys = stage.keys
+            if not keys:
+                continue  # a counts measure: the scorer's values are its statistics
             for item_id, record in gold.items.items():
                 if stage.where:
                     labels = gold.labels.get(item_id, {})
@@ -92,14 +96,24 @@ class Measures:
                 if stage.value_name is not None:
                     emitted = (scored or {}).get(item_id, {}).get(stage.value_name)
                     if emitted is None:  # the checker knows the scorer's contract; a component breaking it is named here
-                        problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: the scorer gave no value {stage.value_name!r} for this item"))
+                        problems.add(
+                            DataProblem.at(
+                                gold.origins.get(item_id), item_id, f"measure {stage.name!r}: the scorer gave no value {stage.value_name!r} for this item"
+                            )
+                        )
                         continue
                     out[item_id].update(zip(keys, stage.metric.item(None, emitted, stage.aggregate)))
                     continue
                 gold_value = field_value(record, stage.gold_field)  # reader components build objects, tables build dicts
                 if not _fits(gold_value, stage.gold_types):
                     what = "missing" if gold_value is MISSING else describe(gold_value)
-                    problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: gold field {stage.gold_field!r} must be {_spell(stage.gold_types)}, got {what}"))
+                    problems.add(
+                        DataProblem.at(
+                            gold.origins.get(item_id),
+                            item_id,
+                            f"measure {stage.name!r}: gold field {stage.gold_field!r} must be {_spell(stage.gold_types)}, got {what}",
+                        )
+                    )
                     continue
                 predicted = predictions.get(item_id)
                 value = None
@@ -108,7 +122,10 @@ class Measures:
                     if value is MISSING and stage.bare_prediction and not isinstance(predicted, Mapping):
                         value = predicted
                     if not _fits(value, stage.prediction_types):  # None passes only where the schema says optional(...)
-                        bad_predictions.append(f"item {item_id!r}: {stage.prediction_field!r} is {'missing' if value is MISSING else describe(value)}, not {_spell(stage.prediction_types)}")
+                        bad_predictions.append(
+                            f"item {item_id!r}: {stage.prediction_field!r} is {'missing' if value is MISSING else describe(value)}, not "
+                            f"{_spell(stage.prediction_types)}"
+                        )
                         continue
                 try:
                     stats = stage.metric.item(stage.prepare(gold_value), stage.prepare(value), stage.aggregate)
@@ -125,8 +142,11 @@ class Measures:
     def aggregate(self, items: Sequence[ItemScore]) -> dict[str, float]:
         out: dict[str, float] = {}
         for stage in self.stages:
-            keys = stage.keys
-            rows = [tuple(item.values[k] for k in keys) for item in items if keys[0] in item.values]
+            if stage.reads:  # absent counts are 0, as the official scorers' `stats.get(key, 0)`
+                rows = [tuple(item.values.get(k, 0) for k in stage.reads) for item in items]
+            else:
+                keys = stage.keys
+                rows = [tuple(item.values[k] for k in keys) for item in items if keys[0] in item.values]
             values = stage.metric.reduce(rows, stage.aggregate)
             out.update({name: _round(stage.rescale(float(v)), stage.round_digits) for name, v in zip(stage.outputs, values)})
         return out
@@ -144,7 +164,9 @@ Scorer = Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
 Aggregator = Callable[[Sequence[ItemScore]], dict[str, float]]
 
 
-def combined(measures: Measures, scorer: Callable[[Mapping[str, Any]], Scorer] | None, aggregate: Aggregator | None) -> tuple[Callable[[Mapping[str, Any]], Scorer], Aggregator]:
+def combined(
+    measures: Measures, scorer: Callable[[Mapping[str, Any]], Scorer] | None, aggregate: Aggregator | None
+) -> tuple[Callable[[Mapping[str, Any]], Scorer], Aggregator]:
     """A scorer factory and an aggregator for measures beside a task's own scorer and aggregator (either may be None)."""
     own_keys = measures.keys
 
