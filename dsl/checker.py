@@ -319,6 +319,22 @@ class _Checker(Binder):
             return None
         return tuple(i.dotted for i in expr.items if isinstance(i, s.Ref))
 
+    def parse_count_names(self, expr: s.Expr, where: str) -> tuple[tuple[str, ...], ...] | None:
+        """``[tp, [tp, fp]]``: per place, the per-item counts added together there."""
+        usage = "e.g. stats = [p_correct, p_total, r_correct, r_total], or [[tp, tn], [tp, fp, tn, fn]] for an accuracy"
+        places = expr.items if isinstance(expr, s.ListExpr) else []
+        out = []
+        for place in places:
+            names = place.items if isinstance(place, s.ListExpr) else [place]
+            if not names or not all(isinstance(n, s.Ref) for n in names):
+                self.error(place.span, f"{where}: each place is a count's name or a list of names to add", usage)
+                return None
+            out.append(tuple(n.dotted for n in names if isinstance(n, s.Ref)))
+        if not out:
+            self.error(expr.span, f"{where} is a list of count names", usage)
+            return None
+        return tuple(out)
+
     def parse_number(self, expr: s.Expr, where: str) -> float | None:
         if not isinstance(expr, s.Num) or isinstance(expr.value, bool):
             self.error(expr.span, f"{where} is a number, got {describe(expr)}")
@@ -351,7 +367,7 @@ class _Checker(Binder):
 
     def parse_formula(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
         """A metric computed from others: names of metrics, numbers, and the functions of runners.metrics._derived."""
-        usage = "e.g. from = f1(inputs_p, inputs_r), mean(a_p, b_p), round(mean(a_p, b_p), 3)"
+        usage = "e.g. from = f1(inputs_p, inputs_r), mean(a_p, b_p), round(mean(a_p, b_p), 3), weighted(a, 750, b, 601)"
         if isinstance(expr, s.Ref) and len(expr.parts) == 1:
             self.refer("metric", expr.parts[0], expr.span, "metric in from")
             return ("metric", expr.parts[0])
@@ -363,8 +379,9 @@ class _Checker(Binder):
             if arity is None:
                 self.unknown(expr.callee.span, "function in from", name, list(FORMULA_ARITY))
                 return None
-            if (arity and len(expr.args) != arity) or not expr.args:
-                self.error(expr.span, f"{name}() takes {arity or 'one or more'} argument(s), got {len(expr.args)}", usage)
+            if (arity > 0 and len(expr.args) != arity) or (arity < 0 and len(expr.args) % -arity) or not expr.args:
+                wanted = {0: "one or more", -2: "pairs of (value, weight)"}.get(arity, str(arity))
+                self.error(expr.span, f"{name}() takes {wanted} argument(s), got {len(expr.args)}", usage)
                 return None
             if name == "round" and not (isinstance(expr.args[1], s.Num) and isinstance(expr.args[1].value, int)):
                 self.error(expr.args[1].span, "round(x, digits): digits is a whole number", usage)
@@ -1125,10 +1142,10 @@ def _check_measures(
                     f"measure {ms.name!r}: `counts = [...]` pools the scorer's count values: no metric, value, gold, prediction, normaliser or where",
                 )
                 continue
-            if not ms.counts or len(ms.stats) not in (2, 4):
+            if len(ms.stats) not in (2, 4):
                 ck.error(
-                    m.span_of(ms, "stats" if ms.counts else "<label>"),
-                    f"measure {ms.name!r} needs counts = [<prefix>, ...] and stats = [numerator, denominator] or [p_num, p_den, r_num, r_den]",
+                    m.span_of(ms, "stats" if ms.stats else "<label>"),
+                    f"measure {ms.name!r} needs stats = [numerator, denominator] or [p_num, p_den, r_num, r_den] (under counts = [<prefix>, ...] if given)",
                     "e.g. measure exclusive { counts = [node.XOR]  stats = [p_correct, p_total, r_correct, r_total] }",
                 )
                 continue

@@ -119,7 +119,7 @@ def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mappin
         return MeasureStage(
             measure.name, Value(), measure.aggregate, "", "", (), (), None, measure.round, False, measure.value, measure.where, measure.scale, measure.divide_by
         )
-    if measure.counts:
+    if measure.stats:
         from runners.metrics._counts import MicroCounts
 
         counted = MicroCounts(measure.counts, measure.stats)

@@ -229,12 +229,19 @@ class MeasureSpec:
     value: Name | None = attr(None, refers="per_item_value", doc="instead of metric, gold and prediction: a per-item value the scorer emits")
     # ("metric", name) | ("number", value) | ("call", function, (arguments, ...))
     formula: tuple[Any, ...] | None = attr(
-        None, key="from", parse="formula", doc="or computed from other metrics: mean(a, b, ...), f1(p, r), round(x, digits), names, numbers"
+        None,
+        key="from",
+        parse="formula",
+        doc="or computed from other metrics: mean(a, b, ...), f1(p, r), round(x, digits), weighted(x1, w1, x2, w2, ...), names, numbers",
     )
     counts: tuple[str, ...] = attr(
         (), parse="value_paths", doc="or: prefixes of count values the scorer emits per item (node.XOR), pooled over items and prefixes"
     )
-    stats: tuple[Name, ...] = attr((), doc="with counts: the count names under each prefix, [numerator, denominator] or [p_num, p_den, r_num, r_den]")
+    stats: tuple[tuple[str, ...], ...] = attr(
+        (),
+        parse="count_names",
+        doc="count values (under each counts prefix, if any): [numerator, denominator] or [p_num, p_den, r_num, r_den]; [a, b] in a place adds a and b",
+    )
     aggregate: str = attr(
         "",
         option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus"),

@@ -67,7 +67,7 @@ counts = st.lists(st.tuples(*(st.integers(0, 20) for _ in range(8))), max_size=3
 @given(counts)
 def test_micro_counts_pool_items_then_prefixes(rows: list[tuple[int, ...]]) -> None:
     """Against a hand count: Σ over items and both prefixes, zero denominators give 0, F1 from P and R."""
-    metric = MicroCounts(["a", "b"], ["pn", "pd", "rn", "rd"])
+    metric = MicroCounts(["a", "b"], [("pn",), ("pd",), ("rn",), ("rd",)])
     f1, p, r = metric.reduce(rows, "micro")
     totals = [sum(row[j] + row[4 + j] for row in rows) for j in range(4)]
     assert p == (totals[0] / totals[1] if totals[1] else 0.0)
@@ -100,7 +100,7 @@ def test_a_count_the_scorer_does_not_emit_is_refused_with_the_close_names(tmp_pa
 def test_counts_need_two_or_four_stats_and_no_metric(tmp_path: Path) -> None:
     strict = "counts = [node.XOR]\n      stats  = [p_correct, p_total, r_correct, r_total]"
     message = _refused(tmp_path, strict, strict.replace(", r_total]", "]"))
-    assert "needs counts = [<prefix>, ...] and stats = [numerator, denominator] or [p_num, p_den, r_num, r_den]" in message
+    assert "needs stats = [numerator, denominator] or [p_num, p_den, r_num, r_den] (under counts = [<prefix>, ...] if given)" in message
     message = _refused(tmp_path, "counts = [node.OR]", 'counts = [node.OR]\n      where  = { gateways = "none" }')
     assert "`counts = [...]` pools the scorer's count values" in message
 

@@ -29,22 +29,32 @@ def _ratio(numerator: float, denominator: float) -> float:
 
 
 class MicroCounts(Metric):
-    """Pooled ratios of per-item counts; not registered (a measure's ``counts`` builds it)."""
+    """Pooled ratios of per-item counts; not registered (a measure's ``counts`` / ``stats`` builds it).
+
+    ``stats`` holds, per position, the count names added together there (``[tp, tn]`` over
+    ``[tp, fp, tn, fn]`` is an accuracy); ``prefixes`` (``("",)`` for none) go before each name.
+    """
 
     aggregations = ("micro",)
     library = ""
 
-    def __init__(self, prefixes: Sequence[str], stats: Sequence[str]):
+    def __init__(self, prefixes: Sequence[str], stats: Sequence[Sequence[str]]):
         if len(stats) not in (2, 4):
             raise ValueError(f"stats names 2 counts (a ratio) or 4 (precision and recall), got {len(stats)}")
-        self.prefixes = tuple(prefixes)
-        self.stats = tuple(stats)
+        self.prefixes = tuple(prefixes) or ("",)
+        self.stats = tuple(tuple(position) for position in stats)
         self.percent = True
-
-    @property
-    def reads(self) -> tuple[str, ...]:
-        """The scorer's per-item values it reads, prefix by prefix."""
-        return tuple(f"{prefix}.{stat}" for prefix in self.prefixes for stat in self.stats)
+        # each position's columns in :attr:`reads`, prefix by prefix: summed in that order
+        self._columns: list[list[int]] = []
+        reads: list[str] = []
+        for prefix in self.prefixes:
+            for position, names in enumerate(self.stats):
+                for name in names:
+                    reads.append(f"{prefix}.{name}" if prefix else name)
+        self.reads = tuple(reads)
+        width = sum(len(names) for names in self.stats)
+        offsets = [sum(len(names) for names in self.stats[:j]) for j in range(len(self.stats))]
+        self._columns = [[p * width + offsets[j] + k for p in range(len(self.prefixes)) for k in range(len(self.stats[j]))] for j in range(len(self.stats))]
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
         return (name, f"{name}_p", f"{name}_r") if len(self.stats) == 4 else (name,)
@@ -54,9 +64,8 @@ class MicroCounts(Metric):
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         columns = [reduce(add, column, 0) for column in zip(*rows)] if rows else [0] * len(self.reads)
-        width = len(self.stats)
-        totals = [sum(columns[p * width + j] for p in range(len(self.prefixes))) for j in range(width)]
-        if width == 2:
+        totals = [sum(columns[i] for i in position) for position in self._columns]
+        if len(totals) == 2:
             return (_ratio(totals[0], totals[1]),)
         precision, recall = _ratio(totals[0], totals[1]), _ratio(totals[2], totals[3])
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0

@@ -29,8 +29,18 @@ def _mean(*values: float) -> float:
     return total / len(values)
 
 
-FUNCTIONS: dict[str, Callable[..., float]] = {"mean": _mean, "f1": _f1, "round": lambda x, digits: round(x, int(digits))}
-ARITY = {"mean": 0, "f1": 2, "round": 2}  # arguments each function takes (0: one or more); the checker holds specs to it
+def _weighted(*pairs: float) -> float:
+    """``weighted(x1, w1, x2, w2, ...)`` = Σ wᵢ·xᵢ / Σ wᵢ, added left to right as upstream's weighted averages."""
+    values, weights = pairs[0::2], pairs[1::2]
+    total = 0.0
+    for value, weight in zip(values, weights):
+        total += weight * value
+    return total / sum(weights) if sum(weights) else 0.0
+
+
+FUNCTIONS: dict[str, Callable[..., float]] = {"mean": _mean, "f1": _f1, "round": lambda x, digits: round(x, int(digits)), "weighted": _weighted}
+# arguments each function takes (0: one or more; -2: pairs); the checker holds specs to it
+ARITY = {"mean": 0, "f1": 2, "round": 2, "weighted": -2}
 
 
 def formula_names(formula: Formula) -> list[str]:
@@ -66,7 +76,9 @@ def order(formulas: Mapping[str, Formula]) -> list[str]:
     return done
 
 
-def with_derived(aggregate: Callable[[Sequence[ItemScore]], dict[str, float]], formulas: Mapping[str, Formula]) -> Callable[[Sequence[ItemScore]], dict[str, float]]:
+def with_derived(
+    aggregate: Callable[[Sequence[ItemScore]], dict[str, float]], formulas: Mapping[str, Formula]
+) -> Callable[[Sequence[ItemScore]], dict[str, float]]:
     """The aggregator followed by the derived metrics, in dependency order."""
     ordered = [(name, formulas[name]) for name in order(formulas)]
 
