@@ -4,44 +4,24 @@
     >>> procbench.fetch("PARADISE", split="test")                 # procbench data fetch PARADISE --split test
     >>> result = procbench.score("paradise-tip", "preds.jsonl", split="test")
     >>> outcome = procbench.submit("paradise-tip", "preds.jsonl", split="test", model="my-model", team="me")
+    >>> result.to_dict(), result.to_polars()                        # as data: JSON-ready, one row per item
+    >>> procbench.score("paradise-tip", "limit20.jsonl", split="test", partial=True).coverage   # a --limit run
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsl import SpecError, check_file, compile_spec
-from dsl.model import TaskSpec
-from procbench.paths import SAMPLE_DATA_ROOT, SPECS_DIR, resolve_data_root
-from runners.runner import Evaluation, TaskRunner
+from dsl import SpecError
+from dsl.tasks import all_spec_paths, load_task, spec_path  # re-exported: the API names them
+from runners.paths import DEFAULT_DB, SAMPLE_DATA_ROOT, SPECS_DIR, resolve_data_root
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the checker and compiler (Lark, the registry, NumPy) are imported when a spec is loaded
     from procbench.data import FetchResult
-    from submissions.intake import SubmissionOutcome
-
-DEFAULT_DB = Path("var/procbench.duckdb")
-
-
-def spec_path(name_or_path: str | Path) -> Path:
-    """A spec file from a path, or from a task name looked up in ``specs/``."""
-    candidate = Path(name_or_path)
-    if candidate.suffix == ".spec" or candidate.exists():
-        if not candidate.is_file():
-            raise FileNotFoundError(f"no spec file at {candidate}")
-        return candidate
-    named = SPECS_DIR / f"{name_or_path}.spec"
-    if named.is_file():
-        return named
-    known = ", ".join(sorted(p.stem for p in SPECS_DIR.glob("*.spec")))
-    raise FileNotFoundError(f"no task named {name_or_path!r} (known: {known})")
-
-
-def all_spec_paths() -> list[Path]:
-    return sorted(SPECS_DIR.glob("*.spec"))
+    from procbench.results import ScoreResult, SubmitResult
 
 
 def reported_file_paths() -> list[Path]:
@@ -51,27 +31,41 @@ def reported_file_paths() -> list[Path]:
     return sorted(SPECS_DIR.glob(f"*{REPORTED_SUFFIX}"))
 
 
-@functools.lru_cache(maxsize=64)
-def _load(path: str, mtime: float) -> tuple[TaskSpec, TaskRunner]:
-    result = check_file(path, search=[SPECS_DIR])
-    return result.spec, compile_spec(result.spec)
-
-
-def load_task(name_or_path: str | Path) -> tuple[TaskSpec, TaskRunner]:
-    """Check and compile a spec (cached per file version); raises SpecError."""
-    path = spec_path(name_or_path)
-    return _load(str(path.resolve()), path.stat().st_mtime)
-
-
-def score(task: str | Path, predictions: str | Path, *, split: str, data_dir: str | Path | None = None, metadata: Mapping[str, Any] | None = None) -> Evaluation:
+def score(
+    task: str | Path,
+    predictions: str | Path,
+    *,
+    split: str,
+    data_dir: str | Path | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    partial: bool = False,
+) -> ScoreResult:
     """Score a prediction file exactly as ``procbench score`` does.
 
-    Returns an Evaluation: ``metrics`` (name -> value), ``slices`` (slice -> value -> SliceResult),
-    per-item ``items``, ``n_items``, ``fingerprint`` and the validator's ``warnings``. Raises
-    InvalidPredictions (every problem with its line), SpecError, FileNotFoundError (data missing).
+    Returns a ScoreResult: ``metrics`` (name -> value), ``slices`` (slice -> value -> SliceResult),
+    per-item ``items``, ``n_items``, ``fingerprint``, the validator's ``warnings``; as data with
+    ``to_dict()`` / ``to_json()`` / ``to_polars()`` / ``to_pandas()``.  With ``partial=True`` only the
+    items the file names are scored (a harness's ``--limit`` run): the metrics are over those items,
+    ``coverage`` says how many of the split's, and the result is marked ``partial`` (never a board
+    result).  Raises InvalidPredictions (every problem with its line), SpecError, FileNotFoundError
+    (data missing), ValueError (``partial`` with a file that does not name its items).
     """
-    _, runner = load_task(task)
-    return runner.evaluate(resolve_data_root(data_dir), split, Path(predictions), metadata)
+    from procbench.partial import prediction_ids, restrict
+    from procbench.results import ScoreResult, int_ids, class_labels
+
+    spec, runner = load_task(task)
+    root = resolve_data_root(data_dir)
+    coverage = None
+    if partial:
+        gold, fingerprint = runner.gold(root, split)
+        gold, coverage = restrict(gold, prediction_ids(Path(predictions)))
+        records, notes = runner.validate(Path(predictions), gold)
+        evaluation = runner.evaluate_records(gold, fingerprint, split, records, notes, metadata)
+        note = f"partial run: {coverage.scored} of {coverage.total} items scored ({coverage.fraction:.1%}); not comparable with full runs"
+        evaluation.warnings.insert(0, note)
+    else:
+        evaluation = runner.evaluate(root, split, Path(predictions), metadata)
+    return ScoreResult(evaluation, partial=partial, coverage=coverage, int_ids=int_ids(spec), classes=class_labels(spec))
 
 
 def submit(
@@ -84,17 +78,33 @@ def submit(
     db: str | Path = DEFAULT_DB,
     data_dir: str | Path | None = None,
     metadata: Mapping[str, Any] | None = None,
-) -> SubmissionOutcome:
+) -> SubmitResult:
     """Validate, score and store a prediction file in one transaction, as ``procbench submit`` does.
 
-    Returns a SubmissionOutcome: ``submission_id``, ``created`` (False when the same file was already
-    stored for this task, split and team), the ``evaluation`` and ``warnings``. Nothing is stored when
-    the file is invalid (InvalidPredictions lists every problem).
+    Returns a SubmitResult: ``submission_id``, ``created`` (False when this very file was already
+    stored for this task, split, team and model), ``score`` (a ScoreResult; ``evaluation`` too) and
+    ``warnings``; ``to_dict()`` / ``to_json()`` / ``to_polars()``.  Nothing is stored when the file is
+    invalid (InvalidPredictions lists every problem).  The same file under another model name is
+    refused (SubmissionRefused naming the stored submission): a file is stored once.  Partial runs
+    are never submitted: score them with ``score(..., partial=True)``.
     """
+    from procbench.results import ScoreResult, SubmitResult, class_labels, int_ids
     from submissions.intake import submit as do_submit
 
     spec, runner = load_task(task)
-    return do_submit(spec, runner, data_root=resolve_data_root(data_dir), split=split, predictions=Path(predictions), model=model, team=team, db_path=Path(db), metadata=dict(metadata or {}))
+    outcome = do_submit(
+        spec,
+        runner,
+        data_root=resolve_data_root(data_dir),
+        split=split,
+        predictions=Path(predictions),
+        model=model,
+        team=team,
+        db_path=Path(db),
+        metadata=dict(metadata or {}),
+    )
+    scored = ScoreResult(outcome.evaluation, int_ids=int_ids(spec), classes=class_labels(spec))
+    return SubmitResult(outcome.submission_id, outcome.created, scored, outcome.team, outcome.receipt, tuple(outcome.warnings))
 
 
 def fetch(
@@ -144,11 +154,14 @@ def check(specs: str | Path | Sequence[str | Path] | None = None, *, data: bool 
 
     ``data=True`` also checks fields and slices against the data where it is present.
     """
+    from dsl.cache import checked_spec
+    from dsl.compiler import compile_spec
+
     paths = [spec_path(s) for s in ([specs] if isinstance(specs, (str, Path)) else specs)] if specs else all_spec_paths()
     out = []
     for path in paths:
         try:
-            result = check_file(path, search=[path.parent])
+            result = checked_spec(path, search=[path.parent])
         except SpecError as exc:
             out.append(SpecCheck(path, None, errors=tuple(d.render(exc.source) for d in exc.diagnostics)))
             continue

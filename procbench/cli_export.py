@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from dsl import SpecError
+from procbench.paths import DEFAULT_DB
 
 EXIT_INVALID = 2
 EXIT_SPEC_ERROR = 3
@@ -49,7 +50,7 @@ def export_evaluate(
 @export_app.command("hub-dataset")
 def export_hub_dataset(
     directory: Annotated[Path, typer.Argument(help="folder to write (Parquet per task, README.md card, metrics.json)")],
-    db: Annotated[Path, typer.Option(help="DuckDB file")] = Path("var/procbench.duckdb"),
+    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
     push: Annotated[Optional[str], typer.Option(help="also upload the folder to this Hub dataset repo (org/name)")] = None,
     private: Annotated[bool, typer.Option(help="create the Hub repo private")] = False,
 ) -> None:
@@ -82,6 +83,8 @@ def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_d
         choice_rule=reader.pop("choice_rule", "acc"),  # type: ignore[arg-type]
         separator=reader.pop("separator", None),  # type: ignore[arg-type]
         id_field=reader.pop("id_field", None),  # type: ignore[arg-type]
+        unanswered=reader.pop("unanswered", "refuse"),  # type: ignore[arg-type]
+        id_offset=reader.pop("id_offset", 0),  # type: ignore[arg-type]
     )
     if not log.is_file():
         _err(f"error: no log file at {log}")
@@ -105,13 +108,36 @@ def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_d
         _err(f"warning: {warning}")
     imported.write_jsonl(out)
     typer.echo(f"wrote {out}: {len(imported.records)} prediction(s) for {task}")
-    typer.echo(f"score it with: procbench score {task} --split {split or '<split>'} --predictions {out}")
+    typer.echo(f"score it with: {score_command(task, split, out, data_dir, imported)}")
+
+
+def score_command(task: str, split: str | None, out: Path, data_dir: Path | None, imported: object) -> str:
+    """The complete ``procbench score`` command for an imported file: the data root spelled out (never left to a fallback),
+    and ``--partial`` when the log answers only part of the split (a --limit run)."""
+    import shlex
+
+    from procbench.paths import resolve_data_root
+
+    root = resolve_data_root(data_dir).resolve()
+    n_split = getattr(imported, "n_split_items", None)
+    partial = n_split is not None and len(getattr(imported, "records", ())) < n_split
+    parts = ["procbench", "score", task, "--split", split or "<split>", "--predictions", str(out), "--data-dir", str(root)]
+    return " ".join(shlex.quote(p) if not p.startswith("<") else p for p in parts) + (" --partial" if partial else "")
 
 
 SplitOption = Annotated[Optional[str], typer.Option(help="check ids and items against this split's gold (recommended)")]
 DataDirOption = Annotated[Optional[Path], typer.Option(help="data root for --split")]
 IdFieldOption = Annotated[Optional[str], typer.Option(help="dotted path to the item id in the logged item (default: the task's mapping)")]
 SeparatorOption = Annotated[Optional[str], typer.Option(help="split generated text on this instead of the task's separator")]
+UnansweredOption = Annotated[
+    str, typer.Option(help="an output naming no answer: refuse (list it as a problem) or wrong (count it wrong, as the harness's accuracy does)")
+]
+IdOffsetOption = Annotated[int, typer.Option(help="add this to every integer item id (e.g. -1 for a log numbered from 1)")]
+
+
+def _check_unanswered(value: str) -> None:
+    if value not in ("refuse", "wrong"):
+        raise typer.BadParameter("--unanswered is refuse or wrong")
 
 
 @import_app.command("lm-eval")
@@ -126,11 +152,17 @@ def import_lm_eval(
     choice_rule: Annotated[str, typer.Option(help="multiple choice: acc (argmax log-likelihood) or acc_norm (per character)")] = "acc",
     separator: SeparatorOption = None,
     id_field: IdFieldOption = None,
+    unanswered: UnansweredOption = "refuse",
+    id_offset: IdOffsetOption = 0,
 ) -> None:
     """Import an lm-evaluation-harness --log_samples file as a prediction file for TASK (exit 2 listing every problem)."""
     if choice_rule not in ("acc", "acc_norm"):
         raise typer.BadParameter("--choice-rule is acc or acc_norm")
-    _import("lm-eval", log, task, out, split, data_dir, filter_name=filter_name, raw=raw, choice_rule=choice_rule, separator=separator, id_field=id_field)
+    _check_unanswered(unanswered)
+    _import(
+        "lm-eval", log, task, out, split, data_dir, filter_name=filter_name, raw=raw, choice_rule=choice_rule, separator=separator, id_field=id_field,
+        unanswered=unanswered, id_offset=id_offset,
+    )
 
 
 @import_app.command("inspect")
@@ -143,9 +175,12 @@ def import_inspect(
     epoch: Annotated[int, typer.Option(help="which epoch's outputs, when the run had several")] = 1,
     separator: SeparatorOption = None,
     id_field: IdFieldOption = None,
+    unanswered: UnansweredOption = "refuse",
+    id_offset: IdOffsetOption = 0,
 ) -> None:
     """Import an Inspect evaluation log as a prediction file for TASK (exit 2 listing every problem)."""
-    _import("inspect", log, task, out, split, data_dir, epoch=epoch, separator=separator, id_field=id_field)
+    _check_unanswered(unanswered)
+    _import("inspect", log, task, out, split, data_dir, epoch=epoch, separator=separator, id_field=id_field, unanswered=unanswered, id_offset=id_offset)
 
 
 def register(app: typer.Typer) -> None:

@@ -26,7 +26,7 @@ from dsl.model import TaskSpec
 from runners._types import InvalidPredictions, Problem, clip
 from runners.pmllm.judge import JudgeError
 from runners.runner import Evaluation, TaskRunner
-from submissions import blobs, store
+from submissions import blobs, provenance, store
 from submissions import judging  # issue #17 (self-judged verdicts)
 from submissions.auth import AuthError, authenticate
 from submissions.details import MAX_NAME_CHARS, REFERENCE_TEAM, DetailError, ModelCard, check_name  # REFERENCE_TEAM: reserved there (issue #17)
@@ -48,14 +48,36 @@ class SubmissionOutcome:
     team: str = ""
 
 
+class _StoredUnderAnotherModel(Exception):
+    """The same file is already stored for this task, split and team, under another model name (issue #18)."""
+
+
 def new_receipt() -> str:
     return secrets.token_hex(8)
 
 
-def register_spec(con: duckdb.DuckDBPyConnection, spec: TaskSpec, split: str, fingerprint: str, labels: Mapping[str, Mapping[str, str]]) -> None:
-    """The task row for this spec, split and fingerprint (and its item labels), once."""
+def register_spec(
+    con: duckdb.DuckDBPyConnection,
+    spec: TaskSpec,
+    split: str,
+    fingerprint: str,
+    labels: Mapping[str, Mapping[str, str]],
+    *,
+    runner: TaskRunner | None = None,
+    data_root: Path | None = None,
+    gold_items: int | None = None,
+) -> None:
+    """The task row for this spec, split and fingerprint (its item labels, and what the gold is), once.
+
+    With ``runner`` and ``data_root`` the row records the gold's provenance (``submissions.provenance``:
+    real split, bundled sample or unverified data, item count, lock digest, scorer digest), computed
+    only for a new fingerprint (the lock's files are hashed once per process).
+    """
     if con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [spec.name, split, fingerprint]).fetchone():
         return
+    known = None
+    if runner is not None and data_root is not None:
+        known = provenance.of(spec, split, data_root, gold_items=gold_items, scorer_digest=runner.spec_digest)
     store.register_task(
         con,
         task=spec.name,
@@ -68,6 +90,7 @@ def register_spec(con: duckdb.DuckDBPyConnection, spec: TaskSpec, split: str, fi
         hidden=split in spec.data.hidden,
         spec_json=json.dumps(spec.to_dict(), default=str),
         labels=labels,
+        provenance=known,
     )
 
 
@@ -148,13 +171,18 @@ class _ScoringClock:
         worker.start()
         worker.join(max(0.0, self.deadline - time.monotonic()))
         if worker.is_alive():
-            raise OverTime(f"reading and scoring the file took longer than {self.seconds:g} seconds (the intake's scoring time limit, PROCBENCH_MAX_SCORE_SECONDS); nothing was stored")
+            raise OverTime(
+                f"reading and scoring the file took longer than {self.seconds:g} seconds (the intake's scoring time limit, PROCBENCH_MAX_SCORE_SECONDS); "
+                "nothing was stored"
+            )
         if "error" in outcome:
             raise outcome["error"]
         return outcome["value"]
 
 
-def _gate(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: str | None, token: str | None, now: datetime, sid_for: Callable[[str], str]) -> tuple[str, bool]:
+def _gate(
+    con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: str | None, token: str | None, now: datetime, sid_for: Callable[[str], str]
+) -> tuple[str, bool]:
     """(the team to store under, whether this exact submission is already stored).
 
     Raises AuthError or QuotaExceeded.  An idempotent resubmission never hits the quota.
@@ -273,14 +301,45 @@ def submit(
     try:
         scratch = blobs.blob_root(db_path) / "tmp" if db_path.exists() else None  # issue #17: no store yet, no folder beside it
         with stage(predictions, filename=filename, limits=limits, scratch=scratch) as staged:
-            return _score_and_store(spec, runner, attempt, staged, gold=gold, fingerprint=fingerprint, team=team, token=token, metadata=dict(metadata or {}), card=card, received=received, limits=limits, judge=judge)
+            return _score_and_store(
+                spec,
+                runner,
+                attempt,
+                staged,
+                data_root=data_root,
+                gold=gold,
+                fingerprint=fingerprint,
+                team=team,
+                token=token,
+                metadata=dict(metadata or {}),
+                card=card,
+                received=received,
+                limits=limits,
+                judge=judge,
+            )
     except BadFileName as exc:
         raise attempt.refuse("request", str(exc)) from None
     except FileRefused as exc:
         raise attempt.reject("file", [exc.problem], attempt.filename) from None
 
 
-def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, staged: StagedFile, *, gold: Any, fingerprint: str, team: str | None, token: str | None, metadata: dict[str, Any], card: ModelCard, received: datetime, limits: IntakeLimits, judge: judging.BoardJudge | None = None) -> SubmissionOutcome:
+def _score_and_store(
+    spec: TaskSpec,
+    runner: TaskRunner,
+    attempt: _Attempt,
+    staged: StagedFile,
+    *,
+    data_root: Path,
+    gold: Any,
+    fingerprint: str,
+    team: str | None,
+    token: str | None,
+    metadata: dict[str, Any],
+    card: ModelCard,
+    received: datetime,
+    limits: IntakeLimits,
+    judge: judging.BoardJudge | None = None,
+) -> SubmissionOutcome:
     attempt.content = staged.sha256
     attempt.filename = staged.filename
     split = attempt.split
@@ -334,11 +393,17 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
             resolved, duplicate = _gate(con, now=scored, **gate)
             sid = sid_for(resolved)
             if duplicate:
-                row = con.execute("SELECT receipt_id FROM submissions WHERE submission_id = ?", [sid]).fetchone()
+                row = con.execute("SELECT receipt_id, model FROM submissions WHERE submission_id = ?", [sid]).fetchone()
+                if row and row[1] != attempt.model:  # issue #18: never hand back another model's row as this one's
+                    raise _StoredUnderAnotherModel(
+                        f"this file is already stored for {spec.name}/{split} as model {row[1]!r} (submission {sid}); a file is stored once, "
+                        f"so it cannot also be {attempt.model!r}; nothing was stored\n  hint: submit {attempt.model!r}'s own predictions, or resubmit "
+                        f"under the name {row[1]!r} to get the stored submission back"
+                    )
                 return SubmissionOutcome(sid, False, evaluation, notes, row[0] if row else "", resolved)
             if resolved not in frames:  # the team changed between the pre-check and now (a token revoked and reissued)
                 frames[resolved] = (item_frame(sid, items), aggregate_frame(sid, aggregates))
-            register_spec(con, spec, split, fingerprint, gold.labels)
+            register_spec(con, spec, split, fingerprint, gold.labels, runner=runner, data_root=data_root, gold_items=len(gold.items))
             blob = blobs.put(attempt.db_path, staged)  # again under the lock (a stat when present): `admin check --fix` may have collected it as an orphan
             blobs.record(con, blob, scored)
             row = store.SubmissionRow(
@@ -348,6 +413,8 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
             )
             store.insert_submission(con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history)
             store.crash_point("store.before_commit")
+    except _StoredUnderAnotherModel as exc:
+        raise attempt.refuse("duplicate", str(exc)) from None
     except AuthError as exc:
         raise attempt.refuse("auth", str(exc)) from None
     except QuotaExceeded as exc:
@@ -360,8 +427,13 @@ def _score_and_store(spec: TaskSpec, runner: TaskRunner, attempt: _Attempt, stag
 
 
 def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_path: Path) -> list[str]:
-    """Store the spec's ``reported`` rows (paper numbers) as reference entries; returns their ids."""
-    ids = []
+    """Store the spec's ``reported`` rows (paper numbers) as reference entries; returns their ids.
+
+    Each row declares the data it was reported on (``reported_on``: the lock digest of its split,
+    ``submissions.provenance.lock_digest``); the board shows it only over that data, so a row
+    loaded beside the bundled samples is stored but appears on no sample board.  One write for all.
+    """
+    prepared = []
     for row in spec.reported:
         try:
             gold, fingerprint = runner.gold(data_root, row.split)
@@ -371,15 +443,20 @@ def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_pat
         sid = store.submission_id(spec.name, row.split, REFERENCE_TEAM, content, fingerprint)
         slice_name, slice_value = row.slice or ("", "")
         aggregates = aggregate_frame(sid, [(slice_name, slice_value, metric, float(value), 0) for metric, value in row.values])
-        with store.writer(db_path) as con, store.transaction(con):
-            if not store.exists(con, sid):
-                register_spec(con, spec, row.split, fingerprint, gold.labels)
-                stamp = store.now()
-                stored = store.SubmissionRow(
-                    submission_id=sid, task=spec.name, split=row.split, fingerprint=fingerprint, team=REFERENCE_TEAM,
-                    model=row.system, content_sha256=content, n_items=0, created_at=stamp,
-                    metadata={"source": row.source, "note": row.note}, is_reference=True,
-                )
-                store.insert_submission(con, stored, items=item_frame(sid, []), aggregates=aggregates, history=[store.StatusEvent("scored", stamp, "reported in the literature")])
-        ids.append(sid)
-    return ids
+        prepared.append((row, gold, fingerprint, sid, content, aggregates))
+    if not prepared:
+        return []
+    with store.writer(db_path) as con, store.transaction(con):
+        for row, gold, fingerprint, sid, content, aggregates in prepared:
+            if store.exists(con, sid):
+                continue
+            register_spec(con, spec, row.split, fingerprint, gold.labels, runner=runner, data_root=data_root, gold_items=len(gold.items))
+            stamp = store.now()
+            stored = store.SubmissionRow(
+                submission_id=sid, task=spec.name, split=row.split, fingerprint=fingerprint, team=REFERENCE_TEAM,
+                model=row.system, content_sha256=content, n_items=0, created_at=stamp,
+                metadata={"source": row.source, "note": row.note}, is_reference=True, reported_on=provenance.lock_digest(spec, row.split),
+            )
+            history = [store.StatusEvent("scored", stamp, "reported in the literature")]
+            store.insert_submission(con, stored, items=item_frame(sid, []), aggregates=aggregates, history=history)
+    return [sid for _, _, _, sid, _, _ in prepared]

@@ -25,7 +25,11 @@ STRONG = SAMPLE_SUBMISSIONS_DIR / "paradise-tip" / "sample-strong.jsonl"
 
 def test_score_returns_what_the_cli_prints() -> None:
     result = procbench.score("paradise-tip", STRONG, split="test", data_dir=SAMPLE_DATA_ROOT)
-    printed = json.loads(CliRunner().invoke(app, ["score", "paradise-tip", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"]).stdout)
+    printed = json.loads(
+        CliRunner()
+        .invoke(app, ["score", "paradise-tip", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
+        .stdout
+    )
     assert result.metrics == printed["metrics"] and result.fingerprint == printed["fingerprint"] and result.n_items == printed["n_items"]
 
 

@@ -58,8 +58,17 @@ def test_modules_loaded_by_evaluate_give_procbench_score_numbers(tmp_path: Path)
         "    out.append(metric.compute(predictions=call['predictions'], references=call['references'], split=call['split'], data_dir=sys.argv[1]))\n"
         "print(json.dumps(out))\n"
     )
-    env = {**os.environ, "HF_MODULES_CACHE": str(tmp_path / "hf-modules"), "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home")}
-    run = subprocess.run([sys.executable, "-c", script, str(SAMPLE_DATA_ROOT)], input=json.dumps(calls), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    env = {
+        **os.environ,
+        "HF_MODULES_CACHE": str(tmp_path / "hf-modules"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_EVALUATE_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf-home"),
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(SAMPLE_DATA_ROOT)], input=json.dumps(calls), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     via_evaluate = json.loads(run.stdout.strip().splitlines()[-1])
 

@@ -41,10 +41,22 @@ def board_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real store: PARADISE tip and OpenPI sample submissions, OpenPI's paper rows, one hidden submission."""
     db = tmp_path_factory.mktemp("store") / "board.duckdb"
     stored = {}
-    for task, files in {"paradise-tip": ["sample-strong.jsonl", "sample-weak.jsonl", "sample-middling.csv"], "openpi": ["strong-model.jsonl", "template-guesser.jsonl"]}.items():
+    for task, files in {
+        "paradise-tip": ["sample-strong.jsonl", "sample-weak.jsonl", "sample-middling.csv"],
+        "openpi": ["strong-model.jsonl", "template-guesser.jsonl"],
+    }.items():
         spec, runner = load_task(task)
         for name in files:
-            outcome = submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=SAMPLE_SUBMISSIONS_DIR / task / name, model=name.split(".")[0], team="tests", db_path=db)
+            outcome = submit(
+                spec,
+                runner,
+                data_root=SAMPLE_DATA_ROOT,
+                split="test",
+                predictions=SAMPLE_SUBMISSIONS_DIR / task / name,
+                model=name.split(".")[0],
+                team="tests",
+                db_path=db,
+            )
             stored[(task, name)] = outcome.submission_id
     spec, runner = load_task("openpi")
     load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)
@@ -66,11 +78,18 @@ def test_the_folder_holds_the_board_per_task_and_split(board_db: Path, tmp_path:
         board = _board(board_db, task)
         assert set(exported["submission_id"]) == set(board["submission_id"])
         for row in board.iter_rows(named=True):  # every figure of the board, in its metric column
-            match = exported.filter((pl.col("submission_id") == row["submission_id"]) & (pl.col("slice") == row["slice"]) & (pl.col("slice_value") == row["slice_value"]))
+            match = exported.filter(
+                (pl.col("submission_id") == row["submission_id"]) & (pl.col("slice") == row["slice"]) & (pl.col("slice_value") == row["slice_value"])
+            )
             assert match.height == 1 and match[row["metric"]][0] == row["value"]
     paradise = pl.read_parquet(tmp_path / "dataset/data/paradise-tip/test.parquet")
     assert "sample-weak" not in set(paradise["model"])  # hidden on the board, absent here
-    assert paradise.columns[:4] == ["task", "split", "slice", "slice_value"] and paradise.columns[-4:] == ["accuracy", "weighted_p", "weighted_r", "weighted_f1"]
+    assert paradise.columns[:4] == ["task", "split", "slice", "slice_value"] and paradise.columns[-4:] == [
+        "accuracy",
+        "weighted_p",
+        "weighted_r",
+        "weighted_f1",
+    ]
     assert folder.rows == sum(pl.read_parquet(f).height for f in folder.files)
 
 

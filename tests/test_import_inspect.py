@@ -30,22 +30,48 @@ def _eval_spec(task: str, n_samples: int) -> dict[str, Any]:
     }
 
 
-def _sample(sample_id: Any, epoch: int, prompt: str, target: str, completion: str, *, choices: list[str] | None = None, answer: str | None = None, correct: bool = True, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+def _sample(
+    sample_id: Any,
+    epoch: int,
+    prompt: str,
+    target: str,
+    completion: str,
+    *,
+    choices: list[str] | None = None,
+    answer: str | None = None,
+    correct: bool = True,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     scorer = "choice" if choices else "model_graded_fact"
     return {
-        "id": sample_id, "epoch": epoch, "input": prompt, "choices": choices, "target": target,
+        "id": sample_id,
+        "epoch": epoch,
+        "input": prompt,
+        "choices": choices,
+        "target": target,
         "messages": [
             {"id": "m1", "content": prompt, "source": "input", "role": "user"},
             {"id": "m2", "content": [{"type": "text", "text": completion}], "source": "generate", "role": "assistant", "model": "gpt-4o-mini-2024-07-18"},
         ],
         "output": {
             "model": "gpt-4o-mini-2024-07-18",
-            "choices": [{"message": {"id": "m2", "content": [{"type": "text", "text": completion}], "source": "generate", "role": "assistant"}, "stop_reason": "stop"}],
-            "completion": completion, "usage": {"input_tokens": 120, "output_tokens": 12, "total_tokens": 132}, "time": 0.8,
+            "choices": [
+                {"message": {"id": "m2", "content": [{"type": "text", "text": completion}], "source": "generate", "role": "assistant"}, "stop_reason": "stop"}
+            ],
+            "completion": completion,
+            "usage": {"input_tokens": 120, "output_tokens": 12, "total_tokens": 132},
+            "time": 0.8,
         },
         "scores": {scorer: {"value": "C" if correct else "I", "answer": answer, "explanation": completion, "metadata": {}}},
-        "metadata": metadata or {}, "store": {}, "events": [], "model_usage": {}, "total_time": 1.1, "working_time": 0.9,
-        "uuid": f"u-{sample_id}-{epoch}", "error_retries": [], "attachments": {},
+        "metadata": metadata or {},
+        "store": {},
+        "events": [],
+        "model_usage": {},
+        "total_time": 1.1,
+        "working_time": 0.9,
+        "uuid": f"u-{sample_id}-{epoch}",
+        "error_retries": [],
+        "attachments": {},
     }
 
 
@@ -63,11 +89,28 @@ def paradise_eval_archive(path: Path, chosen: list[int], *, relog_first_as: int 
         prompt = f"Which warning belongs to the goal?\n\n{row['sent2']}\n\n" + "\n".join(f"{LETTERS[k]}) {e}" for k, e in enumerate(endings))
         for epoch in (1, 2):  # a second epoch always answers A: it must be ignored
             letter = LETTERS[pick] if epoch == 1 else "A"
-            samples.append(_sample(int(row[""]), epoch, prompt, LETTERS[int(row["label"])], f"ANSWER: {letter}", choices=endings, answer=letter, correct=letter == LETTERS[int(row["label"])]))
+            samples.append(
+                _sample(
+                    int(row[""]),
+                    epoch,
+                    prompt,
+                    LETTERS[int(row["label"])],
+                    f"ANSWER: {letter}",
+                    choices=endings,
+                    answer=letter,
+                    correct=letter == LETTERS[int(row["label"])],
+                )
+            )
     header = {
-        "version": 2, "status": "success", "eval": _eval_spec("paradise_warning", len(rows)),
+        "version": 2,
+        "status": "success",
+        "eval": _eval_spec("paradise_warning", len(rows)),
         "plan": {"name": "plan", "steps": [{"solver": "multiple_choice", "params": {}}], "config": {}},
-        "results": {"total_samples": len(rows) * 2, "completed_samples": len(rows) * 2, "scores": [{"name": "choice", "scorer": "choice", "metrics": {"accuracy": {"name": "accuracy", "value": 0.5}}}]},
+        "results": {
+            "total_samples": len(rows) * 2,
+            "completed_samples": len(rows) * 2,
+            "scores": [{"name": "choice", "scorer": "choice", "metrics": {"accuracy": {"name": "accuracy", "value": 0.5}}}],
+        },
         "stats": {"started_at": "2026-11-22T00:10:00+00:00", "completed_at": "2026-11-22T00:11:00+00:00", "model_usage": {}},
     }
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -75,7 +118,11 @@ def paradise_eval_archive(path: Path, chosen: list[int], *, relog_first_as: int 
         for sample in samples:
             archive.writestr(f"samples/{sample['id']}_epoch_{sample['epoch']}.json", json.dumps(sample))
         if relog_first_as is not None:  # Inspect re-logged sample 0 of epoch 1: the later member wins
-            first = dict(samples[0], scores={"choice": {"value": "I", "answer": LETTERS[relog_first_as], "explanation": ""}}, output={**samples[0]["output"], "completion": f"ANSWER: {LETTERS[relog_first_as]}"})
+            first = dict(
+                samples[0],
+                scores={"choice": {"value": "I", "answer": LETTERS[relog_first_as], "explanation": ""}},
+                output={**samples[0]["output"], "completion": f"ANSWER: {LETTERS[relog_first_as]}"},
+            )
             archive.writestr(f"samples/{first['id']}_epoch_1.json", json.dumps(first))
         archive.writestr("summaries.json", json.dumps([{"id": s["id"], "epoch": s["epoch"], "scores": s["scores"]} for s in samples]))
         archive.writestr("reductions.json", json.dumps([]))
@@ -124,27 +171,51 @@ def test_answers_are_read_from_the_completion_when_no_scorer_extracted_one(tmp_p
     assert {r["label"] for r in imported.records} == {1}
 
 
-def test_options_in_another_order_are_refused(tmp_path: Path) -> None:
-    rows = _paradise_rows()
-    log = paradise_eval_archive(tmp_path / "a.eval", [int(r["label"]) for r in rows])
-    shuffled = tmp_path / "shuffled.eval"
-    with zipfile.ZipFile(log) as source, zipfile.ZipFile(shuffled, "w") as target:
+def _rewrite_sample(log: Path, out: Path, member: str, change) -> Path:  # type: ignore[no-untyped-def]
+    with zipfile.ZipFile(log) as source, zipfile.ZipFile(out, "w") as target:
         for info in source.infolist():
             data = source.read(info)
-            if info.filename == f"samples/{rows[2]['']}_epoch_1.json":
+            if info.filename == member:
                 sample = json.loads(data)
-                sample["choices"] = list(reversed(sample["choices"]))  # Inspect's shuffle_choices: letters no longer match
+                change(sample)
                 data = json.dumps(sample).encode()
             target.writestr(info, data)
+    return out
+
+
+def test_options_in_another_order_are_mapped_back(tmp_path: Path) -> None:
+    """Inspect's shuffle_choices logs the options in the order shown; the answer letter refers to that order (issue #18)."""
+    rows = _paradise_rows()
+    labels = [int(r["label"]) for r in rows]
+    log = paradise_eval_archive(tmp_path / "a.eval", labels)
+    member = f"samples/{rows[2]['']}_epoch_1.json"
+    shuffled = _rewrite_sample(log, tmp_path / "shuffled.eval", member, lambda s: s.update(choices=list(reversed(s["choices"]))))
+    imported = import_log("inspect", shuffled, "paradise-warning", split="test", data_dir=SAMPLE_DATA_ROOT)
+    chosen = {r["id"]: r["label"] for r in imported.records}
+    # the letter the log states for that item (the gold's, in the original order) now points at the reversed list: 3 - label
+    assert chosen[int(rows[2][""])] == 3 - labels[2] and imported.unshuffled == 1
+    assert all(chosen[int(r[""])] == label for k, (r, label) in enumerate(zip(rows, labels)) if k != 2)
+
+    def other_option(sample: dict) -> None:
+        sample["choices"] = [*sample["choices"][:3], "an ending no gold item has"]
+
+    changed = _rewrite_sample(log, tmp_path / "changed.eval", member, other_option)
     with pytest.raises(ImportFailed, match="options are not the gold item's endings in the gold order"):
-        import_log("inspect", shuffled, "paradise-warning", split="test", data_dir=SAMPLE_DATA_ROOT)
+        import_log("inspect", changed, "paradise-warning", split="test", data_dir=SAMPLE_DATA_ROOT)
 
 
 def openpi_json_log(path: Path, answers_by_id: dict[str, list[str]], *, failed: str | None = None) -> Path:
     """A .json log (samples inline) of a generate() task over OpenPI steps; ids are OpenPI's."""
     samples = []
     for item_id, answers in answers_by_id.items():
-        sample = _sample(item_id, 1, f"{item_id.split('||')[0]} step {item_id.split('||')[1]}. Now, what happens?", "gold", ", ".join(answers), metadata={"url": item_id.split("||")[0]})
+        sample = _sample(
+            item_id,
+            1,
+            f"{item_id.split('||')[0]} step {item_id.split('||')[1]}. Now, what happens?",
+            "gold",
+            ", ".join(answers),
+            metadata={"url": item_id.split("||")[0]},
+        )
         if item_id == failed:
             sample["error"] = {"message": "RateLimitError: 429", "traceback": "", "traceback_ansi": ""}
             sample["output"] = {"model": "gpt-4o-mini", "choices": [], "completion": ""}
@@ -194,7 +265,9 @@ def test_cli_imports_an_inspect_archive(tmp_path: Path) -> None:
     rows = _paradise_rows()
     log = paradise_eval_archive(tmp_path / "run.eval", [int(r["label"]) for r in rows])
     out = tmp_path / "preds.jsonl"
-    result = CliRunner().invoke(app, ["import", "inspect", str(log), "--task", "paradise-warning", "--out", str(out), "--split", "test", "--data-dir", str(SAMPLE_DATA_ROOT)])
+    result = CliRunner().invoke(
+        app, ["import", "inspect", str(log), "--task", "paradise-warning", "--out", str(out), "--split", "test", "--data-dir", str(SAMPLE_DATA_ROOT)]
+    )
     assert result.exit_code == 0, result.output
     scored = CliRunner().invoke(app, ["score", "paradise-warning", "--split", "test", "--predictions", str(out), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
     assert json.loads(scored.stdout)["metrics"]["accuracy"] == 1.0

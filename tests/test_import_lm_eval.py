@@ -199,13 +199,18 @@ def test_cli_import_writes_the_file_or_lists_the_problems(tmp_path: Path) -> Non
     rows = _paradise_rows()
     log = _write(tmp_path / "samples.jsonl", paradise_samples([row["label"] for row in rows], new_layout=True))
     out = tmp_path / "preds.jsonl"
-    ok = CliRunner().invoke(app, ["import", "lm-eval", str(log), "--task", "paradise-tip", "--out", str(out), "--split", "test", "--data-dir", str(SAMPLE_DATA_ROOT)])
+    ok = CliRunner().invoke(
+        app, ["import", "lm-eval", str(log), "--task", "paradise-tip", "--out", str(out), "--split", "test", "--data-dir", str(SAMPLE_DATA_ROOT)]
+    )
     assert ok.exit_code == 0, ok.output
     assert f"{len(rows)} prediction(s)" in ok.stdout
     scored = CliRunner().invoke(app, ["score", "paradise-tip", "--split", "test", "--predictions", str(out), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
     assert json.loads(scored.stdout)["metrics"]["accuracy"] == 1.0
 
-    wrong_split = CliRunner().invoke(app, ["import", "lm-eval", str(log), "--task", "paradise-tip", "--out", str(tmp_path / "x.jsonl"), "--split", "dev", "--data-dir", str(SAMPLE_DATA_ROOT)])
+    wrong_split = CliRunner().invoke(
+        app,
+        ["import", "lm-eval", str(log), "--task", "paradise-tip", "--out", str(tmp_path / "x.jsonl"), "--split", "dev", "--data-dir", str(SAMPLE_DATA_ROOT)],
+    )
     assert wrong_split.exit_code == 2 and "no prediction file was written" in wrong_split.stderr
     assert not (tmp_path / "x.jsonl").exists()
     unmapped = CliRunner().invoke(app, ["import", "lm-eval", str(log), "--task", "propara", "--out", str(tmp_path / "y.jsonl")])

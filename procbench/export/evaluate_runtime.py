@@ -53,7 +53,15 @@ def prediction_lines(task: str, predictions: Sequence[Any], references: Sequence
     return lines
 
 
-def evaluate_predictions(task: str, predictions: Sequence[Any], references: Sequence[Any], *, split: str, data_dir: str | Path | None = None, metadata: Mapping[str, Any] | None = None) -> Evaluation:
+def evaluate_predictions(
+    task: str,
+    predictions: Sequence[Any],
+    references: Sequence[Any],
+    *,
+    split: str,
+    data_dir: str | Path | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> Evaluation:
     """Score in-memory predictions of ``task`` on ``split``; raises what ``procbench score`` would report."""
     spec, runner = load_task(task)
     suffix = SUFFIXES.get(spec.predictions.format) or (spec.predictions.extensions[0] if spec.predictions.extensions else ".txt")
@@ -63,7 +71,16 @@ def evaluate_predictions(task: str, predictions: Sequence[Any], references: Sequ
         return runner.evaluate(resolve_data_root(data_dir), split, path, dict(metadata or {}))
 
 
-def compute(task: str, predictions: Sequence[Any], references: Sequence[Any], *, split: str | None, data_dir: str | Path | None = None, metadata: Mapping[str, Any] | None = None, spec_digest: str | None = None) -> dict[str, Any]:
+def compute(
+    task: str,
+    predictions: Sequence[Any],
+    references: Sequence[Any],
+    *,
+    split: str | None,
+    data_dir: str | Path | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    spec_digest: str | None = None,
+) -> dict[str, Any]:
     """The dict an exported module's ``_compute`` returns: the metrics at top level, plus ``n_items``,
     ``slices`` (as ``procbench score --json`` prints them), ``fingerprint`` and the validator's ``warnings``."""
     spec, runner = load_task(task)
@@ -73,4 +90,10 @@ def compute(task: str, predictions: Sequence[Any], references: Sequence[Any], *,
         warnings.warn(f"the spec of {task!r} changed since this module was exported: scores follow the current spec (re-export to silence this)", stacklevel=2)
     evaluation = evaluate_predictions(task, predictions, references, split=split, data_dir=data_dir, metadata=metadata)
     as_json = evaluation.to_json()  # the shape of `procbench score --json`
-    return {**evaluation.metrics, "n_items": evaluation.n_items, "slices": as_json["slices"], "fingerprint": evaluation.fingerprint, "warnings": list(evaluation.warnings)}
+    return {
+        **evaluation.metrics,
+        "n_items": evaluation.n_items,
+        "slices": as_json["slices"],
+        "fingerprint": evaluation.fingerprint,
+        "warnings": list(evaluation.warnings),
+    }

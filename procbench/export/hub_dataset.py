@@ -105,7 +105,13 @@ def write_dataset(db_path: Path, directory: Path) -> DatasetFolder:
             wide = _wide(long, metric_order)
             primary = info["primary"]
             whole = wide.filter((pl.col("slice") == "") & (pl.col("slice_value") == "")) if "slice" in wide.columns else wide
-            best = whole.sort(primary, descending=next((m["higher_is_better"] for m in info["metrics"] if m["name"] == primary), True), nulls_last=True).row(0, named=True) if primary in whole.columns and not whole.is_empty() else None
+            best = (
+                whole.sort(primary, descending=next((m["higher_is_better"] for m in info["metrics"] if m["name"] == primary), True), nulls_last=True).row(
+                    0, named=True
+                )
+                if primary in whole.columns and not whole.is_empty()
+                else None
+            )
             folder = root / "data" / row["task"]
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"{row['split']}.parquet"

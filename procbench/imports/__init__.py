@@ -64,4 +64,16 @@ def import_log(
     return to_records(outputs, mapping, gold=gold, options=options, source=str(path))
 
 
-__all__ = ["FORMATS", "MAPPINGS", "ImportFailed", "ImportMapping", "ImportOptions", "ImportProblem", "Imported", "LoggedOutput", "import_log", "mapping_for", "read_outputs"]
+__all__ = [
+    "FORMATS",
+    "MAPPINGS",
+    "ImportFailed",
+    "ImportMapping",
+    "ImportOptions",
+    "ImportProblem",
+    "Imported",
+    "LoggedOutput",
+    "import_log",
+    "mapping_for",
+    "read_outputs",
+]

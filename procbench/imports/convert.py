@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,8 +14,11 @@ from procbench.imports.mapping import ImportMapping
 from runners._types import GoldSet
 
 ChoiceRule = Literal["acc", "acc_norm"]
+Unanswered = Literal["refuse", "wrong"]
+UNANSWERED: tuple[str, ...] = ("refuse", "wrong")
 ANSWER_LINE = re.compile(r"ANSWER\s*:\s*\(?\s*([A-Za-z])\s*\)?", re.IGNORECASE)
 LONE_LETTER = re.compile(r"^\(?\s*([A-Za-z])\s*[\).:]?$")
+UNANSWERED_PROBLEM = "unanswered"  # the start of every "this output names no answer" problem
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,10 @@ class ImportOptions:
     choice_rule: ChoiceRule = "acc"  # lm-eval log-likelihoods: raw argmax (acc) or per-character (acc_norm)
     separator: str | None = None  # overrides the mapping's separator
     id_field: str | None = None  # overrides the mapping's id fields (a dotted path into the logged item)
+    # An item whose output names no option (no letter, an empty generation): "refuse" lists it as a problem;
+    # "wrong" counts it as a wrong answer, as the harnesses' own accuracy does (a choice task needs the gold for that).
+    unanswered: Unanswered = "refuse"
+    id_offset: int = 0  # added to every integer item id (a log numbered from 1 imports with -1)
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,9 @@ class Imported:
     task: str
     records: tuple[dict[str, Any], ...]
     warnings: tuple[str, ...] = ()
+    unanswered: tuple[Any, ...] = ()  # ids written as wrong answers (ImportOptions.unanswered = "wrong")
+    unshuffled: int = 0  # items whose logged options were a permutation of the gold's, mapped back
+    n_split_items: int | None = None  # items in the split checked against (None: no split given)
 
     def write_jsonl(self, path: Path) -> Path:
         """Write the records as JSON lines (the format of every mapped task); returns the path."""
@@ -43,7 +53,14 @@ class Imported:
         return path
 
 
-def _item_id(output: LoggedOutput, mapping: ImportMapping, id_field: str | None) -> tuple[Any, str | None]:
+def _item_id(output: LoggedOutput, mapping: ImportMapping, id_field: str | None, offset: int = 0) -> tuple[Any, str | None]:
+    item_id, problem = _logged_id(output, mapping, id_field)
+    if offset and isinstance(item_id, int):
+        item_id += offset
+    return item_id, problem
+
+
+def _logged_id(output: LoggedOutput, mapping: ImportMapping, id_field: str | None) -> tuple[Any, str | None]:
     value: Any = None
     for path in (id_field,) if id_field else mapping.id_fields:
         value = dotted(output.fields, path)
@@ -88,62 +105,178 @@ def _choice(output: LoggedOutput, mapping: ImportMapping, rule: ChoiceRule, gold
             scores = [s / length for s, length in zip(scores, lengths)]
         return max(range(n), key=lambda k: (scores[k], -k)), None  # first maximum, as numpy.argmax
     if output.text is None:
-        return None, "no output"
+        return None, UNANSWERED_PROBLEM + ": no output"
     index = _letter(output.text, n)
     if index is not None:
         return index, None
     options = [o.strip() for o in (output.choice_texts or getattr(gold_item, "endings", ()) or ())]
     if output.text.strip() in options:
         return options.index(output.text.strip()), None
-    return None, f"cannot tell which option {output.text[:60]!r} chooses (expected a letter A-{mapping.letters[-1]} or an option's text)"
+    return None, f"{UNANSWERED_PROBLEM}: cannot tell which option {output.text[:60]!r} chooses (expected a letter A-{mapping.letters[-1]} or an option's text)"
 
 
 def _texts(output: LoggedOutput, separator: str) -> tuple[list[str] | None, str | None]:
     if output.text is None:
-        return None, "no generated text"
+        return None, UNANSWERED_PROBLEM + ": no generated text"
     return [piece.strip() for piece in output.text.split(separator) if piece.strip()], None
 
 
-def to_records(outputs: Sequence[LoggedOutput], mapping: ImportMapping, *, gold: GoldSet | None = None, options: ImportOptions = ImportOptions(), source: str = "") -> Imported:
+def _gold_options(gold_item: Any) -> tuple[str, ...] | None:
+    """The gold item's options in the gold order (PARADISE: its four endings), where it has them."""
+    endings = getattr(gold_item, "endings", None)
+    return tuple(str(e).strip() for e in endings) if isinstance(endings, (list, tuple)) else None
+
+
+def unshuffle(output: LoggedOutput, gold_item: Any) -> tuple[LoggedOutput, bool]:
+    """Map an output whose options were shown in another order back onto the gold order.
+
+    Inspect's ``shuffle_choices`` logs each sample's options in the order shown, and the answer letter
+    refers to that order; the options themselves are the permutation.  Returns the output in gold
+    order and whether it was shuffled; an output whose options are not a permutation of the gold's
+    is returned unchanged (the task's check then says what differs).
+    """
+    gold = _gold_options(gold_item)
+    shown = tuple(t.strip() for t in output.choice_texts)
+    if gold is None or len(shown) != len(gold) or shown == gold or sorted(shown) != sorted(gold) or len(set(gold)) != len(gold):
+        return output, False
+    to_gold = [gold.index(text) for text in shown]  # shown position -> gold position
+    scores = output.choice_scores
+    if scores and len(scores) == len(gold):
+        ordered = [0.0] * len(gold)
+        for position, score in zip(to_gold, scores):
+            ordered[position] = score
+        scores = tuple(ordered)
+    choice = to_gold[output.choice] if output.choice is not None and 0 <= output.choice < len(to_gold) else output.choice
+    texts = tuple(output.choice_texts[to_gold.index(k)] for k in range(len(gold)))
+    return replace(output, choice=choice, choice_scores=scores, choice_texts=texts, text=_relettered(output.text, to_gold)), True
+
+
+def _relettered(text: str | None, to_gold: list[int]) -> str | None:
+    """``ANSWER: B`` in the shown order -> the gold order's letter (for outputs read from the text)."""
+    if text is None:
+        return None
+    index = _letter(text, len(to_gold))
+    return f"ANSWER: {chr(ord('A') + to_gold[index])}" if index is not None else text
+
+
+def _matches(output: LoggedOutput, item_id: Any, gold: GoldSet, mapping: ImportMapping) -> bool:
+    """Whether ``output`` is the gold item ``item_id`` (by the task's check; options may be shuffled)."""
+    if str(item_id) not in gold.items or mapping.check is None:
+        return False
+    gold_item = gold.items[str(item_id)]
+    return mapping.check(unshuffle(output, gold_item)[0], gold_item) is None
+
+
+def _shift_hint(outputs: Sequence[LoggedOutput], ids: Sequence[Any], gold: GoldSet, mapping: ImportMapping, offset: int) -> str | None:
+    """When every logged item is the gold item one id up or down, say so (ids numbered from 1, or a header row counted)."""
+    if mapping.id_type is not int or mapping.check is None or not ids or any(not isinstance(i, int) for i in ids):
+        return None
+    for shift in (-1, 1):
+        if all(_matches(o, i + shift, gold, mapping) for o, i in zip(outputs, ids)):
+            fixed = offset + shift
+            how = f"import with --id-offset {fixed:+d}" if fixed else "import without --id-offset"
+            return (
+                f"the item ids are off by one: every logged item is the gold item with id {'one below' if shift == -1 else 'one above'} its own "
+                f"({'ids numbered from 1' if shift == -1 else 'ids numbered from -1'}?); {how}"
+            )
+    return None
+
+
+def _id_range(gold: GoldSet, mapping: ImportMapping) -> str:
+    if mapping.id_type is int:
+        numbers = [int(i) for i in gold.items if str(i).lstrip("-").isdigit()]
+        return f" (row indices {min(numbers)}-{max(numbers)})" if numbers else ""
+    return ""
+
+
+def to_records(
+    outputs: Sequence[LoggedOutput], mapping: ImportMapping, *, gold: GoldSet | None = None, options: ImportOptions = ImportOptions(), source: str = ""
+) -> Imported:
     """Map every output to a prediction record; raises ImportFailed listing every problem.
 
     With ``gold``: ids must be items of the split, each once, and the mapping's consistency check
-    must pass; items without an output are a warning (the task's validator decides if that is fatal).
+    must pass (options shown in another order are mapped back first); items without an output are a
+    warning (the task's validator, or ``--partial`` scoring, decides).  ``options.unanswered`` says
+    what an output that names no answer becomes.
     """
     problems: list[ImportProblem] = []
     records: list[dict[str, Any]] = []
     first_seen: dict[Any, str] = {}
+    unanswered: list[Any] = []
+    unshuffled = 0
+    id_problems = 0
+    logged: list[tuple[LoggedOutput, Any]] = []  # (output, id as logged) for the off-by-one check
     separator = options.separator if options.separator is not None else mapping.separator
+    if options.unanswered not in UNANSWERED:
+        raise ValueError(f"unanswered must be one of {', '.join(UNANSWERED)}, got {options.unanswered!r}")
     for output in outputs:
-        item_id, problem = _item_id(output, mapping, options.id_field)
+        item_id, problem = _item_id(output, mapping, options.id_field, options.id_offset)
         if problem:
             problems.append(ImportProblem(output.where, problem))
             continue
+        logged.append((output, item_id))
         gold_item = None
         if gold is not None:
             if str(item_id) not in gold.items:
-                problems.append(ImportProblem(output.where, f"item {item_id!r} is not an item of this split"))
+                problems.append(ImportProblem(output.where, f"item {item_id!r} is not an item of this split{_id_range(gold, mapping)}"))
+                id_problems += 1
                 continue
             gold_item = gold.items[str(item_id)]
+            if mapping.kind == "choice":
+                output, was_shuffled = unshuffle(output, gold_item)
+                unshuffled += was_shuffled
             if mapping.check is not None:
                 mismatch = mapping.check(output, gold_item)
                 if mismatch:
                     problems.append(ImportProblem(output.where, f"item {item_id!r}: {mismatch}"))
+                    id_problems += 1
                     continue
         if item_id in first_seen:
             problems.append(ImportProblem(output.where, f"item {item_id!r} again (first at {first_seen[item_id]}; more than one epoch or repeat?)"))
             continue
         first_seen[item_id] = output.where
         value, problem = _choice(output, mapping, options.choice_rule, gold_item) if mapping.kind == "choice" else _texts(output, separator)
+        if problem and problem.startswith(UNANSWERED_PROBLEM) and options.unanswered == "wrong":
+            value, problem = _wrong_answer(mapping, gold_item, problem)
+            if problem is None:
+                unanswered.append(item_id)
         if problem:
             problems.append(ImportProblem(output.where, f"item {item_id!r}: {problem}"))
             continue
         records.append({"id": item_id, mapping.prediction_field: value})
     if problems:
+        hint = _shift_hint([o for o, _ in logged], [i for _, i in logged], gold, mapping, options.id_offset) if gold is not None and id_problems else None
+        if hint:
+            problems.insert(0, ImportProblem("ids", hint))
+        elif any(p.message.startswith("item ") and UNANSWERED_PROBLEM in p.message for p in problems) and options.unanswered == "refuse":
+            hint_text = "to count outputs that name no answer as wrong (as the harness's accuracy does), import with --unanswered wrong"
+            problems.append(ImportProblem("hint", hint_text))
         raise ImportFailed(problems, source)
     warnings = []
+    if unanswered:
+        shown = ", ".join(map(str, unanswered[:10]))
+        warnings.append(f"{len(unanswered)} item(s) named no answer and are written as wrong answers (--unanswered wrong): ids {shown}")
+    if unshuffled:
+        warnings.append(f"{unshuffled} item(s) showed their options in another order (shuffled choices): mapped back to the gold order")
     if gold is not None:
         missing = [i for i in gold.items if (int(i) if mapping.id_type is int else i) not in first_seen]
         if missing:
-            warnings.append(f"{len(missing)} of {len(gold.items)} items of the split have no output in the log (first: {', '.join(map(str, missing[:5]))})")
-    return Imported(mapping.task, tuple(records), tuple(warnings))
+            warnings.append(
+                f"{len(missing)} of {len(gold.items)} items of the split have no output in the log (first: {', '.join(map(str, missing[:5]))}); "
+                "score with --partial to score the logged items only (a --limit run)"
+            )
+    return Imported(mapping.task, tuple(records), tuple(warnings), tuple(unanswered), unshuffled, len(gold.items) if gold is not None else None)
+
+
+def _wrong_answer(mapping: ImportMapping, gold_item: Any, problem: str) -> tuple[Any, str | None]:
+    """What an unanswered item is written as under ``--unanswered wrong``: an empty list, or an option other than the gold one.
+
+    A prediction file has no "no answer" for a choice task, so the item gets the option after the
+    gold one: accuracy then counts it wrong, exactly as the harness does.
+    """
+    if mapping.kind == "text_list":
+        return [], None
+    gold_label = getattr(gold_item, mapping.prediction_field, None)
+    if not isinstance(gold_label, int) or mapping.n_choices < 2:
+        return None, f"{problem}; --unanswered wrong needs the gold answer to write a wrong one: import with --split"
+    return (gold_label + 1) % mapping.n_choices, None

@@ -7,6 +7,10 @@ log has the samples inline under ``"samples"``.  Each sample (EvalSample) has ``
 ``input``, ``choices`` (multiple choice), ``target``, ``output`` (ModelOutput: ``completion`` and
 ``choices[].message.content``), ``scores`` (scorer name -> ``{value, answer, explanation}``),
 ``metadata`` and, when it failed, ``error``.
+
+Inspect writes the archive's members with Zstandard (ZIP method 93), which Python 3.11's ``zipfile``
+cannot decompress; those members are read raw and decompressed with the ``zstandard`` package
+(:mod:`procbench.imports.zipped`).  Deflated and stored members go through ``zipfile`` as usual.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput
+from procbench.imports.zipped import MemberError, read_member
 
 SAMPLE_MEMBER = re.compile(r"^samples/.+_epoch_\d+\.json$")
 
@@ -62,8 +67,8 @@ def _samples_from_zip(path: Path) -> Iterator[tuple[str, Any]]:
                 latest[info.filename] = info
         for name, info in latest.items():
             try:
-                yield name, json.loads(archive.read(info).decode("utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                yield name, json.loads(read_member(archive, info).decode("utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError, MemberError) as exc:
                 yield name, exc
 
 
@@ -99,7 +104,9 @@ def read_log(path: Path, *, epoch: int = 1) -> list[LoggedOutput]:
         if int(sample.get("epoch", 1)) != epoch:
             continue
         if sample.get("error"):
-            problems.append(ImportProblem(where, f"sample {sample['id']!r} failed in the run: {str((sample['error'] or {}).get('message', sample['error']))[:120]}"))
+            problems.append(
+                ImportProblem(where, f"sample {sample['id']!r} failed in the run: {str((sample['error'] or {}).get('message', sample['error']))[:120]}")
+            )
             continue
         metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
         options = tuple(str(c) for c in sample.get("choices") or ())

@@ -67,7 +67,9 @@ def parse_record(record: dict[str, Any], where: str, *, raw: bool = False) -> Lo
         return LoggedOutput(where, record["doc_id"], doc, choice_scores=tuple(s for s in scores if s is not None), choice_texts=options)
     text = _generation(responses)
     if text is None:
-        return ImportProblem(where, f"{'resps' if raw else 'filtered_resps'} holds neither a generation nor per-option log-likelihoods: {json.dumps(responses)[:120]}")
+        return ImportProblem(
+            where, f"{'resps' if raw else 'filtered_resps'} holds neither a generation nor per-option log-likelihoods: {json.dumps(responses)[:120]}"
+        )
     return LoggedOutput(where, record["doc_id"], doc, text=text)
 
 
@@ -104,7 +106,7 @@ def read_samples(path: Path, *, filter_name: str | None = None, raw: bool = Fals
         if filter_name is not None and str(record.get("filter", "none")) != filter_name:
             continue
         parsed = parse_record(record, where, raw=raw)
-        (problems if isinstance(parsed, ImportProblem) else outputs).append(parsed)  # type: ignore[arg-type]
+        (problems if isinstance(parsed, ImportProblem) else outputs).append(parsed)
     if problems:
         raise ImportFailed(problems, source)
     if not outputs:

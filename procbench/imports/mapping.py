@@ -57,7 +57,7 @@ def _from_spec(task: str) -> ImportMapping | None:
 
     return ImportMapping(
         task=spec.name,
-        kind=block.kind,  # type: ignore[arg-type]
+        kind=block.kind,
         prediction_field=block.field,
         id_fields=block.id_fields,
         id_type=int if block.id_type == "int" else str,
@@ -86,7 +86,7 @@ class _SpecMappings(Mapping[str, ImportMapping]):
     def __getitem__(self, task: str) -> ImportMapping:
         return self._all()[task]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(self._all())
 
     def __len__(self) -> int:

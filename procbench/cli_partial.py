@@ -1,0 +1,41 @@
+"""``procbench score --partial``: the CLI side of partial scoring (procbench.partial does the work)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path, metadata: dict[str, Any], as_json: bool) -> int:
+    """``procbench score --partial``: print the metrics over the scored items and the coverage; returns the exit status."""
+    import typer
+
+    from procbench.api import score
+    from runners._types import InvalidPredictions
+
+    try:
+        result = score(task, predictions, split=split, data_dir=data_root, metadata=metadata, partial=True)
+    except InvalidPredictions as exc:
+        typer.echo(exc.render(), err=True)
+        return 2
+    except FileNotFoundError as exc:
+        typer.echo(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root", err=True)
+        return 4
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return 2
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        data = result.to_dict()
+        data.pop("items")
+        typer.echo(json.dumps(data, indent=2))
+        return 0
+    coverage = result.coverage
+    assert coverage is not None
+    share = f"{coverage.scored} of {coverage.total} items ({coverage.fraction:.1%})"
+    typer.echo(f"{result.task} / {result.split}: PARTIAL, {share}  (fingerprint {result.fingerprint[:12]})")
+    for name, value in result.metrics.items():
+        typer.echo(f"  {name:<24} {value:.6f}")
+    return 0
