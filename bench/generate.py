@@ -1,6 +1,6 @@
 """Synthetic but realistic workloads: a data root holding k copies of a test split, and predictions.
 
-Each generator reads a benchmark's real files (``/work/shared/data`` when present, else the bundled
+Each generator reads a benchmark's real files (the data root when present, else the bundled
 samples, which have the same layout), writes a data root where the split holds ``scale`` copies of
 every item under fresh ids (copy 0 keeps the real ids), and a prediction file built from real
 material: resampled real answers, perturbed gold tracks, real model outputs.  Everything is seeded.
@@ -177,7 +177,9 @@ def propara_naacl18(source: Path, out: Path, scale: int, rng: random.Random) -> 
     (target / "para_id.test.txt").write_text("\n".join(str(int(p) + c * PID_STRIDE) for c in range(scale) for p in para_ids) + "\n")
     (target / "gold_labels.test.tsv").write_text("\n".join(line for c in range(scale) for line in _shift_pid_rows(labels, c)) + "\n", encoding="utf-8")
     header, body = moves[0], moves[1:]
-    (target / "all-moves.full-grid.tsv").write_text("\n".join([header, *(line for c in range(scale) for line in _shift_pid_rows(body, c))]) + "\n", encoding="utf-8")
+    (target / "all-moves.full-grid.tsv").write_text(
+        "\n".join([header, *(line for c in range(scale) for line in _shift_pid_rows(body, c))]) + "\n", encoding="utf-8"
+    )
     grids = source / PROPARA_GRIDS
     if grids.is_file():
         (out / PROPARA_GRIDS).parent.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import machine, report, stores
+from bench import machine, process, report, stores
 from bench.generate import GENERATORS, Workload, generate
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, default_data_root
 
@@ -86,9 +86,51 @@ def scoring(source: Path, work: Path, scales: list[int], full: bool) -> tuple[li
             tasks = [workload.task] + (["openpi-head"] if name == "openpi" and scale == min(scales) else [])
             for task in tasks:
                 _say(f"score {task} {workload.split} x{scale} ({workload.n_items} items)")
-                result = run_worker({"kind": "score", "task": task, "split": workload.split, "data_root": workload.data_root, "predictions": workload.predictions})
+                result = run_worker(
+                    {"kind": "score", "task": task, "split": workload.split, "data_root": workload.data_root, "predictions": workload.predictions,
+                     "gold_read": name == "propara-naacl18"}
+                )
                 rows.append({"benchmark": workload.benchmark, "task": task, "split": workload.split, "scale": scale, "generate_s": generated, **result})
     return rows, workloads
+
+
+def whole_process(work: Path, workloads: dict[tuple[str, int], Workload], reps: int, *, official_scorers: bool = True) -> dict[str, Any]:
+    """``procbench score`` of every workload, start to exit, beside the official scorers (bench/process.py).
+
+    Each row is the median of ``reps`` runs taken in turns with its official scorer; the spec cache
+    (dsl/cache.py) is warm after the first run, as it is for a user's second command.
+    """
+    python, reason = process.official_python(work) if official_scorers else (None, "left out (--skip official)")
+    rows: list[dict[str, Any]] = []
+    for (name, scale), workload in sorted(workloads.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        tasks = [workload.task] + (["openpi-head"] if name == "openpi" and scale == 1 else [])
+        for task in tasks:
+            commands = {"procbench": process.procbench("score", task, "--split", workload.split, "--predictions", str(workload.predictions),
+                                                       "--data-dir", str(workload.data_root), "--json")}
+            official, note = None, ""
+            if task in {"propara", "openpi"} and scale == 1:
+                if python is None:
+                    note = f"official scorer skipped: {reason}"
+                elif task == "propara":
+                    answers = workload.data_root / "propara" / "aristo-leaderboard" / "propara" / "data" / workload.split / "answers.tsv"
+                    official = process.official_propara(python, work, workload.predictions.absolute(), answers.absolute())
+                else:
+                    gold = workload.data_root / "openpi" / "data" / "gold" / workload.split / "id_answers.jsonl"
+                    official = process.official_openpi(python, work, workload.predictions.absolute(), gold.absolute())
+            if official is not None:
+                commands["official"] = official
+            runs = reps if scale == 1 else 1  # 100x: one run each (tens of seconds)
+            _say(f"whole process: {task} {workload.split} x{scale}" + (" beside the official scorer" if official else "") + f", {runs} run(s)")
+            measured = process.alternating(commands, runs)
+            row = {"task": task, "split": workload.split, "scale": scale, "items": workload.n_items, "procbench": measured["procbench"], "note": note}
+            if "official" in measured:
+                row["official"] = {**measured["official"], "what": "aristo evaluator.py" if task == "propara" else "eval.simple_eval"}
+            elif task == "paged" and scale == 1:
+                row["official"] = {"cpu_s": process.PAGED_OFFICIAL_DEV_S, "what": "recorded figure (about 20 s for the 543 dev documents)", "recorded": True}
+            rows.append(row)
+    commands = {"--help": process.procbench("--help"), "check": process.procbench("check")}
+    _say("whole process: procbench --help and procbench check")
+    return {"rows": rows, "cli": process.alternating(commands, reps), "official_skipped": reason}
 
 
 def intake(work: Path, workloads: dict[tuple[str, int], Workload]) -> list[dict[str, Any]]:
@@ -104,7 +146,15 @@ def intake(work: Path, workloads: dict[tuple[str, int], Workload]) -> list[dict[
             db.parent.mkdir(parents=True, exist_ok=True)
             _say(f"intake {fmt} {workload.task} x{scale}")
             # the whole intake path scores and stores too: measured up to 10x (100x is the scoring table's figure)
-            request = {"kind": "intake", "task": workload.task, "split": workload.split, "data_root": workload.data_root, "predictions": workload.predictions, "db": db, "whole": scale <= 10}
+            request = {
+                "kind": "intake",
+                "task": workload.task,
+                "split": workload.split,
+                "data_root": workload.data_root,
+                "predictions": workload.predictions,
+                "db": db,
+                "whole": scale <= 10,
+            }
             result = run_worker(request)
             rows.append({"format": fmt, "task": workload.task, "scale": scale, **result})
     return rows
@@ -125,7 +175,16 @@ def template_store(work: Path, workloads: dict[tuple[str, int], Workload], scale
             continue
         for task in [workload.task] + (["openpi-head"] if name == "openpi" else []):
             spec, runner = load_task(task)
-            submit(spec, runner, data_root=workload.data_root, split=workload.split, predictions=workload.predictions, model=f"template-{task}", team="bench", db_path=db)
+            submit(
+                spec,
+                runner,
+                data_root=workload.data_root,
+                split=workload.split,
+                predictions=workload.predictions,
+                model=f"template-{task}",
+                team="bench",
+                db_path=db,
+            )
             load_reported(spec, runner, data_root=workload.data_root, db_path=db)
     return db
 
@@ -144,10 +203,21 @@ def store_measurements(work: Path, template: Path, sizes: list[int], reps: int, 
             # two submissions from the middle of the store, as a visitor's picks would be (not the first rows written)
             ids = [r[0] for r in con.execute("SELECT submission_id FROM submissions WHERE task = 'openpi' AND NOT is_reference ORDER BY rowid").fetchall()]
             first, second = ids[len(ids) // 2 - 1 : len(ids) // 2 + 1] if len(ids) > 2 else ids[:2]
-            slice_value = con.execute("SELECT min(slice_value) FROM aggregates a JOIN submissions s USING (submission_id) WHERE s.task = 'openpi' AND a.slice = 'domain'").fetchone()[0]
+            slice_value = con.execute(
+                "SELECT min(slice_value) FROM aggregates a JOIN submissions s USING (submission_id) WHERE s.task = 'openpi' AND a.slice = 'domain'"
+            ).fetchone()[0]
         finally:
             con.close()
-        request = {"kind": "queries", "db": db, "reps": reps, "task": "openpi", "split": "test", "slice": "domain", "slice_value": slice_value, "compare": [first, second]}
+        request = {
+            "kind": "queries",
+            "db": db,
+            "reps": reps,
+            "task": "openpi",
+            "split": "test",
+            "slice": "domain",
+            "slice_value": slice_value,
+            "compare": [first, second],
+        }
         _say(f"queries on the store of {size}")
         queries = run_worker(request)
         render: dict[str, Any] = {"error": "skipped"}
@@ -159,7 +229,13 @@ def store_measurements(work: Path, template: Path, sizes: list[int], reps: int, 
 
 
 def comparisons(workloads: dict[tuple[str, int], Workload], scale: int, quick: bool) -> list[dict[str, Any]]:
-    plan = [("openpi", "openpi", 12 if quick else 60), ("openpi-dedup", "openpi", 12 if quick else 60), ("paradise", "paradise-tip", 0), ("pmllm", "pm-llm-benchmark", 0), ("paged", "paged", 15 if quick else 100)]
+    plan = [
+        ("openpi", "openpi", 12 if quick else 60),
+        ("openpi-dedup", "openpi", 12 if quick else 60),
+        ("paradise", "paradise-tip", 0),
+        ("pmllm", "pm-llm-benchmark", 0),
+        ("paged", "paged", 15 if quick else 100),
+    ]
     rows = []
     for name, workload_name, limit in plan:
         workload = workloads.get((workload_name, scale))
@@ -197,7 +273,16 @@ def rescore_measurements(source: Path, work: Path, submissions: int, engines: li
         if (base / "store.duckdb.raw").exists():
             shutil.copytree(base / "store.duckdb.raw", base / f"store-{engine}.duckdb.raw", dirs_exist_ok=True)
         _say(f"rescore {submissions} OpenPI submissions with the {engine} engine")
-        rows.append({"engine": engine, "submissions": submissions, **run_worker({"kind": "rescore", "engine": engine, "db": copy, "task": "openpi", "data_root": changed}, env={"PROCBENCH_RAY_CPUS": str(os.cpu_count() or 2)})})
+        rows.append(
+            {
+                "engine": engine,
+                "submissions": submissions,
+                **run_worker(
+                    {"kind": "rescore", "engine": engine, "db": copy, "task": "openpi", "data_root": changed},
+                    env={"PROCBENCH_RAY_CPUS": str(os.cpu_count() or 2)},
+                ),
+            }
+        )
     if len(rows) > 1 and all("aggregate_rows" in r for r in rows):
         reference = rows[0]["aggregate_rows"]
         for row in rows[1:]:
@@ -216,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write every raw figure as JSON here")
     parser.add_argument("--no-ray", action="store_true", help="skip the ray engine in the re-scoring figure")
     parser.add_argument("--data", type=Path, default=None, help="data root the workloads are built from (default: the real data, else the samples)")
-    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: render, compare, rescore")
+    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: render, compare, rescore, official")
+    parser.add_argument("--reps", type=int, default=0, help="runs per whole-process figure (default 5, --quick 1)")
     parser.add_argument("--in-process", action="store_true", help="measure in this process instead of fresh ones (smoke tests)")
     args = parser.parse_args(argv)
     global IN_PROCESS
@@ -229,10 +315,13 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"machine": machine.describe(), "versions": machine.versions(), "source": str(source), "quick": args.quick, "full": args.full}
     args.work.mkdir(parents=True, exist_ok=True)
     results["scoring"], workloads = scoring(source, args.work, scales, args.full)
+    results["whole_process"] = whole_process(args.work, workloads, args.reps or (1 if args.quick else 5), official_scorers="official" not in skip)
     results["intake"] = intake(args.work, workloads)
     _say("template store (one real submission per task)")
     template = template_store(args.work, workloads, scales[0])
-    results["stores"] = store_measurements(args.work, template, sizes, reps=5 if args.quick else 30, render_reps=0 if "render" in skip else 1 if args.quick else 2)
+    results["stores"] = store_measurements(
+        args.work, template, sizes, reps=5 if args.quick else 30, render_reps=0 if "render" in skip else 1 if args.quick else 2
+    )
     results["comparisons"] = [] if "compare" in skip else comparisons(workloads, scales[0], args.quick)
     engines = ["local"] + ([] if args.no_ray else ["ray"])
     results["rescore"] = [] if "rescore" in skip else rescore_measurements(source, args.work, 3 if args.quick else 8, engines)

@@ -42,7 +42,7 @@ def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) ->
             WHERE NOT is_reference
             """
         )
-        (templates,) = con.execute("SELECT count(*) FROM origin").fetchone()  # type: ignore[misc]
+        (templates,) = con.execute("SELECT count(*) FROM origin").fetchone()
         if not templates:
             raise ValueError(f"template store {template} holds no submissions")
         con.execute(
@@ -107,6 +107,6 @@ def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) ->
 def counts(db: Path) -> dict[str, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("submissions", "aggregates", "item_scores")}  # type: ignore[index]
+        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("submissions", "aggregates", "item_scores")}
     finally:
         con.close()

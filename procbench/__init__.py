@@ -8,7 +8,25 @@
     >>> [c for c in procbench.check() if not c.ok]                # specs with errors
 """
 
-from procbench.api import SpecCheck, all_spec_paths, check, fetch, load_task, score, spec_path, submit
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from procbench.api import SpecCheck, all_spec_paths, check, fetch, load_task, score, spec_path, submit
 
 __all__ = ["SpecCheck", "all_spec_paths", "check", "fetch", "load_task", "score", "spec_path", "submit"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """The API names, imported on first use (PEP 562).
+
+    ``procbench.cli`` lives in this package: importing the API here eagerly would make every
+    command (``procbench --help`` included) pay for the spec language, NumPy and the registry.
+    """
+    if name in __all__:
+        from procbench import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'procbench' has no attribute {name!r}")

@@ -11,17 +11,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from dsl import SpecError, check_file, explain
-from procbench.api import all_spec_paths, load_task, reported_file_paths, spec_path
-from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SCHEMA_DIR, resolve_data_root
-from runners._types import InvalidPredictions
+# Only what every command needs is imported here: the spec language, the registry (NumPy) and the
+# store are imported by the commands that use them, so `procbench --help` does not pay for them.
+from procbench.paths import DEFAULT_DB, PROJECT_ROOT, SAMPLE_DATA_ROOT, SCHEMA_DIR, resolve_data_root
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Declarative evaluation and leaderboard for procedural-text benchmarks.")
 
 EXIT_INVALID_PREDICTIONS = 2
 EXIT_SPEC_ERROR = 3
 EXIT_DATA_MISSING = 4
-DEFAULT_DB = Path("var/procbench.duckdb")
 
 
 def _err(text: str) -> None:
@@ -38,7 +36,10 @@ def _parse_metadata(pairs: list[str]) -> dict[str, object]:
     return out
 
 
-def _load(spec: str):  # type: ignore[no-untyped-def]
+def _load(spec: str):
+    from dsl.errors import SpecError
+    from procbench.api import load_task
+
     try:
         return load_task(spec)
     except SpecError as exc:
@@ -56,14 +57,15 @@ def check(
     data_dir: Annotated[Optional[Path], typer.Option(help="data root for --data")] = None,
 ) -> None:
     """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error."""
-    from dsl.compiler import compile_spec
-    from dsl.datacheck import check_against_data
+    from dsl.cache import checked_spec
+    from dsl.errors import SpecError
+    from procbench.api import all_spec_paths, spec_path
 
     paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
     failed = 0
     for path in paths:
         try:
-            result = check_file(path, search=[path.parent])
+            result = checked_spec(path, search=[path.parent])  # cached by content: an unchanged spec is not re-checked
         except SpecError as exc:
             _err(str(exc))
             failed += 1
@@ -72,6 +74,9 @@ def check(
             _err(warning.render(result.source))
         note = ""
         if data:
+            from dsl.compiler import compile_spec
+            from dsl.datacheck import check_against_data
+
             root = resolve_data_root(data_dir)
             diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT)
             for d in diagnostics:
@@ -87,13 +92,17 @@ def check(
 
 @app.command()
 def fmt(
-    specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/ and the reported files beside them)")] = None,
+    specs: Annotated[
+        Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/ and the reported files beside them)")
+    ] = None,
     check_only: Annotated[bool, typer.Option("--check", help="only report files that are not canonical")] = False,
 ) -> None:
     """Rewrite specs in canonical form (parse → print → parse is the identity; comments stay where they are)."""
     from dsl.comments import in_order
+    from dsl.errors import SpecError
     from dsl.parser import parse, parse_file
     from dsl.printer import format_file
+    from procbench.api import all_spec_paths, reported_file_paths, spec_path
 
     paths = [spec_path(s) for s in specs] if specs else [*all_spec_paths(), *reported_file_paths()]
     status = 0
@@ -110,7 +119,10 @@ def fmt(
         again = parse(canonical, str(path))
         if not in_order(tree) == in_order(again) == list(tree.comments) or format_file(again) != canonical:
             # a safety net: never rewrite a file when the printer would lose, reorder or keep moving its comments
-            _err(f"{path}: error: fmt cannot keep this file's comments in place; the file is left as it is\n  hint: this is a bug in procbench fmt; please report it with the file")
+            _err(
+                f"{path}: error: fmt cannot keep this file's comments in place; the file is left as it is\n  hint: this is a bug in procbench fmt; please "
+                "report it with the file"
+            )
             status = EXIT_SPEC_ERROR
             continue
         if check_only:
@@ -127,6 +139,7 @@ def fmt(
 def compile_(spec: str, explain_plan: Annotated[bool, typer.Option("--explain", help="print the runner's plan stage by stage")] = False) -> None:
     """Compile a spec: write its prediction-file JSON Schema into schema/; --explain prints the plan."""
     task, _ = _load(spec)
+    from dsl import explain
     from submissions.schema import prediction_schema
 
     out = SCHEMA_DIR / f"{task.name}.predictions.schema.json"
@@ -144,13 +157,22 @@ def score(
     data_dir: Annotated[Optional[Path], typer.Option(help="data root (default: PROCBENCH_DATA, then ../shared/data, then the bundled samples)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
     metadata: Annotated[Optional[list[str]], typer.Option(help="submission metadata key=value (e.g. cot=true)")] = None,
+    partial: Annotated[
+        bool, typer.Option("--partial", help="score only the items the file names (a --limit run); reports coverage, never a board result")
+    ] = False,
 ) -> None:
     """Score a prediction file and print the metrics (and slices)."""
+    from runners._types import InvalidPredictions
+
     _, runner = _load(spec)
     root = resolve_data_root(data_dir)
     if not predictions.is_file():
         _err(f"error: no prediction file at {predictions}")
         raise typer.Exit(EXIT_INVALID_PREDICTIONS)
+    if partial:  # issue #18: metrics over the scored items only, with the coverage (procbench.partial)
+        from procbench.cli_partial import score_partial_cli
+
+        raise typer.Exit(score_partial_cli(spec, split, predictions, root, _parse_metadata(metadata or []), as_json))
     try:
         evaluation = runner.evaluate(root, split, predictions, _parse_metadata(metadata or []))
     except InvalidPredictions as exc:
@@ -177,8 +199,8 @@ def score(
 
 @app.command()
 def demo(db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"), fresh: Annotated[bool, typer.Option(help="delete the database first")] = True) -> None:
-    """Build the demo database from the bundled specs, sample data and sample submissions."""
-    from submissions.demo import build_demo
+    """Build the board: from the real data when the data root has it (PROCBENCH_DATA or ../shared/data), else the bundled samples."""
+    from submissions.demo import build_board
 
     if fresh:
         import shutil
@@ -186,7 +208,8 @@ def demo(db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"), fresh: A
         for suffix in ("", ".wal", ".lock", ".gated"):
             Path(str(db) + suffix).unlink(missing_ok=True)
         shutil.rmtree(Path(str(db) + ".raw"), ignore_errors=True)
-    n = build_demo(db)
+        shutil.rmtree(Path(str(db) + ".inputs"), ignore_errors=True)  # the prediction files build_board writes
+    n = build_board(db)
     typer.echo(f"demo database {db}: {n} submissions")
 
 
@@ -202,12 +225,31 @@ def leaderboard(
         raise typer.Exit(EXIT_DATA_MISSING)
     app_path = PROJECT_ROOT / "leaderboard" / "app.py"
     env = {**os.environ, "PROCBENCH_DB": str(db.resolve())}
-    command = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.port", str(port), "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false"]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_path),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        str(headless).lower(),
+        "--browser.gatherUsageStats",
+        "false",
+    ]
     raise typer.Exit(subprocess.call(command, env=env))
 
 
 # Commands of other areas live in their own modules, each exposing ``register(app)``.
-_COMMAND_MODULES = ("procbench.cli_admin", "procbench.cli_site", "procbench.cli_data", "procbench.cli_export", "procbench.cli_models", "procbench.cli_components")
+_COMMAND_MODULES = (
+    "procbench.cli_admin",
+    "procbench.cli_site",
+    "procbench.cli_data",
+    "procbench.cli_export",
+    "procbench.cli_models",
+    "procbench.cli_components",
+)
 
 
 def _register_command_modules() -> None:

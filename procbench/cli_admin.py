@@ -16,12 +16,13 @@ from typing import Annotated, Optional
 
 import typer
 
+from procbench.paths import DEFAULT_DB
+
 EXIT_INVALID_PREDICTIONS = 2
 EXIT_SPEC_ERROR = 3
 EXIT_DATA_MISSING = 4
 EXIT_REFUSED = 5  # auth, quota, or a bad request (name, split, link)
 EXIT_FAILED = 6  # the scorer or the store failed; see the receipt
-DEFAULT_DB = Path("var/procbench.duckdb")
 
 DbOption = Annotated[Path, typer.Option(help="DuckDB file")]
 
@@ -54,7 +55,13 @@ def submit(
     db: DbOption = DEFAULT_DB,
     data_dir: Annotated[Optional[Path], typer.Option()] = None,
     metadata: Annotated[Optional[list[str]], typer.Option(help="key=value read by some scorers, e.g. cot=true")] = None,
-    size_class: Annotated[str, typer.Option(help="unknown | none | small (<1B) | medium (1-10B) | large (10-100B) | xlarge (>100B) | commercial | big open-source | small (<=8 GB) | tiny (<=4 GB)")] = "unknown",
+    size_class: Annotated[
+        str,
+        typer.Option(
+            help="unknown | none | small (<1B) | medium (1-10B) | large (10-100B) | xlarge (>100B) | commercial | big open-source"
+            " | small (<=8 GB) | tiny (<=4 GB)"
+        ),
+    ] = "unknown",
     weights: Annotated[str, typer.Option(help="unknown | open | closed")] = "unknown",
     method: Annotated[str, typer.Option(help="unknown | heuristic | neural | llm")] = "unknown",
     paper_url: Annotated[str, typer.Option(help="http(s) link to the paper")] = "",
@@ -106,7 +113,7 @@ def _receipt(exc: BaseException) -> str:
     return f" (receipt {receipt})" if receipt else ""
 
 
-def _replace_command(app: typer.Typer, name: str, callback) -> None:  # type: ignore[no-untyped-def]
+def _replace_command(app: typer.Typer, name: str, callback) -> None:
     for info in list(app.registered_commands):
         if (info.name or (info.callback.__name__ if info.callback else "")) == name:
             app.registered_commands.remove(info)
@@ -118,14 +125,16 @@ def _replace_command(app: typer.Typer, name: str, callback) -> None:  # type: ig
 team_app = typer.Typer(no_args_is_help=True, help="Teams and their tokens (only token hashes are stored).")
 
 
-def _expiry(days: Optional[float]):  # type: ignore[no-untyped-def]
+def _expiry(days: Optional[float]):
     from submissions.store import now
 
     return now() + timedelta(days=days) if days is not None else None
 
 
 @team_app.command("create")
-def team_create(name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Optional[float], typer.Option(help="the token expires after this many days")] = None) -> None:
+def team_create(
+    name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Optional[float], typer.Option(help="the token expires after this many days")] = None
+) -> None:
     """Create a team and print its token (shown once; keep it secret)."""
     from submissions import auth, store
 
@@ -140,7 +149,12 @@ def team_create(name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Op
 
 
 @team_app.command("token")
-def team_token(name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Optional[float], typer.Option()] = None, revoke_old: Annotated[bool, typer.Option(help="revoke the team's other tokens")] = False) -> None:
+def team_token(
+    name: str,
+    db: DbOption = DEFAULT_DB,
+    expires_days: Annotated[Optional[float], typer.Option()] = None,
+    revoke_old: Annotated[bool, typer.Option(help="revoke the team's other tokens")] = False,
+) -> None:
     """Issue a new token for a team (printed once)."""
     from submissions import auth, store
 
@@ -210,7 +224,10 @@ def admin_quota(
         except ValueError as exc:
             _err(f"error: {exc}")
             raise typer.Exit(EXIT_REFUSED) from None
-    typer.echo(f"quota of {task} / {split or 'every split'}: per day {per_day if per_day is not None else 'unlimited'}, max attempts {max_attempts if max_attempts is not None else 'unlimited'}")
+    typer.echo(
+        f"quota of {task} / {split or 'every split'}: per day {per_day if per_day is not None else 'unlimited'}, max attempts "
+        f"{max_attempts if max_attempts is not None else 'unlimited'}"
+    )
 
 
 @admin_app.command("quotas")
@@ -220,11 +237,18 @@ def admin_quotas(db: DbOption = DEFAULT_DB) -> None:
 
     with store.reader(db) as con:
         for q in quotas.list_quotas(con):
-            typer.echo(f"{q.task:<24} {q.split or '*':<8} per day {q.per_day if q.per_day is not None else '-'}  max attempts {q.max_attempts if q.max_attempts is not None else '-'}")
+            typer.echo(
+                f"{q.task:<24} {q.split or '*':<8} per day {q.per_day if q.per_day is not None else '-'}  max attempts "
+                f"{q.max_attempts if q.max_attempts is not None else '-'}"
+            )
 
 
-def _action(action: str):  # type: ignore[no-untyped-def]
-    def command(submission: Annotated[str, typer.Argument(help="submission id (or a unique prefix of 6+ characters)")], reason: Annotated[str, typer.Option(help="why (kept in the history)")] = "", db: DbOption = DEFAULT_DB) -> None:
+def _action(action: str):
+    def command(
+        submission: Annotated[str, typer.Argument(help="submission id (or a unique prefix of 6+ characters)")],
+        reason: Annotated[str, typer.Option(help="why (kept in the history)")] = "",
+        db: DbOption = DEFAULT_DB,
+    ) -> None:
         from submissions.admin import apply
 
         try:
@@ -248,7 +272,9 @@ for _name in ("hide", "unhide", "delete", "restore"):
 
 
 @admin_app.command("check")
-def admin_check(db: DbOption = DEFAULT_DB, fix: Annotated[bool, typer.Option("--fix", help="remove the orphan raw files (left by failed stores)")] = False) -> None:
+def admin_check(
+    db: DbOption = DEFAULT_DB, fix: Annotated[bool, typer.Option("--fix", help="remove the orphan raw files (left by failed stores)")] = False
+) -> None:
     """Check the store for half-written submissions, missing raw files and orphan raw files (exit 1 if any)."""
     from submissions.admin import check_consistency, collect_orphans, orphan_blobs
     from submissions.blobs import blob_root
@@ -261,7 +287,10 @@ def admin_check(db: DbOption = DEFAULT_DB, fix: Annotated[bool, typer.Option("--
         _say(problem)
     if fix:
         removed = collect_orphans(db)
-        _say(f"removed {len(removed)} orphan raw file{'s' if len(removed) != 1 else ''} from {blob_root(db)}" + "".join(f"\n  {location}" for location in removed))
+        _say(
+            f"removed {len(removed)} orphan raw file{'s' if len(removed) != 1 else ''} from {blob_root(db)}"
+            + "".join(f"\n  {location}" for location in removed)
+        )
         orphans = []
     else:
         orphans = orphan_blobs(db)

@@ -6,14 +6,16 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from dsl import SpecError, check_file
-from dsl import lock as locking
-from procbench import data as fetching
+from dsl import SpecError  # dsl.errors only (dsl imports the rest on first use)
 from procbench.paths import SPECS_DIR, resolve_data_root
+
+if TYPE_CHECKING:
+    from dsl import lock as locking
+    from procbench import data as fetching
 
 EXIT_SPEC_ERROR = 3
 EXIT_DATA_MISSING = 4
@@ -23,6 +25,8 @@ data_app = typer.Typer(no_args_is_help=True, help="Fetch and check the benchmark
 
 
 def _plan(target: str, split: str | None) -> list[fetching.FetchItem]:
+    from procbench import data as fetching  # httpx: imported by the data commands only
+
     try:
         return fetching.plan(target, split=split)
     except SpecError as exc:
@@ -56,6 +60,8 @@ def fetch_command(
     Files already in place and verified are kept; a second run works offline from the cache.
     Exit 4 when nothing is declared for the target, 5 when a file could not be fetched or verified.
     """
+    from procbench import data as fetching
+
     items = _plan(target, split)
     root = (to or fetching.default_fetch_root()).expanduser().resolve()
     typer.echo(f"{len(items)} file(s) for {target}{f' (split {split})' if split else ''} into {root}")
@@ -93,6 +99,8 @@ def status_command(
     split: Annotated[Optional[str], typer.Option(help="only the files this split needs")] = None,
 ) -> None:
     """Check, without the network, that every declared file is present with its size and sha256 (exit 4 if not)."""
+    from procbench import data as fetching
+
     items = _plan(target, split)
     root = (data_dir or fetching.default_fetch_root()).expanduser().resolve()
     states = fetching.status(items, root)
@@ -114,6 +122,9 @@ def _shown(path: Path) -> str:
 
 def _declared(spec_file: Path) -> tuple[str, locking.Declared | None]:
     """The task's name and what its fetch blocks declare, checked without reading its lock (which may be stale)."""
+    from dsl import lock as locking
+    from dsl.checker import check_file
+
     with locking.declarations_only() as found:
         spec = check_file(spec_file, search=[SPECS_DIR]).spec
     return spec.name, next(iter(found.values()), None)
@@ -131,6 +142,7 @@ def lock_command(
     (fetch blocks name a pinned commit).  `--check` exits 3 when a lock is missing, malformed or
     stale, or a lock has no spec with fetch blocks; writing exits 4 when declared files are missing.
     """
+    from dsl import lock as locking
     from procbench.api import all_spec_paths, spec_path
 
     try:

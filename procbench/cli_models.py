@@ -75,22 +75,37 @@ def judge(
 
 
 def baseline(
-    name: Annotated[str, typer.Argument(help="paradise-random | paradise-majority | paradise-embed")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="a registered baseline: openpi-no-change, propara-all-none, propara-naacl18-all-unknown, paged-sentence-chain, "
+            "paradise-random | -majority | -embedding"
+        ),
+    ],
     split: Annotated[str, typer.Option()] = "test",
-    task: Annotated[str, typer.Option(help="warning | tip | reverse_warning | reverse_tip")] = "warning",
-    out: Annotated[Optional[Path], typer.Option(help="prediction file to write (default: var/baselines/<name>.<task>.<split>.jsonl)")] = None,
+    task: Annotated[
+        Optional[str], typer.Option(help="the task (default: the baseline's first); PARADISE also takes warning | tip | reverse_warning | reverse_tip")
+    ] = None,
+    out: Annotated[Optional[Path], typer.Option(help="prediction file to write (default: var/baselines/<name>.<task>.<split>.<ext>)")] = None,
     seed: Annotated[int, typer.Option()] = 0,
     data_dir: Annotated[Optional[Path], typer.Option()] = None,
 ) -> None:
     """Run a baseline and write a real prediction file (score or submit it like any other)."""
-    from runners.baselines.paradise import BASELINES, run_baseline
+    from dsl.tasks import load_task
+    from runners.baselines import BaselineInput, get
+    from runners.baselines.simple import PARADISE_TASKS
 
-    known = {f"paradise-{b}": b for b in BASELINES} | {"paradise-embed": "embedding"}
-    if name not in known:
-        typer.echo(f"error: unknown baseline {name!r} (known: {', '.join(sorted(known))})", err=True)
-        raise typer.Exit(2)
-    target = out or Path("var/baselines") / f"{name}.{task}.{split}.jsonl"
-    path = run_baseline(known[name], task, split, resolve_data_root(data_dir), target, seed)  # type: ignore[arg-type]
+    try:
+        chosen = get(name)
+    except KeyError as exc:
+        typer.echo(f"error: {exc.args[0]}", err=True)
+        raise typer.Exit(2) from None
+    target_task = task or chosen.tasks[0]
+    root = resolve_data_root(data_dir)
+    # PARADISE's read their own split (and take the short names warning, tip, ...); the others get the task's gold items
+    items = {} if target_task in PARADISE_TASKS.values() or target_task in PARADISE_TASKS else load_task(target_task)[1].gold(root, split)[0].items
+    target = out or Path("var/baselines") / f"{name}.{target_task}.{split}.{chosen.suffix}"
+    path = chosen.write(BaselineInput(root, target_task, split, items, seed), target)
     typer.echo(f"wrote {path}")
 
 

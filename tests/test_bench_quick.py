@@ -23,7 +23,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
     out, raw = work / "performance.md", work / "results.json"
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--quick", "--in-process", "--no-ray", "--data", str(SAMPLE_DATA_ROOT),
+        [sys.executable, "-m", "bench.run", "--quick", "--in-process", "--no-ray", "--skip", "official", "--data", str(SAMPLE_DATA_ROOT),
          "--out", str(out), "--work", str(work / "work"), "--json", str(raw)],
         cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
     )
@@ -33,8 +33,17 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
 
 def test_quick_bench_writes_every_section(quick_run: tuple[str, dict]) -> None:
     report, _ = quick_run
-    for heading in ("## Machine", "## Targets", "## Scoring throughput", "## Intake", "## Store and leaderboard queries",
-                    "### Task board page render", "## Against the reference implementations", "## Re-scoring all submissions"):
+    for heading in (
+        "## Machine",
+        "## Targets",
+        "## Whole process, as a user runs it",
+        "## In-process stage timings",
+        "## Intake",
+        "## Store and leaderboard queries",
+        "### Task board page render",
+        "## Against the reference implementations",
+        "## Re-scoring all submissions",
+    ):
         assert heading in report
     assert "numpy " in report and "duckdb " in report  # library versions on top
 
@@ -92,3 +101,44 @@ def test_store_builder_clones_a_template_into_the_real_schema(tmp_path: Path) ->
 
     board = queries.board(db, "paradise-tip", "test")
     assert board.height == 25 and board["team"].n_unique() == 25
+
+
+def test_quick_bench_times_whole_processes_of_every_task(quick_run: tuple[str, dict]) -> None:
+    report, results = quick_run
+    rows = {row["task"]: row for row in results["whole_process"]["rows"]}
+    assert set(rows) >= {"openpi", "openpi-head", "propara", "propara-naacl18", "paged", "paradise-tip", "pm-llm-benchmark"}
+    for task, row in rows.items():
+        figure = row["procbench"]
+        assert "error" not in figure, (task, figure)
+        # a whole process: CPU and peak RSS of the child itself, start-up included (an interpreter alone is > 5 MB)
+        assert figure["cpu_s"] > 0 and figure["wall_s"] > 0 and figure["peak_rss_mb"] > 5
+    assert rows["paged"]["official"]["recorded"] and rows["paged"]["official"]["cpu_s"] > 0
+    assert set(results["whole_process"]["cli"]) == {"--help", "check"}
+    assert "left out (--skip official)" in results["whole_process"]["official_skipped"]
+    assert "`procbench --help`: < 0.15 s CPU" in report
+
+
+def test_official_scorer_commands_are_run_unchanged_from_their_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench import process
+
+    official = tmp_path / "official"
+    (official / "propara-evaluator").mkdir(parents=True)
+    (official / "openpi-eval").mkdir()
+    monkeypatch.setenv("PROCBENCH_OFFICIAL", str(official))
+    python = Path(sys.executable)
+    propara = process.official_propara(python, tmp_path, tmp_path / "p.tsv", tmp_path / "a.tsv")
+    assert propara.cwd == official / "propara-evaluator" and propara.argv[1] == "evaluator.py" and propara.env["PYTHONPATH"] == "."
+    openpi = process.official_openpi(python, tmp_path, tmp_path / "p.jsonl", tmp_path / "g.jsonl")
+    assert openpi.argv[1:3] == ("-m", "eval.simple_eval") and (openpi.cwd / "eval").resolve() == (official / "openpi-eval").resolve()
+
+
+def test_a_whole_process_figure_is_the_childs_own(tmp_path: Path) -> None:
+    from bench import process
+
+    burn = process.Command((sys.executable, "-c", "x = bytearray(64 * 1024 * 1024); sum(range(3_000_000))"))
+    idle = process.Command((sys.executable, "-c", "pass"))
+    figures = process.alternating({"burn": burn, "idle": idle}, 1)
+    assert figures["burn"]["peak_rss_mb"] > 64 > figures["idle"]["peak_rss_mb"]  # ru_maxrss of each child, not the bench's
+    assert figures["burn"]["cpu_s"] > figures["idle"]["cpu_s"]
+    failing = process.alternating({"fails": process.Command((sys.executable, "-c", "raise SystemExit('no such file')"))}, 2)
+    assert "no such file" in failing["fails"]["error"]

@@ -1,4 +1,4 @@
-"""OpenPI (metrics.md 1.4-1.7): best-match P/R/F1 under Exact, COCO BLEU-2 and COCO ROUGE-L.
+"""OpenPI (docs/metrics.md §1.4-1.7): best-match P/R/F1 under Exact, COCO BLEU-2 and COCO ROUGE-L.
 
 Per pair, from scratch: normalise, drop the effect stop-words, Porter-stem, then the metric.
 """
@@ -66,14 +66,14 @@ def rouge_l(gold: str, prediction: str, beta: float = 1.2) -> float:
 METRICS = {"exact": exact, "bleu": bleu2, "rouge": rouge_l}
 
 
-def guarded(metric, gold: str, prediction: str) -> float:  # type: ignore[no-untyped-def]
+def guarded(metric, gold: str, prediction: str) -> float:
     g, p = content(gold), content(prediction)
     if not g or not p:
         return 1.0 if not g and not p else 0.0
     return metric(g, p)
 
 
-def item_prf(metric, gold: list[str], predictions: list[str], dedup: bool) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
+def item_prf(metric, gold: list[str], predictions: list[str], dedup: bool) -> tuple[float, float, float]:
     if len(predictions) == 1 and predictions[0].lower().strip().startswith("there will be no change"):
         predictions = []
     if not gold and not predictions:

@@ -1,4 +1,4 @@
-"""PAGED's two kernels (metrics.md section 5): line alignment by lexical F1, and BLEU-1.
+"""PAGED's two kernels (docs/metrics.md §5): line alignment by lexical F1, and BLEU-1.
 
 Per pair, from scratch: tokenise both strings with spaCy's English tokenizer (lower-cased), then
 the harmonic mean of the shares of each side's tokens found in the other; BLEU-1 through NLTK's
@@ -53,7 +53,7 @@ def bleu1(hypothesis: str, reference: str) -> float:
 
 
 # -- the whole per-document statistics, plainly -----------------------------------------------------
-# Upstream ``lexical_based`` for one document (parity README C to F), written the obvious way: each
+# Upstream ``lexical_based`` for one document (docs/metrics.md §5.3-5.6), written the obvious way: each
 # span scored against every span of the other side, the first best partner kept, a node registry
 # scanned from its start for every node. Spans come from ``runners.paged.parse`` (the parser is not
 # what this reference checks); the result has the key scheme of ``runners.paged.lexical``, zeros left out.

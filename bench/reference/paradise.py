@@ -1,4 +1,4 @@
-"""PARADISE (metrics.md 3.2): accuracy, and precision/recall/F1 weighted by gold-class support."""
+"""PARADISE (docs/metrics.md §3.2): accuracy, and precision/recall/F1 weighted by gold-class support."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PM-LLM-Benchmark (metrics.md 4.3-4.5): grade extraction, normalisation, per-category sums."""
+"""PM-LLM-Benchmark (docs/metrics.md §4.3-4.5): grade extraction, normalisation, per-category sums."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ NUMBER = re.compile(r"([-+]?)(?:(\d+\.\d+)|(\d+)|(\d+)/(\d+))(?!\.)")
 
 
 def grade(verdict: str) -> float:
-    floats, ints = [], []
+    floats: list[float] = []
+    ints: list[float] = []
     for match in NUMBER.finditer(verdict):
         value = float(match.group(0))
         if 1 <= value <= 10:

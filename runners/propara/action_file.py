@@ -1,4 +1,4 @@
-"""Reading and validating ProPara leaderboard action files (metrics.md 2A.1–2A.3).
+"""Reading and validating ProPara leaderboard action files (docs/metrics.md §2A.1–2A.3).
 
 An action file is a header-less TSV of ``process  sentence  participant  action  before  after``.
 Upstream reads it in two passes and aborts on the first bad line; here every line is checked and

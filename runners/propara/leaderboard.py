@@ -1,4 +1,4 @@
-"""Registered components of the AI2 ProPara leaderboard task (metrics.md 2A).
+"""Registered components of the AI2 ProPara leaderboard task (docs/metrics.md §2A).
 
 * reader ``propara.answers``: gold action file -> one :class:`ProcessTracks` per process id
 * predictions ``propara.action_file``: a prediction action file, validated by the official rules
@@ -197,7 +197,7 @@ def aggregate_leaderboard(items: Sequence[ItemScore], *, digits: int = 3, round_
         sum(rounded[q].precision for q in QUESTIONS) / len(QUESTIONS),
         sum(rounded[q].recall for q in QUESTIONS) / len(QUESTIONS),
     )
-    values = (overall.precision, overall.recall, overall.f1)
+    values: tuple[float, ...] = (overall.precision, overall.recall, overall.f1)
     if round_overall:
         values = tuple(round(v, digits) for v in values)
     metrics["precision"], metrics["recall"], metrics["f1"] = values

@@ -1,4 +1,4 @@
-"""Registered components of the NAACL'18 sentence-level ProPara evaluation (metrics.md 2B).
+"""Registered components of the NAACL'18 sentence-level ProPara evaluation (docs/metrics.md §2B).
 
 * reader ``propara.naacl18``: paragraphs (inventory + aligned annotator label sets)
 * predictions ``propara.naacl18_grid``: ``pid sid participant from to`` rows, validated

@@ -1,4 +1,4 @@
-"""Gold side of the NAACL'18 sentence-level evaluation (metrics.md 2B.1–2B.3).
+"""Gold side of the NAACL'18 sentence-level evaluation (docs/metrics.md §2B.1–2B.3).
 
 Three files: the selected paragraph ids, the gold label file (used only for each paragraph's
 inventory of participant names) and the per-annotator label file, whose rows are aligned to that
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from runners.propara.lines import split_lines
 
 NULL, UNK = "null", "unk"
 LEVENSHTEIN_BELOW = 3
@@ -70,8 +69,12 @@ def read_para_ids(path: Path) -> list[int]:
 
 def read_inventory(path: Path) -> dict[int, frozenset[str]]:
     """pid -> participant names of the gold label file (``pid sid participant before|after ...``)."""
+    return _inventory(path, _lines(path))
+
+
+def _inventory(path: Path, lines: list[str]) -> dict[int, frozenset[str]]:
     names: dict[int, set[str]] = {}
-    for number, line in enumerate(_lines(path), start=1):
+    for number, line in enumerate(lines, start=1):
         fields = line.split("\t")
         if len(fields) < 4 or fields[3] not in ("before", "after"):
             raise ValueError(f"{path}:{number}: expected 'before' or 'after' in column 4 (upstream prints Error and exits)")
@@ -85,8 +88,12 @@ def read_inventory(path: Path) -> dict[int, frozenset[str]]:
 
 def read_sentence_counts(path: Path) -> dict[int, int]:
     """pid -> the largest sentence id of the gold label file (``pid sid participant before|after ...``)."""
+    return _sentence_counts(_lines(path))
+
+
+def _sentence_counts(lines: list[str]) -> dict[int, int]:
     counts: dict[int, int] = {}
-    for line in _lines(path):
+    for line in lines:
         fields = line.split("\t")
         try:
             pid, sid = int(fields[0]), int(fields[1])
@@ -99,6 +106,12 @@ def read_sentence_counts(path: Path) -> dict[int, int]:
 def align_participant(cell: str, inventory: frozenset[str]) -> list[str]:
     """Inventory names for a `;`-separated annotator participant cell (2B.3; unmatched parts vanish)."""
     return [name for _, names in align_parts(cell, inventory) for name in names]
+
+
+@lru_cache(maxsize=65536)
+def _aligned(cell: str, inventory: frozenset[str]) -> tuple[str, ...]:
+    """align_participant, remembered: annotators repeat a cell on every row of a paragraph."""
+    return tuple(align_participant(cell, inventory))
 
 
 def align_parts(cell: str, inventory: frozenset[str]) -> list[tuple[str, list[str]]]:
@@ -123,7 +136,7 @@ def align_parts(cell: str, inventory: frozenset[str]) -> list[tuple[str, list[st
 
 @lru_cache(maxsize=65536)
 def _levenshtein(a: str, b: str) -> int:
-    from nltk.metrics.distance import edit_distance  # here, not at import: NLTK's import costs about a second
+    from runners.edit_distance import edit_distance  # NLTK's edit_distance without NLTK's package init
 
     return edit_distance(a, b)  # unit-cost edit distance, as upstream's pylev
 
@@ -141,34 +154,65 @@ def read_annotator_sets(
     last data row; data rows with SID ``?`` are skipped; the header line is skipped.
     """
     sets: dict[int, list[tuple[Label, ...]]] = {}
-    running: list[Label] = []
+    # Rows of the running set, kept as fields: they become labels only when the set is filed under a
+    # selected pid (a split selects a few paragraphs of a file holding all of them).  A set can hold rows
+    # of several paragraphs when no separator line parts them; those rows keep their unaligned names.
+    # Every line is still checked as upstream checks it (field count, integer PID and SID), but only its
+    # first two fields are split off: the whole row is split when its set is filed.
+    running: list[tuple[int, int, str]] = []
+    expanded: dict[tuple[str, frozenset[str] | None], tuple[Label, ...]] = {}  # a row's labels, by its text after the PID
     last_pid: int | None = None
     for number, line in enumerate(_lines(path), start=1):
         if number == 1:
             continue
-        fields = line.rstrip().split("\t")
-        if len(fields) == 1:
+        line = line.rstrip()
+        tabs = line.count("\t")  # fields - 1 of line.split("\t")
+        if tabs == 0:
             if last_pid in selected:
-                sets.setdefault(last_pid, []).append(tuple(running))
+                sets.setdefault(last_pid, []).append(_labels(running, inventory, selected, expanded))
             running = []
             continue
-        if len(fields) != 11:
-            raise ValueError(f"{path}:{number}: the number of fields in this line is irregular ({len(fields)}, expected 11)")
-        if fields[1] == "?":
+        if tabs != 10:
+            raise ValueError(f"{path}:{number}: the number of fields in this line is irregular ({tabs + 1}, expected 11)")
+        pid_text, sid_text, _ = line.split("\t", 2)
+        if sid_text == "?":
             continue
         try:
-            pid, sid = int(fields[0]), int(fields[1])
+            pid, sid = int(pid_text), int(sid_text)
         except ValueError:
             raise ValueError(f"{path}:{number}: PID and SID must be integers") from None
         last_pid = pid
-        participants = [p.strip() for p in fields[3].split(";")]
-        if pid in selected:
-            if pid not in inventory:
-                raise ValueError(f"{path}:{number}: paragraph {pid} has no rows in the gold label file (upstream KeyError)")
-            participants = align_participant(fields[3], inventory[pid])
-        for who, source, target in itertools.product(participants, _location_parts(fields[5]), _location_parts(fields[6])):
-            running.append(Label(sid, who, fields[4], source, target))
+        if pid in selected and pid not in inventory:
+            raise ValueError(f"{path}:{number}: paragraph {pid} has no rows in the gold label file (upstream KeyError)")
+        running.append((pid, sid, line))
     return sets
+
+
+def _labels(
+    rows: list[tuple[int, int, str]],
+    inventory: Mapping[int, frozenset[str]],
+    selected: frozenset[int],
+    expanded: dict[tuple[str, frozenset[str] | None], tuple[Label, ...]],
+) -> tuple[Label, ...]:
+    """The labels of one annotator set: each row's participants (aligned for selected paragraphs) x from x to.
+
+    A label does not hold its PID, so rows equal after the PID (and aligned against the same inventory)
+    expand to the same labels, which are immutable and shared through ``expanded``.
+    """
+    labels: list[Label] = []
+    for pid, sid, line in rows:
+        names = inventory[pid] if pid in selected else None
+        key = (line.partition("\t")[2], names)
+        row_labels = expanded.get(key)
+        if row_labels is None:
+            fields = line.split("\t")
+            participants = _aligned(fields[3], names) if names is not None else [p.strip() for p in fields[3].split(";")]
+            row_labels = expanded[key] = tuple(
+                Label(sid, who, fields[4], source, target)
+                for who, source, target in itertools.product(participants, _location_parts(fields[5]), _location_parts(fields[6]))
+            )
+        labels.extend(row_labels)
+    return tuple(labels)
 
 
 def read_paragraphs(para_ids: Path, gold_labels: Path, annotator_labels: Path) -> dict[int, Paragraph]:
@@ -177,11 +221,22 @@ def read_paragraphs(para_ids: Path, gold_labels: Path, annotator_labels: Path) -
         if not path.is_file():
             raise FileNotFoundError(path)
     ids = read_para_ids(para_ids)
-    inventory = read_inventory(gold_labels)
-    sentences = read_sentence_counts(gold_labels)
+    gold_lines = _lines(gold_labels)  # read once for both
+    inventory = _inventory(gold_labels, gold_lines)
+    sentences = _sentence_counts(gold_lines)
     sets = read_annotator_sets(annotator_labels, inventory, frozenset(ids))
     return {pid: Paragraph(pid, inventory.get(pid, frozenset()), tuple(sets.get(pid, ())), sentences.get(pid, 0)) for pid in ids}
 
 
 def _lines(path: Path) -> list[str]:
-    return [line.rstrip("\r\n") for line in split_lines(path.read_text(encoding="utf-8"))]
+    """The file's lines without their endings, split as ``split_lines`` (universal newlines) splits them.
+
+    Translating CRLF and CR to LF and splitting on LF gives the same lines in one pass of C code
+    (``io.StringIO`` iteration costs seconds on the 100x gold); tests/test_propara_naacl18_gold_fast.py
+    checks the two agree.
+    """
+    text = path.read_text(encoding="utf-8")
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":  # the text ended with a line ending (or was empty): no line after it
+        lines.pop()
+    return lines

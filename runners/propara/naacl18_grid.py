@@ -1,4 +1,4 @@
-"""NAACL'18 prediction grids: ``pid  sid  participant  from  to`` rows (metrics.md 2B.1, 2B.7).
+"""NAACL'18 prediction grids: ``pid  sid  participant  from  to`` rows (docs/metrics.md §2B.1, 2B.7).
 
 Upstream crashes on the first unreadable line or on the first missing participant/row it needs;
 here every such problem is collected: line problems with their line number, missing paragraphs,

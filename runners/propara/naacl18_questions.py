@@ -1,4 +1,4 @@
-"""The ten NAACL'18 questions counted for one paragraph (metrics.md 2B.4–2B.5).
+"""The ten NAACL'18 questions counted for one paragraph (docs/metrics.md §2B.4–2B.5).
 
 Per paragraph this yields TP/FP/TN/FN of Q1–Q10; the aggregator sums them over paragraphs (the
 official metric is a micro count).
@@ -21,7 +21,7 @@ def porter2_stemmer() -> tuple[str, Callable[[str], str]]:
     """Porter2 as upstream (PyPI ``stemming`` 1.0.1); NLTK's English Snowball when it is absent.
 
     The two agree on every alphabetic token of ProPara and give identical counts on the fixture;
-    they differ on a few tokens with non-letters (e.g. "g-rated"), see metrics.md 2B.4.
+    they differ on a few tokens with non-letters (e.g. "g-rated"), see docs/metrics.md §2B.4.
     """
     try:
         from stemming.porter2 import stem

@@ -1,4 +1,4 @@
-"""Per-process precision and recall of the four leaderboard questions (metrics.md 2A.5–2A.6)."""
+"""Per-process precision and recall of the four leaderboard questions (docs/metrics.md §2A.5–2A.6)."""
 
 from __future__ import annotations
 

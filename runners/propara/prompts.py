@@ -1,4 +1,4 @@
-"""Process prompts (topics) from the EMNLP'18 grids TSV: the only source of the prompt slice (2A.9).
+"""Process prompts (topics) from the EMNLP'18 grids TSV: the only source of the prompt slice (docs/metrics.md §2A.9).
 
 Each paragraph block has a row ``pid <empty> PROMPT: <prompt> ...``; column 1 is the paragraph id,
 which is the leaderboard process id and the NAACL'18 paragraph id.

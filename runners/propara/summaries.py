@@ -1,4 +1,4 @@
-"""The four summaries of a process that the leaderboard asks about (metrics.md 2A.4).
+"""The four summaries of a process that the leaderboard asks about (docs/metrics.md §2A.4).
 
 Inputs and outputs read the action tracks only; conversions read the location tracks only; moves
 read both. Upstream quirks kept on purpose: the ``s < n - 1`` bound of conversion rules (b)/(c) and

@@ -1,0 +1,189 @@
+"""Whole processes, as a user runs them: ``procbench score`` and the official scorers, start to exit.
+
+Each command runs as a child process; ``os.wait4`` returns that child's own resource usage, so the
+figures are its CPU seconds (user + system), wall seconds and peak RSS (``ru_maxrss``), start-up and
+imports included.  Commands are run in turns (procbench, official, procbench, official, ...) so that
+a change in the machine's load falls on both, and the median of the runs is reported.
+
+The official ProPara and OpenPI scorers are run from the folder ``PROCBENCH_OFFICIAL`` names (else
+``official/`` beside the data), unchanged and never copied, with a small virtual environment the
+bench makes under ``var/`` (the standard library, tqdm and numpy, which is all they need).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from procbench.paths import PROJECT_ROOT, SHARED_DIR
+
+# The PAGED scorer is not shipped to this machine: the parity fixtures' notes record about 20 s for
+# the 543 dev documents, the figure procbench's PAGED time is compared with.
+PAGED_OFFICIAL_DEV_S = 20.0
+OFFICIAL_REQUIREMENTS = ("tqdm", "numpy")  # installed at the versions of procbench's own environment
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line to time: ``argv`` run in ``cwd`` with ``env`` added to the bench's environment."""
+
+    argv: tuple[str, ...]
+    cwd: Path = PROJECT_ROOT
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Run:
+    cpu_s: float
+    wall_s: float
+    peak_rss_mb: float
+    returncode: int
+    error: str = ""
+
+
+# The child is started by a small launcher process, not by the bench itself: Linux keeps the RSS of the
+# process that forked (and, through vfork, of the parent) in a child's ru_maxrss, so a child of the
+# bench would report at least the bench's own size.  The launcher's few MB are below any Python's.
+_LAUNCHER = """
+import json, os, sys, time
+argv, cwd = json.loads(sys.argv[1]), sys.argv[2]
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.chdir(cwd)
+    os.execvp(argv[0], argv)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - started
+sys.stdout.write(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss]))
+"""
+
+
+def run_once(command: Command, *, timeout: float = 900) -> Run:
+    """Run ``command`` once; its own CPU, wall and peak RSS come from ``os.wait4`` in the launcher."""
+    import json
+
+    environment = {**os.environ, **command.env}
+    launcher = [sys.executable, "-S", "-c", _LAUNCHER, json.dumps(list(command.argv)), str(command.cwd)]
+    try:
+        done = subprocess.run(launcher, env=environment, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return Run(0.0, timeout, 0.0, 124, f"timed out after {timeout:.0f} s")
+    try:
+        code, cpu, wall, maxrss_kb = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return Run(0.0, 0.0, 0.0, done.returncode or 1, (done.stderr.strip()[-400:] or "the launcher printed nothing"))
+    tail = " | ".join(done.stderr.strip().splitlines()[-3:])[-400:]
+    return Run(cpu, wall, maxrss_kb / 1024, code, "" if code == 0 else tail or f"exit status {code}")
+
+
+def alternating(commands: dict[str, Command], reps: int, *, timeout: float = 900) -> dict[str, dict[str, Any]]:
+    """Median CPU, wall and peak RSS of each command over ``reps`` runs taken in turns; failures reported."""
+    runs: dict[str, list[Run]] = {name: [] for name in commands}
+    for _ in range(reps):
+        for name, command in commands.items():
+            if runs[name] and runs[name][-1].returncode != 0:
+                continue  # a failing command is not run again
+            runs[name].append(run_once(command, timeout=timeout))
+    out: dict[str, dict[str, Any]] = {}
+    for name, done in runs.items():
+        good = [r for r in done if r.returncode == 0]
+        if not good:
+            out[name] = {"error": done[-1].error if done else "not run"}
+            continue
+        out[name] = {
+            "cpu_s": statistics.median(r.cpu_s for r in good),
+            "wall_s": statistics.median(r.wall_s for r in good),
+            "peak_rss_mb": statistics.median(r.peak_rss_mb for r in good),
+            "runs": len(good),
+        }
+    return out
+
+
+def procbench(*args: str) -> Command:
+    """``procbench ARGS`` as the installed console script runs it (same interpreter as the bench)."""
+    script = Path(sys.executable).with_name("procbench")
+    argv = (str(script), *args) if script.is_file() else (sys.executable, "-m", "procbench.cli", *args)
+    return Command(argv)
+
+
+# -- the official scorers --------------------------------------------------------------------------
+def official_root() -> Path | None:
+    configured = os.environ.get("PROCBENCH_OFFICIAL")
+    root = Path(configured).expanduser() if configured else SHARED_DIR / "official"
+    return root if root.is_dir() else None
+
+
+def official_python(work: Path) -> tuple[Path | None, str]:
+    """The interpreter of the official scorers' environment (made once under ``work``), or None and why."""
+    root = official_root()
+    if root is None:
+        return None, "the official scorers' folder is absent (set PROCBENCH_OFFICIAL)"
+    venv = work.absolute() / "official-venv"  # absolute: the scorers run from their own folders
+    python = venv / "bin" / "python"
+    stamp = venv / ".installed"
+    if stamp.is_file() and python.is_file():
+        return python, ""
+    import importlib.metadata
+
+    pins = [f"{name}=={importlib.metadata.version(name)}" for name in OFFICIAL_REQUIREMENTS]
+    base = getattr(sys, "_base_executable", sys.executable)
+    try:
+        subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=True, capture_output=True, timeout=300)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *pins], check=True, capture_output=True, timeout=600)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        return None, f"could not make the official scorers' environment ({' '.join(pins)}): {detail.decode('utf-8', 'replace').strip()[-200:] or exc}"
+    stamp.write_text(" ".join(pins) + "\n", encoding="utf-8")
+    return python, ""
+
+
+def _official_env(work: Path) -> dict[str, str]:
+    # the official folder is read-only: byte code goes under var/ (warm after the first run, as procbench's is)
+    return {"PYTHONPYCACHEPREFIX": str(work.absolute() / "official-pycache"), "PYTHONPATH": ""}
+
+
+def official_propara(python: Path, work: Path, predictions: Path, answers: Path) -> Command:
+    """aristo-leaderboard's ProPara ``evaluator.py``, run from inside its folder as its README says."""
+    folder = official_root() / "propara-evaluator"  # type: ignore[operator]
+    out = work.absolute() / "official-out"
+    out.mkdir(parents=True, exist_ok=True)
+    return Command((str(python), "evaluator.py", "--predictions", str(predictions), "--answers", str(answers), "--output", str(out / "propara.json")),
+                   cwd=folder, env={**_official_env(work), "PYTHONPATH": "."})
+
+
+def official_openpi(python: Path, work: Path, predictions: Path, gold: Path) -> Command:
+    """openpi-dataset's ``eval.simple_eval``, from a folder holding a link named ``eval`` to it."""
+    folder = work.absolute() / "official-openpi"
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / "eval"
+    target = official_root() / "openpi-eval"  # type: ignore[operator]
+    if not link.is_symlink() or link.resolve() != target.resolve():
+        link.unlink(missing_ok=True)
+        link.symlink_to(target, target_is_directory=True)
+    out = work.absolute() / "official-out"
+    out.mkdir(parents=True, exist_ok=True)
+    return Command(
+        (
+            str(python),
+            "-m",
+            "eval.simple_eval",
+            "-g",
+            str(gold),
+            "-p",
+            str(predictions),
+            "-q",
+            "-o",
+            str(out / "openpi.json"),
+            "-d",
+            str(out / "openpi-diag.txt"),
+        ),
+        cwd=folder,
+        env=_official_env(work),
+    )

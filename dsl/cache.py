@@ -1,0 +1,286 @@
+"""Checked specs cached by content, so ``check`` and ``score`` do not re-parse and re-check unchanged specs.
+
+An entry is found by a key over: the cache format, Python's version, the spec's path and text, the
+listings of the folders a spec is looked up in, and the *code signature* (path, size and mtime of
+every source file of the spec language and the shipped components, plus the distributions installed,
+among them those that add components through entry points).  Editing the checker, a component or the spec gives a new
+key.  The files a check reads besides the spec (a parent spec of ``extends``, a ``file("...")`` beside
+it, ``components/*.py``) are recorded while it runs and stored in the entry with their sha256; an
+entry whose recorded files changed is a miss.
+
+The cache never changes a number: a hit returns the spec the checker returned (the same dataclasses,
+compared equal by a test), compilation still runs, and deleting the folder only costs one re-check.
+Entries are untrusted: each carries a sha256 of its payload, and is unpickled with an unpickler that
+only builds the spec language's own classes and plain containers, so a corrupted or planted file is a
+miss, never code that runs.
+
+Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/specs`` in the project.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runners.paths import PROJECT_ROOT
+
+if TYPE_CHECKING:
+    from dsl.errors import Diagnostic
+    from dsl.model import TaskSpec
+
+FORMAT = b"procbench-spec-cache 1\n"
+ENV_DIR = "PROCBENCH_CACHE_DIR"
+_CODE_PACKAGES = ("dsl", "runners")  # their sources decide what a check returns
+
+
+@dataclass(frozen=True)
+class CachedCheck:
+    """What ``dsl.check_file`` returns (``spec``, ``warnings``, ``source``), from the checker or the cache."""
+
+    spec: TaskSpec
+    warnings: list[Diagnostic]
+    source: str
+    hit: bool = False
+
+
+def cache_dir() -> Path | None:
+    """The cache folder, or None when ``PROCBENCH_CACHE_DIR=off``."""
+    configured = os.environ.get(ENV_DIR, "").strip()
+    if configured.lower() in {"off", "0", "none", "false"}:
+        return None
+    return Path(configured).expanduser() if configured else PROJECT_ROOT / "var" / "cache" / "specs"
+
+
+# -- the key ---------------------------------------------------------------------------------------
+_code_signature: str | None = None
+
+
+def code_signature() -> str:
+    """Size and mtime of every source file of the spec language and the shipped components (stat only)."""
+    global _code_signature
+    if _code_signature is None:
+        digest = hashlib.sha256()
+        for package in _CODE_PACKAGES:
+            for path, stat in _walk(PROJECT_ROOT / package):
+                digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        digest.update(_installed_distributions().encode())
+        _code_signature = digest.hexdigest()
+    return _code_signature
+
+
+def _walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    stack.append(Path(entry.path))
+            elif entry.name.endswith((".py", ".lark")):
+                yield entry.path, entry.stat()
+
+
+def _installed_distributions() -> str:
+    """The ``*.dist-info`` folders on ``sys.path`` (names carry versions): installing, upgrading or removing
+    any distribution, one that adds components through entry points included, changes the key.
+
+    Listing the folders costs a millisecond; reading every distribution's entry points would cost tens.
+    """
+    names = []
+    for entry in sys.path:
+        try:
+            names += [f"{entry}/{name}" for name in os.listdir(entry or ".") if name.endswith((".dist-info", ".egg-info", ".pth"))]
+        except OSError:
+            continue
+    return ",".join(sorted(names))
+
+
+def _listing(folder: Path) -> str:
+    try:
+        return ",".join(sorted(os.listdir(folder)))
+    except OSError:
+        return "<absent>"
+
+
+def key(path: Path, text: bytes, search: list[Path]) -> str:
+    """The cache key of checking ``path`` (its ``text``) with ``search`` folders for parents."""
+    digest = hashlib.sha256(FORMAT)
+    digest.update(sys.version.encode() + b"\0" + code_signature().encode() + b"\0")
+    digest.update(str(path.resolve()).encode() + b"\0" + hashlib.sha256(text).digest())
+    for folder in [path.parent, *search]:  # a parent spec added to a search folder changes what extends finds
+        digest.update(f"{folder}\0{_listing(folder)}\n".encode())
+    return digest.hexdigest()
+
+
+# -- files a check reads ---------------------------------------------------------------------------
+_recording: list[set[str]] = []
+_hook_installed = False
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if not _recording:
+        return
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        mode = args[1] if len(args) > 1 and isinstance(args[1], str) else "r"
+        if "r" in mode or mode == "":
+            _recording[-1].add(os.fsdecode(args[0]))
+    elif event in {"os.listdir", "os.scandir"} and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        _recording[-1].add(os.fsdecode(args[0]) + os.sep)
+
+
+@contextmanager
+def _files_read() -> Iterator[set[str]]:
+    """Paths opened for reading (and folders listed) in this thread while the block runs."""
+    global _hook_installed
+    if not _hook_installed:  # an audit hook cannot be removed: it is installed once and idles when not recording
+        sys.addaudithook(_audit)
+        _hook_installed = True
+    seen: set[str] = set()
+    _recording.append(seen)
+    try:
+        yield seen
+    finally:
+        _recording.remove(seen)
+
+
+def _fingerprint(path: str) -> str:
+    if path.endswith(os.sep):
+        return _listing(Path(path))
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "<absent>"
+
+
+def _dependencies(paths: set[str], spec: Path) -> tuple[tuple[str, str], ...]:
+    """The recorded files that are data of the check, each with its fingerprint (code is in the key)."""
+    code_roots = tuple(str(PROJECT_ROOT / p) + os.sep for p in _CODE_PACKAGES) + (sys.prefix, sys.base_prefix)
+    keep = []
+    for path in sorted(paths):
+        absolute = os.path.abspath(path)
+        if absolute.endswith(".pyc"):  # an import read the byte code: the source is what a maintainer edits
+            try:
+                absolute = importlib.util.source_from_cache(absolute)
+            except ValueError:
+                continue
+        if absolute == str(spec.resolve()) or absolute.endswith(".so") or absolute.startswith(code_roots):
+            continue
+        keep.append((absolute, _fingerprint(absolute)))
+    return tuple(keep)
+
+
+# -- entries ---------------------------------------------------------------------------------------
+_ALLOWED_MODULES = ("dsl.", "runners.predictions", "runners.tables", "runners._types")
+_ALLOWED_BUILTINS = frozenset({"tuple", "list", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex", "NoneType", "object"})
+
+
+class _SpecUnpickler(pickle.Unpickler):
+    """Builds only classes of the spec language and plain containers: an entry cannot name a function."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _ALLOWED_BUILTINS:
+            return super().find_class(module, name)
+        if module.startswith(_ALLOWED_MODULES) or module in {"dsl"}:
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a spec cache entry")
+
+
+def _entry_path(folder: Path, entry_key: str, spec: Path) -> Path:
+    """One folder per spec file, so that writing a spec's new entry can drop its stale ones."""
+    return folder / hashlib.sha256(str(spec.resolve()).encode()).hexdigest()[:16] / f"{entry_key}.pickle"
+
+
+def read(folder: Path, entry_key: str, spec: Path) -> tuple[Any, tuple[tuple[str, str], ...]] | None:
+    """The stored value and its recorded files, or None (absent, corrupted, foreign: all a miss)."""
+    try:
+        blob = _entry_path(folder, entry_key, spec).read_bytes()
+    except OSError:
+        return None
+    if not blob.startswith(FORMAT):
+        return None
+    head, _, payload = blob[len(FORMAT):].partition(b"\n")
+    if head.decode("ascii", "replace") != hashlib.sha256(payload).hexdigest():
+        return None
+    try:
+        stored_key, value, dependencies = _SpecUnpickler(io.BytesIO(payload)).load()
+    except Exception:  # noqa: BLE001 - any damage is a miss, never an error
+        return None
+    if stored_key != entry_key:
+        return None
+    return value, dependencies
+
+
+def write(folder: Path, entry_key: str, spec: Path, value: Any, dependencies: tuple[tuple[str, str], ...]) -> None:
+    """Store an entry atomically (write to a temporary file, then rename) in place of the spec's older ones; a failure is ignored."""
+    try:
+        payload = pickle.dumps((entry_key, value, dependencies), protocol=pickle.HIGHEST_PROTOCOL)
+        target = _entry_path(folder, entry_key, spec)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for stale in target.parent.glob("*.pickle"):  # the same spec under older code or text
+            stale.unlink(missing_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        with os.fdopen(handle, "wb") as out:
+            out.write(FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload)
+        os.replace(temporary, target)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        return  # an unwritable folder or an unpicklable spec: the next run checks again
+
+
+# -- the one entry point ---------------------------------------------------------------------------
+def checked_spec(path: str | Path, search: list[Path] | None = None) -> CachedCheck:
+    """``dsl.check_file(path, search)``, from the cache when nothing it depends on changed.
+
+    Raises SpecError as the checker does (errors are never cached: a failing spec is re-checked).
+    """
+    path = Path(path)
+    search = list(search or [])
+    folder = cache_dir()
+    text = path.read_bytes()
+    entry_key = key(path, text, search) if folder is not None else ""
+    if folder is not None:
+        found = read(folder, entry_key, path)
+        if found is not None:
+            (spec, warnings, source), dependencies = found
+            if all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies) and _load_components_beside(path):
+                return CachedCheck(spec, warnings, source, hit=True)
+    from dsl.checker import check_file
+
+    if folder is None:
+        result = check_file(path, search=search)
+        return CachedCheck(result.spec, result.warnings, result.source)
+    with _files_read() as seen:
+        result = check_file(path, search=search)
+    write(folder, entry_key, path, (result.spec, list(result.warnings), result.source), _dependencies(seen, path))
+    return CachedCheck(result.spec, result.warnings, result.source)
+
+
+def _load_components_beside(path: Path) -> bool:
+    """Register ``components/*.py`` beside a spec taken from the cache (the checker does it on a miss).
+
+    Returns False when they do not load: the caller then checks the spec for its proper error.
+    """
+    if not (path.parent / "components").is_dir():
+        return True
+    from runners import registry
+
+    try:
+        registry.load_spec_dir_components(path.parent)
+    except registry.ComponentLoadError:
+        return False
+    return True
