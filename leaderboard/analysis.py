@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +90,9 @@ def reproduces(db: str, task: str, submission_id: str) -> bool:
 
 
 @functools.lru_cache(maxsize=2048)
-def _bootstrap(db: str, task: str, split: str, fingerprint: str, submission_id: str, slice_name: str, slice_value: str, metrics: tuple[str, ...]) -> Bootstrap | None:
+def _bootstrap(
+    db: str, task: str, split: str, fingerprint: str, submission_id: str, slice_name: str, slice_value: str, metrics: tuple[str, ...], min_items: int
+) -> Bootstrap | None:
     agg = aggregator(task)
     if agg is None or not reproduces(db, task, submission_id):
         return None
@@ -97,15 +100,21 @@ def _bootstrap(db: str, task: str, split: str, fingerprint: str, submission_id: 
     if slice_name:
         labels = _labels(db, task, split, fingerprint, slice_name)
         info_items = [i for i in info_items if labels.get(i.item_id) == slice_value]
-    if len(info_items) < config.MIN_ITEMS:
+    if len(info_items) < min_items:
         return None
-    return stats.bootstrap(info_items, agg.aggregate, metrics, n_resamples=config.N_RESAMPLES, seed=config.SEED, linear=agg.linear)
+    from leaderboard import bootcache  # issue #19: kept on disk beside the store, computed once per fingerprint
+
+    parts = (task, split, fingerprint, submission_id, slice_name, slice_value, metrics)
+    return bootcache.load_or_compute(
+        db, parts, config.N_RESAMPLES, config.SEED,
+        lambda: stats.bootstrap(info_items, agg.aggregate, metrics, n_resamples=config.N_RESAMPLES, seed=config.SEED, linear=agg.linear),
+    )
 
 
 def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "") -> Bootstrap | None:
     """The bootstrap of one submission on the whole split or one item slice; None where it cannot be had.
 
-    None for reference rows (no items), fewer than ``config.MIN_ITEMS`` items, answer-label slices (their figures re-score restricted gold;
+    None for reference rows (no items), fewer than ``MIN_INTERVAL_ITEMS`` items, answer-label slices (their figures re-score restricted gold;
     the stored item scores are the whole split's), tasks whose spec this site cannot load, and
     submissions whose stored figures today's aggregator does not reproduce.
     """
@@ -113,7 +122,72 @@ def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | N
         return None
     metrics = tuple(m.name for m in info.metrics) or (info.primary,)
     key = sl.key if sl is not None else ""
-    return _bootstrap(str(db), info.task, info.split, info.fingerprint, submission_id, key, value if sl is not None else "", metrics)
+    return _bootstrap(str(db), info.task, info.split, info.fingerprint, submission_id, key, value if sl is not None else "", metrics, min_interval_items())
+
+
+# Fewer items: no interval and no test (so no tie group either).  A percentile bootstrap over a few
+# items is degenerate (8 items all right give "100.00 - 100.00") and misstates the uncertainty of
+# the benchmark; ~30 is the usual floor for a percentile bootstrap.  At least the hidden-split floor.
+MIN_INTERVAL_ITEMS = max(30, config.MIN_ITEMS)
+MIN_INTERVAL_ENV = "PROCBENCH_MIN_INTERVAL_ITEMS"  # a board operator's (or a test's) floor; never below the hidden-split floor
+
+
+def min_interval_items() -> int:
+    """The floor in force: ``PROCBENCH_MIN_INTERVAL_ITEMS`` when set (at least ``config.MIN_ITEMS``), else ``MIN_INTERVAL_ITEMS``."""
+    raw = os.environ.get(MIN_INTERVAL_ENV, "").strip()
+    try:
+        return max(config.MIN_ITEMS, int(raw)) if raw else MIN_INTERVAL_ITEMS
+    except ValueError:
+        return MIN_INTERVAL_ITEMS
+
+# Why a row shows no interval (the UI prints the reason beside the empty cell).
+NO_ITEMS_REPORTED = "reported in the literature: no per-item scores to resample"
+ANSWER_LABEL_SLICE = "this slice re-scores every item against restricted gold; only the whole split's item scores are stored"
+NOT_REPRODUCED = "the stored figures are not reproduced by today's aggregator from the stored items (the spec changed)"
+NO_AGGREGATOR = "this site cannot load the task's spec, so it cannot recompute the metric on resamples"
+NOT_BOOTSTRAPPED = "outside the rows bootstrapped for this view (raise 'Bootstrap the top N rows')"
+NO_METRIC = "this row has no value of the metric"
+
+
+def too_few_items(n: int) -> str:
+    return f"only {n} item{'s' if n != 1 else ''} (an interval needs at least {min_interval_items()}): a bootstrap over so few items would mislead"
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """A row's interval on one metric, or the one-line reason it has none (exactly one of the two)."""
+
+    interval: stats.Interval | None
+    reason: str = ""
+
+
+def uncertainty(
+    db: Path, info: TaskInfo, submission_id: str, metric: str, *, is_reference: bool = False, sl: SliceInfo | None = None, value: str = ""
+) -> Uncertainty:
+    """The interval of ``metric`` for one row, or why there is none (reported row, few items, answer-label slice, ...)."""
+    if is_reference:
+        return Uncertainty(None, NO_ITEMS_REPORTED)
+    if sl is not None and not sl.per_item:
+        return Uncertainty(None, ANSWER_LABEL_SLICE)
+    boot = bootstrap_of(db, info, submission_id, sl, value)
+    if boot is not None:
+        found = interval(boot, metric)
+        return Uncertainty(found, "" if found is not None else NO_METRIC)
+    return Uncertainty(None, no_bootstrap_reason(db, info, submission_id, sl, value))
+
+
+def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "") -> str:
+    """Why ``bootstrap_of`` gave None for this row (the checks in the order it makes them)."""
+    if sl is not None and not sl.per_item:
+        return ANSWER_LABEL_SLICE
+    if aggregator(info.task) is None:
+        return NO_AGGREGATOR
+    items = slice_items(db, info, items_of(db, submission_id), sl, value)
+    if not items and not _items(str(db), submission_id):
+        return NO_ITEMS_REPORTED
+    if not reproduces(str(db), info.task, submission_id):
+        return NOT_REPRODUCED
+    return too_few_items(len(items))
 
 
 def interval(boot: Bootstrap | None, metric: str) -> stats.Interval | None:
@@ -124,12 +198,15 @@ def interval(boot: Bootstrap | None, metric: str) -> stats.Interval | None:
 
 
 def compare(a: Bootstrap | None, b: Bootstrap | None, metric: str) -> PairedResult | None:
+    """A minus B by the paired bootstrap at ``1 - ALPHA``: its interval and ``tied`` are one decision (``PairedResult.tied``)."""
     if a is None or b is None or a.item_ids != b.item_ids or metric not in a.metrics:
         return None
-    return stats.paired(a, b, metric, config.CONFIDENCE)
+    return stats.paired(a, b, metric, 1.0 - config.ALPHA)
 
 
-def tie_group(db: Path, info: TaskInfo, ranked_ids: Sequence[str], metric: str, sl: SliceInfo | None = None, value: str = "") -> tuple[str | None, dict[str, PairedResult]]:
+def tie_group(
+    db: Path, info: TaskInfo, ranked_ids: Sequence[str], metric: str, sl: SliceInfo | None = None, value: str = ""
+) -> tuple[str | None, dict[str, PairedResult]]:
     """The leader (first of ``ranked_ids`` with a bootstrap) and the ids a paired test cannot separate from it."""
     boots = {sid: bootstrap_of(db, info, sid, sl, value) for sid in ranked_ids}
     available = {sid: b for sid, b in boots.items() if b is not None}

@@ -1,7 +1,8 @@
 """The procbench leaderboard (Streamlit, multipage).  Reads the store only; uploads go through intake.
 
 Run with ``procbench leaderboard --db FILE`` (or ``PROCBENCH_DB=FILE streamlit run leaderboard/app.py``).
-Each page lives in ``leaderboard/site_pages/`` (not ``pages/``: that name would turn on Streamlit's automatic page list) and takes its view from URL query parameters.
+Each page lives in ``leaderboard/site_pages/`` (not ``pages/``: that name would turn on Streamlit's automatic page list)
+and takes its view from URL query parameters.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ PAGES = [
     st.Page("site_pages/charts.py", title="Charts", url_path="charts"),
     st.Page("site_pages/compare.py", title="Compare", url_path="compare"),
     st.Page("site_pages/submission.py", title="Submission", url_path="submission"),
+    st.Page("site_pages/model.py", title="Model", url_path="model"),
+    st.Page("site_pages/items.py", title="Items", url_path="items"),
     st.Page("site_pages/upload.py", title="Upload", url_path="upload"),
     st.Page("site_pages/task.py", title="Task", url_path="task"),
     st.Page("site_pages/downloads.py", title="Downloads", url_path="downloads"),

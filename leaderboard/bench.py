@@ -71,7 +71,9 @@ def _pool(spec_path: Path, data_root: Path) -> TaskPool | None:
             per_slice: dict[str, dict[str, list[ItemScore]]] = {}
             for sl in runner.slices:
                 if sl.kind != "label":
-                    per_slice[sl.name] = {value: runner.score(GoldSet(items=view, labels=gold.labels), predictions) for value, view in gold.answer_views.get(sl.key, {}).items()}
+                    per_slice[sl.name] = {
+                        value: runner.score(GoldSet(items=view, labels=gold.labels), predictions) for value, view in gold.answer_views.get(sl.key, {}).items()
+                    }
             views.append(per_slice)
         if samples:
             return TaskPool(spec.name, split, fingerprint, gold, runner, tuple(samples), tuple(views))
@@ -128,10 +130,34 @@ def generate(db_path: Path, n_submissions: int, *, seed: int = 0, data_root: Pat
         item_rows += [(sid, i.item_id, m, float(v)) for i in items for m, v in i.values.items()]
         aggregate_rows += [(sid, *row) for row in _aggregates(pool, items, choice)]
     frames = {
-        "submissions": pl.DataFrame(subs, orient="row", schema={"submission_id": pl.String, "task": pl.String, "split": pl.String, "fingerprint": pl.String, "team": pl.String, "model": pl.String, "content_sha256": pl.String, "metadata_json": pl.String, "is_reference": pl.Boolean, "n_items": pl.Int32, "created_at": pl.Datetime("us")}),
-        "status_history": pl.DataFrame(history, orient="row", schema={"submission_id": pl.String, "status": pl.String, "reason": pl.String, "changed_at": pl.Datetime("us")}),
-        "item_scores": pl.DataFrame(item_rows, orient="row", schema={"submission_id": pl.String, "item_id": pl.String, "metric": pl.String, "value": pl.Float64}),
-        "aggregates": pl.DataFrame(aggregate_rows, orient="row", schema={"submission_id": pl.String, "slice": pl.String, "slice_value": pl.String, "metric": pl.String, "value": pl.Float64, "n_items": pl.Int32}),
+        "submissions": pl.DataFrame(
+            subs,
+            orient="row",
+            schema={
+                "submission_id": pl.String,
+                "task": pl.String,
+                "split": pl.String,
+                "fingerprint": pl.String,
+                "team": pl.String,
+                "model": pl.String,
+                "content_sha256": pl.String,
+                "metadata_json": pl.String,
+                "is_reference": pl.Boolean,
+                "n_items": pl.Int32,
+                "created_at": pl.Datetime("us"),
+            },
+        ),
+        "status_history": pl.DataFrame(
+            history, orient="row", schema={"submission_id": pl.String, "status": pl.String, "reason": pl.String, "changed_at": pl.Datetime("us")}
+        ),
+        "item_scores": pl.DataFrame(
+            item_rows, orient="row", schema={"submission_id": pl.String, "item_id": pl.String, "metric": pl.String, "value": pl.Float64}
+        ),
+        "aggregates": pl.DataFrame(
+            aggregate_rows,
+            orient="row",
+            schema={"submission_id": pl.String, "slice": pl.String, "slice_value": pl.String, "metric": pl.String, "value": pl.Float64, "n_items": pl.Int32},
+        ),
     }
     with store.writer(db_path) as con:
         con.execute("BEGIN TRANSACTION")
@@ -152,7 +178,7 @@ def generate(db_path: Path, n_submissions: int, *, seed: int = 0, data_root: Pat
     return n_submissions
 
 
-PAGES = ("home", "board", "charts", "compare", "submission", "task", "downloads", "upload")
+PAGES = ("home", "board", "charts", "compare", "submission", "model", "items", "task", "downloads", "upload")
 
 
 @dataclass(frozen=True)
@@ -167,6 +193,12 @@ class Timing:
 def _first_submission(db: Path, task: str) -> str:
     with store.reader(db) as con:
         row = con.execute("SELECT submission_id FROM board WHERE task = ? AND slice = '' AND NOT is_reference ORDER BY value DESC LIMIT 1", [task]).fetchone()
+    return row[0] if row else ""
+
+
+def _first_model(db: Path, task: str) -> str:
+    with store.reader(db) as con:
+        row = con.execute("SELECT model FROM board WHERE task = ? AND slice = '' AND NOT is_reference ORDER BY value DESC LIMIT 1", [task]).fetchone()
     return row[0] if row else ""
 
 
@@ -196,10 +228,15 @@ def measure(db: Path, tasks: Sequence[str], pages: Sequence[str] = PAGES, log: C
     for task in tasks:
         split_row = None
         with store.reader(db) as con:
-            split_row = con.execute("SELECT split FROM current_tasks t WHERE task = ? ORDER BY (SELECT count(*) FROM submissions s WHERE s.task = t.task AND s.split = t.split) DESC LIMIT 1", [task]).fetchone()
+            split_row = con.execute(
+                "SELECT split FROM current_tasks t WHERE task = ? ORDER BY (SELECT count(*) FROM submissions s WHERE s.task = t.task AND s.split = t.split) "
+                "DESC LIMIT 1",
+                [task],
+            ).fetchone()
         params = {"task": task, "split": split_row[0] if split_row else ""}
         for page in pages:
-            extra = {"id": _first_submission(db, task)} if page == "submission" else {}
+            extra = {"id": _first_submission(db, task)} if page in ("submission", "items") else {}
+            extra = {"model": _first_model(db, task)} if page == "model" else extra
             if page in ("home",) and task != tasks[0]:
                 continue
             cold = _render(db, page, {**params, **extra})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from leaderboard import analysis, metadata, queries
+from leaderboard import analysis, metadata, queries, sitedata
 from leaderboard.model import MetricInfo, SliceInfo, TaskInfo
 from runners.stats import PairedResult
 from submissions.judging import SELF, judged_by
@@ -25,6 +25,7 @@ class BoardFilters:
     access: tuple[str, ...] = ()
     families: tuple[str, ...] = ()
     teams: tuple[str, ...] = ()
+    sizes: tuple[str, ...] = ()  # size classes as the site words them (metadata.SIZE_LABELS)
 
 
 @dataclass(frozen=True)
@@ -35,25 +36,39 @@ class BoardView:
     leader: str | None = None
     tied: dict[str, PairedResult] = field(default_factory=dict)
     n_rows: int = 0
-    interval_rows: int = 0
+    interval_rows: int = 0  # submitted rows bootstrapped (intervals and the tie test)
     facets: dict[str, list[str]] = field(default_factory=dict)  # every value of each facet before filtering
+    covered_rows: int = 0  # rows of the board, of every kind, down to the last bootstrapped one (what "top N" counts)
+    ci_notes: dict[str, str] = field(default_factory=dict)  # submission id -> why its row shows no interval
+    provenance: queries.BoardProvenance | None = None  # what every row was scored on (the board's title says it)
+
+    @property
+    def scope(self) -> str:
+        """What the tie caption counts, in words: 'the top 5 rows (3 submitted rows bootstrapped)'."""
+        rows = f"the top {self.covered_rows} row{'s' if self.covered_rows != 1 else ''}"
+        return f"{rows} ({self.interval_rows} submitted row{'s' if self.interval_rows != 1 else ''} with per-item scores, bootstrapped)"
 
 
-def _with_facets(frame: pl.DataFrame) -> pl.DataFrame:
-    facets = [
-        metadata.facets(m, r, weights=w or "", method_family=f or "")
-        for m, r, w, f in zip(frame["metadata_json"], frame["is_reference"], frame["weights"], frame["method_family"])
-    ]
+FACETS = ("kind", "access", "family", "size", "team")  # what the board filters on
+
+
+def _with_facets(frame: pl.DataFrame, stored: dict[str, dict[str, object]]) -> pl.DataFrame:
+    """The model card of every row (metadata.card: card columns, else metadata keys), one reading for every page."""
+    cards = [metadata.card({**row, **stored.get(row["submission_id"], {})}) for row in frame.iter_rows(named=True)]
     return frame.with_columns(
-        pl.Series("kind", [f.kind for f in facets], dtype=pl.String),
-        pl.Series("access", [f.access for f in facets], dtype=pl.String),
-        pl.Series("family", [f.family for f in facets], dtype=pl.String),
+        pl.Series("kind", [c.kind for c in cards], dtype=pl.String),
+        pl.Series("access", [c.access for c in cards], dtype=pl.String),
+        pl.Series("family", [c.family for c in cards], dtype=pl.String),
+        pl.Series("size", [c.size_class for c in cards], dtype=pl.String),
+        pl.Series("parameters", [c.parameters for c in cards], dtype=pl.String),
+        pl.Series("paper", [c.paper_url for c in cards], dtype=pl.String),
+        pl.Series("code", [c.code_url for c in cards], dtype=pl.String),
         pl.Series("judge", [judged_by(metadata.parse(m)) for m in frame["metadata_json"]], dtype=pl.String),
     )
 
 
 def _filtered(frame: pl.DataFrame, filters: BoardFilters) -> pl.DataFrame:
-    for column, chosen in (("kind", filters.kinds), ("access", filters.access), ("family", filters.families), ("team", filters.teams)):
+    for column, chosen in (("kind", filters.kinds), ("access", filters.access), ("family", filters.families), ("size", filters.sizes), ("team", filters.teams)):
         if chosen:
             frame = frame.filter(pl.col(column).is_in(list(chosen)))
     return frame
@@ -63,10 +78,19 @@ def _fmt_interval(metric: MetricInfo, low: float, high: float) -> str:
     return f"{metric.shown(low):.2f} – {metric.shown(high):.2f}"
 
 
-def _group_ranks(self_judged: Sequence[bool]) -> list[int]:
-    """1, 2, ... within each rank group of the sorted rows (board-judged first, then self-judged)."""
-    ranks, seen = [], {False: 0, True: 0}
-    for flag in self_judged:
+def _group_ranks(self_judged: Sequence[bool], values: Sequence[float | None] | None = None) -> list[int | None]:
+    """1, 2, ... within each rank group of the sorted rows (board-judged first, then self-judged).
+
+    A row without a value of the ranking metric (a paper that did not report it) gets no rank (None)
+    and takes no place: it is listed, not ranked.
+    """
+    ranks: list[int | None] = []
+    seen = {False: 0, True: 0}
+    for i, flag in enumerate(self_judged):
+        value = values[i] if values is not None else 0.0
+        if value is None or value != value:  # missing or NaN
+            ranks.append(None)
+            continue
         seen[bool(flag)] += 1
         ranks.append(seen[bool(flag)])
     return ranks
@@ -85,11 +109,11 @@ def build(
 ) -> BoardView:
     """The board of one task and split (or one slice value), ranked by ``sort_metric`` (default: primary)."""
     metric = info.metric(sort_metric or info.primary)
-    wide = queries.board(db, info.task, info.split, sl.name if sl else "", slice_value if sl else "")
+    wide = sitedata.board(db, info.task, info.split, sl.name if sl else "", slice_value if sl else "")  # cached per store version
     if wide.is_empty():
         return BoardView(pl.DataFrame(), pl.DataFrame(), metric)
-    wide = _with_facets(wide)
-    facets = {c: sorted(set(wide[c].to_list())) for c in ("kind", "access", "family", "team")}
+    wide = _with_facets(wide, sitedata.cards(db, info.task, info.split))
+    facets = {c: sorted(set(wide[c].to_list())) for c in FACETS}
     wide = _filtered(wide, filters)
     if metric.name not in wide.columns:
         wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(metric.name))
@@ -98,12 +122,21 @@ def build(
     # issue #17: rows whose verdicts the submitter supplied (judge "self") are ranked apart, after the
     # rows the board's own judge graded (or that need no judge): their own rank group, numbered from 1.
     wide = wide.with_columns((pl.col("judge") == SELF).alias("self_judged"))
-    wide = wide.sort(["self_judged"] + [k.name for k in keys] + ["created_at"], descending=[False] + [k.higher_is_better for k in keys] + [False], nulls_last=True)
+    wide = wide.sort(
+        ["self_judged"] + [k.name for k in keys] + ["created_at"], descending=[False] + [k.higher_is_better for k in keys] + [False], nulls_last=True
+    )
     ids = wide["submission_id"].to_list()
-    ranks = _group_ranks(wide["self_judged"].to_list())
+    ranks = _group_ranks(wide["self_judged"].to_list(), wide[metric.name].to_list())
     with_items = [sid for sid, ref in zip(ids, wide["is_reference"]) if not ref]
     bootstrapped = with_items[: max(0, interval_rows)]
-    intervals = {sid: analysis.interval(analysis.bootstrap_of(db, info, sid, sl, slice_value), metric.name) for sid in bootstrapped}
+    # one call per row: the interval, or the reason there is none (reported row, few items, ...)
+    found = {sid: analysis.uncertainty(db, info, sid, metric.name, sl=sl, value=slice_value) for sid in bootstrapped}
+    intervals = {sid: u.interval for sid, u in found.items()}
+    ci_notes = {sid: u.reason for sid, u in found.items() if u.interval is None}
+    for sid, ref in zip(ids, wide["is_reference"]):
+        if sid not in found:
+            ci_notes[sid] = analysis.NO_ITEMS_REPORTED if ref else analysis.NOT_BOOTSTRAPPED
+    covered = ids.index(bootstrapped[-1]) + 1 if bootstrapped else 0
     group = dict(zip(ids, wide["self_judged"]))
     contenders = [sid for sid in bootstrapped if group[sid] == group[bootstrapped[0]]]  # a leader's tie group never mixes judges
     leader, tied = analysis.tie_group(db, info, contenders, metric.name, sl, slice_value) if contenders else (None, {})
@@ -120,13 +153,18 @@ def build(
 
     table = pl.DataFrame(
         {
-            "Rank": ranks,
+            "Rank": pl.Series(ranks, dtype=pl.Int64),
             "Tie group": tie_mark,
             "Model": wide["model"],
             "Team": wide["team"],
             "Kind": wide["kind"],
-            "Access": wide["access"],
+            "Weights": wide["access"],
             "Family": wide["family"],
+            "Size class": wide["size"],
+            "Parameters": wide["parameters"],
+            "Paper": wide["paper"],
+            "Code": wide["code"],
+            "Source": wide["source"] if "source" in wide.columns else [""] * len(ids),
             "Items": pl.Series(items, dtype=pl.Int64),
             metric.display: [metric.shown(v) for v in wide[metric.name]],
             f"{metric.display} 95% CI": ci_text,
@@ -139,13 +177,17 @@ def build(
     )
     export = pl.DataFrame(
         {
-            "rank": ranks,
+            "rank": pl.Series(ranks, dtype=pl.Int64),
             "submission_id": ids,
             "model": wide["model"],
             "team": wide["team"],
             "kind": wide["kind"],
             "access": wide["access"],
             "family": wide["family"],
+            "size_class": wide["size"],
+            "parameters": wide["parameters"],
+            "paper_url": wide["paper"],
+            "code_url": wide["code"],
             **({"judge": wide["judge"]} if judged else {}),
             "n_items": pl.Series(items, dtype=pl.Int64),
             "task": [info.task] * len(ids),
@@ -157,9 +199,13 @@ def build(
             "ci_high": pl.Series(high, dtype=pl.Float64),
             "tie_group": tie_mark,
             "p_vs_leader": pl.Series(p_leader, dtype=pl.Float64),
+            "ci_note": [ci_notes.get(sid, "") for sid in ids],
+            "source": wide["source"] if "source" in wide.columns else [""] * len(ids),
             **{m.name: wide[m.name] for m in info.metrics if m.name in wide.columns},
             "created_at": wide["created_at"],
         },
         strict=False,
     )
-    return BoardView(table, export, metric, leader, tied, len(ids), len(bootstrapped), facets)
+    return BoardView(
+        table, export, metric, leader, tied, len(ids), len(bootstrapped), facets, covered, ci_notes, sitedata.board_provenance(db, info.task, info.split)
+    )

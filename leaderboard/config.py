@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from runners import stats
+from runners.paths import DEFAULT_DB
 
-DEFAULT_DB = Path("var/procbench.duckdb")
 N_RESAMPLES = stats.DEFAULT_RESAMPLES  # resamples per bootstrap (intervals, paired tests)
 SEED = stats.DEFAULT_SEED  # one seed for every bootstrap: same items -> same resamples -> paired
 CONFIDENCE = stats.DEFAULT_CONFIDENCE

@@ -1,26 +1,72 @@
-"""Submission facets the board filters on: kind, open/closed, method family.
+"""A submission's model card as the site shows it: one reading for the board, the Submission page and the model page.
 
-Newer stores carry a model card (``weights``, ``method_family`` columns); otherwise, and where the
-card says ``unknown``, the facets come from ``metadata_json``, a JSON object whose keys may all be
-absent (then ``unknown``).
+Newer stores carry the card in columns (``size_class``, ``weights``, ``method_family``, ``paper_url``,
+``code_url``, ``description``; migration 002); a field the card leaves at ``unknown`` / empty is read
+from ``metadata_json`` instead, a JSON object whose keys may all be absent (then ``unknown``), so a
+file submitted with ``{"weights": "open", "size_class": "small (<=8 GB)"}`` as metadata (the PM-LLM
+samples) shows the same card as one submitted with a card.  The parameter count has no card column
+yet: it is read from metadata (``parameters``, ``params``, ``n_params``).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 UNKNOWN = "unknown"
-ACCESS_KEYS = ("access", "open", "open_weights", "open_source")  # first present wins
-FAMILY_KEYS = ("family", "method_family", "method")
+ACCESS_KEYS = ("weights", "access", "open", "open_weights", "open_source")  # first present wins
+FAMILY_KEYS = ("method_family", "family", "method")
+SIZE_KEYS = ("size_class", "size")
+PARAMETER_KEYS = ("parameters", "params", "n_params", "num_parameters")
+PAPER_KEYS = ("paper_url", "paper")
+CODE_KEYS = ("code_url", "code")
+
+# How each stored size class reads on the site (submissions.details.SIZE_CLASSES; stored lower-cased).
+SIZE_LABELS = {
+    "commercial": "commercial",
+    "big open-source": "big open-source",
+    "small (<=8 gb)": "small (≤ 8 GB)",
+    "tiny (<=4 gb)": "tiny (≤ 4 GB)",
+    "none": "no learned weights",
+    "small": "< 1B parameters",
+    "medium": "1–10B parameters",
+    "large": "10–100B parameters",
+    "xlarge": "> 100B parameters",
+    UNKNOWN: UNKNOWN,
+}
 
 
 @dataclass(frozen=True)
-class Facets:
+class Card:
+    """The facets the board filters on and the card every page shows."""
+
     kind: str  # "submitted" | "reported"
     access: str  # "open" | "closed" | "unknown"
-    family: str  # free text, "unknown" when absent
+    family: str  # lower-cased free text, "unknown" when absent
+    size_class: str  # a SIZE_LABELS value, or the stored text
+    parameters: str  # as given ("7B", "1.3e9"), '' when absent
+    paper_url: str
+    code_url: str
+    description: str = ""
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(field, value) pairs in the order every page shows them."""
+        return [
+            ("Kind", self.kind),
+            ("Size class", self.size_class),
+            ("Parameters", self.parameters or "–"),
+            ("Weights", self.access),
+            ("Method family", self.family),
+            ("Paper", self.paper_url or "–"),
+            ("Code", self.code_url or "–"),
+        ]
+
+
+# kept for callers of the first version of this module
+Facets = Card
 
 
 def parse(metadata_json: str | None) -> dict[str, Any]:
@@ -32,34 +78,68 @@ def parse(metadata_json: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _access(metadata: dict[str, Any]) -> str:
-    for key in ACCESS_KEYS:
-        if key not in metadata:
-            continue
-        value = metadata[key]
-        if isinstance(value, bool):
-            return "open" if value else "closed"
-        text = str(value).strip().lower()
-        if text in ("open", "closed"):
-            return text
-        if text in ("true", "yes", "1"):
-            return "open"
-        if text in ("false", "no", "0"):
-            return "closed"
+def _access_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "open" if value else "closed"
+    text = str(value).strip().lower()
+    if text in ("open", "closed"):
+        return text
+    if text in ("true", "yes", "1", "open weights", "open-weights", "open source", "open-source"):
+        return "open"
+    if text in ("false", "no", "0", "closed weights", "proprietary", "api"):
+        return "closed"
     return UNKNOWN
 
 
-def _family(metadata: dict[str, Any]) -> str:
-    for key in FAMILY_KEYS:
+def _first(metadata: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    for key in keys:
         value = metadata.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
+        if value is not None and not isinstance(value, (dict, list)) and str(value).strip():
+            return str(value).strip()
+    return ""
+
+
+def _access(metadata: Mapping[str, Any]) -> str:
+    for key in ACCESS_KEYS:
+        if key in metadata:
+            found = _access_value(metadata[key])
+            if found != UNKNOWN:
+                return found
     return UNKNOWN
 
 
-def facets(metadata_json: str | None, is_reference: bool, *, weights: str = "", method_family: str = "") -> Facets:
-    """The row's facets: the model card's ``weights``/``method_family`` when set, else metadata keys."""
-    metadata = parse(metadata_json)
+def size_label(value: str) -> str:
+    """The site's wording of a size class (stored ``small (<=8 gb)`` reads ``small (≤ 8 GB)``)."""
+    normal = re.sub(r"\s+", " ", value.strip().lower())
+    return SIZE_LABELS.get(normal, value.strip() or UNKNOWN)
+
+
+def _url(value: str) -> str:
+    """Only plain http(s) links are ever shown as links (a ``javascript:`` URL would run in the visitor's browser)."""
+    return value if re.match(r"^https?://[^\s]+$", value or "") else ""
+
+
+def card(row: Mapping[str, Any]) -> Card:
+    """The card of a submission row (store columns, any subset; missing ones read as unknown / empty)."""
+    metadata = parse(row.get("metadata_json"))
+    weights = str(row.get("weights") or "")
     access = weights if weights in ("open", "closed") else _access(metadata)
-    family = method_family if method_family and method_family != UNKNOWN else _family(metadata)
-    return Facets("reported" if is_reference else "submitted", access, family)
+    family = str(row.get("method_family") or "")
+    family = family if family and family != UNKNOWN else (_first(metadata, FAMILY_KEYS) or UNKNOWN)
+    size = str(row.get("size_class") or "")
+    size = size if size and size != UNKNOWN else (_first(metadata, SIZE_KEYS) or UNKNOWN)
+    return Card(
+        kind="reported" if row.get("is_reference") else "submitted",
+        access=access,
+        family=family.lower(),
+        size_class=size_label(size),
+        parameters=_first(metadata, PARAMETER_KEYS),
+        paper_url=_url(str(row.get("paper_url") or "") or _first(metadata, PAPER_KEYS)),
+        code_url=_url(str(row.get("code_url") or "") or _first(metadata, CODE_KEYS)),
+        description=str(row.get("description") or "") or _first(metadata, ("description",)),
+    )
+
+
+def facets(metadata_json: str | None, is_reference: bool, *, weights: str = "", method_family: str = "", size_class: str = "") -> Card:
+    """The card from the three facet columns and the metadata (the first version's signature)."""
+    return card({"metadata_json": metadata_json, "is_reference": is_reference, "weights": weights, "method_family": method_family, "size_class": size_class})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 WHOLE_SPLIT = "(whole split)"
@@ -33,6 +33,13 @@ class SliceInfo:
     kind: str  # "label": a subset of items (resamplable); "answer_label": gold restricted, re-scored
     key: str
     display: str
+    # value -> its human label, where the spec gives one (a slice's ``values`` table; see docs/site.md)
+    value_labels: Mapping[str, str] = field(default_factory=dict)
+
+    def value_label(self, value: str) -> str:
+        """A slice value as the site shows it: the spec's label with the stored value, else the value itself."""
+        label = self.value_labels.get(value)
+        return f"{label} ({value})" if label and label != value else value
 
     @property
     def per_item(self) -> bool:
@@ -61,10 +68,20 @@ class TaskInfo:
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
         spec = json.loads(row["spec_json"])
         metrics = tuple(
-            MetricInfo(m["name"], m.get("display") or m["name"], m.get("group") or "metrics", m.get("description") or "", bool(m.get("higher_is_better", True)), bool(m.get("percent", True)))
+            MetricInfo(
+                m["name"],
+                m.get("display") or m["name"],
+                m.get("group") or "metrics",
+                m.get("description") or "",
+                bool(m.get("higher_is_better", True)),
+                bool(m.get("percent", True)),
+            )
             for m in spec.get("metrics", [])
         )
-        slices = tuple(SliceInfo(s["name"], s.get("kind", "label"), s.get("key", s["name"]), s.get("display") or s["name"]) for s in spec.get("slices", []))
+        slices = tuple(
+            SliceInfo(s["name"], s.get("kind", "label"), s.get("key", s["name"]), s.get("display") or s["name"], _value_labels(s.get("values")))
+            for s in spec.get("slices", [])
+        )
         score = spec.get("score") or {}
         aggregate = (score.get("aggregate") or {}) if not score.get("measures") else {}  # measures are not a plain mean or sum
         return cls(
@@ -99,9 +116,34 @@ class TaskInfo:
     def slice(self, name: str) -> SliceInfo | None:
         return next((s for s in self.slices if s.name == name), None)
 
+    def comparable_across(self, metric: str, sl: SliceInfo) -> bool:
+        """Whether ``metric``'s values on two values of ``sl`` measure the same quantity (so one plot may hold both).
+
+        Not when the metric is defined on one value only (a measure ``where`` on the slice's label, e.g.
+        PM-LLM's text-only Score on the vision questions) or is a sum (it grows with the slice's item count).
+        """
+        score = self.spec.get("score") or {}
+        aggregate = score.get("aggregate") or {}
+        for measure in score.get("measures") or []:
+            if metric not in (measure.get("outputs") or [measure.get("name")]):
+                continue
+            if any(key == sl.key for key, _ in measure.get("where") or []) or measure.get("aggregate") == "sum":
+                return False
+            return True
+        return aggregate.get("name") != "sum"
+
     @property
     def linear(self) -> str | None:
         """'mean' / 'sum' when the aggregator is the plain, unrounded mean or sum of per-item values."""
         if self.aggregator in ("mean", "sum") and self.aggregator_kwargs.get("round_digits") is None:
             return self.aggregator
         return None
+
+
+def _value_labels(raw: Any) -> dict[str, str]:
+    """A slice's value labels from its spec entry: a mapping, or (value, label) pairs; anything else reads as none."""
+    if isinstance(raw, Mapping):
+        return {str(k): str(v) for k, v in raw.items()}
+    if isinstance(raw, (list, tuple)):
+        return {str(pair[0]): str(pair[1]) for pair in raw if isinstance(pair, (list, tuple)) and len(pair) == 2}
+    return {}

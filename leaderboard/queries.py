@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import polars as pl
 
+from leaderboard import metadata
 from runners._types import ItemScore
 from submissions import queries as rules  # who may see what: one rule for the CLI and the site
-from submissions import store
+from submissions import provenance, store
 from submissions.store import reader
 
 
-def _frame(con, sql: str, params: list[Any] | None = None) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+def _frame(con, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
     return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
 
 
@@ -32,27 +34,117 @@ def tasks(db: Path) -> pl.DataFrame:
     with reader(db) as con:
         return _frame(
             con,
-            "SELECT task, split, title, benchmark, primary_metric, hidden, fingerprint, spec_json, registered_at FROM current_tasks ORDER BY benchmark, task, split",
+            "SELECT task, split, title, benchmark, primary_metric, hidden, fingerprint, spec_json, registered_at FROM current_tasks ORDER BY benchmark, "
+            "task, split",
         )
 
 
 def task_row(db: Path, task: str, split: str) -> dict[str, Any] | None:
     with reader(db) as con:
-        frame = _frame(con, "SELECT task, split, title, benchmark, primary_metric, hidden, fingerprint, spec_json, registered_at FROM current_tasks WHERE task = ? AND split = ?", [task, split])
+        frame = _frame(
+            con,
+            "SELECT task, split, title, benchmark, primary_metric, hidden, fingerprint, spec_json, registered_at FROM current_tasks WHERE task = ? AND split "
+            "= ?",
+            [task, split],
+        )
     return frame.row(0, named=True) if frame.height else None
 
 
 def home(db: Path) -> pl.DataFrame:
-    """Per task and split: visible rows with their primary value, submission counts and last update."""
+    """Per task and split: every visible row once, with its primary value (NULL where the row has none).
+
+    Counts on Home come from here: a reported row that gives no primary value (a paper table of other
+    metrics, or only slice values) still counts as a reported row.  The board view already leaves
+    out reported rows that were not reported on the board's data (migration 004).
+    """
     with reader(db) as con:
         return _frame(
             con,
             """
-            SELECT b.task, b.split, b.submission_id, b.model, b.team, b.is_reference, b.value, b.created_at, b.metadata_json
+            SELECT b.task, b.split, b.submission_id, any_value(b.model) AS model, any_value(b.team) AS team,
+                   any_value(b.is_reference) AS is_reference,
+                   any_value(b.value) FILTER (WHERE b.slice = '' AND b.metric = t.primary_metric) AS value,
+                   any_value(b.created_at) AS created_at, any_value(b.metadata_json) AS metadata_json
             FROM board b JOIN current_tasks t ON t.task = b.task AND t.split = b.split
-            WHERE b.slice = '' AND b.metric = t.primary_metric
+            GROUP BY b.task, b.split, b.submission_id
+            ORDER BY b.task, b.split, b.submission_id
             """,
         )
+
+
+# -- provenance (migration 004) --------------------------------------------------------------------
+
+DATA_LABELS = {
+    provenance.REAL: "the real {split} split",
+    provenance.SAMPLE: "the bundled sample data",
+    provenance.UNVERIFIED: "unverified data (files that differ from the spec's data lock)",
+    provenance.UNKNOWN: "data of unrecorded provenance (registered before provenance was kept)",
+}
+
+
+@dataclass(frozen=True)
+class BoardProvenance:
+    """What every row of one board was scored on, and by which scorer (the board's current fingerprint)."""
+
+    task: str
+    split: str
+    fingerprint: str
+    data_kind: str  # real | sample | unverified | unknown (submissions.provenance)
+    gold_items: int | None
+    data_digest: str  # the data lock's digest of the split when real
+    scorer_digest: str
+
+    @property
+    def is_sample(self) -> bool:
+        return self.data_kind == provenance.SAMPLE
+
+    @property
+    def label(self) -> str:
+        """One line for a board's title, e.g. 'scored on the bundled sample data (8 items)'."""
+        items = f" ({self.gold_items} items)" if self.gold_items is not None else ""
+        return "scored on " + DATA_LABELS.get(self.data_kind, DATA_LABELS[provenance.UNKNOWN]).format(split=self.split) + items
+
+    @property
+    def caveat(self) -> str:
+        """Why these figures are not the published benchmark's ('' for the real split)."""
+        if self.data_kind == provenance.SAMPLE:
+            return (
+                "Sample data: a handful of items bundled for demonstration; these figures are not comparable with published results, "
+                "and papers' rows are not shown."
+            )
+        if self.data_kind == provenance.UNVERIFIED:
+            return "The gold files differ from the spec's data lock: figures are not comparable with the published split, and papers' rows are not shown."
+        return ""
+
+
+def board_provenance(db: Path, task: str, split: str) -> BoardProvenance | None:
+    """The data kind, gold item count, lock digest and scorer digest of a board (None without the board)."""
+    with reader(db) as con:
+        columns = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'tasks'").fetchall()}
+        if "data_kind" not in columns:  # a store older than migration 004 that could not be upgraded
+            row = con.execute("SELECT fingerprint, 'unknown', NULL, '', '' FROM current_tasks WHERE task = ? AND split = ?", [task, split]).fetchone()
+        else:
+            row = con.execute(
+                "SELECT fingerprint, data_kind, gold_items, data_digest, scorer_digest FROM current_tasks WHERE task = ? AND split = ?", [task, split]
+            ).fetchone()
+    if row is None:
+        return None
+    return BoardProvenance(task, split, row[0], row[1], row[2], row[3], row[4])
+
+
+def all_provenance(db: Path) -> dict[tuple[str, str], BoardProvenance]:
+    """(task, split) -> its board's provenance, for every current board (Home's titles and overview)."""
+    with reader(db) as con:
+        rows = con.execute("SELECT task, split, fingerprint, data_kind, gold_items, data_digest, scorer_digest FROM current_tasks").fetchall()
+    return {(r[0], r[1]): BoardProvenance(*r) for r in rows}
+
+
+def source_of(metadata_json: str | None, is_reference: bool) -> str:
+    """Where a reported row's numbers come from (paper, table, page or URL), as its spec states; '' for submissions."""
+    if not is_reference:
+        return ""
+    source = metadata.parse(metadata_json).get("source")
+    return str(source) if source else ""
 
 
 CARD_COLUMNS = ("weights", "method_family", "size_class")  # model-card columns of newer stores (migration 002)
@@ -64,7 +156,7 @@ def board_columns(db: Path) -> set[str]:
         return _board_columns(con)
 
 
-def _board_columns(con) -> set[str]:  # type: ignore[no-untyped-def]
+def _board_columns(con) -> set[str]:
     return {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'board'").fetchall()}
 
 
@@ -92,19 +184,26 @@ def board(db: Path, task: str, split: str, slice_name: str = "", slice_value: st
             return long
         scored = long.filter(~pl.col("is_reference"))
         stored = _stored_metrics(con, (scored if scored.height else long)["submission_id"][0], slice_name, slice_value)
-    index = ["submission_id", "model", "team", "is_reference", "metadata_json", *CARD_COLUMNS, "created_at", "n_items"]
+    # the source of a reported row's numbers, as a field (the UI links it; '' for submissions)
+    long = long.with_columns(pl.Series("source", [source_of(m, r) for m, r in zip(long["metadata_json"], long["is_reference"])], dtype=pl.String))
+    index = ["submission_id", "model", "team", "is_reference", "metadata_json", "source", *CARD_COLUMNS, "created_at", "n_items"]
     wide = long.pivot(on="metric", index=index, values="value")
     metrics = wide.columns[len(index) :]
     rank = {m: i for i, m in enumerate(stored)}
     return wide.select(index + sorted(metrics, key=lambda m: (rank.get(m, len(rank)), metrics.index(m))))
 
 
-def _stored_metrics(con, submission_id: str, slice_name: str, slice_value: str) -> list[str]:  # type: ignore[no-untyped-def]
+def _stored_metrics(con, submission_id: str, slice_name: str, slice_value: str) -> list[str]:
     """The metrics of one submission's row of a slice value, in the order they were stored."""
     try:
-        rows = con.execute("SELECT metric FROM aggregates_packed WHERE submission_id = ? AND slice = ? AND slice_value = ?", [submission_id, slice_name, slice_value]).fetchall()
+        rows = con.execute(
+            "SELECT metric FROM aggregates_packed WHERE submission_id = ? AND slice = ? AND slice_value = ?", [submission_id, slice_name, slice_value]
+        ).fetchall()
     except duckdb.CatalogException:  # a store older than migration 003
-        rows = con.execute("SELECT list(metric ORDER BY rowid) FROM aggregates WHERE submission_id = ? AND slice = ? AND slice_value = ?", [submission_id, slice_name, slice_value]).fetchall()
+        rows = con.execute(
+            "SELECT list(metric ORDER BY rowid) FROM aggregates WHERE submission_id = ? AND slice = ? AND slice_value = ?",
+            [submission_id, slice_name, slice_value],
+        ).fetchall()
     return list(rows[0][0] or []) if rows else []
 
 
@@ -170,8 +269,8 @@ def aggregates(db: Path, submission_id: str) -> pl.DataFrame:
     with reader(db) as con:
         rows = store.submission_rows(con, "aggregates", [submission_id])[submission_id]  # reads where its rows lie, not the whole table
         hidden_split, is_reference = rules.hidden_flags(con, [submission_id]).get(submission_id, (False, False))
-    frame = pl.from_arrow(rows).sort(["slice", "slice_value", "metric"])  # type: ignore[union-attr]
-    return rules.public_aggregates(frame, hidden_split=hidden_split, is_reference=is_reference)  # type: ignore[arg-type]
+    frame = cast(pl.DataFrame, pl.from_arrow(rows)).sort(["slice", "slice_value", "metric"])  # a table gives a frame
+    return rules.public_aggregates(frame, hidden_split=hidden_split, is_reference=is_reference)
 
 
 def status_history(db: Path, submission_id: str) -> pl.DataFrame:
@@ -231,3 +330,40 @@ def table_names(db: Path) -> set[str]:
 
 def spec_of(row: dict[str, Any]) -> dict[str, Any]:
     return json.loads(row["spec_json"])
+
+
+# -- figures above 100 % ---------------------------------------------------------------------------
+
+# Why an official scorer's fraction can exceed 1 (shown as the scorer reports it, never clipped).
+ABOVE_ONE_NOTES = {
+    "paged": (
+        "Above 100 % as the official PAGED scorer reports it: a node's BLEU-1 soft score is added each time a not-yet-matched node is compared "
+        "again while the node is counted once, so soft precision, recall and F1 are not bounded by 1."
+    ),
+    "propara": (
+        "Above 100 % as the official ProPara scorer reports it: its similarity of term groups is not clamped, so alternatives repeated across "
+        "groups count more than once and precision or recall can exceed 1."
+    ),
+}
+GENERIC_ABOVE_ONE = "Above 100 % as the official scorer reports it: this fraction is not bounded by 1 in the official scorer."
+
+
+def above_one(task: str, percent: bool, value: float | None) -> str:
+    """The one-line explanation for a fraction above 1 (a figure the UI shows above 100 %); '' otherwise."""
+    if not percent or value is None or not value > 1.0 + 1e-12:  # NaN compares False: no flag
+        return ""
+    family = next((key for key in ABOVE_ONE_NOTES if task == key or task.startswith(key + "-")), "")
+    return ABOVE_ONE_NOTES.get(family, GENERIC_ABOVE_ONE)
+
+
+def flags_above_one(frame: pl.DataFrame, task: str, percent: dict[str, bool]) -> pl.DataFrame:
+    """Every value of a wide board frame (``board``) above 1 in a percent metric: submission_id, metric, value, note."""
+    rows = []
+    for metric, is_percent in percent.items():
+        if metric not in frame.columns:
+            continue
+        for sid, value in zip(frame["submission_id"], frame[metric]):
+            note = above_one(task, is_percent, value)
+            if note:
+                rows.append((sid, metric, float(value), note))
+    return pl.DataFrame(rows, schema={"submission_id": pl.String, "metric": pl.String, "value": pl.Float64, "note": pl.String}, orient="row")

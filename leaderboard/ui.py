@@ -1,8 +1,10 @@
-"""Shared page pieces: the database guard, task pickers bound to the URL, escaping, downloads.
+"""Shared page pieces: the database guard, pickers bound to the URL, tables, labels, colours, escaping, downloads.
 
 Every selector that defines a view is kept in a URL query parameter (:func:`url_choice`,
 :func:`url_multi`, or ``bind="query-params"`` for plain inputs), so any view can be shared by
-copying the address.
+copying the address.  A parameter the page does not know, or a value that names nothing (a mistyped
+task), is said so on the page (:func:`check_params`, :func:`url_choice`): the site never silently
+shows another view than the address asks for.
 User-supplied text (model and team names, metadata, file contents) only ever reaches markdown
 through :func:`escape`; nothing uses ``unsafe_allow_html``.
 """
@@ -11,16 +13,32 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import altair as alt
 import polars as pl
 import streamlit as st
 
-from leaderboard import config, queries
-from leaderboard.model import WHOLE_SPLIT, SliceInfo, TaskInfo
+from leaderboard import config, sitedata
+from leaderboard.metadata import Card
+from leaderboard.model import WHOLE_SPLIT, MetricInfo, SliceInfo, TaskInfo
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
+MISSING = "–"  # what a table shows where there is no value (never the literal "None")
+ROW_PX = 35  # Streamlit's data-grid row height
+MAX_TABLE_PX = 1800  # taller tables scroll inside their frame (every row is still there)
+STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})  # Streamlit's own
+# One colour per system on a page: systems take colours in the order they are listed (Tableau 20).
+PALETTE = (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+    "#a0cbe8", "#ffbe7d", "#ff9d9a", "#86bcb6", "#8cd17d", "#f1ce63", "#d4a6c8", "#fabfd2", "#d7b5a6", "#79706e",
+)
+UNITS_NOTE = (
+    "Downloads hold raw values: fractions in [0, 1] for metrics the board shows in % (multiply by 100 to get the board's figures), "
+    "the metric's own unit otherwise (counts, points); intervals are in the metric's unit too."
+)
 
 
 def escape(text: Any) -> str:
@@ -43,22 +61,54 @@ def database() -> Path:
 
 
 def all_tasks(db: Path) -> pl.DataFrame:
-    frame = queries.tasks(db)
+    frame = sitedata.tasks(db)
     if frame.is_empty():
         st.info("No submissions yet. Upload one on the Upload page or with `procbench submit`.")
         st.stop()
     return frame
 
 
-def url_choice(where: Any, label: str, options: list[Any], *, key: str, index: int = 0, format_func: Any = str, **kwargs: Any) -> Any:
+# -- the address -----------------------------------------------------------------------------------
+
+
+def check_params(known: Iterable[str]) -> list[str]:
+    """Say which URL parameters this page does not know (a typo such as ``tsak=`` would otherwise be ignored)."""
+    allowed = set(known) | STREAMLIT_PARAMS
+    unknown = sorted(k for k in st.query_params.keys() if k not in allowed)
+    if unknown:
+        st.warning(
+            f"This page does not know the address parameter{'s' if len(unknown) > 1 else ''} "
+            + ", ".join(code(k) for k in unknown)
+            + f"; it understands {', '.join(code(k) for k in sorted(set(known)))}."
+        )
+    return unknown
+
+
+def url_choice(
+    where: Any, label: str, options: list[Any], *, key: str, index: int = 0, format_func: Any = str, strict: bool = False, **kwargs: Any
+) -> Any:
     """A selectbox whose raw value (not its formatted label) lives in the URL parameter ``key``.
 
     (``bind="query-params"`` writes the formatted label to the URL; ids and metric names are
     better links.)  Without a widget key, the widget follows the URL whenever the URL changes.
+    A URL value that is not among ``options`` is reported: with ``strict`` (the task of a board) the
+    page stops until one is chosen, so a mistyped address never shows another board; otherwise
+    the default is shown, with a warning naming what was asked for.
     """
+    texts = [str(o) for o in options]
     current = st.query_params.get(key)
-    if current in [str(o) for o in options]:
-        index = [str(o) for o in options].index(current)
+    if current in texts:
+        index = texts.index(current)
+    elif current is not None and current != "":
+        if strict:
+            st.error(f"No {escape(label.lower())} {code(current)} on this site. Choose one of: {', '.join(code(t) for t in texts[:30])}.")
+            value = where.selectbox(label, options, index=None, format_func=format_func, placeholder="choose…", **kwargs)
+            if value is None:
+                st.stop()
+            st.query_params[key] = str(value)
+            return value
+        shown = texts[min(index, max(len(texts) - 1, 0))] if texts else ""
+        st.warning(f"Unknown {escape(label.lower())} {code(current)} in the address: showing {code(shown)} instead.")
     value = where.selectbox(label, options, index=min(index, max(len(options) - 1, 0)), format_func=format_func, **kwargs)
     if value is not None:
         st.query_params[key] = str(value)
@@ -66,24 +116,33 @@ def url_choice(where: Any, label: str, options: list[Any], *, key: str, index: i
 
 
 def url_multi(where: Any, label: str, options: list[Any], *, key: str, default: list[Any], format_func: Any = str, **kwargs: Any) -> list[Any]:
-    """A multiselect whose raw values live in the repeated URL parameter ``key``."""
+    """A multiselect whose raw values live in the repeated URL parameter ``key`` (unknown values are reported)."""
     present = key in st.query_params
-    chosen = [o for o in options if str(o) in st.query_params.get_all(key)] if present else list(default)
+    asked = st.query_params.get_all(key) if present else []
+    texts = {str(o) for o in options}
+    unknown = [a for a in asked if a not in texts]
+    if unknown:
+        st.warning(f"Unknown {escape(label.lower())} in the address, left out: {', '.join(code(u) for u in unknown)}.")
+    chosen = [o for o in options if str(o) in asked] if present else list(default)
     value = where.multiselect(label, options, default=chosen, format_func=format_func, **kwargs)
     st.query_params[key] = [str(v) for v in value]
     return value
 
 
 def pick_task(db: Path, *, container: Any = None) -> TaskInfo:
-    """Task and split selectors (URL parameters ``task`` and ``split``)."""
+    """Task and split selectors (URL parameters ``task`` and ``split``); an unknown task stops the page."""
     where = container or st.sidebar
     frame = all_tasks(db)
     names = list(dict.fromkeys(frame["task"].to_list()))
-    task = url_choice(where, "Task", names, key="task")
+    task = url_choice(where, "Task", names, key="task", strict=True)
     splits = frame.filter(pl.col("task") == task)["split"].to_list()
-    split = url_choice(where, "Split", splits, key="split")
+    split = url_choice(where, "Split", splits, key="split", strict=True)
     row = frame.filter((pl.col("task") == task) & (pl.col("split") == split)).row(0, named=True)
     return TaskInfo.from_row(row)
+
+
+def slice_choice_label(sl: SliceInfo) -> str:
+    return f"{sl.name}: {sl.display}" if sl.display and sl.display != sl.name else sl.name
 
 
 def pick_slice(db: Path, info: TaskInfo, *, container: Any = None, allow_answer_label: bool = True, key: str = "slice") -> tuple[SliceInfo | None, str]:
@@ -91,16 +150,16 @@ def pick_slice(db: Path, info: TaskInfo, *, container: Any = None, allow_answer_
     where = container or st.sidebar
     slices = [s for s in info.slices if allow_answer_label or s.per_item]
     names = [WHOLE_SPLIT, *(s.name for s in slices)]
-    labels = {s.name: f"{s.name}: {s.display}" for s in slices}
+    labels = {s.name: slice_choice_label(s) for s in slices}
     chosen = url_choice(where, "Slice", names, key=key, format_func=lambda n: labels.get(n, n))
     sl = info.slice(chosen) if chosen != WHOLE_SPLIT else None
     if sl is None:
         return None, ""
-    values = queries.slice_values(db, info.task, info.split, sl.name)
+    values = sitedata.slice_values(db, info.task, info.split, sl.name)
     if not values:
         where.caption("No values stored for this slice.")
         return sl, ""
-    value = url_choice(where, "Slice value", values, key="value")
+    value = url_choice(where, "Slice value", values, key="value", format_func=sl.value_label)
     return sl, value if value in values else values[0]
 
 
@@ -109,18 +168,125 @@ def task_caption(info: TaskInfo) -> None:
     st.caption(f"task {code(info.task)} · split {code(info.split)} · version {escape(info.version)} · fingerprint {code(info.fingerprint[:12])}{hidden}")
 
 
-def submission_label(row: dict[str, Any]) -> str:
+def submission_label(row: Mapping[str, Any]) -> str:
     kind = "reported" if row.get("is_reference") else "submitted"
     return f"{row['model']} — {row['team']} ({kind}, {row['submission_id'][:8]})"
 
 
-def downloads(frame: pl.DataFrame, stem: str, *, key: str = "") -> None:
-    """CSV and JSON downloads of a frame (values as stored, not rounded for display)."""
+# -- tables ----------------------------------------------------------------------------------------
+
+
+def table(frame: pl.DataFrame, *, column_config: Mapping[str, Any] | None = None, column_order: Sequence[str] | None = None, key: str | None = None) -> None:
+    """A full-width table that shows every row (taller tables scroll inside) and "–" where a value is missing."""
+    height = min(ROW_PX * (frame.height + 1) + 3, MAX_TABLE_PX)
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        height=max(height, ROW_PX * 2 + 3),
+        column_config=dict(column_config or {}),
+        column_order=list(column_order) if column_order is not None else None,
+        placeholder=MISSING,
+        key=key,
+    )
+
+
+def metric_help(metric: MetricInfo) -> str:
+    """A metric's definition from its spec, with its direction and unit (the column's tooltip)."""
+    unit = "shown in %" if metric.percent else "in the metric's own unit"
+    direction = "higher is better" if metric.higher_is_better else "lower is better"
+    definition = metric.description.strip() or "(the spec gives no definition)"
+    return f"{definition} — {direction}; {unit}."
+
+
+def metric_columns(metrics: Iterable[MetricInfo], *, fmt: str = "%.2f") -> dict[str, Any]:
+    return {m.display: st.column_config.NumberColumn(m.display, format=fmt, help=metric_help(m)) for m in metrics}
+
+
+def definitions(info: TaskInfo, metrics: Iterable[MetricInfo] | None = None, *, expanded: bool = False) -> None:
+    """An expander with every shown metric's definition and every slice's values, as the spec states them."""
+    chosen = list(metrics if metrics is not None else info.metrics)
+    with st.expander("What the columns mean", expanded=expanded):
+        table(
+            pl.DataFrame(
+                {
+                    "Column": [m.display for m in chosen],
+                    "Metric": [m.name for m in chosen],
+                    "Definition": [m.description or "" for m in chosen],
+                    "Better": ["higher" if m.higher_is_better else "lower" for m in chosen],
+                    "Unit": ["%" if m.percent else "own" for m in chosen],
+                },
+                schema={"Column": pl.String, "Metric": pl.String, "Definition": pl.String, "Better": pl.String, "Unit": pl.String},
+            ),
+            key=f"definitions-{info.task}",
+        )
+        if info.slices:
+            st.caption("Slices: " + "; ".join(f"{code(s.name)} — {escape(s.display)}" for s in info.slices))
+
+
+# -- systems in charts -------------------------------------------------------------------------------
+
+
+def system_names(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Submission id -> a series name unique on the page: the model, then its team, then its short id where names repeat."""
+    out: dict[str, str] = {}
+    by_model: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_model.setdefault(str(row["model"]), []).append(row)
+    for model, same in by_model.items():
+        teams = [str(r.get("team") or "") for r in same]
+        for row, team in zip(same, teams):
+            name = model
+            if len(same) > 1:
+                name = f"{model} — {team}" if teams.count(team) == 1 else f"{model} — {team} · {str(row['submission_id'])[:8]}"
+            if row.get("is_reference") and "(reported)" not in name:
+                name += " [reported]"
+            out[str(row["submission_id"])] = name
+    return out
+
+
+def colour_scale(names: Sequence[str]) -> alt.Scale:
+    """One colour per system for every chart of a page (the same domain and range everywhere)."""
+    ordered = list(dict.fromkeys(names))
+    return alt.Scale(domain=ordered, range=[PALETTE[i % len(PALETTE)] for i in range(len(ordered))])
+
+
+# -- model cards -------------------------------------------------------------------------------------
+
+
+def card_table(card: Card, *, key: str) -> None:
+    """The model card, the same on the board's rows, the Submission page and the model page."""
+    rows = card.rows()
+    table(
+        pl.DataFrame({"Field": [r[0] for r in rows], "Value": [r[1] for r in rows]}, schema={"Field": pl.String, "Value": pl.String}),
+        key=key,
+    )
+    if card.paper_url or card.code_url:
+        links = [f"[paper]({card.paper_url})" if card.paper_url else "", f"[code]({card.code_url})" if card.code_url else ""]
+        st.markdown(" · ".join(x for x in links if x))  # plain http(s) URLs only (metadata.card)
+
+
+# -- downloads ---------------------------------------------------------------------------------------
+
+
+def downloads(frame: pl.DataFrame, stem: str, *, key: str = "", note: str = UNITS_NOTE) -> None:
+    """CSV and JSON downloads of a frame (values as stored: fractions, not %), with the units note."""
     left, right = st.columns(2)
     csv = frame.write_csv()
     rows = json.dumps(frame.to_dicts(), default=str, indent=1)
     left.download_button("Download CSV", csv, file_name=f"{stem}.csv", mime="text/csv", key=f"csv-{key or stem}")
     right.download_button("Download JSON", rows, file_name=f"{stem}.json", mime="application/json", key=f"json-{key or stem}")
+    if note:
+        st.caption(note)
+
+
+def as_fractions(frame: pl.DataFrame, metrics: Iterable[MetricInfo]) -> pl.DataFrame:
+    """A display frame back in stored units (÷100 for % metrics), columns renamed to metric names, for downloads."""
+    out = frame
+    for m in metrics:
+        if m.display in out.columns:
+            out = out.with_columns((pl.col(m.display) / (100 if m.percent else 1)).alias(m.display)).rename({m.display: m.name})
+    return out
 
 
 def file_stem(*parts: str) -> str:

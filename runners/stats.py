@@ -9,9 +9,14 @@ values: each resample of items is handed to the task's aggregator and the metric
   ``numpy.random.default_rng(seed)``) and records the aggregator's metrics on each.  Items are put
   in item-id order first, so two submissions scored on the same items and bootstrapped with the
   same seed see the *same* resamples: their replicates are paired, item for item.
-* :func:`interval` is the percentile interval of one metric's replicates.
-* :func:`paired` compares two such bootstraps: the interval of the difference and a two-sided
-  bootstrap p-value, ``min(1, 2 * min(#{d* <= 0} + 1, #{d* >= 0} + 1) / (B + 1))``.
+* :func:`interval` is the percentile interval of one metric's replicates: order statistics of
+  the finite replicates, the lower bound the ``ceil(B * a/2)``-th smallest and the upper bound the
+  ``ceil(B * a/2)``-th largest (``a = 1 - confidence``), so both tails are cut alike.
+* :func:`paired` compares two such bootstraps: the interval of the difference (the same
+  percentiles) and the two-sided bootstrap p-value ``min(1, 2 * min(#{d* <= 0}, #{d* >= 0}) / B)``.
+  One test decides both: ``p < a`` exactly when the ``1 - a`` interval of the difference excludes
+  0 (:attr:`PairedResult.separated`), so a pair is never shown "tied" beside an interval that
+  excludes 0, nor "different" beside one that contains it.  A p-value of 0 means below ``1 / B``.
 * :func:`permutation_test` is approximate randomisation: swap the two systems' item statistics
   at random per item, recompute both metrics with the aggregator, and count how often the absolute
   difference reaches the observed one (``(#{|d'| >= |d|} + 1) / (B + 1)``).
@@ -25,6 +30,7 @@ path, so it gives the same numbers (tests check this); anything else goes throug
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -89,6 +95,16 @@ class PairedResult:
     n_items: int
     n_resamples: int
     confidence: float
+
+    @property
+    def separated(self) -> bool:
+        """Whether the interval of the difference excludes 0 (equivalently ``p_value < 1 - confidence``)."""
+        return bool(np.isfinite(self.low) and np.isfinite(self.high) and (self.low > 0 or self.high < 0))
+
+    @property
+    def tied(self) -> bool:
+        """The two systems cannot be told apart at this confidence: the interval of the difference contains 0."""
+        return bool(np.isfinite(self.low) and np.isfinite(self.high)) and not self.separated
 
 
 def resample_indices(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
@@ -158,13 +174,26 @@ def bootstrap(
     )
 
 
+def tail_count(n: int, confidence: float) -> int:
+    """How many replicates each tail of a ``confidence`` interval leaves out, plus one: ``ceil(n * a/2)``, at least 1.
+
+    Rounded to 9 decimals first so that 1000 * 0.025 is 25, not 25.000000000000004.
+    """
+    return max(1, math.ceil(round(n * (1.0 - confidence) / 2, 9)))
+
+
 def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    finite = values[np.isfinite(values)]
+    """The ``k``-th smallest and ``k``-th largest finite value, ``k = tail_count(n, confidence)``.
+
+    Order statistics, not interpolated quantiles, and the same ``k`` on both sides: that is what
+    makes the interval of a difference exclude 0 exactly when :func:`bootstrap_p_value` is below
+    ``1 - confidence``.
+    """
+    finite = np.sort(values[np.isfinite(values)])
     if finite.size == 0:
         return float("nan"), float("nan")
-    tail = (1.0 - confidence) / 2
-    low, high = np.quantile(finite, [tail, 1.0 - tail])
-    return float(low), float(high)
+    k = min(tail_count(finite.size, confidence), finite.size)
+    return float(finite[k - 1]), float(finite[finite.size - k])
 
 
 def interval(boot: Bootstrap, metric: str, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
@@ -175,13 +204,17 @@ def interval(boot: Bootstrap, metric: str, confidence: float = DEFAULT_CONFIDENC
 
 
 def bootstrap_p_value(deltas: np.ndarray) -> float:
-    """Two-sided p-value that the difference is zero, from paired bootstrap replicates of it."""
+    """Two-sided p-value that the difference is zero, from paired bootstrap replicates of it.
+
+    ``min(1, 2 * min(#{d <= 0}, #{d >= 0}) / B)`` over the finite replicates: the smallest ``a`` at
+    which the ``1 - a`` percentile interval of :func:`_percentiles` would exclude 0.
+    """
     finite = deltas[np.isfinite(deltas)]
     if finite.size == 0:
         return float("nan")
-    below = int(np.count_nonzero(finite <= 0)) + 1
-    above = int(np.count_nonzero(finite >= 0)) + 1
-    return float(min(1.0, 2 * min(below, above) / (finite.size + 1)))
+    below = int(np.count_nonzero(finite <= 0))
+    above = int(np.count_nonzero(finite >= 0))
+    return float(min(1.0, 2 * min(below, above) / finite.size))
 
 
 def paired(a: Bootstrap, b: Bootstrap, metric: str, confidence: float = DEFAULT_CONFIDENCE) -> PairedResult:
@@ -244,7 +277,10 @@ def permutation_test(
 
 
 def tie_group(leader: Bootstrap, others: Mapping[str, Bootstrap], metric: str, *, alpha: float = DEFAULT_ALPHA) -> dict[str, PairedResult]:
-    """The candidates a paired bootstrap cannot separate from ``leader`` on ``metric`` (p >= alpha).
+    """The candidates a paired bootstrap cannot separate from ``leader`` on ``metric``.
+
+    Tied means the ``1 - alpha`` interval of the difference contains 0 (:attr:`PairedResult.tied`),
+    the same decision as ``p >= alpha``.
 
     Candidates bootstrapped over other items (or with another seed) are never tied: they cannot be
     compared item by item.
@@ -253,7 +289,7 @@ def tie_group(leader: Bootstrap, others: Mapping[str, Bootstrap], metric: str, *
     for key, boot in others.items():
         if boot.item_ids != leader.item_ids or boot.seed != leader.seed or boot.n_resamples != leader.n_resamples:
             continue
-        result = paired(leader, boot, metric)
-        if np.isfinite(result.p_value) and result.p_value >= alpha:
+        result = paired(leader, boot, metric, 1.0 - alpha)
+        if result.tied:
             tied[key] = result
     return tied

@@ -70,17 +70,23 @@ def check_consistency(db_path: Path) -> list[str]:
             "submission {} has {} items but per-item scores for {}",
         )
         for table in ("item_scores", "aggregates", "status_history"):
-            each(f"SELECT DISTINCT submission_id FROM {table} t WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.submission_id = t.submission_id)", f"{table} rows of unknown submission {{}}")
+            each(
+                f"SELECT DISTINCT submission_id FROM {table} t WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.submission_id = t.submission_id)",
+                f"{table} rows of unknown submission {{}}",
+            )
         each(
-            "SELECT submission_id FROM submissions s WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task = s.task AND t.split = s.split AND t.fingerprint = s.fingerprint)",
+            "SELECT submission_id FROM submissions s WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task = s.task AND t.split = s.split AND t.fingerprint = "
+            "s.fingerprint)",
             "submission {} has no task row for its fingerprint",
         )
         each(
-            "SELECT submission_id FROM submissions s WHERE NOT EXISTS (SELECT 1 FROM status_history h WHERE h.submission_id = s.submission_id AND h.status IN ('scored', 'rescored'))",
+            "SELECT submission_id FROM submissions s WHERE NOT EXISTS (SELECT 1 FROM status_history h WHERE h.submission_id = s.submission_id AND h.status "
+            "IN ('scored', 'rescored'))",
             "submission {} has no scored status",
         )
         each(
-            "SELECT submission_id FROM submissions s WHERE s.receipt_id <> '' AND NOT EXISTS (SELECT 1 FROM raw_files r WHERE r.content_sha256 = s.content_sha256)",
+            "SELECT submission_id FROM submissions s WHERE s.receipt_id <> '' AND NOT EXISTS (SELECT 1 FROM raw_files r WHERE r.content_sha256 = "
+            "s.content_sha256)",
             "submission {} has no raw file row",
         )
         each(
@@ -88,7 +94,9 @@ def check_consistency(db_path: Path) -> list[str]:
             "receipt {} is both a failure and a stored submission",
         )
         locations = con.execute("SELECT content_sha256, location FROM raw_files").fetchall()
-    problems += [f"raw file {sha} is missing from {blobs.blob_root(db_path)}" for sha, location in locations if not blobs.blob_path(db_path, location).is_file()]
+    problems += [
+        f"raw file {sha} is missing from {blobs.blob_root(db_path)}" for sha, location in locations if not blobs.blob_path(db_path, location).is_file()
+    ]
     return problems
 
 
@@ -109,7 +117,7 @@ def _blob_files(db_path: Path) -> list[str]:
     return found
 
 
-def _referenced(con) -> set[str]:  # type: ignore[no-untyped-def]
+def _referenced(con) -> set[str]:
     return {Path(location).as_posix() for (location,) in con.execute("SELECT location FROM raw_files").fetchall()}
 
 

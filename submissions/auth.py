@@ -79,7 +79,10 @@ def create_team(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, exp
     if existing == team:
         raise ValueError(f"team {team!r} already exists (issue a new token with `procbench team token {team}`)")
     if existing is not None:
-        raise ValueError(f"team {team!r} is too close to the existing team {existing!r} (the same name up to case, spacing, accents or look-alike letters); choose another name")
+        raise ValueError(
+            f"team {team!r} is too close to the existing team {existing!r} (the same name up to case, spacing, accents or look-alike letters); choose another "
+            "name"
+        )
     con.execute("INSERT INTO teams (team, token_hash, created_at) VALUES (?, NULL, ?)", [team, now])
     return issue_token(con, team, now=now, expires_at=expires_at)
 
@@ -93,7 +96,9 @@ def issue_token(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, exp
     if revoke_others:
         revoke_tokens(con, team, now=now)
     token = new_token()
-    con.execute("INSERT INTO team_tokens (token_hash, team, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, NULL)", [hash_token(token), team, now, expires_at])
+    con.execute(
+        "INSERT INTO team_tokens (token_hash, team, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, NULL)", [hash_token(token), team, now, expires_at]
+    )
     return token
 
 
@@ -125,7 +130,10 @@ def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str
         if protected == name:
             raise AuthError(f"team {name!r} requires a token: pass --token (ask the team's admin for one)")
         if protected is not None:
-            raise AuthError(f"team {name!r} is too close to team {protected!r} (the same name up to case, spacing, accents or look-alike letters), which requires a token: pass its token, or choose another name")
+            raise AuthError(
+                f"team {name!r} is too close to team {protected!r} (the same name up to case, spacing, accents or look-alike letters), which requires a "
+                "token: pass its token, or choose another name"
+            )
         return name
     info = _token(con, token)
     if info is None:
@@ -135,7 +143,9 @@ def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str
     if info.revoked_at is not None:
         raise AuthError(f"the token of team {info.team!r} was revoked on {info.revoked_at:%Y-%m-%d %H:%M} UTC; ask for a new one")
     if info.expires_at is not None and info.expires_at <= now:
-        raise AuthError(f"the token of team {info.team!r} expired on {info.expires_at:%Y-%m-%d %H:%M} UTC; ask for a new one (procbench team token {info.team})")
+        raise AuthError(
+            f"the token of team {info.team!r} expired on {info.expires_at:%Y-%m-%d %H:%M} UTC; ask for a new one (procbench team token {info.team})"
+        )
     return info.team
 
 

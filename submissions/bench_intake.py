@@ -31,7 +31,7 @@ MiB = 1 << 20
 
 
 def _make_stream(path: Path, size_mb: int) -> None:
-    from procbench.paths import SAMPLE_SUBMISSIONS_DIR
+    from runners.paths import SAMPLE_SUBMISSIONS_DIR
 
     line = (SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl").read_bytes().splitlines(keepends=True)[0]
     block = line * max(1, MiB // len(line))
@@ -49,8 +49,8 @@ def _gold_as_predictions(folder: Path, data_root: Path) -> Path:
 
 def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
     """Runs inside the subprocess."""
-    from procbench.api import load_task
-    from procbench.paths import SAMPLE_DATA_ROOT, default_data_root
+    from dsl.tasks import load_task
+    from runners.paths import SAMPLE_DATA_ROOT, default_data_root
     from runners._types import InvalidPredictions
     from submissions import submit
     from submissions.staging import IntakeLimits, stage
@@ -72,7 +72,9 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
         runner.gold(SAMPLE_DATA_ROOT, "test")  # gold read outside the timing
         start = time.perf_counter()
         try:
-            submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=stream, model="m", team="t", db_path=work / "stream.duckdb", limits=raised)
+            submit(
+                spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=stream, model="m", team="t", db_path=work / "stream.duckdb", limits=raised
+            )
         except InvalidPredictions as exc:
             outcome = f"refused with {len(exc.problems)} problems listed"
         else:
@@ -83,10 +85,10 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
         path = _gold_as_predictions(work, root)
         runner.gold(root, "test")
         start = time.perf_counter()
-        outcome = submit(spec, runner, data_root=root, split="test", predictions=path, model="m", team="t", db_path=work / "valid.duckdb")
-        return {"bytes": path.stat().st_size, "seconds": time.perf_counter() - start, "items": outcome.evaluation.n_items, "data": str(root)}
+        stored = submit(spec, runner, data_root=root, split="test", predictions=path, model="m", team="t", db_path=work / "valid.duckdb")
+        return {"bytes": path.stat().st_size, "seconds": time.perf_counter() - start, "items": stored.evaluation.n_items, "data": str(root)}
     if name == "burst":
-        from procbench.paths import SAMPLE_SUBMISSIONS_DIR
+        from runners.paths import SAMPLE_SUBMISSIONS_DIR
 
         base = (SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl").read_text()
         files = []
@@ -114,7 +116,9 @@ def _peak_rss_mib() -> float:
 def _run(name: str, work: Path, size_mb: int) -> dict[str, Any]:
     env = {**os.environ}
     with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "submissions.bench_intake", "--scenario", name, "--work", str(work), "--size-mb", str(size_mb)], stdout=out, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "submissions.bench_intake", "--scenario", name, "--work", str(work), "--size-mb", str(size_mb)], stdout=out, env=env
+        )
         status = os.waitpid(proc.pid, 0)[1]
         out.seek(0)
         text = out.read()
@@ -153,7 +157,11 @@ def main() -> None:
             results[name] = _run(name, work, args.size_mb)
             r = results[name]
             extra = {k: v for k, v in r.items() if k not in ("bytes", "seconds", "peak_rss_mib", "mb_per_s")}
-            print(f"{name:<7} {r['bytes'] / MiB:9.1f} MiB  {r['seconds']:8.2f} s  {r['mb_per_s'] or 0:8.1f} MiB/s  peak RSS {r['peak_rss_mib']:7.1f} MiB  {extra or ''}", flush=True)
+            print(
+                f"{name:<7} {r['bytes'] / MiB:9.1f} MiB  {r['seconds']:8.2f} s  {r['mb_per_s'] or 0:8.1f} MiB/s  peak RSS {r['peak_rss_mib']:7.1f} MiB  "
+                f"{extra or ''}",
+                flush=True,
+            )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -58,7 +58,11 @@ def put(db_path: Path, staged: StagedFile) -> RawBlob:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
         try:
-            with os.fdopen(fd, "wb") as raw_out, gzip.GzipFile(filename="", mode="wb", fileobj=raw_out, compresslevel=COMPRESS_LEVEL, mtime=0) as out, staged.path.open("rb") as src:
+            with (
+                os.fdopen(fd, "wb") as raw_out,
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw_out, compresslevel=COMPRESS_LEVEL, mtime=0) as out,
+                staged.path.open("rb") as src,
+            ):
                 while chunk := src.read(CHUNK):
                     out.write(chunk)
             with open(tmp_name, "rb") as done:

@@ -56,7 +56,7 @@ Engine = Callable[[Sequence[RescoreJob]], list[RescoreResult]]
 
 def run_job(job: RescoreJob) -> RescoreResult:
     """Score one job in this process; never raises (a failure is a result with ``ok=False``)."""
-    from procbench.api import load_task
+    from dsl.tasks import load_task
     from runners._types import InvalidPredictions
     from submissions.blobs import materialise
     from submissions.judging import regrade_for_rescore
@@ -66,7 +66,12 @@ def run_job(job: RescoreJob) -> RescoreResult:
         spec, runner = load_task(job.spec_path)
         gold, fingerprint = runner.gold(Path(job.data_root), job.split)
         if job.expected_fingerprint and fingerprint != job.expected_fingerprint:
-            return RescoreResult(job.job_id, False, fingerprint, f"worker computed fingerprint {fingerprint[:12]}, expected {job.expected_fingerprint[:12]} (different data or code)")
+            return RescoreResult(
+                job.job_id,
+                False,
+                fingerprint,
+                f"worker computed fingerprint {fingerprint[:12]}, expected {job.expected_fingerprint[:12]} (different data or code)",
+            )
         if job.raw_path is not None:
             compressed: Path | bytes = Path(job.raw_path)
         elif job.raw_gzip is not None:
@@ -78,7 +83,9 @@ def run_job(job: RescoreJob) -> RescoreResult:
             metadata = json.loads(job.metadata_json)
             records = regrade_for_rescore(spec, gold, records, metadata)  # issue #17: a board-judged row is judged again, never by its file's verdicts
             evaluation = runner.evaluate_records(gold, fingerprint, job.split, records, notes, metadata)
-        return RescoreResult(job.job_id, True, fingerprint, "", evaluation.n_items, item_rows(evaluation), aggregate_rows(evaluation), tuple(evaluation.warnings))
+        return RescoreResult(
+            job.job_id, True, fingerprint, "", evaluation.n_items, item_rows(evaluation), aggregate_rows(evaluation), tuple(evaluation.warnings)
+        )
     except InvalidPredictions as exc:
         return RescoreResult(job.job_id, False, "", f"no longer valid under the current spec: {exc.render()}")
     except Exception as exc:  # noqa: BLE001 - one bad job must not sink the batch

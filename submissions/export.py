@@ -14,16 +14,22 @@ COLUMNS = (
     "slice_n_items", "n_items", "fingerprint", "size_class", "weights", "method_family", "paper_url", "code_url",
     "description", "metadata_json", "created_at",
 )
+# What every row was scored on (migration 004, from the board's task row): real split, sample or unverified data.
+PROVENANCE_COLUMNS = ("data_kind", "gold_items", "data_digest", "scorer_digest")
 
 
 def board_frame(db: Path, task: str | None = None) -> pl.DataFrame:
-    """The board view in long form (one row per submission, slice value and metric)."""
-    where, params = ("WHERE task = ?", [task]) if task else ("", [])
+    """The board view in long form (one row per submission, slice value and metric), with what each row was scored on."""
+    where, params = ("WHERE b.task = ?", [task]) if task else ("", [])
     with reader(db) as con:
         if task and not con.execute("SELECT 1 FROM current_tasks WHERE task = ?", [task]).fetchall():
             known = ", ".join(r[0] for r in con.execute("SELECT DISTINCT task FROM current_tasks ORDER BY task").fetchall())
             raise LookupError(f"no task {task!r} in {db} (tasks: {known or 'none'})")
-        sql = f"SELECT {', '.join(COLUMNS)} FROM board {where} ORDER BY task, split, slice, slice_value, metric, submission_id"
+        columns = ", ".join([f"b.{c}" for c in COLUMNS] + [f"t.{c}" for c in PROVENANCE_COLUMNS])
+        sql = (
+            f"SELECT {columns} FROM board b JOIN current_tasks t ON t.task = b.task AND t.split = b.split {where}"
+            " ORDER BY b.task, b.split, b.slice, b.slice_value, b.metric, b.submission_id"
+        )
         return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())  # type: ignore[return-value]
 
 

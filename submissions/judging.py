@@ -104,7 +104,10 @@ def regrade_for_rescore(spec: TaskSpec, gold: GoldSet, records: Mapping[str, Any
         return records
     board = BoardJudge.from_env()
     if board is None or board.model != judge:
-        raise JudgeError(f"graded by the board's judge {judge!r} at intake, whose verdicts are not in the stored file: re-scoring needs that judge ({ENV_URL} and {ENV_MODEL}={judge})")
+        raise JudgeError(
+            f"graded by the board's judge {judge!r} at intake, whose verdicts are not in the stored file: re-scoring needs that judge ({ENV_URL} and "
+            f"{ENV_MODEL}={judge})"
+        )
     return board.grade(spec, gold, records, metadata, db_path=None)
 
 

@@ -13,7 +13,7 @@ submission's split is hidden (:data:`HIDDEN_SPLIT_SQL`), which aggregates the pu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -38,13 +38,15 @@ def public_aggregates(frame: pl.DataFrame, *, hidden_split: bool, is_reference: 
     return frame.filter((pl.col("slice") == "") | (pl.col("n_items") >= MIN_HIDDEN_SLICE_ITEMS))
 
 
-def hidden_flags(con, sids: list[str]) -> dict[str, tuple[bool, bool]]:  # type: ignore[no-untyped-def]
+def hidden_flags(con, sids: list[str]) -> dict[str, tuple[bool, bool]]:
     """submission id -> (its split is hidden, it is a reported row), for the ids the store holds."""
-    rows = con.execute(f"SELECT s.submission_id, {HIDDEN_SPLIT_SQL}, s.is_reference FROM submissions s WHERE s.submission_id IN (SELECT unnest(?))", [list(sids)]).fetchall()
+    rows = con.execute(
+        f"SELECT s.submission_id, {HIDDEN_SPLIT_SQL}, s.is_reference FROM submissions s WHERE s.submission_id IN (SELECT unnest(?))", [list(sids)]
+    ).fetchall()
     return {sid: (bool(hidden), bool(reference)) for sid, hidden, reference in rows}
 
 
-def check_items_readable(con, sids: list[str], *, admin: bool) -> None:  # type: ignore[no-untyped-def]
+def check_items_readable(con, sids: list[str], *, admin: bool) -> None:
     """PermissionError unless every submission's per-item scores may be read (admins read all)."""
     if admin:
         return
@@ -54,11 +56,11 @@ def check_items_readable(con, sids: list[str], *, admin: bool) -> None:  # type:
             raise PermissionError(f"{task} / {split} is a hidden split: only aggregate scores are published")
 
 
-def _frame(con, sql: str, params: list[Any]) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+def _frame(con, sql: str, params: list[Any]) -> pl.DataFrame:
     return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())  # type: ignore[return-value]
 
 
-def _submission(con, sid: str, admin: bool) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _submission(con, sid: str, admin: bool) -> dict[str, Any]:
     frame = _frame(
         con,
         f"""
@@ -93,14 +95,16 @@ def item_scores(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
         _submission(con, sid, admin)
         check_items_readable(con, [sid], admin=admin)
         items = store.submission_rows(con, "item_scores", [sid])[sid]  # reads where its rows lie, not the whole table
-    return pl.from_arrow(items).sort(["item_id", "metric"])  # type: ignore[union-attr]
+    return cast(pl.DataFrame, pl.from_arrow(items)).sort(["item_id", "metric"])  # a table gives a frame, not a series
 
 
 def aggregates(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
     """Aggregates (slice, slice_value, metric, value, n_items); small slices of hidden splits only for admins."""
     with reader(db) as con:
         row = _submission(con, sid, admin)
-        frame = _frame(con, "SELECT slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id = ? ORDER BY slice, slice_value, metric", [sid])
+        frame = _frame(
+            con, "SELECT slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id = ? ORDER BY slice, slice_value, metric", [sid]
+        )
     return frame if admin else public_aggregates(frame, hidden_split=bool(row["hidden_split"]), is_reference=bool(row["is_reference"]))
 
 
@@ -121,7 +125,12 @@ def failure(db: Path, receipt: str) -> dict[str, Any] | None:
 def lineage(db: Path, origin_id: str, *, admin: bool = False) -> pl.DataFrame:
     """Every row computed from one original submission, one per fingerprint (admins see all)."""
     with reader(db) as con:
-        frame = _frame(con, "SELECT submission_id, fingerprint, n_items, hidden, deleted, created_at FROM submissions WHERE origin_id = ? OR submission_id = ? ORDER BY created_at", [origin_id, origin_id])
+        frame = _frame(
+            con,
+            "SELECT submission_id, fingerprint, n_items, hidden, deleted, created_at FROM submissions WHERE origin_id = ? OR submission_id = ? ORDER BY "
+            "created_at",
+            [origin_id, origin_id],
+        )
     if not admin:
         frame = frame.filter(~pl.col("hidden") & ~pl.col("deleted"))
     return frame

@@ -102,7 +102,8 @@ def check_quota(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: 
         recent = [
             r[0]
             for r in con.execute(
-                "SELECT created_at FROM submissions WHERE task = ? AND split = ? AND team = ? AND NOT is_reference AND origin_id IN (submission_id, '') AND created_at > ? ORDER BY created_at",
+                "SELECT created_at FROM submissions WHERE task = ? AND split = ? AND team = ? AND NOT is_reference AND origin_id IN (submission_id, '') AND "
+                "created_at > ? ORDER BY created_at",
                 [task, split, team, now - WINDOW],
             ).fetchall()
         ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 
-from procbench.api import load_task, spec_path
+from dsl.tasks import load_task, spec_path
 from submissions import blobs, store
 from submissions.details import ModelCard
 from submissions.engines import RescoreJob, RescoreResult, get_engine
@@ -65,7 +65,9 @@ def _origins(db_path: Path, task: str, split: str, fingerprint: str) -> tuple[li
     return todo, sum(1 for r in rows if r[8])
 
 
-def plan(db_path: Path, spec_file: Path, *, data_root: Path, splits: Sequence[str] | None = None, inline: bool = False) -> tuple[list[RescoreJob], list[tuple[str, str]], dict[str, str], list[str], int]:
+def plan(
+    db_path: Path, spec_file: Path, *, data_root: Path, splits: Sequence[str] | None = None, inline: bool = False
+) -> tuple[list[RescoreJob], list[tuple[str, str]], dict[str, str], list[str], int]:
     """(jobs, origins that cannot be re-scored with why, split -> fingerprint, skipped splits, up to date)."""
     spec, runner = load_task(spec_file)
     fingerprints: dict[str, str] = {}
@@ -101,7 +103,17 @@ def plan(db_path: Path, spec_file: Path, *, data_root: Path, splits: Sequence[st
     return jobs, unplannable, fingerprints, skipped, up_to_date
 
 
-def rescore(db_path: Path, task: str | Path, *, data_root: Path, engine: str = "local", splits: Sequence[str] | None = None, inline: bool = False, actor: str = "", now: datetime | None = None) -> RescoreReport:
+def rescore(
+    db_path: Path,
+    task: str | Path,
+    *,
+    data_root: Path,
+    engine: str = "local",
+    splits: Sequence[str] | None = None,
+    inline: bool = False,
+    actor: str = "",
+    now: datetime | None = None,
+) -> RescoreReport:
     """Re-score every stored submission of a task whose fingerprint is no longer current."""
     db_path = Path(db_path)
     spec_file = spec_path(task)
@@ -115,11 +127,13 @@ def rescore(db_path: Path, task: str | Path, *, data_root: Path, engine: str = "
     with store.writer(db_path) as con, store.transaction(con):
         for split, fingerprint in fingerprints.items():
             gold, _ = runner.gold(data_root, split)
-            register_spec(con, spec, split, fingerprint, gold.labels)
+            register_spec(con, spec, split, fingerprint, gold.labels, runner=runner, data_root=data_root, gold_items=len(gold.items))
         for job in jobs:
             result = by_id.get(job.job_id) or RescoreResult(job.job_id, False, reason=f"the {engine} engine returned no result")
             if result.ok and result.fingerprint != fingerprints[job.split]:
-                result = RescoreResult(job.job_id, False, result.fingerprint, f"engine scored under fingerprint {result.fingerprint[:12]}, expected {fingerprints[job.split][:12]}")
+                result = RescoreResult(
+                    job.job_id, False, result.fingerprint, f"engine scored under fingerprint {result.fingerprint[:12]}, expected {fingerprints[job.split][:12]}"
+                )
             if not result.ok:
                 reason = f"re-scoring under fingerprint {fingerprints[job.split][:12]} failed: {result.reason}"
                 store.add_status(con, job.job_id, store.StatusEvent("failed", stamp, reason, actor))
@@ -133,7 +147,7 @@ def rescore(db_path: Path, task: str | Path, *, data_root: Path, engine: str = "
     return report
 
 
-def _store_result(con, job: RescoreJob, result: RescoreResult, *, engine: str, actor: str, at: datetime) -> str:  # type: ignore[no-untyped-def]
+def _store_result(con, job: RescoreJob, result: RescoreResult, *, engine: str, actor: str, at: datetime) -> str:
     origin = con.execute(f"SELECT {', '.join(_COPIED)}, team, content_sha256, fingerprint FROM submissions WHERE submission_id = ?", [job.job_id]).fetchone()
     values = dict(zip((*_COPIED, "team", "content_sha256", "fingerprint"), origin))
     sid = store.submission_id(job.task, job.split, values["team"], job.content_sha256, result.fingerprint)
@@ -147,5 +161,11 @@ def _store_result(con, job: RescoreJob, result: RescoreResult, *, engine: str, a
         hidden=values["hidden"], deleted=values["deleted"],
     )
     reason = f"re-scored from fingerprint {values['fingerprint'][:12]} by the {engine} engine"
-    store.insert_submission(con, row, items=item_frame(sid, result.items), aggregates=aggregate_frame(sid, result.aggregates), history=[store.StatusEvent("rescored", at, reason, actor)])
+    store.insert_submission(
+        con,
+        row,
+        items=item_frame(sid, result.items),
+        aggregates=aggregate_frame(sid, result.aggregates),
+        history=[store.StatusEvent("rescored", at, reason, actor)],
+    )
     return sid

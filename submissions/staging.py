@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from runners._types import Problem
 
@@ -212,7 +212,7 @@ def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: 
             target = folder / inner
             try:
                 with gzip.open(packed, "rb") as expanding, target.open("wb") as out:
-                    digest, expanded = scan(expanding, limits, sink=out, what="the gzip file, expanded,")
+                    digest, expanded = scan(cast(BinaryIO, expanding), limits, sink=out, what="the gzip file, expanded,")  # GzipFile reads bytes
             except (OSError, EOFError, zlib.error) as exc:
                 raise FileRefused(Problem(None, f"not a valid gzip file ({exc})")) from None
             packed.unlink()

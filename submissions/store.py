@@ -44,14 +44,15 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from procbench.paths import SCHEMA_DIR
+from runners.paths import SCHEMA_DIR
 from submissions.details import ModelCard
+from submissions.provenance import UNKNOWN, DataProvenance
 
 LOCK_TIMEOUT_S = 300.0
 READ_RETRIES = 50
 CRASH_ENV = "PROCBENCH_CRASH_AT"  # fault injection for the crash-safety tests: the name of a crash point
 # No replacement scans: a missing table must be an error, never a Python variable of the same name.
-CONNECT_CONFIG = {"python_enable_replacements": False}
+CONNECT_CONFIG: dict[str, str | bool | int | float | list[str]] = {"python_enable_replacements": False}
 
 
 def migrations() -> list[tuple[int, str]]:
@@ -370,6 +371,7 @@ class SubmissionRow:
     card: ModelCard = field(default_factory=ModelCard)
     hidden: bool = False
     deleted: bool = False
+    reported_on: str = ""  # a reported row: the data digest of the split it was reported on (migration 004)
 
 
 @dataclass(frozen=True)
@@ -380,14 +382,32 @@ class StatusEvent:
     actor: str = ""
 
 
-def register_task(con: duckdb.DuckDBPyConnection, *, task: str, split: str, fingerprint: str, title: str, benchmark: str, version: str, primary_metric: str, hidden: bool, spec_json: str, labels: Mapping[str, Mapping[str, str]], registered_at: datetime | None = None) -> None:
-    """Record a task's fingerprint for a split (and its item labels) if it is new."""
+def register_task(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    task: str,
+    split: str,
+    fingerprint: str,
+    title: str,
+    benchmark: str,
+    version: str,
+    primary_metric: str,
+    hidden: bool,
+    spec_json: str,
+    labels: Mapping[str, Mapping[str, str]],
+    registered_at: datetime | None = None,
+    provenance: DataProvenance | None = None,
+) -> None:
+    """Record a task's fingerprint for a split (its item labels, and what its gold is: migration 004) if it is new."""
     exists = con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [task, split, fingerprint]).fetchone()
     if exists:
         return
+    known = provenance or DataProvenance(UNKNOWN, None, "", "")
     con.execute(
-        "INSERT INTO tasks (task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, registered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, registered_at or now()],
+        "INSERT INTO tasks (task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, registered_at,"
+        " data_kind, gold_items, data_digest, scorer_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, registered_at or now()]
+        + [known.kind, known.gold_items, known.data_digest, known.scorer_digest],
     )
     rows = [(task, split, fingerprint, item_id, dim, value) for item_id, dims in labels.items() for dim, value in dims.items()]
     if rows:
@@ -400,11 +420,13 @@ def register_task(con: duckdb.DuckDBPyConnection, *, task: str, split: str, fing
 _SUBMISSION_COLUMNS = (
     "submission_id", "task", "split", "fingerprint", "team", "model", "content_sha256", "metadata_json", "is_reference",
     "hidden", "deleted", "n_items", "created_at", "origin_id", "receipt_id", "filename", "size_class", "weights",
-    "method_family", "paper_url", "code_url", "description",
+    "method_family", "paper_url", "code_url", "description", "reported_on",
 )
 
 
-def insert_submission(con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, items: pl.DataFrame, aggregates: pl.DataFrame, history: Sequence[StatusEvent]) -> None:
+def insert_submission(
+    con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, items: pl.DataFrame, aggregates: pl.DataFrame, history: Sequence[StatusEvent]
+) -> None:
     """Insert one scored submission, its per-item scores, aggregates (also packed) and status trail.
 
     The caller holds the transaction; ``items``/``aggregates`` follow ITEM_SCHEMA/AGGREGATE_SCHEMA.
@@ -413,7 +435,7 @@ def insert_submission(con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, ite
         row.submission_id, row.task, row.split, row.fingerprint, row.team, row.model, row.content_sha256,
         json.dumps(dict(row.metadata), sort_keys=True, default=str), row.is_reference, row.hidden, row.deleted, row.n_items,
         row.created_at, row.origin_id or row.submission_id, row.receipt_id, row.filename, row.card.size_class, row.card.weights,
-        row.card.method_family, row.card.paper_url, row.card.code_url, row.card.description,
+        row.card.method_family, row.card.paper_url, row.card.code_url, row.card.description, row.reported_on,
     ]
     placeholders = ", ".join("?" for _ in _SUBMISSION_COLUMNS)
     con.execute(f"INSERT INTO submissions ({', '.join(_SUBMISSION_COLUMNS)}) VALUES ({placeholders})", values)
@@ -450,10 +472,24 @@ def add_status(con: duckdb.DuckDBPyConnection, sid: str, event: StatusEvent) -> 
     )
 
 
-def record_failure(con: duckdb.DuckDBPyConnection, *, receipt_id: str, task: str, split: str, team: str, model: str, filename: str, content_sha256: str, stage: str, reason: str, at: datetime) -> None:
+def record_failure(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    receipt_id: str,
+    task: str,
+    split: str,
+    team: str,
+    model: str,
+    filename: str,
+    content_sha256: str,
+    stage: str,
+    reason: str,
+    at: datetime,
+) -> None:
     """One row in ``failures``: an intake that stored no submission, with the reason shown to the user."""
     con.execute(
-        "INSERT INTO failures (receipt_id, task, split, team, model, filename, content_sha256, stage, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "INSERT INTO failures (receipt_id, task, split, team, model, filename, content_sha256, stage, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?) ON CONFLICT DO NOTHING",
         [receipt_id, task, split, team, model, filename, content_sha256, stage, reason, at],
     )
 
@@ -560,8 +596,12 @@ def _sync_spans(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     """Record the spans of the rows appended to ``table`` since the last sync; False when its spans no longer hold."""
     table = _spanned(table)
     (total,) = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0]
-    covered, watermark = con.execute("SELECT coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0) FROM row_spans WHERE table_name = ?", [table]).fetchall()[0]
-    latest = con.execute("SELECT submission_id, first_row, last_row, n_rows FROM row_spans WHERE table_name = ? ORDER BY last_row DESC LIMIT 1", [table]).fetchall()
+    covered, watermark = con.execute("SELECT coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0) FROM row_spans WHERE table_name = ?", [table]).fetchall()[
+        0
+    ]
+    latest = con.execute(
+        "SELECT submission_id, first_row, last_row, n_rows FROM row_spans WHERE table_name = ? ORDER BY last_row DESC LIMIT 1", [table]
+    ).fetchall()
     if latest:  # a cheap probe for rows deleted or moved by something else: does the last span still hold its rows?
         sid, first, last, n_rows = latest[0]
         if con.execute(f"SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ? AND submission_id = ?", [first, last, sid]).fetchall()[0][0] != n_rows:
@@ -605,7 +645,8 @@ def _rows_of(con: duckdb.DuckDBPyConnection, table: str, wanted: list[str]) -> d
     plain = f"SELECT {', '.join(columns)} FROM {table} WHERE submission_id = ?"
     try:
         watermark, spans = con.execute(
-            "SELECT coalesce(max(last_row) + 1, 0), list((submission_id, first_row, last_row, n_rows)) FILTER (WHERE list_contains(?, submission_id)) FROM row_spans WHERE table_name = ?",
+            "SELECT coalesce(max(last_row) + 1, 0), list((submission_id, first_row, last_row, n_rows)) FILTER (WHERE list_contains(?, submission_id)) FROM "
+            "row_spans WHERE table_name = ?",
             [wanted, table],
         ).fetchall()[0]
     except duckdb.CatalogException:

@@ -59,7 +59,24 @@ def test_judge_writes_verdicts_that_score_and_reruns_hit_the_cache(judge_server:
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({"id": r["id"], "answer": r["answer"]}) + "\n" for r in map(json.loads, source.read_text().splitlines())))
     out = tmp_path / "judged.jsonl"
-    args = ["judge", "pm-llm-benchmark", "--predictions", str(answers), "--out", str(out), "--base-url", judge_server, "--model", "tiny-judge", "--api-key", "k", "--cache", str(tmp_path / "cache"), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    args = [
+        "judge",
+        "pm-llm-benchmark",
+        "--predictions",
+        str(answers),
+        "--out",
+        str(out),
+        "--base-url",
+        judge_server,
+        "--model",
+        "tiny-judge",
+        "--api-key",
+        "k",
+        "--cache",
+        str(tmp_path / "cache"),
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+    ]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     n = len(_Judge.prompts)
@@ -81,7 +98,9 @@ def test_judge_without_an_endpoint_fails_cleanly(tmp_path: Path, monkeypatch: py
     for var in ("PROCBENCH_JUDGE_BASE_URL", "PROCBENCH_JUDGE_MODEL"):
         monkeypatch.delenv(var, raising=False)
     source = SAMPLE_SUBMISSIONS_DIR / "pm-llm-benchmark" / "acme-large.jsonl"
-    result = runner.invoke(app, ["judge", "pm-llm-benchmark", "--predictions", str(source), "--out", str(tmp_path / "o.jsonl"), "--data-dir", str(SAMPLE_DATA_ROOT)])
+    result = runner.invoke(
+        app, ["judge", "pm-llm-benchmark", "--predictions", str(source), "--out", str(tmp_path / "o.jsonl"), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    )
     assert result.exit_code == 5 and "no judge configured" in result.output
 
 

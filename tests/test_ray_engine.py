@@ -108,7 +108,11 @@ def test_jobs_are_batched_per_spec_and_split_with_absolute_paths(tmp_path: Path,
     batches = ray_engine._batches([ray_engine._absolute(j) for j in jobs], 2)
     assert [[j.job_id for j in b] for b in batches] == [["a0", "a1"], ["a2", "a3"], ["a4"], ["b0"], ["a-dev"]]
     first = batches[0][0]
-    assert first.spec_path == str(tmp_path / "specs" / "a.spec") and first.raw_path == str(tmp_path / "blobs" / "x.gz") and first.data_root == str(tmp_path / "data")
+    assert (
+        first.spec_path == str(tmp_path / "specs" / "a.spec")
+        and first.raw_path == str(tmp_path / "blobs" / "x.gz")
+        and first.data_root == str(tmp_path / "data")
+    )
 
 
 def test_the_cluster_address_comes_from_the_argument_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,7 +66,8 @@ def test_rescore_keeps_old_results_and_the_board_shows_the_new_ones(setup: tuple
     assert new_board["repeats"] != pytest.approx(old_board["repeats"])  # dedup changed it
     assert query(db, "SELECT origin_id FROM submissions WHERE fingerprint = ? AND model = 'repeats'", [new_fp]) == [(ids["repeats"],)]
     assert query(db, "SELECT count(*) FROM board WHERE fingerprint = ?", [old_fp]) == [(0,)]
-    assert query(db, "SELECT count(*) FROM board WHERE is_reference") != [(0,)]  # reference rows reloaded under the new fingerprint
+    assert query(db, "SELECT count(*) FROM submissions WHERE is_reference AND fingerprint = ?", [new_fp]) != [(0,)]  # reloaded under the new fingerprint
+    assert query(db, "SELECT count(*) FROM board WHERE is_reference") == [(0,)]  # issue #16: reported on the real split, not shown over the samples
     assert check_consistency(db) == []
 
 
@@ -93,7 +94,9 @@ def test_hidden_and_deleted_submissions_stay_so_after_rescoring(setup: tuple[Pat
 def test_a_file_the_new_spec_rejects_gets_a_failed_status_and_leaves_the_board(tmp_path: Path) -> None:
     db = tmp_path / "board.duckdb"
     sid = submit_openpi(db, STRONG).submission_id
-    stricter = openpi_spec_variant(tmp_path / "specs", old="schema { id = str  answers = list(str) }", new="schema { id = str  answers = list(str)  confidence = float }", name="openpi")
+    stricter = openpi_spec_variant(
+        tmp_path / "specs", old="schema { id = str  answers = list(str) }", new="schema { id = str  answers = list(str)  confidence = float }", name="openpi"
+    )
     report = rescore(db, stricter, data_root=SAMPLE_DATA_ROOT)
     assert report.rescored == [] and report.failed[0][0] == sid and "missing field 'confidence'" in report.failed[0][1]
     history = query(db, "SELECT status, reason FROM status_history WHERE submission_id = ? ORDER BY changed_at", [sid])
@@ -157,7 +160,14 @@ def test_the_model_card_follows_a_rescored_submission(tmp_path: Path) -> None:
     from submissions.details import ModelCard
 
     db = tmp_path / "board.duckdb"
-    card = ModelCard(size_class="medium", weights="open", method_family="llm", paper_url="https://example.org/paper", code_url="https://example.org/code", description="a card").checked()
+    card = ModelCard(
+        size_class="medium",
+        weights="open",
+        method_family="llm",
+        paper_url="https://example.org/paper",
+        code_url="https://example.org/code",
+        description="a card",
+    ).checked()
     origin = submit_openpi(db, STRONG, model="carded", card=card).submission_id
     changed = openpi_spec_variant(tmp_path / "specs", old="params { dedup = false", new="params { dedup = true", name="openpi")
     rescore(db, changed, data_root=SAMPLE_DATA_ROOT)

@@ -37,7 +37,8 @@ def _stored_metadata(db: Path, model: str) -> dict[str, object]:
 
 
 @pytest.fixture
-def board_db(tmp_path: Path) -> Path:
+def board_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PROCBENCH_MIN_INTERVAL_ITEMS", "5")  # the samples have 9 items: the tie group is what is tested here, not the floor
     """A store with one PM-LLM row carrying its own verdicts and one without verdicts (only an empty answer)."""
     if not (SAMPLES / "acme-large.jsonl").is_file():
         pytest.skip("the PM-LLM sample submissions are not shipped here")
@@ -45,7 +46,17 @@ def board_db(tmp_path: Path) -> Path:
     spec, runner = load_task("pm-llm-benchmark")
     unjudged = tmp_path / "unjudged.jsonl"
     unjudged.write_text(json.dumps({"id": "cat01_01_case_grouping", "answer": ""}) + "\n")
-    submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="main", predictions=SAMPLES / "acme-large.jsonl", model="own-verdicts", team="t1", db_path=db, metadata={"judge": "gpt-5.4"})
+    submit(
+        spec,
+        runner,
+        data_root=SAMPLE_DATA_ROOT,
+        split="main",
+        predictions=SAMPLES / "acme-large.jsonl",
+        model="own-verdicts",
+        team="t1",
+        db_path=db,
+        metadata={"judge": "gpt-5.4"},
+    )
     submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="main", predictions=unjudged, model="no-verdicts", team="t2", db_path=db)
     return db
 

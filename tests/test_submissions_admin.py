@@ -88,7 +88,11 @@ def test_export_round_trips_the_board(fmt: str, db: Path, tmp_path: Path) -> Non
     expected = board_frame(db)
     read = {"csv": pl.read_csv, "parquet": pl.read_parquet, "json": pl.read_json}[fmt](out)
     assert read.height == expected.height and f"wrote {expected.height} rows" in result.output
-    assert set(read["model"].to_list()) == {"strong-model", "template-guesser", "GPT-2 (Tandon et al. 2020, Table 4)", *[m for m in expected["model"].unique().to_list()]}
+    assert set(read["model"].to_list()) == {
+        "strong-model",
+        "template-guesser",
+        *[m for m in expected["model"].unique().to_list()],
+    }
     assert "no-change-baseline" not in read["model"].to_list()
     assert sorted(read["value"].to_list()) == pytest.approx(sorted(expected["value"].to_list()))
     if fmt == "json":
@@ -108,11 +112,23 @@ def test_model_card_is_stored_and_exported(tmp_path: Path) -> None:
     from submissions.details import DetailError, ModelCard
 
     db = tmp_path / "b.duckdb"
-    card = ModelCard(size_class="Medium", weights="open", method_family="llm", paper_url="https://arxiv.org/abs/1", code_url="http://github.com/x/y", description="line one\nline two")
+    card = ModelCard(
+        size_class="Medium",
+        weights="open",
+        method_family="llm",
+        paper_url="https://arxiv.org/abs/1",
+        code_url="http://github.com/x/y",
+        description="line one\nline two",
+    )
     sid = submit_openpi(db, STRONG, card=card).submission_id
     row = queries.submission(db, sid)
     assert (row["size_class"], row["weights"], row["method_family"], row["description"]) == ("medium", "open", "llm", "line one\nline two")
     assert set(board_frame(db)["method_family"].unique().to_list()) == {"llm"}
-    for bad in (ModelCard(paper_url="javascript:alert(1)"), ModelCard(code_url="file:///etc/passwd"), ModelCard(size_class="huge"), ModelCard(weights="leaked")):
+    for bad in (
+        ModelCard(paper_url="javascript:alert(1)"),
+        ModelCard(code_url="file:///etc/passwd"),
+        ModelCard(size_class="huge"),
+        ModelCard(weights="leaked"),
+    ):
         with pytest.raises(DetailError):
             bad.checked()

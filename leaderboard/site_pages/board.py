@@ -1,4 +1,8 @@
-"""Task board: ranked submissions and reported rows, sliced, filtered, with intervals and tie groups."""
+"""Task board: ranked submissions and reported rows, sliced, filtered, with intervals and tie groups.
+
+Metric columns come first (rank, model, the ranking metric and its interval, the other metrics);
+the bookkeeping columns (team, kind, model card, items, source, dates) are shown on demand.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,11 @@ import streamlit as st
 
 from leaderboard import boardview, config, ui
 
+PARAMS = ("task", "split", "slice", "value", "groups", "sort", "kind", "access", "family", "size", "team", "ci", "details")
+BOOKKEEPING = ("Judged by", "Kind", "Team", "Size class", "Parameters", "Weights", "Family", "Items", "Source", "Paper", "Code", "Submitted")
+
 db = ui.database()
+ui.check_params(PARAMS)
 info = ui.pick_task(db)
 sl, slice_value = ui.pick_slice(db, info)
 groups = st.sidebar.multiselect("Metric groups", info.groups, default=info.groups, key="groups", bind="query-params")
@@ -19,7 +27,9 @@ sort_metric = ui.url_choice(
 with st.sidebar.expander("Filters", expanded=True):
     everything = boardview.build(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
     kinds = st.multiselect("Kind", everything.get("kind", []), key="kind", bind="query-params", placeholder="all")
-    access = st.multiselect("Open / closed", everything.get("access", []), key="access", bind="query-params", placeholder="all")
+    sizes = st.multiselect("Size class", everything.get("size", []), key="size", bind="query-params", placeholder="all",
+                           help="commercial / big open-source / small (≤ 8 GB) / tiny (≤ 4 GB), or parameter-count classes")
+    access = st.multiselect("Weights (open / closed)", everything.get("access", []), key="access", bind="query-params", placeholder="all")
     families = st.multiselect("Method family", everything.get("family", []), key="family", bind="query-params", placeholder="all")
     teams = st.multiselect("Team", everything.get("team", []), key="team", bind="query-params", placeholder="all")
 interval_rows = st.sidebar.number_input(
@@ -27,39 +37,68 @@ interval_rows = st.sidebar.number_input(
     key="ci", bind="query-params", help="95% intervals and the tie group are computed for this many submitted rows (cached per submission)",
 )
 
-st.header(info.title)
-ui.task_caption(info)
-if sl is not None:
-    st.subheader(f"Slice: {sl.name} = {slice_value}")
-    if not sl.per_item:
-        st.caption("This slice re-scores every item against gold restricted to the slice's answers; the stored item scores are the whole split's, so it has no bootstrap intervals.")
-
-filters = boardview.BoardFilters(tuple(kinds), tuple(access), tuple(families), tuple(teams))
+filters = boardview.BoardFilters(tuple(kinds), tuple(access), tuple(families), tuple(teams), tuple(sizes))
 with st.spinner("Bootstrapping the top rows…"):
     view = boardview.build(db, info, sl=sl, slice_value=slice_value, groups=groups, filters=filters, sort_metric=sort_metric, interval_rows=int(interval_rows))
+
+provenance = getattr(view, "provenance", None)
+st.header(info.title + (" — sample data" if provenance is not None and getattr(provenance, "is_sample", False) else ""))
+ui.task_caption(info)
+if provenance is not None:
+    st.caption(ui.escape(provenance.label[:1].upper() + provenance.label[1:]) + ".")
+    if provenance.caveat:
+        st.warning(ui.escape(provenance.caveat))
+if sl is not None:
+    st.subheader(f"Slice: {sl.name} = {slice_value}")
+    st.caption(ui.escape(f"{sl.display}: {sl.value_label(slice_value)}"))
+    if not sl.per_item:
+        st.caption(
+            "This slice re-scores every item against gold restricted to the slice's answers; the stored item scores are the whole split's, so it has no "
+            "bootstrap intervals."
+        )
 if view.table.is_empty():
     st.info("No scores for this view yet.")
     st.stop()
 
-st.dataframe(
-    view.table,
-    hide_index=True,
-    width="stretch",
-    column_config={
-        "Details": st.column_config.LinkColumn("Details", display_text="open"),
-        "Items": st.column_config.NumberColumn(help="items behind the figures of this row"),
-        **{m.display: st.column_config.NumberColumn(format="%.2f") for m in info.metrics},
-    },
-)
 metric = view.sort_metric
+details = st.toggle("Show bookkeeping columns (team, kind, model card, items, source, date)", value=False, key="details", bind="query-params")
+ci_column = f"{metric.display} 95% CI"
+metric_order = [metric.display, ci_column, "Tie group", *[c for c in view.table.columns if c in {m.display for m in info.metrics} and c != metric.display]]
+order = ["Rank", "Model", "Details", *metric_order] + ([c for c in BOOKKEEPING if c in view.table.columns] if details else [])
+ui.table(
+    view.table,
+    column_order=[c for c in order if c in view.table.columns],
+    column_config={
+        "Rank": st.column_config.NumberColumn("Rank", help="rank by the chosen metric; '–': listed, not ranked (no value of the ranking metric)"),
+        "Model": st.column_config.TextColumn("Model", width="medium"),
+        "Details": st.column_config.LinkColumn("Details", display_text="open", help="the submission: card, every metric and slice, history"),
+        "Items": st.column_config.NumberColumn(help="items behind the figures of this row"),
+        "Paper": st.column_config.LinkColumn("Paper", display_text="paper"),
+        "Code": st.column_config.LinkColumn("Code", display_text="code"),
+        ci_column: st.column_config.TextColumn(ci_column, help="95% percentile bootstrap interval over items (see the notes below when empty)"),
+        **ui.metric_columns(info.metrics),
+    },
+    key="board-table",
+)
 if view.leader is not None:
     tied = len(view.tied)
+    scope = getattr(view, "scope", f"the top {view.interval_rows}")
     st.caption(
-        f"Tie group: {tied} submission{'s' if tied != 1 else ''} among the top {view.interval_rows} cannot be separated from the leader on {ui.escape(metric.display)} "
-        f"by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
-        "Intervals are 95% percentile bootstrap intervals over items, recomputed with the task's own aggregator."
+        f"Tie group: {tied} submission{'s' if tied != 1 else ''} among {ui.escape(scope)} cannot be separated from the leader on "
+        f"{ui.escape(metric.display)} by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
+        "Intervals are percentile bootstrap intervals over items, recomputed with the task's own aggregator."
     )
+notes = sorted(set(getattr(view, "ci_notes", {}).values()) - {""})
+if notes:
+    st.caption("No interval where: " + "; ".join(ui.escape(n) for n in notes) + ".")
 if "Judged by" in view.table.columns:  # issue #17
-    st.caption("*Self-judged*: the verdicts came with the submitted file, not from the board's own judge; those rows are ranked apart, in their own group after the others.")
-st.caption("Scores in % where the metric is a fraction; *Items* is the number of items behind each row's figures; reported rows are the papers' numbers (no per-item data, no intervals).")
+    st.caption(
+        "*Self-judged*: the verdicts came with the submitted file, not from the board's own judge; those rows are ranked apart, in their own group after the "
+        "others."
+    )
+st.caption(
+    "Scores in % where the metric is a fraction; hover a column's name for its definition. Reported rows are the papers' numbers (no per-item data, "
+    "no intervals); *Items* (bookkeeping columns) is the number of items behind each row's figures."
+)
+ui.definitions(info, [m for m in info.metrics if m.display in view.table.columns])
 ui.downloads(view.export, ui.file_stem("board", info.task, info.split, sl.name if sl else "", slice_value), key="board")

@@ -1,34 +1,52 @@
-"""Charts: per-slice bars, a radar of the metric groups, seen vs unseen scatter."""
+"""Charts: per-slice bars, a radar of metrics (each on its own scale), seen vs unseen, progress over time.
+
+One colour per system on the page; series keyed by submission; missing values left out; a chart
+across slice values is drawn only for a metric that measures the same quantity on each value
+(``TaskInfo.comparable_across``: not a text-only score on vision questions, not a sum).
+"""
 
 from __future__ import annotations
 
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, plots, queries, ui
+from leaderboard import analysis, plots, sitedata, ui
 from leaderboard.model import TaskInfo
 
 TOP_SYSTEMS = 6
 MAX_RADAR_AXES = 12
+PARAMS = ("task", "split", "systems", "metric", "bars", "errorbars", "radar", "pair")
 
 db = ui.database()
+ui.check_params(PARAMS)
 info: TaskInfo = ui.pick_task(db)
 st.header(f"Charts — {info.title}")
 ui.task_caption(info)
 
-candidates = queries.submissions_of(db, info.task, info.split)
+candidates = sitedata.submissions_of(db, info.task, info.split)
 primary = info.primary_metric
 candidates = candidates.sort("primary_value", descending=primary.higher_is_better, nulls_last=True)
-labels = {r["submission_id"]: ui.submission_label(r) for r in candidates.iter_rows(named=True)}
+rows = {r["submission_id"]: r for r in candidates.iter_rows(named=True)}
+labels = {sid: ui.submission_label(r) for sid, r in rows.items()}
 ids = list(labels)
 systems = ui.url_multi(st.sidebar, "Systems", ids, key="systems", default=ids[:TOP_SYSTEMS], format_func=lambda s: labels.get(s, s))
 metric_names = [m.name for m in info.metrics] or [info.primary]
-metric_name = ui.url_choice(st.sidebar, "Metric", metric_names, index=metric_names.index(info.primary) if info.primary in metric_names else 0, key="metric", format_func=lambda n: info.metric(n).display)
+metric_name = ui.url_choice(
+    st.sidebar,
+    "Metric",
+    metric_names,
+    index=metric_names.index(info.primary) if info.primary in metric_names else 0,
+    key="metric",
+    format_func=lambda n: info.metric(n).display,
+)
 metric = info.metric(metric_name)
-names = {sid: labels[sid].split(" (")[0] for sid in systems}
+st.caption(f"**{ui.escape(metric.display)}**: {ui.escape(ui.metric_help(metric))}")
 if not systems:
     st.info("Choose systems in the sidebar.")
     st.stop()
+names = ui.system_names([rows[s] for s in systems])  # one series per submission, unique names
+colours = ui.colour_scale([names[s] for s in systems])  # one colour per system on every chart of the page
+unit = " (%)" if metric.percent else ""
 
 # -- per-slice bars -------------------------------------------------------------------------------
 st.subheader("Per-slice bars")
@@ -36,25 +54,43 @@ if not info.slices:
     st.caption("This task declares no slices.")
 else:
     slice_names = [s.name for s in info.slices]
-    bar_slice = ui.url_choice(st, "Slice dimension", slice_names, key="bars", format_func=lambda n: f"{n}: {info.slice(n).display}")  # type: ignore[union-attr]
-    with_ci = st.toggle("95% bootstrap error bars", value=False, key="errorbars", bind="query-params", help="recomputed with the task's aggregator over each slice's items; slow on first view, then cached")
+    bar_slice = ui.url_choice(st, "Slice dimension", slice_names, key="bars", format_func=lambda n: ui.slice_choice_label(info.slice(n)))  # type: ignore[arg-type]
     sl = info.slice(bar_slice)
-    long = queries.slice_table(db, info.task, info.split, bar_slice, systems).filter(pl.col("metric") == metric.name)
-    rows = []
-    for r in long.iter_rows(named=True):
-        low = high = None
-        if with_ci and not r["is_reference"]:
-            found = analysis.interval(analysis.bootstrap_of(db, info, r["submission_id"], sl, r["slice_value"]), metric.name)
-            if found is not None:
-                low, high = metric.shown(found.low), metric.shown(found.high)
-        rows.append({"system": names.get(r["submission_id"], r["model"]), "slice_value": r["slice_value"], "value": metric.shown(r["value"]), "n_items": r["n_items"], "low": low, "high": high})
-    if rows:
-        frame = pl.DataFrame(rows, schema={"system": pl.String, "slice_value": pl.String, "value": pl.Float64, "n_items": pl.Int64, "low": pl.Float64, "high": pl.Float64})
-        st.altair_chart(plots.slice_bars(frame, metric.display + (" (%)" if metric.percent else "")), width="stretch")
-        counts = frame.group_by("slice_value").agg(pl.col("n_items").max()).sort("slice_value")
-        st.caption("Items per slice value: " + ", ".join(f"{ui.escape(v)} = {n}" for v, n in counts.iter_rows()))
+    assert sl is not None
+    if not info.comparable_across(metric.name, sl):
+        st.caption(
+            f"{ui.escape(metric.display)} is not the same quantity on every value of {ui.code(sl.name)} (it is defined on some values only, or it is a "
+            "sum that grows with the number of items), so it is not plotted across them. Choose another metric."
+        )
     else:
-        st.caption("No slice figures stored for these systems.")
+        with_ci = st.toggle(
+            "95% bootstrap error bars",
+            value=False,
+            key="errorbars",
+            bind="query-params",
+            help="recomputed with the task's aggregator over each slice's items; slow on first view, then cached",
+        )
+        long = sitedata.slice_table(db, info.task, info.split, bar_slice, systems).filter(pl.col("metric") == metric.name)
+        bar_rows = []
+        for r in long.iter_rows(named=True):
+            low = high = None
+            if with_ci and not r["is_reference"]:
+                found = analysis.interval(analysis.bootstrap_of(db, info, r["submission_id"], sl, r["slice_value"]), metric.name)
+                if found is not None:
+                    low, high = metric.shown(found.low), metric.shown(found.high)
+            bar_rows.append(
+                {"system": names[r["submission_id"]], "slice_value": sl.value_label(r["slice_value"]), "value": metric.shown(r["value"]),
+                 "n_items": r["n_items"], "low": low, "high": high}
+            )
+        frame = pl.DataFrame(
+            bar_rows, schema={"system": pl.String, "slice_value": pl.String, "value": pl.Float64, "n_items": pl.Int64, "low": pl.Float64, "high": pl.Float64}
+        )
+        if frame.filter(pl.col("value").is_not_null()).is_empty():
+            st.caption("No slice figures stored for these systems.")
+        else:
+            st.altair_chart(plots.slice_bars(frame, metric.display + unit, scale=colours), width="stretch")
+            counts = frame.group_by("slice_value").agg(pl.col("n_items").max()).sort("slice_value")
+            st.caption(f"{ui.escape(sl.display)}. Items per slice value: " + ", ".join(f"{ui.escape(v)} = {n}" for v, n in counts.iter_rows()))
 
 # -- radar of metric groups -----------------------------------------------------------------------
 st.subheader("Radar of metric groups")
@@ -71,40 +107,66 @@ axes = [m for m in info.metrics if m.group in radar_groups]
 if len(axes) < 3:
     st.caption("A radar needs at least three metrics: choose more groups.")
 else:
-    whole = queries.slice_table(db, info.task, info.split, "", systems)
+    whole = sitedata.slice_table(db, info.task, info.split, "", systems)
     values = {(r["submission_id"], r["metric"]): r["value"] for r in whole.iter_rows(named=True)}
-    scale = max([1.0, *(float(values[(sid, m.name)]) for sid in systems for m in axes if values.get((sid, m.name)) is not None)])
     points = [
-        {"system": names.get(sid, sid), "axis": m.display, "value": (values.get((sid, m.name)) or 0.0) / scale}
+        {"system": names[sid], "axis": m.display, "value": m.shown(values.get((sid, m.name)))}
         for sid in systems
         for m in axes
     ]
-    chart = plots.radar(pl.DataFrame(points, schema={"system": pl.String, "axis": pl.String, "value": pl.Float64}), [m.display for m in axes])
-    st.altair_chart(chart)
-    st.caption("Whole-split values" + (f", divided by {scale:g} so the largest reaches the rim" if scale > 1 else " on a 0–1 scale") + ".")
+    frame = pl.DataFrame(points, schema={"system": pl.String, "axis": pl.String, "value": pl.Float64})
+    scales = plots.axis_scales(frame, [m.display for m in axes], {m.display: 100.0 for m in axes if m.percent})
+    st.altair_chart(plots.radar(frame, [m.display for m in axes], scales=scales, scale=colours))
+    missing = frame.filter(pl.col("value").is_null())
+    st.caption(
+        "Whole-split values; every axis has its own scale, from 0 at the centre to the value in its label at the rim (100 for a % metric, else the "
+        "largest value shown)."
+        + (f" Missing values are left out (the polygon is broken there): {missing.height}." if missing.height else "")
+    )
 
 # -- seen vs unseen -------------------------------------------------------------------------------
 st.subheader("Seen vs unseen")
-pairs = [s for s in info.slices if len(queries.slice_values(db, info.task, info.split, s.name)) == 2]
+pairs = [s for s in info.slices if len(sitedata.slice_values(db, info.task, info.split, s.name)) == 2 and info.comparable_across(metric.name, s)]
 if not pairs:
-    st.caption("No slice of this task has exactly two values (OpenPI's `domain` slice compares seen and unseen categories).")
+    st.caption(
+        "No slice of this task has exactly two values on which this metric measures the same quantity (OpenPI's `domain` slice compares seen and "
+        "unseen categories)."
+    )
 else:
     pair_names = [s.name for s in pairs]
     default = pair_names.index("domain") if "domain" in pair_names else 0
-    pair = st.selectbox("Two-valued slice", pair_names, index=default, key="pair", bind="query-params")
-    first, second = queries.slice_values(db, info.task, info.split, pair)
+    pair = ui.url_choice(st, "Two-valued slice", pair_names, index=default, key="pair")
+    pair_slice = info.slice(pair)
+    assert pair_slice is not None
+    first, second = sitedata.slice_values(db, info.task, info.split, pair)
     if pair == "domain" and {first, second} == {"seen", "unseen"}:
         first, second = "seen", "unseen"
-    long = queries.slice_table(db, info.task, info.split, pair, systems).filter(pl.col("metric") == metric.name)
-    points = {}
+    long = sitedata.slice_table(db, info.task, info.split, pair, systems).filter(pl.col("metric") == metric.name)
+    scatter: dict[str, dict[str, object]] = {}
     for r in long.iter_rows(named=True):
-        entry = points.setdefault(r["submission_id"], {"system": names.get(r["submission_id"], r["model"]), "x": None, "y": None, "n_x": None, "n_y": None})
+        entry = scatter.setdefault(r["submission_id"], {"system": names[r["submission_id"]], "x": None, "y": None, "n_x": None, "n_y": None})
         axis = "x" if r["slice_value"] == first else "y"
         entry[axis] = metric.shown(r["value"])
         entry[f"n_{axis}"] = r["n_items"]
-    frame = pl.DataFrame(list(points.values()), schema={"system": pl.String, "x": pl.Float64, "y": pl.Float64, "n_x": pl.Int64, "n_y": pl.Int64}).drop_nulls(["x", "y"])
-    if frame.is_empty():
+    frame = pl.DataFrame(list(scatter.values()), schema={"system": pl.String, "x": pl.Float64, "y": pl.Float64, "n_x": pl.Int64, "n_y": pl.Int64})
+    if frame.drop_nulls(["x", "y"]).is_empty():
         st.caption("No system has figures on both values.")
     else:
-        st.altair_chart(plots.seen_unseen(frame, f"{metric.display} on {first}", f"{metric.display} on {second}"), width="stretch")
+        x_title = f"{metric.display}{unit} on {pair_slice.value_label(first)}"
+        y_title = f"{metric.display}{unit} on {pair_slice.value_label(second)}"
+        st.altair_chart(plots.seen_unseen(frame, x_title, y_title, scale=colours), width="stretch")
         st.caption("Points below the dashed diagonal do worse on the second value than on the first.")
+
+# -- progress over time ---------------------------------------------------------------------------
+st.subheader("Progress over time")
+history = sitedata.primary_rows(db).filter((pl.col("task") == info.task) & (pl.col("split") == info.split) & ~pl.col("is_reference"))
+history = history.filter(pl.col("value").is_not_null()).sort("created_at")
+if history.height < 2:
+    st.caption("Fewer than two submissions: nothing to draw yet.")
+else:
+    shown = history.with_columns((pl.col("value") * (100 if primary.percent else 1)).alias("value"))
+    best = shown["value"].cum_max() if primary.higher_is_better else shown["value"].cum_min()
+    shown = shown.with_columns(best.alias("best"), pl.col("model").alias("system"))
+    title = primary.display + (" (%)" if primary.percent else "")
+    st.altair_chart(plots.progress(shown.select("created_at", "value", "best", "system"), title), width="stretch")
+    st.caption(f"Each point is a submission's {ui.escape(primary.display)}; the line is the best so far (submitted rows; papers' rows have no date).")

@@ -1,55 +1,81 @@
-"""Home: every task with its leader, number of submissions, primary metric and last update."""
+"""Home: every board (leader, counts, what it was scored on), then every model × board with its rank, searchable."""
 
 from __future__ import annotations
 
 import polars as pl
 import streamlit as st
 
-from leaderboard import metadata, queries, ui
+from leaderboard import overview, sitedata, ui
 from leaderboard.model import TaskInfo
-from submissions.judging import SELF, judged_by
+
+PARAMS = ("q",)
 
 st.title("procbench leaderboard")
 st.caption("Procedural-text benchmarks scored exactly as their official scorers do; every per-item score is stored and can be sliced.")
 db = ui.database()
+ui.check_params(PARAMS)
 tasks = ui.all_tasks(db)
-rows = queries.home(db)
+ranks = overview.ranks(db)
+counts = sitedata.home(db)  # every visible row once (a reported row without the primary metric counts too)
+provenance = sitedata.all_provenance(db)
 
 records = []
 for row in tasks.iter_rows(named=True):
     info = TaskInfo.from_row(row)
     metric = info.primary_metric
-    mine = rows.filter((pl.col("task") == info.task) & (pl.col("split") == info.split))
-    # issue #17: as on the board, rows with the submitter's own verdicts rank after the others
-    mine = mine.with_columns(pl.Series("self_judged", [judged_by(metadata.parse(m)) == SELF for m in mine["metadata_json"]], dtype=pl.Boolean))
-    ordered = mine.sort(["self_judged", "value", "created_at"], descending=[False, metric.higher_is_better, False], nulls_last=True)
-    leader = ordered.row(0, named=True) if ordered.height else None
-    submitted = mine.filter(~pl.col("is_reference"))
+    mine = ranks.filter((pl.col("task") == info.task) & (pl.col("split") == info.split)).sort("position")
+    leader = mine.row(0, named=True) if mine.height and mine["rank"][0] is not None else None  # the board's first row
+    listed = counts.filter((pl.col("task") == info.task) & (pl.col("split") == info.split))
+    submitted = int((~listed["is_reference"]).sum()) if listed.height else 0
+    source = provenance.get((info.task, info.split))
     records.append(
         {
             "Benchmark": info.benchmark,
             "Board": f"board?task={info.task}&split={info.split}",
             "Split": info.split + (" (hidden)" if info.hidden else ""),
+            "Data": (source.label.removeprefix("scored on ") if source is not None else ""),
             "Primary metric": metric.display,
-            "Leader": (leader["model"] + (" (reported)" if leader["is_reference"] else "") + (" (self-judged)" if leader["self_judged"] else "")) if leader else "",
+            "Leader": (leader["model"] + (" (reported)" if leader["kind"] == "reported" else "")) if leader else "",
             "Leader team": leader["team"] if leader else "",
-            "Score": metric.shown(leader["value"]) if leader else None,
-            "Submissions": submitted.height,
-            "Reported rows": mine.height - submitted.height,
-            "Last update": mine["created_at"].max() if mine.height else None,
+            "Score": leader["shown"] if leader else None,
+            "Submissions": submitted,
+            "Reported rows": listed.height - submitted,
+            "Last update": listed["created_at"].max() if listed.height else None,
         }
     )
 
 table = pl.DataFrame(records, strict=False)
-st.dataframe(
+ui.table(
     table,
-    hide_index=True,
-    width="stretch",
     column_config={
         "Board": st.column_config.LinkColumn("Task", display_text=r"task=([^&]+)", help="open the task's board"),
-        "Score": st.column_config.NumberColumn(format="%.2f"),
+        "Score": st.column_config.NumberColumn(format="%.2f", help="the leader's primary metric (in % where the metric is a fraction)"),
+        "Data": st.column_config.TextColumn(help="what the board's rows were scored on: the real split, or the bundled sample data"),
         "Last update": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
     },
+    key="boards",
 )
-st.caption("Scores in % where the metric is a fraction. The leader is the board's first row; reported rows are the papers' numbers (no per-item data).")
-ui.downloads(table, "procbench-home")
+st.caption(
+    "Scores in % where the metric is a fraction. The leader is the board's first row; reported rows are the papers' numbers (no per-item data). "
+    "Boards on sample data rank a handful of items: not comparable with published results."
+)
+ui.downloads(table, "procbench-home", key="home", note="")
+
+st.subheader("Models × boards")
+query = st.text_input("Search models", key="q", bind="query-params", placeholder="part of a model's name, e.g. bert")
+grid = overview.matrix(db, query)
+if grid.is_empty():
+    st.info(f"No model on any board matches {ui.code(query)}." if query.strip() else "No rows on any board yet.")
+else:
+    boards = [c for c in grid.columns if c not in ("Model", "Page", "Boards")]
+    ui.table(
+        grid,
+        column_config={
+            "Page": st.column_config.LinkColumn("Model page", display_text="open", help="every task, rank and submission of this model"),
+            "Boards": st.column_config.NumberColumn(help="the boards this model has a row on"),
+            **{b: st.column_config.NumberColumn(b, format="#%d", help=f"best rank on the {b} board (– : not on it, or listed without a rank)") for b in boards},
+        },
+        key="models",
+    )
+    st.caption(f"{grid.height} model{'s' if grid.height != 1 else ''}; each cell is the model's best rank on that board (its primary metric).")
+    ui.downloads(grid, "procbench-models", key="models", note="Ranks as on each board (1 = best), by its primary metric.")

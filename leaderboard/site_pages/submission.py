@@ -1,19 +1,20 @@
-"""Submission: its metadata, every metric and slice (with intervals), and its status history."""
+"""Submission: its model card (as on the board), every metric and slice (with intervals), and its status history."""
 
 from __future__ import annotations
 
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, config, metadata, queries, ui
+from leaderboard import analysis, config, metadata, sitedata, ui
 from leaderboard.model import TaskInfo
 
 db = ui.database()
+ui.check_params(("id",))
 sid = st.text_input("Submission id", key="id", bind="query-params", placeholder="paste an id, or open one from a board").strip()
 if not sid:
     st.info("Open a submission from a board (its *Details* link) or paste its id.")
     st.stop()
-row = queries.submission(db, sid)
+row = sitedata.submission(db, sid)
 if row is None:
     st.error("No visible submission with this id.")
     st.stop()
@@ -27,15 +28,20 @@ st.caption(
 )
 if not row["current"]:
     st.warning("Scored under an earlier version of this task (another fingerprint): it is kept, but not on the current board.")
-st.page_link("site_pages/board.py", label="Open the task's board", query_params={"task": row["task"], "split": row["split"]})
+left, right = st.columns(2)
+left.page_link("site_pages/board.py", label="Open the task's board", query_params={"task": row["task"], "split": row["split"]})
+right.page_link("site_pages/model.py", label="Every task of this model", query_params={"model": row["model"]})
 
-st.subheader("Metadata")
-facets = metadata.facets(row["metadata_json"], row["is_reference"])
-st.dataframe(pl.DataFrame({"facet": ["kind", "open / closed", "method family"], "value": [facets.kind, facets.access, facets.family]}), hide_index=True)
-st.json(metadata.parse(row["metadata_json"]), expanded=True)
+st.subheader("Model card")
+card = metadata.card({**row, **sitedata.card_of(db, sid)})  # the same reading as the board's columns
+ui.card_table(card, key="card")
+if card.description:
+    st.caption(ui.escape(card.description))
+with st.expander("Metadata as submitted"):
+    st.json(metadata.parse(row["metadata_json"]), expanded=True)
 
 st.subheader("Metrics")
-aggregates = queries.aggregates(db, sid)
+aggregates = sitedata.aggregates(db, sid)
 whole = aggregates.filter(pl.col("slice") == "")
 stored = dict(zip(whole["metric"], whole["value"]))
 boot = analysis.bootstrap_of(db, info, sid) if row["current"] and not row["is_reference"] else None
@@ -52,11 +58,26 @@ for m in info.metrics:
             "95% CI": f"{m.shown(found.low):.2f} – {m.shown(found.high):.2f}" if found else "",
             "Items": found.n_items if found else (None if row["is_reference"] else row["n_items"]),
             "Primary": "yes" if m.name == info.primary else "",
+            "Definition": m.description,
         }
     )
-metrics_frame = pl.DataFrame(metric_rows, strict=False)
-st.dataframe(metrics_frame, hide_index=True, width="stretch")
-st.caption(f"Intervals: 95% percentile bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}), re-aggregated with the task's own aggregator.")
+metrics_frame = pl.DataFrame(
+    metric_rows,
+    schema={
+        "Metric": pl.String,
+        "Group": pl.String,
+        "Value": pl.Float64,
+        "95% CI": pl.String,
+        "Items": pl.Int64,
+        "Primary": pl.String,
+        "Definition": pl.String,
+    },
+)
+ui.table(metrics_frame, column_config={"Value": st.column_config.NumberColumn(format="%.2f")}, key="metrics")
+st.caption(
+    f"Intervals: 95% percentile bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}), re-aggregated with the task's own aggregator; "
+    "none for reported rows and small item counts. Values in % where the metric is a fraction."
+)
 
 st.subheader("Slices")
 sliced = aggregates.filter(pl.col("slice") != "")
@@ -65,16 +86,22 @@ if sliced.is_empty():
 else:
     wide = sliced.pivot(on="metric", index=["slice", "slice_value", "n_items"], values="value").sort(["slice", "slice_value"])
     shown = [m for m in info.metrics if m.name in wide.columns]
-    st.dataframe(
+    labels = {s.name: s for s in info.slices}
+    wide = wide.with_columns(
+        pl.Series("label", [labels[s].value_label(v) if s in labels else v for s, v in zip(wide["slice"], wide["slice_value"])], dtype=pl.String)
+    )
+    ui.table(
         wide.select(
-            pl.col("slice").alias("Slice"), pl.col("slice_value").alias("Value"), pl.col("n_items").alias("Items"),
+            pl.col("slice").alias("Slice"),
+            pl.col("label").alias("Value"),
+            pl.col("n_items").alias("Items"),
             *[(pl.col(m.name) * (100 if m.percent else 1)).round(2).alias(m.display) for m in shown],
         ),
-        hide_index=True,
-        width="stretch",
+        column_config=ui.metric_columns(shown),
+        key="slices",
     )
 
 st.subheader("Status history")
-history = queries.status_history(db, sid)
-st.dataframe(history.rename({"status": "Status", "reason": "Reason", "changed_at": "When (UTC)"}), hide_index=True, width="stretch")
+history = sitedata.status_history(db, sid)
+ui.table(history.rename({"status": "Status", "reason": "Reason", "changed_at": "When (UTC)"}), key="history")
 ui.downloads(aggregates, ui.file_stem("submission", sid), key="submission")

@@ -14,7 +14,8 @@ from procbench.paths import SAMPLE_SUBMISSIONS_DIR
 from submissions.schema import prediction_schema
 
 names = [p.stem for p in all_spec_paths()]
-task = ui.url_choice(st.sidebar, "Task", names, key="task")
+ui.check_params(("task", "sample"))
+task = ui.url_choice(st.sidebar, "Task", names, key="task", strict=True)
 try:
     spec, _ = load_task(task)
 except SpecError as exc:
@@ -30,14 +31,14 @@ facts = pl.DataFrame(
         "value": [
             spec.license or "n/a", spec.url or "n/a", ", ".join(spec.data.splits), ", ".join(spec.data.hidden) or "none",
             spec.predictions.format + (f" (read by {spec.predictions.reader.name})" if spec.predictions.reader else ""),
-            (spec.metric(spec.primary).display if spec.metric(spec.primary) else spec.primary),
+            (primary.display if (primary := spec.metric(spec.primary)) else spec.primary),
         ],
     }
 )
-st.dataframe(facts, hide_index=True)
+ui.table(facts, key="facts")
 
 st.subheader("Metrics")
-st.dataframe(
+ui.table(
     pl.DataFrame(
         {
             "Name": [m.name for m in spec.metrics],
@@ -48,26 +49,28 @@ st.dataframe(
             "Shown in %": [m.percent for m in spec.metrics],
         }
     ),
-    hide_index=True,
-    width="stretch",
 )
 _how = [f"aggregated with `{spec.score.aggregate.name}`"] if spec.score.aggregate else []
 _how += [f"scored by `{spec.score.scorer.name}`"] if spec.score.scorer else []
-_how += ["measured with " + ", ".join(f"`{ms.metric.name if ms.metric else ms.value}` ({ms.aggregate})" for ms in spec.score.measures)] if spec.score.measures else []
+_how += (
+    ["measured with " + ", ".join(f"`{ms.metric.name if ms.metric else ms.value}` ({ms.aggregate})" for ms in spec.score.measures)]
+    if spec.score.measures
+    else []
+)
 _text = "; ".join(_how)
 st.caption(_text[:1].upper() + _text[1:] + ".")
 if spec.slices:
     st.subheader("Slices")
-    st.dataframe(pl.DataFrame({"Slice": [s.name for s in spec.slices], "Kind": [s.kind for s in spec.slices], "Description": [s.display for s in spec.slices]}), hide_index=True, width="stretch")
+    ui.table(
+        pl.DataFrame({"Slice": [s.name for s in spec.slices], "Kind": [s.kind for s in spec.slices], "Description": [s.display for s in spec.slices]}),
+    )
 if spec.reported:
     st.subheader("Reported rows")
-    st.dataframe(
+    ui.table(
         pl.DataFrame(
             {"System": [r.system for r in spec.reported], "Split": [r.split for r in spec.reported], "Source": [r.source for r in spec.reported],
              "Values": [", ".join(f"{k} = {v:g}" for k, v in r.values) for r in spec.reported]}
         ),
-        hide_index=True,
-        width="stretch",
     )
 if spec.citation:
     st.subheader("Citation")

@@ -8,13 +8,16 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import polars as pl
 import streamlit as st
 
-from leaderboard import config, intake_form, ui
+from leaderboard import config, intake_form, metadata, sitedata, ui
+from submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
 from procbench.api import all_spec_paths, load_task
 from runners._types import InvalidPredictions
 
 db = config.database()
+ui.check_params(("task", "split"))
 st.header("Upload a prediction file")
 st.caption("Validated, scored and stored exactly as `procbench submit` does; nothing is stored unless the whole file validates and scores.")
 
@@ -23,20 +26,47 @@ names = [p.stem for p in all_spec_paths()]
 left, right = st.columns(2)
 task = ui.url_choice(left, "Task", names, key="task")
 spec, _ = load_task(task)
-split = ui.url_choice(right, "Split", list(spec.data.splits), key="split", help="hidden splits: " + (", ".join(spec.data.hidden) or "none"))
-token = left.text_input("Team token", type="password", help="the token printed by `procbench team create`" + ("" if "token" in accepted else " (this store does not check tokens yet)"))
+# default to a split that already has a board (an upload elsewhere would start a board of its own)
+boards = set(sitedata.tasks(db).filter(pl.col("task") == task)["split"].to_list()) if db.exists() else set()
+splits = list(spec.data.splits)
+with_board = [i for i, s in enumerate(splits) if s in boards]
+split = ui.url_choice(
+    right, "Split", splits, key="split", index=with_board[0] if with_board else 0,
+    format_func=lambda s: s + ("" if s in boards else " (no board yet)"),
+    help="hidden splits: " + (", ".join(spec.data.hidden) or "none"),
+)
+token = left.text_input(
+    "Team token",
+    type="password",
+    help="the token printed by `procbench team create`" + ("" if "token" in accepted else " (this store does not check tokens yet)"),
+)
 team = right.text_input("Team", placeholder="your team's name" + (" (or leave empty to use the token's team)" if "token" in accepted else ""))
 model = left.text_input("Model name", placeholder="shown on the board")
 
 with st.expander("Model card and metadata"):
     a, b, c = st.columns(3)
-    weights = a.selectbox("Weights", ["unknown", "open", "closed"])
-    family = b.selectbox("Method family", ["unknown", "heuristic", "neural", "llm"])
-    size = c.selectbox("Size class", ["unknown", "none", "small", "medium", "large", "xlarge"])
+    weights = a.selectbox("Weights", list(WEIGHTS), help="open: the weights can be downloaded; closed: an API or a private model")
+    family = b.selectbox("Method family", list(METHOD_FAMILIES))
+    size = c.selectbox(
+        "Size class", list(SIZE_CLASSES), format_func=metadata.size_label,
+        help="the PM-LLM-Benchmark classes (commercial, big open-source, small ≤ 8 GB, tiny ≤ 4 GB) or parameter-count classes",
+    )
     paper = a.text_input("Paper URL")
     code = b.text_input("Code URL")
+    parameters = c.text_input("Parameters", placeholder="e.g. 7B", help="the model's parameter count, as you would write it")
     description = st.text_area("Description")
-    extra = st.text_area("Extra metadata (JSON object)", placeholder='{"cot": true}', help="passed to the scorer where the task reads metadata (e.g. PM-LLM's `cot`)")
+    extra = st.text_area(
+        "Extra metadata (JSON object)", placeholder='{"cot": true}', help="passed to the scorer where the task reads metadata (e.g. PM-LLM's `cot`)"
+    )
+
+
+
+def show_problems(problems: pl.DataFrame) -> None:
+    """Every problem, its message in full (a wide column, and as text: a long message is never cut)."""
+    ui.table(problems, column_config={"Problem": st.column_config.TextColumn("Problem", width="large")}, key="problems")
+    st.code("\n".join(f"line {line}: {message}" if line is not None else message for line, message in zip(problems["Line"], problems["Problem"])),
+            language=None, wrap_lines=True)
+
 
 upload = st.file_uploader("Prediction file", key="upload")
 if upload is None:
@@ -55,18 +85,22 @@ if report.error:
     st.error(ui.escape(report.error))
     st.stop()
 if not report.ok:
-    st.error(f"{len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} in {ui.escape(upload.name)}: nothing can be stored until every one is fixed.")
-    st.dataframe(report.problem_table(), hide_index=True, width="stretch")
+    st.error(
+        f"{len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} in {ui.escape(upload.name)}: nothing can be stored until every one is fixed."
+    )
+    show_problems(report.problem_table())
     st.stop()
 st.success(f"{ui.escape(upload.name)} is valid: {report.n_records} prediction records.")
 for warning in report.warnings:
     st.warning(ui.escape(warning))
 
 try:
-    metadata = intake_form.parse_metadata(extra)
+    extra_metadata = intake_form.parse_metadata(extra)
 except ValueError as exc:
     st.error(f"Extra metadata: {ui.escape(exc)}")
     st.stop()
+if parameters.strip():
+    extra_metadata.setdefault("parameters", parameters.strip())  # no card column for it yet: kept as metadata (leaderboard.metadata reads it)
 ready = bool(model.strip()) and (bool(team.strip()) or (bool(token) and "token" in accepted) or "token" not in accepted)
 if not model.strip():
     st.caption("Name the model to submit.")
@@ -79,12 +113,14 @@ try:
     with intake_form.scratch() as folder:
         path = intake_form.stage_upload(content, upload.name, Path(folder))
         progress.progress(0.2, text="Scoring every item and storing the submission…")
-        placed = intake_form.send(db, task=task, split=split, path=path, filename=upload.name, model=model.strip(), team=team.strip(), token=token, metadata=metadata, card=card)
+        placed = intake_form.send(
+            db, task=task, split=split, path=path, filename=upload.name, model=model.strip(), team=team.strip(), token=token, metadata=extra_metadata, card=card
+        )
     progress.progress(1.0, text="Scored and ranked.")
 except InvalidPredictions as exc:
     progress.empty()
     st.error(f"{len(exc.problems)} problem(s): nothing was stored.")
-    st.dataframe(intake_form.ValidationReport(False, problems=tuple(exc.problems)).problem_table(), hide_index=True, width="stretch")
+    show_problems(intake_form.ValidationReport(False, problems=tuple(exc.problems)).problem_table())
     st.stop()
 except (ValueError, FileNotFoundError, TimeoutError, PermissionError) as exc:
     progress.empty()
@@ -92,12 +128,23 @@ except (ValueError, FileNotFoundError, TimeoutError, PermissionError) as exc:
     st.stop()
 except Exception as exc:  # noqa: BLE001 - scoring failures are reported, not raised at the visitor
     progress.empty()
-    st.error(f"Scoring failed: {ui.escape(type(exc).__name__)}: {ui.escape(exc)}" + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else ""))
+    st.error(
+        f"Scoring failed: {ui.escape(type(exc).__name__)}: {ui.escape(exc)}" + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else "")
+    )
     st.stop()
 
 for warning in placed.warnings:
     st.warning(ui.escape(warning))
 state = "Stored" if placed.created else "Already stored (same file, task, split and team)"
+if not placed.created:
+    stored = sitedata.submission(db, placed.submission_id)
+    if stored is not None and stored["model"] != model.strip():
+        # the submission's id hashes the file, task, split and team: a second upload is the same submission, under its first name
+        st.warning(
+            f"This file was already submitted by this team as {ui.code(stored['model'])}; it was **not** stored again, and the name "
+            f"{ui.code(model.strip())} was not applied. A submission keeps the name it was first stored under; "
+            "to list another system, upload its own predictions."
+        )
 rank = f"rank **#{placed.rank}** of {placed.n_rows}" if placed.rank else "not on the current board"
 if placed.extra.get("judge") == "self":  # issue #17: the file carried its own verdicts
     rank += " among self-judged rows (the verdicts came with the file; ranked apart from rows graded by the board's judge)"

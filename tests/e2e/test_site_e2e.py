@@ -1,7 +1,8 @@
 """End to end in a real browser: ``streamlit run`` on 127.0.0.1, driven by Playwright in headless Chromium.
 
 Uploads a prediction file, sees it ranked on the board, switches a slice, and saves screenshots of
-every page under var/screenshots/ (docs/screenshots/ with PROCBENCH_SCREENSHOTS=docs/screenshots).  Needs the Debian ``chromium`` package (``make e2e-deps``); it
+every page under var/screenshots/ (docs/screenshots/ with PROCBENCH_SCREENSHOTS=docs/screenshots).
+Needs the Debian ``chromium`` package (``make e2e-deps``); it
 never downloads a browser.
 """
 
@@ -24,13 +25,25 @@ from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_D
 from submissions.demo import build_demo
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 # Under var/ so that a test run leaves the checkout clean; `PROCBENCH_SCREENSHOTS=docs/screenshots` refreshes the docs' copies.
 SCREENSHOTS = Path(os.environ.get("PROCBENCH_SCREENSHOTS") or PROJECT_ROOT / "var" / "screenshots")
 TIMEOUT_MS = 90_000
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium absent: /usr/bin/chromium missing (install it with `make e2e-deps`, i.e. apt-get install -y chromium)")
-sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (pip install playwright==1.63.0; no browser download needed)")
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="headless Chromium absent: /usr/bin/chromium missing (install it with `make e2e-deps`, i.e. apt-get install -y chromium)"
+)
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright for Python is not installed (pip install playwright==1.63.0; no browser download needed)"
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,16 @@ def _grid_text(page) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(page.locator("[data-testid=stDataFrame] table").all_inner_texts())
 
 
+def _grid_with(page, *needles: str, timeout_s: float = 20.0) -> str:  # type: ignore[no-untyped-def]
+    """The tables' text once it holds every needle (the grid fills its accessible table after drawing), else what it holds."""
+    deadline = time.monotonic() + timeout_s
+    text = _grid_text(page)
+    while not all(n in text for n in needles) and time.monotonic() < deadline:
+        page.wait_for_timeout(300)
+        text = _grid_text(page)
+    return text
+
+
 def test_upload_is_ranked_and_a_slice_switch_updates_board_and_url(server: Site, browser: object) -> None:
     page = _open(browser, f"{server.url}/upload?task=openpi&split=test")
     for label, value in (("Team", "browser-team"), ("Model name", "browser-upload")):
@@ -124,13 +147,13 @@ def test_upload_is_ranked_and_a_slice_switch_updates_board_and_url(server: Site,
     page.get_by_role("button", name="Submit").click()
     page.get_by_text("Stored: rank").wait_for()
     _settle(page)
-    assert "rank #3 of 5" in page.inner_text("[data-testid=stMain]")  # tied with the same file stored earlier: after it
+    assert "rank #3 of 4" in page.inner_text("[data-testid=stMain]")  # tied with the same file stored earlier: after it (no paper rows on sample data)
     _shot(page, "upload.png")
 
-    board = _open(browser, f"{server.url}/board?task=openpi&split=test")
+    board = _open(browser, f"{server.url}/board?task=openpi&split=test&groups=ROUGE&details=true")  # one metric group, so the team is in view
     board.wait_for_selector("[data-testid=stDataFrame]")
     _settle(board)
-    text = _grid_text(board)
+    text = _grid_with(board, "browser-upload", "browser-team")
     assert "browser-upload" in text and "browser-team" in text
     _shot(board, "board.png")
 
@@ -142,7 +165,7 @@ def test_upload_is_ranked_and_a_slice_switch_updates_board_and_url(server: Site,
     board.get_by_text("Slice: domain = unseen").wait_for()
     _settle(board)
     assert "slice=domain" in board.url and "value=unseen" in board.url
-    assert "browser-upload" in _grid_text(board)
+    assert "browser-upload" in _grid_with(board, "browser-upload")
     _shot(board, "board-slice-unseen.png")
 
     # the shared address opens the same view
@@ -160,6 +183,8 @@ def test_upload_is_ranked_and_a_slice_switch_updates_board_and_url(server: Site,
         ("compare?task=openpi&split=test", "Items where they differ most", "compare-openpi.png"),
         ("task?task=paged", "Prediction file", "task.png"),
         ("downloads?task=propara&split=test", "Download CSV", "downloads.png"),
+        ("model?model=sample-strong", "Model cards", "model.png"),
+        ("items?task=openpi&split=test", "Every item of", "items.png"),
     ],
 )
 def test_pages_render_in_the_browser(server: Site, browser: object, path: str, expect: str, name: str) -> None:
@@ -175,7 +200,7 @@ def test_submission_page_of_a_board_row(server: Site, browser: object) -> None:
     page = _open(browser, f"{server.url}/board?task=pm-llm-benchmark&split=main")
     page.wait_for_selector("[data-testid=stDataFrame]")
     _settle(page)
-    assert "acme-large" in _grid_text(page)
+    assert "acme-large" in _grid_with(page, "acme-large")
     page.close()
     with duckdb.connect(str(server.db), read_only=True) as con:
         sid = con.execute("SELECT submission_id FROM submissions WHERE model = 'acme-think-small'").fetchone()[0]
@@ -185,3 +210,47 @@ def test_submission_page_of_a_board_row(server: Site, browser: object) -> None:
     assert not detail.locator("[data-testid=stException]").count()
     assert "acme-think-small" in detail.inner_text("h2")
     _shot(detail, "submission.png")
+
+
+def test_model_page_from_the_home_overview(server: Site, browser: object) -> None:
+    page = _open(browser, f"{server.url}/?q=sample")
+    page.get_by_text("Models × boards").wait_for()
+    _settle(page)
+    assert "sample-strong" in _grid_with(page, "sample-strong")
+    page.close()
+    model = _open(browser, f"{server.url}/model?model=sample-strong")
+    model.get_by_text("Model cards").wait_for()
+    _settle(model)
+    text = _grid_with(model, "paradise-warning")
+    assert all(f"{task} · test" in text for task in ("paradise-tip", "paradise-warning", "paradise-reverse-tip", "paradise-reverse-warning"))
+    assert not model.locator("[data-testid=stException]").count()
+    model.close()
+
+
+def test_paged_graph_is_full_width_with_a_legend_and_switchable(server: Site, browser: object) -> None:
+    page = _open(browser, f"{server.url}/compare?task=paged&split=dev")
+    page.get_by_text("Items where they differ most").wait_for()
+    _settle(page)
+    page.wait_for_selector("[data-testid=stGraphVizChart] svg")
+    main = page.locator("[data-testid=stMain]").bounding_box()
+    graph = page.locator("[data-testid=stGraphVizChart] svg").first.bounding_box()
+    assert main is not None and graph is not None
+    assert graph["width"] > 0.6 * main["width"]  # not a 300-px thumbnail: the graph spans the page
+    text = page.inner_text("[data-testid=stMain]")
+    assert "matched" in text and "missed" in text and "spurious" in text
+    page.get_by_role("tab", name="A: prediction").click()
+    page.wait_for_timeout(500)
+    assert page.locator("[data-testid=stGraphVizChart] svg").count() >= 1
+    _shot(page, "compare-paged-graph.png")
+    page.get_by_text("side by side").click()
+    _settle(page)
+    assert "layout=side" in page.url
+    page.close()
+
+
+def test_a_mistyped_task_in_the_address_is_said_so(server: Site, browser: object) -> None:
+    page = _open(browser, f"{server.url}/board?task=opnepi&split=test")
+    page.get_by_text("No task").first.wait_for()
+    _settle(page)
+    assert not page.locator("[data-testid=stDataFrame]").count()  # no other board shown in its place
+    page.close()

@@ -1,0 +1,122 @@
+"""Store reads cached for the whole site process, invalidated by the store's version (issue #19, part 5).
+
+Every page view used to re-read the store (attach, query, detach, per query and per view).  Here a
+query's result is kept, process-wide and across sessions, under the store's *version*: the identity,
+size and modification time of the database file and its write-ahead log.  Any committed write
+(an upload, ``procbench submit`` in another process, an admin action) changes one of them, so the
+next view reads again; a warm view of an unchanged store costs two ``stat`` calls and no DuckDB work.
+
+Misses run one at a time, each on a short-lived reader thread: the store's connection is per thread
+(``submissions.store``: an in-memory DuckDB with the file attached for each read), so the site
+process holds at most one such connection, not one per Streamlit script run, and none between reads.  The file itself is attached
+only for the duration of each read (read-only, under the shared lock), never held open: DuckDB
+refuses a read-write open in another process while any process has the file open, and
+``procbench submit`` must keep working beside a running site.
+
+Results are shared between callers: treat them as read-only (polars frames are immutable).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+MAX_ENTRIES = 4096  # per process; a board view needs a handful, a 10 000-row store's pages a few hundred
+_READER_NAME = "procbench-store-reader"
+_reading = threading.Lock()  # one store read at a time
+_lock = threading.Lock()
+_entries: OrderedDict[Hashable, Any] = OrderedDict()
+_stats = {"hits": 0, "misses": 0}
+
+Version = tuple[tuple[int, int, int], ...]
+
+
+def _stat(path: Path) -> tuple[int, int, int]:
+    try:
+        s = path.stat()
+    except OSError:
+        return (0, 0, 0)
+    return (s.st_ino, s.st_size, s.st_mtime_ns)
+
+
+def store_version(db: str | Path) -> Version:
+    """What changes whenever a write to the store commits: (inode, size, mtime) of the file and its WAL."""
+    path = Path(db)
+    return (_stat(path), _stat(path.with_name(path.name + ".wal")))
+
+
+def _on_reader_thread() -> bool:
+    return threading.current_thread().name.startswith(_READER_NAME)
+
+
+def _run(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """``fn`` on a short-lived reader thread, one at a time: its per-thread store connection closes when it ends.
+
+    Not a pooled thread: a thread (and its DuckDB instance) left alive in the process makes a later
+    ``fork`` unsafe (Ray's workers, ``multiprocessing``); a miss is rare, so a thread per miss is cheap.
+    """
+    if _on_reader_thread():  # a cached query calling another: already on the reader
+        return fn(*args, **kwargs)
+    outcome: dict[str, Any] = {}
+
+    def read() -> None:
+        try:
+            outcome["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # re-raised on the caller's thread
+            outcome["error"] = exc
+
+    with _reading:
+        reader = threading.Thread(target=read, name=_READER_NAME)
+        reader.start()
+        reader.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def cached(fn: Callable[P, R]) -> Callable[P, R]:
+    """Cache ``fn(db, *args)`` under (fn, db, store version, args); arguments must be hashable.
+
+    The version is read *before* the query, so a write that lands during the read is seen by the
+    next call (it changes the version again); a result is never kept under a version it predates.
+    """
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def wrapper(db: Any, *args: Any, **kwargs: Any) -> Any:
+        resolved = os.path.realpath(db)
+        key = (name, resolved, store_version(resolved), args, tuple(sorted(kwargs.items())))
+        with _lock:
+            if key in _entries:
+                _entries.move_to_end(key)
+                _stats["hits"] += 1
+                return _entries[key]
+        value = _run(fn, Path(db), *args, **kwargs)
+        with _lock:
+            _stats["misses"] += 1
+            _entries[key] = value
+            while len(_entries) > MAX_ENTRIES:
+                _entries.popitem(last=False)
+        return value
+
+    return wrapper  # type: ignore[return-value]
+
+
+def stats() -> dict[str, int]:
+    """Hits and misses since the process started (or :func:`clear`): what the tests count, not time."""
+    with _lock:
+        return {**_stats, "entries": len(_entries)}
+
+
+def clear() -> None:
+    with _lock:
+        _entries.clear()
+        _stats.update(hits=0, misses=0)

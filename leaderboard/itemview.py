@@ -1,0 +1,75 @@
+"""One item shown with its gold and one or more predictions (Compare and the Items page; public splits only).
+
+PAGED items are drawn as graphs (``runners.paged.dot``), full width: either one tab per graph (the
+default, each as wide as the page; Streamlit's fullscreen button on a graph zooms it further) or side
+by side, with the legend of what the colours mean.  Other tasks show the records as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from leaderboard import evidence, ui
+from leaderboard.model import TaskInfo
+
+LEGEND = (
+    "Colours: :green[**matched**] (in the gold and in the prediction) · :red[**missed**] (in the gold, not predicted) · "
+    ":orange[**spurious**] (predicted, not in the gold). Use a graph's fullscreen button to zoom."
+)
+NO_PREDICTION = "(no prediction: scored as empty)"
+LAYOUTS = ("one at a time", "side by side")
+
+
+def is_graph_task(info: TaskInfo) -> bool:
+    return info.benchmark == "PAGED"
+
+
+def show(
+    info: TaskInfo,
+    item_id: str,
+    gold_item: Any | None,
+    predictions: Mapping[str, Any | None],
+    scores: Mapping[str, Mapping[str, float]],
+) -> None:
+    """Gold and every named prediction of ``item_id`` (``predictions[name]`` is None when the store kept no raw file)."""
+    if is_graph_task(info) and gold_item is not None:
+        _graphs(item_id, gold_item, predictions)
+        with st.expander("Document text"):
+            st.text(getattr(gold_item, "paragraph", ""))
+    else:
+        columns = st.columns(1 + len(predictions))
+        columns[0].markdown("**Gold**")
+        columns[0].code(evidence.as_text(gold_item) if gold_item is not None else "(not available)", language=None, wrap_lines=True)
+        for column, (name, preds) in zip(columns[1:], predictions.items()):
+            column.markdown(f"**{ui.escape(name)}**")
+            if preds is not None:
+                column.code(evidence.as_text(preds.get(item_id, NO_PREDICTION)), language=None, wrap_lines=True)
+            else:
+                column.code("\n".join(f"{k} = {v:g}" for k, v in scores.get(name, {}).items()) or "(no item scores)", language=None, wrap_lines=True)
+
+
+def _graphs(item_id: str, gold_item: Any, predictions: Mapping[str, Any | None]) -> None:
+    from runners.paged.dot import draw_document, to_dot
+    from runners.paged.parse import graph_of_gold_lines
+
+    layout = st.radio("Graph layout", LAYOUTS, horizontal=True, key="layout", bind="query-params")
+    st.markdown(LEGEND)
+    panels: list[tuple[str, str]] = [("Gold", to_dot(graph_of_gold_lines(gold_item.lines), title="gold"))]
+    for name, preds in predictions.items():
+        if preds is None:
+            continue
+        gold_dot, predicted_dot = draw_document(gold_item, preds.get(item_id) or "")
+        panels.append((f"{name}: prediction", predicted_dot))
+        panels.append((f"{name}: gold, coloured by what {name} missed", gold_dot))
+    if layout == LAYOUTS[1]:
+        for start in range(0, len(panels), 2):
+            columns = st.columns(2)
+            for column, (title, dot) in zip(columns, panels[start : start + 2]):
+                column.markdown(f"**{ui.escape(title)}**")
+                column.graphviz_chart(dot, width="stretch")
+    else:
+        for tab, (title, dot) in zip(st.tabs([t for t, _ in panels]), panels):
+            tab.graphviz_chart(dot, width="stretch")

@@ -1,0 +1,89 @@
+"""Every board's ranks at once: what Home's models × tasks overview, the model search and the model page show.
+
+Ranks are the boards' own (``leaderboard.boardview.build`` with the primary metric, no filters), so a
+model page never disagrees with the board it links to.  Computed once per store version
+(``leaderboard.cache``); no bootstrap is run here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from leaderboard import boardview, cache, sitedata
+from leaderboard.model import TaskInfo
+
+SCHEMA: dict[str, Any] = {  # polars dtypes (classes and instances)
+    "task": pl.String, "split": pl.String, "board": pl.String, "submission_id": pl.String, "model": pl.String, "team": pl.String,
+    "kind": pl.String, "rank": pl.Int64, "ranked": pl.Int64, "value": pl.Float64, "shown": pl.Float64, "metric": pl.String,
+    "created_at": pl.Datetime("us"), "position": pl.Int64,
+}
+
+
+def board_label(task: str, split: str) -> str:
+    return f"{task} · {split}"
+
+
+@cache.cached
+def ranks(db: Path) -> pl.DataFrame:
+    """One row per visible row of every current board: its rank (None: listed, not ranked) and primary value."""
+    rows: list[dict[str, object]] = []
+    for task_row in sitedata.tasks(db).iter_rows(named=True):
+        info = TaskInfo.from_row(task_row)
+        view = boardview.build(db, info, interval_rows=0)
+        if view.export.is_empty():
+            continue
+        export = view.export
+        metric = info.primary_metric
+        values = export[metric.name].to_list() if metric.name in export.columns else [None] * export.height
+        ranked = sum(1 for r in export["rank"].to_list() if r is not None)
+        for position, (r, value) in enumerate(zip(export.iter_rows(named=True), values)):
+            rows.append(
+                {
+                    "task": info.task, "split": info.split, "board": board_label(info.task, info.split), "submission_id": r["submission_id"],
+                    "model": r["model"], "team": r["team"], "kind": r["kind"], "rank": r["rank"], "ranked": ranked, "value": value,
+                    "shown": metric.shown(value), "metric": metric.display, "created_at": r["created_at"],
+                    "position": position,  # the row's place on the board (0: the board's first row, its leader)
+                }
+            )
+    return pl.DataFrame(rows, schema=SCHEMA)
+
+
+def models(db: Path) -> list[str]:
+    """Every model name on a current board, best-ranked first, then by name."""
+    frame = ranks(db)
+    if frame.is_empty():
+        return []
+    best = frame.group_by("model").agg(pl.col("rank").min().alias("best")).sort(["best", "model"], nulls_last=True)
+    return best["model"].to_list()
+
+
+def matrix(db: Path, query: str = "") -> pl.DataFrame:
+    """Models × boards: each cell the model's best rank on that board (empty where it has no ranked row).
+
+    ``query`` keeps models whose name contains it (case-insensitive).  Columns: ``Model``, ``Page``
+    (its model page), ``Boards`` (how many boards it is on), then one column per board.
+    """
+    frame = ranks(db)
+    if query.strip():
+        frame = frame.filter(pl.col("model").str.to_lowercase().str.contains(query.strip().lower(), literal=True))
+    if frame.is_empty():
+        return pl.DataFrame(schema={"Model": pl.String, "Page": pl.String, "Boards": pl.Int64})
+    boards = list(dict.fromkeys(frame.sort(["task", "split"])["board"].to_list()))
+    best = frame.group_by(["model", "board"]).agg(pl.col("rank").min().alias("rank"))
+    wide = best.pivot(on="board", index="model", values="rank")
+    counts = frame.group_by("model").agg(pl.col("board").n_unique().alias("Boards"))
+    wide = wide.join(counts, on="model")
+    order = {m: i for i, m in enumerate(models(db))}
+    wide = wide.with_columns(pl.col("model").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_order")).sort(["_order", "model"])
+    from urllib.parse import quote
+
+    wide = wide.with_columns(pl.Series("Page", [f"model?model={quote(m, safe='')}" for m in wide["model"]], dtype=pl.String))
+    return wide.select(pl.col("model").alias("Model"), "Page", "Boards", *[b for b in boards if b in wide.columns])
+
+
+def of_model(db: Path, model: str) -> pl.DataFrame:
+    """Every row of one model on every current board, with its rank and how many rows are ranked there."""
+    return ranks(db).filter(pl.col("model") == model).sort(["task", "split", "rank"], nulls_last=True)

@@ -1,0 +1,69 @@
+"""A model across every board: its rank and primary value on each task, its submissions and its model card."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from leaderboard import metadata, overview, sitedata, ui
+
+PARAMS = ("model",)
+
+db = ui.database()
+ui.check_params(PARAMS)
+names = overview.models(db)
+if not names:
+    st.info("No rows on any board yet.")
+    st.stop()
+asked = st.query_params.get("model")
+if asked is not None and asked not in names:
+    st.error(f"No model named {ui.code(asked)} on any board. Search for one below.")
+model = st.selectbox(
+    "Model", names, index=names.index(asked) if asked in names else None, placeholder="type to search every model on every board…", key="model-search",
+)
+if model is None:
+    st.stop()
+st.query_params["model"] = model
+
+rows = overview.of_model(db, model)
+st.header(ui.escape(model), anchor=False)
+ranked = rows.filter(pl.col("rank").is_not_null())
+st.caption(
+    f"{rows['board'].n_unique()} board{'s' if rows['board'].n_unique() != 1 else ''} · {rows.height} row{'s' if rows.height != 1 else ''}"
+    + (f" · best rank #{int(ranked['rank'].min())}" if ranked.height else "")  # type: ignore[arg-type]  # a rank column: ints
+)
+
+table = rows.select(
+    pl.col("board").alias("Board"),
+    pl.col("rank").alias("Rank"),
+    pl.col("ranked").alias("Ranked rows"),
+    pl.col("metric").alias("Primary metric"),
+    pl.col("shown").alias("Value"),
+    pl.col("team").alias("Team"),
+    pl.col("kind").alias("Kind"),
+    pl.col("created_at").dt.strftime("%Y-%m-%d").alias("Submitted"),
+    pl.concat_str(pl.lit("board?task="), pl.col("task"), pl.lit("&split="), pl.col("split")).alias("Board page"),
+    pl.concat_str(pl.lit("submission?id="), pl.col("submission_id")).alias("Details"),
+)
+ui.table(
+    table,
+    column_config={
+        "Rank": st.column_config.NumberColumn(format="#%d", help="rank on that board by its primary metric (– : listed, not ranked)"),
+        "Value": st.column_config.NumberColumn(format="%.2f", help="in % where the metric is a fraction"),
+        "Board page": st.column_config.LinkColumn("Board page", display_text="board"),
+        "Details": st.column_config.LinkColumn("Details", display_text="open"),
+    },
+    key="model-rows",
+)
+st.caption("Ranks are the boards' own (primary metric, no filters); a reported row is a paper's number, a submitted row a scored file.")
+ui.downloads(
+    rows.select("task", "split", "submission_id", "team", "kind", "rank", "ranked", "metric", "value", "created_at"),
+    ui.file_stem("model", model),
+    key="model",
+)
+
+st.subheader("Model cards")
+for task, split, sid in rows.select("task", "split", "submission_id").iter_rows():
+    stored = sitedata.card_of(db, sid)
+    with st.expander(f"{task} · {split} — {sid[:12]}"):
+        ui.card_table(metadata.card(stored), key=f"card-{sid}")

@@ -1,0 +1,126 @@
+"""What the pages read, cached per store version (:mod:`leaderboard.cache`).
+
+The board queries themselves live in :mod:`leaderboard.queries` (one rule for what the public may
+see); this module wraps them for the site and adds the few reads only the site's pages need: the
+model card of every visible submission, every visible row of every current board (model pages, the
+model search, Home's overview) and the history of a board.  Columns a store does not have yet (an
+older schema) read as empty, so the site runs on any store the migrations can read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from leaderboard import cache, queries
+from submissions.store import reader
+
+# model-card and provenance columns the site shows when the store has them (migrations 002, 004)
+CARD = ("size_class", "weights", "method_family", "paper_url", "code_url", "description", "filename")
+TASK_EXTRA = ("data_kind", "gold_items")
+
+tasks = cache.cached(queries.tasks)
+task_row = cache.cached(queries.task_row)
+home = cache.cached(queries.home)
+board = cache.cached(queries.board)
+slice_values = cache.cached(queries.slice_values)
+submission = cache.cached(queries.submission)
+aggregates = cache.cached(queries.aggregates)
+status_history = cache.cached(queries.status_history)
+submissions_of = cache.cached(queries.submissions_of)
+_slice_table = cache.cached(queries.slice_table)
+_figures = cache.cached(queries.figures)
+
+
+def slice_table(db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None) -> pl.DataFrame:
+    return _slice_table(db, task, split, slice_name, tuple(submission_ids) if submission_ids is not None else None)
+
+
+def figures(db: Path, task: str, split: str, submission_ids: Sequence[str], metric: str) -> pl.DataFrame:
+    return _figures(db, task, split, tuple(submission_ids), metric)
+
+
+def _columns(con: Any, table: str) -> set[str]:
+    return {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
+
+
+def _present(con: Any, table: str, wanted: Sequence[str], alias: str, default: str = "''") -> str:
+    have = _columns(con, table)
+    return ", ".join(f"{alias}.{c}" if c in have else f"{default} AS {c}" for c in wanted)
+
+
+@cache.cached
+def cards(db: Path, task: str, split: str) -> dict[str, dict[str, Any]]:
+    """Submission id -> its model card columns (empty strings where the store has none)."""
+    with reader(db) as con:
+        columns = _present(con, "submissions", CARD, "s")
+        rows = con.execute(
+            f"SELECT s.submission_id, s.metadata_json, s.is_reference, {columns} FROM submissions s WHERE s.task = ? AND s.split = ?",
+            [task, split],
+        ).fetchall()
+    names = ("submission_id", "metadata_json", "is_reference", *CARD)
+    return {r[0]: dict(zip(names, r)) for r in rows}
+
+
+@cache.cached
+def card_of(db: Path, submission_id: str) -> dict[str, Any]:
+    """One submission's model card columns (as :func:`cards`)."""
+    with reader(db) as con:
+        columns = _present(con, "submissions", CARD, "s")
+        row = con.execute(
+            f"SELECT s.submission_id, s.metadata_json, s.is_reference, {columns} FROM submissions s WHERE s.submission_id = ?", [submission_id]
+        ).fetchone()
+    names = ("submission_id", "metadata_json", "is_reference", *CARD)
+    return dict(zip(names, row)) if row else {}
+
+
+@cache.cached
+def task_extras(db: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """(task, split) -> provenance columns of the current fingerprint (data kind, gold items), where the store has them."""
+    with reader(db) as con:
+        columns = _present(con, "current_tasks", TASK_EXTRA, "t", default="NULL")
+        rows = con.execute(f"SELECT t.task, t.split, {columns} FROM current_tasks t").fetchall()
+    return {(r[0], r[1]): dict(zip(TASK_EXTRA, r[2:])) for r in rows}
+
+
+@cache.cached
+def primary_rows(db: Path) -> pl.DataFrame:
+    """Every visible row of every current board on its primary metric (whole split), with its card columns.
+
+    What the model pages, the model search and Home's overview are built from.
+    """
+    with reader(db) as con:
+        columns = _present(con, "submissions", CARD, "s")
+        return pl.from_arrow(
+            con.sql(
+                f"""
+                SELECT b.task, b.split, b.submission_id, b.model, b.team, b.is_reference, b.value, b.n_items, b.created_at,
+                       b.metadata_json, {columns}
+                FROM board b
+                JOIN current_tasks t ON t.task = b.task AND t.split = b.split
+                JOIN submissions s ON s.submission_id = b.submission_id
+                WHERE b.slice = '' AND b.metric = t.primary_metric
+                """
+            ).to_arrow_table()
+        )  # type: ignore[return-value]
+
+
+def board_provenance(db: Path, task: str, split: str) -> Any:
+    """What a board was scored on (``queries.board_provenance``, cached); None where this store cannot say."""
+    found = getattr(queries, "board_provenance", None)
+    return _board_provenance(db, task, split) if found is not None else None
+
+
+@cache.cached
+def _board_provenance(db: Path, task: str, split: str) -> Any:
+    return queries.board_provenance(db, task, split)
+
+
+@cache.cached
+def all_provenance(db: Path) -> dict[tuple[str, str], Any]:
+    """(task, split) -> ``queries.BoardProvenance`` of every current board ({} where this site's queries cannot say)."""
+    found = getattr(queries, "all_provenance", None)
+    return found(db) if found is not None else {}

@@ -1,0 +1,84 @@
+"""What a task's gold *is* when it is scored: real split, bundled sample or unverified data (migration 004).
+
+A fingerprint hashes spec + gold, so rows under one fingerprint were scored on the same items by the
+same scorer; it does not say what those items are.  :func:`of` says it, from the spec's data lock
+(``specs/<task>.lock``, in ``spec.fetch``):
+
+* ``real``: every file the lock lists for the split is under the data root with the lock's size and
+  sha256; ``data_digest`` then identifies the split's data (:func:`lock_digest`);
+* ``sample``: the data root is the bundled sample data (``samples/data``), a handful of items;
+* ``unverified``: any other data root (files that differ from the lock, or a spec without one).
+
+A reported (paper) row declares the data it was reported on: :func:`lock_digest` of its split, which
+the lock gives without the data, so a board over the real split shows it and a sample board does not.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsl.model import TaskSpec
+from runners.paths import SAMPLE_DATA_ROOT
+
+REAL, SAMPLE, UNVERIFIED, UNKNOWN = "real", "sample", "unverified", "unknown"
+KINDS = (REAL, SAMPLE, UNVERIFIED, UNKNOWN)
+
+
+@dataclass(frozen=True)
+class DataProvenance:
+    """What one task and split was scored on, and by which scorer."""
+
+    kind: str  # one of KINDS
+    gold_items: int | None
+    data_digest: str  # lock_digest(spec, split) when real, else ''
+    scorer_digest: str  # the runner's spec_digest: canonical spec + component versions
+
+
+def lock_digest(spec: TaskSpec, split: str) -> str:
+    """sha256 over the sorted ``"<path> <sha256>"`` lines of the lock's files for ``split`` ('' without a lock)."""
+    lines = sorted(f"{f.path} {f.sha256}" for f in spec.fetch if not f.splits or split in f.splits)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest() if lines else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """A file's sha256, cached by (path, size, mtime): the lock is checked once per file and process."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _matches_lock(spec: TaskSpec, split: str, data_root: Path) -> bool:
+    files = [f for f in spec.fetch if not f.splits or split in f.splits]
+    if not files:
+        return False
+    for f in files:
+        path = Path(data_root, *f.path.split("/"))
+        try:
+            stat = path.stat()
+        except OSError:
+            return False
+        if stat.st_size != f.size or _file_sha256(str(path), stat.st_size, stat.st_mtime_ns) != f.sha256:
+            return False
+    return True
+
+
+def _is_sample_root(data_root: Path) -> bool:
+    try:
+        return Path(data_root).resolve() == SAMPLE_DATA_ROOT.resolve()
+    except OSError:
+        return False
+
+
+def of(spec: TaskSpec, split: str, data_root: Path, *, gold_items: int | None, scorer_digest: str) -> DataProvenance:
+    """The provenance of ``split`` read from ``data_root`` (hashes the lock's files once per process)."""
+    if _is_sample_root(data_root):
+        return DataProvenance(SAMPLE, gold_items, "", scorer_digest)
+    if _matches_lock(spec, split, data_root):
+        return DataProvenance(REAL, gold_items, lock_digest(spec, split), scorer_digest)
+    return DataProvenance(UNVERIFIED, gold_items, "", scorer_digest)
