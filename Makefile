@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEMO_DB := var/demo.duckdb
 PORT   ?= 8501
 
-.PHONY: setup leaderboard demo test test-fast e2e e2e-deps bench bench-site lint docs clean
+.PHONY: setup leaderboard demo test test-fast e2e e2e-deps bench bench-quick bench-site lint docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,8 @@ leaderboard: demo
 	$(BIN)/procbench leaderboard --db $(DEMO_DB) --port $(PORT)
 
 # The end-to-end browser test needs Debian's chromium; without it (no root, no network) it skips.
-test: $(STAMP) e2e-deps
+# Lint runs first: a lint failure stops the tests.
+test: $(STAMP) e2e-deps lint
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
@@ -39,12 +40,21 @@ bench-site: $(STAMP)
 	$(BIN)/procbench site generate --db var/bench.duckdb --submissions 10000
 	$(BIN)/procbench site bench --db var/bench.duckdb --output var/bench-site.json
 
+# Whole processes (procbench score, --help, check) beside the official scorers, then in-process stages;
+# writes docs/performance.md.  bench-quick: 1x only, one run each, into var/bench/ (a smoke test).
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m submissions.bench_intake --size-mb 1024 --json var/bench/intake.json
 
+# ruff (rules and line limit in pyproject's [tool.ruff]), mypy over the packages ([tool.mypy]),
+# the import layers and no import cycles ([tool.importlinter]), then the specs and their formatting.
+bench-quick: $(STAMP)
+	$(BIN)/python -m bench.run --quick --out var/bench/performance-quick.md
+
 lint: $(STAMP)
-	$(BIN)/ruff check --select F,E9 .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/procbench check
 	$(BIN)/procbench fmt --check
 

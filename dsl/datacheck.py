@@ -43,7 +43,9 @@ def _where(spec: TaskSpec, message: str) -> m.Where | None:
     return None
 
 
-def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, splits: tuple[str, ...] | None = None, *, partial: bool = False) -> tuple[list[Diagnostic], list[str]]:
+def check_against_data(
+    spec: TaskSpec, runner: TaskRunner, data_root: Path, splits: tuple[str, ...] | None = None, *, partial: bool = False
+) -> tuple[list[Diagnostic], list[str]]:
     """(diagnostics, splits read).  ``splits`` limits the check (default: every split of the task).
 
     ``partial``: the root is known to hold only some splits (the bundled samples), so a split whose
@@ -63,7 +65,9 @@ def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, spli
                 out.append(Diagnostic(spec.path, data_span, f"split {split!r} is not in this data root ({exc}); not checked", fetch_hint, "warning"))
             elif spec.fetch and not any(not f.splits or split in f.splits for f in spec.fetch):
                 # no fetch block publishes this split (e.g. a test set kept by its authors): nothing to check
-                out.append(Diagnostic(spec.path, data_span, f"split {split!r} has no published data (no fetch block covers it); not checked", severity="warning"))
+                out.append(
+                    Diagnostic(spec.path, data_span, f"split {split!r} has no published data (no fetch block covers it); not checked", severity="warning")
+                )
             else:
                 out.append(Diagnostic(spec.path, data_span, f"split {split!r}: a data file is missing ({exc})", fetch_hint))
             continue
@@ -101,19 +105,35 @@ def check_against_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, spli
         if rule.mapping and rule.name in seen_labels:
             for key, value in rule.mapping:
                 if value != rule.default and value not in seen_labels[rule.name]:
-                    out.append(Diagnostic(spec.path, rule.at.get("mapping", data_span), f"map() key {key!r} of label {rule.name!r} matches no item of split(s) {', '.join(checked)}", "map keys are values found at the label's path in the data"))
+                    out.append(
+                        Diagnostic(
+                            spec.path,
+                            rule.at.get("mapping", data_span),
+                            f"map() key {key!r} of label {rule.name!r} matches no item of split(s) {', '.join(checked)}",
+                            "map keys are values found at the label's path in the data",
+                        )
+                    )
     for sl in spec.slices:
         if sl.kind == "label":
             rule = next((r for r in spec.data.labels if r.name == sl.key), None)
             if rule is not None and rule.splits and not set(rule.splits) & set(checked):
                 continue
             if not seen_labels.get(sl.key):
-                out.append(Diagnostic(spec.path, m.span_of(sl, "label"), f"slice {sl.name!r}: no item of split(s) {', '.join(checked)} carries the label {sl.key!r}", "labels come from the data block's labels or the reader component"))
+                out.append(
+                    Diagnostic(
+                        spec.path,
+                        m.span_of(sl, "label"),
+                        f"slice {sl.name!r}: no item of split(s) {', '.join(checked)} carries the label {sl.key!r}",
+                        "labels come from the data block's labels or the reader component",
+                    )
+                )
         else:
             for split in checked:
                 gold, _ = runner.gold(data_root, split)
                 if not gold.answer_views.get(sl.key):
-                    out.append(Diagnostic(spec.path, m.span_of(sl, "answer_label"), f"slice {sl.name!r}: no answer of split {split!r} carries the label {sl.key!r}"))
+                    out.append(
+                        Diagnostic(spec.path, m.span_of(sl, "answer_label"), f"slice {sl.name!r}: no answer of split {split!r} carries the label {sl.key!r}")
+                    )
     out += _reported_slice_values(spec, checked, seen_labels, seen_answer_labels, partial)
     out += _class_sets(spec, runner, data_root, checked, partial)
     return out, checked
@@ -145,15 +165,33 @@ def _class_sets(spec: TaskSpec, runner: TaskRunner, data_root: Path, checked: li
         span = m.span_of(ms, "metric")
         for value, origin in seen.items():
             if value not in declared:
-                out.append(Diagnostic(spec.path, span, f"measure {ms.name!r}: gold value {value!r} ({origin}) is not one of its classes ({', '.join(declared)})", "add it to labels = [...] or fix the data"))
+                out.append(
+                    Diagnostic(
+                        spec.path,
+                        span,
+                        f"measure {ms.name!r}: gold value {value!r} ({origin}) is not one of its classes ({', '.join(declared)})",
+                        "add it to labels = [...] or fix the data",
+                    )
+                )
         for cls in declared:
             if seen and cls not in seen:
                 severity = "warning" if partial else "error"
-                out.append(Diagnostic(spec.path, span, f"measure {ms.name!r}: no item of split(s) {', '.join(checked)} has class {cls!r}; its precision, recall and F1 would be 0 in every average over the classes", "the class set must be classes the data has", severity))
+                out.append(
+                    Diagnostic(
+                        spec.path,
+                        span,
+                        f"measure {ms.name!r}: no item of split(s) {', '.join(checked)} has class {cls!r}; its precision, recall and F1 would be 0 in every "
+                        "average over the classes",
+                        "the class set must be classes the data has",
+                        severity,
+                    )
+                )
     return out
 
 
-def _reported_slice_values(spec: TaskSpec, checked: list[str], seen_labels: dict[str, set[str]], seen_answers: dict[str, set[str]], partial: bool) -> list[Diagnostic]:
+def _reported_slice_values(
+    spec: TaskSpec, checked: list[str], seen_labels: dict[str, set[str]], seen_answers: dict[str, set[str]], partial: bool
+) -> list[Diagnostic]:
     """Reported rows on a slice whose values only the data knows (answer labels, label paths): each value must occur.
 
     Values the spec fixes (``map()`` with a default, membership, a reader's declared labels) are
@@ -167,7 +205,7 @@ def _reported_slice_values(spec: TaskSpec, checked: list[str], seen_labels: dict
         if sl is None or row.split not in checked or (sl.kind == "label" and sl.key in static):
             continue
         seen = (seen_answers if sl.kind == "answer_label" else seen_labels).get(sl.key)
-        value = row.slice[1]  # type: ignore[index]
+        value = row.slice[1]
         if not seen or value in seen:
             continue
         close = difflib.get_close_matches(value, sorted(seen), n=1)

@@ -248,7 +248,7 @@ def join_path(into: str, file: str) -> str:
 def _patterns(origin: Origin, task_splits: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
     """Each file entry with {split} filled in, and the splits each result belongs to."""
     block_splits = tuple(s for s in task_splits if s in origin.splits) if origin.splits else ()
-    out = []
+    out: list[tuple[str, tuple[str, ...]]] = []
     for file in origin.files:
         if SPLIT in file:
             out += [(file.replace(SPLIT, split), (split,)) for split in (block_splits or tuple(task_splits))]
@@ -260,7 +260,9 @@ def _patterns(origin: Origin, task_splits: Sequence[str]) -> list[tuple[str, tup
 def _planned(origin: Origin, file: str, splits: tuple[str, ...]) -> PlannedFile:
     path = join_path(origin.into, file)
     if origin.hub_repo:
-        return PlannedFile(path, file, hub_repo=origin.hub_repo, revision=origin.revision, repo_type=origin.repo_type or "dataset", splits=splits, origin=origin.name)
+        return PlannedFile(
+            path, file, hub_repo=origin.hub_repo, revision=origin.revision, repo_type=origin.repo_type or "dataset", splits=splits, origin=origin.name
+        )
     return PlannedFile(path, file, url=join_url(origin.url, file), splits=splits, origin=origin.name)
 
 
@@ -294,7 +296,9 @@ def _expand(origins: Sequence[Origin], task_splits: Sequence[str], resolve: Glob
         earlier = by_path.setdefault(item.path, item)
         if earlier is not item:
             which = "the same fetch block" if earlier.origin == item.origin else f"fetch blocks {earlier.origin!r} and {item.origin!r}"
-            problems.append(f"{item.path} is declared twice (by {which}); give each file one entry (a second block with `splits` for files shared by some splits)")
+            problems.append(
+                f"{item.path} is declared twice (by {which}); give each file one entry (a second block with `splits` for files shared by some splits)"
+            )
     return sorted(by_path.values(), key=lambda p: p.path), problems
 
 

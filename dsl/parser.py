@@ -63,7 +63,7 @@ _comments: contextvars.ContextVar[list[Comment] | None] = contextvars.ContextVar
 def _collect(token: Token) -> Token:
     sink = _comments.get()
     if sink is not None:  # None: a parse that did not come through parse() (nothing will attach them)
-        sink.append(Comment(token.line, token.column, str(token).rstrip()))  # type: ignore[arg-type]
+        sink.append(Comment(token.line, token.column, str(token).rstrip()))
     return token
 
 
@@ -82,7 +82,7 @@ def _span(meta_or_token: object) -> s.Span:
     m = meta_or_token
     if getattr(m, "empty", False):
         return s.NOWHERE
-    return s.Span(m.line, m.column, m.end_line, m.end_column)  # type: ignore[attr-defined]
+    return s.Span(m.line, m.column, m.end_line, m.end_column)
 
 
 class _TokenError(ValueError):
@@ -112,7 +112,7 @@ def _number(token: Token) -> int | float:
 
 
 @v_args(meta=True)
-class _ToSyntax(Transformer):  # type: ignore[type-arg]
+class _ToSyntax(Transformer):
     def start(self, meta, children):
         return children[0]
 
@@ -240,7 +240,9 @@ def _check_limits(source: str, path: str) -> None:
 
 
 def _too_big(path: str, size: int) -> Diagnostic:
-    return Diagnostic(path, s.Span(1, 1, 1, 1), f"spec file too large ({size} bytes; at most {MAX_SPEC_BYTES})", "a spec is a few KiB; keep data in files beside it")
+    return Diagnostic(
+        path, s.Span(1, 1, 1, 1), f"spec file too large ({size} bytes; at most {MAX_SPEC_BYTES})", "a spec is a few KiB; keep data in files beside it"
+    )
 
 
 def parse_file(path: str | Path) -> s.SpecFile:
@@ -273,9 +275,16 @@ def _diagnose(exc: UnexpectedInput, source: str, path: str) -> Diagnostic:
     if isinstance(exc, UnexpectedCharacters):
         char = source[exc.pos_in_stream] if 0 <= exc.pos_in_stream < len(source) else "?"
         if char == '"':
-            return Diagnostic(path, s.Span(line, column, line, column + 1), "unterminated string", 'close the string with " on the same line, or use """…""" for text over several lines')
-        return Diagnostic(path, s.Span(line, column, line, column + 1), f"unexpected character {char!r}", hint or "names start with a letter or _; strings use double quotes")
-    token = exc.token  # type: ignore[attr-defined]
+            return Diagnostic(
+                path,
+                s.Span(line, column, line, column + 1),
+                "unterminated string",
+                'close the string with " on the same line, or use """…""" for text over several lines',
+            )
+        return Diagnostic(
+            path, s.Span(line, column, line, column + 1), f"unexpected character {char!r}", hint or "names start with a letter or _; strings use double quotes"
+        )
+    token = exc.token
     width = max(len(str(token)), 1) if "\n" not in str(token) else 1
     text = str(token) if len(str(token)) <= 40 else str(token)[:37] + "..."
     message = f"unexpected {text!r}"

@@ -123,7 +123,7 @@ def plan(target: str, *, split: str | None = None) -> list[FetchItem]:
     ``split`` keeps the files needed for that split (blocks without ``splits`` are needed by all).
     Raises FetchError when nothing matches or two tasks declare one path with different digests.
     """
-    from procbench.api import all_spec_paths, load_task
+    from dsl.tasks import all_spec_paths, load_task
 
     if target.endswith(".spec") or Path(target).is_file():
         spec, runner = load_task(target)
@@ -150,7 +150,9 @@ def plan(target: str, *, split: str | None = None) -> list[FetchItem]:
                 by_path[block.path] = FetchItem(known_item.spec, (*known_item.tasks, spec.name))
     if not by_path:
         names = ", ".join(spec.name for spec, _ in tasks)
-        raise FetchError(f"no fetch blocks for {target!r}{f' split {split!r}' if split else ''} (tasks: {names}); the spec does not say where its data is published")
+        raise FetchError(
+            f"no fetch blocks for {target!r}{f' split {split!r}' if split else ''} (tasks: {names}); the spec does not say where its data is published"
+        )
     return [by_path[p] for p in sorted(by_path)]
 
 
@@ -207,7 +209,7 @@ class _Interrupted(Exception):
     """The connection ended before the whole file arrived; what arrived is kept for resuming."""
 
 
-def _progress_bar(name: str, total: int, initial: int, show: bool):  # type: ignore[no-untyped-def]
+def _progress_bar(name: str, total: int, initial: int, show: bool):
     from tqdm import tqdm
 
     return tqdm(total=total, initial=initial, unit="B", unit_scale=True, unit_divisor=1024, desc=name, file=sys.stderr, disable=not show, leave=False)
@@ -283,7 +285,9 @@ def _download(url: str, partial: Path, spec: FetchSpec, *, retries: int, show_pr
                 partial.unlink(missing_ok=True)
                 raise
     kept = partial.stat().st_size if partial.exists() else 0
-    raise FetchError(f"download of {url} failed after {retries + 1} attempt(s): {last_error}; {kept} bytes are kept in {partial} and the next fetch resumes from there")
+    raise FetchError(
+        f"download of {url} failed after {retries + 1} attempt(s): {last_error}; {kept} bytes are kept in {partial} and the next fetch resumes from there"
+    )
 
 
 def _fetch_url(spec: FetchSpec, target: Path, *, cache_dir: Path, mirror: str | None, retries: int, show_progress: bool) -> FetchResult:
@@ -330,7 +334,10 @@ def _fetch_hub(spec: FetchSpec, target: Path, *, hub_endpoint: str | None, hub_c
             source = "hub"
             local = hf_hub_download(spec.hub_repo, spec.hub_file, force_download=local is not None, **options)
     except LocalEntryNotFoundError as exc:
-        raise FetchError(f"{spec.path}: {spec.hub_repo}/{spec.hub_file}@{spec.revision or 'main'} is not in the Hugging Face cache and the Hub cannot be reached ({exc.__class__.__name__})") from None
+        raise FetchError(
+            f"{spec.path}: {spec.hub_repo}/{spec.hub_file}@{spec.revision or 'main'} is not in the Hugging Face cache and the Hub cannot be reached "
+            f"({exc.__class__.__name__})"
+        ) from None
     except (HfHubHTTPError, httpx.HTTPError, OSError, ValueError) as exc:
         raise FetchError(f"{spec.path}: could not download {spec.hub_repo}/{spec.hub_file} from the Hub: {exc}") from None
     problem = mismatch(Path(local), spec)
@@ -340,11 +347,11 @@ def _fetch_hub(spec: FetchSpec, target: Path, *, hub_endpoint: str | None, hub_c
     return FetchResult(target, spec.path, source, spec.size, spec.sha256)
 
 
-def _silent_tqdm_class():  # type: ignore[no-untyped-def]
+def _silent_tqdm_class():
     from tqdm.auto import tqdm
 
-    class Silent(tqdm):  # type: ignore[misc, valid-type]
-        def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    class Silent(tqdm):
+        def __init__(self, *args, **kwargs):
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
 

@@ -1,51 +1,31 @@
-"""Where things live: the project root, the bundled samples and the data root."""
+"""Where things live: defined once in :mod:`runners.paths` (the bottom layer), re-exported here."""
 
-from __future__ import annotations
+from runners.paths import (
+    DEFAULT_DB,
+    PROJECT_ROOT,
+    SAMPLE_DATA_ROOT,
+    SAMPLE_SUBMISSIONS_DIR,
+    SAMPLES_DIR,
+    SCHEMA_DIR,
+    SHARED_DIR,
+    SPECS_DIR,
+    default_data_root,
+    default_fetch_root,
+    parity_root,
+    resolve_data_root,
+)
 
-import os
-from pathlib import Path
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SPECS_DIR = PROJECT_ROOT / "specs"
-SCHEMA_DIR = PROJECT_ROOT / "schema"
-SAMPLES_DIR = PROJECT_ROOT / "samples"
-SAMPLE_DATA_ROOT = SAMPLES_DIR / "data"
-SAMPLE_SUBMISSIONS_DIR = SAMPLES_DIR / "submissions"
-SHARED_DIR = PROJECT_ROOT.parent / "shared"
-
-
-def default_data_root() -> Path | None:
-    """``PROCBENCH_DATA``, else ``../shared/data`` beside the checkout when it exists."""
-    env = os.environ.get("PROCBENCH_DATA")
-    if env:
-        return Path(env).expanduser().resolve()
-    candidate = SHARED_DIR / "data"
-    return candidate if candidate.is_dir() else None
-
-
-def default_fetch_root() -> Path:
-    """Where ``procbench data fetch`` puts files: ``PROCBENCH_DATA``, else ``$XDG_DATA_HOME/procbench/data``."""
-    env = os.environ.get("PROCBENCH_DATA")
-    if env:
-        return Path(env).expanduser().resolve()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser().resolve() / "procbench" / "data"
-
-
-def resolve_data_root(explicit: str | os.PathLike[str] | None) -> Path:
-    """``--data-dir``, ``PROCBENCH_DATA``, ``../shared/data``, what ``data fetch`` fetched, the samples."""
-    if explicit:
-        return Path(explicit).expanduser().resolve()
-    fetched = default_fetch_root()
-    return default_data_root() or (fetched if fetched.is_dir() and any(fetched.iterdir()) else SAMPLE_DATA_ROOT)
-
-
-def parity_root() -> Path | None:
-    """``PROCBENCH_PARITY``, else the ``parity`` folder beside the data root."""
-    env = os.environ.get("PROCBENCH_PARITY")
-    if env:
-        return Path(env).expanduser().resolve()
-    data = default_data_root()
-    if data is not None and (data.parent / "parity").is_dir():
-        return data.parent / "parity"
-    return None
+__all__ = [
+    "DEFAULT_DB",
+    "PROJECT_ROOT",
+    "SAMPLE_DATA_ROOT",
+    "SAMPLE_SUBMISSIONS_DIR",
+    "SAMPLES_DIR",
+    "SCHEMA_DIR",
+    "SHARED_DIR",
+    "SPECS_DIR",
+    "default_data_root",
+    "default_fetch_root",
+    "parity_root",
+    "resolve_data_root",
+]

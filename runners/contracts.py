@@ -9,7 +9,7 @@ numbers that look plausible and are wrong.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from runners._types import DataProblem, DataProblems, GoldSet
 from runners.predictions import FieldType
@@ -23,7 +23,7 @@ Check = Callable[[Any], bool]
 PYTHON_COLLECTIONS: tuple[type, ...] = (list, tuple, set, frozenset)
 
 
-def is_str_list(value: Any) -> bool:
+def is_str_list(value: Any) -> TypeGuard[list[str]]:
     """``list(str)``, the hot case: exact types first (no isinstance against ABCs per element)."""
     if type(value) is not list:
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
@@ -121,7 +121,15 @@ def check_gold_against_contract(gold: GoldSet, fields: Mapping[str, FieldType], 
         for item_id in gold.items:
             item_labels = gold.labels.get(item_id, {})
             if label not in item_labels:
-                problems.add(DataProblem.at(origins.get(item_id), item_id, f"label {label!r} (declared by {source}) is missing; {len(carried)} other items carry it"))
+                problems.add(
+                    DataProblem.at(origins.get(item_id), item_id, f"label {label!r} (declared by {source}) is missing; {len(carried)} other items carry it")
+                )
             elif values and item_labels[label] not in values:
-                problems.add(DataProblem.at(origins.get(item_id), item_id, f"label {label!r} = {item_labels[label]!r} is not one of {', '.join(map(repr, values))} (declared by {source})"))
+                problems.add(
+                    DataProblem.at(
+                        origins.get(item_id),
+                        item_id,
+                        f"label {label!r} = {item_labels[label]!r} is not one of {', '.join(map(repr, values))} (declared by {source})",
+                    )
+                )
     problems.raise_if_any()

@@ -124,7 +124,7 @@ class MatchScorer:
                     batch = self._batches[group] = PairBatch([self.stages[i].pairs for i in group])
                 columns.extend(first.matcher.score_shared(golds, answers, batch))  # type: ignore[attr-defined]
             elif hasattr(first.matcher, "score_many"):
-                columns.append(first.matcher.score_many(golds, answers, first.pairs))  # type: ignore[attr-defined]
+                columns.append(first.matcher.score_many(golds, answers, first.pairs))
             else:
                 columns.append([first.matcher(g, a, first.pairs) for g, a in zip(golds, answers)])
         out = []
@@ -208,7 +208,14 @@ def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: s
 
 
 @component("scorer", "field_match", emits=lambda p: (p.get("output", "correct"),))
-def field_match(gold: GoldSet, predictions: Mapping[str, Any], *, gold_field: GoldField = GoldField("label"), prediction_field: PredictionField = PredictionField("label"), output: str = "correct") -> list[ItemScore]:
+def field_match(
+    gold: GoldSet,
+    predictions: Mapping[str, Any],
+    *,
+    gold_field: GoldField = GoldField("label"),
+    prediction_field: PredictionField = PredictionField("label"),
+    output: str = "correct",
+) -> list[ItemScore]:
     """1.0 where the prediction's field equals the gold field (compared as text), else 0.0; missing = 0."""
     out = []
     for item_id, record in gold.items.items():

@@ -11,7 +11,7 @@ import dataclasses
 import gc
 import hashlib
 import json
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -171,11 +171,15 @@ class TaskRunner:
         with cyclic_gc_paused():
             return self.make_scorer(metadata or {})(gold, predictions)
 
-    def slice_results(self, gold: GoldSet, predictions: Mapping[str, Any], items: Sequence[ItemScore], metadata: Mapping[str, Any] | None = None) -> dict[str, dict[str, SliceResult]]:
+    def slice_results(
+        self, gold: GoldSet, predictions: Mapping[str, Any], items: Sequence[ItemScore], metadata: Mapping[str, Any] | None = None
+    ) -> dict[str, dict[str, SliceResult]]:
         with cyclic_gc_paused():
             return self._slice_results(gold, predictions, items, metadata)
 
-    def _slice_results(self, gold: GoldSet, predictions: Mapping[str, Any], items: Sequence[ItemScore], metadata: Mapping[str, Any] | None) -> dict[str, dict[str, SliceResult]]:
+    def _slice_results(
+        self, gold: GoldSet, predictions: Mapping[str, Any], items: Sequence[ItemScore], metadata: Mapping[str, Any] | None
+    ) -> dict[str, dict[str, SliceResult]]:
         out: dict[str, dict[str, SliceResult]] = {}
         by_id = {i.item_id: i for i in items}
         for sl in self.slices:
@@ -201,11 +205,21 @@ class TaskRunner:
         predictions, notes = self.validate(predictions_path, gold)
         return self.evaluate_records(gold, fingerprint, split, predictions, notes, metadata)
 
-    def evaluate_records(self, gold: GoldSet, fingerprint: str, split: str, predictions: Mapping[str, Any], notes: list[str] | None = None, metadata: Mapping[str, Any] | None = None) -> Evaluation:
+    def evaluate_records(
+        self,
+        gold: GoldSet,
+        fingerprint: str,
+        split: str,
+        predictions: Mapping[str, Any],
+        notes: list[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Evaluation:
         with cyclic_gc_paused():
             return self._evaluation(gold, fingerprint, split, predictions, notes, metadata)
 
-    def _evaluation(self, gold: GoldSet, fingerprint: str, split: str, predictions: Mapping[str, Any], notes: list[str] | None, metadata: Mapping[str, Any] | None) -> Evaluation:
+    def _evaluation(
+        self, gold: GoldSet, fingerprint: str, split: str, predictions: Mapping[str, Any], notes: list[str] | None, metadata: Mapping[str, Any] | None
+    ) -> Evaluation:
         items = self.score(gold, predictions, metadata)
         return Evaluation(
             task=self.name,

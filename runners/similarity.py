@@ -26,7 +26,8 @@ from runners.registry import component
 
 
 class Similarity(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: the similarities are frozen dataclasses
 
     def prepare(self, text: str) -> Any: ...
 

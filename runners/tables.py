@@ -223,7 +223,9 @@ class TableReader:
                 if row is None:
                     absent.add(table.source.name)
                     if not table.source.optional:
-                        problems.add(DataProblem.at(origin, parent_id, f"source {table.source.name!r} ({table.file}) has no row with {table.source.key} = {parent_id!r}"))
+                        problems.add(
+                            DataProblem.at(origin, parent_id, f"source {table.source.name!r} ({table.file}) has no row with {table.source.key} = {parent_id!r}")
+                        )
                     row = {}
                 parent_scope[table.source.name] = row
             if self.explode is None:
@@ -236,7 +238,9 @@ class TableReader:
                 self._bind(item_id, scope, at, fields, problems, out)
         problems.raise_if_any()
         unmatched = {rule.name: keys for rule in self.labels if rule.mapping and (keys := tuple(k for k in rule.mapping if k not in out.matched[rule.name]))}
-        return GoldSet(items=out.items, labels=out.labels, answer_views=_views(out.views, out.items, self.answer_labels), origins=origins, unmatched_map_keys=unmatched)
+        return GoldSet(
+            items=out.items, labels=out.labels, answer_views=_views(out.views, out.items, self.answer_labels), origins=origins, unmatched_map_keys=unmatched
+        )
 
     def _bind(self, item_id: str, scope: dict[str, Any], at: _Locator, fields: list[Any], problems: DataProblems, out: _Collected) -> None:
         """One item's fields, labels and answer labels from its scope (source name -> record), into ``out``."""
@@ -249,7 +253,7 @@ class TableReader:
                 if source in scope and (ftype is None or ftype.kind != "optional"):
                     at.report(problems, source, f"field {name!r} <- {'.'.join(path)} is {at.missing(source)}")
             elif ok is not None and not ok(value):
-                at.report(problems, source, f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}")  # type: ignore[union-attr]
+                at.report(problems, source, f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}")
             record[name] = value
         items[item_id] = record
         item_labels = labels[item_id] = {}
@@ -271,7 +275,9 @@ class TableReader:
             if answer_rule.items[0] in scope:
                 self._answer_labels(scope, answer_rule, at, problems, views.setdefault(answer_rule.name, {}))
 
-    def _explode(self, parent_id: str, scope: dict[str, Any], origin: str, absent: set[str], problems: DataProblems, taken: Mapping[str, str]) -> list[tuple[str, dict[str, Any], str]]:
+    def _explode(
+        self, parent_id: str, scope: dict[str, Any], origin: str, absent: set[str], problems: DataProblems, taken: Mapping[str, str]
+    ) -> list[tuple[str, dict[str, Any], str]]:
         """(item id, scope with the element, where the element is) for each element of the parent's list or mapping."""
         spec = self.explode
         assert spec is not None
@@ -324,7 +330,14 @@ class TableReader:
         by_row = self.id_path == ROW_INDEX
         by_key = self.id_path[:1] == (KEY_ID,)
         if by_key and primary.keys is None:
-            problems.add(DataProblem(primary.file, None, None, f"id = key({name}) needs the file to be a JSON object {{id: record}}; it is {'a JSON array' if primary.rows else 'empty or not an object'}"))
+            problems.add(
+                DataProblem(
+                    primary.file,
+                    None,
+                    None,
+                    f"id = key({name}) needs the file to be a JSON object {{id: record}}; it is {'a JSON array' if primary.rows else 'empty or not an object'}",
+                )
+            )
             return {}, {}
         id_path = self.id_path[1:] if self.id_path[:1] == (name,) else None  # the id within the record, without a scope dict
         scopes: dict[str, dict[str, Any]] = {}
@@ -333,7 +346,7 @@ class TableReader:
             if by_row:
                 item_id: Any = position
             elif by_key:
-                item_id = primary.keys[position]  # type: ignore[index]
+                item_id = primary.keys[position]
             else:
                 item_id = lookup(record, id_path) if id_path is not None else lookup({name: record}, self.id_path)
                 if type(item_id) is not str and (isinstance(item_id, bool) or not isinstance(item_id, (str, int))):

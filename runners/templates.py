@@ -212,7 +212,13 @@ def access_problems(parsed: nodes.Template, variables: tuple[str, ...]) -> list[
         if not (isinstance(root, nodes.Name) and root.name in variables):
             what = root.name if isinstance(root, nodes.Name) else _WHAT.get(type(root).__name__, "an expression")
             described = repr(what) if isinstance(root, nodes.Name) else what
-            problems.append((node.lineno, what, f"attribute or item access on {described}: only the variables the template is given ({', '.join(variables)}) may be accessed"))
+            problems.append(
+                (
+                    node.lineno,
+                    what,
+                    f"attribute or item access on {described}: only the variables the template is given ({', '.join(variables)}) may be accessed",
+                )
+            )
             faulty.add(id(node))
             continue
         internal = next((k for k in reversed(keys) if isinstance(k, str) and k.startswith("_")), None)
@@ -227,6 +233,8 @@ def access_problems(parsed: nodes.Template, variables: tuple[str, ...]) -> list[
         callee = call.node
         name = callee.attr if isinstance(callee, nodes.Getattr) else callee.name if isinstance(callee, nodes.Name) else ""
         what, shown = (f"{name}(", f"{name}(...)") if name else ("(", "a call")  # `what` with its bracket: the call, not the name elsewhere
-        problems.append((call.lineno, what, f"{shown}: calls are not available in spec templates (a template prints its variables; use filters such as |trim, |upper)"))
+        problems.append(
+            (call.lineno, what, f"{shown}: calls are not available in spec templates (a template prints its variables; use filters such as |trim, |upper)")
+        )
     problems.sort(key=lambda problem: problem[0])  # stable: in the template's order, line by line
     return problems

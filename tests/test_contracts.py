@@ -355,7 +355,9 @@ def test_matchers_compare_two_values_of_their_declared_type(name: str, data: st.
         assert isinstance(value, float) and 0.0 <= value <= 1.0
 
 
-@pytest.mark.xfail(strict=True, raises=(IndexError, AssertionError), reason="NLTK's method6 smoothing needs n >= 3 and a non-zero trigram precision; bleu() accepts it anyway")
+@pytest.mark.xfail(
+    strict=True, raises=(IndexError, AssertionError), reason="NLTK's method6 smoothing needs n >= 3 and a non-zero trigram precision; bleu() accepts it anyway"
+)
 def test_bleu_with_method6_smoothing_scores_ordinary_answers() -> None:
     similarity = registry.get("similarity", "bleu").build(n=4, smoothing="method6")
     assert 0.0 <= similarity.score(similarity.prepare("a b c d"), similarity.prepare("a b x y")) <= 1.0

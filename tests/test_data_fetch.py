@@ -360,7 +360,9 @@ def _cli(*args: str) -> Result:
     return CliRunner().invoke(app, list(args))
 
 
-def test_cli_fetches_paradise_from_a_mirror_and_the_hub_cache_then_scores_offline(server: Loopback, tmp_path: Path, data_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_fetches_paradise_from_a_mirror_and_the_hub_cache_then_scores_offline(
+    server: Loopback, tmp_path: Path, data_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     items = fetching.plan("paradise-tip", split="test")
     for item in items:  # lay the upstream files out as the mirror would serve them
         if item.spec.url:

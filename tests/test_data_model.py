@@ -138,8 +138,16 @@ def test_per_answer_labels_read_the_element(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("parent", "explode", "expected"),
     [
-        ({"id": "p1", "title": "Tea"}, "explode step { items = proc.questions }", "explode 'step': items <- proc.questions is missing, not a list or a mapping"),
-        ({"id": "p1", "title": "Tea", "questions": "boil?"}, "explode step { items = proc.questions }", "items <- proc.questions is a string ('boil?'), not a list or a mapping"),
+        (
+            {"id": "p1", "title": "Tea"},
+            "explode step { items = proc.questions }",
+            "explode 'step': items <- proc.questions is missing, not a list or a mapping",
+        ),
+        (
+            {"id": "p1", "title": "Tea", "questions": "boil?"},
+            "explode step { items = proc.questions }",
+            "items <- proc.questions is a string ('boil?'), not a list or a mapping",
+        ),
         (TEA, "explode step { items = proc.questions  id = key }", "id = key needs a mapping, but items <- proc.questions is a list"),
         (TEA, "explode step { items = proc.questions  id = step.qid }", "element proc.questions[0] has no id at step.qid"),
         (
@@ -208,7 +216,13 @@ def test_explode_mistakes_are_caught_before_anything_runs(tmp_path: Path, explod
 def test_key_ids_from_a_json_object(tmp_path: Path) -> None:
     (tmp_path / "guide").mkdir()
     (tmp_path / "guide/dev.json").write_text(json.dumps({"b7": {"text": "boil?", "answer": "yes"}, "a2": {"text": "milk?", "answer": "no"}}))
-    path = _spec(tmp_path, source='source gold { format = "json"  path = "guide/{split}.json" }', id_="key(gold)", explode="", fields="answer: enum(yes, no) = gold.answer")
+    path = _spec(
+        tmp_path,
+        source='source gold { format = "json"  path = "guide/{split}.json" }',
+        id_="key(gold)",
+        explode="",
+        fields="answer: enum(yes, no) = gold.answer",
+    )
     gold = _gold(path, tmp_path)
     assert gold.items == {"b7": {"answer": "yes"}, "a2": {"answer": "no"}}
     assert gold.origins["a2"] == "guide/dev.json#2"
@@ -225,7 +239,13 @@ def test_key_ids_with_explode(tmp_path: Path) -> None:
 def test_key_ids_need_a_json_object(tmp_path: Path) -> None:
     (tmp_path / "guide").mkdir()
     (tmp_path / "guide/dev.json").write_text(json.dumps([{"text": "boil?", "answer": "yes"}]))
-    path = _spec(tmp_path, source='source gold { format = "json"  path = "guide/{split}.json" }', id_="key(gold)", explode="", fields="answer: enum(yes, no) = gold.answer")
+    path = _spec(
+        tmp_path,
+        source='source gold { format = "json"  path = "guide/{split}.json" }',
+        id_="key(gold)",
+        explode="",
+        fields="answer: enum(yes, no) = gold.answer",
+    )
     with pytest.raises(GoldDataError, match=r"guide/dev.json: id = key\(gold\) needs the file to be a JSON object"):
         _gold(path, tmp_path)
     error = _check_error(_spec(tmp_path, id_="key(proc)"))  # a jsonl source has no keys
@@ -251,7 +271,10 @@ def test_a_quoted_first_segment_is_a_syntax_error() -> None:
 
 def _shape(node: object) -> object:
     if dataclasses.is_dataclass(node):
-        return (type(node).__name__, *((f.name, _shape(getattr(node, f.name))) for f in dataclasses.fields(node) if f.name not in ("span", "source", "path", "label_spans")))
+        return (
+            type(node).__name__,
+            *((f.name, _shape(getattr(node, f.name))) for f in dataclasses.fields(node) if f.name not in ("span", "source", "path", "label_spans")),
+        )
     if isinstance(node, tuple):
         return tuple(_shape(x) for x in node)
     return node

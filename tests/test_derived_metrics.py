@@ -87,7 +87,9 @@ def test_a_formula_is_evaluated_on_every_slice_and_shown_by_explain(tmp_path: Pa
     (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": str(i), "choice": 1 if i < 3 else 0}) + "\n" for i in range(8)))
     spec = tmp_path / "quiz.spec"
     spec.write_text(SPEC.replace("METRICS", "measure both { from = round(f1(accuracy, 0.5), 4) }"))
-    result = CliRunner().invoke(app, ["score", str(spec), "--split", "test", "--predictions", str(tmp_path / "p.jsonl"), "--data-dir", str(tmp_path / "data"), "--json"])
+    result = CliRunner().invoke(
+        app, ["score", str(spec), "--split", "test", "--predictions", str(tmp_path / "p.jsonl"), "--data-dir", str(tmp_path / "data"), "--json"]
+    )
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout)["metrics"]
     accuracy = sum((1 if i < 3 else 0) == i % 2 for i in range(8)) / 8

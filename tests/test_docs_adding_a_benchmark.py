@@ -34,7 +34,20 @@ def test_the_example_spec_checks_formats_and_fits_its_data(workspace: tuple[Path
 
 def test_the_documented_scores_are_what_procbench_prints(workspace: tuple[Path, dict[str, str]]) -> None:
     root, expected = workspace
-    result = CliRunner().invoke(app, ["score", str(root / "specs" / "toolproc.spec"), "--split", "dev", "--predictions", str(root / "predictions.jsonl"), "--data-dir", str(root / "data"), "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            str(root / "specs" / "toolproc.spec"),
+            "--split",
+            "dev",
+            "--predictions",
+            str(root / "predictions.jsonl"),
+            "--data-dir",
+            str(root / "data"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
     want = json.loads(expected["score"])
@@ -47,7 +60,9 @@ def test_the_documented_rejection_is_what_procbench_prints(workspace: tuple[Path
     root, _ = workspace
     bad = root / "bad.jsonl"
     bad.write_text('{"id": "pancakes-1", "tools": []}\n{"id": "pancakes-2", "tools": "whisk"}\n{"id": "pancakes-9", "tools": []}\n')
-    result = CliRunner().invoke(app, ["score", str(root / "specs" / "toolproc.spec"), "--split", "dev", "--predictions", str(bad), "--data-dir", str(root / "data")])
+    result = CliRunner().invoke(
+        app, ["score", str(root / "specs" / "toolproc.spec"), "--split", "dev", "--predictions", str(bad), "--data-dir", str(root / "data")]
+    )
     assert result.exit_code == 2
     text = DOC.read_text()
     for line in result.output.strip().splitlines():

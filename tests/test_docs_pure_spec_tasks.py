@@ -37,7 +37,20 @@ def _rows(path: Path) -> list[dict]:
 
 
 def _score(root: Path, task: str) -> dict:
-    result = CliRunner().invoke(app, ["score", str(root / "specs" / f"{task}.spec"), "--split", "test", "--predictions", str(root / "predictions" / f"{task}.jsonl"), "--data-dir", str(root / "data"), "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            str(root / "specs" / f"{task}.spec"),
+            "--split",
+            "test",
+            "--predictions",
+            str(root / "predictions" / f"{task}.jsonl"),
+            "--data-dir",
+            str(root / "data"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -64,7 +77,9 @@ def test_multiple_choice_accuracy_and_its_slice_equal_scikit_learn(guide: tuple[
         assert got["slices"]["domain"][domain]["metrics"]["accuracy"] == pytest.approx(want, abs=1e-12)
     shown = json.loads(expected["nextstep"])
     assert got["metrics"]["accuracy"] == pytest.approx(shown["accuracy"], abs=1e-6)
-    assert {v: s["metrics"]["accuracy"] for v, s in got["slices"]["domain"].items()} == pytest.approx({v: s["accuracy"] for v, s in shown["slices"]["domain"].items()}, abs=1e-6)
+    assert {v: s["metrics"]["accuracy"] for v, s in got["slices"]["domain"].items()} == pytest.approx(
+        {v: s["accuracy"] for v, s in shown["slices"]["domain"].items()}, abs=1e-6
+    )
 
 
 def _loose(text: str) -> str:
@@ -128,20 +143,32 @@ def _check_variant(root: Path, task: str, old: str, new: str) -> tuple[int, str]
 
 
 def test_corpus_bleu_averaged_per_item_is_refused(guide: tuple[Path, dict[str, str]]) -> None:
-    code, out = _check_variant(guide[0], "tipgen", "metric = corpus_bleu()  gold = tip  prediction = tip", 'metric = corpus_bleu()  gold = tip  prediction = tip  aggregate = "mean"')
+    code, out = _check_variant(
+        guide[0], "tipgen", "metric = corpus_bleu()  gold = tip  prediction = tip", 'metric = corpus_bleu()  gold = tip  prediction = tip  aggregate = "mean"'
+    )
     assert code == 3
     assert re.search(r"tipgen-variant\.spec:\d+:\d+: error: measure 'bleu': corpus_bleu\(\) cannot aggregate as 'mean'", out), out
     assert "sentence_bleu()" in out
 
 
 def test_a_metric_over_a_field_of_the_wrong_type_is_refused(guide: tuple[Path, dict[str, str]]) -> None:
-    code, out = _check_variant(guide[0], "nextstep", "measure accuracy { metric = accuracy()", 'measure rouge { metric = rouge()  gold = answer  prediction = choice }\n    measure accuracy { metric = accuracy()')
+    code, out = _check_variant(
+        guide[0],
+        "nextstep",
+        "measure accuracy { metric = accuracy()",
+        "measure rouge { metric = rouge()  gold = answer  prediction = choice }\n    measure accuracy { metric = accuracy()",
+    )
     assert code == 3
     assert re.search(r"nextstep-variant\.spec:\d+:\d+: error: measure 'rouge': gold field 'answer' is int, but rouge\(\)", out), out
 
 
 def test_a_class_average_over_classes_the_data_does_not_have_is_refused(guide: tuple[Path, dict[str, str]]) -> None:
-    code, out = _check_variant(guide[0], "statechange", 'metric = f1()  gold = answer  prediction = answer  aggregate = "macro"', 'metric = f1(labels = ["created", "gone"])  gold = answer  prediction = answer  aggregate = "macro"')
+    code, out = _check_variant(
+        guide[0],
+        "statechange",
+        'metric = f1()  gold = answer  prediction = answer  aggregate = "macro"',
+        'metric = f1(labels = ["created", "gone"])  gold = answer  prediction = answer  aggregate = "macro"',
+    )
     assert code == 3
     assert "class 'gone' is not a value of gold field 'answer'" in out
 
@@ -157,14 +184,20 @@ def test_check_data_finds_classes_the_data_does_not_have_and_values_outside_the_
     spec = root / "specs" / "statechange.spec"
     text = spec.read_text().replace("answer: enum(created, destroyed, unchanged) = question.answer", "answer: str = question.answer")
     text = text.replace("schema { id = str  answer = enum(created, destroyed, unchanged) }", "schema { id = str  answer = str }")
-    text = text.replace('metric = f1()  gold = answer  prediction = answer  aggregate = "macro"', 'metric = f1(labels = ["created", "destroyed", "gone"])  gold = answer  prediction = answer  aggregate = "macro"')
+    text = text.replace(
+        'metric = f1()  gold = answer  prediction = answer  aggregate = "macro"',
+        'metric = f1(labels = ["created", "destroyed", "gone"])  gold = answer  prediction = answer  aggregate = "macro"',
+    )
     text = text.replace('measure f1 { metric = f1()  gold = answer  prediction = answer  aggregate = "per_class" }\n', "")
     variant = spec.with_name("statechange-classes.spec")
     variant.write_text(text.replace("task statechange {", "task statechange-classes {"))
     assert CliRunner().invoke(app, ["check", str(variant)]).exit_code == 0  # statically fine: a str field has any value
     result = CliRunner().invoke(app, ["check", str(variant), "--data", "--data-dir", str(root / "data")])
     assert result.exit_code == 3, result.output
-    assert re.search(r"statechange-classes\.spec:\d+:\d+: error: measure 'macro_f1': gold value 'unchanged' \(statechange/test\.jsonl:1\) is not one of its classes", result.output), result.output
+    assert re.search(
+        r"statechange-classes\.spec:\d+:\d+: error: measure 'macro_f1': gold value 'unchanged' \(statechange/test\.jsonl:1\) is not one of its classes",
+        result.output,
+    ), result.output
     assert "no item of split(s) test has class 'gone'" in result.output
 
 

@@ -267,8 +267,10 @@ NAACL18 = (SPECS_DIR / "propara-naacl18.spec").read_text()
 
 
 def test_a_metric_a_python_aggregator_does_not_produce_is_refused() -> None:
-    source = _replace(NAACL18, "metric macro {", "metric overall_f1 {}\n  metric macro {")
-    assert _only_error(source) == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by propara.naacl18()) 'overall_f1'"
+    # every shipped task now declares its aggregation; NAACL'18 as it was, with its Python aggregator
+    scored = _replace(NAACL18, "  score {\n    scorer = propara.naacl18()\n", "  score {\n    scorer = propara.naacl18()\n    aggregate = propara.naacl18()\n")
+    source = _replace(scored, "metric macro {", "metric overall_f1 {}\n  metric macro {")
+    assert _only_error(source) == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by propara.naacl18() or a measure) 'overall_f1'"
 
 
 def test_a_metric_no_measure_produces_is_refused() -> None:

@@ -1,7 +1,7 @@
 """Declarative data features on real files: row-index ids, CSV sources and membership slices.
 
 PARADISE's explicit/implicit analysis sets are other CSVs listing test row indices; a spec states
-that with ``membership(...)`` and the sizes must be those of metrics.md §3.4.
+that with ``membership(...)`` and the sizes must be those of docs/metrics.md §3.4.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_membership_slices_have_the_documented_sizes(data_root: Path, tmp_path: 
     evaluation = runner.evaluate(data_root, "test", predictions)
     sizes = {value: result.n_items for value, result in evaluation.slices["explicitness"].items()}
     assert sizes == {"explicit (>0.75)": 52, "explicit (>0.5)": 382 - 52, "implicit": 118}
-    assert evaluation.metrics["correct"] == pytest.approx(0.26)  # metrics.md 3.2: constant 3 on tip_test
+    assert evaluation.metrics["correct"] == pytest.approx(0.26)  # docs/metrics.md §3.2: constant 3 on tip_test
 
 
 def test_membership_explain_lists_the_files() -> None:

@@ -32,7 +32,11 @@ def test_composition_expands_to_the_written_out_model(tmp_path: Path) -> None:
     spec = _spec(OPENPI, tmp_path)
     assert [m.name for m in spec.metrics[:3]] == ["exact_p", "exact_r", "exact_f1"]
     assert [m.display for m in spec.metrics[:3]] == ["Exact P", "Exact R", "Exact F1"]
-    assert [mt.outputs for mt in spec.score.matches] == [("exact_p", "exact_r", "exact_f1"), ("bleu_p", "bleu_r", "bleu_f1"), ("rouge_p", "rouge_r", "rouge_f1")]
+    assert [mt.outputs for mt in spec.score.matches] == [
+        ("exact_p", "exact_r", "exact_f1"),
+        ("bleu_p", "bleu_r", "bleu_f1"),
+        ("rouge_p", "rouge_r", "rouge_f1"),
+    ]
     exact = spec.score.matches[0]
     # defaults reached every match block; `content` inlined `clean`'s four steps before drop_words
     assert exact.gold == "answers" and exact.matcher.kwargs == (("dedup", False),)
@@ -46,10 +50,13 @@ def test_composition_expands_to_the_written_out_model(tmp_path: Path) -> None:
     [
         ('display = "Exact"', 'display = "Exact match"'),
         ('title       = "OpenPI: open-vocabulary state changes in procedural text"', 'title = "OpenPI"'),
-        ("  metric exact { family = prf  display = \"Exact\"  group = \"Exact\" }\n", ""),  # moved below
+        ('  metric exact { family = prf  display = "Exact"  group = "Exact" }\n', ""),  # moved below
         ("# Template words", "# Words of the answer template"),
         # paper rows (kept in openpi.reported beside the spec) written inline instead, and fewer of them
-        ('  reported    = file("openpi.reported")\n', '  reported "EMNLP 2020, Table 4" { split = test  columns = [exact_f1]  rows = { "GPT-2" = [0.043] } }\n'),
+        (
+            '  reported    = file("openpi.reported")\n',
+            '  reported "EMNLP 2020, Table 4" { split = test  columns = [exact_f1]  rows = { "GPT-2" = [0.043] } }\n',
+        ),
         ('  slice domain { label = domain  display = "Seen vs unseen category (unseen = Health)" }\n', ""),  # moved below
     ],
 )
@@ -89,7 +96,7 @@ def test_an_unknown_placeholder_is_an_error_at_its_column(tmp_path: Path) -> Non
 
 
 def test_a_normaliser_cycle_is_an_error(tmp_path: Path) -> None:
-    text = _edit("normaliser clean {\n    steps = [\n      strip(),", "normaliser clean {\n    steps = [\n      content,\n      strip(),")
+    text = _edit("normaliser clean { steps = [strip(),", "normaliser clean { steps = [content, strip(),")
     with pytest.raises(SpecError, match="normaliser cycle: clean -> content -> clean"):
         _spec(text, tmp_path)
 

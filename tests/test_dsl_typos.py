@@ -52,7 +52,9 @@ def test_reported_rows_from_the_file_beside_the_spec_equal_the_rows_written_inli
     spec = (SPECS_DIR / "openpi.spec").read_text(encoding="utf-8")
     beside = (SPECS_DIR / "openpi.reported").read_text(encoding="utf-8")
     blocks = beside[beside.index('reported "'):]  # after the file's header comment
-    inline_text = spec.replace('  reported    = file("openpi.reported")\n', "").replace("\n  fetch {", "\n" + "".join("  " + line if line else line for line in blocks.splitlines(True)) + "\n  fetch {")
+    inline_text = spec.replace('  reported    = file("openpi.reported")\n', "").replace(
+        "\n  fetch {", "\n" + "".join("  " + line if line else line for line in blocks.splitlines(True)) + "\n  fetch {"
+    )
     assert inline_text.count('reported "') == beside.count('reported "') == 3
     folder = tmp_path / "inline"
     folder.mkdir()
@@ -76,20 +78,29 @@ def test_a_mistake_in_the_reported_file_is_reported_at_its_own_line(tmp_path: Pa
         check_file(folder / "openpi.spec")
     (error,) = caught.value.diagnostics
     assert error.path == str(folder / "openpi.reported") and (error.span.line, error.span.column) == (line, col + len("columns = [bleu_p, "))
-    _refused(folder / "openpi.spec", f"{folder / 'openpi.reported'}:{line}:{col + len('columns = [bleu_p, ')}", "unknown metric 'bleu_rr'", "did you mean 'bleu_r'?")
+    _refused(
+        folder / "openpi.spec", f"{folder / 'openpi.reported'}:{line}:{col + len('columns = [bleu_p, ')}", "unknown metric 'bleu_rr'", "did you mean 'bleu_r'?"
+    )
     rendered = str(caught.value)
     assert "columns = [bleu_p, bleu_rr, bleu_f1]" in rendered  # the caret line is the reported file's, not the spec's
 
 
 def test_a_reported_file_holds_only_reported_blocks_and_file_names_stay_beside_the_spec(tmp_path: Path) -> None:
     folder = _copy(tmp_path)
-    (folder / "openpi.reported").write_text((SPECS_DIR / "openpi.reported").read_text(encoding="utf-8") + '\nmetric extra { display = "x" }\n', encoding="utf-8")
+    (folder / "openpi.reported").write_text(
+        (SPECS_DIR / "openpi.reported").read_text(encoding="utf-8") + '\nmetric extra { display = "x" }\n', encoding="utf-8"
+    )
     last = len((folder / "openpi.reported").read_text(encoding="utf-8").splitlines())
     _refused(folder / "openpi.spec", f"{folder / 'openpi.reported'}:{last}:1", "a reported file holds only", "the task's other statements belong in its spec")
     line, col = _edit(folder / "openpi.spec", 'file("openpi.reported")', 'file("../openpi.reported")')
     _refused(folder / "openpi.spec", f"{folder / 'openpi.spec'}:{line}:{col + len('file(')}", "file() names a file in the spec's folder", "a plain file name")
     line, col = _edit(folder / "openpi.spec", 'license     = "MIT"', 'license     = file("openpi.bib")')
-    _refused(folder / "openpi.spec", f"{folder / 'openpi.spec'}:{line}:{col + len('license     = ')}", "license cannot be read from a file", "file() gives the text of")
+    _refused(
+        folder / "openpi.spec",
+        f"{folder / 'openpi.spec'}:{line}:{col + len('license     = ')}",
+        "license cannot be read from a file",
+        "file() gives the text of",
+    )
 
 
 def test_a_missing_reported_file_is_a_warning_like_a_missing_lock(tmp_path: Path) -> None:
@@ -122,7 +133,12 @@ def test_fmt_formats_the_reported_files_beside_the_specs(tmp_path: Path) -> None
 def test_a_variant_param_the_parent_does_not_declare_is_an_error(tmp_path: Path) -> None:
     folder = _copy(tmp_path, "openpi-head.spec")
     line, col = _edit(folder / "openpi-head.spec", "params { dedup = true }", "params { edup = true }")
-    _refused(folder / "openpi-head.spec", f"{folder / 'openpi-head.spec'}:{line}:{col + len('params { ')}", "unknown param 'edup' (openpi declares: dedup, gold)", "did you mean 'dedup'?")
+    _refused(
+        folder / "openpi-head.spec",
+        f"{folder / 'openpi-head.spec'}:{line}:{col + len('params { ')}",
+        "unknown param 'edup' (openpi declares: dedup, gold)",
+        "did you mean 'dedup'?",
+    )
 
 
 def test_a_variant_may_add_a_param_it_uses_itself(tmp_path: Path) -> None:
@@ -138,7 +154,12 @@ def test_a_variant_may_add_a_param_it_uses_itself(tmp_path: Path) -> None:
 def test_a_task_name_that_differs_from_its_file_name_is_an_error(tmp_path: Path) -> None:
     folder = _copy(tmp_path, "openpi-head.spec")
     line, col = _edit(folder / "openpi-head.spec", "task openpi-head {", "task openpi-heda {")
-    _refused(folder / "openpi-head.spec", f"{folder / 'openpi-head.spec'}:{line}:{col + len('task ')}", "task 'openpi-heda' is written in openpi-head.spec", "write `task openpi-head { ... }`")
+    _refused(
+        folder / "openpi-head.spec",
+        f"{folder / 'openpi-head.spec'}:{line}:{col + len('task ')}",
+        "task 'openpi-heda' is written in openpi-head.spec",
+        "write `task openpi-head { ... }`",
+    )
 
 
 # -- c. a template name nothing looks up, a variable it is not given --------------------------

@@ -13,7 +13,9 @@ SCRIPT = "from procbench.api import load_task; from pathlib import Path; import 
 
 def _fingerprint(task: str, split: str, seed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    out = subprocess.run([sys.executable, "-c", SCRIPT, task, str(SAMPLE_DATA_ROOT), split], env=env, cwd=PROJECT_ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, task, str(SAMPLE_DATA_ROOT), split], env=env, cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    )
     return out.stdout.strip().splitlines()[-1]
 
 

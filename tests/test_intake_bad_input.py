@@ -219,7 +219,9 @@ def test_unprintable_or_empty_model_names_are_refused(model: str, db: Path) -> N
 
 def test_cli_invalid_file_prints_every_problem_and_the_receipt(db: Path, tmp_path: Path) -> None:
     bad = _lines_with(tmp_path, "bad.jsonl", b"{oops\n")
-    result = cli.invoke(app, ["submit", "openpi", "--split", "test", "--predictions", str(bad), "--model", "m", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)])
+    result = cli.invoke(
+        app, ["submit", "openpi", "--split", "test", "--predictions", str(bad), "--model", "m", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    )
     assert result.exit_code == 2
     assert "bad.jsonl:3: not valid JSON" in result.output
     receipt = result.output.strip().split("receipt ")[-1].rstrip(")")
@@ -287,7 +289,13 @@ def _memory_probe(tmp: Path) -> dict[str, object]:
         try:
             submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=path, model="m", team="t", db_path=db, limits=limits)
         except RejectedPredictions as exc:
-            out[key] = {"stage": exc.stage, "lines": [p.line for p in exc.problems][:3], "text": exc.render()[:400], "n": len(exc.problems), "last": exc.problems[-1].message}
+            out[key] = {
+                "stage": exc.stage,
+                "lines": [p.line for p in exc.problems][:3],
+                "text": exc.render()[:400],
+                "n": len(exc.problems),
+                "last": exc.problems[-1].message,
+            }
 
     sparse = tmp / "sparse.jsonl"
     with sparse.open("wb") as handle:

@@ -21,7 +21,9 @@ text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=9).map(" ".join)
 long_text = st.lists(st.sampled_from(WORDS[:6]), min_size=60, max_size=90).map(" ".join)  # past one 63-bit word
 texts = st.lists(st.one_of(text, text, text, long_text), min_size=1, max_size=25, unique=True)
 
-CONTENT = Pipeline.of([strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), drop_words(["and", "was", "is", "before", "afterwards", "after", "of"])])
+CONTENT = Pipeline.of(
+    [strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), drop_words(["and", "was", "is", "before", "afterwards", "after", "of"])]
+)
 STEMMED = Pipeline.of([strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), stem()])
 KERNELED = [Exact(), CocoBleu(n=2), CocoBleu(n=4), CocoRougeL(beta=1.2)]
 
@@ -88,7 +90,12 @@ def test_match_scorer_groups_stages_and_keeps_their_order() -> None:
     """Three stages over the same answers share a batch; a fourth with other answers stands alone."""
     stages = tuple(
         MatchStage("answers", field_name, (), PairScorer(similarity, CONTENT, STEMMED), BestMatch(), (f"{name}_p", f"{name}_r", f"{name}_f1"))
-        for name, similarity, field_name in (("exact", Exact(), "answers"), ("bleu", CocoBleu(n=2), "answers"), ("rouge", CocoRougeL(), "answers"), ("other", Exact(), "other"))
+        for name, similarity, field_name in (
+            ("exact", Exact(), "answers"),
+            ("bleu", CocoBleu(n=2), "answers"),
+            ("rouge", CocoRougeL(), "answers"),
+            ("other", Exact(), "other"),
+        )
     )
     gold = GoldSet(items={"a": {"answers": ["pan was hot", "oven rack"]}, "b": {"answers": []}, "c": {"answers": ["x"]}})
     predictions = {"a": {"answers": ["pan was hot", "racks"], "other": ["oven rack"]}, "b": {"answers": ["y"], "other": []}}
@@ -99,7 +106,9 @@ def test_match_scorer_groups_stages_and_keeps_their_order() -> None:
     for stage in stages:
         for item in scored:
             record = predictions.get(item.item_id, {})
-            want = stage.matcher(gold.items[item.item_id]["answers"], record.get(stage.prediction_field, []), PairScorer(stage.pairs.similarity, CONTENT, STEMMED))
+            want = stage.matcher(
+                gold.items[item.item_id]["answers"], record.get(stage.prediction_field, []), PairScorer(stage.pairs.similarity, CONTENT, STEMMED)
+            )
             assert (item.values[stage.outputs[0]], item.values[stage.outputs[1]], item.values[stage.outputs[2]]) == (want.precision, want.recall, want.f1)
 
 

@@ -65,13 +65,17 @@ def _write(root: Path, measures: str) -> Path:
 
 def test_value_measures_sum_filter_and_scale_a_scorers_values(quiz: Path) -> None:
     spec = _write(quiz, MEASURES)
-    result = CliRunner().invoke(app, ["score", str(spec), "--split", "test", "--predictions", str(quiz / "pred.jsonl"), "--data-dir", str(quiz / "data"), "--json"])
+    result = CliRunner().invoke(
+        app, ["score", str(spec), "--split", "test", "--predictions", str(quiz / "pred.jsonl"), "--data-dir", str(quiz / "data"), "--json"]
+    )
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout)["metrics"]
     hits = [gold == chosen for _, gold, chosen, _ in ROWS]
     kitchen = [h for h, row in zip(hits, ROWS) if row[3] == "kitchen"]
     garden = [h for h, row in zip(hits, ROWS) if row[3] == "garden"]
-    assert metrics == pytest.approx({"hits": sum(hits), "kitchen": sum(kitchen) / len(kitchen), "garden_tenths": sum(garden) / 10, "accuracy": round(sum(hits) / len(hits), 2)})
+    assert metrics == pytest.approx(
+        {"hits": sum(hits), "kitchen": sum(kitchen) / len(kitchen), "garden_tenths": sum(garden) / 10, "accuracy": round(sum(hits) / len(hits), 2)}
+    )
     assert "correct" not in metrics  # the scorer's values are aggregated only as measures say
 
 

@@ -74,7 +74,9 @@ def test_class_metric_properties(data):
         # F1 of each class is symmetric in gold and prediction (false positives and negatives swap)
     swapped = reduce(metric("f1", labels=CLASSES), preds, golds, "per_class")
     assert swapped == pytest.approx(reduce(metric("f1", labels=CLASSES), golds, preds, "per_class"), abs=1e-12)
-    assert reduce(metric("f1", labels=CLASSES), golds, golds, "macro")[0] == pytest.approx(skm.f1_score(golds, golds, labels=CLASSES, average="macro", zero_division=0))
+    assert reduce(metric("f1", labels=CLASSES), golds, golds, "macro")[0] == pytest.approx(
+        skm.f1_score(golds, golds, labels=CLASSES, average="macro", zero_division=0)
+    )
     assert reduce(metric("accuracy"), golds, golds, "mean") == (1.0,)
 
 
@@ -100,7 +102,9 @@ def test_corpus_bleu_chrf_ter_equal_sacrebleu(data):
     refs, hyps = [r for r, _ in data], [h for _, h in data]
     assert reduce(metric("corpus_bleu"), refs, hyps, "corpus")[0] * 100 == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=1e-9)
     assert reduce(metric("chrf"), refs, hyps, "corpus")[0] * 100 == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score, abs=1e-9)
-    assert reduce(metric("chrf", word_order=2), refs, hyps, "corpus")[0] * 100 == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs], word_order=2).score, abs=1e-9)
+    assert reduce(metric("chrf", word_order=2), refs, hyps, "corpus")[0] * 100 == pytest.approx(
+        sacrebleu.corpus_chrf(hyps, [refs], word_order=2).score, abs=1e-9
+    )
     assert reduce(metric("ter"), refs, hyps, "corpus")[0] * 100 == pytest.approx(sacrebleu.corpus_ter(hyps, [refs]).score, abs=1e-9)
 
 
@@ -147,7 +151,11 @@ def scipy_or_zero(value: float) -> float:
 @given(numbers, st.randoms(use_true_random=False))
 def test_correlations_equal_scipy_per_item_and_across_items(xs, rnd):
     ys = [x + rnd.uniform(-50, 50) if rnd.random() < 0.7 else x for x in xs]
-    for name, fn in (("kendall_tau", lambda a, b: scipy_stats.kendalltau(a, b).statistic), ("spearman", lambda a, b: scipy_stats.spearmanr(a, b).statistic), ("pearson", lambda a, b: scipy_stats.pearsonr(a, b).statistic)):
+    for name, fn in (
+        ("kendall_tau", lambda a, b: scipy_stats.kendalltau(a, b).statistic),
+        ("spearman", lambda a, b: scipy_stats.spearmanr(a, b).statistic),
+        ("pearson", lambda a, b: scipy_stats.pearsonr(a, b).statistic),
+    ):
         import warnings
 
         with warnings.catch_warnings():

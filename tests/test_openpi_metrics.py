@@ -21,7 +21,9 @@ WORDS = ["oven", "rack", "racks", "hot", "cold", "water", "pan", "in", "on", "si
 sentence = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
 answers = st.lists(sentence, max_size=5)
 
-CONTENT = Pipeline.of([strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), drop_words(["and", "was", "is", "before", "afterwards", "after", "of"])])
+CONTENT = Pipeline.of(
+    [strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), drop_words(["and", "was", "is", "before", "afterwards", "after", "of"])]
+)
 STEMMED = Pipeline.of([strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), stem()])
 
 

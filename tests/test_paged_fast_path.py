@@ -119,7 +119,9 @@ def test_tokens_equal_spacy_on_odd_text(odd_tokenizer: ChunkTokenizer, parts: li
         assert odd_tokenizer(candidate) == _spacy_lower(definition, candidate) == tokens.tokens(candidate)
 
 
-@pytest.mark.parametrize("text", ["x:) )", "a:( (", "x:-) )", "Check:) ) -> End", ": )", "x :) )", "Send it 's", "at 10 a.m. .", "(: )", ":)) )", "a. m.", "A -> B :) -> C"])
+@pytest.mark.parametrize(
+    "text", ["x:) )", "a:( (", "x:-) )", "Check:) ) -> End", ": )", "x :) )", "Send it 's", "at 10 a.m. .", "(: )", ":)) )", "a. m.", "A -> B :) -> C"]
+)
 def test_special_cases_across_chunks_go_through_spacy_whole(text: str) -> None:
     definition = tokens._spacy_tokenizer()
     assert ChunkTokenizer(definition)(text) == _spacy_lower(definition, text)
@@ -145,7 +147,9 @@ def test_scorer_equals_plain_reference_on_the_dev_split(dev: dict[str, GoldDocum
     assert len(items) == len(documents)
     for item in items:
         document = documents[item.item_id]
-        expected, aligned_predicted, aligned_gold = reference.document_statistics(gold_spans(document.lines), list(parse_text(outputs.get(item.item_id) or "").spans))
+        expected, aligned_predicted, aligned_gold = reference.document_statistics(
+            gold_spans(document.lines), list(parse_text(outputs.get(item.item_id) or "").spans)
+        )
         got = {key: value for key, value in item.values.items() if "." in key and value}
         assert got == expected, item.item_id
         assert (item.values["aligned_predicted_lines"], item.values["aligned_gold_lines"]) == (aligned_predicted, aligned_gold), item.item_id
@@ -163,7 +167,10 @@ def test_fingerprinted_fields_are_the_record(dev: dict[str, GoldDocument], data_
     assert rebuilt == first and rebuilt.graph == first.graph and rebuilt.lines == first.lines
 
 
-@given(st.lists(st.sampled_from(FRAGMENTS + ["order", "Order", "order order"]), max_size=5).map(" ".join), st.lists(st.sampled_from(FRAGMENTS + ["order", "Order"]), max_size=5).map(" ".join))
+@given(
+    st.lists(st.sampled_from(FRAGMENTS + ["order", "Order", "order order"]), max_size=5).map(" ".join),
+    st.lists(st.sampled_from(FRAGMENTS + ["order", "Order"]), max_size=5).map(" ".join),
+)
 def test_same_tokens_is_lexical_f1_of_one(a: str, b: str) -> None:
     assert tokens.same_tokens(a, b) == (tokens.lexical_f1(a, b) >= 1.0)
     assert tokens.same_tokens(a, a) == (tokens.lexical_f1(a, a) >= 1.0)

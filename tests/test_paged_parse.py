@@ -1,4 +1,4 @@
-"""The official text parser: the worked examples of the parity README (section B) and robustness properties."""
+"""The official text parser: the worked examples of docs/metrics.md §5.2 and robustness properties."""
 
 from __future__ import annotations
 

@@ -15,7 +15,24 @@ from hypothesis import strategies as st
 from runners.paged.gold import document_from_record, graph_from_record
 from runners.paged.model import NodeType
 
-WORDS = ("check", "order", "ship", "goods", "invoice", "payment", "review", "approve", "send", "receive", "stock", "report", "archive", "notify", "budget", "clerk")
+WORDS = (
+    "check",
+    "order",
+    "ship",
+    "goods",
+    "invoice",
+    "payment",
+    "review",
+    "approve",
+    "send",
+    "receive",
+    "stock",
+    "report",
+    "archive",
+    "notify",
+    "budget",
+    "clerk",
+)
 ACTORS = ("sales office", "warehouse", "customer")
 
 phrase = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)

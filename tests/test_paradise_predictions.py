@@ -61,7 +61,9 @@ BAD_RECORDS = st.one_of(
     st.just("{not json"),
     st.just("[1, 2]"),
     st.just('{"id": 0}'),
-    st.builds(lambda v: json.dumps({"id": 0, "label": v}), st.one_of(st.integers(4, 99), st.integers(-99, -1), st.just("2"), st.just(1.0), st.just(True), st.none())),
+    st.builds(
+        lambda v: json.dumps({"id": 0, "label": v}), st.one_of(st.integers(4, 99), st.integers(-99, -1), st.just("2"), st.just(1.0), st.just(True), st.none())
+    ),
     st.builds(lambda v: json.dumps({"id": v, "label": 0}), st.one_of(st.just("0"), st.just(0.0), st.just(False), st.none())),
     st.builds(lambda v: json.dumps({"id": v, "label": 0}), st.integers(1000, 10**6)),
 )

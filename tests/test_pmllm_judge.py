@@ -412,7 +412,20 @@ def test_cli_judge_passes_its_timeout_to_the_client(tmp_path: Path, monkeypatch:
     source = SAMPLE_SUBMISSIONS_DIR / "pm-llm-benchmark" / "acme-large.jsonl"
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({"id": r["id"], "answer": r["answer"]}) + "\n" for r in map(json.loads, source.read_text().splitlines())))
-    base = ["judge", "pm-llm-benchmark", "--predictions", str(answers), "--out", str(tmp_path / "o.jsonl"), "--base-url", "http://127.0.0.1:9/v1", "--model", "j", "--data-dir", str(SAMPLE_DATA_ROOT)]
+    base = [
+        "judge",
+        "pm-llm-benchmark",
+        "--predictions",
+        str(answers),
+        "--out",
+        str(tmp_path / "o.jsonl"),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "j",
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+    ]
     result = CliRunner().invoke(app, [*base, "--timeout", "7.5"])
     assert result.exit_code == 0, result.output
     assert seen[-1].timeout_s == 7.5

@@ -1,4 +1,4 @@
-"""Model metadata rules of metrics.md 4.4 (reasoning, chain of thought) and the size classes."""
+"""Model metadata rules of docs/metrics.md §4.4 (reasoning, chain of thought) and the size classes."""
 
 from __future__ import annotations
 

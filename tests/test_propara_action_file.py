@@ -1,4 +1,4 @@
-"""Reading, validating and summarising leaderboard action files (metrics.md 2A.2–2A.4).
+"""Reading, validating and summarising leaderboard action files (docs/metrics.md §2A.2–2A.4).
 
 Uses the real test answers: each test edits the gold file into a prediction and checks what the
 predictions component says about it.
@@ -121,7 +121,7 @@ def test_crlf_files_are_read_like_lf(tmp_path: Path, gold: GoldSet, gold_lines: 
 
 
 def test_case_3_tracks_and_summaries_from_metrics_walkthrough(parity_dir: Path) -> None:
-    """metrics.md 2A.10 walk-through of case-3 (gold and prediction of process 1167)."""
+    """docs/metrics.md §2A.10 walk-through of case-3 (gold and prediction of process 1167)."""
     case = parity_dir / "propara" / "leaderboard" / "case-3"
     answer = build_tracks(parse_action_lines(case.joinpath("answers.tsv").read_text().splitlines(True)).rows)[1167]
     predicted = build_tracks(parse_action_lines(case.joinpath("predictions.tsv").read_text().splitlines(True)).rows)[1167]

@@ -1,4 +1,4 @@
-"""Property tests of the leaderboard task on generated action files (metrics.md 2A.2–2A.7)."""
+"""Property tests of the leaderboard task on generated action files (docs/metrics.md §2A.2–2A.7)."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def test_gold_as_prediction_scores_one_everywhere(tmp_path_factory: pytest.TempP
     assert set(aggregate_leaderboard(items).values()) == {1.0}
 
 
-# Invalid rows with the upstream message each must produce (metrics.md 2A.2 table).
+# Invalid rows with the upstream message each must produce (docs/metrics.md §2A.2 table).
 INVALID_ROWS = st.one_of(
     st.sampled_from(("?", "", *LOCATIONS)).map(lambda b: ("CREATE", b, "soil", f"Invalid CREATE before_location: {b}")),
     st.sampled_from(("", "-")).map(lambda a: ("CREATE", "-", a, f"Invalid CREATE after_location: {a}")),

@@ -1,4 +1,4 @@
-"""NAACL'18 sentence-level task: reading, validation, events, location match and bounds (metrics.md 2B)."""
+"""NAACL'18 sentence-level task: reading, validation, events, location match and bounds (docs/metrics.md §2B)."""
 
 from __future__ import annotations
 
@@ -51,13 +51,13 @@ def test_components_are_registered() -> None:
 
 
 def test_location_match_is_asymmetric() -> None:
-    """metrics.md 2B.4: "soil" matches gold "the soil"; "the soil" does not match gold "soil"."""
+    """docs/metrics.md §2B.4: "soil" matches gold "the soil"; "the soil" does not match gold "soil"."""
     assert location_match("soil", "the soil")
     assert not location_match("the soil", "soil")
 
 
 def test_porter2_backend_and_snowball_agree_on_alphabetic_tokens(data_root: Path, parity_dir: Path) -> None:
-    """metrics.md 2B.4: NLTK's English Snowball equals Porter2 on alphabetic ProPara tokens."""
+    """docs/metrics.md §2B.4: NLTK's English Snowball equals Porter2 on alphabetic ProPara tokens."""
     from nltk.stem.snowball import SnowballStemmer
 
     assert naacl18_questions.STEMMER_NAME == "stemming-porter2"
@@ -148,7 +148,7 @@ def random_grids(draw) -> str:
     rows = []
     for pid, steps in _steps_per_paragraph().items():
         paragraph = SAMPLE_GOLD.items[str(pid)]
-        locations = sorted({l.to_location for s in paragraph.annotator_sets for l in s} | {"mud", "the leaf", "air"})
+        locations = sorted({label.to_location for s in paragraph.annotator_sets for label in s} | {"mud", "the leaf", "air"})
         states = st.sampled_from(["null", "unk", *locations])
         for name in sorted(paragraph.inventory):
             track = draw(st.lists(states, min_size=steps + 1, max_size=steps + 1))

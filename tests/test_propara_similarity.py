@@ -1,4 +1,4 @@
-"""Pair similarity and per-process precision/recall of the leaderboard evaluator: metrics.md 2A.5–2A.6."""
+"""Pair similarity and per-process precision/recall of the leaderboard evaluator: docs/metrics.md §2A.5–2A.6."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from runners.propara.similarity import (
 )
 from runners.propara.summaries import Move
 
-# Upstream unit-test values quoted in metrics.md 2A.5.
+# Upstream unit-test values quoted in docs/metrics.md §2A.5.
 LOCATION_CASES = [
     ("", "", 1.0),
     ("", "-", 0.0),
@@ -76,7 +76,7 @@ def test_zero_denominator_raises_and_is_guarded_with_a_warning() -> None:
     assert any(issubclass(w.category, PredictionWarning) for w in caught)
 
 
-# metrics.md 2A.6 worked example of the recall-reuse quirk (moves of one process, step 2).
+# docs/metrics.md §2A.6 worked example of the recall-reuse quirk (moves of one process, step 2).
 ANSWERS = [Move("plant OR leaf", "root", "earth", 2), Move("leaf", "soil", "mud", 2)]
 PREDICTIONS = [Move("plants OR leaf", "root", "earth", 2), Move("plant", "mud OR plant", "room OR earth", 2)]
 

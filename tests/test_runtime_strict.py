@@ -35,7 +35,9 @@ def _write(root: Path, relative: str, records: list[object]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
-def _reader(*, typed: FieldType | None = None, labels: tuple[ItemLabel, ...] = (), answer_labels: tuple[AnswerLabel, ...] = (), meta: TableSource | None = None) -> TableReader:
+def _reader(
+    *, typed: FieldType | None = None, labels: tuple[ItemLabel, ...] = (), answer_labels: tuple[AnswerLabel, ...] = (), meta: TableSource | None = None
+) -> TableReader:
     sources = (TableSource("gold", "jsonl", GOLD),) + ((meta,) if meta else ())
     return TableReader(sources=sources, id_path=("gold", "id"), fields=(("answers", ("gold", "answers"), typed),), labels=labels, answer_labels=answer_labels)
 
@@ -59,7 +61,10 @@ def test_a_match_block_over_a_non_list_gold_field_names_the_item_and_line(tmp_pa
     assert [p.render() for p in error.problems] == [f"gold/dev.jsonl:2: item 'b': gold field 'answers' must be list(str) for a match block, got {shown}"]
 
 
-@pytest.mark.parametrize(("value", "shown"), [("pan was hot", "a string ('pan was hot')"), (3, "a number (3)"), (["ok", 7], "a list whose element 2 is a number (7)"), (None, "null")])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("pan was hot", "a string ('pan was hot')"), (3, "a number (3)"), (["ok", 7], "a list whose element 2 is a number (7)"), (None, "null")],
+)
 def test_a_typed_field_is_checked_when_read(tmp_path: Path, value: object, shown: str) -> None:
     _write(tmp_path, GOLD, [{"id": "a", "answers": ["x"]}, {"id": "b", "answers": value}])
     error = _raises(lambda: _reader(typed=STR_LIST)(tmp_path, "dev"))
@@ -84,7 +89,9 @@ def test_a_gold_set_without_the_matched_field_is_an_error_and_a_missing_predicti
     assert (scored[0].values["exact_r"], scored[0].values["exact_f1"]) == (0.0, 0.0)  # scored as no answers
 
 
-@pytest.mark.parametrize(("record", "why"), [({"answer": ["x"]}, "item 'a': missing"), ({"answers": "x"}, "item 'a': a string ('x')"), ({}, "item 'a': missing")])
+@pytest.mark.parametrize(
+    ("record", "why"), [({"answer": ["x"]}, "item 'a': missing"), ({"answers": "x"}, "item 'a': a string ('x')"), ({}, "item 'a': missing")]
+)
 def test_a_prediction_record_without_a_list_of_strings_is_an_error(record: dict[str, object], why: str) -> None:
     with pytest.raises(ValueError, match="prediction field 'answers' must be list\\(str\\)") as info:
         _exact()(GoldSet(items={"a": {"answers": ["x"]}}), {"a": record})
@@ -141,7 +148,9 @@ def test_a_join_key_without_a_row_is_an_error_unless_the_source_is_optional(tmp_
     assert reader(tmp_path, "dev").labels == {"a": {"topic": "Food"}, "b": {"topic": "unknown"}}
     strict_label = _reader(meta=TableSource("meta", "jsonl", META, key="id", optional=True), labels=(ItemLabel("topic", ("meta", "topic")),))
     error = _raises(lambda: strict_label(tmp_path, "dev"))
-    assert [p.render() for p in error.problems] == ["gold/dev.jsonl:2: item 'b': label 'topic' <- meta.topic is missing: source 'meta' has no row for this item"]
+    assert [p.render() for p in error.problems] == [
+        "gold/dev.jsonl:2: item 'b': label 'topic' <- meta.topic is missing: source 'meta' has no row for this item"
+    ]
 
 
 def _modality(tmp_path: Path, entries: list[object]) -> GoldSet:
@@ -176,7 +185,10 @@ def test_origins_name_the_line_of_each_item_and_the_later_duplicate_wins(tmp_pat
 def test_a_record_without_an_id_is_reported_at_its_line(tmp_path: Path) -> None:
     _write(tmp_path, GOLD, [{"id": "a", "answers": []}, {"ident": "b", "answers": []}, {"id": ["c"], "answers": []}])
     error = _raises(lambda: _reader()(tmp_path, "dev"))
-    assert [p.render() for p in error.problems] == ["gold/dev.jsonl:2: record has no id at gold.id", "gold/dev.jsonl:3: record has an id that is a list, not a text or an integer at gold.id"]
+    assert [p.render() for p in error.problems] == [
+        "gold/dev.jsonl:2: record has no id at gold.id",
+        "gold/dev.jsonl:3: record has an id that is a list, not a text or an integer at gold.id",
+    ]
 
 
 def test_problems_are_capped_and_the_rest_counted(tmp_path: Path) -> None:

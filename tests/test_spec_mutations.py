@@ -119,7 +119,9 @@ def _baseline(spec_path: Path, vocabulary: frozenset[str]) -> Baseline:
     spec = check_text(source, path=str(spec_path), search=[SPECS_DIR]).spec
     runner = compile_spec(spec)
     # The samples hold some splits of each task (propara has no train): check the ones they hold.
-    present = tuple(sp for sp in spec.data.splits if not any("a data file is missing" in d.message for d in check_against_data(spec, runner, SAMPLE_DATA_ROOT, (sp,))[0]))
+    present = tuple(
+        sp for sp in spec.data.splits if not any("a data file is missing" in d.message for d in check_against_data(spec, runner, SAMPLE_DATA_ROOT, (sp,))[0])
+    )
     # A data-check error in the unmutated spec would make every mutant look refused.
     errors = [d.render() for d in check_against_data(spec, runner, SAMPLE_DATA_ROOT, present)[0] if d.severity == "error"]
     if errors:
@@ -210,7 +212,8 @@ def difference(base: Evaluation, got: Evaluation) -> str | None:
             continue
         have = _slice_multiset(got.slices[name]) if name in got.slices else None
         missing = next(iter(want - have), None) if have is not None else None
-        return f"slice {name!r}: {sum(want.values())} values -> {sum(have.values()) if have is not None else 'absent'}; e.g. (n_items, metrics) {missing!r} no longer produced"
+        got_n = sum(have.values()) if have is not None else "absent"
+        return f"slice {name!r}: {sum(want.values())} values -> {got_n}; e.g. (n_items, metrics) {missing!r} no longer produced"
     return None
 
 

@@ -116,7 +116,9 @@ def test_eight_processes_store_every_file_exactly_once(tmp_path: Path) -> None:
     assert all(o == {"created": FILES_PER_WORKER, "resubmit_created": False} for o in outputs)
     con = duckdb.connect(str(db), read_only=True)
     try:
-        total, distinct_files, distinct_models = con.execute("SELECT count(*), count(DISTINCT content_sha256), count(DISTINCT model) FROM submissions").fetchone()
+        total, distinct_files, distinct_models = con.execute(
+            "SELECT count(*), count(DISTINCT content_sha256), count(DISTINCT model) FROM submissions"
+        ).fetchone()
         assert total == distinct_files == distinct_models == WORKERS * FILES_PER_WORKER
         assert con.execute("SELECT count(*) FROM raw_files").fetchone()[0] == WORKERS * FILES_PER_WORKER
         assert con.execute("SELECT count(*) FROM status_history").fetchone()[0] == 3 * WORKERS * FILES_PER_WORKER

@@ -51,7 +51,9 @@ def _spawn(db: Path, folder: Path, crash_at: str | None = None) -> subprocess.Po
     env.pop(CRASH_ENV, None)
     if crash_at:
         env[CRASH_ENV] = crash_at
-    return subprocess.Popen([sys.executable, __file__, str(db), str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=PROJECT_ROOT)
+    return subprocess.Popen(
+        [sys.executable, __file__, str(db), str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=PROJECT_ROOT
+    )
 
 
 def _stored(db: Path) -> int:

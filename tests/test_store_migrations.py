@@ -13,7 +13,22 @@ from submissions import store
 from submissions.admin import check_consistency
 from tests.test_submissions_support import STRONG, query, submit_openpi
 
-V1_BOARD_COLUMNS = ["submission_id", "task", "split", "team", "model", "is_reference", "metadata_json", "created_at", "n_items", "slice", "slice_value", "metric", "value", "slice_n_items"]
+V1_BOARD_COLUMNS = [
+    "submission_id",
+    "task",
+    "split",
+    "team",
+    "model",
+    "is_reference",
+    "metadata_json",
+    "created_at",
+    "n_items",
+    "slice",
+    "slice_value",
+    "metric",
+    "value",
+    "slice_n_items",
+]
 
 
 def _version_1(db: Path) -> None:
@@ -25,7 +40,8 @@ def _version_1(db: Path) -> None:
     now = datetime(2026, 1, 1)
     con.execute("INSERT INTO tasks VALUES ('openpi', 'fp1', 'test', 'OpenPI', 'OpenPI', '1.0', 'rouge_f1', FALSE, '{}', ?)", [now])
     con.execute(
-        "INSERT INTO submissions (submission_id, task, split, fingerprint, team, model, content_sha256, metadata_json, n_items, created_at) VALUES ('old1', 'openpi', 'test', 'fp1', 'demo', 'old-model', 'abc', ?, 2, ?)",
+        "INSERT INTO submissions (submission_id, task, split, fingerprint, team, model, content_sha256, metadata_json, n_items, created_at) VALUES ('old1', "
+        "'openpi', 'test', 'fp1', 'demo', 'old-model', 'abc', ?, 2, ?)",
         [json.dumps({"source": "sample"}), now],
     )
     con.execute("INSERT INTO status_history (submission_id, status, changed_at) VALUES ('old1', 'scored', ?)", [now])

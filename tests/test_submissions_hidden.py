@@ -68,7 +68,23 @@ def test_cli_items_refuses_a_hidden_split_without_admin(store_with_hidden: tuple
 
 def test_cli_submit_to_a_hidden_split_prints_aggregates_only(tmp_path: Path) -> None:
     spec_file = hidden_test_spec(tmp_path)
-    result = cli.invoke(app, ["submit", str(spec_file), "--split", "test", "--predictions", str(STRONG), "--model", "m", "--db", str(tmp_path / "b.duckdb"), "--data-dir", str(SAMPLE_DATA_ROOT)])
+    result = cli.invoke(
+        app,
+        [
+            "submit",
+            str(spec_file),
+            "--split",
+            "test",
+            "--predictions",
+            str(STRONG),
+            "--model",
+            "m",
+            "--db",
+            str(tmp_path / "b.duckdb"),
+            "--data-dir",
+            str(SAMPLE_DATA_ROOT),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "rouge_f1=" in result.output and "www.wikihow.com" not in result.output
 

@@ -47,7 +47,17 @@ def query(db: Path, sql: str, params: list[object] | None = None) -> list[tuple[
         con.close()
 
 
-def submit_openpi(db: Path, path: Path, *, team: str | None = "t", spec_file: str | Path = "openpi", data_root: Path = SAMPLE_DATA_ROOT, split: str = "test", model: str = "m", **kwargs):  # type: ignore[no-untyped-def]
+def submit_openpi(
+    db: Path,
+    path: Path,
+    *,
+    team: str | None = "t",
+    spec_file: str | Path = "openpi",
+    data_root: Path = SAMPLE_DATA_ROOT,
+    split: str = "test",
+    model: str = "m",
+    **kwargs,
+):  # type: ignore[no-untyped-def]
     spec, runner = load_task(spec_file)
     return submit(spec, runner, data_root=data_root, split=split, predictions=path, model=model, team=team, db_path=db, **kwargs)
 
@@ -85,7 +95,9 @@ def openpi_spec_variant(folder: Path, *, old: str, new: str, name: str) -> Path:
 def hidden_test_spec(folder: Path, split: str = "test") -> Path:
     """specs/openpi.spec with one split hidden (the sample dev split has 4 items, test 22)."""
     # a folder of its own: the task keeps its name, and a task is named after its file
-    return openpi_spec_variant(folder / f"openpi-hidden-{split}", old="splits = [dev, test]", new=f"splits = [dev, test]\n    hidden = [{split}]", name="openpi")
+    return openpi_spec_variant(
+        folder / f"openpi-hidden-{split}", old="splits = [dev, test]", new=f"splits = [dev, test]\n    hidden = [{split}]", name="openpi"
+    )
 
 
 def test_helpers_build_distinct_valid_files(tmp_path: Path) -> None:

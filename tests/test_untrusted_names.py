@@ -100,7 +100,9 @@ def test_look_alikes_of_a_token_protected_team_need_its_token(variant: str, db: 
         _create(db, variant)
 
 
-@pytest.mark.parametrize("name", ["anonymous", "Anonymous", "ANONYMOUS", "a n o n y m o u s", "ａｎｏｎｙｍｏｕｓ", "an0nymous", "anоnymous"])  # last: Cyrillic о
+@pytest.mark.parametrize(
+    "name", ["anonymous", "Anonymous", "ANONYMOUS", "a n o n y m o u s", "ａｎｏｎｙｍｏｕｓ", "an0nymous", "anоnymous"]
+)  # last: Cyrillic о
 def test_the_anonymous_team_cannot_be_created_or_given_a_token(name: str, db: Path) -> None:
     """`anonymous` is where token-less submissions go: a token on it (or a look-alike) would lock everyone out."""
     result = cli.invoke(app, ["team", "create", name, "--db", str(db)])
@@ -205,7 +207,19 @@ def _card_task(model: str, team: str) -> dict[str, object]:
     metric = {"name": "f1", "display": "F1", "group": "main", "description": "the F1", "higher_is_better": True, "percent": False}
     best = {"model": model, "team": team, "f1": 0.5}
     split = {"file": "data/t/test.parquet", "fingerprint": "f", "hidden": False, "submissions": 1, "rows": 1, "best": best}
-    return {"task": "t", "title": "T", "benchmark": "B", "primary": "f1", "url": "", "citation": "", "spec_license": "", "data_licence": "MIT", "data_licence_source": "x", "metrics": [metric], "splits": {"test": split}}
+    return {
+        "task": "t",
+        "title": "T",
+        "benchmark": "B",
+        "primary": "f1",
+        "url": "",
+        "citation": "",
+        "spec_license": "",
+        "data_licence": "MIT",
+        "data_licence_source": "x",
+        "metrics": [metric],
+        "splits": {"test": split},
+    }
 
 
 def test_the_hub_card_escapes_names_in_its_tables() -> None:
@@ -238,8 +252,17 @@ def test_a_refused_request_creates_no_store(case: str, tmp_path: Path) -> None:
 
 def test_admin_commands_on_a_missing_store_create_none(tmp_path: Path) -> None:
     db = tmp_path / "none.duckdb"
-    for args in (["admin", "hide", "abcdef"], ["team", "revoke", "acme"], ["team", "token", "acme"], ["team", "create", "reference"], ["team", "create", "Anonymous"], ["admin", "receipt", "abc"], ["admin", "check"],
-                 ["admin", "quota", "openpi", "--per-day=-1"], ["admin", "quota", "openpi", "--max-attempts=-3", "--split", "test"]):
+    for args in (
+        ["admin", "hide", "abcdef"],
+        ["team", "revoke", "acme"],
+        ["team", "token", "acme"],
+        ["team", "create", "reference"],
+        ["team", "create", "Anonymous"],
+        ["admin", "receipt", "abc"],
+        ["admin", "check"],
+        ["admin", "quota", "openpi", "--per-day=-1"],
+        ["admin", "quota", "openpi", "--max-attempts=-3", "--split", "test"],
+    ):
         result = cli.invoke(app, [*args, "--db", str(db)])
         assert result.exit_code == 5, (args, result.output)
         assert list(tmp_path.iterdir()) == [], args

@@ -288,7 +288,10 @@ def test_empty_answers_score_zero_whatever_the_verdict(tmp_path: Path) -> None:
 def test_a_non_empty_answer_still_scores_its_verdict(tmp_path: Path) -> None:
     gold = read_questions(SAMPLE_DATA_ROOT, "main")
     first, second = list(gold.items)[:2]
-    path = _write(tmp_path / "two.jsonl", [json.dumps({"id": first, "answer": "a real answer", "verdict": "10.0"}), json.dumps({"id": second, "answer": "", "verdict": "10.0"})])
+    path = _write(
+        tmp_path / "two.jsonl",
+        [json.dumps({"id": first, "answer": "a real answer", "verdict": "10.0"}), json.dumps({"id": second, "answer": "", "verdict": "10.0"})],
+    )
     with pytest.warns(UserWarning):  # the other questions have no answer
         answers = read_answers(path, gold)
     scores = {item.item_id: item.values["score"] for item in score_answers(gold, answers)}

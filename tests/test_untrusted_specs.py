@@ -189,7 +189,9 @@ def test_a_hostile_title_does_not_run_when_the_exported_module_is_imported(tmp_p
     spec_file.write_text(hostile, encoding="utf-8")
     module = write_module(str(spec_file), tmp_path / "out")
     marker = tmp_path / "marker"
-    run = subprocess.run([sys.executable, "-c", STUBS, str(module.script)], capture_output=True, text=True, timeout=120, env={**os.environ, "MARKER": str(marker)}, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-c", STUBS, str(module.script)], capture_output=True, text=True, timeout=120, env={**os.environ, "MARKER": str(marker)}, cwd=tmp_path
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert not marker.exists(), "importing the exported module ran code from the spec's title"
     assert run.stdout.startswith(HOSTILE_TITLE + ": procbench's official-scorer")

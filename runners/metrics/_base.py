@@ -60,9 +60,9 @@ class Metric:
     aggregations: ClassVar[tuple[str, ...]] = ("mean", "sum")
     text: ClassVar[bool] = False
     same_type: ClassVar[bool] = False
-    higher_is_better: ClassVar[bool] = True
-    percent: ClassVar[bool] = True
-    library: ClassVar[str] = ""  # the library whose numbers it reproduces (its oracle in the tests)
+    higher_is_better: bool = True  # a class default; a metric object may set its own (TER)
+    percent: bool = True  # a class default; a metric object may set its own
+    library: str = ""  # the library whose numbers it reproduces (its oracle in the tests); may be set per object
 
     labels: tuple[str, ...] = ()  # the class set, for class aggregations (filled in by the compiler)
 

@@ -11,7 +11,7 @@ similarities of match blocks), which differ from sacrebleu and rouge-score by de
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from runners.metrics._base import TEXT, TEXTS, Metric, Stats, as_references, library_metric
 
@@ -33,7 +33,7 @@ class _Sacrebleu(Metric):
     prediction = (TEXT,)
     text = True
     library = "sacrebleu"
-    kind: ClassVar[str] = ""
+    kind: str = ""  # set by the class (BLEU) or, for corpus scores, per object
 
     def __init__(self, **options: Any):
         self.options = options
@@ -151,7 +151,9 @@ def ter(*, normalized: bool = False, case_sensitive: bool = False) -> Metric:
 
 
 @library_metric("rouge")
-def rouge(*, variant: Literal["rouge1", "rouge2", "rougeL", "rougeLsum"] = "rougeL", score: Literal["f1", "precision", "recall"] = "f1", use_stemmer: bool = False) -> Metric:
+def rouge(
+    *, variant: Literal["rouge1", "rouge2", "rougeL", "rougeLsum"] = "rougeL", score: Literal["f1", "precision", "recall"] = "f1", use_stemmer: bool = False
+) -> Metric:
     """rouge-score's ROUGE per item (variant rouge1 | rouge2 | rougeL | rougeLsum; score f1 | precision | recall); several references: the best by F.
 
     rougeLsum splits summaries into sentences at newlines, as rouge-score does.

@@ -69,7 +69,7 @@ def paired_positions(gold: Sequence[Any], prediction: Sequence[Any] | None) -> t
         if len(predicted) != len(gold):
             raise ValueError(f"the prediction has {len(predicted)} values for {len(gold)} gold values")
         return [float(v) for v in gold], [float(v) for v in predicted]
-    where = {}
+    where: dict[float, int] = {}
     for position, value in enumerate(predicted):
         where.setdefault(value, position)
     return [float(i) for i in range(len(gold))], [float(where.get(value, len(predicted))) for value in gold]

@@ -21,13 +21,22 @@ from typing import Any
 LETTERS = frozenset(string.ascii_letters)
 
 try:  # the stdlib's own regex parser (Python 3.11+; opcodes print as their names)
-    from re import _parser  # type: ignore[attr-defined]
+    from re import _parser
 except ImportError:  # pragma: no cover - other Pythons: no shortcut
     _parser = None
 
 # classes that never contain an ASCII letter / always contain every one, in str patterns (ASCII or Unicode mode)
 _NO_LETTER = {"CATEGORY_DIGIT", "CATEGORY_SPACE", "CATEGORY_LINEBREAK", "CATEGORY_UNI_DIGIT", "CATEGORY_UNI_SPACE", "CATEGORY_UNI_LINEBREAK"}
-_EVERY_LETTER = {"CATEGORY_WORD", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_SPACE", "CATEGORY_NOT_LINEBREAK", "CATEGORY_UNI_WORD", "CATEGORY_UNI_NOT_DIGIT", "CATEGORY_UNI_NOT_SPACE", "CATEGORY_UNI_NOT_LINEBREAK"}
+_EVERY_LETTER = {
+    "CATEGORY_WORD",
+    "CATEGORY_NOT_DIGIT",
+    "CATEGORY_NOT_SPACE",
+    "CATEGORY_NOT_LINEBREAK",
+    "CATEGORY_UNI_WORD",
+    "CATEGORY_UNI_NOT_DIGIT",
+    "CATEGORY_UNI_NOT_SPACE",
+    "CATEGORY_UNI_NOT_LINEBREAK",
+}
 
 
 def may_match_letters(pattern: Any) -> bool:

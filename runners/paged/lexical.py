@@ -1,4 +1,4 @@
-"""Per-document statistics of the official ``lexical_based`` PAGED scorer (parity README, sections C to F).
+"""Per-document statistics of the official ``lexical_based`` PAGED scorer (docs/metrics.md §5.3-5.6).
 
 For one document, two passes: the precision pass walks the predicted spans and aligns each with
 the gold spans, the recall pass walks the gold spans and aligns each with the predicted spans. The
@@ -221,7 +221,9 @@ class _Pass:
             found = next((e for e in candidates if not e.node.text), None)
         else:
             mine = token_set(text)  # no shared token: lexical F1 0, not computed
-            found = next((e for e in candidates if e.node.text and not mine.isdisjoint(e.tokens) and lexical_f1(e.node.text, text) >= SAME_NODE_THRESHOLD), None)
+            found = next(
+                (e for e in candidates if e.node.text and not mine.isdisjoint(e.tokens) and lexical_f1(e.node.text, text) >= SAME_NODE_THRESHOLD), None
+            )
         if found is not None:
             return found
         entry = _Registered(node, agent, source_span, token_set(text))

@@ -1,6 +1,6 @@
 """The official gold linearisation: a gold graph as ``For <actor>:`` blocks of ``A -> B`` lines.
 
-Reproduces upstream ``eva_trans2triples`` (parity README, section A): gateways are numbered per
+Reproduces upstream ``eva_trans2triples`` (docs/metrics.md §5.1): gateways are numbered per
 type in node order; one block per Start node, a breadth-first walk (FIFO queue, its own visited
 set) along sequence flows in file order, every line of the block carrying the Start node's actor.
 Nodes no Start reaches are absent; a node reachable from several Starts is repeated; duplicate

@@ -1,6 +1,6 @@
 """Reading the textual graph format (model outputs, and the gold lines) exactly as the official parser does.
 
-Parity README section B, quirks included:
+docs/metrics.md §5.2, quirks included:
 
 * the text is split on ``\\n`` and each line stripped; a line containing ``->`` is a *span* under
   the current actor (tested first, so ``For X -> Y`` is a span); otherwise a line starting with
@@ -60,7 +60,7 @@ class Edge:
     tail: Endpoint | None = None
     condition: str = ""
     type: FlowType | None = None
-    source_span: str = ""  # the head part: a gateway's identity (parity README B7)
+    source_span: str = ""  # the head part: a gateway's identity (docs/metrics.md §5.2, item 7)
     arrows: int = 0
 
     @property
@@ -127,7 +127,7 @@ def type_endpoint(part: str) -> Endpoint | None:
             if part.startswith(prefix) or lower.match(part):
                 text = _FIRST_PARENS.search(number.sub("", part))
                 return Endpoint(gateway, text.group(1) if text else "", part)
-    # Inferred from the fixtures, not stated in the parity README: a part with no word character is
+    # Inferred from upstream's outputs on the fixtures (docs/metrics.md §5.2, item 4): a part with no word character is
     # no node. The three dev gold lines whose greedy condition leaves the tail ")" (documents
     # 1193176259 and 1307764145) count as flows but add no Activity and are never strictly correct.
     return Endpoint(NodeType.ACTIVITY, part, part) if _WORD.search(part) else None
@@ -186,7 +186,14 @@ def _parse_text(text: str, prompt_spellings: bool) -> ParsedOutput:
                     for old, new in _PROMPT_SPELLINGS:
                         line = line.replace(old, new)
                 else:
-                    issues.append(LineIssue(number, "prompt_spelling", "DataConstraint/ActionConstraint is read as an Activity by the official parser (the constraint is lost)", line))
+                    issues.append(
+                        LineIssue(
+                            number,
+                            "prompt_spelling",
+                            "DataConstraint/ActionConstraint is read as an Activity by the official parser (the constraint is lost)",
+                            line,
+                        )
+                    )
             span = Span(line, agent, number, parse_edge(line))
             spans.append(span)
             issue = _span_issue(span)

@@ -104,7 +104,11 @@ def _warn_odd_lines(parsed: dict[str, ParsedOutput], file_line: dict[str, int]) 
         ("unparseable", "have more than one '->' and count nowhere"),
         ("missing_node", "lack a node on one side"),
         ("ignored", "are neither 'A -> B' lines nor 'For <actor>:' headers and are ignored"),
-        ("prompt_spelling", "use DataConstraint(...)/ActionConstraint(...), which the official parser reads as activities (the scorer's prompt_spellings variant reads them as constraints)"),
+        (
+            "prompt_spelling",
+            "use DataConstraint(...)/ActionConstraint(...), which the official parser reads as activities (the scorer's prompt_spellings variant reads them "
+            "as constraints)",
+        ),
     ):
         hits = [(item_id, issue) for item_id, output in parsed.items() for issue in output.issues if issue.kind == kind]
         if not hits:

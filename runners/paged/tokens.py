@@ -1,7 +1,7 @@
 """Tokens, lexical F1 and BLEU-1 exactly as the official PAGED scorer computes them.
 
 Upstream loads ``en_core_web_sm`` with the tagger and attribute ruler disabled, so its "lemmas" are
-just the lower-cased spaCy tokens (parity README, "How the official scorer was run"): spaCy's
+just the lower-cased spaCy tokens (docs/metrics.md §5): spaCy's
 ``blank("en")`` tokenizer gives the same tokens without any model download.
 
 Speed without changing a value: every distinct text is tokenised once (:mod:`runners.paged.tokenizer`
@@ -22,7 +22,7 @@ import numpy as np
 
 from runners.paged.tokenizer import ChunkTokenizer
 
-# Tokens that upstream drops before BLEU (parity README F1).
+# Tokens that upstream drops before BLEU (docs/metrics.md §5.6).
 BLEU_DROPPED = frozenset([",", ".", "?", ";", ":", "!", "(", ")", "[", "]", "{", "}", "'", '"', "-", "_", "a", "the", "an"])
 
 _tokenizer: Any = None

@@ -2,7 +2,7 @@
 
 Every file is SWAG-style: ``sent2`` holds the goal (forward tasks) or the tip/warning (reverse
 tasks), ``ending0..3`` the four candidates and ``label`` the index of the correct one. Items are
-identified by the test row index (metrics.md 3.3): the unnamed first column of the main and reverse
+identified by the test row index (docs/metrics.md §3.3): the unnamed first column of the main and reverse
 files, the 0-based row position in the keyword-perturbed copies, which have no index column.
 """
 
@@ -80,7 +80,7 @@ def load_split(data_root: Path, task: Task, split: str) -> dict[str, ParadiseIte
     rows = read_rows(Path(data_root) / split_file(task, split))
     items: dict[str, ParadiseItem] = {}
     for position, row in enumerate(rows):
-        # rq1 copies have no index column: their item index is the row position (metrics.md 3.4).
+        # rq1 copies have no index column: their item index is the row position (docs/metrics.md §3.4).
         index = row.get("", str(position))
         items[str(int(index))] = _item(row)
     return items
@@ -95,8 +95,8 @@ def membership(data_root: Path, task: str, threshold: str) -> frozenset[str]:
 def explicitness_labels(data_root: Path, task: str, item_ids: list[str]) -> dict[str, dict[str, str]]:
     """Disjoint explicitness slice: >0.75 first, then the rest of the >0.5 file, else implicit.
 
-    metrics.md 3.4 calls the 0.5 file "explicit" and the 0.75 file (a subset of it) "strongly
-    explicit"; a slice dimension needs one value per item, so the three values are made disjoint.
+    The rq3 files (docs/metrics.md §3.4) list the test rows above 0.5 and above 0.75 (a subset of the former); a
+    slice dimension needs one value per item, so the three values are made disjoint.
     The paper's "Sim>0.5" column is therefore the union of the first two values, which is what the
     second dimension ``similarity`` gives directly.
     """

@@ -3,7 +3,7 @@
 Two formats: JSON lines ``{"id": 12, "label": 3}`` or CSV with the header ``id,label``. The format
 comes from the extension (.jsonl/.json/.ndjson vs .csv), else from the first non-blank character.
 Upstream has no prediction-file scorer, so duplicates, unknown or missing ids and labels outside
-0-3 have no official treatment; metrics.md 3.3 says to reject them, and so does this module.
+0-3 have no official treatment; docs/metrics.md §3.3 says to reject them, and so does this module.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Two layouts:
 * upstream's layout: a folder of ``<model>_<question id>.txt`` answers (or a benchmark root holding
   ``answers/``), with verdicts read the same way from an ``evaluation-<judge>/`` folder beside it.
 
-Questions without an answer are allowed: upstream simply sums what it has (metrics.md 4.5).
+Questions without an answer are allowed: upstream simply sums what it has (docs/metrics.md §4.5).
 """
 
 from __future__ import annotations
@@ -101,7 +101,9 @@ def _verdict_folder(answers_dir: Path, judge: str, problems: ProblemList) -> Pat
         return folder
     candidates = sorted(p for p in answers_dir.parent.glob("evaluation-*") if p.is_dir())
     if len(candidates) > 1:
-        problems.append(Problem(None, f"several verdict folders beside {answers_dir} ({', '.join(p.name for p in candidates)}): choose one with the parameter judge"))
+        problems.append(
+            Problem(None, f"several verdict folders beside {answers_dir} ({', '.join(p.name for p in candidates)}): choose one with the parameter judge")
+        )
         return None
     return candidates[0] if candidates else None
 
@@ -120,7 +122,11 @@ def _read_folder(path: Path, known: set[str], model: str, judge: str, problems: 
             problems.append(Problem(None, f"{file.name}: unknown question id {qid!r}"))
     judged_only = sorted(q for q in verdict_files if q in known and q not in answer_files)
     if judged_only:
-        warnings.warn(PredictionWarning(f"{len(judged_only)} verdicts without an answer file (scored 0: an empty answer scores 0 whatever its verdict): {', '.join(judged_only)}"))
+        warnings.warn(
+            PredictionWarning(
+                f"{len(judged_only)} verdicts without an answer file (scored 0: an empty answer scores 0 whatever its verdict): {', '.join(judged_only)}"
+            )
+        )
     answers = {}
     for qid in sorted(set(answer_files) | set(verdict_files)):
         if qid in known:

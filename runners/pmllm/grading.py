@@ -1,4 +1,4 @@
-"""From a judge's verdict text to a per-question score (metrics.md 4.3 and 4.4).
+"""From a judge's verdict text to a per-question score (docs/metrics.md §4.3 and 4.4).
 
 Upstream's extraction is a regex heuristic with quirks (backtracking, floats beating ints, the
 "number before 10.0" rule); no library does this, so it is reproduced here as described.
@@ -38,7 +38,7 @@ def extract_grade(verdict: str) -> float:
     if floats:
         # "10.0 at a position > 0" -> the float just before the first 10.0. Read literally, with
         # Python indexing: when the first 10.0 is at position 0 and another follows, that is
-        # floats[-1] (metrics.md 4.3 leaves this case open; none of the staged verdicts has it).
+        # floats[-1] (docs/metrics.md §4.3, step 3: upstream's literal reading; none of the staged verdicts has it).
         if 10.0 in floats[1:]:
             return floats[floats.index(10.0) - 1]
         return floats[0]

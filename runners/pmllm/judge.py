@@ -5,7 +5,7 @@ Two ways to get verdicts:
 * import the ones upstream already produced (``evaluation-<judge>/<model>_<question id>.txt``):
   :func:`import_verdicts`;
 * ask a judge through any OpenAI-compatible Chat Completions endpoint: :func:`judge_answers`, with
-  the prompt of metrics.md 4.2 rendered from a Jinja2 template (a parameter, so that a spec can carry
+  the prompt of docs/metrics.md §4.2 rendered from a Jinja2 template (a parameter, so that a spec can carry
   its own), a concurrency limit, retries with exponential backoff on 5xx/429, timeouts and
   connection errors, a progress callback, and an on-disk cache keyed by (judge model, sha256 of
   the request content) so that a rerun makes no request.
@@ -63,7 +63,7 @@ SEVERITY_SENTENCE = (
     "Even minor issues should result in a significantly lower score. Only award a very high score if the answer is "
     "nearly flawless."
 )
-# metrics.md 4.2: seven pieces joined by "," (an upstream quirk), pieces 4 and 5 conditional.
+# docs/metrics.md §4.2: seven pieces joined by "," (an upstream quirk), pieces 4 and 5 conditional.
 DEFAULT_TEXT_TEMPLATE = (
     "Given the following question:\n\n"
     ",{{ question }}"
@@ -220,7 +220,9 @@ class VerdictCache:
                 return None
             record = json.loads(path.read_text(encoding="utf-8"))
             text, grade = record["verdict"], float(record["grade"])
-            valid = record["judge"] == judge and record["prompt_sha256"] == digest and isinstance(text, str) and bool(text.strip()) and grade == extract_grade(text)
+            valid = (
+                record["judge"] == judge and record["prompt_sha256"] == digest and isinstance(text, str) and bool(text.strip()) and grade == extract_grade(text)
+            )
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
             return None
         return Verdict(judge, digest, text, grade, cached=True) if valid else None

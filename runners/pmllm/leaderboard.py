@@ -1,4 +1,4 @@
-"""The PM-LLM-Benchmark leaderboard table: listing rule, ranking, rounding and cell markup (metrics.md 4.6)."""
+"""The PM-LLM-Benchmark leaderboard table: listing rule, ranking, rounding and cell markup (docs/metrics.md §4.6)."""
 
 from __future__ import annotations
 

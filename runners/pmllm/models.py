@@ -1,6 +1,6 @@
 """Model metadata for PM-LLM-Benchmark: reasoning / chain-of-thought flags, open source, size class.
 
-The reasoning predicates reproduce the name rules of metrics.md 4.4 for models not yet on the
+The reasoning predicates reproduce the name rules of docs/metrics.md §4.4 for models not yet on the
 published leaderboards; for staged models, prefer the materialised lists read from the published
 files (``leaderboard_lrms_cot_gpt-5.4.md`` for the CoT penalty, the OS column of
 ``leaderboard_gpt-5.4.md`` for open source), which include upstream's manual overrides.
@@ -66,7 +66,7 @@ def _is_qwen_reasoning(n: str) -> bool:
 
 
 def is_large_reasoning_model(name: str, manual: ManualConfig | None = None) -> bool:
-    """LRM(n) of metrics.md 4.4 (the leaderboard's LRM column)."""
+    """LRM(n) of docs/metrics.md §4.4 (the leaderboard's LRM column)."""
     n = normalised_name(name)
     if any(word in n for word in _NOT_REASONING):
         return False
@@ -96,7 +96,7 @@ def _hides_reasoning(n: str) -> bool:
 
 
 def shows_chain_of_thought(name: str, manual: ManualConfig | None = None) -> bool:
-    """CoT(n) of metrics.md 4.4: an LRM whose visible answer includes its reasoning (rule for new models)."""
+    """CoT(n) of docs/metrics.md §4.4: an LRM whose visible answer includes its reasoning (rule for new models)."""
     if not is_large_reasoning_model(name, manual):
         return False
     n = normalised_name(name)

@@ -1,4 +1,4 @@
-"""PM-LLM-Benchmark naming: model names, question ids, answer/verdict file names (metrics.md 4.1, 4.6)."""
+"""PM-LLM-Benchmark naming: model names, question ids, answer/verdict file names (docs/metrics.md §4.1, 4.6)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Text questions are ``catNN_MM_<slug>.txt``; the visual ones (cat07) are ``.png`` images whose
 answering prompt is a fixed sentence. Item id = question id = file name without extension. Items
-come in sorted question-id order, the order the sums are taken in (metrics.md 4.8).
+come in sorted question-id order, the order the sums are taken in (docs/metrics.md §4.8).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PM-LLM-Benchmark scoring: per-question grades from verdicts, per-model sums (metrics.md 4.3-4.5)."""
+"""PM-LLM-Benchmark scoring: per-question grades from verdicts, per-model sums (docs/metrics.md §4.3-4.5)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,11 @@ def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penal
     """
     unjudged = [qid for qid, a in predictions.items() if qid in gold.items and a.verdict is None and not a.is_empty]
     if unjudged:
-        problem = Problem(None, f"{len(unjudged)} answers have no judge verdict ({', '.join(unjudged)}): run the judge first (runners.pmllm.judge.judge_answers, or the CLI's judge step)")
+        problem = Problem(
+            None,
+            f"{len(unjudged)} answers have no judge verdict ({', '.join(unjudged)}): run the judge first (runners.pmllm.judge.judge_answers, or the CLI's "
+            "judge step)",
+        )
         raise MissingVerdicts([problem])
     scores = []
     for qid in gold.items:
@@ -50,7 +54,7 @@ def aggregate_sums(items: Sequence[ItemScore]) -> dict[str, float]:
     The shipped spec declares these sums as measure blocks over ``pmllm.grades()``'s values; this
     function computes the same for Python callers (the parity tests) and for old stored submissions.
 
-    Sums run in sorted question-id order (metrics.md 4.8), unrounded; ``verdicts`` counts judged
+    Sums run in sorted question-id order (docs/metrics.md §4.8), unrounded; ``verdicts`` counts judged
     questions (the leaderboard lists a model only from 44 on).
     """
     ordered = sorted(items, key=lambda item: item.item_id)

@@ -1,4 +1,4 @@
-"""Reading upstream text files: UTF-8, falling back to Windows-1252 (metrics.md 4.2)."""
+"""Reading upstream text files: UTF-8, falling back to Windows-1252 (docs/metrics.md §4.2)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,51 @@
+"""Tasks by name: the spec file of a task in ``specs/`` and its checked, compiled runner.
+
+Lives in the dsl layer so that everything above it (intake, re-scoring, the demo, the CLI and the
+API) loads tasks the same way without importing the API package; ``procbench.api`` re-exports it.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runners.paths import SPECS_DIR
+
+if TYPE_CHECKING:  # the checker and compiler (Lark, the registry, NumPy) are imported when a spec is loaded
+    from dsl.model import TaskSpec
+    from runners.runner import TaskRunner
+
+
+def spec_path(name_or_path: str | Path) -> Path:
+    """A spec file from a path, or from a task name looked up in ``specs/``."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".spec" or candidate.exists():
+        if not candidate.is_file():
+            raise FileNotFoundError(f"no spec file at {candidate}")
+        return candidate
+    named = SPECS_DIR / f"{name_or_path}.spec"
+    if named.is_file():
+        return named
+    known = ", ".join(sorted(p.stem for p in SPECS_DIR.glob("*.spec")))
+    raise FileNotFoundError(f"no task named {name_or_path!r} (known: {known})")
+
+
+def all_spec_paths() -> list[Path]:
+    """Every shipped spec, sorted by file name."""
+    return sorted(SPECS_DIR.glob("*.spec"))
+
+
+@functools.lru_cache(maxsize=64)
+def _load(path: str, mtime: float) -> tuple[TaskSpec, TaskRunner]:
+    from dsl.cache import checked_spec  # checked specs are cached by content (dsl/cache.py)
+    from dsl.compiler import compile_spec
+
+    result = checked_spec(path, search=[SPECS_DIR])
+    return result.spec, compile_spec(result.spec)
+
+
+def load_task(name_or_path: str | Path) -> tuple[TaskSpec, TaskRunner]:
+    """Check and compile a spec (cached per file version); raises SpecError."""
+    path = spec_path(name_or_path)
+    return _load(str(path.resolve()), path.stat().st_mtime)
