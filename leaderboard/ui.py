@@ -115,6 +115,16 @@ def url_choice(
     return value
 
 
+
+def metric_choice(where: Any, info: Any) -> str:
+    """The sidebar's metric picker (URL parameter ``metric``): the task's metrics by display name, the primary first chosen."""
+    names = [m.name for m in info.metrics] or [info.primary]
+    return str(
+        url_choice(
+            where, "Metric", names, index=names.index(info.primary) if info.primary in names else 0, key="metric", format_func=lambda n: info.metric(n).display
+        )
+    )
+
 def url_multi(where: Any, label: str, options: list[Any], *, key: str, default: list[Any], format_func: Any = str, **kwargs: Any) -> list[Any]:
     """A multiselect whose raw values live in the repeated URL parameter ``key`` (unknown values are reported)."""
     present = key in st.query_params

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,15 +36,19 @@ def _split_order(splits: tuple[str, ...]) -> list[str]:
     return sorted(splits, key=lambda s: (s != "test", s != "dev", splits.index(s)))
 
 
+def _loadable_tasks(log: Callable[[str], None]) -> Iterator[tuple[TaskSpec, TaskRunner]]:
+    """Every shipped task that checks; one that does not is logged and skipped (a demo shows the rest)."""
+    for spec_file in all_spec_paths():
+        try:
+            yield load_task(spec_file)
+        except SpecError as exc:
+            log(f"skipping {spec_file.name}: {exc}")
+
+
 def build_demo(db_path: Path, *, data_root: Path = SAMPLE_DATA_ROOT, submissions_dir: Path = SAMPLE_SUBMISSIONS_DIR, log: Callable[[str], None] = print) -> int:
     """Submit every sample file of every task to ``db_path``; returns how many were stored."""
     stored = 0
-    for spec_file in all_spec_paths():
-        try:
-            spec, runner = load_task(spec_file)
-        except SpecError as exc:
-            log(f"skipping {spec_file.name}: {exc}")
-            continue
+    for spec, runner in _loadable_tasks(log):
         folder = submissions_dir / spec.name
         files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json")) if folder.is_dir() else []
         for path in files:
@@ -133,12 +137,7 @@ def build_real(db_path: Path, data_root: Path, *, log: Callable[[str], None] = p
     """
     folder = Path(work_dir) if work_dir is not None else Path(str(db_path) + ".inputs")
     stored = 0
-    for spec_file in all_spec_paths():
-        try:
-            spec, runner = load_task(spec_file)
-        except SpecError as exc:
-            log(f"skipping {spec_file.name}: {exc}")
-            continue
+    for spec, runner in _loadable_tasks(log):
         splits = real_splits(spec, data_root)
         if not splits:
             log(f"{spec.name:<24} no real data under {data_root}: not on this board")

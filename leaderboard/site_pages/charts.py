@@ -30,15 +30,7 @@ rows = {r["submission_id"]: r for r in candidates.iter_rows(named=True)}
 labels = {sid: ui.submission_label(r) for sid, r in rows.items()}
 ids = list(labels)
 systems = ui.url_multi(st.sidebar, "Systems", ids, key="systems", default=ids[:TOP_SYSTEMS], format_func=lambda s: labels.get(s, s))
-metric_names = [m.name for m in info.metrics] or [info.primary]
-metric_name = ui.url_choice(
-    st.sidebar,
-    "Metric",
-    metric_names,
-    index=metric_names.index(info.primary) if info.primary in metric_names else 0,
-    key="metric",
-    format_func=lambda n: info.metric(n).display,
-)
+metric_name = ui.metric_choice(st.sidebar, info)
 metric = info.metric(metric_name)
 st.caption(f"**{ui.escape(metric.display)}**: {ui.escape(ui.metric_help(metric))}")
 if not systems:

@@ -27,17 +27,7 @@ if len(ids) < 2:
     st.stop()
 a_id = ui.url_choice(st.sidebar, "System A", ids, index=0, key="a", format_func=lambda s: ui.submission_label(rows[s]))
 b_id = ui.url_choice(st.sidebar, "System B", ids, index=1, key="b", format_func=lambda s: ui.submission_label(rows[s]))
-metric_names = [m.name for m in info.metrics] or [info.primary]
-metric = info.metric(
-    ui.url_choice(
-        st.sidebar,
-        "Metric",
-        metric_names,
-        index=metric_names.index(info.primary) if info.primary in metric_names else 0,
-        key="metric",
-        format_func=lambda n: info.metric(n).display,
-    )
-)
+metric = info.metric(ui.metric_choice(st.sidebar, info))
 a_row, b_row = rows[a_id], rows[b_id]
 left, right = st.columns(2)
 left.markdown(f"**A** · {ui.escape(a_row['model'])} — {ui.escape(a_row['team'])}")
