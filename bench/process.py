@@ -22,8 +22,8 @@ from typing import Any
 
 from procbench.paths import PROJECT_ROOT, SHARED_DIR
 
-# The PAGED scorer is not shipped to this machine: the parity fixtures' notes record about 20 s for
-# the 543 dev documents, the figure procbench's PAGED time is compared with.
+# PAGED's official scorer is not available to run here: it took about 20 s on the 543 dev documents
+# (the figure issue #19 states), which procbench's PAGED time is compared with.
 PAGED_OFFICIAL_DEV_S = 20.0
 OFFICIAL_REQUIREMENTS = ("tqdm", "numpy")  # installed at the versions of procbench's own environment
 

@@ -1125,10 +1125,14 @@ def _check_measures(
             if values is not None and value not in values:
                 ck.unknown(m.span_of(ms, "where"), f"value of label {label!r} in where", value, list(values))
         if ms.formula is not None:
-            if ms.metric is not None or ms.gold is not None or ms.prediction is not None or ms.value is not None or ms.normaliser or ms.where or ms.aggregate:
+            if (
+                ms.metric is not None or ms.gold is not None or ms.prediction is not None or ms.value is not None
+                or ms.normaliser or ms.where or ms.aggregate or ms.counts or ms.stats
+            ):
                 ck.error(
                     m.span_of(ms, "formula"),
-                    f"measure {ms.name!r}: `from = ...` computes it from other metrics: no metric, value, gold, prediction, normaliser, where or aggregate",
+                    f"measure {ms.name!r}: `from = ...` computes it from other metrics: "
+                    "no metric, value, gold, prediction, counts, stats, normaliser, where or aggregate",
                 )
                 continue
             checked = replace(ms, outputs=(ms.name,))

@@ -61,3 +61,12 @@ def test_weighted_needs_value_weight_pairs() -> None:
     with pytest.raises(SpecError) as refused:
         check_text(text, "propara-naacl18.spec", search=[SPECS_DIR])
     assert "weighted() takes pairs of (value, weight) argument(s), got 3" in str(refused.value)
+
+
+def test_a_formula_measure_with_counts_is_refused() -> None:
+    text = (SPECS_DIR / "propara-naacl18.spec").read_text(encoding="utf-8").replace(
+        "measure cat1 { from = mean(q1, q4, q7) }", "measure cat1 { from = mean(q1, q4, q7)  stats = [q1_tp, q1_fp] }"
+    )
+    with pytest.raises(SpecError) as refused:
+        check_text(text, "propara-naacl18.spec", search=[SPECS_DIR])
+    assert "measure 'cat1': `from = ...` computes it from other metrics: no metric, value, gold, prediction, counts, stats" in str(refused.value)

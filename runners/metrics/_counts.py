@@ -43,18 +43,11 @@ class MicroCounts(Metric):
             raise ValueError(f"stats names 2 counts (a ratio) or 4 (precision and recall), got {len(stats)}")
         self.prefixes = tuple(prefixes) or ("",)
         self.stats = tuple(tuple(position) for position in stats)
-        self.percent = True
-        # each position's columns in :attr:`reads`, prefix by prefix: summed in that order
-        self._columns: list[list[int]] = []
-        reads: list[str] = []
-        for prefix in self.prefixes:
-            for position, names in enumerate(self.stats):
-                for name in names:
-                    reads.append(f"{prefix}.{name}" if prefix else name)
-        self.reads = tuple(reads)
+        self.reads = tuple(f"{prefix}.{name}" if prefix else name for prefix in self.prefixes for names in self.stats for name in names)
+        # each place's columns in :attr:`reads`, prefix by prefix: summed in that order
         width = sum(len(names) for names in self.stats)
         offsets = [sum(len(names) for names in self.stats[:j]) for j in range(len(self.stats))]
-        self._columns = [[p * width + offsets[j] + k for p in range(len(self.prefixes)) for k in range(len(self.stats[j]))] for j in range(len(self.stats))]
+        self._columns = [[p * width + offsets[j] + k for p in range(len(self.prefixes)) for k in range(len(names))] for j, names in enumerate(self.stats)]
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
         return (name, f"{name}_p", f"{name}_r") if len(self.stats) == 4 else (name,)
