@@ -14,7 +14,8 @@ Entries are untrusted: each carries a sha256 of its payload, and is unpickled wi
 only builds the spec language's own classes and plain containers, so a corrupted or planted file is a
 miss, never code that runs.
 
-Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/specs`` in the project.
+Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/specs`` in a checkout and
+``$XDG_CACHE_HOME/procbench/specs`` for an installed wheel (``runners.paths.default_cache_dir``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runners.paths import PROJECT_ROOT
+from runners.paths import PROJECT_ROOT, default_cache_dir
 
 if TYPE_CHECKING:
     from dsl.errors import Diagnostic
@@ -58,7 +59,7 @@ def cache_dir() -> Path | None:
     configured = os.environ.get(ENV_DIR, "").strip()
     if configured.lower() in {"off", "0", "none", "false"}:
         return None
-    return Path(configured).expanduser() if configured else PROJECT_ROOT / "var" / "cache" / "specs"
+    return Path(configured).expanduser() if configured else default_cache_dir("specs")
 
 
 # -- the key ---------------------------------------------------------------------------------------

@@ -19,8 +19,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from dsl import syntax as s
 from dsl.comments import Attacher, Comment
 from dsl.errors import Diagnostic, SpecError
+from runners.paths import resource
 
-GRAMMAR_PATH = Path(__file__).with_name("procbench.lark")
+GRAMMAR_PATH = resource("dsl", "procbench.lark")  # package data (runners.paths)
 
 # Limits on spec text, which is untrusted input like any upload: a spec is a few KiB (the largest shipped
 # one is under 7 KiB), so these refuse only hostile or broken files, with an error at the offending character,

@@ -61,7 +61,7 @@ def export_hub_dataset(
         _err(f"error: no database at {db}")
         raise typer.Exit(EXIT_DATA_MISSING)
     folder = write_dataset(db, directory)
-    typer.echo(f"wrote {folder.root}: {len(folder.tasks)} task(s), {folder.rows} row(s)")
+    typer.echo(f"wrote {folder.root}: {len(folder.tasks)} task(s), {folder.rows} row(s), {len(folder.details)} per-item details file(s)")
     for task, path in folder.tasks.items():
         typer.echo(f"  {path.relative_to(folder.root)}  ({task})")
     if push:

@@ -2,30 +2,38 @@
 
 from runners.paths import (
     DEFAULT_DB,
+    INSTALLED,
     PROJECT_ROOT,
+    RESOURCE_ROOT,
     SAMPLE_DATA_ROOT,
     SAMPLE_SUBMISSIONS_DIR,
     SAMPLES_DIR,
     SCHEMA_DIR,
     SHARED_DIR,
     SPECS_DIR,
+    default_cache_dir,
     default_data_root,
     default_fetch_root,
     parity_root,
     resolve_data_root,
+    resource,
 )
 
 __all__ = [
     "DEFAULT_DB",
+    "INSTALLED",
     "PROJECT_ROOT",
+    "RESOURCE_ROOT",
     "SAMPLE_DATA_ROOT",
     "SAMPLE_SUBMISSIONS_DIR",
     "SAMPLES_DIR",
     "SCHEMA_DIR",
     "SHARED_DIR",
     "SPECS_DIR",
+    "default_cache_dir",
     "default_data_root",
     "default_fetch_root",
     "parity_root",
     "resolve_data_root",
+    "resource",
 ]

@@ -1,29 +1,63 @@
-"""Where things live: the project root, the bundled samples, the data root and the default store.
+"""Where things live: the shipped resources, the data root, the default store and the caches.
 
 The bottom of the layers (docs/architecture.md): every package reads these paths and defaults from
 here, so each is defined once.  ``procbench.paths`` re-exports them for the CLI and the API.
+
+Shipped resources (specs, migrations and prediction schemas, samples, the grammar, the leaderboard's
+app) are found through :mod:`importlib.resources`, beside this package: in a checkout that is the
+repository root (``specs/`` beside ``runners/``); in an installed wheel, the ``procbench`` package,
+which holds the same layout (``procbench/specs/`` beside ``procbench/runners/``; see
+build_hooks/procbench_build.py).  They are read, never written: what procbench generates goes to a
+folder the user names, the current directory (``var/``) or the user's cache folder.
 """
 
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SPECS_DIR = PROJECT_ROOT / "specs"
-SCHEMA_DIR = PROJECT_ROOT / "schema"
-SAMPLES_DIR = PROJECT_ROOT / "samples"
+INSTALLED = __name__.startswith("procbench.")  # an installed wheel (procbench.runners.paths), not a checkout
+
+
+def _resource_root() -> Path:
+    package = files(__package__ or "runners")  # runners (a checkout) or procbench.runners (the wheel)
+    if not isinstance(package, Path):  # e.g. a zip import: the resources are read as files (DuckDB, Polars, glob)
+        raise RuntimeError(f"procbench must be installed as files, not from an archive ({package})")
+    return package.parent
+
+
+RESOURCE_ROOT = _resource_root()  # holds specs/, schema/, samples/ and the packages' sources
+PROJECT_ROOT = RESOURCE_ROOT  # the checkout (where docs/ and bench/ live); installed, the procbench package
+SPECS_DIR = RESOURCE_ROOT / "specs"
+SCHEMA_DIR = RESOURCE_ROOT / "schema"
+SAMPLES_DIR = RESOURCE_ROOT / "samples"
 SAMPLE_DATA_ROOT = SAMPLES_DIR / "data"
 SAMPLE_SUBMISSIONS_DIR = SAMPLES_DIR / "submissions"
-SHARED_DIR = PROJECT_ROOT.parent / "shared"
-DEFAULT_DB = Path("var/procbench.duckdb")  # the store when no --db / PROCBENCH_DB is given
+SHARED_DIR = PROJECT_ROOT.parent / "shared"  # beside a checkout only (see default_data_root)
+DEFAULT_DB = Path("var/procbench.duckdb")  # the store when no --db / PROCBENCH_DB is given (in the current directory)
+
+
+def resource(*parts: str) -> Path:
+    """A shipped file or folder, e.g. ``resource("dsl", "procbench.lark")``: read it, never write it."""
+    return RESOURCE_ROOT.joinpath(*parts)
+
+
+def default_cache_dir(kind: str) -> Path:
+    """A cache folder: ``var/cache/<kind>`` in a checkout, ``$XDG_CACHE_HOME/procbench/<kind>`` when installed."""
+    if not INSTALLED:
+        return PROJECT_ROOT / "var" / "cache" / kind
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "procbench" / kind
 
 
 def default_data_root() -> Path | None:
-    """``PROCBENCH_DATA``, else ``../shared/data`` beside the checkout when it exists."""
+    """``PROCBENCH_DATA``, else ``../shared/data`` beside a checkout (not an installed wheel) when it exists."""
     env = os.environ.get("PROCBENCH_DATA")
     if env:
         return Path(env).expanduser().resolve()
+    if INSTALLED:
+        return None
     candidate = SHARED_DIR / "data"
     return candidate if candidate.is_dir() else None
 

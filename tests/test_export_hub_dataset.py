@@ -6,6 +6,9 @@ import base64
 import gzip
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,11 +18,12 @@ import duckdb
 import polars as pl
 import pytest
 import yaml
+from huggingface_hub import DatasetCard
 from typer.testing import CliRunner
 
 from procbench.api import load_task
 from procbench.cli import app
-from procbench.export.hub_dataset import PublishError, push_folder, write_dataset
+from procbench.export.hub_dataset import PublishError, push_folder, render_card, write_dataset
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from submissions import load_reported, submit
 from submissions.store import writer
@@ -101,9 +105,13 @@ def test_the_card_and_metrics_describe_configs_metrics_and_licences(board_db: Pa
     assert configs == {
         "openpi": [{"split": "test", "path": "data/openpi/test.parquet"}],
         "paradise-tip": [{"split": "test", "path": "data/paradise-tip/test.parquet"}],
+        "details_openpi": [{"split": "test", "path": "details/openpi/test/*.parquet"}],
+        "details_paradise-tip": [{"split": "test", "path": "details/paradise-tip/test/*.parquet"}],
     }
-    assert all((tmp_path / "dataset" / files[0]["path"]).is_file() for files in configs.values())
-    assert header["license"] == "other" and "leaderboard" in header["tags"]
+    assert all(list(tmp_path.joinpath("dataset").glob(files[0]["path"])) for files in configs.values())
+    # openpi.spec says license = "MIT"; paradise-tip's spec defers to upstream, whose copy is tagged MIT
+    assert header["license"] == "mit" and "license_name" not in header and "leaderboard" in header["tags"]
+    assert DatasetCard(card).data.license == "mit"  # the Hub library reads the card as the Hub does
     assert "| OpenPI | MIT |" in card and "| PARADISE | MIT | the Hugging Face copy GGLab/PARADISE is tagged MIT" in card
     assert "`rouge_f1` (primary) | ROUGE-L F1 (×100) | ROUGE |" in card and "@inproceedings{tandon-etal-2020-dataset" in card
     metrics = json.loads((tmp_path / "dataset" / "metrics.json").read_text())
@@ -111,6 +119,91 @@ def test_the_card_and_metrics_describe_configs_metrics_and_licences(board_db: Pa
     assert [m["name"] for m in metrics["openpi"]["metrics"]] == [m.name for m in load_task("openpi")[0].metrics]
     assert metrics["openpi"]["splits"]["test"]["submissions"] == len(set(_board(board_db, "openpi")["submission_id"]))
     assert metrics["paradise-tip"]["splits"]["test"]["best"]["model"] == "sample-strong"
+
+
+def _raw(db: Path, sql: str, params: list[Any]) -> pl.DataFrame:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())  # type: ignore[return-value]
+
+
+def test_details_hold_every_public_item_score_and_label_per_submission(board_db: Path, tmp_path: Path) -> None:
+    folder = write_dataset(board_db, tmp_path / "dataset")
+    for task in ("openpi", "paradise-tip"):
+        visible = _raw(
+            board_db,
+            "SELECT DISTINCT s.submission_id, s.model, s.fingerprint FROM submissions s JOIN item_scores i USING (submission_id) "
+            "WHERE s.task = ? AND s.split = 'test' AND NOT s.hidden",
+            [task],
+        )
+        files = {p.name for p in folder.details if p.parent == tmp_path / "dataset" / "details" / task / "test"}
+        assert files == {f"{sid}.parquet" for sid in visible["submission_id"]} and files
+        for sid, model, fingerprint in visible.iter_rows():
+            details = pl.read_parquet(tmp_path / "dataset" / "details" / task / "test" / f"{sid}.parquet")
+            assert details.columns[:6] == ["submission_id", "model", "team", "task", "split", "item_id"]
+            assert set(details["model"]) == {model} and details["item_id"].is_unique().all()
+            raw = _raw(board_db, "SELECT item_id, metric, value FROM item_scores WHERE submission_id = ?", [sid])
+            assert details.height == raw["item_id"].n_unique()
+            by_item = {row["item_id"]: row for row in details.iter_rows(named=True)}
+            for item_id, metric, value in raw.iter_rows():  # every stored per-item figure, in its column
+                assert by_item[item_id][metric] == value
+            labels = _raw(
+                board_db, "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = 'test' AND fingerprint = ?", [task, fingerprint]
+            )
+            for item_id, dimension, value in labels.iter_rows():
+                assert by_item[item_id][f"label_{dimension}"] == value
+    hidden = _raw(board_db, "SELECT submission_id FROM submissions WHERE hidden", [])["submission_id"].to_list()
+    assert hidden and not [p for p in folder.details if p.stem in hidden]  # a hidden submission has no details
+
+
+def test_a_hidden_split_exports_no_details(board_db: Path, tmp_path: Path) -> None:
+    db = tmp_path / "hidden.duckdb"
+    db.write_bytes(board_db.read_bytes())
+    with writer(db) as con:
+        con.execute("UPDATE tasks SET hidden = TRUE WHERE task = 'openpi'")
+    folder = write_dataset(db, tmp_path / "dataset")
+    assert folder.details and all(p.parent.parent.name == "paradise-tip" for p in folder.details)
+    assert not (tmp_path / "dataset" / "details" / "openpi").exists()
+    configs = [c["config_name"] for c in yaml.safe_load((tmp_path / "dataset" / "README.md").read_text().split("---\n")[1])["configs"]]
+    assert configs == ["openpi", "paradise-tip", "details_paradise-tip"]
+
+
+def test_details_load_with_the_datasets_library(board_db: Path, tmp_path: Path) -> None:
+    folder = write_dataset(board_db, tmp_path / "dataset")
+    script = (
+        "import json, sys, datasets\n"
+        "rows = datasets.load_dataset(sys.argv[1], 'details_paradise-tip', split='test', cache_dir=sys.argv[2])\n"
+        "print(json.dumps(sorted({(r['submission_id'], r['item_id']) for r in rows})))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home")}
+    args = [sys.executable, "-c", script, str(folder.root), str(tmp_path / "cache")]
+    run = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    files = [p for p in folder.details if "paradise-tip" in p.parts]
+    expected = sorted({(sid, item) for p in files for sid, item in pl.read_parquet(p).select("submission_id", "item_id").iter_rows()})
+    assert [tuple(r) for r in json.loads(run.stdout.strip().splitlines()[-1])] == expected
+
+
+def _info(task: str, spec_license: str, benchmark: str, hub_id: str | None, url: str = "") -> dict[str, Any]:
+    return {
+        "task": task, "title": task, "benchmark": benchmark, "primary": "accuracy", "url": url, "citation": "", "spec_license": spec_license,
+        "license": hub_id, "data_licence": spec_license, "data_licence_source": url, "metrics": [], "splits": {},
+    }
+
+
+def test_card_licences_come_from_the_specs(board_db: Path) -> None:
+    from procbench.export.hub_dataset import _task_info
+
+    with duckdb.connect(str(board_db), read_only=True) as con:
+        spec_json = con.execute("SELECT any_value(spec_json) FROM current_tasks WHERE task = 'openpi'").fetchall()[0][0]
+    row = {"task": "openpi", "title": "t", "benchmark": "OpenPI", "primary_metric": "rouge_f1", "spec_json": spec_json}
+    assert json.loads(spec_json)["license"] == "MIT" and _task_info(row)["license"] == "mit"
+    renamed = {**row, "benchmark": "elsewhere", "spec_json": json.dumps({**json.loads(spec_json), "license": "CC-BY-SA-4.0"})}
+    assert _task_info(renamed)["license"] == "cc-by-sa-4.0"  # the spec's name, as the Hub spells it
+    two = render_card({"a": _info("a", "Apache-2.0", "A", "apache-2.0"), "b": _info("b", "MIT", "B", "mit")})
+    assert DatasetCard(two).data.license == ["apache-2.0", "mit"]
+    unknown = render_card({"a": _info("a", "MIT", "A", "mit"), "c": _info("c", "Research use only", "C", None, url="https://example.org/c")})
+    data = DatasetCard(unknown).data.to_dict()
+    assert data["license"] == ["mit", "other"] and data["license_name"] == "research-use-only" and data["license_link"] == "https://example.org/c"
 
 
 class FakeHub(http.server.BaseHTTPRequestHandler):

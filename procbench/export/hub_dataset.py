@@ -2,19 +2,25 @@
 
 Layout (ready for ``huggingface_hub.upload_folder``)::
 
-    README.md                     dataset card: YAML header (one config per task, one split per task split),
-                                  the tasks, their metric definitions and the benchmarks' data licences
+    README.md                     dataset card: YAML header (one config per task, one split per task split;
+                                  one details config per task; the licences of the tasks' specs), the
+                                  tasks, their metric definitions and the benchmarks' data licences
     metrics.json                  per task: primary metric, metric definitions, fingerprints, source, licence
     data/<task>/<split>.parquet   one row per visible submission and slice value, one column per metric
+    details/<task>/<split>/<submission_id>.parquet
+                                  per-item details (as the Open LLM Leaderboard's details datasets): one row
+                                  per item, its labels (label_<dimension>) and one column per item metric
 
 Only what the site shows is exported: the ``board`` view (current fingerprint, not hidden, not
-deleted; aggregates only, so hidden splits leak nothing item-level).
+deleted) for the aggregates, and the ``public_item_scores`` view for the details, so hidden
+splits and hidden submissions leak nothing item-level.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,42 @@ DATA_LICENCES: dict[str, tuple[str, str]] = {
 }
 
 ORDER = ["task", "split", "slice", "slice_value"]
+DETAIL_ORDER = ["submission_id", "model", "team", "task", "split", "item_id"]
+DETAILS_CONFIG = "details_{task}"  # the config of a task's per-item details
+
+# Licence ids the Hub accepts in a card's `license:` (https://huggingface.co/docs/hub/repositories-licenses),
+# the common ones a benchmark is released under; a spec's `license` is matched case-insensitively.
+HUB_LICENCES = frozenset(
+    {
+        "apache-2.0", "mit", "bsd-2-clause", "bsd-3-clause", "bsd-3-clause-clear", "gpl-2.0", "gpl-3.0", "lgpl-2.1", "lgpl-3.0",
+        "agpl-3.0", "mpl-2.0", "epl-2.0", "cc0-1.0", "cc-by-2.0", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0",
+        "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0", "cc-by-nd-4.0", "cc-by-nc-nd-4.0",
+        "odc-by", "odbl", "pddl", "unlicense", "artistic-2.0", "wtfpl", "c-uda", "openrail", "llama2", "llama3",
+    }
+)
+
+
+def hub_licence(text: str | None) -> str | None:
+    """The Hub's id for a licence name (``"Apache-2.0"`` -> ``"apache-2.0"``), or None when it is not one."""
+    candidate = (text or "").strip().lower()
+    return candidate if candidate in HUB_LICENCES else None
+
+
+def card_licence(tasks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The card's licence fields: ``license`` (one Hub id, or a list of them); ``other`` with ``license_name``
+    and ``license_link`` (as the Hub documents) when a task's licence is not one the Hub knows."""
+    ids = sorted({info["license"] for info in tasks.values() if info["license"]})
+    unknown = [info for info in tasks.values() if not info["license"]]
+    fields: dict[str, Any] = {}
+    if unknown:
+        ids.append("other")
+        first = unknown[0]
+        text = first["spec_license"] or first["data_licence"] or "see upstream"
+        fields["license_name"] = "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split()) or "other"
+        if first["url"]:
+            fields["license_link"] = first["url"]
+    fields["license"] = ids[0] if len(ids) == 1 else ids or "other"
+    return fields
 
 
 class PublishError(Exception):
@@ -49,6 +91,7 @@ class DatasetFolder:
     tasks: dict[str, Path] = field(default_factory=dict)  # task -> its folder under data/
     files: tuple[Path, ...] = ()
     rows: int = 0
+    details: tuple[Path, ...] = ()  # one Parquet file per submission with public per-item scores
 
 
 def _frame(con: Any, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
@@ -69,6 +112,7 @@ def _task_info(row: dict[str, Any]) -> dict[str, Any]:
     benchmark = row["benchmark"] or spec.get("benchmark") or row["task"]
     licence, licence_source = DATA_LICENCES.get(benchmark, (spec.get("license") or "see upstream", spec.get("url") or ""))
     return {
+        "license": hub_licence(spec.get("license")) or hub_licence(licence),  # the spec's licence; the benchmark's when it says none
         "task": row["task"],
         "title": row["title"],
         "benchmark": benchmark,
@@ -93,6 +137,7 @@ def write_dataset(db_path: Path, directory: Path) -> DatasetFolder:
     tasks: dict[str, dict[str, Any]] = {}
     written: list[Path] = []
     folders: dict[str, Path] = {}
+    detail_files: list[Path] = []
     total = 0
     with reader(db_path) as con:
         current = _frame(con, "SELECT task, split, fingerprint, title, benchmark, primary_metric, hidden, spec_json FROM current_tasks ORDER BY task, split")
@@ -119,8 +164,11 @@ def write_dataset(db_path: Path, directory: Path) -> DatasetFolder:
             written.append(path)
             folders[row["task"]] = folder
             total += wide.height
+            details = [] if row["hidden"] else _write_details(con, root, row, info)
+            detail_files += details
             info["splits"][row["split"]] = {
                 "file": path.relative_to(root).as_posix(),
+                "details": f"details/{row['task']}/{row['split']}/*.parquet" if details else None,
                 "fingerprint": row["fingerprint"],
                 "hidden": bool(row["hidden"]),
                 "submissions": wide["submission_id"].n_unique(),  # reference rows may exist for slices only
@@ -129,7 +177,38 @@ def write_dataset(db_path: Path, directory: Path) -> DatasetFolder:
             }
     (root / "metrics.json").write_text(json.dumps(tasks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (root / "README.md").write_text(render_card(tasks), encoding="utf-8")
-    return DatasetFolder(root, folders, tuple(written), total)
+    return DatasetFolder(root, folders, tuple(written), total, tuple(detail_files))
+
+
+def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, Any]) -> list[Path]:
+    """``details/<task>/<split>/<submission_id>.parquet`` for each visible submission with per-item scores
+    (``public_item_scores``: current fingerprint, public split): item id, labels, one column per item metric."""
+    items = _frame(con, "SELECT * FROM public_item_scores WHERE task = ? AND split = ?", [row["task"], row["split"]])
+    folder = root / "details" / row["task"] / row["split"]
+    if folder.exists():
+        for stale in folder.glob("*.parquet"):
+            stale.unlink()
+    if items.is_empty():
+        return []
+    index = [c for c in DETAIL_ORDER if c in items.columns]
+    wide = items.pivot(on="metric", index=index, values="value")
+    metric_order = [m["name"] for m in info["metrics"]]
+    metrics = [m for m in metric_order if m in wide.columns] + sorted(c for c in wide.columns if c not in index and c not in metric_order)
+    labels = _frame(
+        con, "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ?", [row["task"], row["split"], row["fingerprint"]]
+    )
+    label_columns: list[str] = []
+    if not labels.is_empty():
+        by_item = labels.with_columns(("label_" + pl.col("dimension")).alias("dimension")).pivot(on="dimension", index="item_id", values="value", aggregate_function="first")
+        label_columns = sorted(c for c in by_item.columns if c != "item_id")
+        wide = wide.join(by_item, on="item_id", how="left")
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for (sid,), part in wide.select(index + label_columns + metrics).sort("item_id").partition_by("submission_id", as_dict=True, maintain_order=True).items():
+        path = folder / f"{sid}.parquet"
+        part.write_parquet(path)
+        written.append(path)
+    return written
 
 
 # issue #17: every stored or spec-given string is put in the card through `md` (submissions.display:
@@ -139,7 +218,7 @@ _CARD_ENV.filters["md"] = for_markdown
 CARD = _CARD_ENV.from_string(
     """---
 pretty_name: procbench leaderboard
-license: other
+{{ licence_yaml }}
 tags:
 - leaderboard
 - evaluation
@@ -152,6 +231,14 @@ configs:
 {%- for split, s in info.splits.items() %}
   - split: {{ split }}
     path: {{ s.file }}
+{%- endfor %}
+{%- endfor %}
+{%- for task, info in tasks.items() if info.details_splits %}
+- config_name: {{ details_config.format(task=task) }}
+  data_files:
+{%- for split, pattern in info.details_splits.items() %}
+  - split: {{ split }}
+    path: {{ pattern }}
 {%- endfor %}
 {%- endfor %}
 ---
@@ -170,6 +257,17 @@ from datasets import load_dataset
 board = load_dataset("<this repo>", "{{ tasks | first if tasks else 'openpi' }}", split="{{ (tasks[tasks | first].splits | first) if tasks else 'test' }}")
 ```
 
+{% if tasks.values() | selectattr("details_splits") | list %}
+Per-item details, as in the Open LLM Leaderboard's details datasets: configuration
+`details_<task>`, one split per public task split, one Parquet file per submission
+(`details/<task>/<split>/<submission_id>.parquet`) with a row per item: `item_id`, the item's labels
+(`label_<dimension>`, what the board slices by) and one column per item metric. Hidden splits and
+hidden submissions have none.
+
+```python
+details = load_dataset("<this repo>", "{{ details_config.format(task=(tasks.values() | selectattr("details_splits") | first).task) }}", split="test")
+```
+{% endif %}
 ## Tasks
 
 | task | benchmark | split | submissions | primary metric | best |
@@ -207,6 +305,18 @@ This dataset holds scores only, no benchmark data. The benchmarks the scores are
 )
 
 
+def _yaml_fields(fields: dict[str, Any]) -> str:
+    """``key: value`` lines (a list as ``- item`` lines); a value other than a plain id is a JSON string (valid YAML)."""
+
+    def scalar(value: str) -> str:
+        return value if re.fullmatch(r"[a-z0-9][a-z0-9.-]*", value) else json.dumps(value)
+
+    lines = []
+    for key, value in fields.items():
+        lines += [f"{key}:"] + [f"- {scalar(v)}" for v in value] if isinstance(value, list) else [f"{key}: {scalar(value)}"]
+    return "\n".join(lines)
+
+
 def render_card(tasks: dict[str, dict[str, Any]]) -> str:
     """The README.md dataset card of the exported tasks."""
     benchmarks = sorted({info["benchmark"] for info in tasks.values()})
@@ -216,7 +326,10 @@ def render_card(tasks: dict[str, dict[str, Any]]) -> str:
     for task, info in tasks.items():  # one citation per benchmark
         cited[task] = {**info, "citation": info["citation"] if info["benchmark"] not in seen else ""}
         seen.add(info["benchmark"])
-    return CARD.render(tasks=cited, licences=licences).rstrip() + "\n"
+    for info in cited.values():
+        info["details_splits"] = {split: s["details"] for split, s in info["splits"].items() if s.get("details")}
+    licence_yaml = _yaml_fields(card_licence(tasks))
+    return CARD.render(tasks=cited, licences=licences, licence_yaml=licence_yaml, details_config=DETAILS_CONFIG).rstrip() + "\n"
 
 
 def _is_transport_error(exc: BaseException) -> bool:

@@ -1,0 +1,217 @@
+"""The wheel works anywhere (issue #18): built from the repository, installed in a fresh virtual
+environment outside the checkout, it holds one package (``procbench``), finds its specs, migrations,
+grammar and samples as package data, writes nothing into itself, and scores every shipped task to the
+checkout's numbers.
+
+Offline, with no index: the wheel is built with this environment's setuptools (``pip wheel
+--no-build-isolation --no-index``, through the repository's backend, build_hooks/procbench_build.py)
+and installed with ``--no-deps``; the fresh environment reaches the dependencies through one ``.pth``
+file naming this environment's site-packages (a path line only: that folder's own ``.pth`` files, the
+editable install's finder among them, are not run, so the checkout stays off ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from build_hooks.procbench_build import DATA, MOVED, NAMESPACE, rewrite_entry_points, rewrite_source
+from procbench.paths import PROJECT_ROOT, SAMPLE_SUBMISSIONS_DIR, default_data_root
+
+# Scores every shipped task on the bundled samples, named explicitly (a checkout beside real data would
+# default to it; the installed wheel has no such neighbour) (a variant task, e.g. openpi-head, takes its parent's
+# files); prints one JSON object.  Run by the installed wheel and by the checkout.
+SCORE_ALL = """
+import json, sys
+import procbench
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+out = {}
+for spec_file in procbench.all_spec_paths():
+    spec, _ = procbench.load_task(spec_file)
+    folder = SAMPLE_SUBMISSIONS_DIR / spec.name
+    if not folder.is_dir() and spec.extends:
+        folder = SAMPLE_SUBMISSIONS_DIR / str(spec.extends)
+    for path in sorted(p for p in folder.iterdir() if not p.name.endswith(".meta.json")):
+        for split in spec.data.splits:
+            try:
+                result = procbench.score(spec.name, path, split=split, data_dir=SAMPLE_DATA_ROOT)
+            except Exception:
+                continue
+            out.setdefault(spec.name, {})[path.name] = {"split": split, "metrics": result.metrics}
+            break
+print(json.dumps(out, sort_keys=True))
+"""
+
+# Where the installed package lives and what it cannot import.
+PROBE = """
+import importlib, importlib.metadata as md, json, sys
+import procbench, procbench.runners.paths as paths
+missing = {}
+for name in %r:
+    try:
+        importlib.import_module(name)
+        missing[name] = False
+    except ModuleNotFoundError:
+        missing[name] = True
+print(json.dumps({
+    "file": procbench.__file__, "path": sys.path, "missing": missing, "installed": paths.INSTALLED,
+    "specs": str(paths.SPECS_DIR), "cache": str(paths.default_cache_dir("specs")),
+    "components": sorted(ep.value for ep in md.entry_points(group="procbench.components")),
+}))
+""" % (MOVED,)
+
+
+def _source_copy(target: Path) -> Path:
+    """What a wheel is built from (the build writes build/ and *.egg-info beside it, so never in the checkout)."""
+    for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
+        shutil.copy2(PROJECT_ROOT / name, target / name)
+    for folder in ("build_hooks", NAMESPACE, *MOVED, *DATA):
+        shutil.copytree(PROJECT_ROOT / folder, target / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "var"))
+    return target
+
+
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    base = tmp_path_factory.mktemp("wheel")
+    (base / "src").mkdir()
+    source = _source_copy(base / "src")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "--quiet", "--wheel-dir", str(base / "dist"), str(source)],
+        check=True, timeout=600,
+    )
+    wheel = next((base / "dist").glob("procbench-*.whl"))
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(subprocess.run([str(python), "-c", purelib], capture_output=True, text=True, check=True).stdout.strip())
+    before = set(os.listdir(site))
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps", "--quiet", str(wheel)], check=True, timeout=600)
+    added = set(os.listdir(site)) - before
+    (site / "procbench-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    work = base / "work"  # the current directory of every installed run: outside the checkout
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PROCBENCH_DATA", "PROCBENCH_CACHE_DIR", "PROCBENCH_DB", "PROCBENCH_PARITY"}}
+    env |= {"XDG_CACHE_HOME": str(base / "xdg-cache"), "XDG_DATA_HOME": str(base / "xdg-data"), "PYTHONNOUSERSITE": "1"}
+    return {"wheel": wheel, "venv": venv, "python": python, "site": site, "added": added, "work": work, "env": env, "package": site / NAMESPACE, "base": base}
+
+
+def _run(installed: dict[str, object], args: list[str], *, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**installed["env"], **(extra_env or {})}  # type: ignore[dict-item]
+    return subprocess.run(args, cwd=installed["work"], env=env, capture_output=True, text=True, timeout=600, check=False)  # type: ignore[arg-type]
+
+
+def _checkout(script: str, **env: str) -> str:
+    environment = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **env}
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, timeout=600, check=True)
+    return done.stdout
+
+
+def test_wheel_holds_one_package_with_its_data(installed: dict[str, object]) -> None:
+    assert installed["added"] == {NAMESPACE, "procbench-0.1.0.dist-info"}  # nothing generic in site-packages
+    names = zipfile.ZipFile(installed["wheel"]).namelist()  # type: ignore[arg-type]
+    assert {n.split("/")[0] for n in names} == {NAMESPACE, "procbench-0.1.0.dist-info"}
+    for shipped in ("procbench/specs/openpi.spec", "procbench/specs/openpi.lock", "procbench/specs/openpi.bib", "procbench/specs/openpi.reported",
+                    "procbench/dsl/procbench.lark", "procbench/schema/001_initial.sql", "procbench/schema/openpi.predictions.schema.json",
+                    "procbench/runners/registry.py", "procbench/leaderboard/app.py", "procbench/submissions/store.py"):
+        assert shipped in names, shipped
+    assert sum(n.startswith("procbench/samples/submissions/") for n in names) == sum(1 for p in SAMPLE_SUBMISSIONS_DIR.rglob("*") if p.is_file())
+
+
+def test_installed_package_imports_only_its_namespace(installed: dict[str, object]) -> None:
+    done = _run(installed, [str(installed["python"]), "-c", PROBE])
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    assert Path(probe["file"]).is_relative_to(installed["site"])  # type: ignore[arg-type]
+    assert probe["missing"] == dict.fromkeys(MOVED, True)  # `import runners`, `import dsl`, ... fail
+    assert probe["installed"] is True and Path(probe["specs"]) == installed["package"] / "specs"  # type: ignore[operator]
+    checkout = str(PROJECT_ROOT.resolve())
+    assert not [p for p in probe["path"] if p and (Path(p).resolve() == Path(checkout) or Path(p).resolve() == Path(checkout) / NAMESPACE)]
+    assert probe["components"] and all(v.startswith("procbench.runners.") for v in probe["components"])
+    assert Path(probe["cache"]).is_relative_to(installed["base"]) and not Path(probe["cache"]).is_relative_to(installed["site"])  # type: ignore[arg-type]
+
+
+def test_installed_cli_help_check_and_compile(installed: dict[str, object]) -> None:
+    procbench = str(installed["venv"] / "bin" / "procbench")  # type: ignore[operator]
+    package_files = _files(installed["package"])  # type: ignore[arg-type]
+    helped = _run(installed, [procbench, "--help"])
+    assert helped.returncode == 0, helped.stderr
+    assert "score" in helped.stdout and "compile" in helped.stdout
+    checked = _run(installed, [procbench, "check"])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "openpi" in checked.stdout and "propara" in checked.stdout
+    compiled = _run(installed, [procbench, "compile", "openpi"])
+    assert compiled.returncode == 0, compiled.stderr
+    written = installed["work"] / "openpi.predictions.schema.json"  # type: ignore[operator]
+    assert json.loads(written.read_text())["type"] == "object"
+    assert (installed["base"] / "xdg-cache" / "procbench" / "specs").is_dir()  # type: ignore[operator]  # the spec cache, in the user's cache
+    assert _files(installed["package"]) == package_files  # type: ignore[arg-type]  # nothing written into the installed package
+
+
+def test_installed_wheel_scores_every_shipped_task_as_the_checkout(installed: dict[str, object]) -> None:
+    done = _run(installed, [str(installed["python"]), "-c", SCORE_ALL])
+    assert done.returncode == 0, done.stderr
+    wheel_scores = json.loads(done.stdout)
+    shipped = sorted(p.stem for p in (PROJECT_ROOT / "specs").glob("*.spec"))
+    assert sorted(wheel_scores) == shipped  # every shipped task scored at least one sample file
+    # hand-checkable anchors: the gold copied as a prediction scores 1, a file that predicts no change 0
+    assert wheel_scores["propara"]["gold-copy.tsv"]["metrics"]["f1"] == 1.0
+    assert wheel_scores["propara"]["nothing-changes.tsv"]["metrics"]["f1"] == 0.0
+    assert wheel_scores["paradise-tip"]["sample-strong.jsonl"]["metrics"]["accuracy"] == 1.0
+    assert wheel_scores == json.loads(_checkout(SCORE_ALL))
+
+
+def test_installed_wheel_scores_real_data_as_the_checkout(installed: dict[str, object]) -> None:
+    root = default_data_root()
+    if root is None or not (root / "propara").is_dir():
+        pytest.skip("real benchmark data absent: set PROCBENCH_DATA")
+    procbench = str(installed["venv"] / "bin" / "procbench")  # type: ignore[operator]
+    real = {"PROCBENCH_DATA": str(root)}
+    predictions = installed["work"] / "all-none.tsv"  # type: ignore[operator]
+    made = _run(installed, [procbench, "baseline", "propara-all-none", "--split", "test", "--out", str(predictions)], extra_env=real)
+    assert made.returncode == 0, made.stderr
+    scored = _run(installed, [procbench, "score", "propara", "--split", "test", "--predictions", str(predictions), "--json"], extra_env=real)
+    assert scored.returncode == 0, scored.stderr
+    wheel = json.loads(scored.stdout)
+    script = f"import json, procbench; print(json.dumps(procbench.score('propara', {str(predictions)!r}, split='test', data_dir={str(root)!r}).metrics))"
+    assert wheel["metrics"] == json.loads(_checkout(script))
+    assert wheel["n_items"] == 54  # ProPara's test split has 54 paragraphs: the real data, not the bundled sample
+
+
+def test_compile_writes_where_told(tmp_path: Path) -> None:
+    from procbench.cli import app
+
+    done = CliRunner().invoke(app, ["compile", "openpi", "--out-dir", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    assert json.loads((tmp_path / "out" / "openpi.predictions.schema.json").read_text())["type"] == "object"
+
+
+def test_rewrite_points_imports_and_module_names_into_the_namespace() -> None:
+    source = (
+        "import dsl, json\nimport runners.paths as p\nfrom submissions.store import open_store\nfrom . import sibling\n"
+        "def f():\n    from leaderboard import app\n    return ('runners.generic', f\"submissions.{x}_engine\", 'dsl', 'runnersx.y', 'procbench.cli')\n"
+    )
+    assert rewrite_source(source) == (
+        "import procbench.dsl as dsl, json\nimport procbench.runners.paths as p\nfrom procbench.submissions.store import open_store\nfrom . import sibling\n"
+        "def f():\n    from procbench.leaderboard import app\n"
+        "    return ('procbench.runners.generic', f\"procbench.submissions.{x}_engine\", 'dsl', 'runnersx.y', 'procbench.cli')\n"
+    )
+    entry_points = "[console_scripts]\nprocbench = procbench.cli:app\n\n[procbench.components]\ngeneric = runners.generic\n"
+    rewritten = rewrite_entry_points(entry_points)
+    assert rewritten == "[console_scripts]\nprocbench = procbench.cli:app\n\n[procbench.components]\ngeneric = procbench.runners.generic\n"
+    assert rewrite_entry_points(rewritten) == rewritten
+    with pytest.raises(ValueError, match="line 1"):
+        rewrite_source("import runners.paths\n")  # would bind `procbench`, not `runners`
