@@ -327,8 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     results["rescore"] = [] if "rescore" in skip else rescore_measurements(source, args.work, 3 if args.quick else 8, engines)
     results["machine"]["load average at end"] = machine.load_average()
     results["total_s"] = time.perf_counter() - started
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report.render(results), encoding="utf-8")
+    report.write(args.out, results)  # keeps the site section (`make bench-site`) already in the file
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
     _say(f"wrote {args.out} in {results['total_s']:.0f} s")

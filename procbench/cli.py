@@ -13,9 +13,32 @@ import typer
 
 # Only what every command needs is imported here: the spec language, the registry (NumPy) and the
 # store are imported by the commands that use them, so `procbench --help` does not pay for them.
-from procbench.paths import DEFAULT_DB, PROJECT_ROOT, SAMPLE_DATA_ROOT, SCHEMA_DIR, resolve_data_root
+from procbench.paths import DEFAULT_DB, PROJECT_ROOT, SAMPLE_DATA_ROOT, resolve_data_root
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Declarative evaluation and leaderboard for procedural-text benchmarks.")
+
+
+class _App(typer.Typer):
+    """The typer app; run as the console script, ``score`` and ``check`` skip typer's pydantic coercion.
+
+    procbench/cli_lean.py parses their arguments from the same signatures and hands anything else
+    (``--help``, a usage error) back to typer. Tests that invoke ``app`` through typer's CliRunner get typer.
+    """
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        if not args and not kwargs:
+            from procbench.cli_lean import run as run_lean
+
+            status = run_lean(self, sys.argv[1:])
+            if status is not None:
+                sys.stdout.flush()
+                raise SystemExit(status)
+        return super().__call__(*args, **kwargs)
+
+
+# Help and usage errors in plain text (rich_markup_mode=None): Rich's import costs more than the rest of `--help`.
+app = _App(
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Declarative evaluation and leaderboard for procedural-text benchmarks."
+)
 
 EXIT_INVALID_PREDICTIONS = 2
 EXIT_SPEC_ERROR = 3
@@ -136,17 +159,22 @@ def fmt(
 
 
 @app.command("compile")
-def compile_(spec: str, explain_plan: Annotated[bool, typer.Option("--explain", help="print the runner's plan stage by stage")] = False) -> None:
-    """Compile a spec: write its prediction-file JSON Schema into schema/; --explain prints the plan."""
+def compile_(
+    spec: str,
+    explain_plan: Annotated[bool, typer.Option("--explain", help="print the runner's plan stage by stage")] = False,
+    out_dir: Annotated[Path, typer.Option(help="folder to write <task>.predictions.schema.json into (created if absent)")] = Path("."),
+) -> None:
+    """Compile a spec: write its prediction-file JSON Schema into --out-dir (default: the current directory); --explain prints the plan."""
     task, _ = _load(spec)
     from dsl import explain
     from submissions.schema import prediction_schema
 
-    out = SCHEMA_DIR / f"{task.name}.predictions.schema.json"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{task.name}.predictions.schema.json"
     out.write_text(json.dumps(prediction_schema(task), indent=2) + "\n", encoding="utf-8")
     if explain_plan:
         typer.echo(explain(task))
-    typer.echo(f"wrote {out.relative_to(PROJECT_ROOT) if out.is_relative_to(PROJECT_ROOT) else out}")
+    typer.echo(f"wrote {out}")
 
 
 @app.command()

@@ -1,6 +1,23 @@
 """The runtime: metric library, matchers, aggregators and per-benchmark readers."""
 
-from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem
-from runners.registry import Component, Param, component
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem
+    from runners.registry import Component, Param, component
 
 __all__ = ["Component", "GoldSet", "InvalidPredictions", "ItemScore", "Param", "PredictionWarning", "Problem", "component"]
+
+# Imported on first use (PEP 562): ``runners.paths``, which every command reads, should not pull in the
+# registry; and ``python -m runners.registry`` then runs without importing itself twice.
+_HOMES = {"Component": "runners.registry", "Param": "runners.registry", "component": "runners.registry"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'runners' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_HOMES.get(name, "runners._types")), name)

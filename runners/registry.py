@@ -21,6 +21,9 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
   (per-item statistics, the aggregations it supports, the field types it compares)
 * ``normaliser``, ``similarity``, ``matcher``, ``filter``: building blocks of declarative scorers
   (``runners.text``, ``runners.similarity``, ``runners.matching``, ``runners.filters``).
+* ``deriver``     ``(record, **params) -> Mapping[str, Any]``: a format component that turns one gold or
+  predicted record into the typed fields the score block compares (``needs`` what it reads,
+  ``fields`` what it gives), e.g. ProPara's inputs, outputs, conversions and moves of an action grid.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import Any
 
 from runners.predictions import FieldType
 
-KINDS = ("reader", "predictions", "scorer", "aggregator", "metric", "normaliser", "similarity", "matcher", "filter", "import_check")
+KINDS = ("reader", "predictions", "scorer", "aggregator", "metric", "normaliser", "similarity", "matcher", "filter", "import_check", "deriver")
 
 # Parameter annotations for names a spec declares: the checker wants a bare name there and resolves
 # it (a gold field, a prediction field, a per-item value emitted by the scorer) before anything runs.
@@ -47,6 +50,11 @@ GoldField = typing.NewType("GoldField", str)
 PredictionField = typing.NewType("PredictionField", str)
 ValueName = typing.NewType("ValueName", str)
 NAME_PARAMS = {GoldField: "gold field", PredictionField: "prediction field", ValueName: "per-item value"}
+# A parameter that takes a normaliser block's name; the checker writes its steps in place of the name
+# (so they are part of the fingerprint) and the compiler passes them as a runners.text.Pipeline.
+NormaliserName = typing.NewType("NormaliserName", str)
+# A parameter filled only by a ``similarity`` block of the spec (record_mean's parts), never written as a literal.
+SimilarityParts = typing.NewType("SimilarityParts", tuple)
 
 # ``emits`` of a mean/sum-like aggregator: the metrics are the per-item values the scorer emits.
 SAME_AS_SCORER = "same-as-scorer"
@@ -216,6 +224,10 @@ def component(
 
 
 def get(kind: str, name: str) -> Component:
+    """The component ``kind`` ``name``; a shipped one imports only its own module (see :func:`_import_indexed`)."""
+    found = _REGISTRY.get((kind, name))
+    if found is not None or (not _loaded and _import_indexed(kind, name)):
+        return found or _REGISTRY[(kind, name)]
     _load_builtin_components()
     try:
         return _REGISTRY[(kind, name)]
@@ -235,7 +247,7 @@ def all_components() -> list[Component]:
 
 
 # How many leading positional arguments the runtime passes to each kind (the rest are spec parameters).
-_RUNTIME_ARGS = {"reader": 2, "predictions": 2, "scorer": 2, "aggregator": 1, "import_check": 3}
+_RUNTIME_ARGS = {"reader": 2, "predictions": 2, "scorer": 2, "aggregator": 1, "import_check": 3, "deriver": 1}
 
 
 def _params_of(kind: str, fn: Callable[..., Any]) -> tuple[Param, ...]:
@@ -278,6 +290,7 @@ _BUILTIN_MODULES = (
     "runners.metrics",
     "runners.text",
     "runners.similarity",
+    "runners.structured",
     "runners.matching",
     "runners.filters",
     "runners.propara",
@@ -383,6 +396,66 @@ def _origin(label: str) -> Iterator[None]:
         yield
     finally:
         _loading_origin = previous
+
+
+# -- the index of the shipped components ---------------------------------------------------------
+# runners/_component_index.py maps each shipped component (kind, name) to the module whose import
+# registers it, so that looking one up (``get``) imports that module only: scoring ProPara does not
+# import PAGED's, PARADISE's or the metric library's modules. ``names``, ``all_components`` and
+# ``load_problems`` still discover everything (entry points included). The file is generated
+# (``python -m runners.registry --write-index``); tests/test_registry_index.py keeps it equal to what
+# the modules register. A stale entry costs time, never a result: a name the indexed module does not
+# register, or a module that is gone, falls back to discovering everything.
+INDEX_MODULE = "runners._component_index"
+INDEX_COMMAND = "python -m runners.registry --write-index"
+
+
+def _index() -> Mapping[tuple[str, str], str]:
+    try:
+        from runners._component_index import INDEX
+    except ImportError:  # no index (being regenerated): every lookup discovers everything
+        return {}
+    return INDEX
+
+
+def _import_indexed(kind: str, name: str) -> bool:
+    """Import the module the index names for (kind, name); True when that registered it."""
+    module = _index().get((kind, name))
+    if module is None:
+        return False
+    import importlib
+
+    with _lock:
+        if module not in sys.modules:
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as exc:
+                if exc.name != module:
+                    raise  # the module is there and fails as discovery would make it fail
+                return False  # moved or removed since the index was written
+    return (kind, name) in _REGISTRY
+
+
+def render_index() -> str:
+    """The text of runners/_component_index.py: every shipped component and the module that registers it."""
+    _load_builtin_components()
+    entries = sorted((c.kind, c.name, c.fn.__module__) for c in _REGISTRY.values() if c.origin == BUILTIN_ORIGIN)
+    lines = [
+        f'"""Generated by `{INDEX_COMMAND}`; do not edit by hand.',
+        "",
+        "Each shipped component (kind, name) -> the module whose import registers it (runners/registry.py reads",
+        'this so that a lookup imports one module, not every component module)."""',
+        "",
+        "INDEX: dict[tuple[str, str], str] = {",
+        *(f"    ({kind!r}, {name!r}): {module!r},".replace("'", '"') for kind, name, module in entries),
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def index_path() -> Path:
+    return Path(__file__).with_name(INDEX_MODULE.rpartition(".")[2] + ".py")
 
 
 def _load_builtin_components() -> None:
@@ -546,3 +619,32 @@ def _source_line(path: str | None, line: int) -> str | None:
     except OSError:
         return None
     return lines[line - 1].expandtabs(1) if line <= len(lines) else None
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    """``python -m runners.registry --write-index`` (regenerate the index) or ``--check-index`` (exit 1 when stale)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m runners.registry", description=_main.__doc__)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--write-index", action="store_true", help=f"write {INDEX_MODULE} from the shipped component modules")
+    group.add_argument("--check-index", action="store_true", help="exit 1 when the index differs from what the modules register")
+    args = parser.parse_args(argv)
+    text, path = render_index(), index_path()
+    current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if args.check_index:
+        if current != text:
+            print(f"{path} is stale: run `{INDEX_COMMAND}`", file=sys.stderr)
+            return 1
+        return 0
+    if current != text:
+        path.write_text(text, encoding="utf-8")
+    print(f"wrote {path} ({text.count(chr(10)) - 7} components)")
+    return 0
+
+
+if __name__ == "__main__":
+    # run as a script this file is ``__main__``: use the module the components register with
+    from runners import registry as _registry
+
+    raise SystemExit(_registry._main())

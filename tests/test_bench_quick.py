@@ -17,10 +17,15 @@ from procbench.api import load_task
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
 
 
+# what `make bench-site` writes into docs/performance.md (a made-up figure: only its survival is tested)
+SITE_BLOCK = "<!-- site-bench:begin -->\n## Site\n\n| page | first paint s |\n|---|---|\n| board | 0.42 |\n<!-- site-bench:end -->"
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
     work = tmp_path_factory.mktemp("bench")
     out, raw = work / "performance.md", work / "results.json"
+    out.write_text(f"an older report\n\n{SITE_BLOCK}\nwritten after it\n", encoding="utf-8")  # the site section must survive
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "bench.run", "--quick", "--in-process", "--no-ray", "--skip", "official", "--data", str(SAMPLE_DATA_ROOT),
@@ -142,3 +147,24 @@ def test_a_whole_process_figure_is_the_childs_own(tmp_path: Path) -> None:
     assert figures["burn"]["cpu_s"] > figures["idle"]["cpu_s"]
     failing = process.alternating({"fails": process.Command((sys.executable, "-c", "raise SystemExit('no such file')"))}, 2)
     assert "no such file" in failing["fails"]["error"]
+
+
+def test_rewriting_the_report_keeps_the_site_section(quick_run: tuple[str, dict]) -> None:
+    report, _ = quick_run
+    assert report.count(SITE_BLOCK) == 1 and report.endswith(SITE_BLOCK + "\n")
+    assert "an older report" not in report and "written after it" not in report  # the rest is regenerated
+    assert report.startswith("# Performance")
+
+
+def test_the_site_markers_are_added_when_absent_and_kept_verbatim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench import report
+
+    monkeypatch.setattr(report, "render", lambda results: f"# Performance\n\nrun {results['n']}\n")
+    out = tmp_path / "docs" / "performance.md"
+    report.write(out, {"n": 1})
+    assert out.read_text(encoding="utf-8") == "# Performance\n\nrun 1\n\n<!-- site-bench:begin -->\n<!-- site-bench:end -->\n"
+    site = "<!-- site-bench:begin -->\nfirst paint 0.9 s | <!-- a comment -->\n\n<!-- site-bench:end -->"
+    out.write_text(out.read_text(encoding="utf-8").replace("<!-- site-bench:begin -->\n<!-- site-bench:end -->", site), encoding="utf-8")
+    report.write(out, {"n": 2})
+    report.write(out, {"n": 3})
+    assert out.read_text(encoding="utf-8") == f"# Performance\n\nrun 3\n\n{site}\n"

@@ -4,6 +4,11 @@ Each case runs the real ``procbench`` command line in a fresh interpreter and re
 when it exits: an import graph, never a time.  ProPara (leaderboard and NAACL'18) stems and measures
 edit distance without NLTK (runners/porter.py, runners/edit_distance.py), so scoring it must not load
 NLTK, whose package init pulls SciPy, scikit-learn and pandas.
+
+The console's ``score`` and ``check`` parse their arguments without typer's pydantic coercion
+(procbench/cli_lean.py), help and usage errors are plain text (no Rich), and a component lookup imports
+only the module that registers it (runners/_component_index.py): scoring one benchmark imports none of
+the other benchmarks' component modules.
 """
 
 from __future__ import annotations
@@ -21,13 +26,18 @@ from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_D
 # never needed to score ProPara, PARADISE or PM-LLM
 HEAVY = ("scipy", "sklearn", "pandas", "torch", "spacy", "transformers", "streamlit", "nltk", "thinc")
 # not needed to print the help either: the store, the site, the network, the parser (Lark), NumPy
-NOT_FOR_HELP = (*HEAVY, "httpx", "jinja2", "duckdb", "polars", "pyarrow", "lark", "numpy", "submissions", "leaderboard")
+NOT_FOR_HELP = (*HEAVY, "httpx", "jinja2", "duckdb", "polars", "pyarrow", "lark", "numpy", "submissions", "leaderboard", "pydantic", "rich")
+# typer's parameter coercion (pydantic) and Rich: never needed to score or check from the console
+CLI_EXTRAS = ("pydantic", "pydantic_core", "rich")
+# each benchmark's component package: scoring one imports no other one's
+COMPONENT_PACKAGES = {"propara": "runners.propara", "paradise": "runners.paradise", "pmllm": "runners.pmllm", "paged": "runners.paged"}
+OWN_PACKAGE = {"propara": "propara", "propara-naacl18": "propara", "paradise-tip": "paradise", "pm-llm-benchmark": "pmllm"}
 
 _PROBE = """
 import atexit, json, sys
 def _report():
     sys.stdout.flush()
-    sys.__stdout__.write("\\nMODULES " + json.dumps(sorted({name.partition('.')[0] for name in sys.modules})) + "\\n")
+    sys.__stdout__.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
 atexit.register(_report)
 sys.argv = ["procbench", *sys.argv[1:]]
 from procbench.cli import app
@@ -35,12 +45,23 @@ app()
 """
 
 
-def _modules_after(args: list[str], *, cache_dir: Path) -> tuple[int, set[str], str]:
-    """Exit status, top-level packages imported, and stderr of ``procbench ARGS`` in a fresh interpreter."""
+def _imported_after(args: list[str], *, cache_dir: Path) -> tuple[int, set[str], str]:
+    """Exit status, every module imported, and stderr of ``procbench ARGS`` in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "PROCBENCH_CACHE_DIR": str(cache_dir)}
     done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith("MODULES "))
     return done.returncode, set(json.loads(line.removeprefix("MODULES "))), done.stderr
+
+
+def _modules_after(args: list[str], *, cache_dir: Path) -> tuple[int, set[str], str]:
+    """Exit status, top-level packages imported, and stderr of ``procbench ARGS`` in a fresh interpreter."""
+    status, modules, stderr = _imported_after(args, cache_dir=cache_dir)
+    return status, {name.partition(".")[0] for name in modules}, stderr
+
+
+def _component_packages(modules: set[str]) -> set[str]:
+    """The benchmarks whose component package is among ``modules``."""
+    return {name for name, package in COMPONENT_PACKAGES.items() if any(m == package or m.startswith(package + ".") for m in modules)}
 
 
 def _sample(task: str, name: str) -> Path:
@@ -68,9 +89,26 @@ def test_scoring_the_light_tasks_on_the_samples_imports_no_heavy_library(task: s
     split, predictions = SAMPLE_CASES[task]
     args = ["score", task, "--split", split, "--predictions", str(predictions), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"]
     for run in ("miss", "hit"):  # the spec cache empty, then filled: neither path may import a heavy library
-        status, modules, stderr = _modules_after(args, cache_dir=tmp_path)
+        status, imported, stderr = _imported_after(args, cache_dir=tmp_path)
+        modules = {name.partition(".")[0] for name in imported}
         assert status == 0, (run, stderr)
         assert not modules & set(HEAVY), (run, sorted(modules & set(HEAVY)))
+        assert _component_packages(imported) == {OWN_PACKAGE[task]}, (run, sorted(_component_packages(imported)))
+        if run == "hit":  # checked spec from the cache: neither the parser nor typer's coercion nor Rich
+            assert not modules & {"lark", "jinja2", *CLI_EXTRAS}, sorted(modules & {"lark", "jinja2", *CLI_EXTRAS})
+            assert "dsl.checker" not in imported
+
+
+def test_scoring_paged_imports_neither_pytorch_nor_the_other_benchmarks(tmp_path: Path) -> None:
+    """spaCy is PAGED's tokenizer; thinc, which spaCy imports, would import PyTorch (runners/paged/tokens.py keeps it out)."""
+    predictions = _sample("paged", "careful-extractor.jsonl")
+    args = ["score", "paged", "--split", "dev", "--predictions", str(predictions), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"]
+    status, imported, stderr = _imported_after(args, cache_dir=tmp_path)
+    assert status == 0, stderr
+    modules = {name.partition(".")[0] for name in imported}
+    assert "spacy" in modules  # the probe sees the tokenizer: the scorer ran
+    assert not modules & {"torch", "transformers", "streamlit"}, sorted(modules & {"torch", "transformers", "streamlit"})
+    assert _component_packages(imported) == {"paged"}
 
 
 def test_a_cached_check_imports_neither_the_parser_nor_numpy(tmp_path: Path) -> None:
@@ -79,7 +117,17 @@ def test_a_cached_check_imports_neither_the_parser_nor_numpy(tmp_path: Path) -> 
     assert "lark" in first  # the first check parses: the probe sees the parser when it runs
     status, second, stderr = _modules_after(["check"], cache_dir=tmp_path)
     assert status == 0, stderr
-    assert not second & {"lark", "numpy", "jinja2", *HEAVY}, sorted(second & {"lark", "numpy", "jinja2", *HEAVY})
+    unwanted = {"lark", "numpy", "jinja2", *HEAVY, *CLI_EXTRAS}
+    assert not second & unwanted, sorted(second & unwanted)
+
+
+def test_the_console_parses_score_and_check_without_typers_coercion(tmp_path: Path) -> None:
+    """A usage error goes to typer (which then imports its coercion); a well-formed line never does."""
+    status, modules, stderr = _modules_after(["score", "propara", "--split", "test"], cache_dir=tmp_path)
+    assert status == 2 and "Missing option '--predictions'" in stderr
+    status, modules, stderr = _modules_after(["check", "propara"], cache_dir=tmp_path)
+    assert status == 0, stderr
+    assert not modules & set(CLI_EXTRAS), sorted(modules & set(CLI_EXTRAS))
 
 
 @pytest.mark.parametrize("name", ["propara", "propara-naacl18", "paradise-tip", "pm-llm-benchmark"])
@@ -88,6 +136,8 @@ def test_scoring_the_light_tasks_on_the_real_data_imports_no_heavy_library(name:
 
     workload = generate(name, data_root, tmp_path / "work", 1)
     args = ["score", workload.task, "--split", workload.split, "--predictions", str(workload.predictions), "--data-dir", str(workload.data_root), "--json"]
-    status, modules, stderr = _modules_after(args, cache_dir=tmp_path / "cache")
+    status, imported, stderr = _imported_after(args, cache_dir=tmp_path / "cache")
     assert status == 0, stderr
+    modules = {name.partition(".")[0] for name in imported}
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+    assert _component_packages(imported) == {OWN_PACKAGE[name]}, sorted(_component_packages(imported))

@@ -33,10 +33,32 @@ def _spacy_tokenizer() -> Any:
     """spaCy's ``blank("en")`` tokenizer: the definition of PAGED's tokens."""
     global _tokenizer
     if _tokenizer is None:
-        import spacy  # imported lazily: loading takes a quarter of a second
-
-        _tokenizer = spacy.blank("en").tokenizer
+        _tokenizer = _import_spacy().blank("en").tokenizer  # imported lazily: loading takes a quarter of a second
     return _tokenizer
+
+
+def _import_spacy() -> Any:
+    """spaCy, imported without PyTorch when PyTorch is not loaded yet.
+
+    spaCy imports thinc, whose ``thinc.compat`` imports PyTorch when it is installed, only to offer
+    torch-backed layers: about 1.5 s of CPU and 180 MB of memory that a blank tokenizer never uses
+    (issue #19, PAGED's peak RSS). While spaCy is imported, ``import torch`` fails, so thinc records
+    PyTorch as absent; afterwards PyTorch imports as usual for whoever needs it (the embedding
+    baselines use it directly, not through thinc).
+    """
+    import sys
+
+    if "thinc" in sys.modules or "torch" in sys.modules:
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  # None in sys.modules: the import raises ImportError
+    try:
+        import spacy
+    finally:
+        if sys.modules.get("torch", ...) is None:
+            del sys.modules["torch"]
+    return spacy
 
 
 def _chunk_tokenizer() -> ChunkTokenizer:

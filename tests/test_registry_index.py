@@ -1,0 +1,135 @@
+"""The registry's index (runners/_component_index.py): a lookup imports the one module that registers the name.
+
+The index is generated (``python -m runners.registry --write-index``); these tests keep it equal to what
+the component modules register, so it cannot drift, and check that a stale entry still finds the component.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from procbench.paths import PROJECT_ROOT
+from runners import registry
+from runners._component_index import INDEX
+
+REGENERATE = f"the component index is stale: run `{registry.INDEX_COMMAND}` (after adding, renaming or moving a component)"
+# Packages of shipped components that a lookup of another package's component must not import.
+COMPONENT_PACKAGES = ("runners.paged", "runners.paradise", "runners.pmllm", "runners.propara", "runners.metrics", "runners.templates")
+
+
+def _probe(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter (the registry empty, nothing discovered); it prints one JSON line."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_index_is_what_the_shipped_modules_register() -> None:
+    seen = _probe(
+        """
+        import json
+        from runners import registry
+        print(json.dumps({"rendered": registry.render_index(), "on_disk": registry.index_path().read_text(encoding="utf-8")}))
+        """
+    )
+    assert seen["on_disk"] == seen["rendered"], REGENERATE
+
+
+def test_the_index_names_every_built_in_component_with_the_module_that_defines_it() -> None:
+    shipped = {(c.kind, c.name): c.fn.__module__ for c in registry.all_components() if c.origin == registry.BUILTIN_ORIGIN}
+    assert INDEX == shipped, REGENERATE
+    assert ("scorer", "propara.leaderboard") in INDEX and ("aggregator", "mean") in INDEX  # the index is not empty or partial
+
+
+def _lookup_alone(module: str) -> tuple[str, dict]:
+    keys = sorted(key for key, home in INDEX.items() if home == module)
+    return module, _probe(
+        f"""
+        import json, sys
+        from runners import registry
+        found = [[c.kind, c.name, c.fn.__module__, c.origin] for c in (registry.get(k, n) for k, n in {keys!r})]
+        print(json.dumps({{"found": found, "discovered": registry._loaded, "modules": sorted(sys.modules)}}))
+        """
+    )
+
+
+def test_each_indexed_module_registers_its_components_when_imported_alone() -> None:
+    modules = sorted(set(INDEX.values()))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = dict(pool.map(_lookup_alone, modules))
+    for module, seen in results.items():
+        expected = sorted([k, n, module, registry.BUILTIN_ORIGIN] for (k, n), home in INDEX.items() if home == module)
+        assert sorted(seen["found"]) == expected, (module, REGENERATE)
+        assert seen["discovered"] is False, f"looking up {module}'s components discovered every module: {REGENERATE}"
+
+
+def test_looking_up_the_propara_scorer_imports_only_propara_component_modules() -> None:
+    seen = _probe(
+        """
+        import json, sys
+        from runners import registry
+        comp = registry.get("scorer", "propara.leaderboard")
+        print(json.dumps({"origin": comp.origin, "discovered": registry._loaded, "modules": sorted(sys.modules)}))
+        """
+    )
+    assert seen["origin"] == registry.BUILTIN_ORIGIN and seen["discovered"] is False
+    loaded = {p for p in COMPONENT_PACKAGES if p in seen["modules"] or any(m.startswith(p + ".") for m in seen["modules"])}
+    assert loaded == {"runners.propara"}, sorted(loaded)
+
+
+def test_names_and_listings_still_discover_everything() -> None:
+    seen = _probe(
+        """
+        import json, sys
+        from runners import registry
+        registry.get("scorer", "propara.leaderboard")
+        scorers = registry.names("scorer")
+        print(json.dumps({"scorers": scorers, "discovered": registry._loaded, "modules": sorted(sys.modules)}))
+        """
+    )
+    assert seen["discovered"] is True
+    assert {"propara.leaderboard", "paged.lexical"} <= set(seen["scorers"]), seen["scorers"]
+    assert set(registry._BUILTIN_MODULES) <= set(seen["modules"])
+
+
+@pytest.mark.parametrize(
+    "stale",
+    [
+        pytest.param('"runners.filters"', id="the name moved to another module"),
+        pytest.param('"runners.no_such_module"', id="the module is gone"),
+    ],
+)
+def test_a_stale_entry_still_finds_the_component(stale: str) -> None:
+    seen = _probe(
+        f"""
+        import json
+        import runners._component_index as index
+        from runners import registry
+        index.INDEX = {{**index.INDEX, ("scorer", "propara.leaderboard"): {stale}}}
+        comp = registry.get("scorer", "propara.leaderboard")
+        print(json.dumps({{"module": comp.fn.__module__, "discovered": registry._loaded}}))
+        """
+    )
+    assert seen == {"module": "runners.propara.leaderboard", "discovered": True}
+
+
+def test_an_unknown_name_is_still_reported_with_suggestions() -> None:
+    with pytest.raises(registry.UnknownComponent) as caught:
+        registry.get("scorer", "propara.leaderbord")
+    assert caught.value.suggestions[0] == "propara.leaderboard"
+
+
+def test_the_index_command_reports_a_stale_index(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stale = tmp_path / "_component_index.py"
+    stale.write_text('INDEX: dict[tuple[str, str], str] = {}\n', encoding="utf-8")
+    monkeypatch.setattr(registry, "index_path", lambda: stale)
+    assert registry._main(["--check-index"]) == 1
+    assert registry._main(["--write-index"]) == 0
+    assert stale.read_text(encoding="utf-8") == registry.render_index()
+    assert registry._main(["--check-index"]) == 0
