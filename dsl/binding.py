@@ -338,6 +338,11 @@ class Binder:
         return None
 
     # -- components --------------------------------------------------------------------------
+    def normaliser_steps(self, expr: s.Expr, where: str) -> tuple[m.ComponentCall, ...] | None:
+        """The steps of the normaliser block ``expr`` names (the checker knows the blocks; a bare binder does not)."""
+        self.error(expr.span, f"{where} names a normaliser block, which only a task spec declares")
+        return None
+
     def component(self, call: s.Call, kind: str) -> m.ComponentCall | None:
         name = call.callee.dotted
         try:
@@ -370,6 +375,22 @@ class Binder:
                     ok = False
                 continue
             expr = bound[param.name][0]
+            special = _strip_optional(param.type)
+            if special is registry.NormaliserName:  # the block's steps are written in place of its name
+                steps = self.normaliser_steps(expr, f"parameter {param.name!r} of {name}()")
+                if steps is None:
+                    ok = False
+                else:
+                    values[param.name] = steps
+                continue
+            if special is registry.SimilarityParts:
+                self.error(
+                    expr.span,
+                    f"{name}() takes its {param.name!r} from a similarity block",
+                    "write `similarity name { same = [step]  mean { field = similarity ... } }` and use the block's name",
+                )
+                ok = False
+                continue
             namespace = registry.NAME_PARAMS.get(param.type)
             if namespace is not None:
                 if not isinstance(expr, s.Ref) or len(expr.parts) != 1:

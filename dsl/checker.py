@@ -49,6 +49,9 @@ class _Checker(Binder):
         self.params = dict(params)
         self.normalisers: dict[str, tuple[m.ComponentCall, ...]] = {}
         self.used_normalisers: set[str] = set()
+        self.similarities: dict[str, m.ComponentCall] = {}  # similarity block -> the call it stands for
+        self.used_similarities: set[str] = set()
+        self.similarity_blocks: set[str] = set()  # declared, resolved or not
         self.declared_outputs: list[tuple[str, s.Span]] = []
         self.splits: tuple[str, ...] = ()
         self.source_paths: tuple[str, ...] = ()  # the data block's source paths, which a fetch block without files fetches
@@ -57,6 +60,7 @@ class _Checker(Binder):
         self.flow_reported: set[tuple[str, str]] = set()
         self.source_names: tuple[str, ...] = ()  # data: the sources declared (known before explode and fields)
         self.explode_name: str | None = None  # data: the explode block's name, a path root like a source
+        self.value_label_spans: list[tuple[s.Span, str]] = []  # slices: where each `values { v = "label" }` entry is written
 
     def params_literal(self) -> dict[str, Any]:
         return {k: literal(v) for k, v in self.params.items() if not isinstance(v, (s.Ref, s.Call))}
@@ -237,6 +241,19 @@ class _Checker(Binder):
     def parse_param(self, stmt: s.Attribute) -> tuple[str, Any] | None:
         return stmt.name, literal(stmt.value) if not isinstance(stmt.value, (s.Ref, s.Call)) else stmt.value
 
+    # -- slices ------------------------------------------------------------------------------
+    def parse_value_label(self, stmt: s.Attribute) -> tuple[str, str] | None:
+        """``exclusive = "Exclusive (XOR)"`` in a slice's values block: a slice value and its human label."""
+        usage = 'values { exclusive = "Exclusive (XOR)"  "sim > 0.5" = "Similar to a tutorial step" } (quote values that are not names)'
+        if stmt.type is not None:
+            self.error(stmt.type.span, "a slice value's label takes no type annotation", usage)
+            return None
+        if not isinstance(stmt.value, s.Str) or not stmt.value.value.strip():
+            self.error(stmt.value.span, f"the label of slice value {stmt.name!r} is text in double quotes, got {describe(stmt.value)}", usage)
+            return None
+        self.value_label_spans.append((stmt.span, stmt.name))
+        return stmt.name, stmt.value.value
+
     # -- normalisers -------------------------------------------------------------------------
     def parse_steps(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
         if not isinstance(expr, s.ListExpr):
@@ -255,6 +272,89 @@ class _Checker(Binder):
                 self.error(item.span, f"each step is a call like strip() or a normaliser's name, got {describe(item)}")
                 ok = False
         return tuple(steps) if ok else None
+
+    # -- similarities ------------------------------------------------------------------------
+    def parse_similarity(self, expr: s.Expr, where: str) -> m.ComponentCall | None:
+        """A similarity call, or the name of a similarity block (written in its place: block names are not scored)."""
+        if isinstance(expr, s.Call):
+            return self.component(expr, "similarity")
+        if isinstance(expr, s.Ref) and len(expr.parts) == 1:
+            name = expr.parts[0]
+            if name in self.similarities:
+                self.used_similarities.add(name)
+                return self.similarities[name]
+            if name in self.similarity_blocks:  # declared, with an error already reported there
+                return None
+            self.unknown(expr.span, "similarity", name, [*self.similarities, *registry.names("similarity")], where="similarity blocks and components")
+            return None
+        self.error(expr.span, f"{where} is a similarity call like exact() or a similarity block's name, got {describe(expr)}")
+        return None
+
+    def parse_similarity_part(self, stmt: s.Attribute) -> tuple[str, Any] | None:
+        """``field = similarity`` in a similarity block's ``mean``: a call, or a block's name (resolved once all are known)."""
+        if stmt.type is not None:
+            self.error(stmt.type.span, "a record field's type comes from the data (the deriver's contract)", f"write `{stmt.name} = <similarity>`")
+            return None
+        if isinstance(stmt.value, s.Call):
+            call = self.component(stmt.value, "similarity")
+            return None if call is None else (stmt.name, call)
+        if isinstance(stmt.value, s.Ref) and len(stmt.value.parts) == 1:
+            return stmt.name, stmt.value
+        self.error(stmt.value.span, f"record field {stmt.name!r} takes a similarity call or a similarity block's name, got {describe(stmt.value)}")
+        return None
+
+    def after_TaskSpec_similarities(self, blocks: tuple[m.SimilarityBlock, ...]) -> tuple[m.SimilarityBlock, ...]:
+        """Each block as the one component call it stands for (record blocks: ``record_mean`` with their parts inlined)."""
+        by_name = {b.name: b for b in blocks}
+        failed: set[str] = set()
+        usage = "write `use = phrase_overlap()`, or `same = [step]  mean { field = similarity ... }` for records"
+
+        def resolve(name: str, chain: tuple[str, ...]) -> m.ComponentCall | None:
+            if name in self.similarities:
+                return self.similarities[name]
+            if name in failed:
+                return None
+            call = build(by_name[name], chain)
+            if call is None:
+                failed.add(name)
+            else:
+                self.similarities[name] = call
+            return call
+
+        def build(b: m.SimilarityBlock, chain: tuple[str, ...]) -> m.ComponentCall | None:
+            if b.use is not None and (b.same or b.mean):
+                self.error(m.span_of(b, "use"), f"similarity {b.name!r} has both `use` and a record form (same/mean)", usage)
+                return None
+            if b.use is not None:
+                return b.use
+            if not b.mean:
+                self.error(m.span_of(b), f"similarity {b.name!r} needs `use = <similarity>(...)` or `mean {{ ... }}`", usage)
+                return None
+            if len({field for field, _ in b.mean}) != len(b.mean):
+                return None  # a repeated field: reported where it is written
+            parts: list[tuple[str, m.ComponentCall]] = []
+            for field, value in b.mean:
+                if isinstance(value, m.ComponentCall):
+                    parts.append((field, value))
+                    continue
+                ref = value.parts[0]
+                if ref not in by_name:
+                    if ref not in self.similarity_blocks:  # else declared with an error, reported there
+                        self.unknown(value.span, "similarity block", ref, list(by_name))
+                    return None
+                if ref in chain:
+                    self.error(value.span, f"similarity cycle: {' -> '.join([*chain, ref])}", "a similarity cannot include itself")
+                    return None
+                self.used_similarities.add(ref)
+                inner = resolve(ref, (*chain, ref))
+                if inner is None:
+                    return None
+                parts.append((field, inner))
+            return m.ComponentCall("similarity", "record_mean", (("same", tuple(b.same)), ("parts", tuple(parts))), {"": m.span_of(b)})
+
+        for b in blocks:
+            resolve(b.name, (b.name,))
+        return blocks
 
     def after_TaskSpec_normalisers(self, blocks: tuple[m.NormaliserBlock, ...]) -> tuple[m.NormaliserBlock, ...]:
         by_name = {b.name: b for b in blocks}
@@ -285,6 +385,9 @@ class _Checker(Binder):
         for b in blocks:
             resolve(b.name, (b.name,))
         return blocks
+
+    def normaliser_steps(self, expr: s.Expr, where: str) -> tuple[m.ComponentCall, ...] | None:
+        return self.parse_normaliser_ref(expr, where)
 
     def parse_normaliser_ref(self, expr: s.Expr, where: str) -> tuple[m.ComponentCall, ...] | None:
         if not isinstance(expr, s.Ref) or len(expr.parts) != 1:
@@ -826,6 +929,8 @@ def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
     task = _apply_match_defaults(task, checker)
     if checker.errors:
         raise _fail(checker, spec_file)
+    # every similarity block declared, bound or not: a reference to one that has an error stays silent
+    checker.similarity_blocks = {st.labels[0] for st in task.body if isinstance(st, s.Block) and st.type == "similarity" and st.labels}
     spec = checker.bind(m.TaskSpec, task, checker)
     side = _reported_beside(reported_file, checker) if reported_file else None
     if spec is not None and not checker.errors:
@@ -931,6 +1036,12 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         )
     if score.scorer is not None and score.matches:
         ck.error(m.span_of(score, "scorer"), "a score block uses either a scorer component or match blocks, not both")
+    if score.derive is not None and score.scorer is not None:
+        ck.error(
+            m.span_of(score, "derive"),
+            "derive gives the fields of match and measure blocks; a scorer component reads the records itself",
+            "remove `derive`, or compare its fields with match blocks",
+        )
     if score.scorer is not None:  # metadata keys are scorer parameters, filled from the submission
         params = [p.name for p in registry.get("scorer", score.scorer.name).params]
         for param, _ in score.metadata_params:
@@ -947,19 +1058,23 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         {k: (v or None) for k, v in reader.labels.items()} if reader else {r.name: r.values() for r in data.labels}
     )
     pred_fields = dict(registry.get("predictions", pred.reader.name).contract.fields) if pred.reader else dict(pred.fields)
+    # what the match and measure blocks compare: the records' fields, or those the deriver gives
+    score_gold, score_pred = gold_fields, pred_fields
+    if score.derive is not None:
+        score_gold = score_pred = _check_derive(ck, score.derive, m.span_of(score, "derive"), gold_fields, pred_fields)
 
     # matches: default outputs, types along the pipeline ---------------------------------------
     matches = []
     for match in score.matches:
         outputs = match.outputs or (f"{match.name}_p", f"{match.name}_r", f"{match.name}_f1")
         matches.append(replace(match, outputs=outputs))
-        _check_flow(ck, match, gold_fields, pred_fields)
+        _check_flow(ck, match, score_gold, score_pred)
     scorer_emits: tuple[str, ...] = tuple(o for mt in matches for o in mt.outputs)
     if score.scorer is not None:
         scorer_emits = registry.get("scorer", score.scorer.name).contract.emitted(_defaults(score.scorer))
     aggregate = registry.get("aggregator", score.aggregate.name).contract if score.aggregate else None
     produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits) if aggregate and score.aggregate else ()
-    measures, measured = _check_measures(ck, score.measures, gold_fields, pred_fields, label_values, scorer_emits)
+    measures, measured = _check_measures(ck, score.measures, score_gold, score_pred, label_values, scorer_emits)
     score = replace(score, matches=tuple(matches), measures=measures)
     produced = (*produced, *(name for ms, _ in measured for name in ms.outputs))
 
@@ -970,6 +1085,7 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
             ck.error(m.span_of(sl), f"slice {sl.name!r} needs exactly one of `label = <item label>` or `answer_label = <answer label>`")
             continue
         slices.append(replace(sl, kind="label" if sl.label else "answer_label", key=sl.label or sl.answer_label or ""))
+        _check_value_labels(ck, sl, label_values.get(sl.label) if sl.label else None)
 
     # names -----------------------------------------------------------------------------------
     declared = {mt.name for mt in spec.metrics}  # a measure's outputs need no metric block of their own
@@ -986,8 +1102,9 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         "source": [src.name for src in data.sources],
         "path_root": [src.name for src in data.sources] + ([data.explode.name] if data.explode else []),
         "field": list(gold_fields),
+        "score_field": list(score_gold),
         "gold_field": list(gold_fields),
-        "prediction_field": list(pred_fields),
+        "prediction_field": list(score_pred),
         "label": list(label_values),
         "answer_label": [r.name for r in data.answer_labels],
         "metric": metric_names,
@@ -1011,6 +1128,9 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
     for nb in spec.normalisers:
         if nb.name not in ck.used_normalisers:
             ck.warn(m.span_of(nb), f"normaliser {nb.name!r} is never used", "refer to it from a match block or remove it")
+    for sb in spec.similarities:
+        if sb.name not in ck.used_similarities:
+            ck.warn(m.span_of(sb), f"similarity {sb.name!r} is never used", "refer to it from a match block (similarity = name) or remove it")
     # metrics ---------------------------------------------------------------------------------
     if not metrics:
         ck.error(m.span_of(spec), "the task declares no metric", "add `metric name { display = \"...\" }` for each number the aggregator returns")
@@ -1067,6 +1187,26 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
     params = tuple(sorted((k, v) for k, v in ck.params_literal().items()))
     reported = spec.reported + (side[1] if side is not None else ())  # the spec's rows, then its reported file's
     return replace(spec, score=score, slices=tuple(slices), params=params, metrics=metrics, reported=reported)
+
+
+def _check_value_labels(ck: _Checker, sl: m.SliceSpec, values: tuple[str, ...] | None) -> None:
+    """A slice's value labels name values the slice can have, when the spec or the reader fixes them (a map with a default,
+    membership(), a reader's declared labels); a label read from a path or an answer label is checked by `check --data`."""
+    if not sl.values or values is None:
+        return
+    block = m.span_of(sl, "values")
+    inside = [(span, value) for span, value in ck.value_label_spans if _within(span, block)]
+    for value, _ in sl.values:
+        if value in values:
+            continue
+        span = next((sp for sp, v in inside if v == value), block)
+        close = difflib.get_close_matches(value, list(values), n=1, cutoff=0.6)
+        hint = (f"did you mean {close[0]!r}? " if close else "") + f"label {sl.label!r} has the values " + ", ".join(repr(v) for v in values)
+        ck.error(span, f"slice {sl.name!r} labels the value {value!r}, which its label {sl.label!r} never has", hint)
+
+
+def _within(inner: s.Span, outer: s.Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
 
 
 def _check_formula_cycles(ck: _Checker, measures: tuple[m.MeasureSpec, ...]) -> None:
@@ -1304,9 +1444,44 @@ def _check_flow(ck: _Checker, match: m.MatchSpec, gold: Mapping[str, FieldType],
                     f"normaliser step {step.name}() gives {contract.gives.spelling()}, but an answer must stay text",
                     "split_on() belongs in prediction parsing, not in a match normaliser",
                 )
-    sim = registry.get("similarity", match.similarity.name).contract.takes
-    if sim is not None and not TEXT.fits(sim):
-        ck.error(m.span_of(match, "similarity"), f"similarity {match.similarity.name}() compares {sim.spelling()}, not text")
+    ftype = gold.get(match.gold)
+    answer = ftype.item if ftype is not None and ftype.kind == "list" and ftype.item is not None else TEXT
+    _check_similarity(ck, match.similarity, answer, m.span_of(match, "similarity"), f"match {match.name!r}")
+
+
+def _check_similarity(ck: _Checker, call: m.ComponentCall, answer: FieldType, span: s.Span, where: str) -> None:
+    """The similarity compares what the answers are: text, or records whose fields its parts name."""
+    if call.name == "record_mean":
+        args = dict(call.kwargs)
+        members = answer.members()
+        if answer.kind != "record":
+            ck.error(span, f"{where}: a record similarity (same/mean) compares records, but the answers are {answer.spelling()}", "use a text similarity")
+            return
+        for name in (*args.get("same", ()), *(field for field, _ in args.get("parts", ()))):
+            if name not in members:
+                ck.unknown(span, f"field of the records {where} compares", name, list(members))
+        for field, part in args.get("parts", ()):
+            if field in members:
+                _check_similarity(ck, part, members[field], span, f"{where}, field {field!r}")
+        return
+    takes = registry.get("similarity", call.name).contract.takes
+    if takes is not None and not answer.fits(takes):
+        ck.error(span, f"{where}: similarity {call.name}() compares {takes.spelling()}, but the answers are {answer.spelling()}")
+
+
+def _check_derive(
+    ck: _Checker, call: m.ComponentCall, span: s.Span, gold: Mapping[str, FieldType], pred: Mapping[str, FieldType]
+) -> dict[str, FieldType]:
+    """The deriver reads fields both records have (its ``needs``); what it gives is what the score block compares."""
+    contract = registry.get("deriver", call.name).contract
+    for side, fields in (("gold", gold), ("prediction", pred)):
+        for name, wanted in contract.needs.items():
+            have = fields.get(name)
+            if have is None:
+                ck.error(span, f"{call.name}() reads field {name!r}, which the {side} records do not have", f"the {side} fields: {', '.join(fields) or 'none'}")
+            elif not have.fits(wanted):
+                ck.error(span, f"{call.name}() reads field {name!r} as {wanted.spelling()}, but the {side} records give {have.spelling()}")
+    return dict(contract.fields)
 
 
 def _comparable(ftype: FieldType) -> FieldType:

@@ -6,11 +6,12 @@ import hashlib
 import importlib.metadata
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from dsl import model as m
 from runners import registry
-from runners.generic import MatchScorer, MatchStage
+from runners.generic import Derived, MatchScorer, MatchStage
 from runners.contracts import check_gold_against_contract
 from runners.matching import PairScorer
 from runners.predictions import SchemaReader
@@ -23,7 +24,36 @@ _VERSIONED_LIBRARIES = ("nltk", "sacrebleu", "rouge-score", "spacy")
 
 
 def _call(call: m.ComponentCall) -> Any:
-    return registry.get(call.kind, call.name).build(**call.kwargs_dict())
+    return registry.get(call.kind, call.name).build(**{k: _argument(v) for k, v in call.kwargs})
+
+
+def build_component(call: m.ComponentCall) -> Any:
+    """The runtime object of a checked component call (a similarity, matcher, normaliser step...)."""
+    return _call(call)
+
+
+def _argument(value: Any) -> Any:
+    """A spec argument as the component takes it: nested calls built (a normaliser's steps as one pipeline), literals thawed."""
+    if isinstance(value, m.ComponentCall):
+        return _call(value)
+    if isinstance(value, tuple) and value and all(isinstance(v, m.ComponentCall) and v.kind == "normaliser" for v in value):
+        return _pipeline(value)
+    if isinstance(value, tuple) and value[:1] != ("__object__",):
+        return [_argument(v) for v in value]
+    return m.thaw(value)
+
+
+def _nested_calls(call: m.ComponentCall) -> list[m.ComponentCall]:
+    """``call`` and every call written inside its arguments (a record similarity's parts, a normaliser's steps)."""
+    found = [call]
+    stack = [v for _, v in call.kwargs]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, m.ComponentCall):
+            found += _nested_calls(value)
+        elif isinstance(value, tuple):
+            stack.extend(value)
+    return found
 
 
 def _bound(call: m.ComponentCall) -> Any:
@@ -87,25 +117,27 @@ def _scorer_factory(score: m.ScoreSpec) -> Any:
             pipelines[steps] = _pipeline(steps)
         return pipelines[steps]
 
-    stages = tuple(
-        MatchStage(
-            gold_field=match.gold,
-            prediction_field=match.prediction,
-            filters=tuple(_call(f) for f in match.filters),
-            pairs=PairScorer(_call(match.similarity), pipeline(match.normaliser), pipeline(match.similarity_normaliser)),
-            matcher=_call(match.matcher),
-            outputs=match.outputs,
+    derived = dict(registry.get("deriver", score.derive.name).contract.fields) if score.derive is not None else {}
+    stages = []
+    for match in score.matches:
+        similarity = _call(match.similarity)
+        # a similarity that scores empty text itself (phrases, records) gets no empty-answer guard
+        pairs = PairScorer(
+            similarity, pipeline(match.normaliser), pipeline(match.similarity_normaliser), guard_empty=not getattr(similarity, "scores_empty_text", False)
         )
-        for match in score.matches
-    )
-    scorer = MatchScorer(stages)
+        answers = derived.get(match.gold)
+        stage = MatchStage(match.gold, match.prediction, tuple(_call(f) for f in match.filters), pairs, _call(match.matcher), match.outputs)
+        stages.append(replace(stage, answers=answers) if answers is not None else stage)
+    scorer = MatchScorer(tuple(stages))
     return lambda metadata: scorer
 
 
 def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
     calls: list[m.ComponentCall] = [c for c in (spec.data.reader, spec.predictions.reader, spec.score.scorer, spec.score.aggregate) if c]
+    if spec.score.derive is not None:
+        calls.append(spec.score.derive)
     for match in spec.score.matches:
-        calls += [match.similarity, match.matcher, *match.filters, *match.normaliser, *match.similarity_normaliser]
+        calls += [*_nested_calls(match.similarity), match.matcher, *match.filters, *match.normaliser, *match.similarity_normaliser]
     for measure in spec.score.measures:
         calls += [c for c in (measure.metric, *measure.normaliser) if c is not None]
     return calls
@@ -157,7 +189,7 @@ def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
     own_scorer = _scorer_factory(score) if score.scorer is not None or score.matches else None
     own_aggregate = _bound(score.aggregate) if score.aggregate is not None else None
     if not score.measures:
-        return own_scorer, own_aggregate
+        return _derived(score, own_scorer), own_aggregate
     from runners.metrics import Measures, combined
 
     reader = registry.get("reader", spec.data.reader.name).contract if spec.data.reader else None
@@ -165,8 +197,20 @@ def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
     pred = dict(registry.get("predictions", spec.predictions.reader.name).contract.fields) if spec.predictions.reader else dict(spec.predictions.fields)
     # a predictions component with one declared field may give that field's value bare (PARADISE's ending index)
     bare = spec.predictions.reader is not None and len(pred) == 1
+    if score.derive is not None:  # measures read the fields the deriver gives
+        gold = pred = dict(registry.get("deriver", score.derive.name).contract.fields)
+        bare = False
     measures = Measures(tuple(_measure_stage(ms, gold, pred, bare) for ms in score.measures if ms.formula is None))  # formulas: compile_spec
-    return combined(measures, own_scorer, own_aggregate)
+    make, aggregate = combined(measures, own_scorer, own_aggregate)
+    return _derived(score, make), aggregate
+
+
+def _derived(score: m.ScoreSpec, make: Any) -> Any:
+    """The scorer factory, seeing every record through the score block's deriver when it has one."""
+    if score.derive is None or make is None:
+        return make
+    derive = _bound(score.derive)
+    return lambda metadata: Derived(derive, make(metadata))
 
 
 def _signatures(spec: m.TaskSpec) -> dict[str, str]:
@@ -183,7 +227,7 @@ def _signatures(spec: m.TaskSpec) -> dict[str, str]:
 
 # What a fingerprint leaves out: text shown to people, where files come from (the gold content is
 # fingerprinted itself), harness import notes, and the names the spec gives its own normalisers
-# (match blocks carry their steps inlined).  Everything else can change a number and is kept.
+# and similarity blocks (match blocks carry their steps and parts inlined).  Everything else can change a number and is kept.
 _NOT_SCORED = {
     "title",
     "description",
@@ -200,6 +244,7 @@ _NOT_SCORED = {
     "fetch",
     "extends",
     "normalisers",
+    "similarities",
 }
 # Collections whose order means nothing (declared by name); sorted so that reordering a spec keeps its fingerprint.
 _UNORDERED = {"metrics", "slices", "labels", "fields", "matches", "measures", "templates", "answer_labels", "params", "kwargs"}
@@ -216,9 +261,14 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
             return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str)) if key in _UNORDERED else items
         return value
 
-    form = walk(spec.to_dict())
+    plain = spec.to_dict()
+    for sl in plain["slices"]:  # a slice's value labels are display text (its `values` key, unlike an enum type's values)
+        sl.pop("values", None)
+    form = walk(plain)
     if form["data"].get("explode", 0) is None:  # specs without one keep the fingerprints they had before explode existed
         del form["data"]["explode"]
+    if form["score"].get("derive", 0) is None:  # likewise derive
+        del form["score"]["derive"]
     sources = form["data"]["sources"]  # the first source defines the items; the others are joined by key
     form["data"]["sources"] = sources[:1] + sorted(sources[1:], key=lambda v: json.dumps(v, sort_keys=True))
     return form
@@ -268,8 +318,16 @@ def _render_formula(formula: tuple[Any, ...]) -> str:
 
 
 def _render_call(call: m.ComponentCall) -> str:
-    args = ", ".join(f"{k}={json.dumps(m._thaw(v))}" for k, v in call.kwargs)
+    args = ", ".join(f"{k}={_render_value(v)}" for k, v in call.kwargs)
     return f"{call.name}({args})"
+
+
+def _render_value(value: Any) -> str:
+    if isinstance(value, m.ComponentCall):
+        return _render_call(value)
+    if isinstance(value, tuple) and value[:1] != ("__object__",) and any(isinstance(v, (m.ComponentCall, tuple)) for v in value):
+        return "[" + ", ".join(_render_value(v) for v in value) + "]"
+    return json.dumps(m.thaw(value))
 
 
 def explain(spec: m.TaskSpec) -> str:
@@ -308,6 +366,9 @@ def explain(spec: m.TaskSpec) -> str:
         lines.append(f"   {pred.format} records keyed by {pred.id_field!r}: " + ", ".join(f"{n}: {t.render()}" for n, t in pred.fields))
         lines.append("   every problem reported with its line number; missing ids score as empty (warning)")
     lines += ["", "3. normalise + 4. match"]
+    if spec.score.derive:
+        gives = registry.get("deriver", spec.score.derive.name).contract.fields
+        lines.append(f"   derive: {_render_call(spec.score.derive)} -> " + ", ".join(f"{k}: {t.spelling()}" for k, t in gives.items()))
     if spec.score.scorer:
         lines.append(f"   scorer component: {_render_call(spec.score.scorer)}")
         for param, key in spec.score.metadata_params:

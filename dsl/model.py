@@ -93,7 +93,7 @@ class ComponentCall:
     at: Where = _where()
 
     def kwargs_dict(self) -> dict[str, Any]:
-        return {k: _thaw(v) for k, v in self.kwargs}
+        return {k: thaw(v) for k, v in self.kwargs}
 
 
 # -- data -------------------------------------------------------------------------------------
@@ -203,9 +203,9 @@ class MatchSpec:
     """One ``match`` block: gold and predicted lists, normalised, paired by a similarity, matched."""
 
     name: Name = label(doc="also the metric family its three outputs belong to")
-    gold: Name = attr(refers="field")
+    gold: Name = attr(refers="score_field")
     prediction: Name = attr(refers="prediction_field")
-    similarity: ComponentCall = attr(kind="similarity")
+    similarity: ComponentCall = attr(parse="similarity", doc="a similarity call, or the name of a similarity block")
     matcher: ComponentCall = attr(kind="matcher")
     filters: tuple[ComponentCall, ...] = attr((), kind="filter")
     normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to every answer first")
@@ -224,7 +224,7 @@ class MeasureSpec:
 
     name: Name = label(doc="the output's name (families add suffixes: _p/_r/_f1, _<class>)")
     metric: ComponentCall | None = attr(None, kind="metric", doc="a metric of the library (procbench components --kind metric)")
-    gold: Name | None = attr(None, refers="field")
+    gold: Name | None = attr(None, refers="score_field")
     prediction: Name | None = attr(None, refers="prediction_field")
     value: Name | None = attr(None, refers="per_item_value", doc="instead of metric, gold and prediction: a per-item value the scorer emits")
     # ("metric", name) | ("number", value) | ("call", function, (arguments, ...))
@@ -262,6 +262,9 @@ class MeasureSpec:
 class ScoreSpec:
     aggregate: ComponentCall | None = attr(None, kind="aggregator", doc="the aggregator of the scorer's or match blocks' per-item values")
     scorer: ComponentCall | None = attr(None, kind="scorer")
+    derive: ComponentCall | None = attr(
+        None, kind="deriver", doc="a format component that turns each gold and predicted record into the typed fields match and measure blocks compare"
+    )
     matches: tuple[MatchSpec, ...] = blocks("match")
     measures: tuple[MeasureSpec, ...] = blocks("measure")
     metadata_params: tuple[tuple[str, str], ...] = attr((), key="metadata", parse="metadata", doc="scorer parameter <- submission metadata key")
@@ -285,8 +288,8 @@ class MetricBlock:
 
     name: Name = label()
     display: str = attr("", doc="shown on the board (a family's members get ' P', ' R', ' F1')")
-    group: str = attr("")
-    description: str = attr("")
+    group: str = attr("", doc="the board's column group")
+    description: str = attr("", doc="its definition in one sentence (how it is computed, its unit): the column's help text on the board; not fingerprinted")
     higher_is_better: bool = attr(True)
     percent: bool = attr(True, doc="shown x100 on the board")
     family: str = attr("", option=("", "prf"), parse="family", doc="prf: precision, recall and F1 named <name>_p, <name>_r, <name>_f1")
@@ -298,9 +301,13 @@ class SliceSpec:
     name: Name = label()
     kind: str = derived("label")  # label | answer_label
     key: str = derived("")
-    display: str = attr("")
+    display: str = attr("", doc="what the slice is, as the board names it")
     label: Name | None = attr(None, refers="label", doc="group items by this item label")
     answer_label: Name | None = attr(None, refers="answer_label", doc="re-score with gold restricted per answer label")
+    # (value, label) pairs in the spec's order; display text: not part of the fingerprint (dsl.compiler.semantic_form)
+    values: tuple[tuple[str, str], ...] = entries(
+        "value_label", doc='human labels of the slice\'s values: values { exclusive = "Exclusive (XOR)"  "sim > 0.5" = "Similar to a step" }'
+    )
     at: Where = _where()
 
 
@@ -400,6 +407,24 @@ class NormaliserBlock:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SimilarityBlock:
+    """``similarity name { ... }``: a pair similarity declared once and used by name (match blocks, other similarity blocks).
+
+    Either one similarity component, ``similarity location { use = phrase_overlap(alternatives = place) }``,
+    or a similarity of records: a pair whose ``same`` fields differ scores 0, any other the mean of its
+    fields' similarities, added in the order written::
+
+        similarity move { same = [step]  mean { participant = participant  before = location  after = location } }
+    """
+
+    name: Name = label()
+    use: ComponentCall | None = attr(None, kind="similarity", doc="one similarity component")
+    same: tuple[Name, ...] = attr((), doc="record fields that must be equal for a pair to score above 0")
+    mean: tuple[tuple[str, Any], ...] = entries(parse="similarity_part", doc="record field = a similarity call or a similarity block's name")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
 class TaskSpec:
     name: Name = label()
     title: str = attr()
@@ -407,6 +432,7 @@ class TaskSpec:
     data: DataSpec = block("data")
     predictions: PredictionSpec = block("predictions")
     normalisers: tuple[NormaliserBlock, ...] = blocks("normaliser")
+    similarities: tuple[SimilarityBlock, ...] = blocks("similarity")
     score: ScoreSpec = block("score")
     metrics: tuple[MetricSpec, ...] = blocks("metric")
     primary: Name = attr(refers="metric")
@@ -447,10 +473,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _thaw(value: Any) -> Any:
+def thaw(value: Any) -> Any:
     """Frozen spec values (tuples) back into the lists/dicts components expect."""
     if isinstance(value, tuple) and value and value[0] == "__object__":
-        return {k: _thaw(v) for k, v in value[1]}
+        return {k: thaw(v) for k, v in value[1]}
     if isinstance(value, tuple):
-        return [_thaw(v) for v in value]
+        return [thaw(v) for v in value]
     return value

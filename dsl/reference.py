@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from runners import registry
+from runners.paths import PROJECT_ROOT
 
 BEGIN = "<!-- components:begin -->"
 END = "<!-- components:end -->"
-DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "language.md"
+DOC_PATH = PROJECT_ROOT / "docs" / "language.md"  # a checkout's docs (not in the wheel)
 REGENERATE = "make docs"
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+import typing
 from typing import Any
 
 from runners._types import DataProblem, DataProblems, GoldSet, ItemScore
@@ -56,12 +57,16 @@ def micro_prf(
     return _rounded({f"{prefix}p": p, f"{prefix}r": r, f"{prefix}f1": f1}, round_digits)
 
 
+STR_LIST = FieldType.parse("list(str)")
+
+
 @dataclass(frozen=True)
 class MatchStage:
     """One ``match`` block: filters, a pair scorer and a matcher, writing three per-item values.
 
-    ``gold_field`` and ``prediction_field`` must hold lists of strings; anything else is an error
-    at scoring time (see :class:`MatchScorer`).
+    ``gold_field`` and ``prediction_field`` must hold lists of ``answers`` (text unless the fields
+    are typed otherwise, e.g. records a deriver gives); anything else is an error at scoring time
+    (see :class:`MatchScorer`).
     """
 
     gold_field: str
@@ -70,6 +75,7 @@ class MatchStage:
     pairs: PairScorer
     matcher: Matcher
     outputs: tuple[str, str, str]
+    answers: FieldType = field(default_factory=lambda: STR_LIST)
 
 
 @dataclass(frozen=True)
@@ -101,10 +107,10 @@ class MatchScorer:
         for stage in self.stages:
             golds = gold_lists.get(stage.gold_field)
             if golds is None:
-                golds = gold_lists[stage.gold_field] = _gold_lists(gold, item_ids, stage.gold_field)
+                golds = gold_lists[stage.gold_field] = _gold_lists(gold, item_ids, stage.gold_field, stage.answers)
             raw = answer_lists.get(stage.prediction_field)
             if raw is None:
-                raw = answer_lists[stage.prediction_field] = _prediction_lists(item_ids, predicted, stage.prediction_field)
+                raw = answer_lists[stage.prediction_field] = _prediction_lists(item_ids, predicted, stage.prediction_field, stage.answers)
             answers = raw
             if stage.filters:
                 answers = []
@@ -152,29 +158,50 @@ class MatchScorer:
         return hasattr(first.matcher, "score_shared") and first.matcher == stage.matcher and PairBatch.shareable([first.pairs, stage.pairs])
 
 
-STR_LIST = FieldType.parse("list(str)")
+@dataclass(frozen=True)
+class Derived:
+    """A scorer that sees every gold and predicted record through the score block's ``derive`` component.
+
+    The deriver is a format component (ProPara's action grid -> inputs, outputs, conversions,
+    moves); the match and measure blocks then compare the typed fields it gives.  Item order,
+    labels and origins are the gold's; a missing prediction stays missing.
+    """
+
+    derive: Callable[[Any], Mapping[str, Any]]
+    scorer: Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
+
+    def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
+        derive = self.derive
+        items = {item_id: derive(record) for item_id, record in gold.items.items()}
+        derived = {item_id: derive(predictions[item_id]) for item_id in items if predictions.get(item_id) is not None}
+        return self.scorer(replace(gold, items=items), derived)
 
 
-def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str) -> list[list[str]]:
-    """Each item's gold field ``name``, checked to be a list of strings (a tuple is accepted from Python-built gold)."""
-    out: list[list[str]] = []
+def _is_answer_list(value: Any, wanted: FieldType) -> bool:
+    return is_str_list(value) if wanted is STR_LIST else wanted.accepts(value)
+
+
+def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str, wanted: FieldType | None = None) -> list[list[Any]]:
+    """Each item's gold field ``name``, checked to be a list of ``wanted``'s items (a tuple is accepted from Python-built gold)."""
+    wanted = wanted or STR_LIST
+    spelled = wanted.spelling()
+    out: list[list[Any]] = []
     problems: DataProblems | None = None
     for item_id in item_ids:
         record = gold.items[item_id]
         value = record.get(name, MISSING) if type(record) is dict or isinstance(record, Mapping) else MISSING
-        if is_str_list(value):
-            out.append(value)
-            continue
-        if type(value) is tuple and all(isinstance(v, str) for v in value):
-            out.append(list(value))
+        if type(value) is tuple:
+            value = list(value)
+        if _is_answer_list(value, wanted):
+            out.append(typing.cast(list[Any], value))
             continue
         problems = problems or DataProblems()
         if not (type(record) is dict or isinstance(record, Mapping)):
-            message = f"gold record is {describe(record)}, not a record with fields; a match block needs field {name!r} to be list(str)"
+            message = f"gold record is {describe(record)}, not a record with fields; a match block needs field {name!r} to be {spelled}"
         elif value is MISSING:
-            message = f"gold field {name!r} is missing; a match block needs list(str)"
+            message = f"gold field {name!r} is missing; a match block needs {spelled}"
         else:
-            message = f"gold field {name!r} must be list(str) for a match block, got {mismatch(STR_LIST, value)}"
+            message = f"gold field {name!r} must be {spelled} for a match block, got {mismatch(wanted, value)}"
         problems.add(DataProblem.at(gold.origins.get(item_id), item_id, message))
         out.append([])
     if problems is not None:
@@ -182,26 +209,27 @@ def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str) -> list[list[
     return out
 
 
-def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: str) -> list[list[str]]:
-    """Each item's prediction field ``name`` (no record: no answers), checked to be a list of strings."""
-    out: list[list[str]] = []
+def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: str, wanted: FieldType | None = None) -> list[list[Any]]:
+    """Each item's prediction field ``name`` (no record: no answers), checked to be a list of ``wanted``'s items."""
+    wanted = wanted or STR_LIST
+    out: list[list[Any]] = []
     bad: list[str] = []
     for item_id, record in zip(item_ids, predicted):
         if record is None:
             out.append([])
             continue
         value = record.get(name, MISSING) if type(record) is dict or isinstance(record, Mapping) else MISSING
-        if is_str_list(value):
-            out.append(value)
+        if _is_answer_list(value, wanted):
+            out.append(typing.cast(list[Any], value))
             continue
-        what = "missing" if value is MISSING else mismatch(STR_LIST, value)
+        what = "missing" if value is MISSING else mismatch(wanted, value)
         if not isinstance(record, Mapping):
             what = f"not a record with fields ({describe(record)})"
         bad.append(f"item {item_id!r}: {what}")
     if bad:
         shown = "; ".join(bad[:5]) + (f"; ... and {len(bad) - 5} more" if len(bad) > 5 else "")
         raise ValueError(
-            f"prediction field {name!r} must be list(str) for a match block, in {len(bad)} prediction record{'s' if len(bad) != 1 else ''}: {shown}. "
+            f"prediction field {name!r} must be {wanted.spelling()} for a match block, in {len(bad)} prediction record{'s' if len(bad) != 1 else ''}: {shown}. "
             "Declare it as list(str) in the spec's predictions schema, so that the prediction file is checked line by line when it is read."
         )
     return out

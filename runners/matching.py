@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -220,6 +220,9 @@ class EmptySides:
 OPENPI_EMPTY_SIDES = EmptySides(both=(1.0, 1.0, 1.0), gold=(0.0, 1.0, 0.0), prediction=(1.0, 0.0, 0.0))
 
 
+RecallRule = Literal["best", "precision_if_same_size"]
+
+
 class Matcher(Protocol):
     def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF: ...
 
@@ -264,12 +267,15 @@ class BestMatch:
     """Soft set P/R/F1 without alignment: each prediction takes its best gold score and vice versa.
 
     ``dedup`` removes repeated predictions by raw string identity before scoring (gold is never
-    de-duplicated).  Empty sides follow the OpenPI conventions, configurable per spec.
+    de-duplicated).  Empty sides follow the OpenPI conventions, configurable per spec.  ``recall =
+    "precision_if_same_size"`` is the ProPara evaluator's quirk (docs/metrics.md §2A.6): when there are
+    as many predictions as gold answers, recall reuses the precision numerator.
     """
 
     dedup: bool = False
     empty_sides: EmptySides = field(default_factory=lambda: OPENPI_EMPTY_SIDES)
     threshold: float = 0.0
+    recall: RecallRule = "best"
 
     def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF:
         empty = self.empty_sides.of(gold, predictions)
@@ -280,8 +286,12 @@ class BestMatch:
         gold_prepared = [pairs.prepare(g) for g in gold]
         distinct = list(dict.fromkeys(predictions))
         matrix = {p: [pairs.score(g, pairs.prepare(p)) for g in gold_prepared] for p in distinct}
-        precision = sum(self._best(matrix[p]) for p in predictions) / len(predictions)
-        recall = sum(self._best([matrix[p][j] for p in distinct]) for j in range(len(gold))) / len(gold)
+        precision_sum = sum(self._best(matrix[p]) for p in predictions)
+        if self.recall == "precision_if_same_size" and len(predictions) == len(gold):
+            recall_sum = precision_sum
+        else:
+            recall_sum = sum(self._best([matrix[p][j] for p in distinct]) for j in range(len(gold)))
+        precision, recall = precision_sum / len(predictions), recall_sum / len(gold)
         return PRF(precision, recall, f1_of(precision, recall))
 
     def score_many(self, golds: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]], pairs: PairScorer) -> list[PRF]:
@@ -337,8 +347,12 @@ class BestMatch:
             column_end = 0
             for (position, gold, prediction), item_rows in zip(chunk, rows_of):
                 column_start, column_end = column_end, column_end + len(gold)
-                precision = sum(row_list[r] for r in item_rows) / len(prediction)
-                recall = sum(column_list[column_start:column_end]) / len(gold)
+                precision_sum = sum(row_list[r] for r in item_rows)
+                if self.recall == "precision_if_same_size" and len(prediction) == len(gold):
+                    recall_sum = precision_sum
+                else:
+                    recall_sum = sum(column_list[column_start:column_end])
+                precision, recall = precision_sum / len(prediction), recall_sum / len(gold)
                 out[position] = PRF(precision, recall, f1_of(precision, recall))
 
     def _best_of(self, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -354,10 +368,14 @@ class BestMatch:
         return best if best >= self.threshold else 0.0
 
 
-@component("matcher", "best_match", takes="list(str)")
-def best_match(dedup: bool = False, *, threshold: float = 0.0) -> Matcher:
-    """Best-match soft P/R/F1 (OpenPI); ``dedup`` drops repeated predictions, ``threshold`` zeroes weak best scores."""
-    return BestMatch(dedup=dedup, threshold=threshold)
+@component("matcher", "best_match", takes="list(any)")
+def best_match(dedup: bool = False, *, threshold: float = 0.0, recall: RecallRule = "best") -> Matcher:
+    """Best-match soft P/R/F1 (OpenPI); ``dedup`` drops repeated predictions, ``threshold`` zeroes weak best scores.
+
+    ``recall = "precision_if_same_size"``: ProPara's quirk, recall reuses the precision numerator
+    when the two lists have the same length (the default ``"best"`` sums each gold answer's best score).
+    """
+    return BestMatch(dedup=dedup, threshold=threshold, recall=recall)
 
 
 @dataclass(frozen=True)
@@ -386,7 +404,7 @@ class OneToOne:
         return PRF(precision, recall, f1_of(precision, recall))
 
 
-@component("matcher", "one_to_one", takes="list(str)")
+@component("matcher", "one_to_one", takes="list(any)")
 def one_to_one(threshold: float = 0.0) -> Matcher:
     """One-to-one alignment maximising total similarity (each answer used once); weak pairs below ``threshold`` score 0."""
     return OneToOne(threshold=threshold)

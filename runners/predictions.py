@@ -74,15 +74,39 @@ def oversize(value: Any, max_text: int = MAX_TEXT_CHARS, max_items: int = MAX_LI
     return None
 
 
+_ABSENT = object()
+
+
+def member_of(record: Any, name: str) -> Any:
+    """A record's member: a mapping's key or an object's attribute (a missing one is a sentinel no type accepts)."""
+    if isinstance(record, Mapping):
+        return record.get(name, _ABSENT)
+    return getattr(record, name, _ABSENT)
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """``text`` split on the commas outside parentheses: ``a: int, b: list(str)`` -> two parts."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
 @dataclass(frozen=True)
 class FieldType:
-    kind: str  # str | int | float | bool | list | optional | enum | any
+    kind: str  # str | int | float | bool | list | optional | enum | record | any
     item: FieldType | None = None
+    # enum: its values; record: its members as (name, FieldType) pairs (one slot, so that the serialised
+    # form of every other type, which fingerprints include, stays what it was)
     values: tuple[Any, ...] = ()
 
     @staticmethod
     def parse(text: str) -> FieldType:
-        """``str``, ``list(str)``, ``optional(int)``, ``enum(a, b)``: the spelling of types in specs and contracts."""
+        """``str``, ``list(str)``, ``optional(int)``, ``enum(a, b)``, ``record(step: int, text: str)``: the spelling of types in specs and contracts."""
         text = text.strip()
         if text in SCALAR_KINDS:
             return FieldType(text)
@@ -94,7 +118,21 @@ class FieldType:
             return FieldType(head, FieldType.parse(inner))
         if head == "enum":
             return FieldType("enum", values=tuple(v.strip().strip('"') for v in inner.split(",") if v.strip()))
+        if head == "record":
+            members = []
+            for part in _top_level_parts(inner):
+                name, colon, spelled = part.partition(":")
+                if not colon or not name.strip().isidentifier():
+                    raise ValueError(f"not a record member: {part.strip()!r} (write name: type)")
+                members.append((name.strip(), FieldType.parse(spelled)))
+            if not members or len({n for n, _ in members}) != len(members):
+                raise ValueError(f"a record needs members with distinct names: {text!r}")
+            return FieldType("record", values=tuple(members))
         raise ValueError(f"not a type: {text!r}")
+
+    def members(self) -> dict[str, FieldType]:
+        """A record's members by name (empty for other kinds)."""
+        return dict(self.values) if self.kind == "record" else {}
 
     def fits(self, wanted: FieldType) -> bool:
         """Whether a value of this type can be passed where ``wanted`` is expected (``any`` fits both ways)."""
@@ -108,6 +146,9 @@ class FieldType:
             return self.kind == "int" and wanted.kind == "float"
         if self.kind == "list":
             return self.item is None or wanted.item is None or self.item.fits(wanted.item)
+        if self.kind == "record":  # every member the other side wants, of a fitting type
+            mine = self.members()
+            return all(name in mine and mine[name].fits(t) for name, t in wanted.values)
         return True
 
     def spelling(self) -> str:
@@ -116,6 +157,8 @@ class FieldType:
             return f"{self.kind}({self.item.spelling() if self.item else 'any'})"
         if self.kind == "enum":
             return "enum(" + ", ".join(json.dumps(v) for v in self.values) + ")"
+        if self.kind == "record":
+            return "record(" + ", ".join(f"{n}: {t.spelling()}" for n, t in self.values) + ")"
         return self.kind
 
     def render(self) -> str:
@@ -123,6 +166,8 @@ class FieldType:
             return f"{self.kind}<{self.item.render() if self.item else 'any'}>"
         if self.kind == "enum":
             return "enum<" + ", ".join(json.dumps(v) for v in self.values) + ">"
+        if self.kind == "record":
+            return "record<" + ", ".join(f"{n}: {t.render()}" for n, t in self.values) + ">"
         return self.kind
 
     def accepts(self, value: Any) -> bool:
@@ -143,6 +188,8 @@ class FieldType:
             return isinstance(value, list) and (self.item is None or all(self.item.accepts(v) for v in value))
         if k == "enum":
             return any(value == v and type(value) is type(v) for v in self.values)
+        if k == "record":  # a mapping with the members, or an object with them as attributes (a frozen dataclass)
+            return all((v := member_of(value, name)) is not _ABSENT and t.accepts(v) for name, t in self.values)
         return False
 
     def from_text(self, text: str) -> Any:

@@ -150,7 +150,8 @@ def test_scorer_equals_plain_reference_on_the_dev_split(dev: dict[str, GoldDocum
         expected, aligned_predicted, aligned_gold = reference.document_statistics(
             gold_spans(document.lines), list(parse_text(outputs.get(item.item_id) or "").spans)
         )
-        got = {key: value for key, value in item.values.items() if "." in key and value}
+        # the bounded variant's counts (bleu_*_once.*) are not the official scorer's: tests/test_paged_bounded.py checks them
+        got = {key: value for key, value in item.values.items() if "." in key and value and "_once." not in key}
         assert got == expected, item.item_id
         assert (item.values["aligned_predicted_lines"], item.values["aligned_gold_lines"]) == (aligned_predicted, aligned_gold), item.item_id
 

@@ -45,7 +45,7 @@ def test_slice_selector_shows_slice_values(db: Path, monkeypatch: pytest.MonkeyP
     slice_box = next(s for s in at.sidebar.selectbox if s.label == "Slice")
     slice_box.select("domain").run()
     value_box = next(s for s in at.sidebar.selectbox if s.label == "Slice value")
-    assert set(value_box.options) == {"seen", "unseen"}
+    assert set(value_box.options) == {"Topics seen in training (seen)", "Health, unseen in training (unseen)"}  # the spec's labels
     value_box.select("unseen").run()
     assert not at.exception
     assert any("domain = unseen" in s.value for s in at.subheader)

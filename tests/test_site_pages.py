@@ -109,10 +109,11 @@ def test_board_switching_a_slice_with_the_selector(demo_db: Path, monkeypatch: p
     at = page(demo_db, monkeypatch, "board", task="pm-llm-benchmark")
     next(s for s in at.sidebar.selectbox if s.label == "Slice").select("modality").run()
     values = next(s for s in at.sidebar.selectbox if s.label == "Slice value")
-    assert set(values.options) == {"text", "vision"}
+    assert set(values.options) == {"Text question (text)", "Image question (vision)"}  # the spec's value labels, the stored value beside
     values.select("vision").run()
     assert not at.exception
     assert any("modality = vision" in s.value for s in at.subheader)
+    assert any("Image question" in c.value for c in at.caption)  # the caption under the slice names the value's label
 
 
 def test_charts_draw_bars_radar_and_seen_unseen(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +123,7 @@ def test_charts_draw_bars_radar_and_seen_unseen(demo_db: Path, monkeypatch: pyte
     specs = [json.loads(c.proto.spec) for c in charts]
     assert specs[0]["encoding"]["xOffset"]["field"] == "system"  # grouped per-slice bars
     assert len(specs[1]["layer"]) == 4  # radar: rings, spokes, labels, polygons
-    assert specs[2]["layer"][1]["encoding"]["x"]["title"].endswith("on seen")
+    assert specs[2]["layer"][1]["encoding"]["x"]["title"].endswith("on Topics seen in training (seen)")  # the spec's value label
     paged = page(demo_db, monkeypatch, "charts", task="paged", split="dev")
     assert len(paged.get("vega_lite_chart")) == 3  # no two-valued slice: bars, radar and progress
     assert any("exactly two values" in c.value for c in paged.caption)

@@ -15,6 +15,17 @@ Key scheme (``side`` is ``p`` for the precision pass, ``r`` for the recall pass)
     bleu_agent.<Activity|StartNode|EndNode>.<side>_sum | <side>_num
     bleu_edge.<SequenceFlow|Association>.<side>_total | <side>_correct
     bleu_edge.ConditionFlow.<side>_sum | <side>_num
+
+Not official (added beside, changing none of the above): the soft BLEU-1 node and actor sums count
+a node each time a not-yet-matched node is compared again, while ``_num`` counts it once, so the
+official soft scores can exceed 1 (docs/metrics.md §5). The bounded variant counts each registered
+node once, at its best BLEU-1 over its comparisons (0 when never compared), so ``_sum <= _num``::
+
+    bleu_node_once.<Activity|StartNode|EndNode|DataObject|TextAnnotation>.<side>_sum | <side>_num
+    bleu_agent_once.<Activity|StartNode|EndNode>.<side>_sum | <side>_num
+
+``_num`` equals the official ``_num``; where no node is compared twice ``_sum`` equals the official
+``_sum`` to the last bit (the same additions in the same order).
 """
 
 from __future__ import annotations
@@ -60,6 +71,13 @@ def _empty_statistics() -> dict[str, float]:
         for t in BLEU_NODE_TYPES:
             stats[f"bleu_node.{t.value}.{side}_sum"] = 0
             stats[f"bleu_node.{t.value}.{side}_num"] = 0
+    for side in SIDES:  # the bounded variant (not official), after every official key
+        for t in BLEU_NODE_TYPES:
+            stats[f"bleu_node_once.{t.value}.{side}_sum"] = 0
+            stats[f"bleu_node_once.{t.value}.{side}_num"] = 0
+        for t in ACTION_TYPES:
+            stats[f"bleu_agent_once.{t.value}.{side}_sum"] = 0
+            stats[f"bleu_agent_once.{t.value}.{side}_num"] = 0
     return stats
 
 
@@ -88,6 +106,10 @@ class _Keys:
     soft_total: dict[str, str]  # by soft type (SequenceFlow | Association | ConditionFlow: _num)
     soft_correct: dict[str, str]  # SequenceFlow | Association
     condition_sum: str
+    once_node_sum: dict[NodeType, str]  # the bounded variant: each registered node once, at its best BLEU-1
+    once_node_num: dict[NodeType, str]
+    once_agent_sum: dict[NodeType, str]
+    once_agent_num: dict[NodeType, str]
 
     @classmethod
     def of(cls, side: str) -> _Keys:
@@ -108,6 +130,10 @@ class _Keys:
             soft_total={**{e: f"bleu_edge.{e}.{side}_total" for e in EDGE_TYPES}, "ConditionFlow": f"bleu_edge.ConditionFlow.{side}_num"},
             soft_correct={e: f"bleu_edge.{e}.{side}_correct" for e in EDGE_TYPES},
             condition_sum=f"bleu_edge.ConditionFlow.{side}_sum",
+            once_node_sum=by_type("bleu_node_once.{t}.{side}_sum", BLEU_NODE_TYPES),
+            once_node_num=by_type("bleu_node_once.{t}.{side}_num", BLEU_NODE_TYPES),
+            once_agent_sum=by_type("bleu_agent_once.{t}.{side}_sum", ACTION_TYPES),
+            once_agent_num=by_type("bleu_agent_once.{t}.{side}_num", ACTION_TYPES),
         )
 
 
@@ -130,6 +156,8 @@ class _Registered:
     source_span: str
     tokens: frozenset[str]  # of the node's text
     matched: bool = False
+    best_bleu: float | None = None  # the bounded variant: its best BLEU-1 so far (None: never compared)
+    best_agent: float | None = None  # likewise for its actor
 
 
 def strict_node_match(a: Endpoint, b: Endpoint) -> bool:
@@ -232,9 +260,11 @@ class _Pass:
         stats[keys.node_total[t]] += 1
         if t in _BLEU_NODES:
             stats[keys.bleu_node_num[t]] += 1
+            stats[keys.once_node_num[t]] += 1
         if t in ACTIONS and agent:
             stats[keys.agent_total[t]] += 1
             stats[keys.bleu_agent_num[t]] += 1
+            stats[keys.once_agent_num[t]] += 1
         return entry
 
     def _compare(self, entry: _Registered, node: Endpoint, agent: str, other: Endpoint, other_agent: str) -> None:
@@ -253,8 +283,11 @@ class _Pass:
             else:
                 score = bleu1(node.text, other.text)  # this pass's text is the hypothesis
             stats[keys.bleu_node_sum[t]] += score
+            entry.best_bleu = _raise_best(stats, keys.once_node_sum[t], entry.best_bleu, score)
             if same_type and t in ACTIONS and agent:
-                stats[keys.bleu_agent_sum[t]] += bleu1(agent, other_agent)
+                agent_score = bleu1(agent, other_agent)
+                stats[keys.bleu_agent_sum[t]] += agent_score
+                entry.best_agent = _raise_best(stats, keys.once_agent_sum[t], entry.best_agent, agent_score)
 
     def _edge(self, edge: Edge, other: Edge) -> None:
         flow = edge.type
@@ -281,6 +314,17 @@ class _Pass:
                 stats[keys.condition_sum] += bleu1(edge.condition, other.condition)
             else:
                 stats[keys.soft_correct[soft_type]] += 1
+
+
+def _raise_best(stats: dict[str, float], key: str, best: float | None, score: float) -> float:
+    """The bounded variant's sum holds each node's best score: its first score, then only what a better one adds."""
+    if best is None:
+        stats[key] += score  # as the official sum on a node's first comparison: bit-equal where nothing is compared twice
+        return score
+    if score > best:
+        stats[key] += score - best
+        return score
+    return best
 
 
 @dataclass(frozen=True)

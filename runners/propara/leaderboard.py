@@ -14,7 +14,13 @@ from pathlib import Path
 
 from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem, ProblemList
 from runners.propara.action_file import ActionFile, ProcessTracks, build_tracks, read_action_file
-from runners.propara.process_score import QUESTIONS, PairScorer, PrecisionRecall, score_process
+from runners.generic import Derived, MatchScorer, MatchStage
+from runners.matching import BestMatch, PairScorer
+from runners.predictions import FieldType
+from runners.propara.process_score import QUESTIONS, PrecisionRecall
+from runners.propara.summaries import SUMMARY_FIELDS, derive_summaries
+from runners.structured import PhraseOverlap, RecordMean, phrase_overlap
+from runners.text import Pipeline, lowercase, remove_leading_article, stem
 from runners.propara.prompts import prompt_labels, read_prompts
 from runners.registry import component
 
@@ -22,6 +28,8 @@ SPLITS = ("train", "dev", "test")
 DEFAULT_ANSWERS = "propara/aristo-leaderboard/propara/data/{split}/answers.tsv"
 DEFAULT_PROMPTS = "propara/propara/data/emnlp18/grids.v1.{split}.tsv"
 _EXAMPLES = 5
+# Leading articles a location loses before it is stemmed (one, the first that matches; docs/metrics.md §2A.5).
+ARTICLES = ("a", "an", "the", "your", "his", "their", "my", "another", "other", "this", "that")
 
 # The contract: gold and prediction records are ProcessTracks (attributes, not dict keys).
 TRACK_FIELDS = {"process_id": "int", "num_sentences": "int", "participants": "list(any)"}  # a tuple of ParticipantTrack
@@ -155,21 +163,34 @@ def score_leaderboard(
 ) -> list[ItemScore]:
     """Per process: ``<question>_p``, ``<question>_r`` (unrounded) and ``<question>_f1`` for drill-down.
 
+    The matching specs/propara.spec declares, built from the same library components, for callers
+    of the Python API (a test asserts the two agree value for value on every real process).
     ``on_zero_denominator``: the pair similarity used where upstream divides by zero and crashes
     (every group of one phrase meets every group of the other, e.g. "soil AND Soil" vs "Soil AND soil").
     """
-    pairs = PairScorer(on_zero_denominator)
-    scores: list[ItemScore] = []
-    for item_id, answer in gold.items.items():
+    for item_id in gold.items:
         if item_id not in predictions:
             raise ValueError(f"no prediction for process {item_id} (the predictions component rejects such files)")
-        per_question = score_process(answer, predictions[item_id], pairs)
-        values: dict[str, float] = {}
-        for question in QUESTIONS:
-            pr = per_question[question]
-            values.update({f"{question}_p": pr.precision, f"{question}_r": pr.recall, f"{question}_f1": pr.f1})
-        scores.append(ItemScore(item_id, values))
-    return scores
+    return Derived(derive_summaries, _matches(on_zero_denominator))(gold, predictions)
+
+
+def _matches(on_zero_denominator: float) -> MatchScorer:
+    participant = phrase_overlap(on_zero_denominator=on_zero_denominator)
+    place = Pipeline.of([lowercase(), remove_leading_article(list(ARTICLES)), stem("porter", unit="whole")])
+    location = PhraseOverlap(alternatives=place, blank_alternative="empties_group", on_zero_denominator=on_zero_denominator)
+    similarities = {
+        "inputs": participant,
+        "outputs": participant,
+        "conversions": RecordMean(("step",), (("locations", location), ("destroyed", participant), ("created", participant))),
+        "moves": RecordMean(("step",), (("participant", participant), ("before", location), ("after", location))),
+    }
+    matcher = BestMatch(recall="precision_if_same_size")
+    return MatchScorer(
+        tuple(
+            MatchStage(q, q, (), PairScorer(similarities[q], guard_empty=False), matcher, (f"{q}_p", f"{q}_r", f"{q}_f1"), FieldType.parse(SUMMARY_FIELDS[q]))
+            for q in QUESTIONS
+        )
+    )
 
 
 @component("aggregator", "propara.leaderboard", emits=OVERALL + PER_QUESTION)

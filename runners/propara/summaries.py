@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runners.propara.action_file import NULL, ParticipantTrack, ProcessTracks
+from runners.registry import component
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,21 @@ def moves(process: ProcessTracks) -> list[Move]:
             if t.actions[s - 1] == "MOVE" or (before != NULL and after != NULL and before != after):
                 found.append(Move(t.label, before, after, s))
     return found
+
+
+# The deriver's contract: what it reads of a process's tracks and the typed fields it gives.
+SUMMARY_FIELDS = {
+    "inputs": "list(str)",
+    "outputs": "list(str)",
+    "conversions": "list(record(destroyed: str, created: str, locations: str, step: int))",
+    "moves": "list(record(participant: str, before: str, after: str, step: int))",
+}
+
+
+@component("deriver", "propara.summaries", needs={"num_sentences": "int", "participants": "list(any)"}, fields=SUMMARY_FIELDS)
+def derive_summaries(process: ProcessTracks) -> dict[str, list[str] | list[Conversion] | list[Move]]:
+    """The four things the leaderboard asks about a process, from its action grid (docs/metrics.md §2A.4).
+
+    Participants and locations are phrases (``a OR b AND c``); the spec's match blocks compare them.
+    """
+    return {"inputs": inputs(process), "outputs": outputs(process), "conversions": conversions(process), "moves": moves(process)}

@@ -254,3 +254,31 @@ def test_a_mistyped_task_in_the_address_is_said_so(server: Site, browser: object
     _settle(page)
     assert not page.locator("[data-testid=stDataFrame]").count()  # no other board shown in its place
     page.close()
+
+
+def test_the_site_bench_loads_a_page_cold_and_warm_and_reads_the_server_cpu(server: Site, tmp_path: Path) -> None:
+    """`make bench-site` on one view: every load recorded (first ever, cold, warm), the server's CPU read; no timing asserted."""
+    from leaderboard import browserbench
+
+    result = browserbench.bench_store("e2e", server.db, env={"PROCBENCH_DATA": str(SAMPLE_DATA_ROOT)}, work=tmp_path, log=lambda _: None, only=["home"])
+    (home,) = result["views"]
+    assert home["view"] == "home" and home["error"] == ""
+    assert home["first_ever"] is not None and home["cold"] is not None and len(home["warm"]) == browserbench.WARM_REPEATS
+    for load in [home["first_ever"], home["cold"], *home["warm"]]:
+        assert 0 < load["content_s"] <= load["done_s"] + 1e-9 and load["fcp_s"] is not None and load["fcp_s"] <= load["content_s"]
+    assert all(w["cpu_s"] is not None and w["cpu_s"] >= 0 for w in home["warm"])
+    assert result["concurrent"] == {}  # no board among the chosen views
+    section = browserbench.markdown({"machine": browserbench.machine(), "goals": browserbench.GOALS, "stores": {"e2e": result}})
+    assert "| home |" in section
+
+
+def test_screenshots_are_full_pages(server: Site, tmp_path: Path) -> None:
+    from leaderboard import screenshots
+
+    written = screenshots.take(server.db, tmp_path / "shots", names=["home", "board-openpi."], log=lambda _: None)
+    assert [p.name for p in written] == ["home.png", "board-openpi.png"]
+    for path in written:
+        data = path.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert width == screenshots.WIDTH and height > 1000  # stretched past the first window (1000 px) to the whole page

@@ -1,0 +1,149 @@
+"""Similarities of structured answers: phrases of AND-groups of OR-alternatives, and records.
+
+``phrase_overlap`` is the pair similarity of the ProPara leaderboard evaluator (docs/metrics.md
+§2A.5), written once as a library similarity with its quirks as named parameters; no library
+computes it.  ``record_mean`` compares records (a conversion, a move) field by field: a pair whose
+``same`` fields differ scores 0, any other the mean of its fields' similarities.  A spec writes it
+as a ``similarity`` block::
+
+    similarity move { same = [step]  mean { participant = participant  before = location  after = location } }
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from runners._types import PredictionWarning
+from runners.predictions import member_of
+from runners.registry import NormaliserName, SimilarityParts, component
+from runners.similarity import Similarity  # noqa: TC001
+from runners.text import IDENTITY, Pipeline
+
+BlankAlternative = Literal["keep", "empties_group"]
+Groups = Literal["all_pairs", "one_to_one"]
+
+
+@dataclass(frozen=True)
+class PhraseOverlap:
+    """Overlap of two phrases ``a OR b AND c``: |intersecting group pairs| / (|A| + |P| - overlap).
+
+    Equal raw phrases score 1 before anything else.  The value is not clamped: with ``groups =
+    "all_pairs"`` (upstream) one group may meet several, so it can exceed 1 or be negative.  A zero
+    denominator (every group meets every other) crashes upstream; it scores ``on_zero_denominator``
+    here, with a warning.
+    """
+
+    alternatives: Pipeline = IDENTITY
+    blank_alternative: BlankAlternative = "keep"
+    groups: Groups = "all_pairs"
+    on_zero_denominator: float = 1.0
+    and_separator: str = " AND "
+    or_separator: str = " OR "
+    name: str = "phrase_overlap"
+    # Empty text is scored by the phrase rules themselves, not by a matcher's empty-answer guard.
+    scores_empty_text: bool = field(default=True, init=False)
+
+    def prepare(self, text: str) -> tuple[str, tuple[frozenset[str], ...]]:
+        groups = []
+        for group in text.split(self.and_separator):
+            items = group.strip().split(self.or_separator)
+            if self.blank_alternative == "empties_group" and any(not item.strip() for item in items):
+                groups.append(frozenset({""}))  # upstream's location rule: a blank alternative empties its group
+            else:
+                groups.append(frozenset(self.alternatives(item) for item in items))
+        return text, tuple(groups)
+
+    def score(self, gold: tuple[str, tuple[frozenset[str], ...]], prediction: tuple[str, tuple[frozenset[str], ...]]) -> float:
+        if gold[0] == prediction[0]:
+            return 1.0
+        a, p = gold[1], prediction[1]
+        overlap = _one_to_one(a, p) if self.groups == "one_to_one" else sum(1 for ga in a for gp in p if ga & gp)
+        denominator = len(a) + len(p) - overlap
+        if denominator == 0:
+            warnings.warn(
+                PredictionWarning(
+                    f"similarity of {gold[0]!r} and {prediction[0]!r} has a zero denominator (upstream crashes); scored {self.on_zero_denominator}"
+                ),
+                stacklevel=2,
+            )
+            return self.on_zero_denominator
+        return overlap / denominator
+
+
+def _one_to_one(a: Sequence[frozenset[str]], p: Sequence[frozenset[str]]) -> int:
+    """The most group pairs that intersect with each group used once (a maximum bipartite matching)."""
+    partner: dict[int, int] = {}  # prediction group -> the gold group it is matched to
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j, gp in enumerate(p):
+            if j not in seen and a[i] & gp:
+                seen.add(j)
+                if j not in partner or augment(partner[j], seen):
+                    partner[j] = i
+                    return True
+        return False
+
+    return sum(1 for i in range(len(a)) if augment(i, set()))
+
+
+@component("similarity", "phrase_overlap", takes="str", gives="float")
+def phrase_overlap(
+    *,
+    alternatives: NormaliserName | None = None,
+    blank_alternative: BlankAlternative = "keep",
+    groups: Groups = "all_pairs",
+    on_zero_denominator: float = 1.0,
+    and_separator: str = " AND ",
+    or_separator: str = " OR ",
+) -> Similarity:
+    """Overlap of AND-groups of OR-alternatives (ProPara's pair similarity); 1 for equal raw phrases.
+
+    ``alternatives``: a normaliser block applied to each alternative (none: compared as written).
+    ``blank_alternative = "empties_group"``: a group with a blank alternative is the group {""}
+    (upstream's rule for locations).  ``groups = "one_to_one"`` counts intersecting groups with each
+    group used once, so the value stays within [0, 1]; ``"all_pairs"`` is upstream's count, which can
+    exceed 1.  ``on_zero_denominator``: the value where upstream divides by zero (with a warning).
+    """
+    return PhraseOverlap(
+        alternatives=alternatives if isinstance(alternatives, Pipeline) else IDENTITY,
+        blank_alternative=blank_alternative,
+        groups=groups,
+        on_zero_denominator=on_zero_denominator,
+        and_separator=and_separator,
+        or_separator=or_separator,
+    )
+
+
+@dataclass(frozen=True)
+class RecordMean:
+    """Records compared field by field: 0 unless the ``same`` fields are equal, else the mean of the parts' scores.
+
+    The parts are added in the order written, then divided by their number, as upstream does.
+    """
+
+    same: tuple[str, ...]
+    parts: tuple[tuple[str, Similarity], ...]
+    name: str = "record_mean"
+    scores_empty_text: bool = field(default=True, init=False)  # records are not text: no empty-answer guard
+
+    def prepare(self, record: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        keys = tuple(member_of(record, name) for name in self.same)
+        return keys, tuple(similarity.prepare(member_of(record, name)) for name, similarity in self.parts)
+
+    def score(self, gold: tuple[tuple[Any, ...], tuple[Any, ...]], prediction: tuple[tuple[Any, ...], tuple[Any, ...]]) -> float:
+        if gold[0] != prediction[0]:
+            return 0.0
+        total = sum(similarity.score(g, p) for (_, similarity), g, p in zip(self.parts, gold[1], prediction[1]))
+        return total / len(self.parts)
+
+
+@component("similarity", "record_mean", takes="any", gives="float")
+def record_mean(same: list[str], parts: SimilarityParts) -> Similarity:
+    """Records: 0 unless the ``same`` fields are equal, else the mean of the fields' similarities (in order).
+
+    Written as a ``similarity`` block, whose ``mean { field = similarity ... }`` gives the parts.
+    """
+    return RecordMean(tuple(same), tuple((name, sim) for name, sim in parts))
