@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import numpy as np
 
 from runners.registry import component
 from runners.similarity import PairKernel, Similarity
 from runners.text import IDENTITY, Pipeline
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported on first use: see runners.lazy_numpy
+    from runners.lazy_numpy import np
 
 # Past this many distinct strings a pair scorer forgets what it encoded (bounded memory when one
 # process scores many submissions); the next call re-encodes what it needs.

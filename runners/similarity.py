@@ -18,11 +18,15 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import numpy as np
 
 from runners.registry import component
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported on first use: see runners.lazy_numpy
+    from runners.lazy_numpy import np
 
 
 class Similarity(Protocol):
@@ -401,8 +405,6 @@ class TokenF1:
 def token_f1() -> Similarity:
     """Harmonic mean of token precision and recall over bags of whitespace tokens."""
     return TokenF1()
-
-
 
 
 @dataclass(frozen=True)
