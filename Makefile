@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEMO_DB := var/demo.duckdb
 PORT   ?= 8501
 
-.PHONY: setup leaderboard demo test test-fast e2e e2e-deps bench bench-quick bench-site lint docs clean
+.PHONY: setup leaderboard demo test test-fast e2e e2e-deps bench bench-quick bench-site screenshots lint docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,9 +36,21 @@ e2e-deps:
 e2e: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest -q tests/e2e
 
+# Whole pages in headless Chromium (Debian's, via Playwright) on the demo board (real data when the data root has it)
+# and on it plus 10 000 generated submissions: first paint and content, cold and warm, server CPU per view, 20 viewers
+# at once; var/bench-site.json and the site-bench section of docs/performance.md.
+SITE_BENCH := var/site-bench
 bench-site: $(STAMP)
-	$(BIN)/procbench site generate --db var/bench.duckdb --submissions 10000
-	$(BIN)/procbench site bench --db var/bench.duckdb --output var/bench-site.json
+	$(BIN)/procbench demo --db $(SITE_BENCH)/demo.duckdb
+	$(BIN)/procbench site generate --from-store $(SITE_BENCH)/demo.duckdb --db $(SITE_BENCH)/store-10k.duckdb --submissions 10000
+	$(BIN)/procbench site bench --store demo=$(SITE_BENCH)/demo.duckdb --store 10k=$(SITE_BENCH)/store-10k.duckdb \
+		--output var/bench-site.json --doc docs/performance.md
+
+# Full-page screenshots of the board built from real data (the samples without it): `make screenshots SHOTS=folder`.
+SHOTS ?= var/screenshots
+screenshots: $(STAMP)
+	$(BIN)/procbench demo --db $(SITE_BENCH)/demo.duckdb
+	$(BIN)/procbench site screenshots --db $(SITE_BENCH)/demo.duckdb $(SHOTS)
 
 # Whole processes (procbench score, --help, check) beside the official scorers, then in-process stages;
 # writes docs/performance.md.  bench-quick: 1x only, one run each, into var/bench/ (a smoke test).

@@ -10,17 +10,18 @@ are bulk-inserted into the store's tables (001 columns; later migrations add col
 under the fingerprint the real intake registers.  This is a benchmark fixture: the site itself only
 ever writes through ``submissions.submit``.
 
-``measure`` renders each page with Streamlit's AppTest (the server-side script run, which is what
-a visitor waits for before the browser draws) and reports cold (first) and warm (cached) seconds.
+``generate_from_store`` makes the realistic one: a copy of the real-data board (``procbench demo`` where the
+data root has the real data) plus N submissions mixed from its stored rows, on the real splits.
+
+``measure`` renders each page with Streamlit's AppTest (server-side script runs only); whole pages in a real
+browser are :mod:`leaderboard.browserbench` (``make bench-site``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 import polars as pl
 
 from procbench.api import all_spec_paths, load_task
-from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from runners._types import GoldSet, InvalidPredictions, ItemScore
 from runners.runner import TaskRunner
 from submissions import store
@@ -178,70 +179,129 @@ def generate(db_path: Path, n_submissions: int, *, seed: int = 0, data_root: Pat
     return n_submissions
 
 
-PAGES = ("home", "board", "charts", "compare", "submission", "model", "items", "task", "downloads", "upload")
+def _store_pools(source: Path, rng: random.Random) -> list[tuple[str, str, str, TaskRunner, list[dict[str, ItemScore]], dict[str, dict[str, str]]]]:
+    """Per current board of ``source``: (task, split, fingerprint, runner, per-submission item scores, labels by dimension).
 
-
-@dataclass(frozen=True)
-class Timing:
-    page: str
-    task: str
-    cold_s: float
-    warm_s: float
-    rows: int
-
-
-def _first_submission(db: Path, task: str) -> str:
-    with store.reader(db) as con:
-        row = con.execute("SELECT submission_id FROM board WHERE task = ? AND slice = '' AND NOT is_reference ORDER BY value DESC LIMIT 1", [task]).fetchone()
-    return row[0] if row else ""
-
-
-def _first_model(db: Path, task: str) -> str:
-    with store.reader(db) as con:
-        row = con.execute("SELECT model FROM board WHERE task = ? AND slice = '' AND NOT is_reference ORDER BY value DESC LIMIT 1", [task]).fetchone()
-    return row[0] if row else ""
-
-
-def _render(db: Path, page: str, params: dict[str, str]) -> float:
-    from streamlit.testing.v1 import AppTest
-
-    os.environ["PROCBENCH_DB"] = str(db)
-    at = AppTest.from_file(str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=900)
-    for key, value in params.items():
-        at.query_params[key] = value
-    started = time.perf_counter()
-    at.run()  # the entry page (Home)
-    if page != "home":
-        started = time.perf_counter()
-        at.switch_page(f"site_pages/{page}.py").run()
-    elapsed = time.perf_counter() - started
-    if at.exception:
-        raise RuntimeError(f"{page}: {at.exception[0].value}")
-    return elapsed
-
-
-def measure(db: Path, tasks: Sequence[str], pages: Sequence[str] = PAGES, log: Callable[[str], None] = print) -> list[Timing]:
-    """Cold then warm seconds per page and task (one process: caches warm up as a server's would)."""
-    with store.reader(db) as con:
-        counts = dict(con.execute("SELECT task, count(*) FROM submissions GROUP BY task").fetchall())
+    Boards with fewer than two stored submissions get seeded item permutations of the one they have as extra
+    sources (each item keeps a real item's statistics), so mixtures differ.
+    """
     out = []
-    for task in tasks:
-        split_row = None
-        with store.reader(db) as con:
-            split_row = con.execute(
-                "SELECT split FROM current_tasks t WHERE task = ? ORDER BY (SELECT count(*) FROM submissions s WHERE s.task = t.task AND s.split = t.split) "
-                "DESC LIMIT 1",
-                [task],
-            ).fetchone()
-        params = {"task": task, "split": split_row[0] if split_row else ""}
-        for page in pages:
-            extra = {"id": _first_submission(db, task)} if page in ("submission", "items") else {}
-            extra = {"model": _first_model(db, task)} if page == "model" else extra
-            if page in ("home",) and task != tasks[0]:
+    with store.reader(source) as con:
+        boards = con.execute("SELECT task, split, fingerprint FROM current_tasks ORDER BY task").fetchall()
+        for task, split, fingerprint in boards:
+            try:
+                _, runner = load_task(task)
+            except Exception:  # noqa: BLE001 - a spec this checkout cannot load is left out of the fixture
                 continue
-            cold = _render(db, page, {**params, **extra})
-            warm = _render(db, page, {**params, **extra})
-            timing = Timing(page, task, cold, warm, counts.get(task, 0))
-            log(f"{page:<11} {task:<26} cold {cold:7.2f} s   warm {warm:6.2f} s   ({timing.rows} submissions of this task)")
-            out.append(timing)
+            ids = [r[0] for r in con.execute(
+                "SELECT submission_id FROM submissions WHERE task = ? AND split = ? AND fingerprint = ? AND NOT is_reference AND n_items > 0 "
+                "ORDER BY submission_id",
+                [task, split, fingerprint],
+            ).fetchall()]
+            sources: list[dict[str, ItemScore]] = []
+            for sid in ids:
+                values: dict[str, dict[str, float]] = {}
+                for item_id, metric, value in con.execute("SELECT item_id, metric, value FROM item_scores WHERE submission_id = ?", [sid]).fetchall():
+                    values.setdefault(item_id, {})[metric] = value
+                if values:
+                    sources.append({i: ItemScore(i, v) for i, v in sorted(values.items())})
+            if not sources:
+                continue
+            while len(sources) < 4:
+                first = sources[0]
+                order = list(first)
+                shuffled = order[:]
+                rng.shuffle(shuffled)
+                sources.append({i: ItemScore(i, first[j].values) for i, j in zip(order, shuffled)})
+            labels: dict[str, dict[str, str]] = {}
+            for item_id, dimension, value in con.execute(
+                "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ?", [task, split, fingerprint]
+            ).fetchall():
+                labels.setdefault(dimension, {})[item_id] = value
+            out.append((task, split, fingerprint, runner, sources, labels))
     return out
+
+
+def generate_from_store(source: Path, db_path: Path, n_submissions: int, *, seed: int = 0, log: Callable[[str], None] = print) -> int:
+    """A copy of the real store ``source`` (``procbench demo`` on real data) plus ``n_submissions`` generated rows.
+
+    Each generated submission is a per-item mixture of the stored submissions of one current board (seeded
+    choice per item, per-submission mixing weights), so its item scores are what the real scorer produced on the
+    real split (hundreds of items: bootstraps and item pages cost what they cost on a real board); its figures
+    are the task's aggregator over those items, whole split and every item-label slice.  Answer-label slices
+    (they re-score restricted gold) have no generated rows.  Model cards are filled at random from the intake's
+    own classes, so every filter has something to filter.
+    """
+    import shutil
+
+    from submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
+
+    for suffix in ("", ".wal", ".lock"):
+        Path(str(db_path) + suffix).unlink(missing_ok=True)
+    shutil.rmtree(Path(str(db_path) + ".cache"), ignore_errors=True)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with store.reader(source):
+        shutil.copyfile(source, db_path)  # the reader's shared lock: no writer mid-copy; its WAL is checkpointed on detach
+    for beside in (".raw", ".inputs"):  # the stored prediction files of the real rows (Compare and Items read them back)
+        if Path(str(source) + beside).is_dir():
+            shutil.rmtree(Path(str(db_path) + beside), ignore_errors=True)
+            shutil.copytree(Path(str(source) + beside), Path(str(db_path) + beside))
+    rng = random.Random(seed)
+    pools = _store_pools(source, rng)
+    start = datetime(2025, 1, 1)
+    schemas: dict[str, dict[str, Any]] = {
+        "submissions": {
+            "submission_id": pl.String, "task": pl.String, "split": pl.String, "fingerprint": pl.String, "team": pl.String, "model": pl.String,
+            "content_sha256": pl.String, "metadata_json": pl.String, "is_reference": pl.Boolean, "n_items": pl.Int32, "created_at": pl.Datetime("us"),
+            "size_class": pl.String, "weights": pl.String, "method_family": pl.String,
+        },
+        "status_history": {"submission_id": pl.String, "status": pl.String, "reason": pl.String, "changed_at": pl.Datetime("us")},
+        "item_scores": {"submission_id": pl.String, "item_id": pl.String, "metric": pl.String, "value": pl.Float64},
+        "aggregates": {
+            "submission_id": pl.String, "slice": pl.String, "slice_value": pl.String, "metric": pl.String, "value": pl.Float64, "n_items": pl.Int32,
+        },
+    }
+    rows: dict[str, list[Any]] = {table: [] for table in schemas}
+
+    def flush(con: Any) -> None:  # a batch at a time: 10 000 real-size submissions hold ~60 M item rows
+        for table, schema in schemas.items():
+            frame = pl.DataFrame(rows[table], orient="row", schema=schema)
+            con.register("generated", frame.to_arrow())
+            columns = ", ".join(frame.columns)
+            con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM generated")  # table names are constants above
+            con.unregister("generated")
+            rows[table].clear()
+
+    with store.writer(db_path) as con:
+        con.execute("BEGIN TRANSACTION")
+        for n in range(n_submissions):
+            task, split, fingerprint, runner, sources, labels = pools[n % len(pools)]
+            weights = [rng.random() ** 2 + 0.05 for _ in sources]
+            ids = list(sources[0])
+            choice = rng.choices(range(len(sources)), weights=weights, k=len(ids))
+            items = [sources[c][i] for c, i in zip(choice, ids) if i in sources[c]]
+            sid = store.submission_id(task, split, "bench", f"{seed}:{n}", fingerprint)
+            created = start + timedelta(minutes=n)
+            card = (rng.choice(SIZE_CLASSES[1:]), rng.choice(WEIGHTS), rng.choice(METHOD_FAMILIES[1:]))
+            metadata = json.dumps({"source": "generated (procbench site generate)"})
+            rows["submissions"].append((sid, task, split, fingerprint, rng.choice(TEAMS), f"model-{n:05d}", f"{seed}:{n}", metadata, False, len(items),
+                                        created, *card))
+            rows["status_history"] += [(sid, status, "", created) for status in ("received", "validated", "scored")]
+            rows["item_scores"] += [(sid, i.item_id, m, float(v)) for i in items for m, v in i.values.items()]
+            rows["aggregates"] += [(sid, "", "", m, float(v), len(items)) for m, v in runner.aggregate(items).items()]
+            for sl in runner.slices:
+                if sl.kind != "label" or sl.key not in labels:
+                    continue
+                groups: dict[str, list[ItemScore]] = {}
+                for item in items:
+                    if item.item_id in labels[sl.key]:
+                        groups.setdefault(labels[sl.key][item.item_id], []).append(item)
+                for value, group in sorted(groups.items()):
+                    rows["aggregates"] += [(sid, sl.name, value, m, float(v), len(group)) for m, v in runner.aggregate(group).items()]
+            if (n + 1) % 250 == 0 or n + 1 == n_submissions:
+                flush(con)
+            if (n + 1) % 1000 == 0:
+                log(f"  {n + 1} generated")
+        con.execute("COMMIT")
+    log(f"{n_submissions} generated submissions over {len(pools)} real boards of {source}: {', '.join(p[0] for p in pools)}")
+    return n_submissions

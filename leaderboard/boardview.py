@@ -96,6 +96,21 @@ def _group_ranks(self_judged: Sequence[bool], values: Sequence[float | None] | N
     return ranks
 
 
+def _short_reason(reason: str) -> str:
+    """The empty interval cell's word for why (the caption under the table gives the whole sentence)."""
+    if not reason:
+        return ""
+    if reason == analysis.NO_ITEMS_REPORTED:
+        return "none: reported"
+    if reason == analysis.NOT_BOOTSTRAPPED:
+        return "none: below top N"
+    if reason == analysis.ANSWER_LABEL_SLICE:
+        return "none: this slice"
+    if reason.startswith("only "):
+        return "none: too few items"
+    return "none (see below)"
+
+
 def build(
     db: Path,
     info: TaskInfo,
@@ -148,7 +163,9 @@ def build(
     high = [intervals.get(sid).high if intervals.get(sid) else None for sid in ids]  # type: ignore[union-attr]
     p_leader = [tied[sid].p_value if sid in tied else None for sid in ids]
     tie_mark = ["leader" if sid == leader else ("tied" if sid in tied else "") for sid in ids]
-    ci_text = [_fmt_interval(metric, lo, hi) if lo is not None and hi is not None else "" for lo, hi in zip(low, high)]
+    ci_text = [
+        _fmt_interval(metric, lo, hi) if lo is not None and hi is not None else _short_reason(ci_notes.get(sid, "")) for sid, lo, hi in zip(ids, low, high)
+    ]
     items = [n if not ref else None for n, ref in zip(wide["n_items"], wide["is_reference"])]
 
     table = pl.DataFrame(
@@ -194,6 +211,7 @@ def build(
             "split": [info.split] * len(ids),
             "slice": [sl.name if sl else ""] * len(ids),
             "slice_value": [slice_value if sl else ""] * len(ids),
+            "slice_value_label": [sl.value_labels.get(slice_value, "") if sl else ""] * len(ids),  # the spec's label; the raw value stays
             "sort_metric": [metric.name] * len(ids),
             "ci_low": pl.Series(low, dtype=pl.Float64),
             "ci_high": pl.Series(high, dtype=pl.Float64),

@@ -42,13 +42,26 @@ def show(
     else:
         columns = st.columns(1 + len(predictions))
         columns[0].markdown("**Gold**")
-        columns[0].code(evidence.as_text(gold_item) if gold_item is not None else "(not available)", language=None, wrap_lines=True)
+        _text(columns[0], evidence.as_text(gold_item) if gold_item is not None else "(not available)")
         for column, (name, preds) in zip(columns[1:], predictions.items()):
-            column.markdown(f"**{ui.escape(name)}**")
             if preds is not None:
-                column.code(evidence.as_text(preds.get(item_id, NO_PREDICTION)), language=None, wrap_lines=True)
-            else:
-                column.code("\n".join(f"{k} = {v:g}" for k, v in scores.get(name, {}).items()) or "(no item scores)", language=None, wrap_lines=True)
+                column.markdown(f"**{ui.escape(name)}**")
+                _text(column, evidence.as_text(preds.get(item_id, NO_PREDICTION)))
+                continue
+            # no prediction file kept: the item's statistics stand in, labelled as such (and folded when long: PAGED has ~100 counts)
+            column.markdown(f"**{ui.escape(name)}**: item statistics (no prediction file kept)")
+            stats = [f"{k} = {v:g}" for k, v in scores.get(name, {}).items()]
+            target = column.expander(f"{len(stats)} statistics") if len(stats) > 12 else column
+            target.code("\n".join(stats) or "(no item scores)", language=None, wrap_lines=True)
+
+
+LONG_TEXT_CHARS = 2000  # longer texts (PM-LLM's answers) scroll in a box of their own instead of stretching the page
+TEXT_BOX_PX = 560
+
+
+def _text(column: Any, text: str) -> None:
+    target = column.container(height=TEXT_BOX_PX) if len(text) > LONG_TEXT_CHARS or text.count("\n") > 40 else column
+    target.code(text, language=None, wrap_lines=True)
 
 
 def _graphs(item_id: str, gold_item: Any, predictions: Mapping[str, Any | None]) -> None:

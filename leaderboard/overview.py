@@ -18,7 +18,7 @@ from leaderboard.model import TaskInfo
 SCHEMA: dict[str, Any] = {  # polars dtypes (classes and instances)
     "task": pl.String, "split": pl.String, "board": pl.String, "submission_id": pl.String, "model": pl.String, "team": pl.String,
     "kind": pl.String, "rank": pl.Int64, "ranked": pl.Int64, "value": pl.Float64, "shown": pl.Float64, "metric": pl.String,
-    "created_at": pl.Datetime("us"), "position": pl.Int64,
+    "unit": pl.String, "created_at": pl.Datetime("us"), "position": pl.Int64,
 }
 
 
@@ -44,7 +44,7 @@ def ranks(db: Path) -> pl.DataFrame:
                 {
                     "task": info.task, "split": info.split, "board": board_label(info.task, info.split), "submission_id": r["submission_id"],
                     "model": r["model"], "team": r["team"], "kind": r["kind"], "rank": r["rank"], "ranked": ranked, "value": value,
-                    "shown": metric.shown(value), "metric": metric.display, "created_at": r["created_at"],
+                    "shown": metric.shown(value), "metric": metric.display, "unit": "%" if metric.percent else "own unit", "created_at": r["created_at"],
                     "position": position,  # the row's place on the board (0: the board's first row, its leader)
                 }
             )

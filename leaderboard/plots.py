@@ -154,9 +154,19 @@ def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
 
     ``frame``: columns ``created_at``, ``value``, ``best``, ``system``.
     """
-    data = frame.filter(pl.col("value").is_not_null()).to_pandas()
+    present = frame.filter(pl.col("value").is_not_null())
+    data = present.to_pandas()
+    # Vega's automatic time labels turn a short span into ".950"-style milliseconds: name the unit the span needs.
+    first, last = (present["created_at"].min(), present["created_at"].max()) if present.height else (None, None)
+    span = (last - first).total_seconds() if first is not None and last is not None else 0.0  # type: ignore[operator]
+    if span < 3600 and first is not None:
+        axis = alt.Axis(format="%H:%M:%S", labelOverlap=True)
+        title = f"submitted on {first.strftime('%Y-%m-%d')} (time of day)"
+    else:
+        axis = alt.Axis(format="%Y-%m-%d %H:%M" if span < 2 * 86400 else "%Y-%m-%d", labelOverlap=True)
+        title = "submitted"
     points = alt.Chart(data).mark_circle(size=60, color="#9e9e9e").encode(
-        x=alt.X("created_at:T", title="submitted"),
+        x=alt.X("created_at:T", title=title, axis=axis),
         y=alt.Y("value:Q", title=metric_title),
         tooltip=[alt.Tooltip("system:N"), alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("created_at:T", title="submitted")],
     )

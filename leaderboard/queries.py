@@ -338,7 +338,8 @@ def spec_of(row: dict[str, Any]) -> dict[str, Any]:
 ABOVE_ONE_NOTES = {
     "paged": (
         "Above 100 % as the official PAGED scorer reports it: a node's BLEU-1 soft score is added each time a not-yet-matched node is compared "
-        "again while the node is counted once, so soft precision, recall and F1 are not bounded by 1."
+        "again while the node is counted once, so soft precision, recall and F1 are not bounded by 1. The corrected variant is the column "
+        "beside it marked (bounded), e.g. Actor F1 (bounded), metric actor_bounded: each node counted once, at its best BLEU-1, within 100 %."
     ),
     "propara": (
         "Above 100 % as the official ProPara scorer reports it: its similarity of term groups is not clamped, so alternatives repeated across "
@@ -356,6 +357,14 @@ def above_one(task: str, percent: bool, value: float | None) -> str:
     return ABOVE_ONE_NOTES.get(family, GENERIC_ABOVE_ONE)
 
 
+def bounded_variant(metric: str) -> str:
+    """The name a spec gives the corrected variant of a metric (``actor`` -> ``actor_bounded``, ``actor_p`` -> ``actor_bounded_p``)."""
+    for suffix in ("_p", "_r", "_f1"):
+        if metric.endswith(suffix):
+            return f"{metric.removesuffix(suffix)}_bounded{suffix}"
+    return f"{metric}_bounded"
+
+
 def flags_above_one(frame: pl.DataFrame, task: str, percent: dict[str, bool]) -> pl.DataFrame:
     """Every value of a wide board frame (``board``) above 1 in a percent metric: submission_id, metric, value, note."""
     rows = []
@@ -364,6 +373,8 @@ def flags_above_one(frame: pl.DataFrame, task: str, percent: dict[str, bool]) ->
             continue
         for sid, value in zip(frame["submission_id"], frame[metric]):
             note = above_one(task, is_percent, value)
+            if note and bounded_variant(metric) in percent:  # the spec declares the corrected variant: name its column
+                note += f" Here: {bounded_variant(metric)}."
             if note:
                 rows.append((sid, metric, float(value), note))
     return pl.DataFrame(rows, schema={"submission_id": pl.String, "metric": pl.String, "value": pl.Float64, "note": pl.String}, orient="row")

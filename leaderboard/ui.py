@@ -15,15 +15,17 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import polars as pl
 import streamlit as st
 
 from leaderboard import config, sitedata
 from leaderboard.metadata import Card
 from leaderboard.model import WHOLE_SPLIT, MetricInfo, SliceInfo, TaskInfo
+
+if TYPE_CHECKING:
+    import altair as alt
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
 MISSING = "–"  # what a table shows where there is no value (never the literal "None")
@@ -190,7 +192,7 @@ def table(frame: pl.DataFrame, *, column_config: Mapping[str, Any] | None = None
     """A full-width table that shows every row (taller tables scroll inside) and "–" where a value is missing."""
     height = min(ROW_PX * (frame.height + 1) + 3, MAX_TABLE_PX)
     st.dataframe(
-        frame,
+        frame.to_arrow(),  # an Arrow table goes to the browser as it is; a polars frame would make Streamlit import pandas (cold start)
         hide_index=True,
         width="stretch",
         height=max(height, ROW_PX * 2 + 3),
@@ -199,6 +201,12 @@ def table(frame: pl.DataFrame, *, column_config: Mapping[str, Any] | None = None
         placeholder=MISSING,
         key=key,
     )
+
+
+def text_px(values: Iterable[object], *, min_px: int = 140, max_px: int = 440) -> int:
+    """A text column's width in pixels that shows its longest value whole (within bounds): no cut model names."""
+    longest = max((len(str(v)) for v in values if v is not None), default=0)
+    return int(min(max_px, max(min_px, 7.5 * longest + 28)))
 
 
 def metric_help(metric: MetricInfo) -> str:
@@ -231,7 +239,12 @@ def definitions(info: TaskInfo, metrics: Iterable[MetricInfo] | None = None, *, 
             key=f"definitions-{info.task}",
         )
         if info.slices:
-            st.caption("Slices: " + "; ".join(f"{code(s.name)} — {escape(s.display)}" for s in info.slices))
+            st.caption("Slices: " + "; ".join(f"{code(s.name)} — {escape(s.display)}" + _value_list(s) for s in info.slices))
+
+
+def _value_list(sl: SliceInfo) -> str:
+    """A slice's labelled values as the caption lists them: `` (`cat01` = C1 PCo: process context, ...)``; '' without labels."""
+    return " (" + ", ".join(f"{code(v)} = {escape(label)}" for v, label in sl.value_labels.items()) + ")" if sl.value_labels else ""
 
 
 # -- systems in charts -------------------------------------------------------------------------------
@@ -257,6 +270,8 @@ def system_names(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 def colour_scale(names: Sequence[str]) -> alt.Scale:
     """One colour per system for every chart of a page (the same domain and range everywhere)."""
+    import altair as alt  # only the Charts page draws: the other pages start without it
+
     ordered = list(dict.fromkeys(names))
     return alt.Scale(domain=ordered, range=[PALETTE[i % len(PALETTE)] for i in range(len(ordered))])
 
@@ -282,10 +297,13 @@ def card_table(card: Card, *, key: str) -> None:
 def downloads(frame: pl.DataFrame, stem: str, *, key: str = "", note: str = UNITS_NOTE) -> None:
     """CSV and JSON downloads of a frame (values as stored: fractions, not %), with the units note."""
     left, right = st.columns(2)
-    csv = frame.write_csv()
-    rows = json.dumps(frame.to_dicts(), default=str, indent=1)
-    left.download_button("Download CSV", csv, file_name=f"{stem}.csv", mime="text/csv", key=f"csv-{key or stem}")
-    right.download_button("Download JSON", rows, file_name=f"{stem}.json", mime="application/json", key=f"json-{key or stem}")
+    # Deferred: the files are written when a visitor clicks, not on every view (serialising Home's tables as JSON
+    # on each run was half of a warm view's server CPU on a 10 000-submission store; `make bench-site`).
+    left.download_button("Download CSV", lambda: frame.write_csv(), file_name=f"{stem}.csv", mime="text/csv", key=f"csv-{key or stem}")
+    right.download_button(
+        "Download JSON", lambda: json.dumps(frame.to_dicts(), default=str, indent=1), file_name=f"{stem}.json", mime="application/json",
+        key=f"json-{key or stem}",
+    )
     if note:
         st.caption(note)
 

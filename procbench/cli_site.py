@@ -1,14 +1,14 @@
-"""``procbench site``: the leaderboard's benchmark store and page load-time benchmark."""
+"""``procbench site``: the leaderboard's benchmark stores, the whole-page browser bench and the screenshots."""
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-site_app = typer.Typer(help="The leaderboard site: a large generated store and page load-time benchmark.", no_args_is_help=True)
+site_app = typer.Typer(help="The leaderboard site: a large benchmark store, page load times in a real browser, screenshots.", no_args_is_help=True)
 
 
 @site_app.command("generate")
@@ -17,8 +17,19 @@ def generate(
     submissions: Annotated[int, typer.Option(help="how many generated submissions")] = 10_000,
     seed: Annotated[int, typer.Option()] = 0,
     fresh: Annotated[bool, typer.Option(help="delete the database first")] = True,
+    from_store: Annotated[
+        Optional[Path], typer.Option(help="a real-data board (`procbench demo --db ...`): copy it and mix the new rows from its stored submissions")
+    ] = None,
 ) -> None:
-    """Fill a store with generated submissions over every task (per-item mixtures of the samples)."""
+    """Fill a store with generated submissions: mixed from a real board's rows (--from-store), else from the bundled samples."""
+    if from_store is not None:
+        from leaderboard.bench import generate_from_store
+
+        if not from_store.exists():
+            typer.echo(f"error: no database at {from_store} (make one with `procbench demo --db {from_store}`)", err=True)
+            raise typer.Exit(4)
+        generate_from_store(from_store, db, submissions, seed=seed)
+        return
     from leaderboard.bench import generate as fill
 
     if fresh:
@@ -29,25 +40,41 @@ def generate(
 
 @site_app.command("bench")
 def bench(
-    db: Annotated[Path, typer.Option(help="a store made by `procbench site generate`")] = Path("var/bench.duckdb"),
-    task: Annotated[Optional[list[str]], typer.Option(help="tasks to load pages for (default: every task on the board)")] = None,
-    page: Annotated[Optional[list[str]], typer.Option(help="pages to load (default: all)")] = None,
-    output: Annotated[Optional[Path], typer.Option(help="write the timings as JSON here")] = None,
+    store: Annotated[
+        Optional[list[str]], typer.Option(help="NAME=DB, repeated: the stores to load pages from (default: demo=var/site-bench/demo.duckdb)")
+    ] = None,
+    output: Annotated[Path, typer.Option(help="the results as JSON")] = Path("var/bench-site.json"),
+    doc: Annotated[Optional[Path], typer.Option(help="write the results between the site-bench markers of this Markdown file")] = None,
+    view: Annotated[Optional[list[str]], typer.Option(help="only the views whose name contains this (repeated)")] = None,
 ) -> None:
-    """Time every page (cold, then warm) on a store: the server-side render a visitor waits for."""
-    from leaderboard.bench import PAGES, measure
-    from submissions.store import reader
+    """Whole pages in headless Chromium: first paint and content, first-ever / cold / warm, server CPU per view, 20 viewers at once."""
+    from leaderboard import browserbench
+
+    stores: dict[str, Path] = {}
+    for entry in store or ["demo=var/site-bench/demo.duckdb"]:
+        name, _, path = entry.partition("=")
+        if not path or not Path(path).exists():
+            typer.echo(f"error: --store {entry!r}: expected NAME=DB with an existing DB (make it with `procbench demo` / `procbench site generate`)", err=True)
+            raise typer.Exit(4)
+        stores[name] = Path(path)
+    env = {k: v for k, v in os.environ.items() if k.startswith("PROCBENCH_")}
+    browserbench.run(stores, output=output, doc=doc, env=env, only=tuple(view or ()))
+    typer.echo(f"wrote {output}" + (f" and the site-bench section of {doc}" if doc else ""))
+
+
+@site_app.command("screenshots")
+def screenshots(
+    db: Annotated[Path, typer.Option(help="the store to show (`procbench demo --db ...` builds the real-data board)")] = Path("var/site-bench/demo.duckdb"),
+    out: Annotated[Path, typer.Argument(help="folder for the PNG files")] = Path("var/screenshots"),
+) -> None:
+    """Full-page screenshots of Home, boards, a model page and Compare in headless Chromium."""
+    from leaderboard import screenshots as shots
 
     if not db.exists():
-        typer.echo(f"error: no database at {db} (make one with `procbench site generate`)", err=True)
+        typer.echo(f"error: no database at {db} (make one with `procbench demo --db {db}`)", err=True)
         raise typer.Exit(4)
-    if not task:
-        with reader(db) as con:
-            task = [r[0] for r in con.execute("SELECT DISTINCT task FROM submissions WHERE NOT is_reference ORDER BY task").fetchall()]
-    timings = measure(db, task, page or PAGES)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps([t.__dict__ for t in timings], indent=1))
+    for path in shots.take(db, out):
+        typer.echo(f"wrote {path}")
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from leaderboard import boardview, config, ui
+from leaderboard import boardview, config, queries, ui
 
 PARAMS = ("task", "split", "slice", "value", "groups", "sort", "kind", "access", "family", "size", "team", "ci", "details")
 BOOKKEEPING = ("Judged by", "Kind", "Team", "Size class", "Parameters", "Weights", "Family", "Items", "Source", "Paper", "Code", "Submitted")
@@ -64,14 +64,17 @@ metric = view.sort_metric
 details = st.toggle("Show bookkeeping columns (team, kind, model card, items, source, date)", value=False, key="details", bind="query-params")
 ci_column = f"{metric.display} 95% CI"
 metric_order = [metric.display, ci_column, "Tie group", *[c for c in view.table.columns if c in {m.display for m in info.metrics} and c != metric.display]]
-order = ["Rank", "Model", "Details", *metric_order] + ([c for c in BOOKKEEPING if c in view.table.columns] if details else [])
+# issue #16: reported (paper) rows stay visibly apart from submissions, bookkeeping columns or not
+kind_first = ["Kind"] if not details and "reported" in set(view.table["Kind"].to_list()) else []
+order = ["Rank", "Model", *kind_first, "Details", *metric_order] + ([c for c in BOOKKEEPING if c in view.table.columns] if details else [])
 ui.table(
     view.table,
     column_order=[c for c in order if c in view.table.columns],
     column_config={
         "Rank": st.column_config.NumberColumn("Rank", help="rank by the chosen metric; '–': listed, not ranked (no value of the ranking metric)"),
-        "Model": st.column_config.TextColumn("Model", width="medium"),
+        "Model": st.column_config.TextColumn("Model", width=ui.text_px(view.table["Model"].to_list())),
         "Details": st.column_config.LinkColumn("Details", display_text="open", help="the submission: card, every metric and slice, history"),
+        "Kind": st.column_config.TextColumn("Kind", help="submitted (scored here from its predictions) or reported (a paper's number, with its source)"),
         "Items": st.column_config.NumberColumn(help="items behind the figures of this row"),
         "Paper": st.column_config.LinkColumn("Paper", display_text="paper"),
         "Code": st.column_config.LinkColumn("Code", display_text="code"),
@@ -80,7 +83,13 @@ ui.table(
     },
     key="board-table",
 )
-if view.leader is not None:
+if view.leader is not None and view.interval_rows <= 1:
+    st.caption(
+        f"Only one submitted row has a bootstrap interval in this view, so there is no tie group to test (paired bootstrap over items, "
+        f"{config.N_RESAMPLES} resamples, seed {config.SEED}). Intervals are percentile bootstrap intervals over items, recomputed with the task's own "
+        "aggregator."
+    )
+elif view.leader is not None:
     tied = len(view.tied)
     scope = getattr(view, "scope", f"the top {view.interval_rows}")
     st.caption(
@@ -88,6 +97,14 @@ if view.leader is not None:
         f"{ui.escape(metric.display)} by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
         "Intervals are percentile bootstrap intervals over items, recomputed with the task's own aggregator."
     )
+declared = {m.name: m.percent for m in info.metrics}
+above = queries.flags_above_one(view.export, info.task, declared)  # issue #16: figures above 100 %, explained, with the corrected column
+if not above.is_empty():
+    flagged = [
+        info.metric(name).display + (f" → {info.metric(queries.bounded_variant(name)).display}" if queries.bounded_variant(name) in declared else "")
+        for name in dict.fromkeys(above["metric"].to_list())
+    ]
+    st.caption(ui.escape(queries.above_one(info.task, True, 2.0)) + " Above 100 % here: " + ui.escape("; ".join(flagged)) + ".")
 notes = sorted(set(getattr(view, "ci_notes", {}).values()) - {""})
 if notes:
     st.caption("No interval where: " + "; ".join(ui.escape(n) for n in notes) + ".")

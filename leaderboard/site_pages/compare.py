@@ -53,7 +53,8 @@ with st.spinner("Paired bootstrap over items…"):
         delta = None if a_value is None or b_value is None else a_value - b_value
         raw_rows.append(
             {
-                "task": info.task, "split": info.split, "slice": key, "slice_value": value, "metric": metric.name, "a": a_id, "b": b_id,
+                "task": info.task, "split": info.split, "slice": key, "slice_value": value,
+                "slice_value_label": sl.value_labels.get(value, "") if sl else "", "metric": metric.name, "a": a_id, "b": b_id,
                 "value_a": a_value, "value_b": b_value, "delta": delta, "ci_low": result.low if result else None,
                 "ci_high": result.high if result else None, "p_value": result.p_value if result else None,
                 "n_items": result.n_items if result else (n_a if not a_row["is_reference"] else n_b),

@@ -51,7 +51,9 @@ ui.table(
         "Board": st.column_config.LinkColumn("Task", display_text=r"task=([^&]+)", help="open the task's board"),
         "Score": st.column_config.NumberColumn(format="%.2f", help="the leader's primary metric (in % where the metric is a fraction)"),
         "Data": st.column_config.TextColumn(help="what the board's rows were scored on: the real split, or the bundled sample data"),
-        "Last update": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+        "Last update": st.column_config.DatetimeColumn(format="YYYY-MM-DD", help="the newest row on the board"),
+        "Leader": st.column_config.TextColumn(width=ui.text_px(table["Leader"].to_list()) if "Leader" in table.columns else "medium"),
+        "Reported rows": st.column_config.NumberColumn("Reported", help="papers' rows on this board (reported on the same data)"),
     },
     key="boards",
 )
@@ -68,12 +70,18 @@ if grid.is_empty():
     st.info(f"No model on any board matches {ui.code(query)}." if query.strip() else "No rows on any board yet.")
 else:
     boards = [c for c in grid.columns if c not in ("Model", "Page", "Boards")]
+    # A board's header is its task alone where the task has one board here (the split is on the table above), so every
+    # column fits at 1440 px without cutting a name; the tooltip gives the whole board.
+    tasks_here = [b.split(" · ")[0] for b in boards]
+    header = {b: t if tasks_here.count(t) == 1 else b for b, t in zip(boards, tasks_here)}
     ui.table(
         grid,
         column_config={
-            "Page": st.column_config.LinkColumn("Model page", display_text="open", help="every task, rank and submission of this model"),
+            "Model": st.column_config.TextColumn("Model", width=ui.text_px(grid["Model"].to_list(), max_px=320)),
+            "Page": st.column_config.LinkColumn("Page", display_text="open", help="the model page: every task, rank and submission of this model"),
             "Boards": st.column_config.NumberColumn(help="the boards this model has a row on"),
-            **{b: st.column_config.NumberColumn(b, format="#%d", help=f"best rank on the {b} board (– : not on it, or listed without a rank)") for b in boards},
+            **{b: st.column_config.NumberColumn(header[b], format="#%d", help=f"best rank on the {b} board (– : not on it, or listed without a rank)")
+               for b in boards},
         },
         key="models",
     )

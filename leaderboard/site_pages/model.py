@@ -39,6 +39,7 @@ table = rows.select(
     pl.col("ranked").alias("Ranked rows"),
     pl.col("metric").alias("Primary metric"),
     pl.col("shown").alias("Value"),
+    pl.col("unit").alias("Unit"),
     pl.col("team").alias("Team"),
     pl.col("kind").alias("Kind"),
     pl.col("created_at").dt.strftime("%Y-%m-%d").alias("Submitted"),
@@ -49,7 +50,8 @@ ui.table(
     table,
     column_config={
         "Rank": st.column_config.NumberColumn(format="#%d", help="rank on that board by its primary metric (– : listed, not ranked)"),
-        "Value": st.column_config.NumberColumn(format="%.2f", help="in % where the metric is a fraction"),
+        "Value": st.column_config.NumberColumn(format="%.2f", help="the primary metric, in % where the metric is a fraction (see Unit)"),
+        "Unit": st.column_config.TextColumn(help="%: a fraction shown ×100; own unit: the metric's own scale (e.g. points, counts)"),
         "Board page": st.column_config.LinkColumn("Board page", display_text="board"),
         "Details": st.column_config.LinkColumn("Details", display_text="open"),
     },

@@ -104,4 +104,11 @@ else:
 st.subheader("Status history")
 history = sitedata.status_history(db, sid)
 ui.table(history.rename({"status": "Status", "reason": "Reason", "changed_at": "When (UTC)"}), key="history")
-ui.downloads(aggregates, ui.file_stem("submission", sid), key="submission")
+slice_labels = {(s.name, v): label for s in info.slices for v, label in s.value_labels.items()}
+ui.downloads(
+    aggregates.with_columns(  # raw slice values, plus the spec's label of each
+        pl.Series("slice_value_label", [slice_labels.get((s, v), "") for s, v in zip(aggregates["slice"], aggregates["slice_value"])], dtype=pl.String)
+    ),
+    ui.file_stem("submission", sid),
+    key="submission",
+)

@@ -1,0 +1,377 @@
+"""Whole pages in a real browser (``make bench-site``, issues #16 item 9 and #19): what a visitor waits for.
+
+For each store (the demo board, and the 10 000-submission store of ``procbench site generate``) and each view
+(Home; the board of every current task; Charts, Compare, Submission, Model, Items, Task, Downloads and Upload on
+one task; PAGED's Compare with its graphs), in headless Debian Chromium through Playwright:
+
+* **first paint**: the browser's first-contentful-paint (Paint Timing API), from navigation start;
+* **content**: when the page's main content (its table, chart, graph or form; :data:`CONTENT`) first has a
+  box on screen, recorded in the page by a mutation observer (so a slow reader of the result cannot inflate it);
+* **done**: when Streamlit reports the page's script finished (``data-test-script-state=notRunning``).
+
+*First ever* is the first view of a store whose bootstrap cache beside it was deleted (one server for all
+views); *cold* is a fresh server process (the on-disk bootstrap cache kept, as after a restart) and a fresh
+browser profile; *warm* is the median of :data:`WARM_REPEATS` further views of the same address from the same
+server and browser.  **Server CPU per warm view** is the server process's user + system time (``/proc``) read
+before and after each warm view (page closed and its session ended).  **Concurrent** opens
+:data:`CONCURRENT` pages of one warm board at once and reports p50 / p95 of first paint and content.
+
+Results go to JSON and to ``docs/performance.md`` between :data:`BEGIN` and :data:`END` (only there).
+Timings are measured, never asserted by tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from leaderboard import live
+from submissions import store
+
+BEGIN = "<!-- site-bench:begin -->"
+END = "<!-- site-bench:end -->"
+WARM_REPEATS = 3
+CONCURRENT = 20
+TIMEOUT_MS = 240_000
+GOALS = {"warm_s": 1.0, "cold_s": 3.0, "cpu_s": 0.10, "concurrent_p95_s": 3.0}
+
+# The main content of each page: what a visitor came for.
+TABLE = "[data-testid=stDataFrame]"
+CONTENT = {
+    "home": TABLE,
+    "board": TABLE,
+    "charts": "[data-testid=stVegaLiteChart], [data-testid=stArrowVegaLiteChart]",
+    "compare": TABLE,
+    "compare-graph": "[data-testid=stGraphVizChart] svg",
+    "submission": TABLE,
+    "model": TABLE,
+    "items": TABLE,
+    "task": "[data-testid=stHeading]",
+    "downloads": "[data-testid=stDownloadButton]",
+    "upload": "[data-testid=stFileUploader]",
+}
+
+# Runs in every page before its own scripts: records when the content first has a box, and when the script
+# finished after having run (``window.__pb``), from the page's own clock (ms since its navigation start).
+PROBE = """
+(() => {
+  const selector = __SELECTOR__;
+  const pb = window.__pb = {content: null, running: false, done: null};
+  const check = () => {
+    if (pb.content === null) {
+      for (const el of document.querySelectorAll(selector)) {
+        const box = el.getBoundingClientRect();
+        if (box.width > 0 && box.height > 0) { pb.content = performance.now(); break; }
+      }
+    }
+    const app = document.querySelector('[data-testid=stApp]');
+    if (app) {
+      const state = app.getAttribute('data-test-script-state');
+      if (state === 'running') pb.running = true;
+      else if (state === 'notRunning' && pb.running && pb.content !== null && pb.done === null) pb.done = performance.now();
+    }
+  };
+  new MutationObserver(check).observe(document, {subtree: true, childList: true, attributes: true});
+})();
+"""
+RESULT = """() => {
+  const paint = performance.getEntriesByName('first-contentful-paint')[0];
+  return {fcp: paint ? paint.startTime : null, content: window.__pb.content, done: window.__pb.done,
+          exception: document.querySelector('[data-testid=stException]') !== null};
+}"""
+READY = "() => window.__pb && window.__pb.content !== null && window.__pb.done !== null"
+
+
+@dataclass(frozen=True)
+class View:
+    name: str
+    path: str
+    kind: str  # a key of CONTENT
+
+
+@dataclass
+class Load:
+    fcp_s: float | None
+    content_s: float
+    done_s: float
+    cpu_s: float | None = None
+    browser_cpu_s: float | None = None
+
+
+@dataclass
+class ViewResult:
+    view: str
+    path: str
+    first_ever: Load | None = None
+    cold: Load | None = None
+    warm: list[Load] = field(default_factory=list)
+    error: str = ""
+
+    def warm_median(self, attr: str) -> float | None:
+        values = [getattr(w, attr) for w in self.warm if getattr(w, attr) is not None]
+        return statistics.median(values) if values else None
+
+
+def views(db: Path, main_task: str = "openpi") -> list[View]:
+    """Home, every current board, and the other pages on ``main_task`` (else the first board), PAGED's graphs."""
+    with store.reader(db) as con:
+        boards = con.execute("SELECT task, split FROM current_tasks ORDER BY task, split").fetchall()
+        counts = dict(con.execute("SELECT task, count(*) FROM submissions WHERE NOT is_reference GROUP BY task").fetchall())
+        split_of = {t: s for t, s in boards}
+        task = main_task if main_task in split_of else boards[0][0]
+        top = con.execute(
+            "SELECT submission_id, model FROM board WHERE task = ? AND split = ? AND slice = '' AND NOT is_reference ORDER BY value DESC LIMIT 1",
+            [task, split_of[task]],
+        ).fetchone()
+    q = f"task={task}&split={split_of[task]}"
+    out = [View("home", "", "home")]
+    out += [View(f"board · {t}", f"board?task={t}&split={s}", "board") for t, s in boards]
+    out += [
+        View(f"charts · {task}", f"charts?{q}", "charts"),
+        View(f"compare · {task}", f"compare?{q}", "compare"),
+        View(f"submission · {task}", f"submission?id={top[0]}" if top else "submission", "submission"),
+        View("model", f"model?model={top[1]}" if top else "model", "model"),
+        View(f"items · {task}", f"items?{q}" + (f"&id={top[0]}" if top else ""), "items"),
+        View(f"task · {task}", f"task?task={task}", "task"),
+        View(f"downloads · {task}", f"downloads?{q}", "downloads"),
+        View(f"upload · {task}", f"upload?{q}", "upload"),
+    ]
+    if counts.get("paged", 0) >= 2:  # Compare needs two submissions
+        out.append(View("compare · paged (graphs)", f"compare?task=paged&split={split_of['paged']}", "compare-graph"))
+    return out
+
+
+def _open(context: Any, url: str, kind: str) -> Any:
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.add_init_script(script=PROBE.replace("__SELECTOR__", json.dumps(CONTENT[kind])))
+    page.goto(url, wait_until="commit")
+    return page
+
+
+def _result(page: Any) -> Load:
+    page.wait_for_function(READY, polling=50, timeout=TIMEOUT_MS)
+    r = page.evaluate(RESULT)
+    if r["exception"]:
+        raise RuntimeError(f"{page.url}: the page shows an exception")
+    return Load(None if r["fcp"] is None else r["fcp"] / 1000, r["content"] / 1000, r["done"] / 1000)
+
+
+def load(context: Any, server: live.Server, view: View, *, cpu: bool = False) -> Load:
+    """One view in a new tab of ``context``; with ``cpu``, the server's CPU seconds spent on it."""
+    before, client = server.cpu_seconds(), live.client_cpu_seconds(server.process.pid) if cpu else 0.0
+    page = _open(context, f"{server.url}/{view.path}", view.kind)
+    try:
+        result = _result(page)
+        if cpu:
+            result.browser_cpu_s = live.client_cpu_seconds(server.process.pid) - client
+    finally:
+        page.close()
+    if cpu:
+        time.sleep(0.5)  # the session's websocket closes and the server lets it go
+        result.cpu_s = server.cpu_seconds() - before
+    return result
+
+
+def _crowd(context: Any, server: live.Server, view: View) -> dict[str, Any]:
+    """:data:`CONCURRENT` viewers of a warm ``view`` at once, with where the CPU went (server, browser, the rest of the machine)."""
+    load(context, server, view)  # warm the server and the browser cache first
+    server_cpu, client_cpu, busy = server.cpu_seconds(), live.client_cpu_seconds(server.process.pid), live.machine_busy_seconds()
+    wall = time.monotonic()
+    pages = [_open(context, f"{server.url}/{view.path}", view.kind) for _ in range(CONCURRENT)]
+    try:
+        loads = [_result(p) for p in pages]
+        wall = time.monotonic() - wall
+        client_cpu = live.client_cpu_seconds(server.process.pid) - client_cpu  # read before the tabs close
+    finally:
+        for p in pages:
+            p.close()
+    server_cpu = server.cpu_seconds() - server_cpu
+    busy = live.machine_busy_seconds() - busy
+    fcp = [x.fcp_s for x in loads if x.fcp_s is not None]
+    content = [x.content_s for x in loads]
+    return {
+        "view": view.name, "pages": len(loads), "wall_s": wall, "server_cpu_s": server_cpu, "browser_cpu_s": client_cpu,
+        "other_cpu_s": max(0.0, busy - server_cpu - client_cpu), "cpus": os.cpu_count(),
+        "fcp_p50_s": _percentile(fcp, 0.5) if fcp else None, "fcp_p95_s": _percentile(fcp, 0.95) if fcp else None,
+        "content_p50_s": _percentile(content, 0.5), "content_p95_s": _percentile(content, 0.95),
+        "done_p95_s": _percentile([x.done_s for x in loads], 0.95),
+    }
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def bench_store(
+    name: str, db: Path, *, env: dict[str, str], work: Path, log: Callable[[str], None] = print, only: Sequence[str] = (), browser: Any = None
+) -> dict[str, Any]:
+    """Every view of one store: first ever, cold and warm loads, server CPU per warm view, and the concurrent board.
+
+    ``browser``: a Playwright browser already launched (one process may run only one sync Playwright); else Chromium is launched here.
+    """
+    chosen = [v for v in views(db) if not only or any(o in v.name for o in only)]
+    results = {v.name: ViewResult(v.name, v.path) for v in chosen}
+    shutil.rmtree(Path(str(db) + ".cache"), ignore_errors=True)  # the bootstrap cache: the first-ever views compute it
+    work.mkdir(parents=True, exist_ok=True)
+    with contextlib.nullcontext(browser) if browser is not None else live.chromium() as browser:
+        with live.serving(db, env=env, log=work / f"{name}-first.log") as server:
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            for v in chosen:
+                try:
+                    results[v.name].first_ever = load(context, server, v)
+                except Exception as e:  # noqa: BLE001 - a failing view is reported, the bench goes on
+                    results[v.name].error = f"{type(e).__name__}: {e}"[:300]
+                log(f"{name:<5} first ever  {v.name:<34} {_fmt(results[v.name].first_ever)}")
+            context.close()
+        for v in chosen:
+            if results[v.name].error:
+                continue
+            with live.serving(db, env=env, log=work / f"{name}-cold.log") as server:
+                context = browser.new_context(viewport={"width": 1440, "height": 900})
+                try:
+                    results[v.name].cold = load(context, server, v)
+                    results[v.name].warm = [load(context, server, v, cpu=True) for _ in range(WARM_REPEATS)]
+                except Exception as e:  # noqa: BLE001
+                    results[v.name].error = f"{type(e).__name__}: {e}"[:300]
+                context.close()
+            r = results[v.name]
+            log(f"{name:<5} cold / warm {v.name:<34} {_fmt(r.cold)}  /  {_fmt(r.warm[-1] if r.warm else None)}  cpu {r.warm_median('cpu_s')}")
+        board = next((v for v in chosen if v.kind == "board" and "openpi" in v.name), next((v for v in chosen if v.kind == "board"), None))
+        crowd: dict[str, Any] = {}
+        if board is not None:
+            with live.serving(db, env=env, log=work / f"{name}-crowd.log") as server:
+                context = browser.new_context(viewport={"width": 1440, "height": 900})
+                crowd = _crowd(context, server, board)
+                context.close()
+                log(f"{name:<5} {crowd['pages']} at once on {board.name}: content p50 {crowd['content_p50_s']:.2f} s, p95 {crowd['content_p95_s']:.2f} s; "
+                    f"CPU server {crowd['server_cpu_s']:.1f} s, browser {crowd['browser_cpu_s']:.1f} s, other {crowd['other_cpu_s']:.1f} s")
+    with store.reader(db) as con:
+        n_subs, n_items = con.execute("SELECT count(*), coalesce(sum(n_items), 0) FROM submissions WHERE NOT is_reference").fetchone() or (0, 0)
+    return {"store": str(db), "submissions": n_subs, "item_rows": n_items, "views": [asdict(r) for r in results.values()], "concurrent": crowd}
+
+
+def _fmt(x: Load | None) -> str:
+    if x is None:
+        return "failed"
+    fcp = f"{x.fcp_s:.2f}" if x.fcp_s is not None else "–"
+    return f"paint {fcp} content {x.content_s:.2f} done {x.done_s:.2f}"
+
+
+def machine() -> dict[str, Any]:
+    load1, load5, _ = os.getloadavg()
+    return {"cpus": os.cpu_count(), "load_1m": round(load1, 2), "load_5m": round(load5, 2), "python": platform.python_version(),
+            "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def run(
+    stores: dict[str, Path], *, output: Path, doc: Path | None, env: dict[str, str], log: Callable[[str], None] = print, only: Sequence[str] = ()
+) -> dict[str, Any]:
+    before = machine()
+    results = {"machine": before, "goals": GOALS, "stores": {name: bench_store(name, db, env=env, work=output.parent / "bench-site", log=log, only=only)
+                                                           for name, db in stores.items()}}
+    results["machine_after"] = machine()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=1))
+    if doc is not None:
+        write_section(doc, markdown(results))
+    return results
+
+
+def _s(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _mark(ok: bool) -> str:
+    return "met" if ok else "**not met**"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The docs/performance.md section (between the markers)."""
+    m, after = results["machine"], results.get("machine_after", results["machine"])
+    lines = [
+        "## Site pages in a real browser (`make bench-site`)",
+        "",
+        f"Measured {m['when']} on {m['cpus']} CPUs, load average {m['load_1m']} at the start and {after['load_1m']} at the end (the browser, the",
+        "server and anything else on the machine share those CPUs). Headless Debian Chromium through Playwright, 1440×900. Seconds from",
+        "navigation start: **paint** = first contentful paint; **content** = the page's main table / chart / graph / form first on screen;",
+        "*first ever* = first view after the bootstrap cache beside the store was deleted; *cold* = fresh server process and browser profile",
+        f"(bootstrap cache kept, as after a restart); *warm* = median of {WARM_REPEATS} later views. **CPU** = server process CPU seconds",
+        "(user + system, `/proc`) per warm view. Goals (issues #16, #19): paint < 1 s warm, < 3 s cold; ≤ 0.10 s server CPU per warm view;",
+        "20 viewers at once p95 < 3 s.",
+        "",
+    ]
+    verdicts: list[str] = []
+    for name, store_result in results["stores"].items():
+        lines += [f"### {name} store: {store_result['submissions']:,} submissions, {store_result['item_rows']:,} item rows", "",
+                  "| view | first ever: content | cold: paint / content | warm: paint / content / done | CPU per warm view: server / browser |",
+                  "|---|---|---|---|---|"]
+        worst = {"warm_paint": 0.0, "warm_content": 0.0, "cold_paint": 0.0, "cold_content": 0.0, "cpu": 0.0}
+        for v in store_result["views"]:
+            r = ViewResult(v["view"], v["path"], Load(**v["first_ever"]) if v["first_ever"] else None, Load(**v["cold"]) if v["cold"] else None,
+                           [Load(**w) for w in v["warm"]], v["error"])
+            if r.error:
+                lines.append(f"| {r.view} | failed: {r.error.splitlines()[0][:80]} | | | |")
+                continue
+            first = _s(r.first_ever.content_s) if r.first_ever else "–"
+            cold = f"{_s(r.cold.fcp_s)} / {_s(r.cold.content_s)}" if r.cold else "–"
+            warm = f"{_s(r.warm_median('fcp_s'))} / {_s(r.warm_median('content_s'))} / {_s(r.warm_median('done_s'))}"
+            lines.append(f"| {r.view} | {first} | {cold} | {warm} | {_s(r.warm_median('cpu_s'))} / {_s(r.warm_median('browser_cpu_s'))} |")
+            for key, value in (("warm_paint", r.warm_median("fcp_s")), ("warm_content", r.warm_median("content_s")),
+                               ("cold_paint", r.cold.fcp_s if r.cold else None), ("cold_content", r.cold.content_s if r.cold else None),
+                               ("cpu", r.warm_median("cpu_s"))):
+                worst[key] = max(worst[key], value or 0.0)
+        crowd = store_result.get("concurrent") or {}
+        shares = [(w.get("browser_cpu_s") or 0.0, w.get("cpu_s") or 0.0) for v in store_result["views"] for w in v["warm"]]
+        server_total, browser_total = sum(x[1] for x in shares), sum(x[0] for x in shares)
+        if server_total > 0:
+            lines += ["", f"Warm views spent {browser_total / server_total:.0f}× more CPU in the browser tab ({browser_total:.1f} s) than in the server "
+                      f"({server_total:.1f} s): what remains of a warm view's wait is mostly Streamlit's own page start and drawing in the browser."]
+        lines.append("")
+        if crowd:
+            lines.append(
+                f"{crowd['pages']} viewers at once on {crowd['view']} (warm): paint p50 {_s(crowd['fcp_p50_s'])} s, p95 {_s(crowd['fcp_p95_s'])} s; "
+                f"content p50 {_s(crowd['content_p50_s'])} s, p95 {_s(crowd['content_p95_s'])} s, all done in {crowd['wall_s']:.1f} s. CPU in that time: "
+                f"server {crowd['server_cpu_s']:.2f} s ({crowd['server_cpu_s'] / crowd['pages']:.3f} s per view), the {crowd['pages']} browser tabs "
+                f"{crowd.get('browser_cpu_s', 0.0):.1f} s, everything else on the machine {crowd.get('other_cpu_s', 0.0):.1f} s, of "
+                f"{crowd.get('cpus') or '?'} CPUs × {crowd['wall_s']:.1f} s."
+            )
+            lines.append("")
+        cpu_met = round(worst["cpu"], 2) <= GOALS["cpu_s"]  # /proc counts CPU in 0.01 s ticks
+        verdict = (
+            f"* {name}: first paint warm ≤ {worst['warm_paint']:.2f} s ({_mark(worst['warm_paint'] < GOALS['warm_s'])}), cold ≤ "
+            f"{worst['cold_paint']:.2f} s ({_mark(worst['cold_paint'] < GOALS['cold_s'])}); content warm ≤ {worst['warm_content']:.2f} s "
+            f"({_mark(worst['warm_content'] < GOALS['warm_s'])}), cold ≤ {worst['cold_content']:.2f} s ({_mark(worst['cold_content'] < GOALS['cold_s'])}); "
+            f"server CPU ≤ {worst['cpu']:.2f} s per warm view ({_mark(cpu_met)})"
+        )
+        if crowd:
+            fcp95 = crowd["fcp_p95_s"] if crowd["fcp_p95_s"] is not None else float("inf")
+            verdict += (
+                f"; 20 viewers p95 first paint {_s(crowd['fcp_p95_s'])} s ({_mark(fcp95 < GOALS['concurrent_p95_s'])}), content "
+                f"{crowd['content_p95_s']:.2f} s ({_mark(crowd['content_p95_s'] < GOALS['concurrent_p95_s'])}), the server's share "
+                f"{crowd['server_cpu_s']:.2f} of {crowd['server_cpu_s'] + crowd.get('browser_cpu_s', 0.0) + crowd.get('other_cpu_s', 0.0):.1f} CPU s"
+            )
+        verdicts.append(verdict + ".")
+    lines += ["Goals, on the worst view of each store (first paint as the goals say it; content, the stricter reading, beside it):", "", *verdicts]
+    return "\n".join(lines)
+
+
+def write_section(doc: Path, section: str) -> None:
+    """Replace what lies between the markers in ``doc`` (the markers are appended at the end when absent)."""
+    text = doc.read_text() if doc.exists() else ""
+    if BEGIN not in text or END not in text:
+        text = text.rstrip("\n") + f"\n\n{BEGIN}\n{END}\n"
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    doc.write_text(f"{head}{BEGIN}\n{section.rstrip()}\n{END}{tail}")
