@@ -40,7 +40,11 @@ import numpy as np
 from runners._types import ItemScore
 
 Aggregate = Callable[[Sequence[ItemScore]], Mapping[str, float]]
-Linear = Literal["mean", "sum"] | None
+# How a task's aggregate depends on its items, when it allows a faster bootstrap than re-aggregating every resample:
+# "mean" / "sum": every metric is the mean / sum of a per-item value; "pooled_sum": every metric is a function of
+# the per-item values' sums (ratios of pooled counts, formulas over them), so one item holding a resample's sums
+# aggregates to the resample's metrics.
+Linear = Literal["mean", "sum", "pooled_sum"] | None
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20240521
@@ -132,6 +136,15 @@ def _matrix(items: Sequence[ItemScore]) -> tuple[list[str], np.ndarray]:
 
 
 def _replicates(items: list[ItemScore], aggregate: Aggregate, metrics: Sequence[str], indices: np.ndarray, linear: Linear) -> np.ndarray:
+    if linear == "pooled_sum" and items:  # one item of pooled values per resample, through the task's own aggregate
+        keys, matrix = _matrix(items)
+        pooled = np.empty((indices.shape[0], len(metrics)))
+        for b, row in enumerate(indices):
+            # a running sum adds the resample's items left to right, as the aggregate itself does (a float
+            # sum in another order could move a rounded metric by one unit of its last digit)
+            sums = np.cumsum(matrix[row], axis=0)[-1].tolist()
+            pooled[b] = _vector(aggregate([ItemScore("pooled", dict(zip(keys, sums)))]), metrics)
+        return pooled
     if linear is not None and items:
         keys, matrix = _matrix(items)
         counts = np.zeros((indices.shape[0], len(items)))
