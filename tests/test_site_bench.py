@@ -13,38 +13,23 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from leaderboard import browserbench, plots, queries, screenshots
 from leaderboard.bench import generate_from_store
 from leaderboard.model import TaskInfo
 from procbench.api import load_task
-from procbench.paths import PROJECT_ROOT
 from submissions import demo
-from submissions.demo import build_demo
 from submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
 from submissions.store import reader
+from tests.site_app import build_demo_store, page
 
-APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("site-bench") / "demo.duckdb"
-    assert build_demo(path, log=lambda _: None) > 20
-    return path
+    return build_demo_store(tmp_path_factory, "site-bench")
 
 
-def page(db: Path, monkeypatch: pytest.MonkeyPatch, name: str, **params: str) -> AppTest:
-    monkeypatch.setenv("PROCBENCH_DB", str(db))
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    if name != "home":
-        at.switch_page(f"site_pages/{name}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 # -- the report -------------------------------------------------------------------------------------

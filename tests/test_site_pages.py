@@ -9,16 +9,13 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from leaderboard import analysis, boardview, queries
 from leaderboard.model import TaskInfo
 from procbench.api import load_task
-from procbench.paths import PROJECT_ROOT
 from runners import stats
-from submissions.demo import build_demo
+from tests.site_app import build_demo_store, page
 
-APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 
 
 @pytest.fixture(autouse=True)
@@ -30,21 +27,9 @@ def small_interval_floor(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("site-pages") / "demo.duckdb"
-    assert build_demo(path, log=lambda _: None) > 20
-    return path
+    return build_demo_store(tmp_path_factory, "site-pages")
 
 
-def page(db: Path, monkeypatch: pytest.MonkeyPatch, name: str, **params: str | list[str]) -> AppTest:
-    monkeypatch.setenv("PROCBENCH_DB", str(db))
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    if name != "home":
-        at.switch_page(f"site_pages/{name}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def info_of(db: Path, task: str, split: str) -> TaskInfo:

@@ -16,23 +16,19 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streamlit.testing.v1 import AppTest
 
 from leaderboard import boardview, cache, metadata, overview, plots, sitedata, ui
 from leaderboard.model import TaskInfo
 from procbench.api import load_task
-from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from submissions import submit
-from submissions.demo import build_demo
+from tests.site_app import build_demo_store, page
 
-APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("site-ui") / "demo.duckdb"
-    assert build_demo(path, log=lambda _: None) > 20
-    return path
+    return build_demo_store(tmp_path_factory, "site-ui")
 
 
 @pytest.fixture
@@ -46,17 +42,6 @@ def db(demo_db: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def page(db: Path, monkeypatch: pytest.MonkeyPatch, name: str, **params: str | list[str]) -> AppTest:
-    monkeypatch.setenv("PROCBENCH_DB", str(db))
-    monkeypatch.setenv("PROCBENCH_DATA", str(SAMPLE_DATA_ROOT))  # the gold the demo was scored on
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    if name != "home":
-        at.switch_page(f"site_pages/{name}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def sid_of(db: Path, model: str, task: str | None = None) -> str:

@@ -24,17 +24,8 @@ import pytest
 
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from submissions.demo import build_demo
+from leaderboard.live import CHROMIUM, CHROMIUM_ARGS  # the browser the site bench drives, with its flags
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # Under var/ so that a test run leaves the checkout clean; `PROCBENCH_SCREENSHOTS=docs/screenshots` refreshes the docs' copies.
 SCREENSHOTS = Path(os.environ.get("PROCBENCH_SCREENSHOTS") or PROJECT_ROOT / "var" / "screenshots")
 TIMEOUT_MS = 90_000
@@ -97,7 +88,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
         try:
             yield launched
         finally:
