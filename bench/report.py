@@ -365,7 +365,7 @@ def render(results: dict[str, Any]) -> str:
     lines += ["## Re-scoring all submissions", ""]
     lines += [
         "A store of OpenPI test submissions made through the intake path; the gold then changes (one answer",
-        "fewer), so every submission is re-scored under the new fingerprint (`submissions.rescore.rescore`).",
+        "fewer), so every submission is re-scored under the new fingerprint (`procbench.rescore.rescore`).",
         "The ray engine runs a local Ray (its start-up is included); its stored rows are compared with the local engine's.",
         "",
     ]

@@ -232,7 +232,7 @@ def rescore(request: dict[str, Any]) -> dict[str, Any]:
     """``procbench rescore`` of one task with one engine, timed; returns the new rows' aggregates for comparison."""
     import duckdb
 
-    from submissions.rescore import rescore as do_rescore
+    from procbench.rescore import rescore as do_rescore
 
     if request["engine"] == "ray":
         import submissions.ray_engine  # noqa: F401  (registers the engine; Ray imports here, not on the clock)

@@ -228,7 +228,7 @@ def score(
 @app.command()
 def demo(db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"), fresh: Annotated[bool, typer.Option(help="delete the database first")] = True) -> None:
     """Build the board: from the real data when the data root has it (PROCBENCH_DATA or ../shared/data), else the bundled samples."""
-    from submissions.demo import build_board
+    from procbench.demo import build_board
 
     if fresh:
         import shutil

@@ -351,7 +351,7 @@ def rescore(
     """Re-score stored raw files under the spec's current fingerprint (old results are kept)."""
     from dsl import SpecError
     from procbench.paths import resolve_data_root
-    from submissions.rescore import rescore as do_rescore
+    from procbench.rescore import rescore as do_rescore
 
     try:
         report = do_rescore(db, task, data_root=resolve_data_root(data_dir), engine=engine, splits=split, inline=inline, actor=_actor())

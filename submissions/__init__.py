@@ -1,7 +1,8 @@
 """Intake (check → stage → validate → score → store) and the DuckDB store.
 
 ``submit`` and ``load_reported`` are the entry points; ``queries`` holds the read helpers that
-enforce hidden splits and hidden submissions; ``rescore`` and ``engines`` re-score stored files.
+enforce hidden splits and hidden submissions; ``engines`` re-score stored files, driven by the
+application layer (``procbench.rescore``; the demo board: ``procbench.demo``).
 """
 
 from submissions.details import ModelCard

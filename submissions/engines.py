@@ -5,7 +5,7 @@
 so an engine may ship them to other processes or machines: a job names its spec file, split, data
 root and the raw file (a path to the stored gzip blob, or its bytes when workers cannot see the
 coordinator's disk).  Only the coordinating process writes the results to the store
-(``submissions.rescore``).  Other engines register themselves on import, e.g.
+(``procbench.rescore``).  Other engines register themselves on import, e.g.
 ``submissions/ray_engine.py`` doing ``ENGINES["ray"] = run_with_ray``; ``get_engine("ray")``
 imports ``submissions.ray_engine`` on demand.
 """

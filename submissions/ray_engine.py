@@ -1,7 +1,7 @@
 """The ``ray`` re-scoring engine: jobs scored by Ray workers, results handed back to the coordinator.
 
 Importing this module registers ``ENGINES["ray"]``, so ``procbench rescore TASK --engine ray`` (and
-``submissions.rescore.rescore(..., engine="ray")``) use it.  Which cluster: the ``address``
+``procbench.rescore.rescore(..., engine="ray")``) use it.  Which cluster: the ``address``
 argument of :func:`run_with_ray`, else ``PROCBENCH_RAY_ADDRESS`` (e.g. ``ray://head:10001`` or
 ``auto``), else a local Ray started for the call with ``PROCBENCH_RAY_CPUS`` CPUs (default: all)
 and shut down afterwards.
@@ -9,7 +9,7 @@ and shut down afterwards.
 Workers only compute: each runs :func:`submissions.engines.run_job` on a job (a frozen, picklable
 dataclass naming the spec file, the data root and the raw file) and returns a
 :class:`~submissions.engines.RescoreResult`.  The store is written by the coordinating process
-alone (``submissions.rescore``), as DuckDB requires.  On a real cluster every worker must have
+alone (``procbench.rescore``), as DuckDB requires.  On a real cluster every worker must have
 procbench installed and see the data root; jobs planned with ``inline=True`` carry the raw files'
 bytes, so the workers need not see the coordinator's disk.
 

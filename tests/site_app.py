@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from procbench.paths import PROJECT_ROOT
-from submissions.demo import build_demo
+from procbench.demo import build_demo
 
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 

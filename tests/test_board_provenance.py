@@ -18,7 +18,8 @@ from leaderboard import analysis, boardview, queries
 from leaderboard.model import TaskInfo
 from runners import baselines, stats
 from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, default_data_root
-from submissions import demo, load_reported, provenance, submit
+from procbench import demo
+from submissions import load_reported, provenance, submit
 from submissions.store import reader
 
 

@@ -13,7 +13,7 @@ from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from submissions.engines import ENGINES, RescoreJob, get_engine
 from submissions.intake import submit
-from submissions.rescore import rescore
+from procbench.rescore import rescore
 
 ray = pytest.importorskip("ray")
 

@@ -15,7 +15,7 @@ from procbench.paths import SAMPLE_DATA_ROOT
 from submissions import engines
 from submissions.admin import apply, check_consistency
 from submissions.engines import ENGINES, RescoreJob, RescoreResult, get_engine, run_job
-from submissions.rescore import plan, rescore
+from procbench.rescore import plan, rescore
 from tests.test_submissions_support import STRONG, TEMPLATE, openpi_spec_variant, query, submit_openpi
 
 cli = CliRunner()

@@ -18,7 +18,7 @@ from leaderboard import browserbench, plots, queries, screenshots
 from leaderboard.bench import generate_from_store
 from leaderboard.model import TaskInfo
 from procbench.api import load_task
-from submissions import demo
+from procbench import demo
 from submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
 from submissions.store import reader
 from tests.site_app import build_demo_store, page

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from leaderboard import intake_form, ui
 from procbench.paths import PROJECT_ROOT, SAMPLE_SUBMISSIONS_DIR
-from submissions.demo import build_demo
+from procbench.demo import build_demo
 
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"

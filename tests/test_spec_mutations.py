@@ -81,7 +81,7 @@ class Baseline:
 
 
 def _split_order(splits: tuple[str, ...]) -> list[str]:
-    # as the demo database picks them (submissions/demo.py): test, then dev, then the rest
+    # as the demo database picks them (procbench/demo.py): test, then dev, then the rest
     return sorted(splits, key=lambda s: (s != "test", s != "dev", splits.index(s)))
 
 

@@ -23,7 +23,7 @@ from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SCHEMA_DIR
 from submissions import load_reported, queries as admin_queries, store
 from submissions.admin import apply, check_consistency
-from submissions.rescore import rescore
+from procbench.rescore import rescore
 from tests.test_submissions_support import NO_CHANGE, STRONG, TEMPLATE, dev_predictions, hidden_test_spec, openpi_spec_variant, query, submit_openpi
 
 BOARD_002 = re.search(r"CREATE OR REPLACE VIEW board AS.*?;", (SCHEMA_DIR / "002_trust.sql").read_text(encoding="utf-8"), re.S).group(0)  # type: ignore[union-attr]

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from submissions.demo import build_demo
+from procbench.demo import build_demo
 from leaderboard.live import CHROMIUM, CHROMIUM_ARGS  # the browser the site bench drives, with its flags
 
 # Under var/ so that a test run leaves the checkout clean; `PROCBENCH_SCREENSHOTS=docs/screenshots` refreshes the docs' copies.
