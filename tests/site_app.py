@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,16 @@ def build_demo_store(tmp_path_factory: pytest.TempPathFactory, name: str) -> Pat
     path = tmp_path_factory.mktemp(name) / "demo.duckdb"
     assert build_demo(path, log=lambda _: None) > 20
     return path
+
+
+def private_copy(store: Path, folder: Path) -> Path:
+    """A copy of ``store`` (and its raw files) in ``folder``, for a test that writes."""
+    copy = folder / "site.duckdb"
+    shutil.copy(store, copy)
+    raw = store.with_name(store.name + ".raw")
+    if raw.is_dir():
+        shutil.copytree(raw, copy.with_name(copy.name + ".raw"))
+    return copy
 
 
 def page(db: Path, monkeypatch: pytest.MonkeyPatch, name: str, **params: str | list[str]) -> AppTest:

@@ -22,8 +22,7 @@ from leaderboard.model import TaskInfo
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from submissions import submit
-from tests.site_app import build_demo_store, page
-
+from tests.site_app import build_demo_store, page, private_copy
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +33,7 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def db(demo_db: Path, tmp_path: Path) -> Path:
     """A private copy of the demo store (and its raw files) for a test that writes."""
-    copy = tmp_path / "site.duckdb"
-    shutil.copy(demo_db, copy)
-    raw = demo_db.with_name(demo_db.name + ".raw")
-    if raw.is_dir():
-        shutil.copytree(raw, copy.with_name(copy.name + ".raw"))
-    return copy
-
-
+    return private_copy(demo_db, tmp_path)
 
 
 def sid_of(db: Path, model: str, task: str | None = None) -> str:
@@ -72,8 +64,15 @@ def test_card_reads_weights_size_and_parameters_from_metadata_and_prefers_card_c
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(st.text(max_size=60), st.dictionaries(st.sampled_from([*metadata.ACCESS_KEYS, *metadata.FAMILY_KEYS, "size_class", "x"]),
-                                                       st.one_of(st.booleans(), st.integers(), st.text(max_size=12), st.none())).map(json.dumps)))
+@given(
+    st.one_of(
+        st.text(max_size=60),
+        st.dictionaries(
+            st.sampled_from([*metadata.ACCESS_KEYS, *metadata.FAMILY_KEYS, "size_class", "x"]),
+            st.one_of(st.booleans(), st.integers(), st.text(max_size=12), st.none()),
+        ).map(json.dumps),
+    )
+)
 def test_card_never_fails_on_any_metadata(text: str) -> None:
     card = metadata.card({"metadata_json": text, "is_reference": False})
     assert card.access in ("open", "closed", metadata.UNKNOWN) and card.kind == "submitted"
@@ -95,8 +94,13 @@ def test_board_and_submission_page_show_the_same_card_and_size_filters(demo_db: 
 
 
 def test_every_table_shows_a_dash_not_None_and_metric_columns_have_definitions(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, params in (("home", {}), ("board", {"task": "openpi", "split": "test"}), ("compare", {"task": "paged", "split": "dev"}),
-                         ("submission", {"id": sid_of(demo_db, "acme-large")}), ("model", {"model": "sample-strong"})):
+    for name, params in (
+        ("home", {}),
+        ("board", {"task": "openpi", "split": "test"}),
+        ("compare", {"task": "paged", "split": "dev"}),
+        ("submission", {"id": sid_of(demo_db, "acme-large")}),
+        ("model", {"model": "sample-strong"}),
+    ):
         at = page(demo_db, monkeypatch, name, **params)
         assert at.dataframe and all(d.proto.placeholder == ui.MISSING for d in at.dataframe), name
     info = info_of(demo_db, "openpi", "test")
@@ -240,8 +244,16 @@ def test_site_reads_are_cached_until_the_store_changes(db: Path) -> None:
     assert cache.stats()["misses"] == misses and again.export.equals(first.export)  # a warm view reads nothing from the store
     version = cache.store_version(db)
     spec, runner = load_task("openpi")
-    submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl",
-           model="after-write", team="other-team", db_path=db)
+    submit(
+        spec,
+        runner,
+        data_root=SAMPLE_DATA_ROOT,
+        split="test",
+        predictions=SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl",
+        model="after-write",
+        team="other-team",
+        db_path=db,
+    )
     assert cache.store_version(db) != version
     after = boardview.build(db, info, interval_rows=0)
     assert cache.stats()["misses"] > misses and "after-write" in after.export["model"].to_list()

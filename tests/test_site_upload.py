@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -12,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from leaderboard import intake_form, ui
 from procbench.paths import PROJECT_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.demo import build_demo
+from tests.site_app import build_demo_store, private_copy
 
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"
@@ -20,20 +19,13 @@ SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("site-upload") / "demo.duckdb"
-    build_demo(path, log=lambda _: None)
-    return path
+    return build_demo_store(tmp_path_factory, "site-upload")
 
 
 @pytest.fixture
 def db(demo_db: Path, tmp_path: Path) -> Path:
     """A private copy of the demo store (and its raw files) for a test that writes."""
-    copy = tmp_path / "site.duckdb"
-    shutil.copy(demo_db, copy)
-    raw = demo_db.with_name(demo_db.name + ".raw")
-    if raw.is_dir():
-        shutil.copytree(raw, copy.with_name(copy.name + ".raw"))
-    return copy
+    return private_copy(demo_db, tmp_path)
 
 
 def upload_page(db: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
