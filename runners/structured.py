@@ -74,19 +74,37 @@ class PhraseOverlap:
 
 
 def _one_to_one(a: Sequence[frozenset[str]], p: Sequence[frozenset[str]]) -> int:
-    """The most group pairs that intersect with each group used once (a maximum bipartite matching)."""
-    partner: dict[int, int] = {}  # prediction group -> the gold group it is matched to
+    """The most group pairs that intersect with each group used once: a maximum bipartite matching.
 
-    def augment(i: int, seen: set[int]) -> bool:
-        for j, gp in enumerate(p):
-            if j not in seen and a[i] & gp:
-                seen.add(j)
-                if j not in partner or augment(partner[j], seen):
-                    partner[j] = i
-                    return True
-        return False
-
-    return sum(1 for i in range(len(a)) if augment(i, set()))
+    Augmenting paths are searched with an explicit stack, so a phrase of thousands of groups (the
+    text is the submitter's) cannot exhaust Python's recursion limit.
+    """
+    meets = [[j for j, gp in enumerate(p) if ga & gp] for ga in a]
+    gold_of: dict[int, int] = {}  # prediction group -> its matched gold group
+    prediction_of: dict[int, int] = {}
+    for start in range(len(a)):
+        reached_from: dict[int, int] = {}  # prediction group -> the gold group the search reached it from
+        stack = [(start, iter(meets[start]))]
+        free = None
+        while stack and free is None:
+            _, candidates = stack[-1]
+            for j in candidates:
+                if j in reached_from:
+                    continue
+                reached_from[j] = stack[-1][0]
+                if j in gold_of:
+                    stack.append((gold_of[j], iter(meets[gold_of[j]])))
+                else:
+                    free = j
+                break
+            else:
+                stack.pop()
+        while free is not None:  # flip the path: each gold group on it takes the prediction group it reached
+            i = reached_from[free]
+            previous = prediction_of.get(i)
+            gold_of[free], prediction_of[i] = i, free
+            free = previous if i != start else None
+    return len(prediction_of)
 
 
 @component("similarity", "phrase_overlap", takes="str", gives="float")

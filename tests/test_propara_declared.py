@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -261,3 +262,28 @@ def test_the_deriver_gives_what_its_contract_declares(data_root: Path) -> None:
             assert contract.fields[name].accepts(value), (name, value)
             kinds |= {name} if value else set()
     assert kinds == set(contract.fields)  # every field is non-empty somewhere in the test split
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sets(st.sampled_from("abcdef"), min_size=1, max_size=3), max_size=7),
+    st.lists(st.sets(st.sampled_from("abcdef"), min_size=1, max_size=3), max_size=7),
+)
+def test_one_to_one_group_overlap_is_scipys_maximum_matching(gold: list[set[str]], predicted: list[set[str]]) -> None:
+    from scipy.optimize import linear_sum_assignment
+
+    from runners.structured import _one_to_one
+
+    a, p = [frozenset(g) for g in gold], [frozenset(g) for g in predicted]
+    meets = np.array([[1 if ga & gp else 0 for gp in p] for ga in a]).reshape(len(a), len(p))
+    rows, columns = linear_sum_assignment(meets, maximize=True)
+    assert _one_to_one(a, p) == int(meets[rows, columns].sum())
+
+
+def test_a_phrase_of_thousands_of_groups_is_matched_without_deep_recursion() -> None:
+    bounded = dataclasses.replace(LOCATION, groups="one_to_one")
+    # gold group i meets predicted groups i and i + 1, the last gold group only predicted group 0: matching it
+    # needs an augmenting path through all 3000 earlier groups (deeper than Python's recursion limit)
+    gold = " AND ".join([*(f"t{i} OR t{i + 1}" for i in range(3000)), "t0"])
+    predicted = " AND ".join(f"t{j}" for j in range(3001))
+    assert similarity(bounded, gold, predicted) == 1.0  # 3001 one-to-one pairs: 3001 / (3001 + 3001 - 3001)
