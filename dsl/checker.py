@@ -1472,10 +1472,10 @@ def _check_similarity(ck: _Checker, call: m.ComponentCall, answer: FieldType, sp
 def _check_derive(
     ck: _Checker, call: m.ComponentCall, span: s.Span, gold: Mapping[str, FieldType], pred: Mapping[str, FieldType]
 ) -> dict[str, FieldType]:
-    """The deriver reads fields both records have (its ``needs``); what it gives is what the score block compares."""
+    """The deriver reads fields of the records (``needs``: both; ``gold_needs`` / ``prediction_needs``: one); it gives what the score block compares."""
     contract = registry.get("deriver", call.name).contract
-    for side, fields in (("gold", gold), ("prediction", pred)):
-        for name, wanted in contract.needs.items():
+    for side, fields, own in (("gold", gold, contract.gold_needs), ("prediction", pred, contract.prediction_needs)):
+        for name, wanted in {**contract.needs, **own}.items():
             have = fields.get(name)
             if have is None:
                 ck.error(span, f"{call.name}() reads field {name!r}, which the {side} records do not have", f"the {side} fields: {', '.join(fields) or 'none'}")

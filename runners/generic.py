@@ -167,13 +167,13 @@ class Derived:
     labels and origins are the gold's; a missing prediction stays missing.
     """
 
-    derive: Callable[[Any], Mapping[str, Any]]
+    derive: Callable[[Any, Any], Mapping[str, Any]]  # (record, its gold record or None for the gold itself)
     scorer: Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
 
     def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
         derive = self.derive
-        items = {item_id: derive(record) for item_id, record in gold.items.items()}
-        derived = {item_id: derive(predictions[item_id]) for item_id in items if predictions.get(item_id) is not None}
+        items = {item_id: derive(record, None) for item_id, record in gold.items.items()}
+        derived = {item_id: derive(predictions[item_id], gold.items[item_id]) for item_id in items if predictions.get(item_id) is not None}
         return self.scorer(replace(gold, items=items), derived)
 
 

@@ -21,9 +21,12 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
   (per-item statistics, the aggregations it supports, the field types it compares)
 * ``normaliser``, ``similarity``, ``matcher``, ``filter``: building blocks of declarative scorers
   (``runners.text``, ``runners.similarity``, ``runners.matching``, ``runners.filters``).
-* ``deriver``     ``(record, **params) -> Mapping[str, Any]``: a format component that turns one gold or
-  predicted record into the typed fields the score block compares (``needs`` what it reads,
-  ``fields`` what it gives), e.g. ProPara's inputs, outputs, conversions and moves of an action grid.
+* ``deriver``     ``(record, gold, **params) -> Mapping[str, Any]``: a format component that turns one gold or
+  predicted record into the typed fields the score block compares (``needs`` what it reads of both,
+  ``gold_needs`` / ``prediction_needs`` of one side, ``fields`` what it gives), e.g. ProPara's inputs,
+  outputs, conversions and moves of an action grid.  ``gold`` is None for a gold record and the item's
+  gold record for a predicted one, so that a prediction's fields can answer the gold's questions in
+  the gold's order (NAACL'18's question instances).
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class Contract:
     emits: Emits = ()
     compares: tuple[str, ...] = ()  # metrics: lines saying what gold and prediction may be (per aggregation) and whose numbers it gives
     aggregations: tuple[str, ...] = ()  # metrics: how its per-item statistics may combine, the default first
+    gold_needs: Mapping[str, FieldType] = field(default_factory=dict)  # derivers: fields read of the gold records only
+    prediction_needs: Mapping[str, FieldType] = field(default_factory=dict)  # derivers: fields read of the predicted records only
 
     def emitted(self, params: Mapping[str, Any], scorer_emits: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The names emitted with these spec arguments (defaults filled in by the caller)."""
@@ -96,7 +101,8 @@ class Contract:
         out = []
         if self.takes is not None:
             out.append(f"takes {self.takes.spelling()}" + (f", gives {self.gives.spelling()}" if self.gives else ""))
-        for title, mapping in (("fields", self.fields), ("needs", self.needs)):
+        parts = (("fields", self.fields), ("needs", self.needs), ("needs of gold", self.gold_needs), ("needs of predictions", self.prediction_needs))
+        for title, mapping in parts:
             if mapping:
                 out.append(f"{title}: " + ", ".join(f"{k}: {v.spelling()}" for k, v in mapping.items()))
         if self.labels:
@@ -127,6 +133,8 @@ def contract(
     emits: Emits = (),
     compares: Sequence[str] = (),
     aggregations: Sequence[str] = (),
+    gold_needs: Mapping[str, str | FieldType] | None = None,
+    prediction_needs: Mapping[str, str | FieldType] | None = None,
 ) -> Contract:
     """A :class:`Contract` from the spellings specs use (``"list(str)"``)."""
     label_map = dict(labels) if isinstance(labels, Mapping) else {name: () for name in labels or ()}
@@ -139,6 +147,8 @@ def contract(
         emits,
         tuple(compares),
         tuple(aggregations),
+        _types(gold_needs),
+        _types(prediction_needs),
     )
 
 
@@ -247,7 +257,7 @@ def all_components() -> list[Component]:
 
 
 # How many leading positional arguments the runtime passes to each kind (the rest are spec parameters).
-_RUNTIME_ARGS = {"reader": 2, "predictions": 2, "scorer": 2, "aggregator": 1, "import_check": 3, "deriver": 1}
+_RUNTIME_ARGS = {"reader": 2, "predictions": 2, "scorer": 2, "aggregator": 1, "import_check": 3, "deriver": 2}
 
 
 def _params_of(kind: str, fn: Callable[..., Any]) -> tuple[Param, ...]:

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from runners import GoldSet, InvalidPredictions, PredictionWarning
-from runners.propara import naacl18_questions
 from runners.propara.naacl18 import aggregate_naacl18, read_naacl18, read_naacl18_grid, score_naacl18
 from runners.propara.naacl18_grid import needed_rows
-from runners.propara.naacl18_questions import location_match
+from runners.metrics._outcomes import AnswerOutcomes
 from runners.registry import get
+from runners.text import Pipeline, delete_chars, lowercase, stem
 
 SAMPLE_GOLD = read_naacl18(SAMPLE_DATA_ROOT, "test")
 SAMPLE_LINES = (SAMPLE_SUBMISSIONS_DIR / "propara-naacl18" / "gold-grid.tsv").read_text().splitlines(keepends=True)
@@ -50,22 +50,31 @@ def test_components_are_registered() -> None:
     assert get("aggregator", "propara.naacl18").fn is aggregate_naacl18
 
 
+def _location_counts(predicted: str, gold: str) -> bool:
+    """Upstream's location check as the spec declares it: answer_outcomes(match = "contained") over the place normaliser."""
+    place = Pipeline.of([lowercase(), delete_chars('"'), stem("porter2")])
+    return AnswerOutcomes(match="contained").matches(place(predicted), place(gold))
+
+
 def test_location_match_is_asymmetric() -> None:
     """docs/metrics.md §2B.4: "soil" matches gold "the soil"; "the soil" does not match gold "soil"."""
-    assert location_match("soil", "the soil")
-    assert not location_match("the soil", "soil")
+    assert _location_counts("soil", "the soil")
+    assert not _location_counts("the soil", "soil")
+    assert _location_counts('"Roots"', "the root system")  # quotes dropped, case folded, Porter2 stems
+    assert not _location_counts("oil", "soil")  # whole tokens only
 
 
 def test_porter2_backend_and_snowball_agree_on_alphabetic_tokens(data_root: Path, parity_dir: Path) -> None:
-    """docs/metrics.md §2B.4: NLTK's English Snowball equals Porter2 on alphabetic ProPara tokens."""
+    """docs/metrics.md §2B.4: NLTK's English Snowball equals Porter2 (the spec's stem("porter2")) on alphabetic ProPara tokens."""
     from nltk.stem.snowball import SnowballStemmer
 
-    assert naacl18_questions.STEMMER_NAME == "stemming-porter2"
+    porter2 = stem("porter2")
     snowball = SnowballStemmer("english").stem
     text = (parity_dir / "propara" / "naacl18" / PROGLOBAL).read_text()
     text += (data_root / "propara" / "propara" / "tests" / "fixtures" / "eval" / "all-moves.full-grid.tsv").read_text()
     tokens = {t for t in re.split(r"\s+", text.lower()) if t.isalpha()}
-    assert tokens and all(naacl18_questions._STEM(t) == snowball(t) for t in tokens)
+    assert tokens and all(porter2(t) == snowball(t) for t in tokens)
+    assert porter2("g-rated") == "g-rate" != snowball("g-rated")  # the two differ on tokens with non-letters
 
 
 def test_reader_rejects_unknown_split_and_reports_missing_files(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from runners.metrics._derived import with_derived
 from runners.metrics._generation import chrf, corpus_bleu, exact_match, rouge, sentence_bleu, ter
 from runners.metrics._measure import Measures, MeasureStage, combined
 from runners.metrics._ordering import exact_order, kendall_tau, pearson, spearman
+from runners.metrics._outcomes import answer_outcomes, binary_outcomes, set_outcomes
 
 __all__ = [
     "AGGREGATIONS",
@@ -20,6 +21,8 @@ __all__ = [
     "Measures",
     "Metric",
     "accuracy",
+    "answer_outcomes",
+    "binary_outcomes",
     "chrf",
     "combined",
     "confusion",
@@ -34,6 +37,7 @@ __all__ = [
     "recall",
     "rouge",
     "sentence_bleu",
+    "set_outcomes",
     "spearman",
     "ter",
     "with_derived",

@@ -26,7 +26,7 @@ from runners.predictions import FieldType
 from runners.registry import component
 
 # How a metric's per-item statistics become one number (or a family of numbers).
-AGGREGATIONS = ("mean", "sum", "micro", "macro", "weighted", "per_class", "corpus")
+AGGREGATIONS = ("mean", "sum", "micro", "macro", "weighted", "per_class", "corpus", "pooled")
 AGGREGATION_DOCS = {
     "mean": "the mean of the per-item values",
     "sum": "the sum of the per-item values",
@@ -35,6 +35,7 @@ AGGREGATION_DOCS = {
     "weighted": "the mean over classes weighted by their gold support",
     "per_class": "one output per declared class, named <measure>_<class>",
     "corpus": "statistics pooled over all items first, as the library's corpus-level score",
+    "pooled": "per-item counts summed over the items before the ratio",
 }
 CLASS_AGGREGATIONS = ("micro", "macro", "weighted", "per_class")
 

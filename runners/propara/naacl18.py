@@ -12,16 +12,23 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem, ProblemList
+from runners.generic import Derived
+from runners.predictions import FieldType
 from runners.propara.leaderboard import DEFAULT_PROMPTS, SPLITS
 from runners.propara.naacl18_gold import read_paragraphs
 from runners.propara.naacl18_grid import ParagraphGrid, missing_predictions, read_grid_file
-from runners.propara.naacl18_questions import OUTCOMES, QUESTION_IDS, count_paragraph
+from runners.propara.naacl18_questions import QUESTION_FIELDS, naacl18_questions
 from runners.propara.prompts import prompt_labels, read_prompts
 from runners.registry import component
 
+if TYPE_CHECKING:
+    from runners.metrics import Measures
+
 EVAL_DIR = "propara/propara/tests/fixtures/eval"
+QUESTION_IDS = tuple(f"q{n}" for n in range(1, 11))
 CATEGORIES = {"cat1": ("q1", "q4", "q7"), "cat2": ("q2", "q5", "q8"), "cat3": ("q3", "q6", "q9", "q10")}
 # Upstream hard-codes the NAACL'18 test question counts per category as the micro-average weights.
 MICRO_WEIGHTS = {"cat1": 750, "cat2": 601, "cat3": 823}
@@ -31,6 +38,7 @@ _EXAMPLES = 5
 # The contract: gold records are Paragraph values, prediction records ParagraphGrid values (attributes).
 PARAGRAPH_FIELDS = {"pid": "int", "inventory": "list(str)", "annotator_sets": "list(list(any))", "num_sentences": "int"}  # a frozenset; tuples of Label tuples
 GRID_FIELDS = {"pid": "int", "rows": "any", "n_steps": "int"}  # rows: a mapping participant -> sentence -> GridRow
+OUTCOMES = ("tp", "fp", "tn", "fn")  # the order of runners.metrics._outcomes.OUTCOMES, which a test keeps equal
 COUNTS = tuple(f"{q}_{o}" for q in QUESTION_IDS for o in OUTCOMES)
 DETAIL_RATES = ("precision", "recall", "f1", "accuracy")
 
@@ -129,12 +137,46 @@ def _sample(values: Sequence[object]) -> str:
 
 @component("scorer", "propara.naacl18", needs={"annotator_sets": "list(list(any))"}, emits=COUNTS)
 def score_naacl18(gold: GoldSet, predictions: Mapping[str, ParagraphGrid]) -> list[ItemScore]:
-    """Per paragraph ``q<n>_tp``, ``q<n>_fp``, ``q<n>_tn``, ``q<n>_fn`` for n = 1..10 (counts)."""
-    scores = []
-    for item_id, paragraph in gold.items.items():
-        counts = count_paragraph(paragraph, predictions.get(item_id))
-        scores.append(ItemScore(item_id, counts.flat()))
-    return scores
+    """Per paragraph ``q<n>_tp``, ``q<n>_fp``, ``q<n>_tn``, ``q<n>_fn`` for n = 1..10 (counts).
+
+    The counting specs/propara-naacl18.spec declares, built from the same library components, for
+    callers of the Python API (a test asserts the two agree value for value on the real test split).
+    """
+    measures = _question_measures()
+
+    def count(questions: GoldSet, answers: Mapping[str, Any]) -> list[ItemScore]:
+        # the measures store q<n>:tp ...; this API's names are q<n>_tp ...
+        return [ItemScore(item_id, {key.replace(":", "_"): v for key, v in values.items()}) for item_id, values in measures.score(questions, answers).items()]
+
+    return Derived(naacl18_questions, count)(gold, predictions)
+
+
+def _question_measures() -> Measures:
+    """Q1-Q10 as the spec's measure blocks: which extracted field each question counts, and how."""
+    # imported here: the leaderboard task's components share this package and use neither
+    from runners.metrics import Measures, MeasureStage
+    from runners.metrics._outcomes import AnswerOutcomes, BinaryOutcomes, SetOutcomes
+    from runners.text import Pipeline, delete_chars, lowercase, stem
+
+    place = Pipeline.of([lowercase(), delete_chars('"'), stem("porter2")])  # the location check of docs/metrics.md §2B.4
+    metrics = {
+        "created": BinaryOutcomes(),
+        "destroyed": BinaryOutcomes(),
+        "moved": BinaryOutcomes(),
+        "create_step": AnswerOutcomes(),
+        "destroy_step": AnswerOutcomes(),
+        "create_location": AnswerOutcomes(match="contained"),
+        "destroy_location": AnswerOutcomes(match="contained"),
+        "move_from": AnswerOutcomes(match="contained"),
+        "move_to": AnswerOutcomes(match="contained"),
+        "move_steps": SetOutcomes(),
+    }
+    stages = []
+    for question, field_name in zip(QUESTION_IDS, QUESTION_FIELDS):
+        metric, ftype = metrics[field_name], FieldType.parse(QUESTION_FIELDS[field_name])
+        normalise = place if field_name.endswith(("location", "from", "to")) else None
+        stages.append(MeasureStage(question, metric, "pooled", field_name, field_name, (ftype,), (ftype,), normalise))
+    return Measures(tuple(stages))
 
 
 @dataclass(frozen=True)

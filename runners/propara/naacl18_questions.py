@@ -1,49 +1,45 @@
-"""The ten NAACL'18 questions counted for one paragraph (docs/metrics.md §2B.4–2B.5).
+"""The NAACL'18 questions of one paragraph and a grid's answers to them (docs/metrics.md §2B.4–2B.5).
 
-Per paragraph this yields TP/FP/TN/FN of Q1–Q10; the aggregator sums them over paragraphs (the
-official metric is a micro count).
+The deriver ``propara.naacl18_questions`` is extraction only: for a paragraph's gold it lists every
+question instance its annotators' labels ask (per annotator: did each labelled participant get
+created? at which step? where to? ...), and for a predicted grid the grid's answer to each of those
+instances, in the same order.  How the answers count (TP/FP/TN/FN), how the counts pool and which
+number each question reports is declared in specs/propara-naacl18.spec with library metrics
+(runners/metrics/_outcomes.py).
+
+Fields (each a list with one entry per question instance, gold and prediction aligned):
+
+* ``created`` / ``destroyed`` / ``moved`` (Q1, Q4, Q7): per annotator and labelled participant, yes/no;
+* ``create_step`` / ``destroy_step`` (Q2, Q5): per create/destroy label, the step (the grid's: None
+  when it says the event never happens);
+* ``create_location`` / ``destroy_location`` (Q3, Q6), ``move_from`` / ``move_to`` (Q9, Q10): per
+  label whose gold location is known, the location (the grid's row: None when it is null or unk);
+* ``move_steps`` (Q8): per annotator and moved participant, the steps it moves at, ``out_of`` the
+  candidate steps (gold: the paragraph's sentences; grid: upstream's K, its first participant's rows).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from functools import lru_cache
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from runners.propara.naacl18_gold import NULL, UNK, Label, Paragraph
 from runners.propara.naacl18_grid import GridRow, ParagraphGrid, is_location
+from runners.registry import component
 
-QUESTION_IDS = tuple(f"q{n}" for n in range(1, 11))
-OUTCOMES = ("tp", "fp", "tn", "fn")
-
-
-def porter2_stemmer() -> tuple[str, Callable[[str], str]]:
-    """Porter2 as upstream (PyPI ``stemming`` 1.0.1); NLTK's English Snowball when it is absent.
-
-    The two agree on every alphabetic token of ProPara and give identical counts on the fixture;
-    they differ on a few tokens with non-letters (e.g. "g-rated"), see docs/metrics.md §2B.4.
-    """
-    try:
-        from stemming.porter2 import stem
-    except ImportError:  # pragma: no cover - depends on the environment
-        from nltk.stem.snowball import SnowballStemmer
-
-        return "nltk-snowball-english", SnowballStemmer("english").stem
-    return "stemming-porter2", stem
-
-
-STEMMER_NAME, _STEM = porter2_stemmer()
-
-
-@lru_cache(maxsize=65536)
-def _stemmed(text: str) -> str:
-    tokens = text.lower().replace('"', "").split()
-    return " " + " ".join(_STEM(token) for token in tokens) + " "
-
-
-def location_match(predicted: str, gold: str) -> bool:
-    """Equal strings, or the stemmed prediction is a token-aligned substring of the stemmed gold."""
-    return predicted == gold or _stemmed(predicted) in _stemmed(gold)
+QUESTION_FIELDS = {
+    "created": "list(bool)",
+    "create_step": "list(optional(int))",
+    "create_location": "list(optional(str))",
+    "destroyed": "list(bool)",
+    "destroy_step": "list(optional(int))",
+    "destroy_location": "list(optional(str))",
+    "moved": "list(bool)",
+    "move_steps": "list(record(answers: list(int), out_of: int))",
+    "move_from": "list(optional(str))",
+    "move_to": "list(optional(str))",
+}
 
 
 @dataclass(frozen=True)
@@ -63,84 +59,71 @@ def events(rows: Mapping[int, GridRow]) -> Events:
     destroyed = None
     if ordered and ordered[-1][1].target == NULL:
         destroyed = next((sid for sid, row in reversed(ordered) if row.source != NULL), None)
-    moved = frozenset(
-        sid for sid, row in ordered if row.source != NULL and row.target != NULL and row.source != row.target
-    )
+    moved = frozenset(sid for sid, row in ordered if row.source != NULL and row.target != NULL and row.source != row.target)
     return Events(created, destroyed, moved)
 
 
-@dataclass
-class Counts:
-    """TP/FP/TN/FN of each question, as ``{"q1": {"tp": .., ...}, ...}``."""
-
-    table: dict[str, dict[str, int]] = field(default_factory=lambda: {q: dict.fromkeys(OUTCOMES, 0) for q in QUESTION_IDS})
-
-    def add(self, question: str, outcome: str, n: int = 1) -> None:
-        self.table[question][outcome] += n
-
-    def binary(self, question: str, predicted: bool, gold: bool) -> None:
-        self.add(question, ("tp" if gold else "fp") if predicted else ("fn" if gold else "tn"))
-
-    def flat(self) -> dict[str, float]:
-        return {f"{q}_{o}": float(self.table[q][o]) for q in QUESTION_IDS for o in OUTCOMES}
+def _location(value: str) -> str | None:
+    return value if is_location(value) else None
 
 
-def count_paragraph(paragraph: Paragraph, grid: ParagraphGrid | None) -> Counts:
-    """Q1–Q10 counts of one paragraph; ``grid`` may be None only when nothing was labelled."""
-    counts = Counts()
-    labelled = paragraph.labelled_participants()
-    if not labelled:
-        return counts
-    assert grid is not None, "validated predictions cover every labelled paragraph"
-    predicted = {name: events(grid.rows[name]) for name in labelled}
+class _Answers:
+    """One side's answers, appended question by question in the order the gold's labels ask them."""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, list[Any]] = {name: [] for name in QUESTION_FIELDS}
+
+    def add(self, name: str, value: Any) -> None:
+        self.fields[name].append(value)
+
+
+@component(
+    "deriver",
+    "propara.naacl18_questions",
+    fields=QUESTION_FIELDS,
+    gold_needs={"annotator_sets": "list(list(any))", "num_sentences": "int"},
+    prediction_needs={"rows": "any", "n_steps": "int"},
+)
+def naacl18_questions(record: Any, gold: Paragraph | None) -> dict[str, list[Any]]:
+    """The NAACL'18 question instances of a paragraph's labels (``gold`` None), or a grid's answers to them (docs/metrics.md §2B.5)."""
+    paragraph: Paragraph = record if gold is None else gold
+    grid: ParagraphGrid | None = None if gold is None else record
+    labelled = sorted(paragraph.labelled_participants())
+    if grid is not None and labelled:
+        predicted = {name: events(grid.rows[name]) for name in labelled}  # the predictions reader ensured every labelled row
+    answers = _Answers()
     for labels in paragraph.annotator_sets:
-        _count_annotator(labels, labelled, predicted, grid, counts)
-    return counts
-
-
-def _count_annotator(
-    labels: tuple[Label, ...], labelled: frozenset[str], predicted: Mapping[str, Events], grid: ParagraphGrid, counts: Counts
-) -> None:
-    by_kind = {kind: [label for label in labels if label.kind == kind] for kind in ("create", "destroy", "move")}
-    created = {label.participant for label in by_kind["create"]}
-    destroyed = {label.participant for label in by_kind["destroy"]}
-    moved = {label.participant for label in by_kind["move"]}
-    for name in labelled:  # Cat-1: yes/no per labelled participant
-        counts.binary("q1", predicted[name].created is not None, name in created)
-        counts.binary("q4", predicted[name].destroyed is not None, name in destroyed)
-        counts.binary("q7", bool(predicted[name].moved), name in moved)
-    for label in by_kind["create"]:  # Cat-2 and Cat-3 of creation
-        _count_step(counts, "q2", predicted[label.participant].created, label.sid)
-        if label.to_location != UNK:
-            _count_location(counts, "q3", grid.rows[label.participant][label.sid].target, label.to_location)
-    for label in by_kind["destroy"]:
-        _count_step(counts, "q5", predicted[label.participant].destroyed, label.sid)
-        if label.from_location != UNK:
-            _count_location(counts, "q6", grid.rows[label.participant][label.sid].source, label.from_location)
-    for name in sorted(moved):  # Q8: the set of move steps of each moved participant
-        gold_steps = {label.sid for label in by_kind["move"] if label.participant == name}
-        steps = predicted[name].moved
-        tp, fp, fn = len(steps & gold_steps), len(steps - gold_steps), len(gold_steps - steps)
-        counts.add("q8", "tp", tp)
-        counts.add("q8", "fp", fp)
-        counts.add("q8", "fn", fn)
-        counts.add("q8", "tn", grid.n_steps - tp - fp - fn)
-    for label in by_kind["move"]:  # the row is read only when the gold location is known
-        if label.from_location != UNK:
-            _count_location(counts, "q9", grid.rows[label.participant][label.sid].source, label.from_location)
-        if label.to_location != UNK:
-            _count_location(counts, "q10", grid.rows[label.participant][label.sid].target, label.to_location)
-
-
-def _count_step(counts: Counts, question: str, predicted_step: int | None, gold_step: int) -> None:
-    if predicted_step is None:
-        counts.add(question, "fn")
-    else:
-        counts.add(question, "tp" if predicted_step == gold_step else "fp")
-
-
-def _count_location(counts: Counts, question: str, predicted: str, gold: str) -> None:
-    if not is_location(predicted):
-        counts.add(question, "fn")
-    else:
-        counts.add(question, "tp" if location_match(predicted, gold) else "fp")
+        by_kind: dict[str, list[Label]] = {kind: [label for label in labels if label.kind == kind] for kind in ("create", "destroy", "move")}
+        moved = sorted({label.participant for label in by_kind["move"]})
+        for name in labelled:  # Cat-1: yes/no per labelled participant
+            if grid is None:
+                answers.add("created", any(label.participant == name for label in by_kind["create"]))
+                answers.add("destroyed", any(label.participant == name for label in by_kind["destroy"]))
+                answers.add("moved", name in moved)
+            else:
+                answers.add("created", predicted[name].created is not None)
+                answers.add("destroyed", predicted[name].destroyed is not None)
+                answers.add("moved", bool(predicted[name].moved))
+        for kind, step, location in (("create", "create_step", "create_location"), ("destroy", "destroy_step", "destroy_location")):
+            for label in by_kind[kind]:  # Cat-2 and Cat-3 of creation and destruction
+                gold_location = label.to_location if kind == "create" else label.from_location
+                if grid is None:
+                    answers.add(step, label.sid)
+                else:
+                    answers.add(step, predicted[label.participant].created if kind == "create" else predicted[label.participant].destroyed)
+                if gold_location != UNK:  # the row is read only when the gold location is known
+                    row = None if grid is None else grid.rows[label.participant][label.sid]
+                    answers.add(location, gold_location if row is None else _location(row.target if kind == "create" else row.source))
+        for name in moved:  # Q8: the set of move steps of each moved participant
+            if grid is None:
+                steps = sorted({label.sid for label in by_kind["move"] if label.participant == name})
+                answers.add("move_steps", {"answers": steps, "out_of": paragraph.num_sentences})
+            else:
+                answers.add("move_steps", {"answers": sorted(predicted[name].moved), "out_of": grid.n_steps})
+        for label in by_kind["move"]:
+            row = None if grid is None else grid.rows[label.participant][label.sid]
+            if label.from_location != UNK:
+                answers.add("move_from", label.from_location if row is None else _location(row.source))
+            if label.to_location != UNK:
+                answers.add("move_to", label.to_location if row is None else _location(row.target))
+    return answers.fields

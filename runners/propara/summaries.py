@@ -121,9 +121,10 @@ SUMMARY_FIELDS = {
 
 
 @component("deriver", "propara.summaries", needs={"num_sentences": "int", "participants": "list(any)"}, fields=SUMMARY_FIELDS)
-def derive_summaries(process: ProcessTracks) -> dict[str, list[str] | list[Conversion] | list[Move]]:
+def derive_summaries(process: ProcessTracks, gold: object = None) -> dict[str, list[str] | list[Conversion] | list[Move]]:
     """The four things the leaderboard asks about a process, from its action grid (docs/metrics.md §2A.4).
 
     Participants and locations are phrases (``a OR b AND c``); the spec's match blocks compare them.
+    Gold and predicted grids are summarised alike: ``gold`` (the item's gold grid) is not read.
     """
     return {"inputs": inputs(process), "outputs": outputs(process), "conversions": conversions(process), "moves": moves(process)}
