@@ -106,7 +106,7 @@ def whole_process(work: Path, workloads: dict[tuple[str, int], Workload], reps: 
         tasks = [workload.task] + (["openpi-head"] if name == "openpi" and scale == 1 else [])
         for task in tasks:
             commands = {"procbench": process.procbench("score", task, "--split", workload.split, "--predictions", str(workload.predictions),
-                                                       "--data-dir", str(workload.data_root), "--json")}
+                                                       "--data-dir", str(workload.data_root), "--json", work=work)}
             official, note = None, ""
             if task in {"propara", "openpi"} and scale == 1:
                 if python is None:
@@ -128,7 +128,7 @@ def whole_process(work: Path, workloads: dict[tuple[str, int], Workload], reps: 
             elif task == "paged" and scale == 1:
                 row["official"] = {"cpu_s": process.PAGED_OFFICIAL_DEV_S, "what": "recorded figure (about 20 s for the 543 dev documents)", "recorded": True}
             rows.append(row)
-    commands = {"--help": process.procbench("--help"), "check": process.procbench("check")}
+    commands = {"--help": process.procbench("--help", work=work), "check": process.procbench("check", work=work)}
     _say("whole process: procbench --help and procbench check")
     return {"rows": rows, "cli": process.alternating(commands, reps), "official_skipped": reason}
 

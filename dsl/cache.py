@@ -14,6 +14,11 @@ Entries are untrusted: each carries a sha256 of its payload, and is unpickled wi
 only builds the spec language's own classes and plain containers, so a corrupted or planted file is a
 miss, never code that runs.
 
+Beside the entries, :func:`per_environment` keeps values that depend only on the installed
+distributions (the scoring libraries' versions a fingerprint names), under a key over Python's
+version and the distributions listing; they are plain JSON, read back only when they have the
+expected shape, so a damaged file is recomputed.
+
 Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/specs`` in a checkout and
 ``$XDG_CACHE_HOME/procbench/specs`` for an installed wheel (``runners.paths.default_cache_dir``).
 """
@@ -23,11 +28,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import io
+import json
 import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +114,38 @@ def _installed_distributions() -> str:
         except OSError:
             continue
     return ",".join(sorted(names))
+
+
+# -- values of the environment ---------------------------------------------------------------------
+def per_environment(name: str, compute: Callable[[], dict[str, str]]) -> dict[str, str]:
+    """``compute()``, a mapping of text to text that depends only on the installed distributions, stored once
+    per environment (Python's version and the ``*.dist-info`` listing of ``sys.path``).
+
+    With the cache off, or when the stored file is absent or damaged, ``compute()`` runs (and is stored).
+    """
+    folder = cache_dir()
+    if folder is None:
+        return compute()
+    environment = hashlib.sha256(FORMAT + f"{name}\0{sys.version}\0{_installed_distributions()}".encode()).hexdigest()
+    path = folder / "environment" / f"{name}-{environment[:32]}.json"
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = None
+    if isinstance(stored, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in stored.items()):
+        return stored
+    value = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f"{name}-*.json"):  # the same value in an environment since changed
+            stale.unlink(missing_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(value, out)
+        os.replace(temporary, path)
+    except OSError:
+        pass  # an unwritable folder: computed again next time
+    return value
 
 
 def _listing(folder: Path) -> str:

@@ -1,23 +1,24 @@
-"""Checked spec → :class:`runners.runner.TaskRunner`, plus ``--explain`` (the plan, stage by stage)."""
+"""Checked spec → :class:`runners.runner.TaskRunner`, plus ``--explain`` (the plan, stage by stage).
+
+Runtime modules that only some specs need (match stages, table readers, reader contracts) are imported
+by the step that builds them, so scoring a task imports what its plan runs (issue #19).  The versions
+of the scoring libraries in a fingerprint come from the spec cache's per-environment memo (dsl/cache.py)
+when it is on: reading installed distributions' metadata costs more than compiling a spec.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsl import model as m
 from runners import registry
-from runners.generic import Derived, MatchScorer, MatchStage
-from runners.contracts import check_gold_against_contract
-from runners.matching import PairScorer
-from runners.predictions import SchemaReader
 from runners.runner import SliceDef, TaskRunner
-from runners.tables import AnswerLabel, Explode, ItemLabel, Membership, TableReader, TableSource
-from runners.text import Pipeline
+
+if TYPE_CHECKING:
+    from runners.text import Pipeline
 
 # Library versions that can change numbers; part of every fingerprint.
 _VERSIONED_LIBRARIES = ("nltk", "sacrebleu", "rouge-score", "spacy")
@@ -61,12 +62,16 @@ def _bound(call: m.ComponentCall) -> Any:
 
 
 def _pipeline(steps: tuple[m.ComponentCall, ...]) -> Pipeline:
+    from runners.text import Pipeline
+
     return Pipeline.of([_call(s) for s in steps], [s.name for s in steps])
 
 
 def _gold_reader(data: m.DataSpec) -> Any:
     if data.reader is not None:
         return _contract_checked(data.reader)
+    from runners.tables import AnswerLabel, Explode, ItemLabel, Membership, TableReader, TableSource
+
     return TableReader(
         sources=tuple(TableSource(s.name, s.format, s.path, s.key, s.splits, s.optional) for s in data.sources),
         id_path=data.id_path,
@@ -82,6 +87,8 @@ def _gold_reader(data: m.DataSpec) -> Any:
 
 def _contract_checked(call: m.ComponentCall) -> Any:
     """A reader component whose gold is checked against its declared contract before anyone scores it."""
+    from runners.contracts import check_gold_against_contract
+
     comp = registry.get("reader", call.name)
     read = comp.bind(**call.kwargs_dict())
     source = f"reader {call.name}"
@@ -97,6 +104,8 @@ def _contract_checked(call: m.ComponentCall) -> Any:
 def _prediction_reader(pred: m.PredictionSpec) -> Any:
     if pred.reader is not None:
         return _bound(pred.reader)
+    from runners.predictions import SchemaReader
+
     return SchemaReader(pred.format, pred.id_field, pred.fields)
 
 
@@ -110,6 +119,11 @@ def _scorer_factory(score: m.ScoreSpec) -> Any:
             return comp.bind(**{**fixed, **extra})
 
         return from_metadata
+    from dataclasses import replace
+
+    from runners.generic import MatchScorer, MatchStage
+    from runners.matching import PairScorer
+
     pipelines: dict[tuple[m.ComponentCall, ...], Pipeline] = {}  # equal normalisers share one memo
 
     def pipeline(steps: tuple[m.ComponentCall, ...]) -> Pipeline:
@@ -209,6 +223,8 @@ def _derived(score: m.ScoreSpec, make: Any) -> Any:
     """The scorer factory, seeing every record through the score block's deriver when it has one."""
     if score.derive is None or make is None:
         return make
+    from runners.generic import Derived
+
     derive = _bound(score.derive)
     return lambda metadata: Derived(derive, make(metadata))
 
@@ -277,16 +293,26 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
 def spec_digest(spec: m.TaskSpec) -> str:
     """sha256 over the spec's semantic form, the versions of the components it uses and of scoring libraries."""
     versions = {f"{c.kind}:{c.name}": registry.get(c.kind, c.name).version for c in components_used(spec)}
+    from dsl.cache import per_environment
+
+    libraries = per_environment("library-versions", _library_versions)
+    payload = json.dumps(
+        {"spec": semantic_form(spec), "components": versions, "libraries": libraries, "signatures": _signatures(spec)}, sort_keys=True, default=str
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _library_versions() -> dict[str, str]:
+    """The installed versions of the scoring libraries that can change numbers (those installed)."""
+    import importlib.metadata
+
     libraries = {}
     for lib in _VERSIONED_LIBRARIES:
         try:
             libraries[lib] = importlib.metadata.version(lib)
         except importlib.metadata.PackageNotFoundError:
             continue
-    payload = json.dumps(
-        {"spec": semantic_form(spec), "components": versions, "libraries": libraries, "signatures": _signatures(spec)}, sort_keys=True, default=str
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return libraries
 
 
 def compile_spec(spec: m.TaskSpec) -> TaskRunner:

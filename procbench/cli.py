@@ -6,29 +6,35 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 # Only what every command needs is imported here: the spec language, the registry (NumPy) and the
 # store are imported by the commands that use them, so `procbench --help` does not pay for them.
-from procbench.paths import DEFAULT_DB, PROJECT_ROOT, SAMPLE_DATA_ROOT, resolve_data_root
+from procbench import console_commands
+from procbench.console_commands import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR
+from procbench.paths import DEFAULT_DB, PROJECT_ROOT
 
+__all__ = ["EXIT_DATA_MISSING", "EXIT_INVALID_PREDICTIONS", "EXIT_SPEC_ERROR", "app"]
 
 
 class _App(typer.Typer):
-    """The typer app; run as the console script, ``score`` and ``check`` skip typer's pydantic coercion.
+    """The typer app; called with no arguments (``app()``), ``score`` and ``check`` skip typer.
 
-    procbench/cli_lean.py parses their arguments from the same signatures and hands anything else
-    (``--help``, a usage error) back to typer. Tests that invoke ``app`` through typer's CliRunner get typer.
+    procbench/cli_lean.py parses their arguments as typer would and hands anything else (``--help``, a
+    usage error) back to typer; the console script (procbench/console.py) does the same without
+    importing this module. Tests that invoke ``app`` through typer's CliRunner get typer.
     """
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         if not args and not kwargs:
-            from procbench.cli_lean import run as run_lean
+            from procbench.console_commands import run as run_lean
 
-            status = run_lean(self, sys.argv[1:])
+            status = run_lean(sys.argv[1:])
             if status is not None:
                 sys.stdout.flush()
                 raise SystemExit(status)
@@ -40,37 +46,30 @@ app = _App(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Declarative evaluation and leaderboard for procedural-text benchmarks."
 )
 
-EXIT_INVALID_PREDICTIONS = 2
-EXIT_SPEC_ERROR = 3
-EXIT_DATA_MISSING = 4
-
 
 def _err(text: str) -> None:
     typer.echo(text, err=True)
 
 
-def _parse_metadata(pairs: list[str]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"metadata must be key=value, got {pair!r}")
-        out[key.strip()] = {"true": True, "false": False}.get(value.strip().lower(), value.strip())
-    return out
-
-
-def _load(spec: str):
-    from dsl.errors import SpecError
-    from procbench.api import load_task
-
+@contextmanager
+def _as_typer() -> Iterator[None]:
+    """A command of procbench/console_commands.py inside typer: its exit status and bad metadata as typer's."""
     try:
-        return load_task(spec)
-    except SpecError as exc:
-        _err(str(exc))
-        raise typer.Exit(EXIT_SPEC_ERROR) from None
-    except FileNotFoundError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(EXIT_SPEC_ERROR) from None
+        yield
+    except console_commands.CommandExit as exc:
+        raise typer.Exit(exc.code) from None
+    except console_commands.BadMetadata as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _parse_metadata(pairs: list[str]) -> dict[str, object]:
+    with _as_typer():
+        return console_commands.parse_metadata(pairs)
+
+
+def _load(spec: str) -> Any:
+    with _as_typer():
+        return console_commands.load(spec)
 
 
 @app.command()
@@ -80,37 +79,8 @@ def check(
     data_dir: Annotated[Optional[Path], typer.Option(help="data root for --data")] = None,
 ) -> None:
     """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error."""
-    from dsl.cache import checked_spec
-    from dsl.errors import SpecError
-    from procbench.api import all_spec_paths, spec_path
-
-    paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
-    failed = 0
-    for path in paths:
-        try:
-            result = checked_spec(path, search=[path.parent])  # cached by content: an unchanged spec is not re-checked
-        except SpecError as exc:
-            _err(str(exc))
-            failed += 1
-            continue
-        for warning in result.warnings:
-            _err(warning.render(result.source))
-        note = ""
-        if data:
-            from dsl.compiler import compile_spec
-            from dsl.datacheck import check_against_data
-
-            root = resolve_data_root(data_dir)
-            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT)
-            for d in diagnostics:
-                _err(d.render(result.source))
-            if any(d.severity == "error" for d in diagnostics):
-                failed += 1
-                continue
-            note = f", data checked: {', '.join(checked) or 'none present'}"
-        typer.echo(f"ok  {path}  (task {result.spec.name}{note})")
-    if failed:
-        raise typer.Exit(EXIT_SPEC_ERROR)
+    with _as_typer():
+        console_commands.check(specs, data, data_dir)
 
 
 @app.command()
@@ -190,36 +160,8 @@ def score(
     ] = False,
 ) -> None:
     """Score a prediction file and print the metrics (and slices)."""
-    from runners._types import InvalidPredictions
-
-    _, runner = _load(spec)
-    root = resolve_data_root(data_dir)
-    if not predictions.is_file():
-        _err(f"error: no prediction file at {predictions}")
-        raise typer.Exit(EXIT_INVALID_PREDICTIONS)
-    if partial:  # issue #18: metrics over the scored items only, with the coverage (procbench.partial)
-        from procbench.cli_partial import score_partial_cli
-
-        raise typer.Exit(score_partial_cli(spec, split, predictions, root, _parse_metadata(metadata or []), as_json))
-    try:
-        evaluation = runner.evaluate(root, split, predictions, _parse_metadata(metadata or []))
-    except InvalidPredictions as exc:
-        _err(exc.render())
-        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
-    except FileNotFoundError as exc:
-        _err(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root")
-        raise typer.Exit(EXIT_DATA_MISSING) from None
-    except ValueError as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(EXIT_DATA_MISSING) from None
-    for warning in evaluation.warnings:
-        _err(f"warning: {warning}")
-    if as_json:
-        typer.echo(json.dumps(evaluation.to_json(), indent=2))
-        return
-    typer.echo(f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items  (fingerprint {evaluation.fingerprint[:12]})")
-    for name, value in evaluation.metrics.items():
-        typer.echo(f"  {name:<24} {value:.6f}")
+    with _as_typer():
+        console_commands.score(spec, split, predictions, data_dir, as_json, metadata, partial)
 
 
 # `procbench submit` (with teams, tokens and the model card) lives in procbench/cli_admin.py.

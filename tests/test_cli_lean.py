@@ -1,6 +1,7 @@
 """procbench/cli_lean.py: the console's `score` and `check` get the arguments typer would give them.
 
-The lean parser reads the same signatures as typer; every command line here goes through both (typer
+The lean parser reads the parameters procbench/console_commands.py declares, which must equal what
+typer reads from the signatures in procbench/cli.py; every command line here goes through both (typer
 by its CliRunner, recording what the command receives) and must give the same keyword arguments, or
 the lean parser must hand the line to typer (None) where typer reports a usage error.  Then the real
 console script runs in a fresh process and prints what typer's runner prints.
@@ -9,6 +10,7 @@ console script runs in a fresh process and prints what typer's runner prints.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import subprocess
 import sys
@@ -19,7 +21,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from procbench import cli, cli_lean
+from procbench import cli, cli_lean, console_commands
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
 STRONG = SAMPLE_SUBMISSIONS_DIR / "paradise-tip" / "sample-strong.jsonl"
@@ -75,11 +77,34 @@ CASES = {
 )
 def test_the_lean_parser_gives_what_typer_gives_or_hands_the_line_to_typer(fn: Any, argv: list[str]) -> None:
     status, expected = _typer_kwargs(fn, argv)
-    lean = cli_lean.parse(fn, argv)
-    if expected is None:
-        assert lean is None, (status, lean)  # typer reports it (or prints help): the lean parser must not run it
-    else:
-        assert status == 0 and lean == expected
+    declared = console_commands.COMMANDS[fn.__name__][1]
+    for lean in (cli_lean.parse(fn, argv), cli_lean.parse(declared, argv)):  # read from the typer signature, and as declared
+        if expected is None:
+            assert lean is None, (status, lean)  # typer reports it (or prints help): the lean parser must not run it
+        else:
+            assert status == 0 and lean == expected
+
+
+@pytest.mark.parametrize("name", sorted(console_commands.COMMANDS))
+def test_the_declared_parameters_are_the_typer_signatures(name: str) -> None:
+    """The console parses from console_commands.COMMANDS without typer: it must say what procbench/cli.py says to typer."""
+    typer_command = next(c for c in cli.app.registered_commands if (c.name or c.callback.__name__) == name)  # type: ignore[union-attr]
+    function, declared, _ = console_commands.COMMANDS[name]
+    assert cli_lean.params_of(typer_command.callback) == list(declared)  # type: ignore[arg-type]
+    assert [p.name for p in declared] == list(inspect.signature(function).parameters)  # the lean call passes them by name
+
+
+def test_a_declared_parameter_differing_from_the_signature_is_seen() -> None:
+    """The comparison above can fail: a changed default, option spelling or type makes the declarations unequal."""
+    declared = list(console_commands.COMMANDS["score"][1])
+    as_json = next(p for p in declared if p.name == "as_json")
+    assert cli_lean.params_of(cli.score) == declared
+    for changed in (
+        cli_lean.Param("as_json", option=True, base=bool, default=True, decls=("--json",)),
+        cli_lean.Param("as_json", option=True, base=bool, default=False),
+        cli_lean.Param("as_json", option=True, base=str, default=False, decls=("--json",)),
+    ):
+        assert cli_lean.params_of(cli.score) != [changed if p is as_json else p for p in declared]
 
 
 def test_only_plain_parameters_are_parsed_lean() -> None:
@@ -95,12 +120,21 @@ def test_only_plain_parameters_are_parsed_lean() -> None:
     assert cli_lean.parse(counted, []) is None
     assert cli_lean.parse(with_env, []) is None
     assert cli_lean.parse(plain, ["--name", "x"]) == {"name": "x"}
-    assert cli_lean.run(cli.app, ["fmt", "--check"]) is None  # not a lean command: typer runs it
+    assert console_commands.run(["fmt", "--check"]) is None  # not a lean command: typer runs it
+    assert console_commands.run([]) is None  # no command: typer prints the help
+    assert console_commands.run(["score", "t", "--split", "s", "--predictions", "p", "--metadata", "cot"]) is None  # typer's usage error
 
 
-def _console(*args: str) -> subprocess.CompletedProcess[str]:
+# The console script's entry (pyproject's [project.scripts]), and typer's app called as a script: both run lean.
+ENTRIES = {
+    "console": "import sys; sys.argv = ['procbench', *sys.argv[1:]]; from procbench.console import script; sys.exit(script())",
+    "app": "import sys; sys.argv = ['procbench', *sys.argv[1:]]; from procbench.cli import app; app()",
+}
+
+
+def _console(*args: str, entry: str = "console") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "PROCBENCH_CACHE_DIR": "off"}
-    code = "import sys; sys.argv = ['procbench', *sys.argv[1:]]; from procbench.cli import app; app()"
+    code = ENTRIES[entry]
     return subprocess.run([sys.executable, "-c", code, *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -112,19 +146,54 @@ def _console(*args: str) -> subprocess.CompletedProcess[str]:
                      id="bad metadata"),
         pytest.param(["score", "paradise-tip", "--split", "test", "--predictions", "no/such/file.jsonl"], id="no prediction file"),
         pytest.param(["score", "no-such-task", "--split", "test", "--predictions", str(STRONG)], id="no such task"),
+        pytest.param(["score", "paradise-tip", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT)], id="score text"),
+        pytest.param(
+            ["score", "paradise-tip", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT), "--partial"], id="partial"
+        ),
         pytest.param(["check", "paradise-tip", "pm-llm-benchmark"], id="check"),
+        pytest.param(["check", "paradise-tip", "--data", "--data-dir", str(SAMPLE_DATA_ROOT)], id="check data"),
     ],
 )
-def test_the_console_prints_what_typer_prints(args: list[str]) -> None:
-    done = _console(*args)
-    assert cli_lean.parse({"score": cli.score, "check": cli.check}[args[0]], args[1:]) is not None  # this line ran lean
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_the_console_prints_what_typer_prints(args: list[str], entry: str) -> None:
+    done = _console(*args, entry=entry)
+    assert cli_lean.parse({"score": cli.score, "check": cli.check}[args[0]], args[1:]) is not None  # a line the parser takes
     expected = CliRunner().invoke(cli.app, args, prog_name="procbench")
     assert done.returncode == expected.exit_code, done.stderr
     assert done.stdout == expected.stdout
     assert done.stderr == expected.stderr
 
 
-def test_a_usage_error_on_the_console_is_typers(tmp_path: Path) -> None:
-    done = _console("score", "paradise-tip", "--split", "test")
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["--help"], id="help"),
+        pytest.param(["score", "--help"], id="score help"),
+        pytest.param(["components"], id="another command"),
+        pytest.param(["no-such-command"], id="unknown command"),
+    ],
+)
+def test_what_the_console_hands_to_typer_prints_what_typer_prints(args: list[str]) -> None:
+    """The console's fallback is typer's app run as a script (the console script before procbench/console.py)."""
+    done, expected = _console(*args), _console(*args, entry="app")
+    assert (done.returncode, done.stdout, done.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    assert done.stdout or done.stderr  # help or an error was printed
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_a_usage_error_on_the_console_is_typers(entry: str) -> None:
+    done = _console("score", "paradise-tip", "--split", "test", entry=entry)
     assert done.returncode == 2
     assert "Missing option '--predictions'" in done.stderr and "Usage: procbench score" in done.stderr
+
+
+def test_the_installed_console_script_is_the_lean_entry() -> None:
+    """pyproject's [project.scripts] names procbench.console:script, and the script in this environment runs it."""
+    import tomllib
+
+    scripts = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts == {"procbench": "procbench.console:script"}
+    script = Path(sys.executable).with_name("procbench")
+    if not script.is_file():
+        pytest.skip("no procbench console script beside this interpreter")
+    assert "from procbench.console import script" in script.read_text(encoding="utf-8"), "reinstall: pip install -e . --no-deps"

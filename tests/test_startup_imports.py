@@ -8,7 +8,9 @@ NLTK, whose package init pulls SciPy, scikit-learn and pandas.
 The console's ``score`` and ``check`` parse their arguments without typer's pydantic coercion
 (procbench/cli_lean.py), help and usage errors are plain text (no Rich), and a component lookup imports
 only the module that registers it (runners/_component_index.py): scoring one benchmark imports none of
-the other benchmarks' component modules.
+the other benchmarks' component modules.  The console script itself (procbench/console.py) runs them
+without typer, click or the command modules; with the spec cache warm, neither the parser nor the
+checker, nor the installed distributions' metadata (the fingerprint's library versions are memoised).
 """
 
 from __future__ import annotations
@@ -45,10 +47,19 @@ app()
 """
 
 
-def _imported_after(args: list[str], *, cache_dir: Path) -> tuple[int, set[str], str]:
+# the console script as pyproject's [project.scripts] runs it (it ends with os._exit after the atexit functions)
+_CONSOLE_PROBE = _PROBE.replace("from procbench.cli import app\napp()", "from procbench.console import script\nsys.exit(script())")
+# what the console script never imports for a well-formed `score` or `check` with the spec cache warm
+NOT_FOR_A_CACHED_LEAN_COMMAND = (
+    "typer", "click", "pydantic", "rich", "lark", "jinja2", "importlib.metadata", "email",
+    "dsl.checker", "dsl.parser", "dsl.binding", "dsl.lock", "procbench.cli", "procbench.cli_admin", "procbench.cli_export", "procbench.api",
+)
+
+
+def _imported_after(args: list[str], *, cache_dir: Path, probe: str = _PROBE) -> tuple[int, set[str], str]:
     """Exit status, every module imported, and stderr of ``procbench ARGS`` in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "PROCBENCH_CACHE_DIR": str(cache_dir)}
-    done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run([sys.executable, "-c", probe, *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith("MODULES "))
     return done.returncode, set(json.loads(line.removeprefix("MODULES "))), done.stderr
 
@@ -102,6 +113,38 @@ def test_scoring_the_light_tasks_on_the_samples_imports_no_heavy_library(task: s
         if run == "hit":  # checked spec from the cache: neither the parser nor typer's coercion nor Rich
             assert not modules & {"lark", "jinja2", *CLI_EXTRAS}, sorted(modules & {"lark", "jinja2", *CLI_EXTRAS})
             assert "dsl.checker" not in imported
+
+
+def _unwanted(imported: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if n in imported or any(m.startswith(n + ".") for m in imported))
+
+
+@pytest.mark.parametrize("task", sorted(SAMPLE_CASES))
+def test_the_console_scores_from_a_warm_cache_without_typer_the_parser_or_the_checker(task: str, tmp_path: Path) -> None:
+    split, predictions = SAMPLE_CASES[task]
+    args = ["score", task, "--split", split, "--predictions", str(predictions), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"]
+    status, first, stderr = _imported_after(args, cache_dir=tmp_path, probe=_CONSOLE_PROBE)
+    assert status == 0, stderr
+    assert "dsl.checker" in first and "typer" not in first  # the first run checks the spec (the probe sees it), still without typer
+    status, imported, stderr = _imported_after(args, cache_dir=tmp_path, probe=_CONSOLE_PROBE)
+    assert status == 0, stderr
+    assert not _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND), _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND)
+    assert {"dsl.cache", "dsl.compiler", "procbench.console_commands"} <= imported  # the probe saw the command run
+
+
+def test_the_console_checks_from_a_warm_cache_without_typer(tmp_path: Path) -> None:
+    status, _, stderr = _imported_after(["check"], cache_dir=tmp_path, probe=_CONSOLE_PROBE)
+    assert status == 0, stderr
+    status, imported, stderr = _imported_after(["check"], cache_dir=tmp_path, probe=_CONSOLE_PROBE)
+    assert status == 0, stderr
+    assert not _unwanted(imported, (*NOT_FOR_A_CACHED_LEAN_COMMAND, "numpy")), _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND)
+
+
+def test_the_console_hands_other_command_lines_to_typer(tmp_path: Path) -> None:
+    """``--help`` and a usage error are typer's: the console imports it for them (the probe can see typer)."""
+    for args in (["--help"], ["score", "propara", "--split", "test"]):
+        status, imported, _ = _imported_after(args, cache_dir=tmp_path, probe=_CONSOLE_PROBE)
+        assert status in (0, 2) and "typer" in imported and "procbench.cli" in imported, args
 
 
 def test_scoring_paged_imports_neither_pytorch_nor_the_other_benchmarks(tmp_path: Path) -> None:

@@ -1,0 +1,214 @@
+"""What ``procbench score`` and ``procbench check`` do, written without typer, and the parameters they take.
+
+procbench/cli.py declares these commands to typer (their help, usage errors, typer's CliRunner) and
+calls the functions here; the console script (procbench/console.py) runs them through :func:`run`
+when procbench/cli_lean.py parses the command line exactly as typer would, so that the commands users
+run most import neither typer nor click (issue #19).  A command stops with :class:`CommandExit`,
+which procbench/cli.py turns into ``typer.Exit`` and the console into its exit status.
+
+:data:`PARAMETERS` restates the typer signatures in procbench/cli.py (names, option spellings,
+defaults, types) so that parsing them needs no typer; tests/test_cli_lean.py keeps the two equal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+from procbench.cli_lean import Param, parse
+from procbench.paths import SAMPLE_DATA_ROOT, resolve_data_root
+
+EXIT_INVALID_PREDICTIONS = 2
+EXIT_SPEC_ERROR = 3
+EXIT_DATA_MISSING = 4
+
+
+class CommandExit(Exception):
+    """The command is done with this exit status (what ``typer.Exit`` says inside a typer command)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class BadMetadata(ValueError):
+    """A ``--metadata`` value that is not ``key=value`` (typer shows it as a bad parameter)."""
+
+
+def echo(text: str, *, err: bool = False) -> None:
+    """One line on stdout (or stderr), flushed, as ``typer.echo`` writes plain text."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def err(text: str) -> None:
+    echo(text, err=True)
+
+
+def parse_metadata(pairs: list[str]) -> dict[str, object]:
+    """``["cot=true", "k=v"]`` -> ``{"cot": True, "k": "v"}``; raises BadMetadata for a pair without ``=``."""
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise BadMetadata(f"metadata must be key=value, got {pair!r}")
+        out[key.strip()] = {"true": True, "false": False}.get(value.strip().lower(), value.strip())
+    return out
+
+
+def load(spec: str) -> Any:
+    """The checked spec and compiled runner of a task name or spec file; CommandExit(3) with the error shown."""
+    from dsl.errors import SpecError
+    from dsl.tasks import load_task
+
+    try:
+        return load_task(spec)
+    except SpecError as exc:
+        err(str(exc))
+        raise CommandExit(EXIT_SPEC_ERROR) from None
+    except FileNotFoundError as exc:
+        err(f"error: {exc}")
+        raise CommandExit(EXIT_SPEC_ERROR) from None
+
+
+def check(specs: Optional[list[str]] = None, data: bool = False, data_dir: Optional[Path] = None) -> None:
+    """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error."""
+    from dsl.cache import checked_spec
+    from dsl.errors import SpecError
+    from dsl.tasks import all_spec_paths, spec_path
+
+    paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
+    failed = 0
+    for path in paths:
+        try:
+            result = checked_spec(path, search=[path.parent])  # cached by content: an unchanged spec is not re-checked
+        except SpecError as exc:
+            err(str(exc))
+            failed += 1
+            continue
+        for warning in result.warnings:
+            err(warning.render(result.source))
+        note = ""
+        if data:
+            from dsl.compiler import compile_spec
+            from dsl.datacheck import check_against_data
+
+            root = resolve_data_root(data_dir)
+            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT)
+            for d in diagnostics:
+                err(d.render(result.source))
+            if any(d.severity == "error" for d in diagnostics):
+                failed += 1
+                continue
+            note = f", data checked: {', '.join(checked) or 'none present'}"
+        echo(f"ok  {path}  (task {result.spec.name}{note})")
+    if failed:
+        raise CommandExit(EXIT_SPEC_ERROR)
+
+
+def score(
+    spec: str,
+    split: str,
+    predictions: Path,
+    data_dir: Optional[Path] = None,
+    as_json: bool = False,
+    metadata: Optional[list[str]] = None,
+    partial: bool = False,
+) -> None:
+    """Score a prediction file and print the metrics (and slices)."""
+    from runners._types import InvalidPredictions
+
+    _, runner = load(spec)
+    root = resolve_data_root(data_dir)
+    if not predictions.is_file():
+        err(f"error: no prediction file at {predictions}")
+        raise CommandExit(EXIT_INVALID_PREDICTIONS)
+    if partial:  # issue #18: metrics over the scored items only, with the coverage (procbench.partial)
+        from procbench.cli_partial import score_partial_cli
+
+        raise CommandExit(score_partial_cli(spec, split, predictions, root, parse_metadata(metadata or []), as_json))
+    try:
+        evaluation = runner.evaluate(root, split, predictions, parse_metadata(metadata or []))
+    except InvalidPredictions as exc:
+        err(exc.render())
+        raise CommandExit(EXIT_INVALID_PREDICTIONS) from None
+    except FileNotFoundError as exc:
+        err(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root")
+        raise CommandExit(EXIT_DATA_MISSING) from None
+    except ValueError as exc:
+        err(f"error: {exc}")
+        raise CommandExit(EXIT_DATA_MISSING) from None
+    for warning in evaluation.warnings:
+        err(f"warning: {warning}")
+    if as_json:
+        echo(json.dumps(evaluation.to_json(), indent=2))
+        return
+    echo(f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items  (fingerprint {evaluation.fingerprint[:12]})")
+    for name, value in evaluation.metrics.items():
+        echo(f"  {name:<24} {value:.6f}")
+
+
+def _metadata_is_well_formed(kwargs: dict[str, Any]) -> bool:
+    """A malformed ``--metadata`` is typer's to report (a usage error with the command's usage lines)."""
+    return all("=" in pair for pair in kwargs.get("metadata") or [])
+
+
+# name -> (the function, its parameters as procbench/cli.py declares them to typer, a test of the parsed
+# arguments that the lean run can report every error of: False hands the line to typer)
+COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict[str, Any]], bool]]] = {
+    "score": (
+        score,
+        (
+            Param("spec", option=False, base=str, default=...),
+            Param("split", option=True, base=str, default=...),
+            Param("predictions", option=True, base=Path, default=...),
+            Param("data_dir", option=True, base=Path, default=None),
+            Param("as_json", option=True, base=bool, default=False, decls=("--json",)),
+            Param("metadata", option=True, base=str, many=True, default=None),
+            Param("partial", option=True, base=bool, default=False, decls=("--partial",)),
+        ),
+        _metadata_is_well_formed,
+    ),
+    "check": (
+        check,
+        (
+            Param("specs", option=False, base=str, many=True, default=None),
+            Param("data", option=True, base=bool, default=False, decls=("--data",)),
+            Param("data_dir", option=True, base=Path, default=None),
+        ),
+        lambda kwargs: True,
+    ),
+}
+
+
+def run(argv: Sequence[str]) -> int | None:
+    """Run ``procbench ARGV`` without typer when it is a lean command line: its exit status, or None (typer's to run)."""
+    command = COMMANDS.get(argv[0]) if argv else None
+    if command is None:
+        return None
+    function, params, reportable = command
+    kwargs = parse(params, argv[1:])
+    if kwargs is None or not reportable(kwargs):
+        return None
+    # Scoring and checking compute in one thread: OpenBLAS's threads (started by importing NumPy) would only
+    # spin, costing CPU time. A user's own setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    try:
+        function(**kwargs)
+    except CommandExit as exc:
+        return exc.code
+    # as typer's main ends a command interrupted, at the end of its input, or writing into a closed pipe
+    except KeyboardInterrupt:
+        return 130
+    except EOFError:
+        sys.stderr.write("\nAborted!\n")
+        return 1
+    except BrokenPipeError:
+        sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the interpreter's exit flushes it
+        return 1
+    return 0
