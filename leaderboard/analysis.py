@@ -11,14 +11,15 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import polars as pl
 
 from dsl import SpecError
-from dsl.model import ScoreSpec
+from dsl.model import MeasureSpec, ScoreSpec
 from leaderboard import config, queries
 from leaderboard.model import SliceInfo, TaskInfo
 from procbench.api import load_task
@@ -57,9 +58,19 @@ def pooled(score: ScoreSpec) -> Linear:
     """
     if score.aggregate is not None or not score.measures:
         return None
-    if all(ms.formula is not None or (ms.stats and not ms.where) for ms in score.measures):
+    if all(ms.formula is not None or (ms.stats and not ms.where) or _pools_counts(ms) for ms in score.measures):
         return "pooled_sum"
     return None
+
+
+def _pools_counts(measure: MeasureSpec) -> bool:
+    """Whether a measure is a library metric aggregated as "pooled": per-item counts summed over the items before its ratio.
+
+    Such a metric reduces any set of items by summing each count from 0, left to right (ProPara NAACL'18's
+    question outcomes), which the pooled path's one item of running sums reproduces exactly. A checked
+    spec names every measure's aggregation (the metric's default filled in).
+    """
+    return measure.metric is not None and not measure.where and measure.aggregate == "pooled"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -244,6 +255,20 @@ def per_item_metric(task: str, items: Sequence[ItemScore], metric: str) -> dict[
         if value is not None:
             out[item.item_id] = float(value)
     return out
+
+
+def per_item_values(db: Path, task: str, submission_id: str, metric: str) -> Mapping[str, float]:
+    """:func:`per_item_metric` of one submission's stored items, computed once per process (read-only).
+
+    A submission's items never change (its id hashes its file and the task's fingerprint), so Compare's
+    warm views do not re-aggregate every item again (PAGED: 543 documents a side, most of a warm view's CPU).
+    """
+    return _per_item_values(str(db), task, submission_id, metric)
+
+
+@functools.lru_cache(maxsize=512)
+def _per_item_values(db: str, task: str, submission_id: str, metric: str) -> Mapping[str, float]:
+    return MappingProxyType(per_item_metric(task, _items(db, submission_id), metric))
 
 
 def permutation_p(task: str, a: Sequence[ItemScore], b: Sequence[ItemScore], metric: str) -> float | None:

@@ -14,6 +14,11 @@ refuses a read-write open in another process while any process has the file open
 ``procbench submit`` must keep working beside a running site.
 
 Results are shared between callers: treat them as read-only (polars frames are immutable).
+
+:func:`memo` keeps what a page *computes* from those reads (a chart's Vega-Lite spec, a table of paired
+tests) under the same version, so a warm view of Charts or Compare rebuilds neither (issue #19: those
+were most of a warm view's server CPU on a 10 000-submission store).  It computes on the caller's
+thread, outside the one-read-at-a-time lock: a slow first computation never holds up other pages' reads.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ _READER_NAME = "procbench-store-reader"
 _reading = threading.Lock()  # one store read at a time
 _lock = threading.Lock()
 _entries: OrderedDict[Hashable, Any] = OrderedDict()
-_stats = {"hits": 0, "misses": 0}
+_stats = {"hits": 0, "misses": 0, "memo_hits": 0, "memo_misses": 0}
 
 Version = tuple[tuple[int, int, int], ...]
 
@@ -110,6 +115,25 @@ def cached(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper  # type: ignore[return-value]
 
 
+def memo(db: str | Path, name: str, args: Hashable, compute: Callable[[], R]) -> R:
+    """``compute()``, kept under (``name``, db, store version, ``args``): ``args`` must name everything the result depends on
+    besides the store's contents (the page's choices).  Computed on the caller's thread; the result is shared: read-only."""
+    resolved = os.path.realpath(db)
+    key = ("memo", name, resolved, store_version(resolved), args)
+    with _lock:
+        if key in _entries:
+            _entries.move_to_end(key)
+            _stats["memo_hits"] += 1
+            return _entries[key]
+    value = compute()
+    with _lock:
+        _stats["memo_misses"] += 1
+        _entries[key] = value
+        while len(_entries) > MAX_ENTRIES:
+            _entries.popitem(last=False)
+    return value
+
+
 def stats() -> dict[str, int]:
     """Hits and misses since the process started (or :func:`clear`): what the tests count, not time."""
     with _lock:
@@ -119,4 +143,4 @@ def stats() -> dict[str, int]:
 def clear() -> None:
     with _lock:
         _entries.clear()
-        _stats.update(hits=0, misses=0)
+        _stats.update(hits=0, misses=0, memo_hits=0, memo_misses=0)

@@ -4,15 +4,52 @@ Each builder takes a tidy polars frame and returns an Altair chart, so charts ar
 browser.  Labels are data, never HTML.  Every builder takes the page's colour scale
 (``leaderboard.ui.colour_scale``), so one system has one colour on every chart of a page; series are
 keyed by a name unique per submission (``leaderboard.ui.system_names``), never a shortened model name.
+
+:func:`vega_lite` turns a chart into the spec ``st.altair_chart`` would send, once: the Charts page keeps it
+per store version and draws it with ``st.vega_lite_chart``, so a warm view neither builds nor validates
+the chart again (building and validating were most of that page's server CPU, issue #19).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import polars as pl
+from streamlit import dataframe_util
+from streamlit.util import calc_hash
+
+_TRANSFORMER = "procbench_arrow"
+_converting = threading.Lock()  # Altair's theme and data transformer are process-wide settings
+
+
+def _to_arrow_dataset(data: Any, datasets: dict[str, bytes]) -> dict[str, str]:
+    """Altair data transformer: the data as Arrow IPC bytes named by their hash, as Streamlit's own conversion names them."""
+    payload = dataframe_util.convert_anything_to_arrow_bytes(data)
+    name = calc_hash(payload)
+    datasets[name] = payload
+    return {"name": name}
+
+
+def vega_lite(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    """The chart's Vega-Lite spec with its data as named Arrow datasets: what ``st.altair_chart`` sends, for ``st.vega_lite_chart``.
+
+    As Streamlit converts a chart: Altair's "none" theme where the default one is active (its width and height
+    defaults do not suit Streamlit), every data frame serialised to Arrow rather than inlined as JSON records.
+    Treat the result as read-only (it is shared between views); Streamlit copies a spec before changing it.
+    """
+    datasets: dict[str, bytes] = {}
+    alt.data_transformers.register(_TRANSFORMER, _to_arrow_dataset)
+    with _converting:
+        theme = alt.theme.enable("none") if alt.theme.active == "default" else contextlib.nullcontext()
+        with theme, alt.data_transformers.enable(_TRANSFORMER, datasets=datasets):
+            spec = chart.to_dict()
+    spec["datasets"] = {**spec.get("datasets", {}), **datasets}
+    return spec
 
 
 def _colour(scale: alt.Scale | None, title: str = "system") -> alt.Color:

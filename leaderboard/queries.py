@@ -18,7 +18,7 @@ from typing import Any, cast
 import duckdb
 import polars as pl
 
-from leaderboard import metadata
+from leaderboard import cache, metadata
 from runners._types import ItemScore
 from submissions import queries as rules  # who may see what: one rule for the CLI and the site
 from submissions import provenance, store
@@ -323,9 +323,12 @@ def submissions_of(db: Path, task: str, split: str) -> pl.DataFrame:
         )
 
 
-def table_names(db: Path) -> set[str]:
+@cache.cached
+def table_names(db: Path) -> frozenset[str]:
+    """The store's tables, kept per store version: pages ask on every view (``evidence.raw_storage``), and an
+    uncached ask attached the whole file for it (a few ms each on a 10 000-submission store)."""
     with reader(db) as con:
-        return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        return frozenset(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
 
 
 def spec_of(row: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,9 @@
 One colour per system on the page; series keyed by submission; missing values left out; a chart
 across slice values is drawn only for a metric that measures the same quantity on each value
 (``TaskInfo.comparable_across``: not a text-only score on vision questions, not a sum).
+
+Each chart's Vega-Lite spec is built once per store version and choice of the page (``cache.memo``,
+``plots.vega_lite``) and drawn from there: a warm view builds, validates and serialises no chart again.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, plots, sitedata, ui
+from leaderboard import analysis, cache, plots, sitedata, ui
 from leaderboard.model import TaskInfo
 
 TOP_SYSTEMS = 6
@@ -23,11 +26,17 @@ info: TaskInfo = ui.pick_task(db)
 st.header(f"Charts — {info.title}")
 ui.task_caption(info)
 
-candidates = sitedata.submissions_of(db, info.task, info.split)
 primary = info.primary_metric
-candidates = candidates.sort("primary_value", descending=primary.higher_is_better, nulls_last=True)
-rows = {r["submission_id"]: r for r in candidates.iter_rows(named=True)}
-labels = {sid: ui.submission_label(r) for sid, r in rows.items()}
+
+
+def _candidates() -> tuple[dict[str, dict], dict[str, str]]:
+    """The board's submissions, best first (id -> row), and their picker labels."""
+    frame = sitedata.submissions_of(db, info.task, info.split).sort("primary_value", descending=primary.higher_is_better, nulls_last=True)
+    by_id = {r["submission_id"]: r for r in frame.iter_rows(named=True)}
+    return by_id, {sid: ui.submission_label(r) for sid, r in by_id.items()}
+
+
+rows, labels = cache.memo(db, "charts.candidates", (info.task, info.split), _candidates)
 ids = list(labels)
 systems = ui.url_multi(st.sidebar, "Systems", ids, key="systems", default=ids[:TOP_SYSTEMS], format_func=lambda s: labels.get(s, s))
 metric_name = ui.metric_choice(st.sidebar, info)
@@ -37,8 +46,14 @@ if not systems:
     st.info("Choose systems in the sidebar.")
     st.stop()
 names = ui.system_names([rows[s] for s in systems])  # one series per submission, unique names
-colours = ui.colour_scale([names[s] for s in systems])  # one colour per system on every chart of the page
 unit = " (%)" if metric.percent else ""
+chosen = (info.task, info.split, tuple(systems))  # what every chart below depends on, besides its own choices and the store
+
+
+def colours() -> object:
+    """One colour per system on every chart of the page (built only when a chart is)."""
+    return ui.colour_scale([names[s] for s in systems])
+
 
 # -- per-slice bars -------------------------------------------------------------------------------
 st.subheader("Per-slice bars")
@@ -62,27 +77,40 @@ else:
             bind="query-params",
             help="recomputed with the task's aggregator over each slice's items; slow on first view, then cached",
         )
-        long = sitedata.slice_table(db, info.task, info.split, bar_slice, systems).filter(pl.col("metric") == metric.name)
-        bar_rows = []
-        for r in long.iter_rows(named=True):
-            low = high = None
-            if with_ci and not r["is_reference"]:
-                found = analysis.interval(analysis.bootstrap_of(db, info, r["submission_id"], sl, r["slice_value"]), metric.name)
-                if found is not None:
-                    low, high = metric.shown(found.low), metric.shown(found.high)
-            bar_rows.append(
-                {"system": names[r["submission_id"]], "slice_value": sl.value_label(r["slice_value"]), "value": metric.shown(r["value"]),
-                 "n_items": r["n_items"], "low": low, "high": high}
+
+        def _bars() -> tuple[dict | None, str]:
+            """The bars' spec (None without a value to draw) and the caption of items per slice value."""
+            assert sl is not None
+            long = sitedata.slice_table(db, info.task, info.split, bar_slice, systems).filter(pl.col("metric") == metric.name)
+            bar_rows = []
+            for r in long.iter_rows(named=True):
+                low = high = None
+                if with_ci and not r["is_reference"]:
+                    found = analysis.interval(analysis.bootstrap_of(db, info, r["submission_id"], sl, r["slice_value"]), metric.name)
+                    if found is not None:
+                        low, high = metric.shown(found.low), metric.shown(found.high)
+                bar_rows.append(
+                    {"system": names[r["submission_id"]], "slice_value": sl.value_label(r["slice_value"]), "value": metric.shown(r["value"]),
+                     "n_items": r["n_items"], "low": low, "high": high}
+                )
+            frame = pl.DataFrame(
+                bar_rows,
+                schema={"system": pl.String, "slice_value": pl.String, "value": pl.Float64, "n_items": pl.Int64, "low": pl.Float64, "high": pl.Float64},
             )
-        frame = pl.DataFrame(
-            bar_rows, schema={"system": pl.String, "slice_value": pl.String, "value": pl.Float64, "n_items": pl.Int64, "low": pl.Float64, "high": pl.Float64}
-        )
-        if frame.filter(pl.col("value").is_not_null()).is_empty():
+            if frame.filter(pl.col("value").is_not_null()).is_empty():
+                return None, ""
+            counts = frame.group_by("slice_value").agg(pl.col("n_items").max()).sort("slice_value")
+            caption = f"{ui.escape(sl.display)}. Items per slice value: " + ", ".join(f"{ui.escape(v)} = {n}" for v, n in counts.iter_rows())
+            return plots.vega_lite(plots.slice_bars(frame, metric.display + unit, scale=colours())), caption  # type: ignore[arg-type]
+
+        # the interval floor is an operator's setting (analysis.min_interval_items): part of what the bars show
+        bars_key = (*chosen, metric.name, bar_slice, with_ci, analysis.min_interval_items() if with_ci else 0)
+        bars_spec, bars_caption = cache.memo(db, "charts.bars", bars_key, _bars)
+        if bars_spec is None:
             st.caption("No slice figures stored for these systems.")
         else:
-            st.altair_chart(plots.slice_bars(frame, metric.display + unit, scale=colours), width="stretch")
-            counts = frame.group_by("slice_value").agg(pl.col("n_items").max()).sort("slice_value")
-            st.caption(f"{ui.escape(sl.display)}. Items per slice value: " + ", ".join(f"{ui.escape(v)} = {n}" for v, n in counts.iter_rows()))
+            st.vega_lite_chart(bars_spec, width="stretch")
+            st.caption(bars_caption)
 
 # -- radar of metric groups -----------------------------------------------------------------------
 st.subheader("Radar of metric groups")
@@ -99,66 +127,96 @@ axes = [m for m in info.metrics if m.group in radar_groups]
 if len(axes) < 3:
     st.caption("A radar needs at least three metrics: choose more groups.")
 else:
-    whole = sitedata.slice_table(db, info.task, info.split, "", systems)
-    values = {(r["submission_id"], r["metric"]): r["value"] for r in whole.iter_rows(named=True)}
-    points = [
-        {"system": names[sid], "axis": m.display, "value": m.shown(values.get((sid, m.name)))}
-        for sid in systems
-        for m in axes
-    ]
-    frame = pl.DataFrame(points, schema={"system": pl.String, "axis": pl.String, "value": pl.Float64})
-    scales = plots.axis_scales(frame, [m.display for m in axes], {m.display: 100.0 for m in axes if m.percent})
-    st.altair_chart(plots.radar(frame, [m.display for m in axes], scales=scales, scale=colours))
-    missing = frame.filter(pl.col("value").is_null())
+
+    def _radar() -> tuple[dict, int]:
+        """The radar's spec and how many values are missing from it."""
+        whole = sitedata.slice_table(db, info.task, info.split, "", systems)
+        values = {(r["submission_id"], r["metric"]): r["value"] for r in whole.iter_rows(named=True)}
+        points = [
+            {"system": names[sid], "axis": m.display, "value": m.shown(values.get((sid, m.name)))}
+            for sid in systems
+            for m in axes
+        ]
+        frame = pl.DataFrame(points, schema={"system": pl.String, "axis": pl.String, "value": pl.Float64})
+        scales = plots.axis_scales(frame, [m.display for m in axes], {m.display: 100.0 for m in axes if m.percent})
+        chart = plots.radar(frame, [m.display for m in axes], scales=scales, scale=colours())  # type: ignore[arg-type]
+        return plots.vega_lite(chart), frame.filter(pl.col("value").is_null()).height
+
+    radar_spec, missing = cache.memo(db, "charts.radar", (*chosen, tuple(radar_groups)), _radar)
+    st.vega_lite_chart(radar_spec)
     st.caption(
         "Whole-split values; every axis has its own scale, from 0 at the centre to the value in its label at the rim (100 for a % metric, else the "
         "largest value shown)."
-        + (f" Missing values are left out (the polygon is broken there): {missing.height}." if missing.height else "")
+        + (f" Missing values are left out (the polygon is broken there): {missing}." if missing else "")
     )
 
 # -- seen vs unseen -------------------------------------------------------------------------------
 st.subheader("Seen vs unseen")
-pairs = [s for s in info.slices if len(sitedata.slice_values(db, info.task, info.split, s.name)) == 2 and info.comparable_across(metric.name, s)]
-if not pairs:
+
+
+def _pairs() -> list[str]:
+    """The slices with exactly two values on which the metric measures the same quantity."""
+    return [s.name for s in info.slices if len(sitedata.slice_values(db, info.task, info.split, s.name)) == 2 and info.comparable_across(metric.name, s)]
+
+
+pair_names = cache.memo(db, "charts.pairs", (info.task, info.split, metric.name), _pairs)
+if not pair_names:
     st.caption(
         "No slice of this task has exactly two values on which this metric measures the same quantity (OpenPI's `domain` slice compares seen and "
         "unseen categories)."
     )
 else:
-    pair_names = [s.name for s in pairs]
     default = pair_names.index("domain") if "domain" in pair_names else 0
     pair = ui.url_choice(st, "Two-valued slice", pair_names, index=default, key="pair")
-    pair_slice = info.slice(pair)
-    assert pair_slice is not None
-    first, second = sitedata.slice_values(db, info.task, info.split, pair)
-    if pair == "domain" and {first, second} == {"seen", "unseen"}:
-        first, second = "seen", "unseen"
-    long = sitedata.slice_table(db, info.task, info.split, pair, systems).filter(pl.col("metric") == metric.name)
-    scatter: dict[str, dict[str, object]] = {}
-    for r in long.iter_rows(named=True):
-        entry = scatter.setdefault(r["submission_id"], {"system": names[r["submission_id"]], "x": None, "y": None, "n_x": None, "n_y": None})
-        axis = "x" if r["slice_value"] == first else "y"
-        entry[axis] = metric.shown(r["value"])
-        entry[f"n_{axis}"] = r["n_items"]
-    frame = pl.DataFrame(list(scatter.values()), schema={"system": pl.String, "x": pl.Float64, "y": pl.Float64, "n_x": pl.Int64, "n_y": pl.Int64})
-    if frame.drop_nulls(["x", "y"]).is_empty():
-        st.caption("No system has figures on both values.")
-    else:
+
+    def _seen_unseen() -> dict | None:
+        """The scatter's spec, None when no system has figures on both values."""
+        pair_slice = info.slice(pair)
+        assert pair_slice is not None
+        first, second = sitedata.slice_values(db, info.task, info.split, pair)
+        if pair == "domain" and {first, second} == {"seen", "unseen"}:
+            first, second = "seen", "unseen"
+        long = sitedata.slice_table(db, info.task, info.split, pair, systems).filter(pl.col("metric") == metric.name)
+        scatter: dict[str, dict[str, object]] = {}
+        for r in long.iter_rows(named=True):
+            entry = scatter.setdefault(r["submission_id"], {"system": names[r["submission_id"]], "x": None, "y": None, "n_x": None, "n_y": None})
+            axis = "x" if r["slice_value"] == first else "y"
+            entry[axis] = metric.shown(r["value"])
+            entry[f"n_{axis}"] = r["n_items"]
+        frame = pl.DataFrame(list(scatter.values()), schema={"system": pl.String, "x": pl.Float64, "y": pl.Float64, "n_x": pl.Int64, "n_y": pl.Int64})
+        if frame.drop_nulls(["x", "y"]).is_empty():
+            return None
         x_title = f"{metric.display}{unit} on {pair_slice.value_label(first)}"
         y_title = f"{metric.display}{unit} on {pair_slice.value_label(second)}"
-        st.altair_chart(plots.seen_unseen(frame, x_title, y_title, scale=colours), width="stretch")
+        return plots.vega_lite(plots.seen_unseen(frame, x_title, y_title, scale=colours()))  # type: ignore[arg-type]
+
+    scatter_spec = cache.memo(db, "charts.seen_unseen", (*chosen, metric.name, pair), _seen_unseen)
+    if scatter_spec is None:
+        st.caption("No system has figures on both values.")
+    else:
+        st.vega_lite_chart(scatter_spec, width="stretch")
         st.caption("Points below the dashed diagonal do worse on the second value than on the first.")
 
 # -- progress over time ---------------------------------------------------------------------------
 st.subheader("Progress over time")
-history = sitedata.primary_rows(db).filter((pl.col("task") == info.task) & (pl.col("split") == info.split) & ~pl.col("is_reference"))
-history = history.filter(pl.col("value").is_not_null()).sort("created_at")
-if history.height < 2:
-    st.caption("Fewer than two submissions: nothing to draw yet.")
-else:
+
+
+def _progress() -> dict | None:
+    """The progress chart's spec over every submitted row of the board, None with fewer than two."""
+    history = sitedata.primary_rows(db).filter((pl.col("task") == info.task) & (pl.col("split") == info.split) & ~pl.col("is_reference"))
+    history = history.filter(pl.col("value").is_not_null()).sort("created_at")
+    if history.height < 2:
+        return None
     shown = history.with_columns((pl.col("value") * (100 if primary.percent else 1)).alias("value"))
     best = shown["value"].cum_max() if primary.higher_is_better else shown["value"].cum_min()
     shown = shown.with_columns(best.alias("best"), pl.col("model").alias("system"))
     title = primary.display + (" (%)" if primary.percent else "")
-    st.altair_chart(plots.progress(shown.select("created_at", "value", "best", "system"), title), width="stretch")
+    return plots.vega_lite(plots.progress(shown.select("created_at", "value", "best", "system"), title))
+
+
+progress_spec = cache.memo(db, "charts.progress", (info.task, info.split), _progress)
+if progress_spec is None:
+    st.caption("Fewer than two submissions: nothing to draw yet.")
+else:
+    st.vega_lite_chart(progress_spec, width="stretch")
     st.caption(f"Each point is a submission's {ui.escape(primary.display)}; the line is the best so far (submitted rows; papers' rows have no date).")

@@ -1,11 +1,15 @@
-"""Compare two submissions: per-slice deltas with paired intervals and p-values, then the items behind them."""
+"""Compare two submissions: per-slice deltas with paired intervals and p-values, then the items behind them.
+
+The tables are computed once per store version and choice of A, B and metric (``cache.memo``), and each
+submission's per-item values once per process (``analysis.per_item_values``): a warm view recomputes neither.
+"""
 
 from __future__ import annotations
 
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, config, evidence, itemview, sitedata, ui
+from leaderboard import analysis, cache, config, evidence, itemview, sitedata, ui
 from leaderboard.model import TaskInfo
 
 TOP_ITEMS = 10
@@ -17,10 +21,17 @@ info: TaskInfo = ui.pick_task(db)
 st.header(f"Compare — {info.title}")
 ui.task_caption(info)
 
-candidates = sitedata.submissions_of(db, info.task, info.split)
 metric_default = info.primary_metric
-candidates = candidates.sort(["is_reference", "primary_value"], descending=[False, metric_default.higher_is_better], nulls_last=True)
-rows = {r["submission_id"]: r for r in candidates.iter_rows(named=True)}
+
+
+def _candidates() -> dict[str, dict]:
+    """The board's submissions (id -> row): submitted ones first, each group best first."""
+    frame = sitedata.submissions_of(db, info.task, info.split)
+    frame = frame.sort(["is_reference", "primary_value"], descending=[False, metric_default.higher_is_better], nulls_last=True)
+    return {r["submission_id"]: r for r in frame.iter_rows(named=True)}
+
+
+rows = cache.memo(db, "compare.candidates", (info.task, info.split), _candidates)
 ids = list(rows)
 if len(ids) < 2:
     st.info("This board has fewer than two submissions.")
@@ -36,14 +47,17 @@ if a_id == b_id:
     st.warning("A and B are the same submission.")
 
 # -- per-slice deltas -----------------------------------------------------------------------------
-table_rows: list[dict[str, object]] = []
-raw_rows: list[dict[str, object]] = []  # the same figures in stored units, for the download
-figures = sitedata.figures(db, info.task, info.split, [a_id, b_id], metric.name)
-lookup = {(r["submission_id"], r["slice"], r["slice_value"]): (r["value"], r["n_items"]) for r in figures.iter_rows(named=True)}
-views = [(None, "")]
-for sl in info.slices:
-    views += [(sl, v) for v in sorted({value for _, name, value in lookup if name == sl.name})]
-with st.spinner("Paired bootstrap over items…"):
+
+
+def _deltas() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The table of A − B on the whole split and every slice value, and the same figures in stored units (the download)."""
+    table_rows: list[dict[str, object]] = []
+    raw_rows: list[dict[str, object]] = []
+    figures = sitedata.figures(db, info.task, info.split, [a_id, b_id], metric.name)
+    lookup = {(r["submission_id"], r["slice"], r["slice_value"]): (r["value"], r["n_items"]) for r in figures.iter_rows(named=True)}
+    views = [(None, "")]
+    for sl in info.slices:
+        views += [(sl, v) for v in sorted({value for _, name, value in lookup if name == sl.name})]
     for sl, value in views:
         key = sl.name if sl else ""
         if (a_id, key, value) not in lookup or (b_id, key, value) not in lookup:
@@ -72,8 +86,14 @@ with st.spinner("Paired bootstrap over items…"):
                 "p (paired bootstrap)": round(result.p_value, 4) if result else None,
             }
         )
+    return pl.DataFrame(table_rows, strict=False), pl.DataFrame(raw_rows, strict=False)
+
+
+# the interval floor is an operator's setting (analysis.min_interval_items): part of what the table shows
+pair_key = (info.task, info.split, a_id, b_id, metric.name)
+with st.spinner("Paired bootstrap over items…"):
+    deltas, raw = cache.memo(db, "compare.deltas", (*pair_key, analysis.min_interval_items()), _deltas)
 st.subheader(f"{metric.display}: A − B on every slice")
-deltas = pl.DataFrame(table_rows, strict=False)
 ui.table(deltas, column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("A", "B", "Δ (A − B)")}, key="deltas")
 st.caption(
     f"Paired bootstrap over the items both were scored on ({config.N_RESAMPLES} resamples, seed {config.SEED}); each resample is re-aggregated with the "
@@ -81,7 +101,7 @@ st.caption(
     "No interval where a side is a reported row (no items) or the slice re-scores restricted gold (answer-label slices). Scores in % where the metric is a "
     "fraction."
 )
-ui.downloads(pl.DataFrame(raw_rows, strict=False), ui.file_stem("compare", info.task, info.split, a_id[:8], b_id[:8], metric.name), key="compare")
+ui.downloads(raw, ui.file_stem("compare", info.task, info.split, a_id[:8], b_id[:8], metric.name), key="compare")
 
 a_items, b_items = analysis.items_of(db, a_id), analysis.items_of(db, b_id)
 if a_items and b_items and st.toggle("Approximate randomisation test (whole split)", value=False, key="perm", bind="query-params"):
@@ -101,18 +121,26 @@ if info.hidden:
 if not a_items or not b_items:
     st.caption("A reported row has no per-item data.")
     st.stop()
-a_values = analysis.per_item_metric(info.task, a_items, metric.name)
-b_values = analysis.per_item_metric(info.task, b_items, metric.name)
-shared = sorted(set(a_values) & set(b_values), key=lambda i: (-abs(a_values[i] - b_values[i]), i))[:TOP_ITEMS]
-diff = pl.DataFrame(
-    {
-        "Item": shared,
-        "A": [metric.shown(a_values[i]) for i in shared],
-        "B": [metric.shown(b_values[i]) for i in shared],
-        "Δ (A − B)": [metric.shown(a_values[i] - b_values[i]) for i in shared],
-    },
-    strict=False,
-)
+
+
+def _differences() -> pl.DataFrame:
+    """The items where A and B differ most, each item's value the task's aggregator over that item alone."""
+    a_values = analysis.per_item_values(db, info.task, a_id, metric.name)
+    b_values = analysis.per_item_values(db, info.task, b_id, metric.name)
+    shared = sorted(set(a_values) & set(b_values), key=lambda i: (-abs(a_values[i] - b_values[i]), i))[:TOP_ITEMS]
+    return pl.DataFrame(
+        {
+            "Item": shared,
+            "A": [metric.shown(a_values[i]) for i in shared],
+            "B": [metric.shown(b_values[i]) for i in shared],
+            "Δ (A − B)": [metric.shown(a_values[i] - b_values[i]) for i in shared],
+        },
+        strict=False,
+    )
+
+
+diff = cache.memo(db, "compare.items", pair_key, _differences)
+shared = diff["Item"].to_list()
 ui.table(diff, column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("A", "B", "Δ (A − B)")}, key="items")
 st.caption("Each item's value is the task's aggregator applied to that item alone.")
 if not shared:
