@@ -24,7 +24,7 @@ from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
 from runners import GoldSet
 from runners.metrics._outcomes import AnswerOutcomes, BinaryOutcomes, SetOutcomes
-from runners.propara.naacl18 import read_naacl18, read_naacl18_grid
+from runners.propara.naacl18 import read_naacl18, read_naacl18_grid, score_naacl18
 from tests import naacl18_reference as reference
 
 QUESTIONS = tuple(f"q{n}" for n in range(1, 11))
@@ -130,6 +130,7 @@ def test_declared_counts_equal_the_reference_on_the_real_run_and_perturbed_copie
         predictions = _grids(tmp_path, text, gold)
         declared, oracle = _declared(gold, predictions), _oracle(gold, predictions)
         assert declared == oracle
+        assert {i.item_id: i.values for i in score_naacl18(gold, predictions)} == oracle  # the Python API, built from the same metrics
         assert sum(v for counts in declared.values() for v in counts.values()) > 1000  # the split's questions were counted
 
 

@@ -2,8 +2,9 @@
 
 * reader ``propara.naacl18``: paragraphs (inventory + aligned annotator label sets)
 * predictions ``propara.naacl18_grid``: ``pid sid participant from to`` rows, validated
-* scorer ``propara.naacl18``: per-paragraph TP/FP/TN/FN of Q1–Q10
-* aggregator ``propara.naacl18``: micro-summed Q scores (×100), Cat-1/2/3, macro and micro averages
+* scorer ``propara.naacl18``: per-paragraph TP/FP/TN/FN of Q1–Q10, the counting the spec declares (Python API)
+* aggregator ``propara.naacl18``: micro-summed Q scores (×100), Cat-1/2/3, macro and micro averages, and
+  upstream's printed rows (``question_results``)
 """
 
 from __future__ import annotations
