@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from leaderboard import analysis, metadata, queries, sitedata
+from leaderboard import analysis, cache, metadata, queries, sitedata
 from leaderboard.model import MetricInfo, SliceInfo, TaskInfo
 from runners.stats import PairedResult
 from submissions.judging import SELF, judged_by
@@ -47,6 +47,46 @@ class BoardView:
         """What the tie caption counts, in words: 'the top 5 rows (3 submitted rows bootstrapped)'."""
         rows = f"the top {self.covered_rows} row{'s' if self.covered_rows != 1 else ''}"
         return f"{rows} ({self.interval_rows} submitted row{'s' if self.interval_rows != 1 else ''} with per-item scores, bootstrapped)"
+
+
+VERDICTS_BY_KEYS = ("verdicts_by", "judge_model")  # metadata naming the model whose verdicts a self-judged file carries
+
+
+def grader(metadata_row: dict[str, object]) -> str:
+    """The model that graded a file's verdicts, as its metadata names it ('' when it does not)."""
+    for key in VERDICTS_BY_KEYS:
+        value = metadata_row.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def judges(view: BoardView) -> list[str]:
+    """Every distinct judging mark of a board's rows, in words ('judge: X', 'self-judged (verdicts by Y)')."""
+    if "Judged by" not in view.table.columns:
+        return []
+    return [j for j in dict.fromkeys(view.table["Judged by"].to_list()) if j]
+
+
+def beside_bounded(info: TaskInfo, columns: Sequence[str]) -> list[str]:
+    """The metric columns among ``columns`` in the spec's order, each corrected (bounded) variant right after the figure it corrects.
+
+    Issue #16: a score above 100 % is shown as the official scorer reports it *with* its bounded variant beside
+    it; in the spec's order PAGED's variants come after all forty official columns, far off screen.
+    """
+    by_display = {m.display: m for m in info.metrics}
+    shown = [c for c in columns if c in by_display]
+    names = {by_display[c].name: c for c in shown}
+    variants = {names[queries.bounded_variant(by_display[c].name)] for c in shown if queries.bounded_variant(by_display[c].name) in names}
+    out: list[str] = []
+    for column in shown:
+        if column in variants:
+            continue
+        out.append(column)
+        variant = names.get(queries.bounded_variant(by_display[column].name))
+        if variant is not None:
+            out.append(variant)
+    return out + [c for c in shown if c not in out]
 
 
 FACETS = ("kind", "access", "family", "size", "team")  # what the board filters on
@@ -96,8 +136,8 @@ def _group_ranks(self_judged: Sequence[bool], values: Sequence[float | None] | N
     return ranks
 
 
-def _short_reason(reason: str) -> str:
-    """The empty interval cell's word for why (the caption under the table gives the whole sentence)."""
+def short_reason(reason: str) -> str:
+    """The empty interval cell's word for why (the caption under the table gives the whole sentence); the board's and Compare's."""
     if not reason:
         return ""
     if reason == analysis.NO_ITEMS_REPORTED:
@@ -108,7 +148,37 @@ def _short_reason(reason: str) -> str:
         return "none: this slice"
     if reason.startswith("only "):
         return "none: too few items"
+    if reason == analysis.DIFFERENT_ITEMS:
+        return "none: other items"
     return "none (see below)"
+
+
+def view(
+    db: Path,
+    info: TaskInfo,
+    *,
+    sl: SliceInfo | None = None,
+    slice_value: str = "",
+    groups: Sequence[str] = (),
+    filters: BoardFilters = BoardFilters(),
+    sort_metric: str = "",
+    interval_rows: int = 10,
+) -> BoardView:
+    """:func:`build`, kept per store version and the page's choices (``cache.memo``): a warm view builds nothing.
+
+    Issue #19: a Board view built the board twice (facets, then the view), each rounding every figure and
+    reading every model card again (a 10 000-submission store: ~52,000 values, ~6,000 cards). The interval
+    floor (``analysis.min_interval_items``, an operator's setting) is part of the key: it decides what the view shows.
+    The result is shared between sessions: read-only.
+    """
+    choices = (
+        info.task, info.split, info.fingerprint, sl.name if sl else "", slice_value if sl else "", tuple(groups), filters, sort_metric,
+        int(interval_rows), analysis.min_interval_items(),
+    )
+    return cache.memo(
+        db, "boardview.build", choices,
+        lambda: build(db, info, sl=sl, slice_value=slice_value, groups=groups, filters=filters, sort_metric=sort_metric, interval_rows=interval_rows),
+    )
 
 
 def build(
@@ -156,15 +226,20 @@ def build(
     contenders = [sid for sid in bootstrapped if group[sid] == group[bootstrapped[0]]]  # a leader's tie group never mixes judges
     leader, tied = analysis.tie_group(db, info, contenders, metric.name, sl, slice_value) if contenders else (None, {})
     judged = any(wide["judge"])
-    judge_text = ["self-judged" if j == SELF else (f"judge: {j}" if j else "") for j in wide["judge"]]
+    graders = [grader(metadata.parse(m)) for m in wide["metadata_json"]]
+    judge_text = [
+        (f"self-judged (verdicts by {g})" if g else "self-judged") if j == SELF else (f"judge: {j}" if j else "") for j, g in zip(wide["judge"], graders)
+    ]
 
     shown = [m for m in info.metrics if (not groups or m.group in groups) and m.name in wide.columns and m.name != metric.name]
     low = [intervals.get(sid).low if intervals.get(sid) else None for sid in ids]  # type: ignore[union-attr]
     high = [intervals.get(sid).high if intervals.get(sid) else None for sid in ids]  # type: ignore[union-attr]
     p_leader = [tied[sid].p_value if sid in tied else None for sid in ids]
-    tie_mark = ["leader" if sid == leader else ("tied" if sid in tied else "") for sid in ids]
+    # "leader" only where the best bootstrapped row is the board's first row; below a paper's row it is the best submitted one
+    leader_word = "leader" if leader is not None and ids and ids[0] == leader else "best submitted"
+    tie_mark = [leader_word if sid == leader else ("tied" if sid in tied else "") for sid in ids]
     ci_text = [
-        _fmt_interval(metric, lo, hi) if lo is not None and hi is not None else _short_reason(ci_notes.get(sid, "")) for sid, lo, hi in zip(ids, low, high)
+        _fmt_interval(metric, lo, hi) if lo is not None and hi is not None else short_reason(ci_notes.get(sid, "")) for sid, lo, hi in zip(ids, low, high)
     ]
     items = [n if not ref else None for n, ref in zip(wide["n_items"], wide["is_reference"])]
 

@@ -67,13 +67,28 @@ def _plain(value: Any) -> Any:
 
 
 def as_text(record: Any) -> str:
-    """A gold item or a prediction record as readable text (JSON where it is structured)."""
+    """A gold item or a prediction record as readable text.
+
+    A flat record (every field a string, number or nothing: PM-LLM's question and answer) reads field by field,
+    its long texts with their own line breaks (as JSON they would be one line of ``\\n`` escapes) and an empty
+    field as "–", never ``null``; anything nested is indented JSON.
+    """
     if isinstance(record, str):
         return record
+    plain = _plain(record)
+    if isinstance(plain, Mapping) and plain and all(v is None or isinstance(v, (str, int, float, bool)) for v in plain.values()):
+        return "\n".join(_field(str(k), v) for k, v in plain.items())
     try:
-        return json.dumps(_plain(record), indent=1, ensure_ascii=False, default=str)
+        return json.dumps(plain, indent=1, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return repr(record)
+
+
+def _field(name: str, value: str | int | float | bool | None) -> str:
+    if value is None or value == "":
+        return f"{name}: –"
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return f"{name}:\n{text}\n" if "\n" in text or len(text) > 100 else f"{name}: {text}"
 
 
 def raw_storage(db: Path) -> bool:

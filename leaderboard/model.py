@@ -101,6 +101,23 @@ class TaskInfo:
             rank_by=tuple(spec.get("rank_by") or ()),
         )
 
+    @property
+    def parent(self) -> str:
+        """The task this one ``extends`` in its spec ('' when none)."""
+        return str(self.spec.get("extends") or "")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The spec's parameters (what a variant such as ``openpi-head`` changes), by name."""
+        raw = self.spec.get("params") or []
+        pairs = raw.items() if isinstance(raw, Mapping) else [p for p in raw if isinstance(p, (list, tuple)) and len(p) == 2]
+        return {str(k): v for k, v in pairs}
+
+    @property
+    def description(self) -> str:
+        """The spec's description of the task (markdown, from the project's own spec)."""
+        return str(self.spec.get("description") or "").strip()
+
     def metric(self, name: str) -> MetricInfo:
         found = next((m for m in self.metrics if m.name == name), None)
         return found or MetricInfo(name, name, "metrics", "", True, False)
@@ -115,6 +132,13 @@ class TaskInfo:
 
     def slice(self, name: str) -> SliceInfo | None:
         return next((s for s in self.slices if s.name == name), None)
+
+    def restriction(self, metric: str) -> tuple[tuple[str, str], ...]:
+        """The item labels ``metric`` is restricted to (its measure's ``where``, e.g. PM-LLM's Score: modality = text); () for every item."""
+        for measure in (self.spec.get("score") or {}).get("measures") or []:
+            if metric in (measure.get("outputs") or [measure.get("name")]):
+                return tuple((str(key), str(value)) for key, value in measure.get("where") or [])
+        return ()
 
     def comparable_across(self, metric: str, sl: SliceInfo) -> bool:
         """Whether ``metric``'s values on two values of ``sl`` measure the same quantity (so one plot may hold both).

@@ -7,6 +7,8 @@ model page never disagrees with the board it links to.  Computed once per store 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from leaderboard import boardview, cache, sitedata
 from leaderboard.model import TaskInfo
 
 SCHEMA: dict[str, Any] = {  # polars dtypes (classes and instances)
-    "task": pl.String, "split": pl.String, "board": pl.String, "submission_id": pl.String, "model": pl.String, "team": pl.String,
+    "benchmark": pl.String, "task": pl.String, "split": pl.String, "board": pl.String, "submission_id": pl.String, "model": pl.String, "team": pl.String,
     "kind": pl.String, "rank": pl.Int64, "ranked": pl.Int64, "value": pl.Float64, "shown": pl.Float64, "metric": pl.String,
     "unit": pl.String, "created_at": pl.Datetime("us"), "position": pl.Int64,
 }
@@ -42,7 +44,8 @@ def ranks(db: Path) -> pl.DataFrame:
         for position, (r, value) in enumerate(zip(export.iter_rows(named=True), values)):
             rows.append(
                 {
-                    "task": info.task, "split": info.split, "board": board_label(info.task, info.split), "submission_id": r["submission_id"],
+                    "benchmark": info.benchmark, "task": info.task, "split": info.split, "board": board_label(info.task, info.split),
+                    "submission_id": r["submission_id"],
                     "model": r["model"], "team": r["team"], "kind": r["kind"], "rank": r["rank"], "ranked": ranked, "value": value,
                     "shown": metric.shown(value), "metric": metric.display, "unit": "%" if metric.percent else "own unit", "created_at": r["created_at"],
                     "position": position,  # the row's place on the board (0: the board's first row, its leader)
@@ -60,28 +63,76 @@ def models(db: Path) -> list[str]:
     return best["model"].to_list()
 
 
-def matrix(db: Path, query: str = "") -> pl.DataFrame:
-    """Models × boards: each cell the model's best rank on that board (empty where it has no ranked row).
+def benchmarks(db: Path) -> list[str]:
+    """Every benchmark with a current board, in the order of its first board (task, split)."""
+    frame = ranks(db)
+    return list(dict.fromkeys(frame.sort(["task", "split"])["benchmark"].to_list())) if not frame.is_empty() else []
 
-    ``query`` keeps models whose name contains it (case-insensitive).  Columns: ``Model``, ``Page``
-    (its model page), ``Boards`` (how many boards it is on), then one column per board.
+
+def boards_of(db: Path, benchmark: str) -> list[str]:
+    """The board labels (``task · split``) of one benchmark, in task order."""
+    frame = ranks(db).filter(pl.col("benchmark") == benchmark).sort(["task", "split"])
+    return list(dict.fromkeys(frame["board"].to_list()))
+
+
+def matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
+    """Models × boards: each cell the model's best rank there (empty where it has no ranked row).
+
+    Without ``benchmark``, one column per benchmark: the model's best rank on any of that benchmark's
+    boards (so the grid fits a laptop's width however many boards a benchmark has); with it, one
+    column per board of that benchmark (``task · split``).  ``query`` keeps models whose name contains
+    it (case-insensitive).  Columns: ``Model``, ``Page`` (its model page), ``Boards`` (how many boards
+    it is on, of every benchmark), then the rank columns.
     """
     frame = ranks(db)
     if query.strip():
         frame = frame.filter(pl.col("model").str.to_lowercase().str.contains(query.strip().lower(), literal=True))
     if frame.is_empty():
         return pl.DataFrame(schema={"Model": pl.String, "Page": pl.String, "Boards": pl.Int64})
-    boards = list(dict.fromkeys(frame.sort(["task", "split"])["board"].to_list()))
-    best = frame.group_by(["model", "board"]).agg(pl.col("rank").min().alias("rank"))
-    wide = best.pivot(on="board", index="model", values="rank")
     counts = frame.group_by("model").agg(pl.col("board").n_unique().alias("Boards"))
-    wide = wide.join(counts, on="model")
+    if benchmark:
+        counts = counts.filter(pl.col("model").is_in(frame.filter(pl.col("benchmark") == benchmark)["model"].unique().to_list()))
+    column = "benchmark" if not benchmark else "board"
+    chosen = frame if not benchmark else frame.filter(pl.col("benchmark") == benchmark)
+    columns = list(dict.fromkeys(chosen.sort(["task", "split"])[column].to_list()))
+    best = chosen.group_by(["model", column]).agg(pl.col("rank").min().alias("rank"))
+    wide = counts.join(best.pivot(on=column, index="model", values="rank"), on="model", how="left") if best.height else counts
     order = {m: i for i, m in enumerate(models(db))}
     wide = wide.with_columns(pl.col("model").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_order")).sort(["_order", "model"])
     from urllib.parse import quote
 
     wide = wide.with_columns(pl.Series("Page", [f"model?model={quote(m, safe='')}" for m in wide["model"]], dtype=pl.String))
-    return wide.select(pl.col("model").alias("Model"), "Page", "Boards", *[b for b in boards if b in wide.columns])
+    return wide.select(pl.col("model").alias("Model"), "Page", "Boards", *[c for c in columns if c in wide.columns])
+
+
+def _spec_value(value: object) -> str:
+    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
+
+
+def variants(infos: Sequence[TaskInfo]) -> list[tuple[str, str, str]]:
+    """(variant, the task it extends, what it changes) for every task on this site that extends another one here.
+
+    A task that ``extends`` another scores the same data differently (OpenPI's ``openpi-head`` is ``openpi`` with
+    ``dedup = true``); without saying so, two boards of one benchmark would differ by an unexplained suffix.
+    """
+    by_task = {i.task: i for i in infos}
+    out = []
+    for child in by_task.values():
+        parent = by_task.get(child.parent)
+        if parent is None or parent.task == child.task:
+            continue
+        changed = [f"{k} = {_spec_value(v)}" for k, v in child.params.items() if parent.params.get(k) != v]
+        out.append((child.task, parent.task, (f"with {', '.join(changed)}" if changed else "with its own settings") + f" — {child.title}"))
+    return out
+
+
+def variant_notes(infos: Sequence[TaskInfo]) -> dict[str, str]:
+    """Task -> one markdown line relating it to its variants on this site (both ways): what a board's caption says."""
+    notes: dict[str, list[str]] = {}
+    for child, parent, how in variants(infos):
+        notes.setdefault(child, []).append(f"`{child}` is `{parent}` scored {how}")
+        notes.setdefault(parent, []).append(f"`{child}` scores the same data {how}")
+    return {task: "; ".join(lines) for task, lines in notes.items()}
 
 
 def of_model(db: Path, model: str) -> pl.DataFrame:

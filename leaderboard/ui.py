@@ -221,23 +221,20 @@ def metric_columns(metrics: Iterable[MetricInfo], *, fmt: str = "%.2f") -> dict[
     return {m.display: st.column_config.NumberColumn(m.display, format=fmt, help=metric_help(m)) for m in metrics}
 
 
+def definition_lines(metrics: Iterable[MetricInfo]) -> str:
+    """Every metric's definition from its spec as a markdown list, whole (a table cell would cut a long definition)."""
+    return "\n".join(
+        f"- {escape(m.display)} ({code(m.name)}): {escape(m.description.strip() or '(the spec gives no definition)')} "
+        f"\\({'higher' if m.higher_is_better else 'lower'} is better; {'shown in %' if m.percent else 'in its own unit'}\\)"
+        for m in metrics
+    )
+
+
 def definitions(info: TaskInfo, metrics: Iterable[MetricInfo] | None = None, *, expanded: bool = False) -> None:
     """An expander with every shown metric's definition and every slice's values, as the spec states them."""
     chosen = list(metrics if metrics is not None else info.metrics)
     with st.expander("What the columns mean", expanded=expanded):
-        table(
-            pl.DataFrame(
-                {
-                    "Column": [m.display for m in chosen],
-                    "Metric": [m.name for m in chosen],
-                    "Definition": [m.description or "" for m in chosen],
-                    "Better": ["higher" if m.higher_is_better else "lower" for m in chosen],
-                    "Unit": ["%" if m.percent else "own" for m in chosen],
-                },
-                schema={"Column": pl.String, "Metric": pl.String, "Definition": pl.String, "Better": pl.String, "Unit": pl.String},
-            ),
-            key=f"definitions-{info.task}",
-        )
+        st.markdown(definition_lines(chosen))
         if info.slices:
             st.caption("Slices: " + "; ".join(f"{code(s.name)} — {escape(s.display)}" + _value_list(s) for s in info.slices))
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from leaderboard import boardview, config, queries, ui
+from leaderboard import boardview, config, overview, queries, sitedata, ui
+from leaderboard.model import TaskInfo
 
 PARAMS = ("task", "split", "slice", "value", "groups", "sort", "kind", "access", "family", "size", "team", "ci", "details")
 BOOKKEEPING = ("Judged by", "Kind", "Team", "Size class", "Parameters", "Weights", "Family", "Items", "Source", "Paper", "Code", "Submitted")
@@ -25,7 +26,7 @@ sort_metric = ui.url_choice(
 )
 
 with st.sidebar.expander("Filters", expanded=True):
-    everything = boardview.build(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
+    everything = boardview.view(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
     kinds = st.multiselect("Kind", everything.get("kind", []), key="kind", bind="query-params", placeholder="all")
     sizes = st.multiselect("Size class", everything.get("size", []), key="size", bind="query-params", placeholder="all",
                            help="commercial / big open-source / small (≤ 8 GB) / tiny (≤ 4 GB), or parameter-count classes")
@@ -39,7 +40,7 @@ interval_rows = st.sidebar.number_input(
 
 filters = boardview.BoardFilters(tuple(kinds), tuple(access), tuple(families), tuple(teams), tuple(sizes))
 with st.spinner("Bootstrapping the top rows…"):
-    view = boardview.build(db, info, sl=sl, slice_value=slice_value, groups=groups, filters=filters, sort_metric=sort_metric, interval_rows=int(interval_rows))
+    view = boardview.view(db, info, sl=sl, slice_value=slice_value, groups=groups, filters=filters, sort_metric=sort_metric, interval_rows=int(interval_rows))
 
 provenance = getattr(view, "provenance", None)
 st.header(info.title + (" — sample data" if provenance is not None and getattr(provenance, "is_sample", False) else ""))
@@ -48,6 +49,17 @@ if provenance is not None:
     st.caption(ui.escape(provenance.label[:1].upper() + provenance.label[1:]) + ".")
     if provenance.caveat:
         st.warning(ui.escape(provenance.caveat))
+# how this board differs from another board of its benchmark (openpi vs openpi-head), then what the task is
+variant = overview.variant_notes([TaskInfo.from_row(r) for r in sitedata.tasks(db).iter_rows(named=True)]).get(info.task)
+if variant:
+    st.caption(variant + ".")
+judging = boardview.judges(view)
+if judging:
+    st.caption("Verdicts: " + "; ".join(ui.escape(j) for j in judging) + ".")
+if info.description:
+    with st.expander("About this task"):
+        st.markdown(info.description)  # the project's own spec text
+        st.page_link("site_pages/task.py", label="The task's spec: data, licence, metrics, prediction format", query_params={"task": info.task})
 if sl is not None:
     st.subheader(f"Slice: {sl.name} = {slice_value}")
     st.caption(ui.escape(f"{sl.display}: {sl.value_label(slice_value)}"))
@@ -63,7 +75,8 @@ if view.table.is_empty():
 metric = view.sort_metric
 details = st.toggle("Show bookkeeping columns (team, kind, model card, items, source, date)", value=False, key="details", bind="query-params")
 ci_column = f"{metric.display} 95% CI"
-metric_order = [metric.display, ci_column, "Tie group", *[c for c in view.table.columns if c in {m.display for m in info.metrics} and c != metric.display]]
+# each corrected (bounded) variant beside the figure it corrects, the ranking metric's first (issue #16)
+metric_order = [metric.display, ci_column, "Tie group", *[c for c in boardview.beside_bounded(info, view.table.columns) if c != metric.display]]
 # issue #16: reported (paper) rows stay visibly apart from submissions, bookkeeping columns or not
 kind_first = ["Kind"] if not details and "reported" in set(view.table["Kind"].to_list()) else []
 order = ["Rank", "Model", *kind_first, "Details", *metric_order] + ([c for c in BOOKKEEPING if c in view.table.columns] if details else [])
@@ -92,8 +105,11 @@ if view.leader is not None and view.interval_rows <= 1:
 elif view.leader is not None:
     tied = len(view.tied)
     scope = getattr(view, "scope", f"the top {view.interval_rows}")
+    leader_row = view.export.filter(view.export["submission_id"] == view.leader).row(0, named=True)
+    best = "the leader" if view.table["Tie group"].to_list()[0] == "leader" else "the best submitted row"
+    best += f" ({ui.escape(leader_row['model'])}, rank {leader_row['rank']})" if leader_row["rank"] is not None else f" ({ui.escape(leader_row['model'])})"
     st.caption(
-        f"Tie group: {tied} submission{'s' if tied != 1 else ''} among {ui.escape(scope)} cannot be separated from the leader on "
+        f"Tie group: {tied} submission{'s' if tied != 1 else ''} among {ui.escape(scope)} cannot be separated from {best} on "
         f"{ui.escape(metric.display)} by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
         "Intervals are percentile bootstrap intervals over items, recomputed with the task's own aggregator."
     )
@@ -108,10 +124,11 @@ if not above.is_empty():
 notes = sorted(set(getattr(view, "ci_notes", {}).values()) - {""})
 if notes:
     st.caption("No interval where: " + "; ".join(ui.escape(n) for n in notes) + ".")
-if "Judged by" in view.table.columns:  # issue #17
+if any(j.startswith("self-judged") for j in judging):  # issue #17
+    every = all(j.startswith("self-judged") for j in view.table["Judged by"].to_list())
     st.caption(
-        "*Self-judged*: the verdicts came with the submitted file, not from the board's own judge; those rows are ranked apart, in their own group after the "
-        "others."
+        "*Self-judged*: the verdicts came with the submitted file, not from the board's own judge; "
+        + ("every row here is self-judged, so they are ranked together." if every else "those rows are ranked apart, in their own group after the others.")
     )
 st.caption(
     "Scores in % where the metric is a fraction; hover a column's name for its definition. Reported rows are the papers' numbers (no per-item data, "

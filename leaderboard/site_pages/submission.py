@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, config, metadata, sitedata, ui
+from leaderboard import analysis, config, metadata, queries, sitedata, ui
 from leaderboard.model import TaskInfo
 
 db = ui.database()
@@ -26,6 +26,17 @@ st.caption(
     f"team {ui.escape(row['team'])} · task {ui.code(row['task'])} · split {ui.code(row['split'])} · "
     f"{size} · submitted {row['created_at']:%Y-%m-%d %H:%M} UTC · id {ui.code(sid)}"
 )
+if row["is_reference"]:  # a paper's number: where it was published is what a reader checks first (issue #16)
+    stored_metadata = metadata.parse(row["metadata_json"])
+    source = queries.source_of(row["metadata_json"], True) or "not recorded"
+    note = str(stored_metadata.get("note") or "").strip()
+    st.info(
+        f"**Reported in** {ui.escape(source)}" + (f" — {ui.escape(note)}" if note else "")
+        + ". Numbers as the paper prints them, on the same data as this board."
+    )
+    url = str(info.spec.get("url") or "")
+    if url:  # the project's own spec
+        st.caption(f"Benchmark: [{ui.escape(url)}]({url})" + (" · the citation is on the task's page" if info.spec.get("citation") else ""))
 if not row["current"]:
     st.warning("Scored under an earlier version of this task (another fingerprint): it is kept, but not on the current board.")
 left, right = st.columns(2)
@@ -58,7 +69,6 @@ for m in info.metrics:
             "95% CI": f"{m.shown(found.low):.2f} – {m.shown(found.high):.2f}" if found else "",
             "Items": found.n_items if found else (None if row["is_reference"] else row["n_items"]),
             "Primary": "yes" if m.name == info.primary else "",
-            "Definition": m.description,
         }
     )
 metrics_frame = pl.DataFrame(
@@ -70,10 +80,10 @@ metrics_frame = pl.DataFrame(
         "95% CI": pl.String,
         "Items": pl.Int64,
         "Primary": pl.String,
-        "Definition": pl.String,
     },
 )
 ui.table(metrics_frame, column_config={"Value": st.column_config.NumberColumn(format="%.2f")}, key="metrics")
+ui.definitions(info, [m for m in info.metrics if m.name in stored])  # whole, as the spec states them (a table cell would cut them)
 st.caption(
     f"Intervals: 95% percentile bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}), re-aggregated with the task's own aggregator; "
     "none for reported rows and small item counts. Values in % where the metric is a fraction."

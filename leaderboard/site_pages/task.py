@@ -9,18 +9,23 @@ import streamlit as st
 
 from dsl import SpecError
 from leaderboard import ui
+from leaderboard.model import MetricInfo
 from procbench.api import all_spec_paths, load_task
 from procbench.paths import SAMPLE_SUBMISSIONS_DIR
 from submissions.schema import prediction_schema
 
 names = [p.stem for p in all_spec_paths()]
-ui.check_params(("task", "sample"))
+# `split` arrives with every link from a board (the other pages keep task and split in the address): known here, and checked
+ui.check_params(("task", "split", "sample"))
 task = ui.url_choice(st.sidebar, "Task", names, key="task", strict=True)
 try:
     spec, _ = load_task(task)
 except SpecError as exc:
     st.error(f"The spec of {ui.code(task)} does not check: {ui.escape(exc)}")
     st.stop()
+split = st.query_params.get("split")
+if split and split not in spec.data.splits:
+    st.warning(f"Unknown split {ui.code(split)} in the address: {ui.code(spec.name)} has {', '.join(ui.code(s) for s in spec.data.splits)}.")
 
 st.header(spec.title)
 st.caption(f"task {ui.code(spec.name)} · benchmark {ui.escape(spec.benchmark or spec.name)} · version {ui.escape(spec.version)}")
@@ -44,12 +49,12 @@ ui.table(
             "Name": [m.name for m in spec.metrics],
             "Shown as": [m.display for m in spec.metrics],
             "Group": [m.group for m in spec.metrics],
-            "Definition": [m.description for m in spec.metrics],
             "Higher is better": [m.higher_is_better for m in spec.metrics],
             "Shown in %": [m.percent for m in spec.metrics],
         }
     ),
 )
+st.markdown(ui.definition_lines(MetricInfo(m.name, m.display, m.group, m.description or "", m.higher_is_better, m.percent) for m in spec.metrics))
 _how = [f"aggregated with `{spec.score.aggregate.name}`"] if spec.score.aggregate else []
 _how += [f"scored by `{spec.score.scorer.name}`"] if spec.score.scorer else []
 _how += (

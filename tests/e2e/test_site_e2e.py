@@ -240,6 +240,30 @@ def test_paged_graph_is_full_width_with_a_legend_and_switchable(server: Site, br
     page.close()
 
 
+# The grid's scroller is wider than its frame exactly when the table scrolls sideways.
+SIDEWAYS = """() => [...document.querySelectorAll('[data-testid=stDataFrame]')].map(g => {
+  const s = g.querySelector('.dvn-scroller'); return s ? s.scrollWidth - s.clientWidth : null; })"""
+
+
+@pytest.mark.parametrize("width", [1400, 1440])
+def test_home_tables_fit_a_laptop_window_without_scrolling_sideways(server: Site, browser: object, width: int) -> None:
+    """Issue #16: Home's two tables fit 1400 px by default; every other column is one toggle (or one benchmark) away."""
+    page = browser.new_page(viewport={"width": width, "height": 1400})  # type: ignore[attr-defined]
+    page.set_default_timeout(TIMEOUT_MS)
+    for address in ("", "?boards=PARADISE"):
+        page.goto(f"{server.url}/{address}")
+        page.get_by_text("Models × boards").wait_for()
+        page.wait_for_selector("[data-testid=stDataFrame] .dvn-scroller")
+        _settle(page)
+        overflow = page.evaluate(SIDEWAYS)
+        assert len(overflow) == 2 and all(o is not None and o <= 1 for o in overflow), (address, overflow)
+    assert "Leader team" not in _grid_text(page)  # on demand only
+    page.get_by_text("More columns").click()
+    _settle(page)
+    assert "more=true" in page.url and "Leader team" in _grid_with(page, "Leader team")
+    page.close()
+
+
 def test_a_mistyped_task_in_the_address_is_said_so(server: Site, browser: object) -> None:
     page = _open(browser, f"{server.url}/board?task=opnepi&split=test")
     page.get_by_text("No task").first.wait_for()
