@@ -168,7 +168,11 @@ def score(
 
 
 @app.command()
-def demo(db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"), fresh: Annotated[bool, typer.Option(help="delete the database first")] = True) -> None:
+def demo(
+    db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"),
+    fresh: Annotated[bool, typer.Option(help="delete the database first")] = True,
+    neural: Annotated[bool, typer.Option(help="run the neural baselines whose model is installed (their files are reused while unchanged)")] = True,
+) -> None:
     """Build the board: from the real data when the data root has it (PROCBENCH_DATA or ../shared/data), else the bundled samples."""
     from procbench.demo import build_board
 
@@ -179,7 +183,7 @@ def demo(db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"), fresh: A
             Path(str(db) + suffix).unlink(missing_ok=True)
         shutil.rmtree(Path(str(db) + ".raw"), ignore_errors=True)
         shutil.rmtree(Path(str(db) + ".inputs"), ignore_errors=True)  # the prediction files build_board writes
-    n = build_board(db)
+    n = build_board(db, heavy=neural)
     typer.echo(f"demo database {db}: {n} submissions")
 
 

@@ -3,8 +3,11 @@
 ``build_board`` (``procbench demo``, ``make leaderboard``) looks for real data (``PROCBENCH_DATA`` or
 ``../shared/data``: files matching the specs' data locks) and builds from it with ``build_real``:
 the registered baselines of every task (``runners.baselines``) and the upstream PM-LLM answers with
-their judge's verdicts, submitted through intake, plus the papers' rows.  Without real data it
-builds ``build_demo`` from the bundled samples; those boards say so (``submissions.provenance``).
+their judge's verdicts, submitted through intake with their model cards, plus the papers' rows.
+Without real data it builds ``build_demo`` from the bundled samples; those boards say so
+(``submissions.provenance``).  A neural baseline runs only when asked (``heavy``: ``procbench demo``
+asks) and its model is installed; its prediction file is reused while its inputs are unchanged
+(``runners.baselines.cache``).
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ from dsl.model import TaskSpec
 from dsl.tasks import all_spec_paths, load_task
 from runners import baselines
 from runners._types import InvalidPredictions, PredictionWarning
-from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, default_data_root
+from runners.baselines.cache import write_or_reuse
+from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, default_cache_dir, default_data_root
 from runners.pmllm.answers import read_submission
-from runners.pmllm.models import cot_penalised
+from runners.pmllm.models import cot_penalised, load_model_info, model_size_class, open_source, parameter_count
 from runners.pmllm.naming import parse_result_file_name
 from runners.runner import TaskRunner
 from submissions import provenance
+from submissions.details import ModelCard
 from submissions.intake import load_reported, submit
 
 DEMO_TEAM = "demo"
@@ -128,31 +133,91 @@ def build_board(db_path: Path, *, data_root: Path | None = None, log: Callable[[
     return build_real(db_path, chosen.data_root, log=log, work_dir=work_dir, heavy=heavy)
 
 
-def build_real(db_path: Path, data_root: Path, *, log: Callable[[str], None] = print, work_dir: Path | None = None, heavy: bool = False) -> int:
+def planned_baselines(task: str, *, heavy: bool) -> tuple[list[baselines.Baseline], list[str]]:
+    """The baselines a real board runs for ``task``, and why each other registered one for it is left out.
+
+    A neural baseline runs only with ``heavy`` and when the distributions it imports are installed
+    (the ``models`` extra, which ``make setup`` installs); nothing is imported to find out.
+    """
+    run, left_out = [], []
+    for chosen in baselines.for_task(task, heavy=True):
+        if chosen.heavy and not heavy:
+            left_out.append(f"{chosen.name} left out: neural baselines are off (procbench demo runs them)")
+        elif chosen.heavy and baselines.installed_versions(chosen) is None:
+            left_out.append(f"{chosen.name} left out: its model is not installed (the `models` extra: {', '.join(chosen.requires)}; `make setup` installs it)")
+        else:
+            run.append(chosen)
+    return run, left_out
+
+
+def build_real(
+    db_path: Path,
+    data_root: Path,
+    *,
+    log: Callable[[str], None] = print,
+    work_dir: Path | None = None,
+    heavy: bool = False,
+    cache_dir: Path | None = None,
+) -> int:
     """Baselines for every task on its first real split (test, else dev, else the first), the upstream PM-LLM
     answers of every staged model with their judge's verdicts, and every paper row whose split is here.
 
     Prediction files are written under ``work_dir`` (default: a folder beside the store) and submitted
-    through intake like any upload.  ``heavy`` also runs the neural baselines (PARADISE embedding).
+    through intake like any upload.  ``heavy`` also runs the neural baselines (PARADISE embedding) whose
+    model is installed; their files are reused from ``cache_dir`` (default ``var/cache/baselines``)
+    while the gold, the baseline's version and the installed model and libraries are the same.
     """
     folder = Path(work_dir) if work_dir is not None else Path(str(db_path) + ".inputs")
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir("baselines")
     stored = 0
+    said: set[str] = set()
     for spec, runner in _loadable_tasks(log):
         splits = real_splits(spec, data_root)
         if not splits:
             log(f"{spec.name:<24} no real data under {data_root}: not on this board")
             continue
         split = splits[0]
-        gold, _ = runner.gold(data_root, split)
-        for chosen in baselines.for_task(spec.name, heavy=heavy):
+        gold, fingerprint = runner.gold(data_root, split)
+        chosen_ones, left_out = planned_baselines(spec.name, heavy=heavy)
+        for line in left_out:
+            if line not in said:  # once per board, not once per task
+                said.add(line)
+                log(line)
+        for chosen in chosen_ones:
             out = folder / "baselines" / f"{chosen.name}.{spec.name}.{split}.{chosen.suffix}"
-            path = chosen.write(baselines.BaselineInput(data_root, spec.name, split, gold.items), out)
+            given = baselines.BaselineInput(data_root, spec.name, split, gold.items)
+            if chosen.heavy:
+                try:
+                    written = write_or_reuse(chosen, given, out, fingerprint=fingerprint, cache_dir=cache)
+                except (ImportError, OSError, RuntimeError) as exc:  # a broken model install costs its rows, not the board
+                    log(f"{spec.name:<24} {split:<6} {chosen.name:<32} not run: {exc}")
+                    continue
+                done = "reused the predictions made for this gold" if written.reused else "predicted (stored for reuse)"
+                log(f"{spec.name:<24} {split:<6} {chosen.name:<32} {done}")
+                path = written.path
+            else:
+                path = chosen.write(given, out)
             metadata = {"source": f"procbench baseline {chosen.name}", "baseline": chosen.name, "description": chosen.description}
-            stored += _submit(spec, runner, data_root, split, path, chosen.name, BASELINE_TEAM, db_path, metadata, log)
+            if chosen.card.parameters:
+                metadata["parameters"] = chosen.card.parameters
+            stored += _submit(spec, runner, data_root, split, path, chosen.name, BASELINE_TEAM, db_path, metadata, log, card=baseline_card(chosen))
         if spec.name == PMLLM_TASK:
             stored += _submit_upstream_pmllm(spec, runner, data_root, split, folder / "pm-llm", db_path, log)
         load_reported(spec, runner, data_root=data_root, db_path=db_path)
     return stored
+
+
+def baseline_card(chosen: baselines.Baseline) -> ModelCard:
+    """The model card a baseline's row carries (its parameter count goes in the metadata: the card has no field for it)."""
+    facts = chosen.card
+    return ModelCard(
+        size_class=facts.size_class,
+        weights=facts.weights,
+        method_family=facts.method_family,
+        paper_url=facts.paper_url,
+        code_url=facts.code_url,
+        description=chosen.description,
+    )
 
 
 def _submit(
@@ -166,9 +231,13 @@ def _submit(
     db_path: Path,
     metadata: dict[str, Any],
     log: Callable[[str], None],
+    *,
+    card: ModelCard | None = None,
 ) -> int:
     try:
-        outcome = submit(spec, runner, data_root=data_root, split=split, predictions=path, model=model, team=team, db_path=db_path, metadata=metadata)
+        outcome = submit(
+            spec, runner, data_root=data_root, split=split, predictions=path, model=model, team=team, db_path=db_path, metadata=metadata, card=card
+        )
     except (InvalidPredictions, FileNotFoundError, ValueError, RuntimeError) as exc:
         log(f"{spec.name:<24} {split:<6} {model:<32} not stored: {exc}")
         return 0
@@ -182,6 +251,73 @@ def upstream_models(root: Path) -> list[str]:
     answers = root / "answers"
     names = {parsed.model for p in answers.iterdir() if (parsed := parse_result_file_name(p.name)) is not None} if answers.is_dir() else set()
     return sorted(names)
+
+
+# Upstream names a model by its provider id with "/" and ":" removed (docs/metrics.md §4.1), so
+# "deepseek/deepseek-v4-pro" is stored as "deepseekdeepseek-v4-pro".  The board shows the provider id:
+# the "/" goes back after a provider prefix when the rest starts with one of that provider's model
+# families, so a name that only begins like a provider ("qwen3.7-plus") is left as it is.  A removed
+# ":" (":free", ":thinking") cannot be told apart and stays removed.
+_PROVIDER_FAMILIES = {
+    "ai21": ("jamba",),
+    "amazon": ("nova",),
+    "anthropic": ("claude",),
+    "arcee-ai": ("trinity",),
+    "deepseek": ("deepseek",),
+    "deepseek-ai": ("deepseek",),
+    "google": ("gemini", "gemma"),
+    "ibm-granite": ("granite",),
+    "inception": ("mercury",),
+    "inclusionai": ("ling", "ring"),
+    "meituan": ("longcat",),
+    "meta-llama": ("llama",),
+    "microsoft": ("phi", "mai-"),
+    "minimax": ("minimax",),
+    "mistralai": ("mistral", "ministral", "magistral", "devstral", "codestral", "pixtral"),
+    "moonshotai": ("kimi",),
+    "nousresearch": ("hermes",),
+    "nvidia": ("nemotron", "llama", "nvidia-"),
+    "openai": ("gpt", "o1", "o3", "o4", "codex"),
+    "prime-intellect": ("intellect",),
+    "qwen": ("qwen", "qwq", "qvq"),
+    "stepfun": ("step",),
+    "x-ai": ("grok",),
+    "xiaomi": ("mimo",),
+    "z-ai": ("glm",),
+}
+
+
+def provider_model_name(upstream_name: str) -> str:
+    """The provider id an upstream model name was made from (``deepseekdeepseek-v4-pro`` -> ``deepseek/deepseek-v4-pro``), else the name."""
+    for provider in sorted(_PROVIDER_FAMILIES, key=len, reverse=True):  # "deepseek-ai" before "deepseek"
+        rest = upstream_name[len(provider) :]
+        if upstream_name.startswith(provider) and rest.lower().startswith(_PROVIDER_FAMILIES[provider]):
+            return f"{provider}/{rest}"
+    return upstream_name
+
+
+def upstream_card(model: str, data_root: Path) -> tuple[ModelCard, dict[str, Any]]:
+    """The model card upstream's own metadata gives a staged model, and the parameter count for the metadata.
+
+    Weights: the OS column of upstream's leaderboard (else ``model_is_os.json``); size class and
+    parameters: ``hallucinations/model_info.json`` (total parameters, billions), which for closed models
+    are upstream's estimates and are labelled so.  What upstream does not say stays unknown.
+    """
+    is_open = open_source(model, data_root)
+    try:
+        params_b = parameter_count(model, load_model_info(data_root))
+        size = model_size_class(model, data_root)
+    except FileNotFoundError:
+        params_b, size = None, "commercial" if not is_open else "open-source (size unknown)"
+    extra: dict[str, Any] = {}
+    if params_b is not None:
+        extra["parameters"] = f"{params_b:g}B" if is_open else f"~{params_b:g}B (upstream's estimate)"
+    card = ModelCard(
+        size_class=size if size != "open-source (size unknown)" else "unknown",
+        weights="open" if is_open else "closed",
+        method_family="llm",
+    )
+    return card, extra
 
 
 def _submit_upstream_pmllm(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, folder: Path, db_path: Path, log: Callable[[str], None]) -> int:
@@ -198,10 +334,13 @@ def _submit_upstream_pmllm(spec: TaskSpec, runner: TaskRunner, data_root: Path, 
         with path.open("w", encoding="utf-8") as handle:
             for answer in answers.values():
                 handle.write(json.dumps({"id": answer.question_id, "answer": answer.answer, "verdict": answer.verdict}, ensure_ascii=False) + "\n")
+        card, extra = upstream_card(model, data_root)
         metadata = {
             "source": f"upstream PM-LLM-Benchmark answers, verdicts of its evaluation-{PMLLM_JUDGE} folder",
+            "upstream_name": model,  # the name in upstream's files and leaderboards
             "verdicts_by": PMLLM_JUDGE,
             "cot": cot_penalised(model, data_root),  # upstream's published CoT list: its penalty applies as on its leaderboard
+            **extra,
         }
-        stored += _submit(spec, runner, data_root, split, path, model, UPSTREAM_TEAM, db_path, metadata, log)
+        stored += _submit(spec, runner, data_root, split, path, provider_model_name(model), UPSTREAM_TEAM, db_path, metadata, log, card=card)
     return stored

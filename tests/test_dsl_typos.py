@@ -65,10 +65,14 @@ def test_reported_rows_from_the_file_beside_the_spec_equal_the_rows_written_inli
     assert [r.path for r in from_file.reported] == [str(SPECS_DIR / "openpi.reported")] * 5
     assert from_file.to_dict()["reported"] == inline.to_dict()["reported"] and len(inline.reported) == 5
     assert spec_digest(from_file) == spec_digest(inline)  # paper rows are not part of the fingerprint
-    # the variant inherits them from beside its parent, and the citation is the .bib file's text
+    # openpi-head names its own (empty) file: openpi's rows were computed without de-duplication; the citation is inherited
     head = check_file(SPECS_DIR / "openpi-head.spec", search=[SPECS_DIR]).spec
-    assert head.reported == from_file.reported
+    assert head.reported == ()
     assert head.citation == from_file.citation == (SPECS_DIR / "openpi.bib").read_text(encoding="utf-8")
+    # a variant naming no file of its own inherits its parent's rows, from beside the parent
+    folder = _copy(tmp_path, "openpi-head.spec")
+    _edit(folder / "openpi-head.spec", '\n  reported = file("openpi-head.reported")  # none: openpi\'s were computed without de-duplication\n', "\n")
+    assert [r.path for r in check_file(folder / "openpi-head.spec").spec.reported] == [str(folder / "openpi.reported")] * 5
 
 
 def test_a_mistake_in_the_reported_file_is_reported_at_its_own_line(tmp_path: Path) -> None:
@@ -144,7 +148,7 @@ def test_a_variant_param_the_parent_does_not_declare_is_an_error(tmp_path: Path)
 def test_a_variant_may_add_a_param_it_uses_itself(tmp_path: Path) -> None:
     folder = _copy(tmp_path, "openpi-head.spec")
     _edit(folder / "openpi-head.spec", "params { dedup = true }", 'params { dedup = true  which = "current" }\n  title = "OpenPI ({which} scorer)"')
-    _edit(folder / "openpi-head.spec", '  title   = "OpenPI (current scorer: de-duplicated predictions)"\n', "")
+    _edit(folder / "openpi-head.spec", '  title    = "OpenPI (current scorer: de-duplicated predictions)"\n', "")
     assert check_file(folder / "openpi-head.spec").spec.title == "OpenPI (current scorer)"
 
 

