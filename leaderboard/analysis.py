@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,8 +177,21 @@ NOT_BOOTSTRAPPED = "outside the rows bootstrapped for this view (raise 'Bootstra
 NO_METRIC = "this row has no value of the metric"
 
 
-def too_few_items(n: int) -> str:
-    return f"only {n} item{'s' if n != 1 else ''} (an interval needs at least {min_interval_items()}): a bootstrap over so few items would mislead"
+def too_few_items(n: int, most: int | None = None) -> str:
+    """Why a row of ``n`` items has no interval; ``most``: the same sentence for rows of ``n`` to ``most`` items."""
+    count = f"{n}" if most is None or most == n else f"{n}–{most}"
+    items = f"{count} item{'s' if (most or n) != 1 else ''}"
+    return f"only {items} (an interval needs at least {min_interval_items()}): a bootstrap over so few items would mislead"
+
+
+_TOO_FEW = re.compile(r"only (\d+) items? \(an interval needs")
+
+
+def summarised(reasons: Sequence[str]) -> list[str]:
+    """Distinct reasons, those of rows with too few items said once for all of them ("only 5–9 items ...")."""
+    counts = [int(m.group(1)) for r in reasons if (m := _TOO_FEW.match(r))]
+    others = [r for r in dict.fromkeys(reasons) if r and not _TOO_FEW.match(r)]
+    return others + ([too_few_items(min(counts), max(counts))] if counts else [])
 
 
 @dataclass(frozen=True)
@@ -215,6 +229,35 @@ def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceI
     if not reproduces(str(db), info.task, submission_id):
         return NOT_REPRODUCED
     return too_few_items(len(items))
+
+
+DIFFERENT_ITEMS = "the two were scored on different items, so there is no paired test"
+
+
+def pair_reasons(db: Path, info: TaskInfo, metric: str, sides: Sequence[tuple[str, bool]], sl: SliceInfo | None = None, value: str = "") -> list[str]:
+    """Why two rows (``(submission id, is reference)`` each) have no paired interval: each side's reason as the board gives it for
+    that row (:func:`uncertainty`), once each; ``[DIFFERENT_ITEMS]`` when both have intervals of their own."""
+    reasons = [uncertainty(db, info, sid, metric, is_reference=ref, sl=sl, value=value).reason for sid, ref in sides]
+    return list(dict.fromkeys(r for r in reasons if r)) or [DIFFERENT_ITEMS]
+
+
+def covers(db: Path, info: TaskInfo, metric: str, sl: SliceInfo | None, value: str) -> bool:
+    """Whether ``metric`` is defined on any item of slice value ``value`` (always on the whole split).
+
+    A metric restricted to some items (a measure's ``where``: PM-LLM's Score counts the text questions only) reads
+    0 on a slice with none of them (the image questions, category C7): not a figure to show or compare. Decided
+    from the stored item labels; where the store has no labels for a restricting key, the metric counts as covering.
+    """
+    where = info.restriction(metric)
+    if sl is None or not where:
+        return True
+    if any(key == sl.key for key, _ in where):
+        return all(wanted == value for key, wanted in where if key == sl.key)
+    members = [item for item, label in _labels(str(db), info.task, info.split, info.fingerprint, sl.key).items() if label == value]
+    restricting = {key: _labels(str(db), info.task, info.split, info.fingerprint, key) for key, _ in where}
+    if not all(restricting.values()):
+        return True
+    return any(all(restricting[key].get(item) == wanted for key, wanted in where) for item in members)
 
 
 def interval(boot: Bootstrap | None, metric: str) -> stats.Interval | None:

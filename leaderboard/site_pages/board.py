@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from leaderboard import boardview, config, overview, queries, sitedata, ui
+from leaderboard import analysis, boardview, config, overview, queries, sitedata, ui
 from leaderboard.model import TaskInfo
 
 PARAMS = ("task", "split", "slice", "value", "groups", "sort", "kind", "access", "family", "size", "team", "ci", "details")
@@ -121,7 +121,7 @@ if not above.is_empty():
         for name in dict.fromkeys(above["metric"].to_list())
     ]
     st.caption(ui.escape(queries.above_one(info.task, True, 2.0)) + " Above 100 % here: " + ui.escape("; ".join(flagged)) + ".")
-notes = sorted(set(getattr(view, "ci_notes", {}).values()) - {""})
+notes = analysis.summarised(sorted(set(view.ci_notes.values()) - {""}))  # Compare says it in the same words
 if notes:
     st.caption("No interval where: " + "; ".join(ui.escape(n) for n in notes) + ".")
 if any(j.startswith("self-judged") for j in judging):  # issue #17

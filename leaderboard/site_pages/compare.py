@@ -1,18 +1,24 @@
 """Compare two submissions: per-slice deltas with paired intervals and p-values, then the items behind them.
 
+Only slice values the metric is defined on are compared (``analysis.covers``); an empty interval says why in
+the board's words (``analysis.pair_reasons``); long slice-value labels are listed under the table (issue #16).
+
 The tables are computed once per store version and choice of A, B and metric (``cache.memo``), and each
 submission's per-item values once per process (``analysis.per_item_values``): a warm view recomputes neither.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, cache, config, evidence, itemview, sitedata, ui
+from leaderboard import analysis, boardview, cache, config, evidence, itemview, sitedata, ui
 from leaderboard.model import TaskInfo
 
 TOP_ITEMS = 10
+SHORT_LABEL = 40  # characters: a longer slice-value label is listed under the table, not in it
 PARAMS = ("task", "split", "a", "b", "metric", "perm", "item", "layout")
 
 db = ui.database()
@@ -49,20 +55,36 @@ if a_id == b_id:
 # -- per-slice deltas -----------------------------------------------------------------------------
 
 
-def _deltas() -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The table of A − B on the whole split and every slice value, and the same figures in stored units (the download)."""
+@dataclass(frozen=True)
+class Deltas:
+    table: pl.DataFrame  # what the page shows (display units)
+    raw: pl.DataFrame  # the same figures in stored units (the download)
+    no_interval: tuple[str, ...]  # every row's reason for an empty interval, once each (the board's words)
+    uncovered: tuple[str, ...]  # slice values the metric is not defined on (a restricted measure's other items), left out
+
+
+def _deltas() -> Deltas:
+    """A − B on the whole split and every slice value the metric is defined on, with each empty interval's reason."""
     table_rows: list[dict[str, object]] = []
     raw_rows: list[dict[str, object]] = []
+    reasons: dict[str, None] = {}
+    uncovered: list[str] = []
     figures = sitedata.figures(db, info.task, info.split, [a_id, b_id], metric.name)
     lookup = {(r["submission_id"], r["slice"], r["slice_value"]): (r["value"], r["n_items"]) for r in figures.iter_rows(named=True)}
     views = [(None, "")]
     for sl in info.slices:
         views += [(sl, v) for v in sorted({value for _, name, value in lookup if name == sl.name})]
+    sides = [(a_id, bool(a_row["is_reference"])), (b_id, bool(b_row["is_reference"]))]
     for sl, value in views:
         key = sl.name if sl else ""
         if (a_id, key, value) not in lookup or (b_id, key, value) not in lookup:
             continue
+        if not analysis.covers(db, info, metric.name, sl, value):
+            uncovered.append(f"{key} = {value}")
+            continue
         result = analysis.compare(analysis.bootstrap_of(db, info, a_id, sl, value), analysis.bootstrap_of(db, info, b_id, sl, value), metric.name)
+        why = [] if result else analysis.pair_reasons(db, info, metric.name, sides, sl, value)
+        reasons.update(dict.fromkeys(why))
         (a_value, n_a), (b_value, n_b) = lookup[(a_id, key, value)], lookup[(b_id, key, value)]
         delta = None if a_value is None or b_value is None else a_value - b_value
         raw_rows.append(
@@ -72,35 +94,69 @@ def _deltas() -> tuple[pl.DataFrame, pl.DataFrame]:
                 "value_a": a_value, "value_b": b_value, "delta": delta, "ci_low": result.low if result else None,
                 "ci_high": result.high if result else None, "p_value": result.p_value if result else None,
                 "n_items": result.n_items if result else (n_a if not a_row["is_reference"] else n_b),
+                "ci_note": "; ".join(why),
             }
         )
         table_rows.append(
             {
                 "Slice": sl.name if sl else "(whole split)",
-                "Value": sl.value_label(value) if sl else value,
+                # a long label would push the figures off screen (issue #16): it is listed whole under the table instead
+                "Value": (sl.value_label(value) if len(sl.value_label(value)) <= SHORT_LABEL else value) if sl else value,
                 "Items": result.n_items if result else (n_a if not a_row["is_reference"] else n_b),
                 "A": metric.shown(a_value),
                 "B": metric.shown(b_value),
                 "Δ (A − B)": metric.shown(delta),
-                "95% CI of Δ": f"{metric.shown(result.low):.2f} – {metric.shown(result.high):.2f}" if result else "",
-                "p (paired bootstrap)": round(result.p_value, 4) if result else None,
+                "95% CI of Δ": f"{metric.shown(result.low):.2f} – {metric.shown(result.high):.2f}" if result else boardview.short_reason(why[0]),
+                "p": round(result.p_value, 4) if result else None,
             }
         )
-    return pl.DataFrame(table_rows, strict=False), pl.DataFrame(raw_rows, strict=False)
+    return Deltas(pl.DataFrame(table_rows, strict=False), pl.DataFrame(raw_rows, strict=False), tuple(reasons), tuple(uncovered))
+
+
+def _long_labels(shown: pl.DataFrame) -> str:
+    """The spec's label of every value the table shows by its stored value alone (its label too long for the cell)."""
+    parts = [
+        f"{ui.code(v)} = {ui.escape(sl.value_labels[v])}"
+        for sl in info.slices
+        for v in shown.filter(pl.col("Slice") == sl.name)["Value"].to_list()
+        if v in sl.value_labels and sl.value_labels[v] != v
+    ]
+    return "Slice values: " + "; ".join(parts) + "." if parts else ""
 
 
 # the interval floor is an operator's setting (analysis.min_interval_items): part of what the table shows
 pair_key = (info.task, info.split, a_id, b_id, metric.name)
 with st.spinner("Paired bootstrap over items…"):
-    deltas, raw = cache.memo(db, "compare.deltas", (*pair_key, analysis.min_interval_items()), _deltas)
+    deltas = cache.memo(db, "compare.deltas", (*pair_key, analysis.min_interval_items()), _deltas)
 st.subheader(f"{metric.display}: A − B on every slice")
-ui.table(deltas, column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("A", "B", "Δ (A − B)")}, key="deltas")
+ui.table(
+    deltas.table,
+    column_config={
+        **{c: st.column_config.NumberColumn(format="%.2f") for c in ("A", "B", "Δ (A − B)")},
+        "Value": st.column_config.TextColumn("Value", width=ui.text_px(deltas.table["Value"].to_list() if deltas.table.height else [], min_px=80, max_px=300),
+                                             help="the slice value (its label, or the stored value with its label listed under the table)"),
+        "95% CI of Δ": st.column_config.TextColumn("95% CI of Δ", help="95% paired bootstrap interval of A − B; 'none: …' says why there is none (see below)"),
+        "p": st.column_config.NumberColumn("p", format="%.4f", help="p-value of the paired bootstrap test of A − B = 0"),
+    },
+    key="deltas",
+)
+labels = _long_labels(deltas.table) if deltas.table.height else ""
+if labels:
+    st.caption(labels)
 st.caption(
     f"Paired bootstrap over the items both were scored on ({config.N_RESAMPLES} resamples, seed {config.SEED}); each resample is re-aggregated with the "
-    "task's own aggregator. "
-    "No interval where a side is a reported row (no items) or the slice re-scores restricted gold (answer-label slices). Scores in % where the metric is a "
-    "fraction."
+    "task's own aggregator. Scores in % where the metric is a fraction."
 )
+if deltas.no_interval:
+    st.caption("No interval where: " + "; ".join(ui.escape(n) for n in analysis.summarised(deltas.no_interval)) + ".")
+if deltas.uncovered:
+    where = " and ".join(f"{k} = {v}" for k, v in info.restriction(metric.name))
+    st.caption(
+        f"{ui.escape(metric.display)} counts only the items with {ui.code(where)}; not shown on "
+        + ", ".join(ui.code(u) for u in deltas.uncovered)
+        + ", which hold none of them: a figure there (the measure over no items) compares nothing."
+    )
+raw = deltas.raw
 ui.downloads(raw, ui.file_stem("compare", info.task, info.split, a_id[:8], b_id[:8], metric.name), key="compare")
 
 a_items, b_items = analysis.items_of(db, a_id), analysis.items_of(db, b_id)

@@ -15,7 +15,7 @@ sort_metric = ui.url_choice(
     st.sidebar, "Rank by", metric_names, index=metric_names.index(info.primary) if info.primary in metric_names else 0,
     key="sort", format_func=lambda n: info.metric(n).display,
 )
-facets = boardview.build(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
+facets = boardview.view(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
 kinds = st.sidebar.multiselect("Kind", facets.get("kind", []), key="kind", bind="query-params", placeholder="all")
 access = st.sidebar.multiselect("Open / closed", facets.get("access", []), key="access", bind="query-params", placeholder="all")
 families = st.sidebar.multiselect("Method family", facets.get("family", []), key="family", bind="query-params", placeholder="all")
@@ -29,7 +29,7 @@ st.header(f"Downloads — {info.title}")
 ui.task_caption(info)
 filters = boardview.BoardFilters(tuple(kinds), tuple(access), tuple(families), tuple(teams), tuple(sizes))
 with st.spinner("Building the view…"):
-    view = boardview.build(db, info, sl=sl, slice_value=slice_value, filters=filters, sort_metric=sort_metric, interval_rows=int(interval_rows))
+    view = boardview.view(db, info, sl=sl, slice_value=slice_value, filters=filters, sort_metric=sort_metric, interval_rows=int(interval_rows))
 if view.export.is_empty():
     st.info("No rows in this view.")
     st.stop()

@@ -264,6 +264,24 @@ def test_home_tables_fit_a_laptop_window_without_scrolling_sideways(server: Site
     page.close()
 
 
+@pytest.mark.parametrize("width", [1400, 1440])
+def test_compare_table_fits_a_laptop_window_without_scrolling_sideways(server: Site, browser: object, width: int) -> None:
+    """Issue #16: PARADISE's sentence-long slice-value labels pushed the p column off a 1440-px window; they are listed under the table."""
+    page = browser.new_page(viewport={"width": width, "height": 1400})  # type: ignore[attr-defined]
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{server.url}/compare?task=paradise-tip&split=test")
+    page.get_by_text("Items where they differ most").wait_for()
+    page.wait_for_selector("[data-testid=stDataFrame] .dvn-scroller")
+    _settle(page)
+    overflow = page.evaluate(SIDEWAYS)
+    assert overflow and overflow[0] is not None and overflow[0] <= 1, overflow
+    text = page.inner_text("[data-testid=stMain]")
+    assert "Slice values:" in text and "cosine similarity" in text  # the whole labels, under the table
+    assert "explicit" in _grid_with(page, "explicit")
+    _shot(page, f"compare-paradise-{width}.png")
+    page.close()
+
+
 def test_a_mistyped_task_in_the_address_is_said_so(server: Site, browser: object) -> None:
     page = _open(browser, f"{server.url}/board?task=opnepi&split=test")
     page.get_by_text("No task").first.wait_for()
