@@ -269,7 +269,8 @@ NAACL18 = (SPECS_DIR / "propara-naacl18.spec").read_text()
 def test_a_metric_a_python_aggregator_does_not_produce_is_refused() -> None:
     # every shipped task now declares its counting and aggregation; NAACL'18 as it was, with its Python scorer and aggregator
     counted = NAACL18[NAACL18.index("    derive = propara.naacl18_questions()") : NAACL18.index("    measure cat1")]
-    old_measures = "".join(f"    measure q{n} {{ stats = [[q{n}_tp, q{n}_tn], [q{n}_tp, q{n}_fp, q{n}_tn, q{n}_fn]]  scale = 100 }}\n" for n in range(1, 11) if n != 8)
+    accuracy = "    measure q{n} {{ stats = [[q{n}_tp, q{n}_tn], [q{n}_tp, q{n}_fp, q{n}_tn, q{n}_fn]]  scale = 100 }}\n"
+    old_measures = "".join(accuracy.format(n=n) for n in range(1, 11) if n != 8)
     old_measures += "    measure q8 { stats = [q8_tp, [q8_tp, q8_fp], q8_tp, [q8_tp, q8_fn]]  scale = 100 }\n"
     scored = _replace(NAACL18, counted, "    scorer = propara.naacl18()\n    aggregate = propara.naacl18()\n" + old_measures)
     source = _replace(scored, "metric macro {", "metric overall_f1 {}\n  metric macro {")
