@@ -10,25 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from procbench.paths import SAMPLE_DATA_ROOT
 from runners import GoldSet, InvalidPredictions, PredictionWarning
 from runners.propara.naacl18 import aggregate_naacl18, read_naacl18, read_naacl18_grid, score_naacl18
 from runners.propara.naacl18_grid import needed_rows
 from runners.metrics._outcomes import AnswerOutcomes
 from runners.registry import get
 from runners.text import Pipeline, delete_chars, lowercase, stem
+from tests.naacl18_samples import SAMPLE_GOLD, SAMPLE_LINES, random_grids
 
-SAMPLE_GOLD = read_naacl18(SAMPLE_DATA_ROOT, "test")
-SAMPLE_LINES = (SAMPLE_SUBMISSIONS_DIR / "propara-naacl18" / "gold-grid.tsv").read_text().splitlines(keepends=True)
 PROGLOBAL = "proglobal.untuned.test.output.tsv"
-
-
-def _steps_per_paragraph() -> dict[int, int]:
-    steps: dict[int, int] = {}
-    for line in SAMPLE_LINES:
-        pid, sid = (int(x) for x in line.split("\t")[:2])
-        steps[pid] = max(steps.get(pid, 0), sid)
-    return steps
 
 
 def _validate(tmp_path: Path, text: str, gold: GoldSet = SAMPLE_GOLD):
@@ -149,20 +140,6 @@ def test_bad_lines_are_always_rejected_with_their_line_number(tmp_path_factory: 
     assert sorted({line for line, _, _ in problems}) == sorted(p + 1 for p, _ in inserted)
     for position, message in inserted:
         assert any(line == position + 1 and message in text for line, text, _ in problems)
-
-
-@st.composite
-def random_grids(draw) -> str:
-    """Complete grids (every inventory participant, every sentence) with arbitrary states."""
-    rows = []
-    for pid, steps in _steps_per_paragraph().items():
-        paragraph = SAMPLE_GOLD.items[str(pid)]
-        locations = sorted({label.to_location for s in paragraph.annotator_sets for label in s} | {"mud", "the leaf", "air"})
-        states = st.sampled_from(["null", "unk", *locations])
-        for name in sorted(paragraph.inventory):
-            track = draw(st.lists(states, min_size=steps + 1, max_size=steps + 1))
-            rows.extend(f"{pid}\t{s}\t{name}\t{track[s - 1]}\t{track[s]}\n" for s in range(1, steps + 1))
-    return "".join(rows)
 
 
 @given(random_grids())

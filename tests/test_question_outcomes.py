@@ -21,16 +21,15 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precisio
 
 from dsl import SpecError, check_text
 from procbench.api import load_task
-from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
+from procbench.paths import SPECS_DIR
 from runners import GoldSet
 from runners.metrics._outcomes import AnswerOutcomes, BinaryOutcomes, SetOutcomes
 from runners.propara.naacl18 import read_naacl18, read_naacl18_grid, score_naacl18
 from tests import naacl18_reference as reference
+from tests.naacl18_samples import SAMPLE_GOLD, random_grids
 
 QUESTIONS = tuple(f"q{n}" for n in range(1, 11))
 OUTCOMES = ("tp", "fp", "tn", "fn")
-SAMPLE_GOLD = read_naacl18(SAMPLE_DATA_ROOT, "test")
-SAMPLE_LINES = (SAMPLE_SUBMISSIONS_DIR / "propara-naacl18" / "gold-grid.tsv").read_text().splitlines(keepends=True)
 _, RUNNER = load_task("propara-naacl18")
 
 
@@ -134,26 +133,8 @@ def test_declared_counts_equal_the_reference_on_the_real_run_and_perturbed_copie
         assert sum(v for counts in declared.values() for v in counts.values()) > 1000  # the split's questions were counted
 
 
-@st.composite
-def random_grids(draw: st.DrawFn) -> str:
-    """Complete grids over the sample paragraphs, sometimes uneven (participants of different lengths)."""
-    steps_of: dict[int, int] = {}
-    for line in SAMPLE_LINES:
-        pid, sid = (int(x) for x in line.split("\t")[:2])
-        steps_of[pid] = max(steps_of.get(pid, 0), sid)
-    rows = []
-    for pid, steps in steps_of.items():
-        paragraph = SAMPLE_GOLD.items[str(pid)]
-        locations = sorted({label.to_location for s in paragraph.annotator_sets for label in s} | {"mud", "the leaf", '"Air"'})
-        states = st.sampled_from(["null", "unk", *locations])
-        for name in sorted(paragraph.inventory):
-            track = draw(st.lists(states, min_size=steps + 1, max_size=steps + 1))
-            rows.extend(f"{pid}\t{s}\t{name}\t{track[s - 1]}\t{track[s]}\n" for s in range(1, steps + 1))
-    return "".join(rows)
-
-
 @settings(max_examples=100, deadline=None)
-@given(random_grids())
+@given(random_grids(extra_locations=("mud", "the leaf", '"Air"')))
 def test_declared_counts_equal_the_reference_on_generated_grids(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
     predictions = _grids(tmp_path_factory.mktemp("g"), text, SAMPLE_GOLD)
     assert _declared(SAMPLE_GOLD, predictions) == _oracle(SAMPLE_GOLD, predictions)
