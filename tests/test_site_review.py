@@ -7,6 +7,8 @@ a leader below a paper's row is called what it is; answers read as text, not JSO
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import polars as pl
@@ -118,6 +120,9 @@ def test_a_best_submitted_row_below_a_papers_row_is_not_called_the_leader(real_d
     at = page(real_db, monkeypatch, "board", task="paradise-tip", split="test")
     tie = next(c.value for c in at.caption if c.value.startswith("Tie group"))
     assert "the best submitted row" in tie and "cannot be separated from the leader" not in tie
+    # the mark is shown whole (it was cut to "best submitt"): about 8 px a character at the table's font, plus the cell's padding
+    width = json.loads(at.dataframe[0].proto.columns)["Tie group"]["width"]
+    assert width >= 8 * len("best submitted") + 16
 
 
 # -- items, definitions ----------------------------------------------------------------------------------

@@ -92,6 +92,10 @@ ui.table(
         "Paper": st.column_config.LinkColumn("Paper", display_text="paper"),
         "Code": st.column_config.LinkColumn("Code", display_text="code"),
         ci_column: st.column_config.TextColumn(ci_column, help="95% percentile bootstrap interval over items (see the notes below when empty)"),
+        # wide enough for "best submitted" whole (issue #16: no cut cells)
+        "Tie group": st.column_config.TextColumn(
+            "Tie group", width=ui.text_px(view.table["Tie group"].to_list(), min_px=90), help="leader / best submitted, and the rows tied with it (see below)"
+        ),
         **ui.metric_columns(info.metrics),
     },
     key="board-table",
