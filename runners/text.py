@@ -108,10 +108,14 @@ def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
 
 
 @component("normaliser", "stem", takes="str", gives="str")
-def stem(algorithm: StemAlgorithm = "porter", *, mode: PorterMode = "nltk_extensions", unit: Literal["token", "whole"] = "token") -> Step:
-    """Stem each whitespace token (dropping tokens whose stem is empty), or the whole string as one word.
+def stem(
+    algorithm: StemAlgorithm = "porter", *, mode: PorterMode = "nltk_extensions", unit: Literal["token", "whole"] = "token", keep_empty: bool = False
+) -> Step:
+    """Stem each whitespace token (dropping tokens whose stem is empty, unless ``keep_empty``), or the whole string as one word.
 
     ``porter`` is NLTK's Porter (``mode`` its variant), ``porter2`` PyPI ``stemming``'s Porter2, ``snowball_english`` NLTK's Snowball.
+    ``keep_empty`` keeps an empty stem as an empty word between spaces (Porter2 stems "''s" to nothing), as the
+    NAACL'18 evaluator joins its stems: its location check then sees the same string.
     """
     stemmer = _stemmer(algorithm, mode)
     if unit == "whole":
@@ -125,7 +129,7 @@ def stem(algorithm: StemAlgorithm = "porter", *, mode: PorterMode = "nltk_extens
             stemmed = stems.get(token)
             if stemmed is None:
                 stemmed = stems[token] = stemmer(token.lower()).strip()
-            if stemmed:
+            if stemmed or keep_empty:
                 out.append(stemmed)
         return " ".join(out)
 

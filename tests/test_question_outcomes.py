@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
 
 from dsl import SpecError, check_text
+from dsl.compiler import build_component
 from procbench.api import load_task
 from procbench.paths import SPECS_DIR
 from runners import GoldSet
@@ -30,7 +31,8 @@ from tests.naacl18_samples import SAMPLE_GOLD, random_grids
 
 QUESTIONS = tuple(f"q{n}" for n in range(1, 11))
 OUTCOMES = ("tp", "fp", "tn", "fn")
-_, RUNNER = load_task("propara-naacl18")
+SPEC, RUNNER = load_task("propara-naacl18")
+Q3 = next(ms for ms in SPEC.score.measures if ms.name == "q3")  # the create-location question, as checked
 
 
 # -- the metrics against scikit-learn and their definitions --------------------------------------------------
@@ -183,3 +185,29 @@ def test_the_python_apis_count_names_follow_the_metrics_order() -> None:
     from runners.propara import naacl18
 
     assert naacl18.OUTCOMES == _outcomes.OUTCOMES
+
+
+LOCATION_WORDS = st.sampled_from(["soil", "the", "Roots", "root", "''s", "'", '"leaf"', "g-rated", "Leaves", "air", "x", "ß", "İ"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LOCATION_WORDS, max_size=4).map(" ".join), st.lists(LOCATION_WORDS, max_size=5).map(" ".join))
+def test_the_declared_location_check_is_upstreams_even_where_a_stem_is_empty(predicted: str, gold: str) -> None:
+    """docs/metrics.md §2B.4 as the spec declares it (its place normaliser, match = "contained") equals the transcription,
+    including tokens Porter2 stems to nothing ("''s"), which upstream keeps as an empty word between spaces."""
+    steps = [build_component(step) for step in Q3.normaliser]
+
+    def place(text: str) -> str:
+        for step in steps:
+            text = step(text)
+        return text
+
+    tp, fp, _, fn = build_component(Q3.metric).item([place(gold)], [place(predicted)], "pooled")
+    assert fn == 0 and (tp == 1) == reference.location_match(predicted, gold) != (fp == 1)
+
+
+def test_a_stem_that_is_empty_is_kept_only_where_asked() -> None:
+    from runners.text import stem
+
+    assert stem("porter2")("x ''s y") == "x y"
+    assert stem("porter2", keep_empty=True)("x ''s y") == "x  y"

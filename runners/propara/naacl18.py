@@ -159,7 +159,7 @@ def _question_measures() -> Measures:
     from runners.metrics._outcomes import AnswerOutcomes, BinaryOutcomes, SetOutcomes
     from runners.text import Pipeline, delete_chars, lowercase, stem
 
-    place = Pipeline.of([lowercase(), delete_chars('"'), stem("porter2")])  # the location check of docs/metrics.md §2B.4
+    place = Pipeline.of([lowercase(), delete_chars('"'), stem("porter2", keep_empty=True)])  # the location check of docs/metrics.md §2B.4
     metrics = {
         "created": BinaryOutcomes(),
         "destroyed": BinaryOutcomes(),
