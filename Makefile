@@ -58,11 +58,11 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m submissions.bench_intake --size-mb 1024 --json var/bench/intake.json
 
-# ruff (rules and line limit in pyproject's [tool.ruff]), mypy over the packages ([tool.mypy]),
-# the import layers and no import cycles ([tool.importlinter]), then the specs and their formatting.
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.run --quick --out var/bench/performance-quick.md
 
+# ruff (rules and line limit in pyproject's [tool.ruff]), mypy over the packages ([tool.mypy]),
+# the import layers and no import cycles ([tool.importlinter]), then the specs and their formatting.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy

@@ -136,13 +136,7 @@ def per_environment(name: str, compute: Callable[[], dict[str, str]]) -> dict[st
         return stored
     value = compute()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        for stale in path.parent.glob(f"{name}-*.json"):  # the same value in an environment since changed
-            stale.unlink(missing_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(value, out)
-        os.replace(temporary, path)
+        _replace(path, json.dumps(value).encode("utf-8"), stale=f"{name}-*.json")  # the same value in an environment since changed
     except OSError:
         pass  # an unwritable folder: computed again next time
     return value
@@ -269,16 +263,22 @@ def write(folder: Path, entry_key: str, spec: Path, value: Any, dependencies: tu
     """Store an entry atomically (write to a temporary file, then rename) in place of the spec's older ones; a failure is ignored."""
     try:
         payload = pickle.dumps((entry_key, value, dependencies), protocol=pickle.HIGHEST_PROTOCOL)
-        target = _entry_path(folder, entry_key, spec)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        for stale in target.parent.glob("*.pickle"):  # the same spec under older code or text
-            stale.unlink(missing_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-        with os.fdopen(handle, "wb") as out:
-            out.write(FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload)
-        os.replace(temporary, target)
+        blob = FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
+        _replace(_entry_path(folder, entry_key, spec), blob, stale="*.pickle")  # the same spec under older code or text
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return  # an unwritable folder or an unpicklable spec: the next run checks again
+
+
+def _replace(target: Path, data: bytes, *, stale: str) -> None:
+    """Write ``data`` to ``target`` atomically (a temporary file, then a rename), first removing the files
+    matching ``stale`` beside it; raises OSError."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for old in target.parent.glob(stale):
+        old.unlink(missing_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+    os.replace(temporary, target)
 
 
 # -- the one entry point ---------------------------------------------------------------------------

@@ -181,9 +181,8 @@ def _is_answer_list(value: Any, wanted: FieldType) -> bool:
     return is_str_list(value) if wanted is STR_LIST else wanted.accepts(value)
 
 
-def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str, wanted: FieldType | None = None) -> list[list[Any]]:
+def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str, wanted: FieldType) -> list[list[Any]]:
     """Each item's gold field ``name``, checked to be a list of ``wanted``'s items (a tuple is accepted from Python-built gold)."""
-    wanted = wanted or STR_LIST
     spelled = wanted.spelling()
     out: list[list[Any]] = []
     problems: DataProblems | None = None
@@ -209,9 +208,8 @@ def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str, wanted: Field
     return out
 
 
-def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: str, wanted: FieldType | None = None) -> list[list[Any]]:
+def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: str, wanted: FieldType) -> list[list[Any]]:
     """Each item's prediction field ``name`` (no record: no answers), checked to be a list of ``wanted``'s items."""
-    wanted = wanted or STR_LIST
     out: list[list[Any]] = []
     bad: list[str] = []
     for item_id, record in zip(item_ids, predicted):
@@ -230,7 +228,7 @@ def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: s
         shown = "; ".join(bad[:5]) + (f"; ... and {len(bad) - 5} more" if len(bad) > 5 else "")
         raise ValueError(
             f"prediction field {name!r} must be {wanted.spelling()} for a match block, in {len(bad)} prediction record{'s' if len(bad) != 1 else ''}: {shown}. "
-            "Declare it as list(str) in the spec's predictions schema, so that the prediction file is checked line by line when it is read."
+            f"Declare it as {wanted.spelling()} in the spec's predictions schema, so that the prediction file is checked line by line when it is read."
         )
     return out
 

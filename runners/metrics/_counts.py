@@ -22,6 +22,7 @@ from operator import add
 from typing import Any
 
 from runners.metrics._base import Metric, Stats
+from runners.metrics._derived import _f1
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -61,5 +62,4 @@ class MicroCounts(Metric):
         if len(totals) == 2:
             return (_ratio(totals[0], totals[1]),)
         precision, recall = _ratio(totals[0], totals[1]), _ratio(totals[2], totals[3])
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        return (f1, precision, recall)
+        return (_f1(precision, recall), precision, recall)

@@ -33,14 +33,12 @@ from operator import add
 from typing import Any, Literal
 
 from runners.metrics._base import Metric, Stats, library_metric
+from runners.metrics._counts import _ratio
+from runners.metrics._derived import _f1
 from runners.predictions import FieldType, member_of
 
 OUTCOMES = ("tp", "fp", "tn", "fn")
 Score = Literal["accuracy", "precision", "recall", "f1"]
-
-
-def _ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator else 0.0
 
 
 def pooled_score(score: str, tp: float, fp: float, tn: float, fn: float) -> float:
@@ -52,7 +50,7 @@ def pooled_score(score: str, tp: float, fp: float, tn: float, fn: float) -> floa
         return precision
     if score == "recall":
         return recall
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return _f1(precision, recall)
 
 
 class _Outcomes(Metric):
