@@ -40,6 +40,7 @@ _reading = threading.Lock()  # one store read at a time
 _lock = threading.Lock()
 _entries: OrderedDict[Hashable, Any] = OrderedDict()
 _stats = {"hits": 0, "misses": 0, "memo_hits": 0, "memo_misses": 0}
+_MISSING = object()  # a kept result may itself be None
 
 Version = tuple[tuple[int, int, int], ...]
 
@@ -87,6 +88,26 @@ def _run(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
     return outcome["value"]
 
 
+def _lookup(key: Hashable, counter: str) -> Any:
+    """The entry kept under ``key`` (counted as a hit), or ``_MISSING``."""
+    with _lock:
+        if key not in _entries:
+            return _MISSING
+        _entries.move_to_end(key)
+        _stats[counter] += 1
+        return _entries[key]
+
+
+def _keep(key: Hashable, value: R, counter: str) -> R:
+    """Keep ``value`` under ``key`` (counted as a miss), the least recently used entries dropped past ``MAX_ENTRIES``."""
+    with _lock:
+        _stats[counter] += 1
+        _entries[key] = value
+        while len(_entries) > MAX_ENTRIES:
+            _entries.popitem(last=False)
+    return value
+
+
 def cached(fn: Callable[P, R]) -> Callable[P, R]:
     """Cache ``fn(db, *args)`` under (fn, db, store version, args); arguments must be hashable.
 
@@ -99,18 +120,10 @@ def cached(fn: Callable[P, R]) -> Callable[P, R]:
     def wrapper(db: Any, *args: Any, **kwargs: Any) -> Any:
         resolved = os.path.realpath(db)
         key = (name, resolved, store_version(resolved), args, tuple(sorted(kwargs.items())))
-        with _lock:
-            if key in _entries:
-                _entries.move_to_end(key)
-                _stats["hits"] += 1
-                return _entries[key]
-        value = _run(fn, Path(db), *args, **kwargs)
-        with _lock:
-            _stats["misses"] += 1
-            _entries[key] = value
-            while len(_entries) > MAX_ENTRIES:
-                _entries.popitem(last=False)
-        return value
+        found = _lookup(key, "hits")
+        if found is not _MISSING:
+            return found
+        return _keep(key, _run(fn, Path(db), *args, **kwargs), "misses")
 
     return wrapper  # type: ignore[return-value]
 
@@ -120,18 +133,10 @@ def memo(db: str | Path, name: str, args: Hashable, compute: Callable[[], R]) ->
     besides the store's contents (the page's choices).  Computed on the caller's thread; the result is shared: read-only."""
     resolved = os.path.realpath(db)
     key = ("memo", name, resolved, store_version(resolved), args)
-    with _lock:
-        if key in _entries:
-            _entries.move_to_end(key)
-            _stats["memo_hits"] += 1
-            return _entries[key]
-    value = compute()
-    with _lock:
-        _stats["memo_misses"] += 1
-        _entries[key] = value
-        while len(_entries) > MAX_ENTRIES:
-            _entries.popitem(last=False)
-    return value
+    found = _lookup(key, "memo_hits")
+    if found is not _MISSING:
+        return found
+    return _keep(key, compute(), "memo_misses")
 
 
 def stats() -> dict[str, int]:

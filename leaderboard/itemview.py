@@ -70,18 +70,20 @@ def _graphs(item_id: str, gold_item: Any, predictions: Mapping[str, Any | None])
 
     layout = st.radio("Graph layout", LAYOUTS, horizontal=True, key="layout", bind="query-params")
     st.markdown(LEGEND)
+    # titles are markdown (tab labels and headings both render it): the name, a model's on the Items page, is escaped
     panels: list[tuple[str, str]] = [("Gold", to_dot(graph_of_gold_lines(gold_item.lines), title="gold"))]
     for name, preds in predictions.items():
         if preds is None:
             continue
         gold_dot, predicted_dot = draw_document(gold_item, preds.get(item_id) or "")
-        panels.append((f"{name}: prediction", predicted_dot))
-        panels.append((f"{name}: gold, coloured by what {name} missed", gold_dot))
+        safe = ui.escape(name)
+        panels.append((f"{safe}: prediction", predicted_dot))
+        panels.append((f"{safe}: gold, coloured by what {safe} missed", gold_dot))
     if layout == LAYOUTS[1]:
         for start in range(0, len(panels), 2):
             columns = st.columns(2)
             for column, (title, dot) in zip(columns, panels[start : start + 2]):
-                column.markdown(f"**{ui.escape(title)}**")
+                column.markdown(f"**{title}**")
                 column.graphviz_chart(dot, width="stretch")
     else:
         for tab, (title, dot) in zip(st.tabs([t for t, _ in panels]), panels):

@@ -2,15 +2,17 @@
 
 Ranks are the boards' own (``leaderboard.boardview.build`` with the primary metric, no filters), so a
 model page never disagrees with the board it links to.  Computed once per store version
-(``leaderboard.cache``); no bootstrap is run here.
+(``leaderboard.cache.memo``: on the caller's thread, so building every board never holds up other
+pages' store reads); no bootstrap is run here.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import polars as pl
 
@@ -28,9 +30,12 @@ def board_label(task: str, split: str) -> str:
     return f"{task} · {split}"
 
 
-@cache.cached
 def ranks(db: Path) -> pl.DataFrame:
     """One row per visible row of every current board: its rank (None: listed, not ranked) and primary value."""
+    return cache.memo(db, "overview.ranks", (), lambda: _ranks(db))
+
+
+def _ranks(db: Path) -> pl.DataFrame:
     rows: list[dict[str, object]] = []
     for task_row in sitedata.tasks(db).iter_rows(named=True):
         info = TaskInfo.from_row(task_row)
@@ -99,8 +104,6 @@ def matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
     wide = counts.join(best.pivot(on=column, index="model", values="rank"), on="model", how="left") if best.height else counts
     order = {m: i for i, m in enumerate(models(db))}
     wide = wide.with_columns(pl.col("model").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_order")).sort(["_order", "model"])
-    from urllib.parse import quote
-
     wide = wide.with_columns(pl.Series("Page", [f"model?model={quote(m, safe='')}" for m in wide["model"]], dtype=pl.String))
     return wide.select(pl.col("model").alias("Model"), "Page", "Boards", *[c for c in columns if c in wide.columns])
 
@@ -126,10 +129,14 @@ def variants(infos: Sequence[TaskInfo]) -> list[tuple[str, str, str]]:
     return out
 
 
-def variant_notes(infos: Sequence[TaskInfo]) -> dict[str, str]:
-    """Task -> one markdown line relating it to its variants on this site (both ways): what a board's caption says."""
+def variant_notes(infos: Sequence[TaskInfo], escape: Callable[[str], str]) -> dict[str, str]:
+    """Task -> one markdown line relating it to its variants on this site (both ways): what a board's caption says.
+
+    ``escape`` (``leaderboard.ui.escape``) makes the spec's settings and title safe inside markdown, as Home shows them.
+    """
     notes: dict[str, list[str]] = {}
-    for child, parent, how in variants(infos):
+    for child, parent, spelled in variants(infos):
+        how = escape(spelled)
         notes.setdefault(child, []).append(f"`{child}` is `{parent}` scored {how}")
         notes.setdefault(parent, []).append(f"`{child}` scores the same data {how}")
     return {task: "; ".join(lines) for task, lines in notes.items()}

@@ -33,6 +33,8 @@ status_history = cache.cached(queries.status_history)
 submissions_of = cache.cached(queries.submissions_of)
 _slice_table = cache.cached(queries.slice_table)
 _figures = cache.cached(queries.figures)
+board_provenance = cache.cached(queries.board_provenance)  # what a board was scored on; None without the board
+all_provenance = cache.cached(queries.all_provenance)  # (task, split) -> the same, every current board
 
 
 def slice_table(db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None) -> pl.DataFrame:
@@ -106,21 +108,3 @@ def primary_rows(db: Path) -> pl.DataFrame:
                 """
             ).to_arrow_table()
         )  # type: ignore[return-value]
-
-
-def board_provenance(db: Path, task: str, split: str) -> Any:
-    """What a board was scored on (``queries.board_provenance``, cached); None where this store cannot say."""
-    found = getattr(queries, "board_provenance", None)
-    return _board_provenance(db, task, split) if found is not None else None
-
-
-@cache.cached
-def _board_provenance(db: Path, task: str, split: str) -> Any:
-    return queries.board_provenance(db, task, split)
-
-
-@cache.cached
-def all_provenance(db: Path) -> dict[tuple[str, str], Any]:
-    """(task, split) -> ``queries.BoardProvenance`` of every current board ({} where this site's queries cannot say)."""
-    found = getattr(queries, "all_provenance", None)
-    return found(db) if found is not None else {}

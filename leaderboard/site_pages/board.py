@@ -42,15 +42,15 @@ filters = boardview.BoardFilters(tuple(kinds), tuple(access), tuple(families), t
 with st.spinner("Bootstrapping the top rows…"):
     view = boardview.view(db, info, sl=sl, slice_value=slice_value, groups=groups, filters=filters, sort_metric=sort_metric, interval_rows=int(interval_rows))
 
-provenance = getattr(view, "provenance", None)
-st.header(info.title + (" — sample data" if provenance is not None and getattr(provenance, "is_sample", False) else ""))
+provenance = view.provenance
+st.header(info.title + (" — sample data" if provenance is not None and provenance.is_sample else ""))
 ui.task_caption(info)
 if provenance is not None:
     st.caption(ui.escape(provenance.label[:1].upper() + provenance.label[1:]) + ".")
     if provenance.caveat:
         st.warning(ui.escape(provenance.caveat))
 # how this board differs from another board of its benchmark (openpi vs openpi-head), then what the task is
-variant = overview.variant_notes([TaskInfo.from_row(r) for r in sitedata.tasks(db).iter_rows(named=True)]).get(info.task)
+variant = overview.variant_notes([TaskInfo.from_row(r) for r in sitedata.tasks(db).iter_rows(named=True)], ui.escape).get(info.task)
 if variant:
     st.caption(variant + ".")
 judging = boardview.judges(view)
@@ -61,7 +61,7 @@ if info.description:
         st.markdown(info.description)  # the project's own spec text
         st.page_link("site_pages/task.py", label="The task's spec: data, licence, metrics, prediction format", query_params={"task": info.task})
 if sl is not None:
-    st.subheader(f"Slice: {sl.name} = {slice_value}")
+    st.subheader(f"Slice: {ui.escape(sl.name)} = {ui.escape(slice_value)}")  # a stored value: escaped like any data
     st.caption(ui.escape(f"{sl.display}: {sl.value_label(slice_value)}"))
     if not sl.per_item:
         st.caption(
@@ -108,12 +108,11 @@ if view.leader is not None and view.interval_rows <= 1:
     )
 elif view.leader is not None:
     tied = len(view.tied)
-    scope = getattr(view, "scope", f"the top {view.interval_rows}")
     leader_row = view.export.filter(view.export["submission_id"] == view.leader).row(0, named=True)
     best = "the leader" if view.table["Tie group"].to_list()[0] == "leader" else "the best submitted row"
     best += f" ({ui.escape(leader_row['model'])}, rank {leader_row['rank']})" if leader_row["rank"] is not None else f" ({ui.escape(leader_row['model'])})"
     st.caption(
-        f"Tie group: {tied} submission{'s' if tied != 1 else ''} among {ui.escape(scope)} cannot be separated from {best} on "
+        f"Tie group: {tied} submission{'s' if tied != 1 else ''} among {ui.escape(view.scope)} cannot be separated from {best} on "
         f"{ui.escape(metric.display)} by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
         "Intervals are percentile bootstrap intervals over items, recomputed with the task's own aggregator."
     )
