@@ -1,4 +1,4 @@
-"""The Streamlit app under AppTest, on a demo store built once per test module (shared by the site tests)."""
+"""Helpers shared by the site tests: the stores they build once per module, the app under AppTest, a task's board description."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from procbench.paths import PROJECT_ROOT
+from leaderboard import sitedata
+from leaderboard.model import TaskInfo
+from procbench.api import load_task
 from procbench.demo import build_demo
+from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from submissions import load_reported, submit
 
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 
@@ -18,6 +22,16 @@ def build_demo_store(tmp_path_factory: pytest.TempPathFactory, name: str) -> Pat
     """A demo store (its more than 20 submissions) in a fresh temporary folder."""
     path = tmp_path_factory.mktemp(name) / "demo.duckdb"
     assert build_demo(path, log=lambda _: None) > 20
+    return path
+
+
+def build_openpi_sample_store(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A store holding every bundled OpenPI sample submission on the sample test split, with the papers' rows loaded."""
+    path = tmp_path_factory.mktemp(name) / "board.duckdb"
+    spec, runner = load_task("openpi")
+    for sample in sorted((SAMPLE_SUBMISSIONS_DIR / "openpi").glob("*.jsonl")):
+        submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=sample, model=sample.stem, team="demo", db_path=path)
+    load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=path)
     return path
 
 
@@ -42,3 +56,10 @@ def page(db: Path, monkeypatch: pytest.MonkeyPatch, name: str, **params: str | l
         at.switch_page(f"site_pages/{name}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def info_of(db: Path, task: str, split: str) -> TaskInfo:
+    """The board's description of ``task`` on ``split`` in store ``db``, read as the site reads it; it must be there."""
+    row = sitedata.task_row(db, task, split)
+    assert row is not None
+    return TaskInfo.from_row(row)

@@ -17,10 +17,11 @@ from dsl.tasks import load_task
 from leaderboard import analysis, boardview, queries
 from leaderboard.model import TaskInfo
 from runners import baselines, stats
-from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, default_data_root
+from runners.paths import SAMPLE_DATA_ROOT, default_data_root
 from procbench import demo
-from submissions import load_reported, provenance, submit
+from submissions import provenance
 from submissions.store import reader
+from tests.site_app import build_openpi_sample_store
 
 
 # -- one test decides the interval and "tied" ------------------------------------------------------
@@ -86,12 +87,7 @@ def test_values_above_one_are_flagged_with_the_reason_of_their_scorer() -> None:
 
 @pytest.fixture(scope="module")
 def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("provenance") / "board.duckdb"
-    spec, runner = load_task("openpi")
-    for sample in sorted((SAMPLE_SUBMISSIONS_DIR / "openpi").glob("*.jsonl")):
-        submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=sample, model=sample.stem, team="demo", db_path=db)
-    load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)
-    return db
+    return build_openpi_sample_store(tmp_path_factory, "provenance")
 
 
 def test_a_sample_board_says_so_and_shows_no_paper_rows(sample_db: Path) -> None:

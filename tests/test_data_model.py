@@ -213,16 +213,21 @@ def test_explode_mistakes_are_caught_before_anything_runs(tmp_path: Path, explod
 # --- JSON object keys as ids --------------------------------------------------------------------
 
 
-def test_key_ids_from_a_json_object(tmp_path: Path) -> None:
-    (tmp_path / "guide").mkdir()
-    (tmp_path / "guide/dev.json").write_text(json.dumps({"b7": {"text": "boil?", "answer": "yes"}, "a2": {"text": "milk?", "answer": "no"}}))
-    path = _spec(
+def _keyed_spec(tmp_path: Path) -> Path:
+    """A spec whose ids are the keys of one JSON object of questions (no explode)."""
+    return _spec(
         tmp_path,
         source='source gold { format = "json"  path = "guide/{split}.json" }',
         id_="key(gold)",
         explode="",
         fields="answer: enum(yes, no) = gold.answer",
     )
+
+
+def test_key_ids_from_a_json_object(tmp_path: Path) -> None:
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide/dev.json").write_text(json.dumps({"b7": {"text": "boil?", "answer": "yes"}, "a2": {"text": "milk?", "answer": "no"}}))
+    path = _keyed_spec(tmp_path)
     gold = _gold(path, tmp_path)
     assert gold.items == {"b7": {"answer": "yes"}, "a2": {"answer": "no"}}
     assert gold.origins["a2"] == "guide/dev.json#2"
@@ -239,13 +244,7 @@ def test_key_ids_with_explode(tmp_path: Path) -> None:
 def test_key_ids_need_a_json_object(tmp_path: Path) -> None:
     (tmp_path / "guide").mkdir()
     (tmp_path / "guide/dev.json").write_text(json.dumps([{"text": "boil?", "answer": "yes"}]))
-    path = _spec(
-        tmp_path,
-        source='source gold { format = "json"  path = "guide/{split}.json" }',
-        id_="key(gold)",
-        explode="",
-        fields="answer: enum(yes, no) = gold.answer",
-    )
+    path = _keyed_spec(tmp_path)
     with pytest.raises(GoldDataError, match=r"guide/dev.json: id = key\(gold\) needs the file to be a JSON object"):
         _gold(path, tmp_path)
     error = _check_error(_spec(tmp_path, id_="key(proc)"))  # a jsonl source has no keys

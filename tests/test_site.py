@@ -7,19 +7,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from procbench.api import load_task
-from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from submissions import load_reported, submit
+from procbench.paths import PROJECT_ROOT
+from tests.site_app import build_openpi_sample_store
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("site") / "board.duckdb"
-    spec, runner = load_task("openpi")
-    for sample in sorted((SAMPLE_SUBMISSIONS_DIR / "openpi").glob("*.jsonl")):
-        submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=sample, model=sample.stem, team="demo", db_path=path)
-    load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=path)
-    return path
+    return build_openpi_sample_store(tmp_path_factory, "site")
 
 
 def _app(db: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:

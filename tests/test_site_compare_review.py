@@ -14,9 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from leaderboard import analysis, boardview, sitedata
-from leaderboard.model import TaskInfo
 from procbench.demo import build_board
-from tests.site_app import build_demo_store, page
+from tests.site_app import build_demo_store, info_of, page
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -32,12 +31,6 @@ def real_db(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_store(tmp_path_factory, "site-compare-demo")
-
-
-def info_of(db: Path, task: str, split: str) -> TaskInfo:
-    row = sitedata.task_row(db, task, split)
-    assert row is not None
-    return TaskInfo.from_row(row)
 
 
 def rows_of(db: Path, task: str, split: str) -> pl.DataFrame:
@@ -135,6 +128,7 @@ def test_every_empty_interval_says_why_in_the_boards_words(real_db: Path, monkey
     # the caption holds the board's own sentence for those rows (one helper decides both)
     board = boardview.build(real_db, info, sl=category, slice_value="cat01", sort_metric="total", interval_rows=50)
     assert board.ci_notes[a] == analysis.too_few_items(8)
+    assert board.ci_notes[a].startswith(f"only 8 items (an interval needs at least {floor})")  # cat01's 8 questions, in words
     counts = [n for n, sl_name in zip(table["Items"], table["Slice"]) if n < floor]
     assert analysis.too_few_items(min(counts), max(counts)) in text.replace("\\", "")  # the rows' counts, said once: "only 5–9 items ..."
 

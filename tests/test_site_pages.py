@@ -11,11 +11,9 @@ import polars as pl
 import pytest
 
 from leaderboard import analysis, boardview, queries
-from leaderboard.model import TaskInfo
 from procbench.api import load_task
 from runners import stats
-from tests.site_app import build_demo_store, page
-
+from tests.site_app import build_demo_store, info_of, page
 
 
 @pytest.fixture(autouse=True)
@@ -28,14 +26,6 @@ def small_interval_floor(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_store(tmp_path_factory, "site-pages")
-
-
-
-
-def info_of(db: Path, task: str, split: str) -> TaskInfo:
-    row = queries.task_row(db, task, split)
-    assert row is not None
-    return TaskInfo.from_row(row)
 
 
 def test_home_lists_every_task_with_its_leader_and_counts(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,12 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leaderboard import boardview, cache, metadata, overview, plots, sitedata, ui
-from leaderboard.model import TaskInfo
+from leaderboard import boardview, cache, metadata, overview, plots, ui
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from submissions import submit
-from tests.site_app import build_demo_store, page, private_copy
+from tests.site_app import build_demo_store, info_of, page, private_copy
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +42,6 @@ def sid_of(db: Path, model: str, task: str | None = None) -> str:
         ).fetchone()
     assert row is not None
     return str(row[0])
-
-
-def info_of(db: Path, task: str, split: str) -> TaskInfo:
-    row = sitedata.task_row(db, task, split)
-    assert row is not None
-    return TaskInfo.from_row(row)
 
 
 # -- model cards (item 4) ----------------------------------------------------------------------------
