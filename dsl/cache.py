@@ -26,13 +26,11 @@ Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/s
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import io
 import json
 import os
 import pickle
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -206,6 +204,8 @@ def _dependencies(paths: set[str], spec: Path) -> tuple[tuple[str, str], ...]:
     for path in sorted(paths):
         absolute = os.path.abspath(path)
         if absolute.endswith(".pyc"):  # an import read the byte code: the source is what a maintainer edits
+            import importlib.util  # a miss only: a hit imports neither it nor tempfile (issue #19)
+
             try:
                 absolute = importlib.util.source_from_cache(absolute)
             except ValueError:
@@ -234,15 +234,26 @@ class _SpecUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a spec cache entry")
 
 
-def _entry_path(folder: Path, entry_key: str, spec: Path) -> Path:
+class _PlainUnpickler(pickle.Unpickler):
+    """Builds no class at all: a runner's plan (dsl/plan.py) is tuples, lists, dicts, text and numbers."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a plan")
+
+
+def _entry_path(folder: Path, entry_key: str, spec: Path, suffix: str = ".pickle") -> Path:
     """One folder per spec file, so that writing a spec's new entry can drop its stale ones."""
-    return folder / hashlib.sha256(str(spec.resolve()).encode()).hexdigest()[:16] / f"{entry_key}.pickle"
+    return folder / hashlib.sha256(str(spec.resolve()).encode()).hexdigest()[:16] / f"{entry_key}{suffix}"
 
 
 def read(folder: Path, entry_key: str, spec: Path) -> tuple[Any, tuple[tuple[str, str], ...]] | None:
     """The stored value and its recorded files, or None (absent, corrupted, foreign: all a miss)."""
+    return _read(_entry_path(folder, entry_key, spec), entry_key, _SpecUnpickler)
+
+
+def _read(file: Path, entry_key: str, unpickler: type[pickle.Unpickler]) -> tuple[Any, tuple[tuple[str, str], ...]] | None:
     try:
-        blob = _entry_path(folder, entry_key, spec).read_bytes()
+        blob = file.read_bytes()
     except OSError:
         return None
     if not blob.startswith(FORMAT):
@@ -251,7 +262,7 @@ def read(folder: Path, entry_key: str, spec: Path) -> tuple[Any, tuple[tuple[str
     if head.decode("ascii", "replace") != hashlib.sha256(payload).hexdigest():
         return None
     try:
-        stored_key, value, dependencies = _SpecUnpickler(io.BytesIO(payload)).load()
+        stored_key, value, dependencies = unpickler(io.BytesIO(payload)).load()
     except Exception:  # noqa: BLE001 - any damage is a miss, never an error
         return None
     if stored_key != entry_key:
@@ -259,12 +270,12 @@ def read(folder: Path, entry_key: str, spec: Path) -> tuple[Any, tuple[tuple[str
     return value, dependencies
 
 
-def write(folder: Path, entry_key: str, spec: Path, value: Any, dependencies: tuple[tuple[str, str], ...]) -> None:
+def write(folder: Path, entry_key: str, spec: Path, value: Any, dependencies: tuple[tuple[str, str], ...], suffix: str = ".pickle") -> None:
     """Store an entry atomically (write to a temporary file, then rename) in place of the spec's older ones; a failure is ignored."""
     try:
         payload = pickle.dumps((entry_key, value, dependencies), protocol=pickle.HIGHEST_PROTOCOL)
         blob = FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
-        _replace(_entry_path(folder, entry_key, spec), blob, stale="*.pickle")  # the same spec under older code or text
+        _replace(_entry_path(folder, entry_key, spec, suffix), blob, stale=f"*{suffix}")  # the same spec under older code or text
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return  # an unwritable folder or an unpicklable spec: the next run checks again
 
@@ -275,6 +286,8 @@ def _replace(target: Path, data: bytes, *, stale: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     for old in target.parent.glob(stale):
         old.unlink(missing_ok=True)
+    import tempfile
+
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
     with os.fdopen(handle, "wb") as out:
         out.write(data)
@@ -307,6 +320,47 @@ def checked_spec(path: str | Path, search: list[Path] | None = None) -> CachedCh
         result = check_file(path, search=search)
     write(folder, entry_key, path, (result.spec, list(result.warnings), result.source), _dependencies(seen, path))
     return CachedCheck(result.spec, result.warnings, result.source)
+
+
+# -- runner plans (dsl/plan.py) ----------------------------------------------------------------------
+_PLAN = ".plan"
+
+
+def cached_plan(path: str | Path, search: list[Path] | None = None) -> Any | None:
+    """The plan stored for the spec at ``path`` as it is now, or None (a miss, or the cache off).
+
+    Valid exactly when the checked spec's entry would be: the same key, the same recorded files, the
+    components beside the spec loaded.  Reading it imports nothing of the spec language.
+    """
+    folder = cache_dir()
+    if folder is None:
+        return None
+    path = Path(path)
+    entry_key = key(path, path.read_bytes(), list(search or []))
+    found = _read(_entry_path(folder, entry_key, path, _PLAN), entry_key, _PlainUnpickler)
+    if found is None:
+        return None
+    plan, dependencies = found
+    if all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies) and _load_components_beside(path):
+        return plan
+    return None
+
+
+def store_plan(path: str | Path, search: list[Path] | None, spec: TaskSpec, plan: Any) -> None:
+    """Store ``plan`` (made of the checked ``spec``) beside the spec's entry, when that entry holds ``spec``.
+
+    The entry's key and recorded files are the plan's: a spec edited since ``spec`` was checked stores nothing.
+    """
+    folder = cache_dir()
+    if folder is None or plan is None:
+        return
+    path = Path(path)
+    search = list(search or [])
+    entry_key = key(path, path.read_bytes(), search)
+    found = read(folder, entry_key, path)
+    if found is None or found[0][0] != spec:
+        return
+    write(folder, entry_key, path, plan, found[1], suffix=_PLAN)
 
 
 def _load_components_beside(path: Path) -> bool:

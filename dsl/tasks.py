@@ -49,3 +49,26 @@ def load_task(name_or_path: str | Path) -> tuple[TaskSpec, TaskRunner]:
     """Check and compile a spec (cached per file version); raises SpecError."""
     path = spec_path(name_or_path)
     return _load(str(path.resolve()), path.stat().st_mtime)
+
+
+def load_runner(name_or_path: str | Path) -> TaskRunner:
+    """The compiled runner of a spec, rebuilt from its cached plan when there is one (dsl/plan.py).
+
+    A hit imports the task's component modules and none of the spec language; a miss checks and
+    compiles as :func:`load_task` does, then stores the plan.  Raises SpecError.
+    """
+    from dsl.cache import cached_plan
+
+    path = Path(str(spec_path(name_or_path).resolve()))
+    plan = cached_plan(path, search=[SPECS_DIR])
+    if plan is not None:
+        from dsl.plan import FORMAT, build
+
+        if isinstance(plan, dict) and plan.get("format") == FORMAT:
+            return build(plan)
+    spec, runner = load_task(path)
+    from dsl.cache import store_plan
+    from dsl.plan import plan_of
+
+    store_plan(path, [SPECS_DIR], spec, plan_of(spec, runner.spec_digest))
+    return runner

@@ -16,7 +16,7 @@ command the same arguments.
 
 from __future__ import annotations
 
-import inspect
+import sys
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +30,12 @@ class _NotLean(Exception):
     """This command line is typer's to run."""
 
 
+def _is_empty(default: Any) -> bool:
+    """``inspect.Parameter.empty``: a signature's parameter without a default (only a loaded ``inspect`` can have made one)."""
+    inspect = sys.modules.get("inspect")  # importing inspect costs the lean commands several milliseconds (issue #19)
+    return inspect is not None and default is inspect.Parameter.empty
+
+
 class Param:
     """One parameter of a command: an option (names, takes a value or is a flag, repeats) or an argument.
 
@@ -40,7 +46,7 @@ class Param:
     def __init__(self, name: str, *, option: bool, base: Any, default: Any, many: bool = False, decls: Sequence[str] = ()) -> None:
         if base not in (str, Path, bool) or (base is bool and many):
             raise _NotLean(name)
-        self.required = default is ... or default is inspect.Parameter.empty
+        self.required = default is ... or _is_empty(default)
         self.name, self.option, self.default, self.many = name, option, ... if self.required else default, many
         self.convert: Callable[[str], Any] = Path if base is Path else str
         self.flag = base is bool
@@ -73,7 +79,7 @@ def _from_typer(name: str, hint: Any, default: Any) -> Param:
         if not isinstance(info, (OptionInfo, ArgumentInfo)):
             raise _NotLean(name)
         default = info.default
-    required = default is ... or default is inspect.Parameter.empty
+    required = default is ... or _is_empty(default)
     base, many = _base_type(hint)
     # typer: an OptionInfo is an option, an ArgumentInfo an argument; a bare parameter is an option when it has a default
     option = isinstance(info, OptionInfo) or (info is None and not required)

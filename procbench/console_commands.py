@@ -76,6 +76,27 @@ def load(spec: str) -> Any:
         raise CommandExit(EXIT_SPEC_ERROR) from None
 
 
+def load_runner(spec: str) -> Any:
+    """The compiled runner of a task name or spec file, from its cached plan when there is one (dsl.tasks.load_runner).
+
+    CommandExit(3) with the error shown.  A SpecError can only come from a loaded ``dsl.errors``: the
+    plan's path imports none of the spec language, not even its errors.
+    """
+    from dsl.tasks import load_runner as load_task_runner
+
+    try:
+        return load_task_runner(spec)
+    except FileNotFoundError as exc:
+        err(f"error: {exc}")
+        raise CommandExit(EXIT_SPEC_ERROR) from None
+    except Exception as exc:
+        errors = sys.modules.get("dsl.errors")
+        if errors is None or not isinstance(exc, errors.SpecError):
+            raise
+        err(str(exc))
+        raise CommandExit(EXIT_SPEC_ERROR) from None
+
+
 def check(specs: Optional[list[str]] = None, data: bool = False, data_dir: Optional[Path] = None) -> None:
     """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error."""
     from dsl.cache import checked_spec
@@ -123,7 +144,7 @@ def score(
     """Score a prediction file and print the metrics (and slices)."""
     from runners._types import InvalidPredictions
 
-    _, runner = load(spec)
+    runner = load_runner(spec)
     root = resolve_data_root(data_dir)
     if not predictions.is_file():
         err(f"error: no prediction file at {predictions}")

@@ -4,7 +4,7 @@ The bottom of the layers (docs/architecture.md): every package reads these paths
 here, so each is defined once.  ``procbench.paths`` re-exports them for the CLI and the API.
 
 Shipped resources (specs, migrations and prediction schemas, samples, the grammar, the leaderboard's
-app) are found through :mod:`importlib.resources`, beside this package: in a checkout that is the
+app) are found beside this package's folder: in a checkout that is the
 repository root (``specs/`` beside ``runners/``); in an installed wheel, the ``procbench`` package,
 which holds the same layout (``procbench/specs/`` beside ``procbench/runners/``; see
 build_hooks/procbench_build.py).  They are read, never written: what procbench generates goes to a
@@ -14,15 +14,17 @@ folder the user names, the current directory (``var/``) or the user's cache fold
 from __future__ import annotations
 
 import os
-from importlib.resources import files
 from pathlib import Path
 
 INSTALLED = __name__.startswith("procbench.")  # an installed wheel (procbench.runners.paths), not a checkout
 
 
 def _resource_root() -> Path:
-    package = files(__package__ or "runners")  # runners (a checkout) or procbench.runners (the wheel)
-    if not isinstance(package, Path):  # e.g. a zip import: the resources are read as files (DuckDB, Polars, glob)
+    # The folder of this package, runners (a checkout) or procbench.runners (the wheel), as
+    # ``importlib.resources.files`` gives it for a package on the file system; that module itself
+    # (zipfile, tempfile, shutil) costs every command several milliseconds of start-up (issue #19).
+    package = Path(__file__).parent
+    if not package.is_dir():  # e.g. a zip import: the resources are read as files (DuckDB, Polars, glob)
         raise RuntimeError(f"procbench must be installed as files, not from an archive ({package})")
     return package.parent
 

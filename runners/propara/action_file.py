@@ -124,6 +124,9 @@ def _mention(number: int, line: str) -> Mention | None:
 
 
 def _parse_line(number: int, line: str) -> tuple[ActionRow | None, list[Problem]]:
+    row = _valid_row(number, line)
+    if row is not None:
+        return row, []
     # Upstream pass 1: whole line stripped, first two TAB fields must be present and integers.
     head = line.strip().split("\t")
     if len(head) < 2:
@@ -149,6 +152,27 @@ def _parse_line(number: int, line: str) -> tuple[ActionRow | None, list[Problem]
         problems.append(Problem(number, message))
     row = ActionRow(number, process_id, sentence, participant, action, before, after)
     return row, problems
+
+
+def _valid_row(number: int, line: str) -> ActionRow | None:
+    """The row of a line every rule accepts, read in one pass; None for any other line (checked rule by rule).
+
+    A line that does not start with white space strips to the same first two fields as it splits, so
+    upstream's two passes agree on them (issue #19: most lines of a file are valid).
+    """
+    if not line or line[0].isspace():
+        return None
+    fields = line.rstrip("\r\n").split("\t")
+    if len(fields) < 6:
+        return None
+    try:
+        process_id, sentence = int(fields[0]), int(fields[1])
+    except ValueError:
+        return None
+    participant, action, before, after = fields[2:6]
+    if sentence < 1 or action_problem(action, before, after) is not None:
+        return None
+    return ActionRow(number, process_id, sentence, participant, action, before, after)
 
 
 def _id_problems(number: int, pid_text: str, sentence_text: str) -> list[Problem]:

@@ -1,0 +1,122 @@
+"""Runner plans (dsl/plan.py): ``procbench score`` with the spec cache warm rebuilds the runner from plain data.
+
+A plan must never change a number: the rebuilt runner gives the compiled runner's fingerprint and,
+on the same gold and predictions, the same metrics, slices and per-item values.  It is stored in the
+spec cache and read back with an unpickler that builds no class, so a planted or damaged plan is a miss
+(the spec is compiled again), never code that runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsl import cache
+from dsl.plan import build, plan_of
+from dsl.tasks import all_spec_paths, load_runner, load_task, spec_path
+from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
+
+PLANNED = {"propara"}  # shipped specs whose every stage dsl/plan.py covers (the others compile)
+
+
+def _evaluation(runner: Any, data_root: Path, split: str, predictions: Path) -> tuple[Any, ...]:
+    result = runner.evaluate(data_root, split, predictions)
+    return result.to_json(), result.items, result.warnings
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from dsl import tasks
+
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(cache.ENV_DIR, str(folder))
+    tasks._load.cache_clear()  # checked specs memoised in this process would not reach this cache folder
+    return folder
+
+
+def test_every_planned_spec_rebuilds_the_compiled_runner(cache_dir: Path) -> None:
+    planned = set()
+    for path in all_spec_paths():
+        spec, compiled = load_task(path)
+        plan = plan_of(spec, compiled.spec_digest)
+        assert load_runner(path).spec_digest == compiled.spec_digest  # a miss: compiled, and the plan stored
+        stored = cache.cached_plan(path.resolve(), [SPECS_DIR])
+        assert stored == plan, path.stem
+        if plan is None:
+            continue
+        planned.add(spec.name)
+        rebuilt = load_runner(path)  # a hit: from the stored plan
+        assert rebuilt is not compiled and rebuilt.spec_digest == compiled.spec_digest
+        folder = SAMPLE_SUBMISSIONS_DIR / spec.name
+        submissions = sorted(p for p in folder.iterdir() if not p.name.endswith(".meta.json"))
+        assert submissions, folder
+        for predictions in submissions:
+            split = spec.data.splits[-1]
+            assert _evaluation(build(stored), SAMPLE_DATA_ROOT, split, predictions) == _evaluation(compiled, SAMPLE_DATA_ROOT, split, predictions)
+    assert planned == PLANNED
+
+
+def test_the_planned_propara_runner_scores_the_real_data_as_compiled(cache_dir: Path, data_root: Path, tmp_path: Path) -> None:
+    from bench.generate import generate
+
+    workload = generate("propara", data_root, tmp_path / "work", 1)
+    _, compiled = load_task(workload.task)
+    load_runner(workload.task)  # stores the plan
+    rebuilt = load_runner(workload.task)
+    assert rebuilt is not compiled
+    expected = _evaluation(compiled, workload.data_root, workload.split, workload.predictions)
+    assert _evaluation(rebuilt, workload.data_root, workload.split, workload.predictions) == expected
+    assert expected[0]["n_items"] > 0
+
+
+def _plan_file(cache_dir: Path) -> Path:
+    (found,) = cache_dir.rglob("*.plan")
+    return found
+
+
+def _entry(payload: bytes) -> bytes:
+    return cache.FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
+
+
+class _Planted:
+    """Unpickled by a trusting loader, this would create a file: the plan loader must refuse it."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (str(self.marker), "w"))
+
+
+def test_a_planted_or_damaged_plan_is_a_miss_never_code(cache_dir: Path, tmp_path: Path) -> None:
+    path = spec_path("propara").resolve()
+    compiled_digest = load_runner(path).spec_digest
+    plan_file = _plan_file(cache_dir)
+    original = plan_file.read_bytes()
+    assert cache.cached_plan(path, [SPECS_DIR]) is not None
+    marker = tmp_path / "planted-code-ran"
+    planted = pickle.dumps((plan_file.stem, {"format": 1, "x": _Planted(marker)}, ()), protocol=pickle.HIGHEST_PROTOCOL)
+    damaged = original[:-40] + bytes(40)
+    for blob in (_entry(planted), damaged, b"not an entry"):
+        plan_file.write_bytes(blob)
+        assert cache.cached_plan(path, [SPECS_DIR]) is None
+        assert not marker.exists()
+        assert load_runner(path).spec_digest == compiled_digest  # compiled again, the plan stored again
+        assert _plan_file(cache_dir).read_bytes() == original
+
+
+def test_a_plan_is_stored_only_for_the_spec_its_entry_holds(cache_dir: Path, tmp_path: Path) -> None:
+    source = spec_path("propara")
+    copy = tmp_path / "specs" / "propara.spec"
+    copy.parent.mkdir()
+    copy.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    spec, runner = load_task(copy)
+    plan = plan_of(spec, runner.spec_digest)
+    assert plan is not None
+    copy.write_text(source.read_text(encoding="utf-8").replace('version     = "1.0"', 'version     = "1.1"'), encoding="utf-8")
+    cache.store_plan(copy.resolve(), [SPECS_DIR], spec, plan)  # the file changed since: no entry holds this spec
+    assert not list(cache_dir.rglob("*.plan"))
