@@ -387,7 +387,7 @@ class Binder:
                 self.error(
                     expr.span,
                     f"{name}() takes its {param.name!r} from a similarity block",
-                    "write `similarity name { same = [step]  mean { field = similarity ... } }` and use the block's name",
+                    "write a similarity block (`use ... on ...`, `same/mean`, `cases/when/otherwise` or `all`) and use the block's name",
                 )
                 ok = False
                 continue

@@ -52,6 +52,7 @@ class _Checker(Binder):
         self.similarities: dict[str, m.ComponentCall] = {}  # similarity block -> the call it stands for
         self.used_similarities: set[str] = set()
         self.similarity_blocks: set[str] = set()  # declared, resolved or not
+        self.similarities_resolved = False  # similarity blocks refer to each other by name until all are read
         self.declared_outputs: list[tuple[str, s.Span]] = []
         self.splits: tuple[str, ...] = ()
         self.source_paths: tuple[str, ...] = ()  # the data block's source paths, which a fetch block without files fetches
@@ -290,6 +291,57 @@ class _Checker(Binder):
         self.error(expr.span, f"{where} is a similarity call like exact() or a similarity block's name, got {describe(expr)}")
         return None
 
+    def parse_similarity_ref(self, expr: s.Expr, where: str) -> Any:
+        """A similarity call or block name; inside similarity blocks a block name stays a reference until all are read."""
+        if isinstance(expr, s.Ref) and len(expr.parts) == 1 and not self.similarities_resolved and expr.parts[0] in self.similarity_blocks:
+            return expr
+        return self.parse_similarity(expr, where)
+
+    def parse_similarity_refs(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
+        if not isinstance(expr, s.ListExpr):
+            self.error(expr.span, f"{where} is a list of similarities", "e.g. all = [head_strict, tail_strict]")
+            return None
+        found = [self.parse_similarity_ref(item, f"each element of {where}") for item in expr.items]
+        return None if any(f is None for f in found) else tuple(found)
+
+    def parse_field_path(self, expr: s.Expr, where: str) -> str | None:
+        """A record member: a name, or a dotted path into nested records (``head.kind``); checked against the records' type later."""
+        if isinstance(expr, s.Ref):
+            return ".".join(expr.parts)
+        self.error(expr.span, f"{where} is a member's name or a dotted path like head.kind, got {describe(expr)}")
+        return None
+
+    def parse_field_paths(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
+        if not isinstance(expr, s.ListExpr):
+            self.error(expr.span, f"{where} is a list of members, got {describe(expr)}", "e.g. same = [kind, actor]")
+            return None
+        found = [self.parse_field_path(item, f"each element of {where}") for item in expr.items]
+        return None if any(f is None for f in found) else tuple(f for f in found if f is not None)
+
+    def parse_names(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
+        if not isinstance(expr, s.ListExpr) or not all(isinstance(i, s.Ref) and len(i.parts) == 1 for i in expr.items):
+            self.error(expr.span, f"{where} is a list of bare names", "e.g. kinds = [Activity, StartNode]")
+            return None
+        return tuple(i.parts[0] for i in expr.items if isinstance(i, s.Ref))
+
+    def parse_count_stat(self, stmt: s.Attribute) -> tuple[str, Any] | None:
+        """``stat = 1`` (once per line or entity), ``stat = X`` (X's score at each comparison) or ``stat = best(X)``."""
+        usage = "write `total = 1`, `correct = node_strict` or `sum = best(node_bleu)`"
+        value = stmt.value
+        if isinstance(value, s.Num) and not isinstance(value.value, bool):
+            if value.value != 1:
+                self.error(value.span, f"stat {stmt.name!r}: a number counts 1 per line or entity", usage)
+                return None
+            return stmt.name, ("once", None)
+        if isinstance(value, s.Call) and value.callee.parts == ("best",):
+            if len(value.args) != 1 or value.kwargs:
+                self.error(value.span, f"stat {stmt.name!r}: best() takes one similarity", usage)
+                return None
+            sim = self.parse_similarity(value.args[0], f"stat {stmt.name!r}")
+            return None if sim is None else (stmt.name, ("best", sim))
+        sim = self.parse_similarity(value, f"stat {stmt.name!r}")
+        return None if sim is None else (stmt.name, ("each", sim))
+
     def parse_similarity_part(self, stmt: s.Attribute) -> tuple[str, Any] | None:
         """``field = similarity`` in a similarity block's ``mean``: a call, or a block's name (resolved once all are known)."""
         if stmt.type is not None:
@@ -307,7 +359,10 @@ class _Checker(Binder):
         """Each block as the one component call it stands for (record blocks: ``record_mean`` with their parts inlined)."""
         by_name = {b.name: b for b in blocks}
         failed: set[str] = set()
-        usage = "write `use = phrase_overlap()`, or `same = [step]  mean { field = similarity ... }` for records"
+        usage = (
+            "write `use = phrase_overlap()`; for records `same = [step]  mean { field = similarity ... }`, "
+            "`cases = kind  when { ... }  otherwise = X` or `all = [X, Y]`"
+        )
 
         def resolve(name: str, chain: tuple[str, ...]) -> m.ComponentCall | None:
             if name in self.similarities:
@@ -321,39 +376,75 @@ class _Checker(Binder):
                 self.similarities[name] = call
             return call
 
-        def build(b: m.SimilarityBlock, chain: tuple[str, ...]) -> m.ComponentCall | None:
-            if b.use is not None and (b.same or b.mean):
-                self.error(m.span_of(b, "use"), f"similarity {b.name!r} has both `use` and a record form (same/mean)", usage)
+        def deref(value: Any, chain: tuple[str, ...]) -> m.ComponentCall | None:
+            """A call as written, or the call another block stands for (a cycle is an error)."""
+            if isinstance(value, m.ComponentCall):
+                return value
+            ref = value.parts[0]
+            if ref not in by_name:
+                if ref not in self.similarity_blocks:  # else declared with an error, reported there
+                    self.unknown(value.span, "similarity block", ref, list(by_name))
                 return None
+            if ref in chain:
+                self.error(value.span, f"similarity cycle: {' -> '.join([*chain, ref])}", "a similarity cannot include itself")
+                return None
+            self.used_similarities.add(ref)
+            return resolve(ref, (*chain, ref))
+
+        def form(b: m.SimilarityBlock, chain: tuple[str, ...]) -> m.ComponentCall | None:
+            """The block's own form, before `at_least` and `on` wrap it."""
+            forms = (("use", b.use is not None), ("mean", bool(b.mean)), ("cases", b.cases is not None), ("all", bool(b.all_of)))
+            written = [name for name, present in forms if present]
+            if len(written) > 1:
+                what = "a record form (same/mean)" if written[0] == "use" else f"`{written[1]}`"
+                self.error(m.span_of(b, written[1]), f"similarity {b.name!r} has both `{written[0]}` and {what}", usage)
+                return None
+            if (b.when or b.otherwise is not None) and b.cases is None:
+                self.error(m.span_of(b, "when" if b.when else "otherwise"), f"similarity {b.name!r}: `when` and `otherwise` go with `cases = <member>`", usage)
+                return None
+            where = {"": m.span_of(b)}
             if b.use is not None:
-                return b.use
+                if b.same:
+                    self.error(m.span_of(b, "use"), f"similarity {b.name!r} has both `use` and a record form (same/mean)", usage)
+                    return None
+                return deref(b.use, chain)
+            if b.cases is not None:
+                if b.otherwise is None:
+                    self.error(m.span_of(b), f"similarity {b.name!r}: `cases` needs `otherwise = <similarity>` for the values `when` does not name", usage)
+                    return None
+                parts = [(value, deref(part, chain)) for value, part in b.when]
+                otherwise = deref(b.otherwise, chain)
+                if otherwise is None or any(p is None for _, p in parts):
+                    return None
+                return m.ComponentCall(
+                    "similarity", "cases", (("same", tuple(b.same)), ("field", b.cases), ("when", tuple(parts)), ("otherwise", otherwise)), where
+                )
+            if b.all_of or (b.same and not b.mean):
+                found = [deref(part, chain) for part in b.all_of]
+                if any(f is None for f in found):
+                    return None
+                return m.ComponentCall("similarity", "all_of", (("same", tuple(b.same)), ("parts", tuple(found))), where)
             if not b.mean:
                 self.error(m.span_of(b), f"similarity {b.name!r} needs `use = <similarity>(...)` or `mean {{ ... }}`", usage)
                 return None
             if len({field for field, _ in b.mean}) != len(b.mean):
                 return None  # a repeated field: reported where it is written
-            parts: list[tuple[str, m.ComponentCall]] = []
-            for field, value in b.mean:
-                if isinstance(value, m.ComponentCall):
-                    parts.append((field, value))
-                    continue
-                ref = value.parts[0]
-                if ref not in by_name:
-                    if ref not in self.similarity_blocks:  # else declared with an error, reported there
-                        self.unknown(value.span, "similarity block", ref, list(by_name))
-                    return None
-                if ref in chain:
-                    self.error(value.span, f"similarity cycle: {' -> '.join([*chain, ref])}", "a similarity cannot include itself")
-                    return None
-                self.used_similarities.add(ref)
-                inner = resolve(ref, (*chain, ref))
-                if inner is None:
-                    return None
-                parts.append((field, inner))
-            return m.ComponentCall("similarity", "record_mean", (("same", tuple(b.same)), ("parts", tuple(parts))), {"": m.span_of(b)})
+            mean_parts = [(field, deref(value, chain)) for field, value in b.mean]
+            if any(p is None for _, p in mean_parts):
+                return None
+            return m.ComponentCall("similarity", "record_mean", (("same", tuple(b.same)), ("parts", tuple(mean_parts))), where)
+
+        def build(b: m.SimilarityBlock, chain: tuple[str, ...]) -> m.ComponentCall | None:
+            call = form(b, chain)
+            if call is not None and b.at_least is not None:
+                call = m.ComponentCall("similarity", "at_least", (("similarity", call), ("threshold", b.at_least)), {"": m.span_of(b, "at_least")})
+            if call is not None and b.on is not None:
+                call = m.ComponentCall("similarity", "on_field", (("field", b.on), ("similarity", call)), {"": m.span_of(b, "on")})
+            return call
 
         for b in blocks:
             resolve(b.name, (b.name,))
+        self.similarities_resolved = True
         return blocks
 
     def after_TaskSpec_normalisers(self, blocks: tuple[m.NormaliserBlock, ...]) -> tuple[m.NormaliserBlock, ...]:
@@ -1036,6 +1127,18 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         )
     if score.scorer is not None and score.matches:
         ck.error(m.span_of(score, "scorer"), "a score block uses either a scorer component or match blocks, not both")
+    if score.aligns and (score.scorer is not None or score.matches):
+        ck.error(
+            m.span_of(score, "aligns"),
+            "a score block with align blocks has no scorer component or match blocks",
+            "count with align blocks, report with measures",
+        )
+    if score.aligns and not score.measures:
+        ck.error(
+            m.span_of(score, "aligns"),
+            "an align block's counts are reported by measure blocks",
+            "e.g. measure exclusive { counts = [node.XOR]  stats = [p_correct, p_total, r_correct, r_total] }",
+        )
     if score.derive is not None and score.scorer is not None:
         ck.error(
             m.span_of(score, "derive"),
@@ -1070,12 +1173,14 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         matches.append(replace(match, outputs=outputs))
         _check_flow(ck, match, score_gold, score_pred)
     scorer_emits: tuple[str, ...] = tuple(o for mt in matches for o in mt.outputs)
+    aligns, walked = _check_aligns(ck, score.aligns, score_gold, score_pred)
+    scorer_emits += walked
     if score.scorer is not None:
         scorer_emits = registry.get("scorer", score.scorer.name).contract.emitted(_defaults(score.scorer))
     aggregate = registry.get("aggregator", score.aggregate.name).contract if score.aggregate else None
     produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits) if aggregate and score.aggregate else ()
     measures, measured = _check_measures(ck, score.measures, score_gold, score_pred, label_values, scorer_emits)
-    score = replace(score, matches=tuple(matches), measures=measures)
+    score = replace(score, matches=tuple(matches), measures=measures, aligns=aligns)
     produced = (*produced, *(name for ms, _ in measured for name in ms.outputs))
 
     # slices ----------------------------------------------------------------------------------
@@ -1449,8 +1554,173 @@ def _check_flow(ck: _Checker, match: m.MatchSpec, gold: Mapping[str, FieldType],
     _check_similarity(ck, match.similarity, answer, m.span_of(match, "similarity"), f"match {match.name!r}")
 
 
+def _member_type(record: FieldType, path: str) -> FieldType | None:
+    """The type of a dotted member path of a record type (through optional records); None where a step is missing."""
+    current: FieldType | None = record
+    for name in path.split("."):
+        while current is not None and current.kind == "optional" and current.item is not None:
+            current = current.item
+        if current is None or current.kind != "record":
+            return None
+        current = current.members().get(name)
+    return current
+
+
+def _unwrapped(ftype: FieldType) -> FieldType:
+    while ftype.kind == "optional" and ftype.item is not None:
+        ftype = ftype.item
+    return ftype
+
+
+def _check_members(ck: _Checker, record: FieldType, paths: Sequence[str], span: s.Span, where: str) -> bool:
+    ok = True
+    for path in paths:
+        if _member_type(record, path) is None:
+            members = list(_unwrapped(record).members()) if _unwrapped(record).kind == "record" else []
+            ck.unknown(span, f"member of the records {where} compares", path, members)
+            ok = False
+    return ok
+
+
+def _check_composed(ck: _Checker, call: m.ComponentCall, answer: FieldType, span: s.Span, where: str) -> bool:
+    """Types along a composed similarity (on_field, cases, all_of, at_least, one); False when ``call`` is not one."""
+    args = dict(call.kwargs)
+    if call.name == "one":
+        return True
+    if call.name == "at_least":
+        _check_similarity(ck, args["similarity"], answer, span, where)
+        return True
+    if call.name not in ("on_field", "cases", "all_of"):
+        return False
+    if _unwrapped(answer).kind != "record":
+        ck.error(
+            span,
+            f"{where}: a record similarity ({call.name.replace('_', ' ')}) compares records, but the answers are {answer.spelling()}",
+            "use a text similarity",
+        )
+        return True
+    if call.name == "on_field":
+        member = _member_type(answer, args["field"])
+        if member is None:
+            _check_members(ck, answer, [args["field"]], span, where)
+        else:
+            _check_similarity(ck, args["similarity"], _unwrapped(member), span, f"{where}, member {args['field']!r}")
+        return True
+    if not _check_members(ck, answer, [*args["same"], *([args["field"]] if call.name == "cases" else [])], span, where):
+        return True
+    if call.name == "cases":
+        chooser = _unwrapped(_member_type(answer, args["field"]) or FieldType("any"))
+        for value, part in args["when"]:
+            if chooser.kind == "enum" and value not in chooser.values:
+                ck.unknown(span, f"value of {args['field']!r} in {where}'s when", value, [str(v) for v in chooser.values])
+            _check_similarity(ck, part, answer, span, f"{where}, when {value}")
+        _check_similarity(ck, args["otherwise"], answer, span, f"{where}, otherwise")
+    else:
+        for part in args["parts"]:
+            _check_similarity(ck, part, answer, span, where)
+    return True
+
+
+def _check_aligns(
+    ck: _Checker, aligns: Sequence[m.AlignSpec], gold: Mapping[str, FieldType], pred: Mapping[str, FieldType]
+) -> tuple[tuple[m.AlignSpec, ...], tuple[str, ...]]:
+    """Types along each align block, its counts' kinds filled in from the enums, and the per-item values it writes."""
+    checked: list[m.AlignSpec] = []
+    keys: list[str] = []
+    for align in aligns:
+        where = f"align {align.name!r}"
+        gold_type, pred_type = gold.get(align.gold), pred.get(align.prediction)
+        lines = []
+        for side, name, ftype in (("gold", align.gold, gold_type), ("prediction", align.prediction, pred_type)):
+            if ftype is None:
+                continue  # an unknown field is reported where it is written
+            if ftype.kind != "list" or ftype.item is None or _unwrapped(ftype.item).kind != "record":
+                ck.error(
+                    m.span_of(align, side),
+                    f"{where}: {side} field {name!r} is {ftype.spelling()}; an align block walks lists of records",
+                    "a deriver gives lines as list(record(...))",
+                )
+                continue
+            lines.append(ftype.item)
+        if len(lines) != 2:
+            continue
+        line = lines[0]
+        if lines[0] != lines[1]:
+            ck.error(m.span_of(align), f"{where}: the gold lines are {lines[0].spelling()} but the predicted ones {lines[1].spelling()}")
+            continue
+        _check_members(ck, line, [align.on, *([align.where] if align.where else [])], m.span_of(align, "on"), where)
+        on_type = _member_type(line, align.on)
+        if on_type is not None:
+            _check_similarity(ck, align.similarity, _unwrapped(on_type), m.span_of(align, "similarity"), f"{where}, aligned on {align.on!r}")
+        entity_types: dict[str, FieldType] = {}
+        for entities in align.entities:
+            ewhere = f"{where}, entities {entities.name!r}"
+            if not _check_members(ck, line, entities.places, m.span_of(entities, "places"), ewhere):
+                continue
+            places = {_unwrapped(member) for member in (_member_type(line, p) for p in entities.places) if member is not None}
+            if len(places) != 1 or next(iter(places)).kind != "record":
+                ck.error(
+                    m.span_of(entities, "places"),
+                    f"{ewhere}: the places must hold records of one type, got {', '.join(sorted(t.spelling() for t in places))}",
+                )
+                continue
+            entity = next(iter(places))
+            entity_types[entities.name] = entity
+            _check_members(ck, entity, entities.same, m.span_of(entities, "same"), ewhere)
+            _check_similarity(ck, entities.identity, entity, m.span_of(entities, "identity"), f"{ewhere}, identity")
+            _check_similarity(ck, entities.until, entity, m.span_of(entities, "until"), f"{ewhere}, until")
+        counts = []
+        for count in align.counts:
+            cwhere = f"{where}, count {count.name!r}"
+            if count.of is not None and count.of not in entity_types:
+                ck.unknown(m.span_of(count, "of"), "entities block", count.of, list(entity_types))
+                continue
+            record = entity_types[count.of] if count.of is not None else line
+            if not _check_members(ck, record, [count.by, *([count.where] if count.where else [])], m.span_of(count, "by"), cwhere):
+                continue
+            by_type = _unwrapped(_member_type(record, count.by) or FieldType("any"))
+            enum_values = tuple(str(v) for v in by_type.values) if by_type.kind == "enum" else ()
+            kinds = count.kinds or enum_values
+            if not kinds:
+                ck.error(
+                    m.span_of(count, "by"),
+                    f"{cwhere}: {count.by!r} is {by_type.spelling()}; name the kinds counted",
+                    "kinds = [a, b], or give the member an enum type",
+                )
+                continue
+            for kind in kinds:
+                if enum_values and kind not in enum_values:
+                    ck.unknown(m.span_of(count, "kinds"), f"value of {count.by!r}", kind, list(enum_values))
+            if not count.stats:
+                ck.error(m.span_of(count), f"{cwhere} counts nothing", "stats { total = 1  correct = node_strict }")
+            for stat, (source, sim) in count.stats:
+                if source == "best" and count.of is None:
+                    ck.error(
+                        m.span_of(count, "stats"),
+                        f"{cwhere}, stat {stat!r}: best() keeps an entity's best score; lines are compared once",
+                        f"write `{stat} = <similarity>`",
+                    )
+                if sim is not None:
+                    _check_similarity(ck, sim, record, m.span_of(count, "stats"), f"{cwhere}, stat {stat!r}")
+            written = [f"{count.name}.{kind}.{side}_{stat}" for side in ("p", "r") for kind in kinds for stat, _ in count.stats]
+            repeated = sorted(set(written) & set(keys))
+            if repeated:
+                ck.error(
+                    m.span_of(count),
+                    f"{cwhere} writes {repeated[0]!r}, which another count block writes too",
+                    "give it other kinds or stats, or another name",
+                )
+            keys += written
+            counts.append(replace(count, kinds=tuple(kinds)))
+        keys += [f"{align.name}.{side}_aligned" for side in ("p", "r")]
+        checked.append(replace(align, counts=tuple(counts)))
+    return tuple(checked), tuple(keys)
+
+
 def _check_similarity(ck: _Checker, call: m.ComponentCall, answer: FieldType, span: s.Span, where: str) -> None:
     """The similarity compares what the answers are: text, or records whose fields its parts name."""
+    if _check_composed(ck, call, answer, span, where):
+        return
     if call.name == "record_mean":
         args = dict(call.kwargs)
         members = answer.members()

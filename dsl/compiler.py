@@ -109,7 +109,28 @@ def _prediction_reader(pred: m.PredictionSpec) -> Any:
     return SchemaReader(pred.format, pred.id_field, pred.fields)
 
 
+def _walk(align: m.AlignSpec) -> Any:
+    """An align block as the runtime walk (runners/alignment.py), its similarities built from their calls."""
+    from runners.alignment import AlignedWalk, Entities, Stat, Tally
+
+    entities = tuple(Entities(e.name, e.places, e.same, _call(e.identity), e.at_least, _call(e.until)) for e in align.entities)
+    tallies = tuple(
+        Tally(
+            c.name, c.of or "", c.by, c.kinds, tuple(Stat(name, source, None if sim is None else _call(sim)) for name, (source, sim) in c.stats), c.where or ""
+        )
+        for c in align.counts
+    )
+    similarity = _call(align.similarity)
+    symmetric = bool(getattr(similarity, "symmetric", False))
+    return AlignedWalk(align.name, align.gold, align.prediction, align.on, similarity, align.threshold, align.where or "", entities, tallies, symmetric)
+
+
 def _scorer_factory(score: m.ScoreSpec) -> Any:
+    if score.aligns:
+        from runners.alignment import WalkScorer
+
+        walker = WalkScorer(tuple(_walk(a) for a in score.aligns))
+        return lambda metadata: walker
     if score.scorer is not None:
         comp = registry.get("scorer", score.scorer.name)
         fixed = score.scorer.kwargs_dict()
@@ -154,6 +175,10 @@ def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
         calls += [*_nested_calls(match.similarity), match.matcher, *match.filters, *match.normaliser, *match.similarity_normaliser]
     for measure in spec.score.measures:
         calls += [c for c in (measure.metric, *measure.normaliser) if c is not None]
+    for align in spec.score.aligns:
+        written = [align.similarity, *(c for e in align.entities for c in (e.identity, e.until))]
+        written += [sim for count in align.counts for _, (_, sim) in count.stats if sim is not None]
+        calls += [nested for call in written for nested in _nested_calls(call)]
     return calls
 
 
@@ -200,7 +225,7 @@ def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mappin
 def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
     """The scorer factory and the aggregator: the score block's own, joined with its measures when it has any."""
     score = spec.score
-    own_scorer = _scorer_factory(score) if score.scorer is not None or score.matches else None
+    own_scorer = _scorer_factory(score) if score.scorer is not None or score.matches or score.aligns else None
     own_aggregate = _bound(score.aggregate) if score.aggregate is not None else None
     if not score.measures:
         return _derived(score, own_scorer), own_aggregate

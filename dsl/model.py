@@ -267,6 +267,7 @@ class ScoreSpec:
     )
     matches: tuple[MatchSpec, ...] = blocks("match")
     measures: tuple[MeasureSpec, ...] = blocks("measure")
+    aligns: tuple[AlignSpec, ...] = blocks("align", doc="aligned walks: lines paired with their best partners, counted (PAGED)")
     metadata_params: tuple[tuple[str, str], ...] = attr((), key="metadata", parse="metadata", doc="scorer parameter <- submission metadata key")
     at: Where = _where()
 
@@ -418,9 +419,57 @@ class SimilarityBlock:
     """
 
     name: Name = label()
-    use: ComponentCall | None = attr(None, kind="similarity", doc="one similarity component")
-    same: tuple[Name, ...] = attr((), doc="record fields that must be equal for a pair to score above 0")
+    use: Any = attr(None, parse="similarity_ref", doc="one similarity: a component call, or another similarity block's name")
+    same: tuple[str, ...] = attr((), parse="field_paths", doc="record members (dotted paths: head.kind) that must be equal for a pair to score above 0")
     mean: tuple[tuple[str, Any], ...] = entries(parse="similarity_part", doc="record field = a similarity call or a similarity block's name")
+    cases: str | None = attr(None, parse="field_path", doc="a member whose value (in the first record) chooses the similarity from `when`")
+    when: tuple[tuple[str, Any], ...] = entries(parse="similarity_part", doc="with cases: value = the similarity of records with that value")
+    otherwise: Any = attr(None, parse="similarity_ref", doc="with cases: the similarity of records whose value `when` does not name")
+    all_of: tuple[Any, ...] = attr((), key="all", parse="similarity_refs", doc="the product of these similarities of the records (0/1 parts: all of them)")
+    on: str | None = attr(None, parse="field_path", doc="compare this member of the two records (absent in either: 0)")
+    at_least: float | None = attr(None, parse="number", doc="1 where the similarity reaches this value, else 0")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
+class EntitiesSpec:
+    """``entities node { ... }`` in an ``align`` block: records at places of a line that are occurrences of one entity."""
+
+    name: Name = label(doc="what count blocks name in `of`")
+    places: tuple[str, ...] = attr(parse="field_paths", doc="the line members holding one (each compared with the partner line's same member)")
+    same: tuple[str, ...] = attr((), parse="field_paths", doc="members two occurrences of one entity share")
+    identity: Any = attr(parse="similarity_ref", doc="the first registered entity scoring at_least with the occurrence is the same entity")
+    at_least: float = attr(parse="number")
+    until: Any = attr(parse="similarity_ref", doc="an entity is compared at each occurrence until this first scores 1")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CountSpec:
+    """``count node { ... }`` in an ``align`` block: per-item values ``<name>.<kind>.<p|r>_<stat>``."""
+
+    name: Name = label(doc="the prefix of its per-item values")
+    of: Name | None = attr(None, doc="an entities block's name (default: the aligned lines)")
+    by: str = attr(parse="field_path", doc="the member whose value names the kind counted under")
+    kinds: tuple[str, ...] = attr((), parse="names", doc="the kinds counted (default: the values of `by`'s enum type)")
+    where: str | None = attr(None, parse="field_path", doc="a member that must be non-empty for the record to be counted")
+    stats: tuple[tuple[str, Any], ...] = entries(parse="count_stat", doc="stat = 1 (once per line or entity), a similarity (each comparison) or best(X)")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlignSpec:
+    """``align lines { ... }``: each line of one side with its best partner line on the other, and what the pairs count."""
+
+    name: Name = label()
+    gold: Name = attr(refers="score_field")
+    prediction: Name = attr(refers="prediction_field")
+    on: str = attr(parse="field_path", doc="the member of a line the lines are aligned on")
+    similarity: Any = attr(parse="similarity_ref", doc="how two lines' `on` members compare")
+    threshold: float = attr(parse="number", doc="a line whose best partner scores lower is skipped")
+    where: str | None = attr(None, parse="field_path", doc="lines without this member (false, empty) are aligned but add nothing")
+    entities: tuple[EntitiesSpec, ...] = blocks("entities")
+    counts: tuple[CountSpec, ...] = blocks("count")
     at: Where = _where()
 
 

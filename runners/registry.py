@@ -56,7 +56,8 @@ NAME_PARAMS = {GoldField: "gold field", PredictionField: "prediction field", Val
 # A parameter that takes a normaliser block's name; the checker writes its steps in place of the name
 # (so they are part of the fingerprint) and the compiler passes them as a runners.text.Pipeline.
 NormaliserName = typing.NewType("NormaliserName", str)
-# A parameter filled only by a ``similarity`` block of the spec (record_mean's parts), never written as a literal.
+# A parameter filled only by a ``similarity`` block of the spec, never written as a literal: record_mean's and
+# cases' (name, similarity) pairs, all_of's similarities, on_field's and at_least's one similarity.
 SimilarityParts = typing.NewType("SimilarityParts", tuple)
 
 # ``emits`` of a mean/sum-like aggregator: the metrics are the per-item values the scorer emits.
@@ -301,6 +302,7 @@ _BUILTIN_MODULES = (
     "runners.text",
     "runners.similarity",
     "runners.structured",
+    "runners.record_rules",
     "runners.matching",
     "runners.filters",
     "runners.propara",

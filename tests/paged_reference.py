@@ -1,4 +1,4 @@
-"""Per-document statistics of the official ``lexical_based`` PAGED scorer (docs/metrics.md §5.3-5.6).
+"""The former Python counting of upstream PAGED's ``lexical_based`` scorer: the oracle of the declared walk (docs/metrics.md §5.3-5.6).
 
 For one document, two passes: the precision pass walks the predicted spans and aligns each with
 the gold spans, the recall pass walks the gold spans and aligns each with the predicted spans. The

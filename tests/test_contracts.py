@@ -32,6 +32,7 @@ from runners import registry
 from runners._types import GoldSet, ItemScore
 from runners.contracts import PYTHON_COLLECTIONS, checker
 from runners.matching import PRF, PairScorer
+from runners.record_rules import One, OnField
 from runners.predictions import FieldType
 from runners.similarity import exact, token_f1
 from runners.text import Pipeline, lowercase, strip
@@ -203,7 +204,7 @@ def test_scorer_emits_exactly_the_declared_values(task: str) -> None:
     spec, _ = load_task(task)
     found = _component(spec, "scorer")
     if found is None:
-        pytest.skip(f"{task} scores with match blocks (no scorer component)")
+        pytest.skip(f"{task} scores with match, measure or align blocks (no scorer component)")
     comp, params = found
     declared = set(comp.contract.emitted(params))
     for path, gold, records, _items in _scored_samples(task):
@@ -337,12 +338,33 @@ def test_filters_give_their_declared_type(name: str, data: st.DataObject) -> Non
     assert set(out) <= set(value)  # filters only remove answers
 
 
+# The similarities a similarity block composes (runners/record_rules.py), with parts that compare the records' members.
+_MEMBERS = st.sampled_from(["a", "b"])
+_TEXT_SIMILARITY = st.sampled_from([exact, token_f1]).map(lambda make: make())
+_RECORD_SIMILARITY = st.builds(OnField, _MEMBERS, _TEXT_SIMILARITY) | st.just(One())
+COMPOSED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
+    "on_field": {"field": _MEMBERS, "similarity": _TEXT_SIMILARITY},
+    "at_least": {"similarity": _RECORD_SIMILARITY, "threshold": st.floats(0, 1)},
+    "cases": {
+        "same": st.lists(_MEMBERS, max_size=2),
+        "field": _MEMBERS,
+        "when": st.lists(st.tuples(st.text(max_size=3), _RECORD_SIMILARITY), max_size=3),
+        "otherwise": _RECORD_SIMILARITY,
+    },
+    "all_of": {"same": st.lists(_MEMBERS, max_size=2), "parts": st.lists(_RECORD_SIMILARITY, max_size=3)},
+    "one": {},
+}
+
+
 @pytest.mark.parametrize("name", registry.names("similarity"))
 @given(data=st.data())
 def test_similarities_compare_two_values_of_their_declared_type(name: str, data: st.DataObject) -> None:
     comp = registry.get("similarity", name)
-    similarity = comp.build(**_arguments(data, comp))
-    values = RECORDS if name == "record_mean" else _value_strategy(comp.contract.takes)
+    if name in COMPOSED:
+        similarity = comp.build(**{param: data.draw(strategy, label=param) for param, strategy in COMPOSED[name].items()})
+    else:
+        similarity = comp.build(**_arguments(data, comp))
+    values = RECORDS if name == "record_mean" or name in COMPOSED else _value_strategy(comp.contract.takes)
     gold = data.draw(values, label="gold")
     prediction = data.draw(values, label="prediction")
     raw = similarity.score(similarity.prepare(gold), similarity.prepare(prediction))

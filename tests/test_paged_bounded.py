@@ -20,18 +20,20 @@ import pytest
 
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners import baselines
+from runners import alignment, baselines
 from runners._types import ItemScore
-from runners.paged import lexical
-from runners.paged.lexical import ACTION_TYPES, BLEU_NODE_TYPES, SIDES, score_document
-from runners.paged.parse import parse_text
+from runners.paged.lines import line_records
+from runners.paged.parse import Span, parse_text
 from runners.paged.scoring import gold_spans
+from runners.paged.walk import ACTIONS, BLEU_NODES, lexical_walk
 from runners.registry import get
+
+SIDES = ("p", "r")
 
 SOFT = ("actor", "action", "data_constraint", "action_constraint")
 BOUNDED = [f"{name}_bounded{suffix}" for name in SOFT for suffix in ("", "_p", "_r")]
 OFFICIAL = [f"{name}{suffix}" for name in SOFT for suffix in ("", "_p", "_r")]
-FAMILIES = (("bleu_node", BLEU_NODE_TYPES), ("bleu_agent", ACTION_TYPES))
+FAMILIES = (("bleu_node", BLEU_NODES), ("bleu_agent", ACTIONS))
 PARITY_CASES = ("gold_as_prediction", "perturbed", "sequential_baseline", "quirks")  # the ones on the dev split
 
 # One actor, one head node on three lines. The prediction says "check the order now" where the gold says
@@ -58,7 +60,7 @@ def _by_hand() -> dict[str, float]:
 
 
 def test_a_node_compared_three_times_counts_once_at_its_best_score() -> None:
-    stats = score_document(parse_text(GOLD).spans, parse_text(PREDICTED).spans).stats
+    stats = _walk(parse_text(GOLD).spans, parse_text(PREDICTED).spans)
     for key, value in _by_hand().items():
         assert stats[key] == pytest.approx(value, abs=1e-9), key
     for side in SIDES:
@@ -67,7 +69,7 @@ def test_a_node_compared_three_times_counts_once_at_its_best_score() -> None:
 
 
 def test_the_spec_declares_the_bounded_scores_over_those_counts() -> None:
-    stats = score_document(parse_text(GOLD).spans, parse_text(PREDICTED).spans).stats
+    stats = _walk(parse_text(GOLD).spans, parse_text(PREDICTED).spans)
     _, runner = load_task("paged")
     values = runner.aggregate([ItemScore("hand", stats)])
     assert values["action_p"] == 1.25  # round(5.0001 / 4, 4): the official precision is above 1
@@ -80,7 +82,7 @@ def test_the_spec_declares_the_bounded_scores_over_those_counts() -> None:
 
 def test_without_a_repeated_comparison_the_bounded_sums_are_the_official_ones() -> None:
     text = "For Clerk:\ncheck the order -> ship goods\nship goods -> DataObject(invoice)\n"
-    stats = score_document(parse_text(text).spans, parse_text(text.replace("invoice", "the invoice copy")).spans).stats
+    stats = _walk(parse_text(text).spans, parse_text(text.replace("invoice", "the invoice copy")).spans)
     for key, value in stats.items():
         if "_once." in key:
             assert value == stats[key.replace("_once.", ".")], key
@@ -91,17 +93,17 @@ def test_without_a_repeated_comparison_the_bounded_sums_are_the_official_ones() 
 def _comparisons() -> Iterator[Counter[int]]:
     """How often each registered node is compared, by the node's identity (the scorer's own comparisons, counted)."""
     seen: Counter[int] = Counter()
-    original = lexical._Pass._compare
+    original = alignment._Pass._compare
 
-    def counting(self, entry, node, agent, other, other_agent):  # type: ignore[no-untyped-def]
-        seen[id(entry)] += 1
-        return original(self, entry, node, agent, other, other_agent)
+    def counting(self, entities, entity, record, other):  # type: ignore[no-untyped-def]
+        seen[id(entity)] += 1
+        return original(self, entities, entity, record, other)
 
-    lexical._Pass._compare = counting  # type: ignore[method-assign]
+    alignment._Pass._compare = counting  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        lexical._Pass._compare = original  # type: ignore[method-assign]
+        alignment._Pass._compare = original  # type: ignore[method-assign]
 
 
 def test_on_the_real_dev_split_bounded_equals_official_exactly_where_no_node_is_compared_twice(data_root: Path, parity_dir: Path) -> None:
@@ -113,8 +115,8 @@ def test_on_the_real_dev_split_bounded_equals_official_exactly_where_no_node_is_
     once_only = repeated = 0
     for item_id, document in gold.items.items():
         with _comparisons() as seen:
-            stats = score_document(gold_spans(document.lines), parse_text(predictions.get(item_id) or "").spans).stats
-        keys = [f"{family}.{t.value}.{side}_sum" for side in SIDES for family, types in FAMILIES for t in types]
+            stats = _walk(gold_spans(document.lines), parse_text(predictions.get(item_id) or "").spans)
+        keys = [f"{family}.{t}.{side}_sum" for side in SIDES for family, types in FAMILIES for t in types]
         if max(seen.values(), default=0) <= 1:
             once_only += 1
             assert all(stats[k.replace(".", "_once.", 1)] == stats[k] for k in keys), item_id
@@ -124,6 +126,11 @@ def test_on_the_real_dev_split_bounded_equals_official_exactly_where_no_node_is_
         for k in keys:
             assert 0 <= stats[k.replace(".", "_once.", 1)] <= stats[k.replace(".", "_once.", 1).replace("_sum", "_num")] + 1e-9, (item_id, k)
     assert once_only and repeated  # both kinds of document occur on dev
+
+
+def _walk(gold: list[Span] | tuple[Span, ...], predicted: list[Span] | tuple[Span, ...]) -> dict[str, float]:
+    """The declared walk's counts of one document (the spec's align block, as the Python API builds it)."""
+    return lexical_walk()(line_records(gold), line_records(predicted))
 
 
 def _check_bounded(metrics: dict[str, float], where: str) -> None:

@@ -105,9 +105,11 @@ def test_counts_need_two_or_four_stats_and_no_metric(tmp_path: Path) -> None:
     assert "`counts = [...]` pools the scorer's count values" in message
 
 
-def test_the_paged_spec_no_longer_names_a_python_aggregator() -> None:
+def test_the_paged_spec_declares_its_scoring_without_a_python_scorer_or_aggregator() -> None:
     spec = check_file(SPECS_DIR / "paged.spec").spec
-    assert spec.score.aggregate is None and spec.score.scorer is not None and spec.score.scorer.name == "paged.lexical"
+    assert spec.score.aggregate is None and spec.score.scorer is None
+    assert spec.score.derive is not None and spec.score.derive.name == "paged.graph_lines"  # parsing only
+    assert [a.name for a in spec.score.aligns] == ["lines"] and [e.name for e in spec.score.aligns[0].entities] == ["node"]
     names = [ms.name for ms in spec.score.measures]
     assert names[: len(HEADLINE)] == [m.name for m in HEADLINE]  # the official ten, then the bounded variants (issue #16; tests/test_paged_bounded.py)
     assert names[len(HEADLINE) :] == ["actor_bounded", "action_bounded", "data_constraint_bounded", "action_constraint_bounded"]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from runners._types import GoldSet, ItemScore
 from runners.paged.gold import GoldDocument, document_from_record
-from runners.paged.lexical import score_document
+from tests.paged_reference import score_document
 from runners.paged.metrics import HEADLINE, METRICS, counts_of
 from runners.paged.parse import parse_text
 from runners.paged.reader import read_graphs

@@ -8,7 +8,7 @@ validator ``paged.graph_text``, the scorer and the aggregator ``paged.lexical``.
 (per-document statistics), ``metrics`` (corpus metrics), ``dot`` (Graphviz drawings).
 """
 
-from runners.paged import predictions, reader, scoring  # noqa: F401  (registration side effects)
+from runners.paged import lines, predictions, reader, scoring, similarities  # noqa: F401  (registration side effects)
 from runners.paged.gold import GoldDocument, document_from_record, graph_from_record, load_documents
 from runners.paged.linearise import GoldLine, linearise, render_text
 from runners.paged.model import Flow, FlowType, Graph, Node, NodeType

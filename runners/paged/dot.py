@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from enum import Enum
 
 from runners.paged.gold import GoldDocument
-from runners.paged.lexical import strict_node_match
 from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
 from runners.paged.parse import Endpoint, graph_of_gold_lines, parse_text
 from runners.paged.tokens import lexical_f1
+from runners.paged.walk import node_strict
 
 WRAP = 22
 
@@ -118,7 +118,9 @@ def _endpoint(node: Node) -> Endpoint:
 
 def _same_element(a: Node, b: Node) -> bool:
     """The official strict node rule (type, then token-set equality; Start/End/OR by type alone)."""
-    return strict_node_match(_endpoint(a), _endpoint(b))
+    same = node_strict()
+    ends = [{"kind": end.type.value, "text": end.text} for end in (_endpoint(a), _endpoint(b))]
+    return same.score(same.prepare(ends[0]), same.prepare(ends[1])) == 1.0
 
 
 def _same_condition(a: str, b: str) -> bool:

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from functools import reduce
 from operator import add
 
-from runners.paged.lexical import ACTION_TYPES, EDGE_TYPES, NODE_TYPES
+from runners.paged.walk import ACTIONS as ACTION
+from runners.paged.walk import ALL_NODES
+from runners.paged.walk import FLOWS as EDGE_TYPES
 
-ACTION = tuple(t.value for t in ACTION_TYPES)
 GATEWAY = ("XOR", "OR", "AND")
 CONSTRAINT = ("DataObject", "TextAnnotation")
-ALL_NODES = tuple(t.value for t in NODE_TYPES)
 
 
 @dataclass(frozen=True)

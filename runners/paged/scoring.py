@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runners._types import GoldSet, ItemScore
 from runners.paged.gold import GoldDocument
-from runners.paged.lexical import empty_statistics, score_document
-from runners.paged.linearise import GoldLine
+from runners.paged.lines import gold_spans, line_records, texts_of
 from runners.paged.metrics import EXTRA, HEADLINE, metric_values, sum_statistics
-from runners.paged.parse import ParsedOutput, Span, parse_edge, parse_text
+from runners.paged.parse import ParsedOutput, Span, parse_text
 from runners.paged.tokens import prepare
+from runners.paged.walk import lexical_walk
 from runners.registry import component
 
 DIAGNOSTICS = (
@@ -25,7 +25,9 @@ DIAGNOSTICS = (
     "prompt_spelling_lines",
     "missing_prediction",
 )
-STATISTICS = (*empty_statistics(), *DIAGNOSTICS)  # the per-document values, in the scorer's order
+_ALIGNED = {"lines.p_aligned": "aligned_predicted_lines", "lines.r_aligned": "aligned_gold_lines"}  # the walk's names -> the API's
+COUNTS = tuple(key for key in lexical_walk().keys() if key not in _ALIGNED)  # the official accumulators (runners/paged/walk.py)
+STATISTICS = (*COUNTS, *DIAGNOSTICS)  # the per-document values, in the scorer's order
 
 
 def lexical_metrics(params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -35,33 +37,14 @@ def lexical_metrics(params: Mapping[str, Any]) -> tuple[str, ...]:
     return names + (("gold_line_coverage",) if params.get("strict_extras", True) else ())
 
 
-def gold_spans(lines: Sequence[GoldLine]) -> list[Span]:
-    """The gold side as the scorer sees it: each linearised line parsed, under its walk's actor."""
-    return [Span(line.text, line.agent, number, parse_edge(line.text)) for number, line in enumerate(lines, start=1)]
-
-
-def _texts(spans: Sequence[Span]) -> Iterator[str]:
-    """Every text of these spans that the statistics tokenise: lines, actors, conditions, node texts."""
-    for span in spans:
-        yield span.line
-        yield span.agent
-        edge = span.edge
-        if edge.parsed:
-            yield edge.condition
-            if edge.head is not None:
-                yield edge.head.text
-            if edge.tail is not None:
-                yield edge.tail.text
-
-
 def _statistics(gold: Sequence[Span], parsed: ParsedOutput, output: str | None) -> dict[str, float]:
-    result = score_document(gold, parsed.spans)
-    values = result.stats  # a fresh dict per document
+    counted = lexical_walk()(line_records(gold), line_records(parsed.spans))
+    values = {key: counted[key] for key in COUNTS}  # a fresh dict per document
     values.update(
         gold_lines=len(gold),
         predicted_lines=len(parsed.spans),
-        aligned_gold_lines=result.aligned_gold,
-        aligned_predicted_lines=result.aligned_predicted,
+        aligned_gold_lines=counted["lines.r_aligned"],
+        aligned_predicted_lines=counted["lines.p_aligned"],
         unparsed_lines=parsed.unparsed_spans,
         missing_node_lines=parsed.count("missing_node"),
         ignored_lines=parsed.count("ignored"),
@@ -79,7 +62,7 @@ def score_output(document: GoldDocument, output: str | None, *, prompt_spellings
 @component("scorer", "paged.lexical", needs={"record": "str"}, emits=STATISTICS)
 def lexical_scorer(gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spellings: bool = False) -> list[ItemScore]:
     """Per document, the official PAGED statistics: strict node/edge/actor counts, BLEU sums and item
-    counts per element type for both passes (keys documented in :mod:`runners.paged.lexical`), plus
+    counts per element type for both passes (keys documented in :mod:`runners.paged.walk`), plus
     line diagnostics (``gold_lines``, ``aligned_gold_lines``, ``unparsed_lines`` ...). A document
     without a prediction is scored as empty output.
 
@@ -94,7 +77,7 @@ def lexical_scorer(gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spel
             raise TypeError(f"prediction for {item_id} must be the model output text, got {type(output).__name__}")
         documents.append((item_id, gold_spans(document.lines), parse_text(output or "", prompt_spellings=prompt_spellings), output))
     # every text the split will tokenise, in a few spaCy calls rather than one per text
-    prepare(text for _, gold_side, parsed, _ in documents for spans in (gold_side, parsed.spans) for text in _texts(spans))
+    prepare(text for _, gold_side, parsed, _ in documents for spans in (gold_side, parsed.spans) for text in texts_of(spans))
     return [ItemScore(item_id, _statistics(gold_side, parsed, output)) for item_id, gold_side, parsed, output in documents]
 
 

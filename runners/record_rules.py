@@ -1,0 +1,173 @@
+"""Similarities composed in a spec's ``similarity`` block, beyond ``use`` and ``same``/``mean``.
+
+A block compiles to one tree of these components (docs/language.md, "Composed similarities"):
+
+- ``use = X  on = text``: ``X`` applied to one member of two records (:class:`OnField`); a record without it
+  (``None``, e.g. a flow without a head) scores 0;
+- ``same = [kind]  cases = kind  when { StartNode = one() }  otherwise = X``: the similarity chosen by the
+  value of one member of the first record (:class:`Cases`);
+- ``same = [flow, head.kind]  all = [a, b]``: the product of several similarities, so 0/1 parts read as
+  "all of" (:class:`AllOf`); with no parts, 1 where the ``same`` members are equal;
+- ``use = X  at_least = 0.5``: 1 where ``X`` reaches the threshold, else 0 (:class:`AtLeast`);
+- ``one()``: 1 for any pair.
+
+Every ``same`` member may be a dotted path (``head.kind``); a path through a missing member gives None, and
+two Nones are equal.  ``score(a, b)`` keeps its arguments' roles: the walks of :mod:`runners.alignment`
+pass the side being walked first, which matters for asymmetric similarities such as BLEU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from runners.predictions import member_of
+from runners.registry import SimilarityParts, component
+from runners.similarity import Similarity  # noqa: TC001
+
+
+def member_at(record: Any, path: str) -> Any:
+    """``record``'s member at a dotted path; None where any step is missing or None."""
+    value = record
+    for name in path.split("."):
+        if value is None:
+            return None
+        value = member_of(value, name)
+        if type(value) is object:  # member_of's sentinel for an absent member
+            return None
+    return value
+
+
+def _same_key(record: Any, same: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(member_at(record, path) for path in same)
+
+
+@dataclass(frozen=True)
+class One:
+    """1 for every pair (a node kind that matches by its kind alone)."""
+
+    name: str = "one"
+    scores_empty_text: bool = field(default=True, init=False)
+
+    def prepare(self, value: Any) -> None:
+        return None
+
+    def score(self, a: Any, b: Any) -> float:
+        return 1.0
+
+
+@component("similarity", "one", takes="any", gives="float")
+def one() -> Similarity:
+    """1 for every pair: in ``cases``, a kind that matches by its kind alone (upstream's start and end nodes)."""
+    return One()
+
+
+@dataclass(frozen=True)
+class OnField:
+    """``similarity`` applied to one member of each record; 0 where either record lacks it (None)."""
+
+    path: str
+    similarity: Similarity
+    name: str = "on_field"
+    scores_empty_text: bool = field(default=True, init=False)
+
+    def prepare(self, record: Any) -> Any:
+        value = member_at(record, self.path)
+        return None if value is None else (self.similarity.prepare(value),)
+
+    def score(self, a: Any, b: Any) -> float:
+        if a is None or b is None:
+            return 0.0
+        return self.similarity.score(a[0], b[0])
+
+
+@component("similarity", "on_field", takes="any", gives="float")
+def on_field(field: str, similarity: SimilarityParts) -> Similarity:
+    """``use = X  on = field`` in a similarity block: ``X`` compares one member of two records (None: 0)."""
+    return OnField(field, similarity)  # type: ignore[arg-type]  # a built similarity: the block's `use`
+
+
+@dataclass(frozen=True)
+class Cases:
+    """0 unless the ``same`` members are equal; else the similarity named for the first record's ``field`` value."""
+
+    same: tuple[str, ...]
+    field_path: str
+    when: tuple[tuple[str, Similarity], ...]
+    otherwise: Similarity
+    name: str = "cases"
+    scores_empty_text: bool = field(default=True, init=False)
+
+    def prepare(self, record: Any) -> Any:
+        key = member_at(record, self.field_path)
+        chosen = dict(self.when).get(key, self.otherwise) if isinstance(key, str) else self.otherwise
+        return _same_key(record, self.same), key, record, chosen.prepare(record)
+
+    def score(self, a: Any, b: Any) -> float:
+        if a[0] != b[0]:
+            return 0.0
+        chosen = dict(self.when).get(a[1], self.otherwise) if isinstance(a[1], str) else self.otherwise
+        # b was prepared for its own case: prepare it again where the first record's case differs
+        other = b[3] if b[1] == a[1] else chosen.prepare(b[2])
+        return chosen.score(a[3], other)
+
+
+@component("similarity", "cases", takes="any", gives="float")
+def cases(same: list[str], field: str, when: SimilarityParts, otherwise: SimilarityParts) -> Similarity:
+    """``cases = kind  when { V = X ... }  otherwise = Y``: records compared by the similarity their ``kind`` names.
+
+    ``same`` members must be equal first (else 0); the case is chosen by the first record's value.
+    """
+    return Cases(tuple(same), field, tuple((str(value), sim) for value, sim in when), otherwise)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """0 unless the ``same`` members are equal; else the product of the parts (1 with no parts), multiplied in order."""
+
+    same: tuple[str, ...]
+    parts: tuple[Similarity, ...]
+    name: str = "all_of"
+    scores_empty_text: bool = field(default=True, init=False)
+
+    def prepare(self, record: Any) -> Any:
+        return _same_key(record, self.same), tuple(part.prepare(record) for part in self.parts)
+
+    def score(self, a: Any, b: Any) -> float:
+        if a[0] != b[0]:
+            return 0.0
+        value = 1.0
+        for part, x, y in zip(self.parts, a[1], b[1]):
+            value *= part.score(x, y)
+            if not value:
+                return 0.0  # later parts cannot raise it: not computed
+        return value
+
+
+@component("similarity", "all_of", takes="any", gives="float")
+def all_of(same: list[str], parts: SimilarityParts) -> Similarity:
+    """``same = [...]  all = [X, Y]``: 0 unless the ``same`` members are equal, else the product of the parts."""
+    return AllOf(tuple(same), tuple(parts))
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """1 where ``similarity`` reaches ``threshold``, else 0."""
+
+    similarity: Similarity
+    threshold: float
+    name: str = "at_least"
+    scores_empty_text: bool = field(default=True, init=False)
+
+    def prepare(self, value: Any) -> Any:
+        return self.similarity.prepare(value)
+
+    def score(self, a: Any, b: Any) -> float:
+        return 1.0 if self.similarity.score(a, b) >= self.threshold else 0.0
+
+
+@component("similarity", "at_least", takes="any", gives="float")
+def at_least(similarity: SimilarityParts, threshold: float) -> Similarity:
+    """``use = X  at_least = 0.5``: 1 where ``X`` scores at least the threshold, else 0."""
+    return AtLeast(similarity, threshold)  # type: ignore[arg-type]
