@@ -1587,6 +1587,9 @@ def _check_composed(ck: _Checker, call: m.ComponentCall, answer: FieldType, span
     args = dict(call.kwargs)
     if call.name == "one":
         return True
+    own = call.at.get("") if call.at else None
+    if own is not None and own != s.NOWHERE:  # written in a similarity block: report there, once, whichever use reached it
+        span, where = own, "the similarity written here"
     if call.name == "at_least":
         _check_similarity(ck, args["similarity"], answer, span, where)
         return True
@@ -1736,7 +1739,10 @@ def _check_similarity(ck: _Checker, call: m.ComponentCall, answer: FieldType, sp
         return
     takes = registry.get("similarity", call.name).contract.takes
     if takes is not None and not answer.fits(takes):
-        ck.error(span, f"{where}: similarity {call.name}() compares {takes.spelling()}, but the answers are {answer.spelling()}")
+        message = f"{where}: similarity {call.name}() compares {takes.spelling()}, but the answers are {answer.spelling()}"
+        if ("similarity type", span, message) not in ck._reported:  # one mistake, one error: a block is reached from many uses
+            ck._reported.add(("similarity type", span, message))
+            ck.error(span, message)
 
 
 def _check_derive(

@@ -132,6 +132,10 @@ class _Pass:
         self.line_tallies = [t for t in walk.tallies if not t.of]
         self.entity_tallies = {e.name: [t for t in walk.tallies if t.of == e.name] for e in walk.entities}
 
+    @staticmethod
+    def _score(sim: Similarity, record: Any, other: Any) -> float:
+        return sim.score(sim.prepare(record), sim.prepare(other))
+
     def run(self, these: Sequence[Any], others: Sequence[Any], similarities: list[list[float]]) -> None:
         if not others:
             return
@@ -170,8 +174,7 @@ class _Pass:
                 values[prefix + stat.name] += 1
             else:
                 assert stat.similarity is not None  # each: the checker allows no best() on lines
-                sim = stat.similarity
-                values[prefix + stat.name] += sim.score(sim.prepare(line), sim.prepare(partner))
+                values[prefix + stat.name] += self._score(stat.similarity, line, partner)
 
     def _occurrence(self, entities: Entities, record: Any, other: Any) -> None:
         entity = self._resolve(entities, record)
@@ -181,7 +184,7 @@ class _Pass:
     def _compare(self, entities: Entities, entity: _Entity, record: Any, other: Any) -> None:
         """One comparison of an entity's occurrence with the partner's record: every count's stats, then `until`."""
         values, until = self.values, entities.until
-        settles = until.score(until.prepare(record), until.prepare(other)) >= 1.0
+        settles = self._score(until, record, other) >= 1.0
         for tally in self.entity_tallies[entities.name]:
             prefix = self._key(tally, record)
             if prefix is None:
@@ -191,7 +194,7 @@ class _Pass:
                     continue
                 sim = stat.similarity
                 assert sim is not None
-                score = sim.score(sim.prepare(record), sim.prepare(other))
+                score = self._score(sim, record, other)
                 key = prefix + stat.name
                 if stat.source == "each":
                     values[key] += score

@@ -29,6 +29,8 @@ from runners.similarity import Similarity  # noqa: TC001
 
 def member_at(record: Any, path: str) -> Any:
     """``record``'s member at a dotted path; None where any step is missing or None."""
+    if type(record) is dict and "." not in path:  # the common case (a deriver's records), without the general walk
+        return record.get(path)
     value = record
     for name in path.split("."):
         if value is None:
@@ -39,8 +41,13 @@ def member_at(record: Any, path: str) -> Any:
     return value
 
 
-def _same_key(record: Any, same: Sequence[str]) -> tuple[Any, ...]:
-    return tuple(member_at(record, path) for path in same)
+def _differ(a: Any, b: Any, same: Sequence[str]) -> bool:
+    """Whether two records differ in any ``same`` member (looked up one at a time: most pairs differ in the first)."""
+    return any(member_at(a, path) != member_at(b, path) for path in same)
+
+
+def _apply(similarity: Similarity, a: Any, b: Any) -> float:
+    return similarity.score(similarity.prepare(a), similarity.prepare(b))
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,11 @@ def one() -> Similarity:
 
 @dataclass(frozen=True)
 class OnField:
-    """``similarity`` applied to one member of each record; 0 where either record lacks it (None)."""
+    """``similarity`` applied to one member of each record; 0 where either record lacks it (None).
+
+    The composed similarities compare records as they are (``prepare`` keeps them), looking up only
+    what a pair needs: a pair whose ``same`` members differ is not compared further.
+    """
 
     path: str
     similarity: Similarity
@@ -73,13 +84,13 @@ class OnField:
     scores_empty_text: bool = field(default=True, init=False)
 
     def prepare(self, record: Any) -> Any:
-        value = member_at(record, self.path)
-        return None if value is None else (self.similarity.prepare(value),)
+        return record
 
     def score(self, a: Any, b: Any) -> float:
-        if a is None or b is None:
+        x, y = member_at(a, self.path), member_at(b, self.path)
+        if x is None or y is None:
             return 0.0
-        return self.similarity.score(a[0], b[0])
+        return _apply(self.similarity, x, y)
 
 
 @component("similarity", "on_field", takes="any", gives="float")
@@ -99,18 +110,19 @@ class Cases:
     name: str = "cases"
     scores_empty_text: bool = field(default=True, init=False)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_chosen", dict(self.when))  # value -> similarity, looked up per record
+
+    def _choose(self, key: Any) -> Similarity:
+        return self._chosen.get(key, self.otherwise) if isinstance(key, str) else self.otherwise  # type: ignore[attr-defined]
+
     def prepare(self, record: Any) -> Any:
-        key = member_at(record, self.field_path)
-        chosen = dict(self.when).get(key, self.otherwise) if isinstance(key, str) else self.otherwise
-        return _same_key(record, self.same), key, record, chosen.prepare(record)
+        return record
 
     def score(self, a: Any, b: Any) -> float:
-        if a[0] != b[0]:
+        if _differ(a, b, self.same):
             return 0.0
-        chosen = dict(self.when).get(a[1], self.otherwise) if isinstance(a[1], str) else self.otherwise
-        # b was prepared for its own case: prepare it again where the first record's case differs
-        other = b[3] if b[1] == a[1] else chosen.prepare(b[2])
-        return chosen.score(a[3], other)
+        return _apply(self._choose(member_at(a, self.field_path)), a, b)
 
 
 @component("similarity", "cases", takes="any", gives="float")
@@ -132,14 +144,14 @@ class AllOf:
     scores_empty_text: bool = field(default=True, init=False)
 
     def prepare(self, record: Any) -> Any:
-        return _same_key(record, self.same), tuple(part.prepare(record) for part in self.parts)
+        return record
 
     def score(self, a: Any, b: Any) -> float:
-        if a[0] != b[0]:
+        if _differ(a, b, self.same):
             return 0.0
         value = 1.0
-        for part, x, y in zip(self.parts, a[1], b[1]):
-            value *= part.score(x, y)
+        for part in self.parts:
+            value *= _apply(part, a, b)
             if not value:
                 return 0.0  # later parts cannot raise it: not computed
         return value
