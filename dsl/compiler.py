@@ -1,47 +1,58 @@
-"""Checked spec → :class:`runners.runner.TaskRunner`, plus ``--explain`` (the plan, stage by stage).
+"""Checked spec -> runner *plan* (dsl/plan.py), the fingerprint, and ``--explain`` (the plan, stage by stage).
 
-Runtime modules that only some specs need (match stages, table readers, reader contracts) are imported
-by the step that builds them, so scoring a task imports what its plan runs (issue #19).  The versions
-of the scoring libraries in a fingerprint come from the spec cache's per-environment memo (dsl/cache.py)
-when it is on: reading installed distributions' metadata costs more than compiling a spec.
+:func:`plan_of` writes down, as plain data, every component a spec wires and its arguments; :func:`compile_spec`
+is ``dsl.plan.build(plan_of(spec, spec_digest(spec)))``, so a runner rebuilt from a cached plan (``procbench
+score`` with the spec cache warm, dsl/tasks.py) is built by the same code as a compiled one.  Runtime modules
+that only some specs need (match stages, table readers, reader contracts) are imported by the step of
+``build`` that needs them, so scoring a task imports what its plan runs (issue #19).  The versions of the
+scoring libraries in a fingerprint come from the spec cache's per-environment memo (dsl/cache.py) when it is
+on: reading installed distributions' metadata costs more than compiling a spec.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dsl import model as m
+from dsl import plan
 from runners import registry
-from runners.runner import SliceDef, TaskRunner
-
-if TYPE_CHECKING:
-    from runners.text import Pipeline
+from runners.runner import TaskRunner
 
 # Library versions that can change numbers; part of every fingerprint.
 _VERSIONED_LIBRARIES = ("nltk", "sacrebleu", "rouge-score", "spacy")
 
 
-def _call(call: m.ComponentCall) -> Any:
-    return registry.get(call.kind, call.name).build(**{k: _argument(v) for k, v in call.kwargs})
-
-
 def build_component(call: m.ComponentCall) -> Any:
     """The runtime object of a checked component call (a similarity, matcher, normaliser step...)."""
-    return _call(call)
+    return plan.build_node(_call(call))
 
 
-def _argument(value: Any) -> Any:
+# -- spec -> plan ------------------------------------------------------------------------------------
+def _call(call: m.ComponentCall) -> plan.Node:
+    """A component built from its spec arguments (``Component.build``), nested calls and pipelines included."""
+    return plan.call_node(call.kind, call.name, [(k, _argument(v)) for k, v in call.kwargs])
+
+
+def _argument(value: Any) -> plan.Node:
     """A spec argument as the component takes it: nested calls built (a normaliser's steps as one pipeline), literals thawed."""
     if isinstance(value, m.ComponentCall):
         return _call(value)
     if isinstance(value, tuple) and value and all(isinstance(v, m.ComponentCall) and v.kind == "normaliser" for v in value):
         return _pipeline(value)
     if isinstance(value, tuple) and value[:1] != ("__object__",):
-        return [_argument(v) for v in value]
-    return m.thaw(value)
+        return ("list", tuple(_argument(v) for v in value))
+    return ("value", m.thaw(value))
+
+
+def _pipeline(steps: tuple[m.ComponentCall, ...]) -> plan.Node:
+    return ("pipeline", tuple(_call(s) for s in steps), tuple(s.name for s in steps))
+
+
+def _bound(call: m.ComponentCall) -> plan.Bound:
+    """A component bound to its spec arguments (``Component.bind``): the arguments thawed, nothing built."""
+    return (call.kind, call.name, call.kwargs_dict())
 
 
 def _nested_calls(call: m.ComponentCall) -> list[m.ComponentCall]:
@@ -57,114 +68,139 @@ def _nested_calls(call: m.ComponentCall) -> list[m.ComponentCall]:
     return found
 
 
-def _bound(call: m.ComponentCall) -> Any:
-    return registry.get(call.kind, call.name).bind(**call.kwargs_dict())
+def plan_of(spec: m.TaskSpec, digest: str) -> dict[str, Any]:
+    """The plan of the checked ``spec`` whose fingerprint is ``digest`` (plain data: ``dsl.plan.is_plain``)."""
+    score = spec.score
+    return {
+        "format": plan.FORMAT,
+        "name": spec.name,
+        "splits": spec.data.splits,
+        "hidden": spec.data.hidden,
+        "metric_names": tuple(mt.name for mt in spec.metrics),
+        "primary": spec.primary,
+        "slices": tuple((s.name, s.kind, s.key) for s in spec.slices),
+        "digest": digest,
+        "gold": ("reader", _bound(spec.data.reader)) if spec.data.reader is not None else ("table", _table(spec.data)),
+        "predictions": _predictions(spec.predictions),
+        "scorer": _scorer(score) if score.scorer is not None or score.matches or score.aligns else None,
+        "values": tuple((v.name, v.formula) for v in score.values),  # per-item values computed from the scorer's, in order
+        "flags": score.flags,
+        "aggregate": _bound(score.aggregate) if score.aggregate is not None else None,
+        "derive": _bound(score.derive) if score.derive is not None else None,
+        "measures": _measures(spec) if score.measures else None,  # formulas: below, applied after the aggregator
+        "formulas": {ms.name: ms.formula for ms in score.measures if ms.formula is not None},
+    }
 
 
-def _pipeline(steps: tuple[m.ComponentCall, ...]) -> Pipeline:
-    from runners.text import Pipeline
-
-    return Pipeline.of([_call(s) for s in steps], [s.name for s in steps])
-
-
-def _gold_reader(data: m.DataSpec) -> Any:
-    if data.reader is not None:
-        return _contract_checked(data.reader)
-    from runners.tables import AnswerLabel, Explode, ItemLabel, Membership, TableReader, TableSource
-
-    return TableReader(
-        sources=tuple(TableSource(s.name, s.format, s.path, s.key, s.splits, s.optional) for s in data.sources),
-        id_path=data.id_path,
-        fields=tuple((f.name, f.path, f.type) for f in data.fields),
-        labels=tuple(
-            ItemLabel(r.name, r.path, dict(r.mapping) if r.mapping else None, r.default, tuple(Membership(*mm) for mm in r.members), r.splits)
-            for r in data.labels
-        ),
-        answer_labels=tuple(AnswerLabel(r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels),
-        explode=Explode(data.explode.name, data.explode.items, data.explode.id, data.explode.separator) if data.explode else None,
-    )
+def _table(data: m.DataSpec) -> dict[str, Any]:
+    """A reader of declared sources, fields and labels (runners.tables.TableReader)."""
+    return {
+        "sources": tuple((s.name, s.format, s.path, s.key, s.splits, s.optional) for s in data.sources),
+        "id_path": data.id_path,
+        "fields": tuple((f.name, f.path, plan.type_node(f.type)) for f in data.fields),
+        "labels": tuple((r.name, r.path, dict(r.mapping) if r.mapping else None, r.default, r.members, r.splits) for r in data.labels),
+        "answer_labels": tuple((r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels),
+        "explode": (data.explode.name, data.explode.items, data.explode.id, data.explode.separator) if data.explode else None,
+    }
 
 
-def _contract_checked(call: m.ComponentCall) -> Any:
-    """A reader component whose gold is checked against its declared contract before anyone scores it."""
-    from runners.contracts import check_gold_against_contract
-
-    comp = registry.get("reader", call.name)
-    read = comp.bind(**call.kwargs_dict())
-    source = f"reader {call.name}"
-
-    def reader(data_root: Any, split: str) -> Any:
-        gold = read(data_root, split)
-        check_gold_against_contract(gold, comp.contract.fields, comp.contract.labels, source)
-        return gold
-
-    return reader
-
-
-def _prediction_reader(pred: m.PredictionSpec) -> Any:
+def _predictions(pred: m.PredictionSpec) -> plan.Node:
     if pred.reader is not None:
-        return _bound(pred.reader)
-    from runners.predictions import SchemaReader
-
-    return SchemaReader(pred.format, pred.id_field, pred.fields)
+        return ("component", _bound(pred.reader))
+    return ("schema", pred.format, pred.id_field, tuple((name, plan.type_node(t)) for name, t in pred.fields))
 
 
-def _walk(align: m.AlignSpec) -> Any:
-    """An align block as the runtime walk (runners/alignment.py), its similarities built from their calls."""
-    from runners.alignment import AlignedWalk, Entities, Stat, Tally
-
-    entities = tuple(Entities(e.name, e.places, e.same, _call(e.identity), e.at_least, _call(e.until)) for e in align.entities)
-    tallies = tuple(
-        Tally(
-            c.name, c.of or "", c.by, c.kinds, tuple(Stat(name, source, None if sim is None else _call(sim)) for name, (source, sim) in c.stats), c.where or ""
-        )
-        for c in align.counts
-    )
-    similarity = _call(align.similarity)
-    symmetric = bool(getattr(similarity, "symmetric", False))
-    return AlignedWalk(align.name, align.gold, align.prediction, align.on, similarity, align.threshold, align.where or "", entities, tallies, symmetric)
-
-
-def _scorer_factory(score: m.ScoreSpec) -> Any:
+def _scorer(score: m.ScoreSpec) -> plan.Node:
+    """The score block's own scorer: its align blocks, else its scorer component, else its match blocks."""
     if score.aligns:
-        from runners.alignment import WalkScorer
-
-        walker = WalkScorer(tuple(_walk(a) for a in score.aligns))
-        return lambda metadata: walker
+        return ("aligns", tuple(_walk(a) for a in score.aligns))
     if score.scorer is not None:
-        comp = registry.get("scorer", score.scorer.name)
-        fixed = score.scorer.kwargs_dict()
+        return ("component", _bound(score.scorer), score.metadata_params)
+    pipelines: list[plan.Node] = []
+    index: dict[tuple[m.ComponentCall, ...], int] = {}  # equal normalisers share one memo
 
-        def from_metadata(metadata: Mapping[str, Any]) -> Any:
-            extra = {param: metadata[key] for param, key in score.metadata_params if key in metadata}
-            return comp.bind(**{**fixed, **extra})
-
-        return from_metadata
-    from dataclasses import replace
-
-    from runners.generic import MatchScorer, MatchStage
-    from runners.matching import PairScorer
-
-    pipelines: dict[tuple[m.ComponentCall, ...], Pipeline] = {}  # equal normalisers share one memo
-
-    def pipeline(steps: tuple[m.ComponentCall, ...]) -> Pipeline:
-        if steps not in pipelines:
-            pipelines[steps] = _pipeline(steps)
-        return pipelines[steps]
+    def pipeline(steps: tuple[m.ComponentCall, ...]) -> int:
+        if steps not in index:
+            index[steps] = len(pipelines)
+            pipelines.append(_pipeline(steps))
+        return index[steps]
 
     derived = dict(registry.get("deriver", score.derive.name).contract.fields) if score.derive is not None else {}
-    stages = []
-    for match in score.matches:
-        similarity = _call(match.similarity)
-        # a similarity that scores empty text itself (phrases, records) gets no empty-answer guard
-        pairs = PairScorer(
-            similarity, pipeline(match.normaliser), pipeline(match.similarity_normaliser), guard_empty=not getattr(similarity, "scores_empty_text", False)
-        )
-        answers = derived.get(match.gold)
-        stage = MatchStage(match.gold, match.prediction, tuple(_call(f) for f in match.filters), pairs, _call(match.matcher), match.outputs)
-        stages.append(replace(stage, answers=answers) if answers is not None else stage)
-    scorer = MatchScorer(tuple(stages))
-    return lambda metadata: scorer
+    matches = [
+        {
+            "gold": match.gold,
+            "prediction": match.prediction,
+            "similarity": _call(match.similarity),
+            "normaliser": pipeline(match.normaliser),
+            "similarity_normaliser": pipeline(match.similarity_normaliser),
+            "filters": tuple(_call(f) for f in match.filters),
+            "matcher": _call(match.matcher),
+            "outputs": match.outputs,
+            "answers": plan.type_node(derived[match.gold]) if match.gold in derived else None,
+        }
+        for match in score.matches
+    ]
+    return ("matches", tuple(pipelines), tuple(matches))
+
+
+def _walk(align: m.AlignSpec) -> dict[str, Any]:
+    """An align block (runners.alignment.AlignedWalk)."""
+    return {
+        "name": align.name,
+        "gold": align.gold,
+        "prediction": align.prediction,
+        "on": align.on,
+        "similarity": _call(align.similarity),
+        "threshold": align.threshold,
+        "where": align.where or "",
+        "entities": tuple((e.name, e.places, e.same, _call(e.identity), e.at_least, _call(e.until)) for e in align.entities),
+        "tallies": tuple(
+            (c.name, c.of or "", c.by, c.kinds, tuple((name, source, None if sim is None else _call(sim)) for name, (source, sim) in c.stats), c.where or "")
+            for c in align.counts
+        ),
+    }
+
+
+def _measures(spec: m.TaskSpec) -> list[dict[str, Any]]:
+    """The measure blocks other than formulas, with the field types their metrics' values are checked against."""
+    score = spec.score
+    reader = registry.get("reader", spec.data.reader.name).contract if spec.data.reader else None
+    gold = dict(reader.fields) if reader else spec.data.field_types()
+    pred = dict(registry.get("predictions", spec.predictions.reader.name).contract.fields) if spec.predictions.reader else dict(spec.predictions.fields)
+    # a predictions component with one declared field may give that field's value bare (PARADISE's ending index)
+    bare = spec.predictions.reader is not None and len(pred) == 1
+    if score.derive is not None:  # measures read the fields the deriver gives
+        gold = pred = dict(registry.get("deriver", score.derive.name).contract.fields)
+        bare = False
+    return [_measure(ms, gold, pred, bare) for ms in score.measures if ms.formula is None]
+
+
+def _measure(measure: m.MeasureSpec, gold: dict[str, Any], pred: dict[str, Any], bare: bool) -> dict[str, Any]:
+    common = {"name": measure.name, "round": measure.round, "scale": measure.scale, "divide_by": measure.divide_by}
+    if measure.value is not None:
+        return {"kind": "value", **common, "aggregate": measure.aggregate, "value": measure.value, "where": measure.where}
+    if measure.stats:
+        return {"kind": "counts", **common, "counts": measure.counts, "stats": measure.stats}
+    assert measure.metric is not None and measure.gold is not None and measure.prediction is not None  # the checker saw to it
+    return {
+        "kind": "metric",
+        **common,
+        "metric": _call(measure.metric),
+        "aggregate": measure.aggregate,
+        "gold": measure.gold,
+        "prediction": measure.prediction,
+        # a field typed in the spec narrows what the metric accepts (an enum, optional values), so the runtime check is the spec's
+        "gold_type": plan.type_node(gold[measure.gold]) if measure.gold in gold else None,
+        "prediction_type": plan.type_node(pred[measure.prediction]) if measure.prediction in pred else None,
+        "normaliser": _pipeline(measure.normaliser) if measure.normaliser else None,
+        "bare": bare,
+        "where": measure.where,
+    }
+
+
+def compile_spec(spec: m.TaskSpec) -> TaskRunner:
+    """The runner of a checked spec: its plan (:func:`plan_of`), built (``dsl.plan.build``)."""
+    return plan.build(plan_of(spec, spec_digest(spec)))
 
 
 def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
@@ -182,85 +218,13 @@ def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
     return calls
 
 
-def _measure_stage(measure: m.MeasureSpec, gold: Mapping[str, Any], pred: Mapping[str, Any], bare: bool) -> Any:
-    from runners.metrics import MeasureStage
-    from runners.metrics._base import Value
-
-    if measure.value is not None:
-        return MeasureStage(
-            measure.name, Value(), measure.aggregate, "", "", (), (), None, measure.round, False, measure.value, measure.where, measure.scale, measure.divide_by
-        )
-    if measure.stats:
-        from runners.metrics._counts import MicroCounts
-
-        counted = MicroCounts(measure.counts, measure.stats)
-        return MeasureStage(
-            measure.name, counted, "micro", "", "", (), (), None, measure.round, reads=counted.reads, scale=measure.scale, divide_by=measure.divide_by
-        )
-    assert measure.metric is not None and measure.gold is not None and measure.prediction is not None  # the checker saw to it
-    metric = _call(measure.metric)
-    gold_types, pred_types = metric.accepts(measure.aggregate)
-    # a field typed in the spec narrows what the metric accepts (an enum, optional values), so the runtime check is the spec's
-    gold_types = (gold[measure.gold],) if measure.gold in gold else gold_types
-    pred_types = (pred[measure.prediction],) if measure.prediction in pred else pred_types
-    normalise = _pipeline(measure.normaliser) if measure.normaliser else None
-    return MeasureStage(
-        measure.name,
-        metric,
-        measure.aggregate,
-        measure.gold,
-        measure.prediction,
-        gold_types,
-        pred_types,
-        normalise,
-        measure.round,
-        bare,
-        None,
-        measure.where,
-        measure.scale,
-        measure.divide_by,
-    )
-
-
-def _scoring(spec: m.TaskSpec) -> tuple[Any, Any]:
-    """The scorer factory and the aggregator: the score block's own, joined with its measures when it has any."""
-    score = spec.score
-    own_scorer = _scorer_factory(score) if score.scorer is not None or score.matches or score.aligns else None
-    own_aggregate = _bound(score.aggregate) if score.aggregate is not None else None
-    if not score.measures:
-        return _derived(score, own_scorer), own_aggregate
-    from runners.metrics import Measures, combined
-
-    reader = registry.get("reader", spec.data.reader.name).contract if spec.data.reader else None
-    gold = dict(reader.fields) if reader else spec.data.field_types()
-    pred = dict(registry.get("predictions", spec.predictions.reader.name).contract.fields) if spec.predictions.reader else dict(spec.predictions.fields)
-    # a predictions component with one declared field may give that field's value bare (PARADISE's ending index)
-    bare = spec.predictions.reader is not None and len(pred) == 1
-    if score.derive is not None:  # measures read the fields the deriver gives
-        gold = pred = dict(registry.get("deriver", score.derive.name).contract.fields)
-        bare = False
-    measures = Measures(tuple(_measure_stage(ms, gold, pred, bare) for ms in score.measures if ms.formula is None))  # formulas: compile_spec
-    make, aggregate = combined(measures, own_scorer, own_aggregate)
-    return _derived(score, make), aggregate
-
-
-def _derived(score: m.ScoreSpec, make: Any) -> Any:
-    """The scorer factory, seeing every record through the score block's deriver when it has one."""
-    if score.derive is None or make is None:
-        return make
-    from runners.generic import Derived
-
-    derive = _bound(score.derive)
-    return lambda metadata: Derived(derive, make(metadata))
-
-
 def _signatures(spec: m.TaskSpec) -> dict[str, str]:
     """Library signatures of the measures' metrics (sacrebleu's, rouge-score's settings): they can change numbers."""
     out = {}
     for measure in spec.score.measures:
         if measure.metric is None:
             continue
-        signature = _call(measure.metric).signature()
+        signature = build_component(measure.metric).signature()
         if signature:
             out[measure.name] = signature
     return out
@@ -310,6 +274,9 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
         del form["data"]["explode"]
     if form["score"].get("derive", 0) is None:  # likewise derive
         del form["score"]["derive"]
+    for key in ("values", "flags"):  # and per-item values and flags
+        if form["score"].get(key, 0) == []:
+            del form["score"][key]
     sources = form["data"]["sources"]  # the first source defines the items; the others are joined by key
     form["data"]["sources"] = sources[:1] + sorted(sources[1:], key=lambda v: json.dumps(v, sort_keys=True))
     return form
@@ -338,28 +305,6 @@ def _library_versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             continue
     return libraries
-
-
-def compile_spec(spec: m.TaskSpec) -> TaskRunner:
-    make_scorer, aggregate = _scoring(spec)
-    formulas = {ms.name: ms.formula for ms in spec.score.measures if ms.formula is not None}
-    if formulas:
-        from runners.metrics import with_derived
-
-        aggregate = with_derived(aggregate, formulas)
-    return TaskRunner(
-        name=spec.name,
-        splits=spec.data.splits,
-        hidden_splits=spec.data.hidden,
-        metric_names=tuple(mt.name for mt in spec.metrics),
-        primary=spec.primary,
-        read_gold=_gold_reader(spec.data),
-        read_predictions=_prediction_reader(spec.predictions),
-        make_scorer=make_scorer,
-        aggregate=aggregate,
-        slices=tuple(SliceDef(s.name, s.kind, s.key) for s in spec.slices),
-        spec_digest=spec_digest(spec),
-    )
 
 
 def _render_formula(formula: tuple[Any, ...]) -> str:
@@ -435,6 +380,10 @@ def explain(spec: m.TaskSpec) -> str:
             + (f" after {' | '.join(_render_call(s) for s in match.similarity_normaliser)}" if match.similarity_normaliser else "")
         )
         lines.append(f"     matcher: {_render_call(match.matcher)} -> {', '.join(match.outputs)}")
+    for name, key in spec.score.flags:
+        lines.append(f"   flag {name} <- submission metadata {key!r} (1 where true, else 0)")
+    for value in spec.score.values:
+        lines.append(f"   value {value.name} = {_render_formula(value.formula)} (per item)")
     for measure in (ms for ms in spec.score.measures if ms.formula is None):
         normalised = f" after {' | '.join(_render_call(s) for s in measure.normaliser)}" if measure.normaliser else ""
         what = (

@@ -1,138 +1,67 @@
-"""A compiled runner's *plan*: the runtime components of a checked spec and their arguments, as plain data.
+"""A compiled runner's *plan*, and the one place a runner is built: :func:`build` (plan -> runner).
 
-``procbench score`` with the spec cache warm needs only the runner, not the spec: rebuilding it from
-the plan imports the component modules the task uses and none of the spec language (the model's,
-syntax tree's and errors' dataclasses, the compiler), which cost a score from the cache more than
-reading and scoring ProPara does (issue #19).
+``dsl.compiler.plan_of`` writes down, as plain data, every runtime component a checked spec wires and
+its arguments (readers, match, measure and align stages, the scorer, per-item values and flags, the
+deriver, the aggregator, formulas, slices) and ``compile_spec`` is ``build(plan_of(spec, digest))``: there is no other way a spec
+becomes a runner.  ``procbench score`` with the spec cache warm needs only the runner, not the spec: it
+rebuilds it from the cached plan, importing the component modules the task uses and none of the spec
+language (the model's, syntax tree's and errors' dataclasses, the compiler, Lark), which cost a score
+from the cache more than reading and scoring ProPara does (issue #19).  This module imports none of it.
 
-:func:`plan_of` writes down what ``dsl.compiler.compile_spec`` builds, call for call, for the specs whose
-every stage it covers (reader and predictions components, match blocks, value measures, formulas,
-a deriver, an aggregator); for any other spec it returns None and the caller compiles.  :func:`build`
-rebuilds the runner from a plan.  The fingerprint is the compiled runner's, stored in the plan (it
-depends only on what the cache key covers).  tests/test_spec_plan.py compares, for every shipped spec,
-the rebuilt runner with the compiled one on the same predictions: same numbers, same fingerprint.
-
-A plan holds only tuples, lists, dicts, text, numbers, booleans and None (:func:`_plain`); dsl/cache.py
+A plan holds only tuples, lists, dicts, text, numbers, booleans and None (:func:`is_plain`); dsl/cache.py
 stores it beside the checked spec under the same key and reads it back with an unpickler that builds
-nothing else, so a damaged or planted plan is a miss, never code that runs.
+nothing else, so a damaged or planted plan is a miss, never code that runs.  Its parts:
+
+* a built component (``Component.build``, a similarity, matcher, metric...): :func:`call_node` of its
+  kind, name and argument nodes; an argument is ``("value", literal)``, ``("list", nodes)``, a call or
+  ``("pipeline", step calls, step names)`` (a normaliser's steps);
+* a bound component (``Component.bind``: readers, scorers, aggregators, derivers): ``(kind, name, kwargs)``;
+* a value type (:class:`runners.predictions.FieldType`): :func:`type_node`;
+* formulas (per-item ``value`` blocks, derived metrics): the checker's tuples of names, numbers and calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dsl.model import ComponentCall, TaskSpec
+    from runners.predictions import FieldType
     from runners.runner import TaskRunner
 
-FORMAT = 1  # bump when a plan's shape changes: older plans are then a miss
+FORMAT = 2  # bump when a plan's shape changes: older plans are then a miss
 _PLAIN = (str, int, float, bool, type(None))
 
+Node = tuple[Any, ...]
+Bound = tuple[str, str, dict[str, Any]]
 
-def _plain(value: Any) -> bool:
+
+def is_plain(value: Any) -> bool:
     """Only builtin containers and scalars, nothing a spec value could hide a class in."""
     if isinstance(value, _PLAIN) and type(value) in _PLAIN:
         return True
     if type(value) in (tuple, list):
-        return all(_plain(v) for v in value)
+        return all(is_plain(v) for v in value)
     if type(value) is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
+        return all(type(k) is str and is_plain(v) for k, v in value.items())
     return False
 
 
-class _Unsupported(Exception):
-    """A spec with a stage this module does not plan: the caller compiles it."""
+# -- the nodes, written by dsl.compiler --------------------------------------------------------------
+def call_node(kind: str, name: str, arguments: Sequence[tuple[str, Node]]) -> Node:
+    """A component built from argument nodes (``Component.build``)."""
+    return ("call", kind, name, tuple(arguments))
 
 
-# -- spec -> plan (on a miss: the spec language is loaded) ---------------------------------------------
-def plan_of(spec: TaskSpec, digest: str) -> dict[str, Any] | None:
-    """The plan of ``spec`` (compiled with fingerprint ``digest``), or None when it needs the compiler."""
-    try:
-        plan = _plan(spec, digest)
-    except _Unsupported:
-        return None
-    return plan if _plain(plan) else None
-
-
-def _plan(spec: TaskSpec, digest: str) -> dict[str, Any]:
-    score = spec.score
-    if spec.data.reader is None or spec.predictions.reader is None or score.scorer is not None:
-        raise _Unsupported  # table readers, schema predictions and scorer components: the compiler's
-    if not score.matches and not score.measures:
-        raise _Unsupported
-    if any(ms.formula is None and ms.value is None for ms in score.measures):
-        raise _Unsupported  # library metrics and counted statistics
-    pipelines: list[list[Any]] = []
-    pipeline_of: dict[Any, int] = {}
-
-    def pipeline(steps: tuple[ComponentCall, ...]) -> int:  # equal normalisers share one memo, as compiled
-        if steps not in pipeline_of:
-            pipeline_of[steps] = len(pipelines)
-            pipelines.append([_call(s) for s in steps])
-        return pipeline_of[steps]
-
-    matches = [
-        {
-            "gold": match.gold,
-            "prediction": match.prediction,
-            "similarity": _call(match.similarity),
-            "normaliser": pipeline(match.normaliser),
-            "similarity_normaliser": pipeline(match.similarity_normaliser),
-            "filters": [_call(f) for f in match.filters],
-            "matcher": _call(match.matcher),
-            "outputs": match.outputs,
-        }
-        for match in score.matches
-    ]
-    return {
-        "format": FORMAT,
-        "name": spec.name,
-        "splits": spec.data.splits,
-        "hidden": spec.data.hidden,
-        "metric_names": tuple(mt.name for mt in spec.metrics),
-        "primary": spec.primary,
-        "slices": tuple((s.name, s.kind, s.key) for s in spec.slices),
-        "digest": digest,
-        "reader": _bound(spec.data.reader),
-        "predictions": _bound(spec.predictions.reader),
-        "derive": _bound(score.derive) if score.derive is not None else None,
-        "aggregate": _bound(score.aggregate) if score.aggregate is not None else None,
-        "pipelines": pipelines,
-        "matches": matches,
-        "measures": [
-            (ms.name, ms.aggregate, ms.round, ms.value, ms.where, ms.scale, ms.divide_by) for ms in score.measures if ms.formula is None
-        ],
-        "formulas": {ms.name: ms.formula for ms in score.measures if ms.formula is not None},
-    }
-
-
-def _bound(call: ComponentCall) -> tuple[str, str, dict[str, Any]]:
-    """A component bound to its spec arguments (``Component.bind``): the arguments thawed, nothing built."""
-    return (call.kind, call.name, call.kwargs_dict())
-
-
-def _call(call: ComponentCall) -> tuple[str, str, str, tuple[tuple[str, Any], ...]]:
-    """A component built from its spec arguments (``Component.build``), nested calls and pipelines included."""
-    return ("call", call.kind, call.name, tuple((k, _argument(v)) for k, v in call.kwargs))
-
-
-def _argument(value: Any) -> Any:
-    """As dsl.compiler's ``_argument``: a nested call, a normaliser's steps as one pipeline, a list, or a thawed literal."""
-    from dsl import model as m
-
-    if isinstance(value, m.ComponentCall):
-        return _call(value)
-    if isinstance(value, tuple) and value and all(isinstance(v, m.ComponentCall) and v.kind == "normaliser" for v in value):
-        return ("pipeline", tuple(_call(v) for v in value), tuple(v.name for v in value))
-    if isinstance(value, tuple) and value[:1] != ("__object__",):
-        return ("list", tuple(_argument(v) for v in value))
-    return ("value", m.thaw(value))
+def type_node(field_type: FieldType) -> Node:
+    """A value type as plain data (a record's members and a list's item type nested)."""
+    members = tuple((name, type_node(t)) for name, t in field_type.values) if field_type.kind == "record" else tuple(field_type.values)
+    return (field_type.kind, None if field_type.item is None else type_node(field_type.item), members)
 
 
 # -- plan -> runner (on a hit: only the task's component modules are imported) -------------------------
 def build(plan: Mapping[str, Any]) -> TaskRunner:
-    """The runner ``dsl.compiler.compile_spec`` builds for the spec the plan was made of."""
+    """The runner of the spec the plan was made of (``dsl.compiler.compile_spec``)."""
     from runners.runner import SliceDef, TaskRunner
 
     make_scorer, aggregate = _scoring(plan)
@@ -146,13 +75,19 @@ def build(plan: Mapping[str, Any]) -> TaskRunner:
         hidden_splits=plan["hidden"],
         metric_names=plan["metric_names"],
         primary=plan["primary"],
-        read_gold=_contract_checked(plan["reader"]),
-        read_predictions=_bind(plan["predictions"]),
+        read_gold=_gold_reader(plan["gold"]),
+        read_predictions=_prediction_reader(plan["predictions"]),
         make_scorer=make_scorer,
         aggregate=aggregate,
         slices=tuple(SliceDef(*s) for s in plan["slices"]),
         spec_digest=plan["digest"],
     )
+
+
+def build_node(node: Node) -> Any:
+    """The runtime object of a call node (a similarity, matcher, normaliser step, metric...)."""
+    _, kind, name, arguments = node
+    return _component(kind, name).build(**{k: _argument(v) for k, v in arguments})
 
 
 def _component(kind: str, name: str) -> Any:
@@ -161,38 +96,50 @@ def _component(kind: str, name: str) -> Any:
     return registry.get(kind, name)
 
 
-def _bind(bound: tuple[str, str, dict[str, Any]]) -> Any:
+def _bind(bound: Bound) -> Any:
     kind, name, kwargs = bound
     return _component(kind, name).bind(**kwargs)
 
 
-def _build(node: tuple[Any, ...]) -> Any:
-    _, kind, name, kwargs = node
-    return _component(kind, name).build(**{k: _value(v) for k, v in kwargs})
-
-
-def _value(node: tuple[Any, ...]) -> Any:
+def _argument(node: Node) -> Any:
+    """An argument as the component takes it: nested calls built, a normaliser's steps as one pipeline."""
     if node[0] == "call":
-        return _build(node)
+        return build_node(node)
     if node[0] == "pipeline":
-        return _pipeline(node[1], node[2])
+        return _pipeline(node)
     if node[0] == "list":
-        return [_value(v) for v in node[1]]
+        return [_argument(v) for v in node[1]]
     return node[1]
 
 
-def _pipeline(steps: Any, names: Any) -> Any:
+def _pipeline(node: Node) -> Any:
     from runners.text import Pipeline
 
-    return Pipeline.of([_build(s) for s in steps], list(names))
+    _, steps, names = node
+    return Pipeline.of([build_node(s) for s in steps], list(names))
 
 
-def _contract_checked(bound: tuple[str, str, dict[str, Any]]) -> Any:
+def _field_type(node: Node) -> FieldType:
+    from runners.predictions import FieldType
+
+    kind, item, members = node
+    values = tuple((name, _field_type(t)) for name, t in members) if kind == "record" else tuple(members)
+    return FieldType(kind, None if item is None else _field_type(item), values)
+
+
+# -- reading ----------------------------------------------------------------------------------------
+def _gold_reader(gold: Node) -> Any:
+    how, what = gold
+    return _contract_checked(what) if how == "reader" else _table_reader(what)
+
+
+def _contract_checked(bound: Bound) -> Any:
+    """A reader component whose gold is checked against its declared contract before anyone scores it."""
     from runners.contracts import check_gold_against_contract
 
-    _, name, _ = bound
+    _, name, kwargs = bound
     comp = _component("reader", name)
-    read = comp.bind(**bound[2])
+    read = comp.bind(**kwargs)
     source = f"reader {name}"
 
     def reader(data_root: Any, split: str) -> Any:
@@ -203,55 +150,156 @@ def _contract_checked(bound: tuple[str, str, dict[str, Any]]) -> Any:
     return reader
 
 
-def _scoring(plan: Mapping[str, Any]) -> tuple[Any, Any]:
-    own_scorer = _match_scorer(plan) if plan["matches"] else None
-    own_aggregate = _bind(plan["aggregate"]) if plan["aggregate"] is not None else None
-    if not plan["measures"] and not plan["formulas"]:
-        return _derived(plan, own_scorer), own_aggregate
-    from runners.metrics import Measures, MeasureStage, combined
-    from runners.metrics._base import Value
+def _table_reader(table: Mapping[str, Any]) -> Any:
+    from runners.tables import AnswerLabel, Explode, ItemLabel, Membership, TableReader, TableSource
 
-    measures = Measures(
-        tuple(
-            MeasureStage(name, Value(), aggregate, "", "", (), (), None, rounded, False, value, where, scale, divide_by)
-            for name, aggregate, rounded, value, where, scale, divide_by in plan["measures"]
-        )
+    return TableReader(
+        sources=tuple(TableSource(*source) for source in table["sources"]),
+        id_path=table["id_path"],
+        fields=tuple((name, path, _field_type(t)) for name, path, t in table["fields"]),
+        labels=tuple(
+            ItemLabel(name, path, mapping, default, tuple(Membership(*m) for m in members), splits)
+            for name, path, mapping, default, members, splits in table["labels"]
+        ),
+        answer_labels=tuple(AnswerLabel(*rule) for rule in table["answer_labels"]),
+        explode=Explode(*table["explode"]) if table["explode"] is not None else None,
     )
-    make, aggregate = combined(measures, own_scorer, own_aggregate)
+
+
+def _prediction_reader(predictions: Node) -> Any:
+    if predictions[0] == "component":
+        return _bind(predictions[1])
+    from runners.predictions import SchemaReader
+
+    _, file_format, id_field, fields = predictions
+    return SchemaReader(file_format, id_field, tuple((name, _field_type(t)) for name, t in fields))
+
+
+# -- scoring ----------------------------------------------------------------------------------------
+def _scoring(plan: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The scorer factory and the aggregator: the score block's own, joined with its measures when it has any."""
+    own_scorer = _scorer_factory(plan["scorer"]) if plan["scorer"] is not None else None
+    if plan["values"] and own_scorer is not None:
+        own_scorer = _with_item_values(own_scorer, plan["values"], plan["flags"])
+    own_aggregate = _bind(plan["aggregate"]) if plan["aggregate"] is not None else None
+    if plan["measures"] is None:
+        return _derived(plan, own_scorer), own_aggregate
+    from runners.metrics import Measures, combined
+
+    make, aggregate = combined(Measures(tuple(_measure_stage(m) for m in plan["measures"])), own_scorer, own_aggregate)
     return _derived(plan, make), aggregate
 
 
-def _match_scorer(plan: Mapping[str, Any]) -> Any:
+def _scorer_factory(scorer: Node) -> Any:
+    """Submission metadata -> scorer: an aligned walk, a scorer component or match stages."""
+    how = scorer[0]
+    if how == "aligns":
+        from runners.alignment import WalkScorer
+
+        walker = WalkScorer(tuple(_walk(walk) for walk in scorer[1]))
+        return lambda metadata: walker
+    if how == "component":
+        _, (_, name, fixed), metadata_params = scorer
+        comp = _component("scorer", name)
+
+        def from_metadata(metadata: Mapping[str, Any]) -> Any:
+            extra = {param: metadata[key] for param, key in metadata_params if key in metadata}
+            return comp.bind(**{**fixed, **extra})
+
+        return from_metadata
+    match_scorer = _match_scorer(scorer[1], scorer[2])
+    return lambda metadata: match_scorer
+
+
+def _with_item_values(make: Any, formulas: tuple[tuple[str, Any], ...], flags: tuple[tuple[str, str], ...]) -> Any:
+    """The scorer followed by the score block's ``value`` formulas, its ``flags`` read from the submission's metadata."""
+    from runners.metrics._derived import ItemFormulas, flag_values
+
+    return lambda metadata: ItemFormulas(make(metadata), formulas, flag_values(flags, metadata))
+
+
+def _match_scorer(pipelines: Sequence[Node], matches: Sequence[Mapping[str, Any]]) -> Any:
     from dataclasses import replace
 
     from runners.generic import MatchScorer, MatchStage
     from runners.matching import PairScorer
 
-    pipelines: dict[int, Any] = {}
+    built: dict[int, Any] = {}  # equal normalisers share one memo
 
     def pipeline(index: int) -> Any:
-        if index not in pipelines:
-            steps = plan["pipelines"][index]
-            pipelines[index] = _pipeline(steps, [s[2] for s in steps])
-        return pipelines[index]
+        if index not in built:
+            built[index] = _pipeline(pipelines[index])
+        return built[index]
 
-    derived = dict(_component("deriver", plan["derive"][1]).contract.fields) if plan["derive"] is not None else {}
     stages = []
-    for match in plan["matches"]:
-        similarity = _build(match["similarity"])
+    for match in matches:
+        similarity = build_node(match["similarity"])
+        # a similarity that scores empty text itself (phrases, records) gets no empty-answer guard
         pairs = PairScorer(
             similarity, pipeline(match["normaliser"]), pipeline(match["similarity_normaliser"]), guard_empty=not getattr(similarity, "scores_empty_text", False)
         )
-        answers = derived.get(match["gold"])
-        stage = MatchStage(
-            match["gold"], match["prediction"], tuple(_build(f) for f in match["filters"]), pairs, _build(match["matcher"]), match["outputs"]
+        filters = tuple(build_node(f) for f in match["filters"])
+        stage = MatchStage(match["gold"], match["prediction"], filters, pairs, build_node(match["matcher"]), match["outputs"])
+        answers = match["answers"]  # the deriver's type of the gold field
+        stages.append(replace(stage, answers=_field_type(answers)) if answers is not None else stage)
+    return MatchScorer(tuple(stages))
+
+
+def _walk(walk: Mapping[str, Any]) -> Any:
+    """An align block as the runtime walk (runners/alignment.py), its similarities built from their calls."""
+    from runners.alignment import AlignedWalk, Entities, Stat, Tally
+
+    entities = tuple(
+        Entities(name, places, same, build_node(identity), at_least, build_node(until)) for name, places, same, identity, at_least, until in walk["entities"]
+    )
+    tallies = tuple(
+        Tally(name, of, by, kinds, tuple(Stat(stat, source, None if sim is None else build_node(sim)) for stat, source, sim in stats), where)
+        for name, of, by, kinds, stats, where in walk["tallies"]
+    )
+    similarity = build_node(walk["similarity"])
+    symmetric = bool(getattr(similarity, "symmetric", False))
+    return AlignedWalk(walk["name"], walk["gold"], walk["prediction"], walk["on"], similarity, walk["threshold"], walk["where"], entities, tallies, symmetric)
+
+
+def _measure_stage(measure: Mapping[str, Any]) -> Any:
+    from runners.metrics import MeasureStage
+
+    common = {"round_digits": measure["round"], "scale": measure["scale"], "divide_by": measure["divide_by"]}
+    if measure["kind"] == "value":
+        from runners.metrics._base import Value
+
+        return MeasureStage(
+            measure["name"], Value(), measure["aggregate"], "", "", (), (), value_name=measure["value"], where=measure["where"], **common
         )
-        stages.append(replace(stage, answers=answers) if answers is not None else stage)
-    scorer = MatchScorer(tuple(stages))
-    return lambda metadata: scorer
+    if measure["kind"] == "counts":
+        from runners.metrics._counts import MicroCounts
+
+        counted = MicroCounts(measure["counts"], measure["stats"])
+        return MeasureStage(measure["name"], counted, "micro", "", "", (), (), reads=counted.reads, **common)
+    metric = build_node(measure["metric"])
+    gold_types, prediction_types = metric.accepts(measure["aggregate"])
+    # a field typed in the spec or a contract narrows what the metric accepts (an enum, optional values)
+    if measure["gold_type"] is not None:
+        gold_types = (_field_type(measure["gold_type"]),)
+    if measure["prediction_type"] is not None:
+        prediction_types = (_field_type(measure["prediction_type"]),)
+    return MeasureStage(
+        measure["name"],
+        metric,
+        measure["aggregate"],
+        measure["gold"],
+        measure["prediction"],
+        gold_types,
+        prediction_types,
+        _pipeline(measure["normaliser"]) if measure["normaliser"] is not None else None,
+        bare_prediction=measure["bare"],
+        where=measure["where"],
+        **common,
+    )
 
 
 def _derived(plan: Mapping[str, Any], make: Any) -> Any:
+    """The scorer factory, seeing every record through the score block's deriver when it has one."""
     if plan["derive"] is None or make is None:
         return make
     from runners.generic import Derived

@@ -55,20 +55,20 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
     """The compiled runner of a spec, rebuilt from its cached plan when there is one (dsl/plan.py).
 
     A hit imports the task's component modules and none of the spec language; a miss checks and
-    compiles as :func:`load_task` does, then stores the plan.  Raises SpecError.
+    compiles as :func:`load_task` does, then stores the plan (the one ``compile_spec`` built).  Raises SpecError.
     """
     from dsl.cache import cached_plan
+    from dsl.plan import FORMAT, build, is_plain
 
     path = Path(str(spec_path(name_or_path).resolve()))
     plan = cached_plan(path, search=[SPECS_DIR])
-    if plan is not None:
-        from dsl.plan import FORMAT, build
-
-        if isinstance(plan, dict) and plan.get("format") == FORMAT:
-            return build(plan)
+    if isinstance(plan, dict) and plan.get("format") == FORMAT:
+        return build(plan)
     spec, runner = load_task(path)
     from dsl.cache import store_plan
-    from dsl.plan import plan_of
+    from dsl.compiler import plan_of
 
-    store_plan(path, [SPECS_DIR], spec, plan_of(spec, runner.spec_digest))
+    plan = plan_of(spec, runner.spec_digest)
+    if is_plain(plan):  # always, for what the checker accepts; anything else is not stored
+        store_plan(path, [SPECS_DIR], spec, plan)
     return runner

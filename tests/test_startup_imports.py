@@ -56,8 +56,7 @@ NOT_FOR_A_CACHED_LEAN_COMMAND = (
 )
 
 
-# tasks whose runner the console rebuilds from a cached plan, and what that leaves out
-PLANNED = ("propara",)
+# what a runner rebuilt from its cached plan (dsl/plan.py) never imports: every task's is
 SPEC_LANGUAGE = ("dsl.model", "dsl.compiler", "dsl.syntax", "dsl.errors", "dsl.checker", "lark")
 
 
@@ -135,11 +134,8 @@ def test_the_console_scores_from_a_warm_cache_without_typer_the_parser_or_the_ch
     assert status == 0, stderr
     assert not _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND), _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND)
     assert {"dsl.cache", "procbench.console_commands"} <= imported  # the probe saw the command run
-    if task in PLANNED:  # the runner rebuilt from its cached plan (dsl/plan.py): none of the spec language
-        assert not _unwanted(imported, SPEC_LANGUAGE), _unwanted(imported, SPEC_LANGUAGE)
-        assert "dsl.plan" in imported
-    else:
-        assert "dsl.compiler" in imported
+    assert not _unwanted(imported, SPEC_LANGUAGE), _unwanted(imported, SPEC_LANGUAGE)  # the runner rebuilt from its cached plan
+    assert "dsl.plan" in imported
 
 
 def test_the_console_checks_from_a_warm_cache_without_typer(tmp_path: Path) -> None:
