@@ -559,11 +559,16 @@ class _Checker(Binder):
         self.unknown(expr.span, "metric family", name, ["prf"])
         return None
 
-    def parse_formula(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
-        """A metric computed from others: names of metrics, numbers, and the functions of runners.metrics._derived."""
-        usage = "e.g. from = f1(inputs_p, inputs_r), mean(a_p, b_p), round(mean(a_p, b_p), 3), weighted(a, 750, b, 601)"
+    def parse_formula(self, expr: s.Expr, where: str, *, per_item: bool = False) -> tuple[Any, ...] | None:
+        """A metric computed from others (or, ``per_item``, a value from an item's values): names, numbers, and the functions of runners.metrics._derived."""
+        usage = (
+            "e.g. from = mul(judged, add(min(7, grade), 1)), pick(cot, penalised, normalised)"
+            if per_item
+            else "e.g. from = f1(inputs_p, inputs_r), mean(a_p, b_p), round(mean(a_p, b_p), 3), weighted(a, 750, b, 601)"
+        )
         if isinstance(expr, s.Ref) and len(expr.parts) == 1:
-            self.refer("metric", expr.parts[0], expr.span, "metric in from")
+            if not per_item:  # per-item names are checked against the scorer's values once those are known
+                self.refer("metric", expr.parts[0], expr.span, "metric in from")
             return ("metric", expr.parts[0])
         if isinstance(expr, s.Num) and not isinstance(expr.value, bool):
             return ("number", float(expr.value))
@@ -580,10 +585,13 @@ class _Checker(Binder):
             if name == "round" and not (isinstance(expr.args[1], s.Num) and isinstance(expr.args[1].value, int)):
                 self.error(expr.args[1].span, "round(x, digits): digits is a whole number", usage)
                 return None
-            args = [self.parse_formula(a, where) for a in expr.args]
+            args = [self.parse_formula(a, where, per_item=per_item) for a in expr.args]
             return None if any(a is None for a in args) else ("call", name, tuple(args))
-        self.error(expr.span, f"{where} is a formula over metrics, got {describe(expr)}", usage)
+        self.error(expr.span, f"{where} is a formula over {'per-item values' if per_item else 'metrics'}, got {describe(expr)}", usage)
         return None
+
+    def parse_item_formula(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
+        return self.parse_formula(expr, where, per_item=True)
 
     def after_TaskSpec_metrics(self, blocks: tuple[m.MetricBlock, ...]) -> tuple[m.MetricSpec, ...]:
         out = []
@@ -1177,6 +1185,7 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
     scorer_emits += walked
     if score.scorer is not None:
         scorer_emits = registry.get("scorer", score.scorer.name).contract.emitted(_defaults(score.scorer))
+    scorer_emits += _check_item_values(ck, score, scorer_emits)
     aggregate = registry.get("aggregator", score.aggregate.name).contract if score.aggregate else None
     produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits) if aggregate and score.aggregate else ()
     measures, measured = _check_measures(ck, score.measures, score_gold, score_pred, label_values, scorer_emits)
@@ -1622,6 +1631,26 @@ def _check_composed(ck: _Checker, call: m.ComponentCall, answer: FieldType, span
         for part in args["parts"]:
             _check_similarity(ck, part, answer, span, where)
     return True
+
+
+def _check_item_values(ck: _Checker, score: m.ScoreSpec, emitted: Sequence[str]) -> tuple[str, ...]:
+    """Per-item formulas read the scorer's values, the flags and values computed before them; they add their names."""
+    known = [*emitted]
+    flags = [name for name, _ in score.flags]
+    if score.values and score.scorer is None and not score.aligns and not score.matches:
+        ck.error(m.span_of(score, "values"), "a value block computes from the per-item values of a scorer, match or align blocks")
+    for name in flags:
+        if name in emitted:
+            ck.error(m.span_of(score, "flags"), f"flag {name!r} has the name of a per-item value", "give the flag another name")
+    for value in score.values:
+        if value.name in known:
+            ck.error(m.span_of(value), f"value {value.name!r} is already a per-item value", "give it another name")
+            continue
+        for name in formula_names(value.formula):
+            if name not in known and name not in flags:
+                ck.unknown(m.span_of(value, "formula"), f"per-item value or flag in value {value.name!r}", name, [*known, *flags])
+        known.append(value.name)
+    return tuple(v.name for v in score.values)
 
 
 def _check_aligns(

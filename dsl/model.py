@@ -268,6 +268,8 @@ class ScoreSpec:
     matches: tuple[MatchSpec, ...] = blocks("match")
     measures: tuple[MeasureSpec, ...] = blocks("measure")
     aligns: tuple[AlignSpec, ...] = blocks("align", doc="aligned walks: lines paired with their best partners, counted (PAGED)")
+    values: tuple[ItemValueSpec, ...] = blocks("value", doc="per-item values computed from the scorer's, before the measures")
+    flags: tuple[tuple[str, str], ...] = attr((), parse="metadata", doc='formula name <- submission metadata key (1 where true, else 0): { cot = "cot" }')
     metadata_params: tuple[tuple[str, str], ...] = attr((), key="metadata", parse="metadata", doc="scorer parameter <- submission metadata key")
     at: Where = _where()
 
@@ -428,6 +430,17 @@ class SimilarityBlock:
     all_of: tuple[Any, ...] = attr((), key="all", parse="similarity_refs", doc="the product of these similarities of the records (0/1 parts: all of them)")
     on: str | None = attr(None, parse="field_path", doc="compare this member of the two records (absent in either: 0)")
     at_least: float | None = attr(None, parse="number", doc="1 where the similarity reaches this value, else 0")
+    at: Where = _where()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ItemValueSpec:
+    """``value score { from = mul(judged, normalised) }``: a per-item value computed from the scorer's values and flags."""
+
+    name: Name = label(doc="the per-item value it writes (measures read it with `value = name`)")
+    formula: tuple[Any, ...] = attr(
+        key="from", parse="item_formula", doc="names of the scorer's values, flags and earlier values; numbers; min, max, add, sub, mul, round, pick"
+    )
     at: Where = _where()
 
 

@@ -63,6 +63,7 @@ INDEX: dict[tuple[str, str], str] = {
     ("scorer", "paged.lexical"): "runners.paged.scoring",
     ("scorer", "paradise.accuracy"): "runners.paradise.metrics",
     ("scorer", "pmllm.grades"): "runners.pmllm.scoring",
+    ("scorer", "pmllm.verdicts"): "runners.pmllm.scoring",
     ("scorer", "propara.leaderboard"): "runners.propara.leaderboard",
     ("scorer", "propara.naacl18"): "runners.propara.naacl18",
     ("similarity", "all_of"): "runners.record_rules",

@@ -9,7 +9,9 @@ whole split, each slice, each bootstrap resample).
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from runners._types import ItemScore
@@ -38,9 +40,27 @@ def _weighted(*pairs: float) -> float:
     return total / sum(weights) if sum(weights) else 0.0
 
 
-FUNCTIONS: dict[str, Callable[..., float]] = {"mean": _mean, "f1": _f1, "round": lambda x, digits: round(x, int(digits)), "weighted": _weighted}
+def _pick(condition: float, then: float, otherwise: float) -> float:
+    """``pick(c, a, b)``: ``a`` where ``c`` is not 0, else ``b`` (a submission's flag choosing a rule)."""
+    return then if condition else otherwise
+
+
+# Each function is Python's own operation on floats, so a formula written in the order an official script
+# computes gives its numbers to the last bit (min/max return their first argument among equals, as Python's).
+FUNCTIONS: dict[str, Callable[..., float]] = {
+    "mean": _mean,
+    "f1": _f1,
+    "round": lambda x, digits: round(x, int(digits)),
+    "weighted": _weighted,
+    "min": lambda a, b: min(a, b),
+    "max": lambda a, b: max(a, b),
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "pick": _pick,
+}
 # arguments each function takes (0: one or more; -2: pairs); the checker holds specs to it
-ARITY = {"mean": 0, "f1": 2, "round": 2, "weighted": -2}
+ARITY = {"mean": 0, "f1": 2, "round": 2, "weighted": -2, "min": 2, "max": 2, "add": 2, "sub": 2, "mul": 2, "pick": 3}
 
 
 def formula_names(formula: Formula) -> list[str]:
@@ -89,3 +109,31 @@ def with_derived(
         return values
 
     return aggregate_and_derive
+
+
+@dataclass(frozen=True)
+class ItemFormulas:
+    """A scorer followed by per-item values computed from its values (``value name { from = ... }`` in a score block).
+
+    Each formula sees the item's values, the values computed before it (in the order written) and the
+    submission's ``flags`` (1.0 or 0.0, from its metadata); what it computes is stored with the item.
+    """
+
+    scorer: Callable[..., list[ItemScore]]
+    formulas: tuple[tuple[str, Formula], ...]
+    flags: Mapping[str, float]
+
+    def __call__(self, gold: Any, predictions: Mapping[str, Any]) -> list[ItemScore]:
+        out = []
+        for item in self.scorer(gold, predictions):
+            values = dict(item.values)
+            seen = ChainMap(values, dict(self.flags))
+            for name, formula in self.formulas:
+                values[name] = evaluate(formula, seen)
+            out.append(replace(item, values=values))
+        return out
+
+
+def flag_values(flags: Sequence[tuple[str, str]], metadata: Mapping[str, Any]) -> dict[str, float]:
+    """``flags = { cot = "cot" }``: 1.0 where the submission's metadata key is true (true, "true", 1), else 0.0."""
+    return {name: 1.0 if metadata.get(key) in (True, "true", "True", 1) else 0.0 for name, key in flags}

@@ -19,12 +19,13 @@ class MissingVerdicts(InvalidPredictions):
     """Answers that the judge has not graded yet: run the judge (runners.pmllm.judge) first."""
 
 
-@component("scorer", "pmllm.grades", emits=("grade", "score", "judged"))
-def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penalty: bool = False) -> list[ItemScore]:
-    """Per question: ``grade`` (read from the verdict), ``score`` (normalised, CoT-penalised if asked), ``judged`` (1/0).
+@component("scorer", "pmllm.verdicts", emits=("grade", "judged"))
+def read_verdicts(gold: GoldSet, predictions: Mapping[str, Answer]) -> list[ItemScore]:
+    """Per question: ``grade``, the number upstream reads from the judge's verdict, and ``judged`` (1/0). Extraction only.
 
-    Unanswered questions and empty answers (which upstream never judges) get 0 everywhere. A
-    non-empty answer without a verdict is an error: the judge must run before scoring.
+    Unanswered questions and empty answers (which upstream never judges) get 0 for both. A non-empty
+    answer without a verdict is an error: the judge must run before scoring. The spec computes the
+    score from these (upstream's normalisation and chain-of-thought penalty as ``value`` formulas).
     """
     unjudged = [qid for qid, a in predictions.items() if qid in gold.items and a.verdict is None and not a.is_empty]
     if unjudged:
@@ -39,12 +40,21 @@ def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penal
         answer = predictions.get(qid)
         # An empty answer scores 0 whatever verdict came with it: verdicts may be the submitter's own.
         if answer is None or answer.verdict is None or answer.is_empty:
-            scores.append(ItemScore(qid, {"grade": 0.0, "score": 0.0, "judged": 0.0}))
-            continue
-        grade = extract_grade(answer.verdict)
-        score = normalise(grade)
-        scores.append(ItemScore(qid, {"grade": grade, "score": penalise(score) if cot_penalty else score, "judged": 1.0}))
+            scores.append(ItemScore(qid, {"grade": 0.0, "judged": 0.0}))
+        else:
+            scores.append(ItemScore(qid, {"grade": extract_grade(answer.verdict), "judged": 1.0}))
     return scores
+
+
+@component("scorer", "pmllm.grades", emits=("grade", "score", "judged"))
+def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penalty: bool = False) -> list[ItemScore]:
+    """The Python API of ``specs/pm-llm-benchmark.spec``'s per-item values: ``grade``, ``score`` (normalised, CoT-penalised if asked), ``judged``."""
+    out = []
+    for item in read_verdicts(gold, predictions):
+        grade, judged = item.values["grade"], item.values["judged"]
+        score = (penalise(normalise(grade)) if cot_penalty else normalise(grade)) if judged else 0.0
+        out.append(ItemScore(item.item_id, {"grade": grade, "score": score, "judged": judged}))
+    return out
 
 
 @component("aggregator", "pmllm.sums", emits=SUMS)
