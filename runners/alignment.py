@@ -24,7 +24,7 @@ No library aligns this way; the walk is written once here and declared per task.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -185,27 +185,22 @@ class _Pass:
         """One comparison of an entity's occurrence with the partner's record: every count's stats, then `until`."""
         values, until = self.values, entities.until
         settles = self._score(until, record, other) >= 1.0
-        for tally in self.entity_tallies[entities.name]:
-            prefix = self._key(tally, record)
-            if prefix is None:
+        for key, stat in self._stats_of(entities, record):
+            if stat.source == "once":
                 continue
-            for stat in tally.stats:
-                if stat.source == "once":
-                    continue
-                sim = stat.similarity
-                assert sim is not None
-                score = self._score(sim, record, other)
-                key = prefix + stat.name
-                if stat.source == "each":
-                    values[key] += score
-                    continue
-                best = entity.best.get(key)
-                if best is None:
-                    values[key] += score  # the first comparison adds what an `each` stat adds: equal sums where none repeats
-                    entity.best[key] = score
-                elif score > best:
-                    values[key] += score - best
-                    entity.best[key] = score
+            sim = stat.similarity
+            assert sim is not None
+            score = self._score(sim, record, other)
+            if stat.source == "each":
+                values[key] += score
+                continue
+            best = entity.best.get(key)
+            if best is None:
+                values[key] += score  # the first comparison adds what an `each` stat adds: equal sums where none repeats
+                entity.best[key] = score
+            elif score > best:
+                values[key] += score - best
+                entity.best[key] = score
         entity.settled = settles
 
     def _resolve(self, entities: Entities, record: Any) -> _Entity:
@@ -232,13 +227,17 @@ class _Pass:
         return found
 
     def _count_entity(self, entities: Entities, record: Any) -> None:
+        for key, stat in self._stats_of(entities, record):
+            if stat.source == "once":
+                self.values[key] += 1
+
+    def _stats_of(self, entities: Entities, record: Any) -> Iterator[tuple[str, Stat]]:
+        """Each stat of this entity kind's counts that count ``record``, with the value it adds to."""
         for tally in self.entity_tallies[entities.name]:
             prefix = self._key(tally, record)
-            if prefix is None:
-                continue
-            for stat in tally.stats:
-                if stat.source == "once":
-                    self.values[prefix + stat.name] += 1
+            if prefix is not None:
+                for stat in tally.stats:
+                    yield prefix + stat.name, stat
 
 
 def _hashable(record: Any) -> tuple[Any, ...] | None:

@@ -23,7 +23,7 @@ from procbench.api import load_task
 from procbench.paths import SPECS_DIR
 from runners.paged.lines import line_records
 from runners.paged.parse import parse_text
-from runners.paged.scoring import gold_spans
+from runners.paged.scoring import COUNTS, gold_spans, lexical_scorer
 from runners.paged.similarities import Bleu1, SameWords
 from runners.paged.walk import lexical_walk
 from runners.record_rules import AllOf, AtLeast, Cases, One, OnField
@@ -53,6 +53,9 @@ def test_the_spec_counts_what_the_former_python_counting_counts_on_every_parity_
         expected = _reference(gold_spans(document.lines), list(parse_text(predictions.get(item.item_id) or "").spans))
         walked = {key: item.values[key] for key in expected}
         assert walked == expected, item.item_id  # every count, == (the same additions in the same order)
+    api = {item.item_id: item.values for item in lexical_scorer(gold, predictions)}  # the Python API builds the same walk
+    for item in evaluation.items:
+        assert all(api[item.item_id][key] == value for key, value in item.values.items() if key in COUNTS), item.item_id
 
 
 # Generated documents: lines over a small vocabulary, so that nodes recur, align, nearly match and repeat.
