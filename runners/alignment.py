@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from runners.record_rules import member_at
+from runners.record_rules import member_at, score_pair
 from runners.similarity import Similarity  # noqa: TC001
 
 SIDES = ("p", "r")
@@ -131,10 +131,10 @@ class _Pass:
         self.resolved: dict[str, dict[tuple[Any, ...], _Entity]] = {e.name: {} for e in walk.entities}
         self.line_tallies = [t for t in walk.tallies if not t.of]
         self.entity_tallies = {e.name: [t for t in walk.tallies if t.of == e.name] for e in walk.entities}
+        # tally -> kind -> its stats with the value each adds to (the keys are built once, not per record)
+        self.stat_keys = {id(t): {kind: [(f"{t.name}.{kind}.{side}_{stat.name}", stat) for stat in t.stats] for kind in t.kinds} for t in walk.tallies}
 
-    @staticmethod
-    def _score(sim: Similarity, record: Any, other: Any) -> float:
-        return sim.score(sim.prepare(record), sim.prepare(other))
+    _score = staticmethod(score_pair)
 
     def run(self, these: Sequence[Any], others: Sequence[Any], similarities: list[list[float]]) -> None:
         if not others:
@@ -157,24 +157,21 @@ class _Pass:
                 self._count_line(tally, line, partner)
         self.values[f"{walk.name}.{self.side}_aligned"] += aligned
 
-    def _key(self, tally: Tally, record: Any) -> str | None:
-        """The kind the record counts under, or None where it is not counted."""
-        kind = member_at(record, tally.by)
-        if kind not in tally.kinds or (tally.where and not member_at(record, tally.where)):
-            return None
-        return f"{tally.name}.{kind}.{self.side}_"
+    def _counted(self, tally: Tally, record: Any) -> list[tuple[str, Stat]]:
+        """The stats the record counts under in this tally, with their value keys ([] where it is not counted)."""
+        by_kind = self.stat_keys[id(tally)].get(member_at(record, tally.by))
+        if by_kind is None or (tally.where and not member_at(record, tally.where)):
+            return []
+        return by_kind
 
     def _count_line(self, tally: Tally, line: Any, partner: Any) -> None:
-        prefix = self._key(tally, line)
-        if prefix is None:
-            return
         values = self.values
-        for stat in tally.stats:
+        for key, stat in self._counted(tally, line):
             if stat.source == "once":
-                values[prefix + stat.name] += 1
+                values[key] += 1
             else:
                 assert stat.similarity is not None  # each: the checker allows no best() on lines
-                values[prefix + stat.name] += self._score(stat.similarity, line, partner)
+                values[key] += self._score(stat.similarity, line, partner)
 
     def _occurrence(self, entities: Entities, record: Any, other: Any) -> None:
         entity = self._resolve(entities, record)
@@ -234,10 +231,7 @@ class _Pass:
     def _stats_of(self, entities: Entities, record: Any) -> Iterator[tuple[str, Stat]]:
         """Each stat of this entity kind's counts that count ``record``, with the value it adds to."""
         for tally in self.entity_tallies[entities.name]:
-            prefix = self._key(tally, record)
-            if prefix is not None:
-                for stat in tally.stats:
-                    yield prefix + stat.name, stat
+            yield from self._counted(tally, record)
 
 
 def _hashable(record: Any) -> tuple[Any, ...] | None:

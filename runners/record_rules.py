@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from runners.predictions import member_of
@@ -32,21 +33,32 @@ def member_at(record: Any, path: str) -> Any:
     if type(record) is dict and "." not in path:  # the common case (a deriver's records), without the general walk
         return record.get(path)
     value = record
-    for name in path.split("."):
+    for name in _steps(path):
         if value is None:
             return None
-        value = member_of(value, name)
+        value = value.get(name) if type(value) is dict else member_of(value, name)
         if type(value) is object:  # member_of's sentinel for an absent member
             return None
     return value
 
 
+@lru_cache(maxsize=1024)
+def _steps(path: str) -> tuple[str, ...]:
+    return tuple(path.split("."))
+
+
 def _differ(a: Any, b: Any, same: Sequence[str]) -> bool:
     """Whether two records differ in any ``same`` member (looked up one at a time: most pairs differ in the first)."""
-    return any(member_at(a, path) != member_at(b, path) for path in same)
+    for path in same:
+        if member_at(a, path) != member_at(b, path):
+            return True
+    return False
 
 
-def _apply(similarity: Similarity, a: Any, b: Any) -> float:
+def score_pair(similarity: Similarity, a: Any, b: Any) -> float:
+    """``similarity`` of two values as they are (each prepared first, unless the similarity compares records as they are)."""
+    if type(similarity) in _RECORDS_AS_THEY_ARE:  # their prepare keeps the record: not called (the walks call these millions of times)
+        return similarity.score(a, b)
     return similarity.score(similarity.prepare(a), similarity.prepare(b))
 
 
@@ -90,7 +102,7 @@ class OnField:
         x, y = member_at(a, self.path), member_at(b, self.path)
         if x is None or y is None:
             return 0.0
-        return _apply(self.similarity, x, y)
+        return score_pair(self.similarity, x, y)
 
 
 @component("similarity", "on_field", takes="any", gives="float")
@@ -122,7 +134,7 @@ class Cases:
     def score(self, a: Any, b: Any) -> float:
         if _differ(a, b, self.same):
             return 0.0
-        return _apply(self._choose(member_at(a, self.field_path)), a, b)
+        return score_pair(self._choose(member_at(a, self.field_path)), a, b)
 
 
 @component("similarity", "cases", takes="any", gives="float")
@@ -151,7 +163,7 @@ class AllOf:
             return 0.0
         value = 1.0
         for part in self.parts:
-            value *= _apply(part, a, b)
+            value *= score_pair(part, a, b)
             if not value:
                 return 0.0  # later parts cannot raise it: not computed
         return value
@@ -183,3 +195,6 @@ class AtLeast:
 def at_least(similarity: SimilarityParts, threshold: float) -> Similarity:
     """``use = X  at_least = 0.5``: 1 where ``X`` scores at least the threshold, else 0."""
     return AtLeast(similarity, threshold)  # type: ignore[arg-type]
+
+
+_RECORDS_AS_THEY_ARE = frozenset({One, OnField, Cases, AllOf})
