@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -417,7 +417,10 @@ class _Checker(Binder):
                 if otherwise is None or any(p is None for _, p in parts):
                     return None
                 return m.ComponentCall(
-                    "similarity", "cases", (("same", tuple(b.same)), ("field", b.cases), ("when", tuple(parts)), ("otherwise", otherwise)), where
+                    "similarity",
+                    "cases",
+                    (("same", tuple(b.same)), ("field", b.cases), ("when", tuple(parts)), ("otherwise", otherwise)),
+                    {**where, "when": m.span_of(b, "when")},  # a `when` value the member cannot have is reported at `when`
                 )
             if b.all_of or (b.same and not b.mean):
                 found = [deref(part, chain) for part in b.all_of]
@@ -1181,14 +1184,14 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         matches.append(replace(match, outputs=outputs))
         _check_flow(ck, match, score_gold, score_pred)
     scorer_emits: tuple[str, ...] = tuple(o for mt in matches for o in mt.outputs)
-    aligns, walked = _check_aligns(ck, score.aligns, score_gold, score_pred)
+    aligns, walked, unsettled = _check_aligns(ck, score.aligns, score_gold, score_pred)
     scorer_emits += walked
     if score.scorer is not None:
         scorer_emits = registry.get("scorer", score.scorer.name).contract.emitted(_defaults(score.scorer))
     scorer_emits += _check_item_values(ck, score, scorer_emits)
     aggregate = registry.get("aggregator", score.aggregate.name).contract if score.aggregate else None
     produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits) if aggregate and score.aggregate else ()
-    measures, measured = _check_measures(ck, score.measures, score_gold, score_pred, label_values, scorer_emits)
+    measures, measured = _check_measures(ck, score.measures, score_gold, score_pred, label_values, scorer_emits, unsettled)
     score = replace(score, matches=tuple(matches), measures=measures, aligns=aligns)
     produced = (*produced, *(name for ms, _ in measured for name in ms.outputs))
 
@@ -1357,8 +1360,12 @@ def _check_measures(
     pred: Mapping[str, FieldType],
     label_values: Mapping[str, tuple[str, ...] | None],
     scorer_emits: Sequence[str] = (),
+    unsettled: Collection[str] = (),
 ) -> tuple[tuple[m.MeasureSpec, ...], list[tuple[m.MeasureSpec, Any]]]:
-    """Each measure's metric built and checked: aggregation, field types, class set; its outputs filled in."""
+    """Each measure's metric built and checked: aggregation, field types, class set; its outputs filled in.
+
+    ``unsettled`` names count blocks with an error already reported: values under them are not reported again.
+    """
     from runners.metrics import AGGREGATION_DOCS, CLASS_AGGREGATIONS
     from runners.metrics._base import Value
     from runners.metrics._counts import MicroCounts
@@ -1413,7 +1420,10 @@ def _check_measures(
             counted = MicroCounts(ms.counts, ms.stats)
             unknown = [name for name in counted.reads if name not in scorer_emits]
             if unknown:
-                ck.unknown(m.span_of(ms, "counts"), f"per-item value of measure {ms.name!r}", unknown[0], list(scorer_emits))
+                built[-1] = (replace(ms, outputs=counted.outputs(ms.name, "micro")), Value())  # its outputs are known: no error for each
+                reported = [name for name in unknown if name.split(".", 1)[0] not in unsettled]
+                if reported:
+                    ck.unknown(m.span_of(ms, "counts"), f"per-item value of measure {ms.name!r}", reported[0], list(scorer_emits))
                 continue
             checked = replace(ms, aggregate="micro", outputs=counted.outputs(ms.name, "micro"))
             out.append(checked)
@@ -1622,9 +1632,10 @@ def _check_composed(ck: _Checker, call: m.ComponentCall, answer: FieldType, span
         return True
     if call.name == "cases":
         chooser = _unwrapped(_member_type(answer, args["field"]) or FieldType("any"))
+        when_span = call.at.get("when", span) if own is not None and own != s.NOWHERE else span
         for value, part in args["when"]:
             if chooser.kind == "enum" and value not in chooser.values:
-                ck.unknown(span, f"value of {args['field']!r} in {where}'s when", value, [str(v) for v in chooser.values])
+                ck.unknown(when_span, f"value of {args['field']!r} in when", value, [str(v) for v in chooser.values])
             _check_similarity(ck, part, answer, span, f"{where}, when {value}")
         _check_similarity(ck, args["otherwise"], answer, span, f"{where}, otherwise")
     else:
@@ -1643,8 +1654,8 @@ def _check_item_values(ck: _Checker, score: m.ScoreSpec, emitted: Sequence[str])
         if name in emitted:
             ck.error(m.span_of(score, "flags"), f"flag {name!r} has the name of a per-item value", "give the flag another name")
     for value in score.values:
-        if value.name in known:
-            ck.error(m.span_of(value), f"value {value.name!r} is already a per-item value", "give it another name")
+        if value.name in known or value.name in flags:  # a value named like a flag would hide it from later formulas
+            ck.error(m.span_of(value), f"value {value.name!r} is already a per-item value or flag", "give it another name")
             continue
         for name in formula_names(value.formula):
             if name not in known and name not in flags:
@@ -1655,98 +1666,116 @@ def _check_item_values(ck: _Checker, score: m.ScoreSpec, emitted: Sequence[str])
 
 def _check_aligns(
     ck: _Checker, aligns: Sequence[m.AlignSpec], gold: Mapping[str, FieldType], pred: Mapping[str, FieldType]
-) -> tuple[tuple[m.AlignSpec, ...], tuple[str, ...]]:
-    """Types along each align block, its counts' kinds filled in from the enums, and the per-item values it writes."""
+) -> tuple[tuple[m.AlignSpec, ...], tuple[str, ...], frozenset[str]]:
+    """Types along each align block, its counts' kinds filled in from the enums, and the per-item values it writes.
+
+    Also the names of the count blocks of an align block with an error: what measures read from them is not
+    reported again (one mistake, one error).
+    """
     checked: list[m.AlignSpec] = []
     keys: list[str] = []
+    unsettled: set[str] = set()
     for align in aligns:
-        where = f"align {align.name!r}"
-        gold_type, pred_type = gold.get(align.gold), pred.get(align.prediction)
-        lines = []
-        for side, name, ftype in (("gold", align.gold, gold_type), ("prediction", align.prediction, pred_type)):
-            if ftype is None:
-                continue  # an unknown field is reported where it is written
-            if ftype.kind != "list" or ftype.item is None or _unwrapped(ftype.item).kind != "record":
-                ck.error(
-                    m.span_of(align, side),
-                    f"{where}: {side} field {name!r} is {ftype.spelling()}; an align block walks lists of records",
-                    "a deriver gives lines as list(record(...))",
-                )
-                continue
-            lines.append(ftype.item)
-        if len(lines) != 2:
+        errors_before, checked_before = len(ck.errors), len(checked)
+        _check_align(ck, align, gold, pred, keys, checked)
+        if len(ck.errors) > errors_before or len(checked) == checked_before:  # not checked: an unknown field, reported later
+            unsettled.update(count.name for count in align.counts)
+    return tuple(checked), tuple(keys), frozenset(unsettled)
+
+
+def _check_align(
+    ck: _Checker, align: m.AlignSpec, gold: Mapping[str, FieldType], pred: Mapping[str, FieldType], keys: list[str], checked: list[m.AlignSpec]
+) -> None:
+    """One align block: its checked form appended to ``checked``, the values it writes to ``keys``."""
+    where = f"align {align.name!r}"
+    gold_type, pred_type = gold.get(align.gold), pred.get(align.prediction)
+    lines = []
+    for side, name, ftype in (("gold", align.gold, gold_type), ("prediction", align.prediction, pred_type)):
+        if ftype is None:
+            continue  # an unknown field is reported where it is written
+        if ftype.kind != "list" or ftype.item is None or _unwrapped(ftype.item).kind != "record":
+            ck.error(
+                m.span_of(align, side),
+                f"{where}: {side} field {name!r} is {ftype.spelling()}; an align block walks lists of records",
+                "a deriver gives lines as list(record(...))",
+            )
             continue
-        line = lines[0]
-        if lines[0] != lines[1]:
-            ck.error(m.span_of(align), f"{where}: the gold lines are {lines[0].spelling()} but the predicted ones {lines[1].spelling()}")
+        lines.append(ftype.item)
+    if len(lines) != 2:
+        return
+    line = lines[0]
+    if lines[0] != lines[1]:
+        ck.error(m.span_of(align), f"{where}: the gold lines are {lines[0].spelling()} but the predicted ones {lines[1].spelling()}")
+        return
+    _check_members(ck, line, [align.on], m.span_of(align, "on"), where)
+    if align.where:
+        _check_members(ck, line, [align.where], m.span_of(align, "where"), where)
+    on_type = _member_type(line, align.on)
+    if on_type is not None:
+        _check_similarity(ck, align.similarity, _unwrapped(on_type), m.span_of(align, "similarity"), f"{where}, aligned on {align.on!r}")
+    entity_types: dict[str, FieldType] = {}
+    for entities in align.entities:
+        ewhere = f"{where}, entities {entities.name!r}"
+        if not _check_members(ck, line, entities.places, m.span_of(entities, "places"), ewhere):
             continue
-        _check_members(ck, line, [align.on, *([align.where] if align.where else [])], m.span_of(align, "on"), where)
-        on_type = _member_type(line, align.on)
-        if on_type is not None:
-            _check_similarity(ck, align.similarity, _unwrapped(on_type), m.span_of(align, "similarity"), f"{where}, aligned on {align.on!r}")
-        entity_types: dict[str, FieldType] = {}
-        for entities in align.entities:
-            ewhere = f"{where}, entities {entities.name!r}"
-            if not _check_members(ck, line, entities.places, m.span_of(entities, "places"), ewhere):
-                continue
-            places = {_unwrapped(member) for member in (_member_type(line, p) for p in entities.places) if member is not None}
-            if len(places) != 1 or next(iter(places)).kind != "record":
+        places = {_unwrapped(member) for member in (_member_type(line, p) for p in entities.places) if member is not None}
+        if len(places) != 1 or next(iter(places)).kind != "record":
+            ck.error(
+                m.span_of(entities, "places"),
+                f"{ewhere}: the places must hold records of one type, got {', '.join(sorted(t.spelling() for t in places))}",
+            )
+            continue
+        entity = next(iter(places))
+        entity_types[entities.name] = entity
+        _check_members(ck, entity, entities.same, m.span_of(entities, "same"), ewhere)
+        _check_similarity(ck, entities.identity, entity, m.span_of(entities, "identity"), f"{ewhere}, identity")
+        _check_similarity(ck, entities.until, entity, m.span_of(entities, "until"), f"{ewhere}, until")
+    counts = []
+    for count in align.counts:
+        cwhere = f"{where}, count {count.name!r}"
+        if count.of is not None and count.of not in entity_types:
+            ck.unknown(m.span_of(count, "of"), "entities block", count.of, list(entity_types))
+            continue
+        record = entity_types[count.of] if count.of is not None else line
+        by_known = _check_members(ck, record, [count.by], m.span_of(count, "by"), cwhere)
+        if not (by_known and (not count.where or _check_members(ck, record, [count.where], m.span_of(count, "where"), cwhere))):
+            continue
+        by_type = _unwrapped(_member_type(record, count.by) or FieldType("any"))
+        enum_values = tuple(str(v) for v in by_type.values) if by_type.kind == "enum" else ()
+        kinds = count.kinds or enum_values
+        if not kinds:
+            ck.error(
+                m.span_of(count, "by"),
+                f"{cwhere}: {count.by!r} is {by_type.spelling()}; name the kinds counted",
+                "kinds = [a, b], or give the member an enum type",
+            )
+            continue
+        for kind in kinds:
+            if enum_values and kind not in enum_values:
+                ck.unknown(m.span_of(count, "kinds"), f"value of {count.by!r}", kind, list(enum_values))
+        if not count.stats:
+            ck.error(m.span_of(count), f"{cwhere} counts nothing", "stats { total = 1  correct = node_strict }")
+        for stat, (source, sim) in count.stats:
+            if source == "best" and count.of is None:
                 ck.error(
-                    m.span_of(entities, "places"),
-                    f"{ewhere}: the places must hold records of one type, got {', '.join(sorted(t.spelling() for t in places))}",
+                    m.span_of(count, "stats"),
+                    f"{cwhere}, stat {stat!r}: best() keeps an entity's best score; lines are compared once",
+                    f"write `{stat} = <similarity>`",
                 )
-                continue
-            entity = next(iter(places))
-            entity_types[entities.name] = entity
-            _check_members(ck, entity, entities.same, m.span_of(entities, "same"), ewhere)
-            _check_similarity(ck, entities.identity, entity, m.span_of(entities, "identity"), f"{ewhere}, identity")
-            _check_similarity(ck, entities.until, entity, m.span_of(entities, "until"), f"{ewhere}, until")
-        counts = []
-        for count in align.counts:
-            cwhere = f"{where}, count {count.name!r}"
-            if count.of is not None and count.of not in entity_types:
-                ck.unknown(m.span_of(count, "of"), "entities block", count.of, list(entity_types))
-                continue
-            record = entity_types[count.of] if count.of is not None else line
-            if not _check_members(ck, record, [count.by, *([count.where] if count.where else [])], m.span_of(count, "by"), cwhere):
-                continue
-            by_type = _unwrapped(_member_type(record, count.by) or FieldType("any"))
-            enum_values = tuple(str(v) for v in by_type.values) if by_type.kind == "enum" else ()
-            kinds = count.kinds or enum_values
-            if not kinds:
-                ck.error(
-                    m.span_of(count, "by"),
-                    f"{cwhere}: {count.by!r} is {by_type.spelling()}; name the kinds counted",
-                    "kinds = [a, b], or give the member an enum type",
-                )
-                continue
-            for kind in kinds:
-                if enum_values and kind not in enum_values:
-                    ck.unknown(m.span_of(count, "kinds"), f"value of {count.by!r}", kind, list(enum_values))
-            if not count.stats:
-                ck.error(m.span_of(count), f"{cwhere} counts nothing", "stats { total = 1  correct = node_strict }")
-            for stat, (source, sim) in count.stats:
-                if source == "best" and count.of is None:
-                    ck.error(
-                        m.span_of(count, "stats"),
-                        f"{cwhere}, stat {stat!r}: best() keeps an entity's best score; lines are compared once",
-                        f"write `{stat} = <similarity>`",
-                    )
-                if sim is not None:
-                    _check_similarity(ck, sim, record, m.span_of(count, "stats"), f"{cwhere}, stat {stat!r}")
-            written = [f"{count.name}.{kind}.{side}_{stat}" for side in ("p", "r") for kind in kinds for stat, _ in count.stats]
-            repeated = sorted(set(written) & set(keys))
-            if repeated:
-                ck.error(
-                    m.span_of(count),
-                    f"{cwhere} writes {repeated[0]!r}, which another count block writes too",
-                    "give it other kinds or stats, or another name",
-                )
-            keys += written
-            counts.append(replace(count, kinds=tuple(kinds)))
-        keys += [f"{align.name}.{side}_aligned" for side in ("p", "r")]
-        checked.append(replace(align, counts=tuple(counts)))
-    return tuple(checked), tuple(keys)
+            if sim is not None:
+                _check_similarity(ck, sim, record, m.span_of(count, "stats"), f"{cwhere}, stat {stat!r}")
+        written = [f"{count.name}.{kind}.{side}_{stat}" for side in ("p", "r") for kind in kinds for stat, _ in count.stats]
+        repeated = sorted(set(written) & set(keys))
+        if repeated:
+            ck.error(
+                m.span_of(count),
+                f"{cwhere} writes {repeated[0]!r}, which another count block writes too",
+                "give it other kinds or stats, or another name",
+            )
+        keys += written
+        counts.append(replace(count, kinds=tuple(kinds)))
+    keys += [f"{align.name}.{side}_aligned" for side in ("p", "r")]
+    checked.append(replace(align, counts=tuple(counts)))
 
 
 def _check_similarity(ck: _Checker, call: m.ComponentCall, answer: FieldType, span: s.Span, where: str) -> None:

@@ -129,6 +129,7 @@ def _error(tmp_path: Path, old: str, new: str) -> tuple[str, str]:
     return report, f"paged.spec:{line}:"
 
 
+# (text in the spec, its mistaken replacement, what the error says, the text of the line it is reported on: default the replacement's)
 MISTAKES = [
     # a text similarity over a record member that is a record
     (
@@ -149,18 +150,25 @@ MISTAKES = [
         "        kinds = [ConditionFlow]\n\n        stats { sum = condition_soft  num = 1 }",
         "        kinds = [ConditionFlow, SequenceFlow]\n\n        stats { total = 1  num = 1 }",
         "'bleu_edge.SequenceFlow.p_total', which another count block writes too",
+        "count bleu_edge {",
     ),
-    ("    otherwise = same_text\n", "", "needs `otherwise"),
+    ("    otherwise = same_text\n", "", "needs `otherwise", "similarity node_strict {"),
     ("similarity head_strict { use = node_strict  on = head }", "similarity head_strict { use = head_strict  on = head }", "similarity cycle"),
     ("      where      = parsed\n", "      where      = parsd\n", "'parsd'"),
+    ("    when { StartNode = one()  EndNode = one()  OR = one() }", "    when { StartNod = one()  EndNode = one()  OR = one() }", "'StartNod'"),
+    ("      gold       = lines\n", "      gold       = line\n", "unknown score field 'line'"),  # no error for each measure of its counts
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "message"), MISTAKES, ids=[m[2][:30] for m in MISTAKES])
-def test_each_mistake_in_an_align_or_similarity_block_is_an_error_at_its_place(tmp_path: Path, old: str, new: str, message: str) -> None:
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m[2][:30] for m in MISTAKES])
+def test_each_mistake_in_an_align_or_similarity_block_is_one_error_at_its_place(tmp_path: Path, mistake: tuple[str, ...]) -> None:
+    old, new, message, *at = mistake
     report, _ = _error(tmp_path, old, new)
     assert message in report, report
-    assert re.search(r"paged\.spec:\d+:\d+: error: ", report) and "^" in report, report  # file:line:col, the line, a caret
+    assert len(re.findall(r"paged\.spec:\d+:\d+: error: ", report)) == 1, report  # one mistake, one error: nothing downstream of it
+    located = re.search(r"paged\.spec:(\d+):\d+: error: .*\n *(\d+) \| (.*)\n *\^", report)  # file:line:col, the line, a caret
+    assert located and located[1] == located[2], report
+    assert (at[0] if at else new.strip().splitlines()[0]) in located[3], report
 
 
 def test_a_misplaced_member_is_reported_with_file_line_column_caret_and_hint(tmp_path: Path) -> None:

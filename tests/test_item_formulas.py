@@ -108,10 +108,11 @@ def _error(tmp_path: Path, old: str, new: str) -> str:
         ("mul(judged, pick(cot, penalised, normalised))", "mul(judgd, pick(cot, penalised, normalised))", "'judgd'"),
         ("mul(judged, pick(cot, penalised, normalised))", "mul(judged, pick(cot, penalised))", "pick() takes 3 argument(s), got 2"),
         ("value penalised {", "value grade {", "value 'grade' is already a per-item value"),
+        ("value penalised {", "value cot {", "value 'cot' is already a per-item value or flag"),
         ('flags  = { cot = "cot" }', 'flags  = { judged = "cot" }', "flag 'judged' has the name of a per-item value"),
         ("mul(judged, pick(cot, penalised, normalised))", "mul(judged, pick(cot, penalised, score))", "'score'"),
     ],
-    ids=["unknown name", "arity", "taken name", "flag clash", "value used before it is computed"],
+    ids=["unknown name", "arity", "taken name", "name of a flag", "flag clash", "value used before it is computed"],
 )
 def test_each_mistake_in_a_value_block_is_an_error_at_its_place(tmp_path: Path, old: str, new: str, message: str) -> None:
     report = _error(tmp_path, old, new)
