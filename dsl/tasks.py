@@ -55,7 +55,7 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
     """The compiled runner of a spec, rebuilt from its cached plan when there is one (dsl/plan.py).
 
     A hit imports the task's component modules and none of the spec language; a miss checks and
-    compiles as :func:`load_task` does, then stores the plan (the one ``compile_spec`` built).  Raises SpecError.
+    compiles as :func:`load_task` does, then stores the spec's plan.  Raises SpecError.
     """
     from dsl.cache import cached_plan
     from dsl.plan import FORMAT, build, is_plain
@@ -63,7 +63,10 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
     path = Path(str(spec_path(name_or_path).resolve()))
     plan = cached_plan(path, search=[SPECS_DIR])
     if isinstance(plan, dict) and plan.get("format") == FORMAT:
-        return build(plan)
+        try:
+            return build(plan)
+        except Exception:  # noqa: BLE001 - a plan that does not build (planted, damaged) is a miss; compiling raises any real error
+            pass
     spec, runner = load_task(path)
     from dsl.cache import store_plan
     from dsl.compiler import plan_of

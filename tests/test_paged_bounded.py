@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from dsl.compiler import plan_of
+from dsl.plan import _walk as built_walk
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from runners import alignment, baselines
@@ -57,6 +59,14 @@ def _by_hand() -> dict[str, float]:
         "bleu_agent.Activity.r_sum": 6 * 0.5,
         "bleu_agent_once.Activity.r_sum": 4 * 0.5,
     }
+
+
+def test_the_walk_these_tests_count_with_is_the_one_the_spec_declares() -> None:
+    """``lexical_walk()`` (the Python API) and the spec's align block build equal walks: every similarity, threshold and tally."""
+    spec, runner = load_task("paged")
+    how, walks = plan_of(spec, runner.spec_digest)["scorer"]
+    assert how == "aligns"
+    assert [built_walk(walk) for walk in walks] == [lexical_walk()]
 
 
 def test_a_node_compared_three_times_counts_once_at_its_best_score() -> None:

@@ -124,6 +124,22 @@ def test_a_planted_or_damaged_plan_is_a_miss_never_code(cache_dir: Path, tmp_pat
         assert _plan_file(cache_dir).read_bytes() == original
 
 
+def test_a_planted_plain_plan_that_does_not_build_is_a_miss(cache_dir: Path) -> None:
+    """Plain data under the right key and sha256 (anyone can write them) naming no registered component, or missing parts."""
+    path = spec_path("propara").resolve()
+    compiled_digest = load_runner(path).spec_digest
+    plan_file = _plan_file(cache_dir)
+    original = plan_file.read_bytes()
+    stored = cache.cached_plan(path, [SPECS_DIR])
+    assert isinstance(stored, dict)
+    unknown = {**stored, "gold": ("reader", ("reader", "os.system", {"command": "touch planted"}))}
+    for planted_plan in (unknown, {"format": stored["format"]}):
+        plan_file.write_bytes(_entry(pickle.dumps((plan_file.stem, planted_plan, ()), protocol=pickle.HIGHEST_PROTOCOL)))
+        assert cache.cached_plan(path, [SPECS_DIR]) == planted_plan  # read back: plain data is not refused
+        assert load_runner(path).spec_digest == compiled_digest  # it does not build: compiled again, the plan stored again
+        assert _plan_file(cache_dir).read_bytes() == original
+
+
 def test_a_plan_is_stored_only_for_the_spec_its_entry_holds(cache_dir: Path, tmp_path: Path) -> None:
     source = spec_path("propara")
     copy = tmp_path / "specs" / "propara.spec"

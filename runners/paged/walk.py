@@ -1,8 +1,9 @@
 """The official PAGED lexical evaluation as the Python API builds it: the walk ``specs/paged.spec`` declares.
 
 :func:`lexical_walk` composes the same library components the spec's ``align`` block names (the parity
-tests call the Python API; ``tests/test_paged_declared.py`` checks that the spec compiles to an equal
-walk). Keys: ``node|edge|agent|bleu_node|bleu_agent|bleu_edge[_once].<type>.<p|r>_<stat>`` (docs/metrics.md §5).
+tests call the Python API; ``tests/test_paged_bounded.py`` checks that the spec compiles to an equal
+walk, ``tests/test_aligned_walks.py`` that both count alike on the parity cases).
+Keys: ``node|edge|agent|bleu_node|bleu_agent|bleu_edge[_once].<type>.<p|r>_<stat>`` (docs/metrics.md §5).
 """
 
 from __future__ import annotations
