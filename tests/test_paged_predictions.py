@@ -30,6 +30,7 @@ BAD_LINES = {
     "null_graph": '{"id": 1001, "graph": null}',
     "unknown_id": '{"id": 999999, "graph": "A -> B"}',
     "not_utf8": b'{"id": 1001, "graph": "\xff"}',
+    "too_long": json.dumps({"id": 1001, "graph": "A -> B\n" * 20_000}),  # 140,000 characters: over the per-text limit
 }
 
 
@@ -89,6 +90,16 @@ def test_every_problem_is_reported_with_its_line(kinds: list[str]) -> None:
         read_graph_text(path, GOLD)
     assert {problem.line for problem in error.value.problems} == expected
     assert len(error.value.problems) == len(expected)
+
+
+def test_a_graph_over_the_per_text_limit_is_refused_with_its_length() -> None:
+    longest_gold = max(len(document.text) for document in GOLD.items.values())
+    assert longest_gold < 100_000  # the limit leaves room for any real output
+    path = _write([json.dumps({"id": int(IDS[0]), "graph": "x -> y\n" * 15_000})])
+    with pytest.raises(InvalidPredictions) as error:
+        read_graph_text(path, GOLD)
+    (problem,) = error.value.problems
+    assert problem.line == 1 and "105000 characters (the limit is 100000 per value)" in problem.message
 
 
 def test_missing_documents_are_warned_and_left_out() -> None:

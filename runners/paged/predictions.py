@@ -17,7 +17,7 @@ from typing import Any
 
 from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
 from runners.paged.parse import ParsedOutput, parse_text
-from runners.predictions import json_objects
+from runners.predictions import json_objects, oversize
 from runners.registry import component
 
 EXAMPLES_IN_WARNINGS = 3
@@ -49,7 +49,8 @@ def read_graph_text(path: Path, gold: GoldSet) -> dict[str, str]:
 
     Rejected, each with its line number: invalid UTF-8 or JSON, a line that is not an object, a
     missing ``id`` or ``graph``, an ``id`` that is not an integer (or its string), a ``graph`` that is
-    not a string, an unknown or duplicate id, and a file without any prediction. Warned about: gold
+    not a string or is longer than the readers' per-text limit, an unknown or duplicate id, and a file
+    without any prediction. Warned about: gold
     documents without a prediction (scored as empty output) and lines the official parser ignores or
     cannot use (they are scored the official way).
     """
@@ -69,6 +70,10 @@ def read_graph_text(path: Path, gold: GoldSet) -> dict[str, str]:
             continue
         if not isinstance(graph, str):
             problems.append(Problem(number, f"'graph' must be a string (the model output), got {type(graph).__name__}", item_id))
+            continue
+        too_long = oversize(graph)  # the readers' one limit per text (20 times the longest gold graph); node matching grows with its square
+        if too_long is not None:
+            problems.append(Problem(number, f"'graph' is {too_long}", item_id))
             continue
         if item_id in first_line:
             problems.append(Problem(number, f"duplicate id {item_id} (first on line {first_line[item_id]})", item_id))
