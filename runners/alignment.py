@@ -119,7 +119,8 @@ class AlignedWalk:
             return matrix(texts_rows, texts_columns)  # the same values, computed at once
         sim = self.similarity
         prepared_columns = [sim.prepare(text) for text in texts_columns]
-        return [[sim.score(sim.prepare(text), other) for other in prepared_columns] for text in texts_rows]
+        prepared_rows = [sim.prepare(text) for text in texts_rows]
+        return [[sim.score(row, column) for column in prepared_columns] for row in prepared_rows]
 
 
 class _Pass:

@@ -9,6 +9,7 @@ refusals of a wrong align block or similarity block, each at its place with a hi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import warnings
@@ -24,7 +25,7 @@ from procbench.paths import SPECS_DIR
 from runners.paged.lines import line_records
 from runners.paged.parse import parse_text
 from runners.paged.scoring import COUNTS, gold_spans, lexical_scorer
-from runners.paged.similarities import Bleu1, SameWords
+from runners.paged.similarities import Bleu1, LexicalF1, SameWords
 from runners.paged.walk import lexical_walk
 from runners.record_rules import AllOf, AtLeast, Cases, One, OnField
 from runners.registry import get
@@ -74,6 +75,23 @@ def test_the_walk_counts_what_the_former_python_counting_counts_on_generated_doc
     expected = _reference(gold_side, predicted_side)
     walked = lexical_walk()(line_records(gold_side), line_records(predicted_side))
     assert walked == expected
+    # a similarity without a matrix of its own is scored pair by pair, each pass on its own: the same counts
+    pairwise = dataclasses.replace(lexical_walk(), similarity=_PairwiseOnly(LexicalF1()), symmetric=False)
+    assert pairwise(line_records(gold_side), line_records(predicted_side)) == expected
+
+
+@dataclasses.dataclass(frozen=True)
+class _PairwiseOnly:
+    """A similarity that only scores pairs (no ``matrix``), delegating to ``inner``."""
+
+    inner: LexicalF1
+    name: str = "pairwise"
+
+    def prepare(self, text: str) -> str:
+        return self.inner.prepare(text)
+
+    def score(self, a: str, b: str) -> float:
+        return self.inner.score(a, b)
 
 
 def test_the_walk_counts_a_document_against_itself_as_all_matched() -> None:
