@@ -127,7 +127,7 @@ class ItemFormulas:
         out = []
         for item in self.scorer(gold, predictions):
             values = dict(item.values)
-            seen = ChainMap(values, dict(self.flags))
+            seen = ChainMap(values, self.flags)  # type: ignore[arg-type]  # read only: the flags are not copied per item
             for name, formula in self.formulas:
                 values[name] = evaluate(formula, seen)
             out.append(replace(item, values=values))
