@@ -94,6 +94,7 @@ SAMPLE_CASES = {
 
 
 WITHOUT_NUMPY = ("propara", "paradise-tip", "pm-llm-benchmark")
+NAACL18_MODULES = ("runners.propara.naacl18", "runners.propara.naacl18_gold", "runners.propara.naacl18_grid", "runners.propara.naacl18_questions")
 
 
 def test_help_imports_no_command_library(tmp_path: Path) -> None:
@@ -114,6 +115,9 @@ def test_scoring_the_light_tasks_on_the_samples_imports_no_heavy_library(task: s
         assert _component_packages(imported) == {OWN_PACKAGE[task]}, (run, sorted(_component_packages(imported)))
         if task in WITHOUT_NUMPY:  # their matchers take the scalar path: NumPy is imported on first use only
             assert "numpy" not in modules, run
+        if task == "propara":  # the two ProPara evaluators are separate entry points: the leaderboard's task loads none of NAACL'18's modules
+            assert "runners.propara.leaderboard" in imported, run
+            assert not _unwanted(imported, NAACL18_MODULES), (run, _unwanted(imported, NAACL18_MODULES))
         if run == "hit":  # checked spec from the cache: neither the parser nor typer's coercion nor Rich
             assert not modules & {"lark", "jinja2", *CLI_EXTRAS}, sorted(modules & {"lark", "jinja2", *CLI_EXTRAS})
             assert "dsl.checker" not in imported
