@@ -134,6 +134,29 @@ def procbench(*args: str, work: Path | None = None) -> Command:
     return Command(argv, env={"PYTHONPYCACHEPREFIX": str(pycache)})
 
 
+# What a warm ``procbench score propara`` does before it reads a file: the interpreter, then the console's
+# modules and the runner rebuilt from the cached plan (dsl/tasks.load_runner), no data read.
+_PROPARA_START_UP = "import procbench.console, procbench.cli_lean, runners._types\nfrom procbench.console_commands import load_runner\nload_runner('propara')"
+
+
+def start_up(work: Path | None = None) -> dict[str, Command]:
+    """The parts of a ProPara ``score`` process before its scoring: an empty interpreter, and that plus loading the runner.
+
+    Both run with the console script's interpreter and byte-code folder, so the whole process minus these is the
+    scoring (gold, predictions, metrics, the JSON written).
+    """
+    pycache = procbench(work=work).env
+    return {
+        "interpreter": Command((sys.executable, "-c", "pass"), env=pycache),
+        "runner loaded": Command((sys.executable, "-c", _PROPARA_START_UP), env=pycache),
+    }
+
+
+def bare_interpreter(python: Path) -> Command:
+    """An empty run of ``python`` (the official scorers' interpreter, for their share of start-up)."""
+    return Command((str(python), "-c", "pass"))
+
+
 # -- the official scorers --------------------------------------------------------------------------
 def official_root() -> Path | None:
     configured = os.environ.get("PROCBENCH_OFFICIAL")

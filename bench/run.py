@@ -130,7 +130,12 @@ def whole_process(work: Path, workloads: dict[tuple[str, int], Workload], reps: 
             rows.append(row)
     commands = {"--help": process.procbench("--help", work=work), "check": process.procbench("check", work=work)}
     _say("whole process: procbench --help and procbench check")
-    return {"rows": rows, "cli": process.alternating(commands, reps), "official_skipped": reason}
+    cli = process.alternating(commands, reps)
+    floor = process.start_up(work) | ({"official interpreter": process.bare_interpreter(python)} if python is not None else {})
+    _say("start-up: the interpreters alone, and procbench's with the ProPara runner loaded")
+    start_up = process.alternating(floor, reps)
+    start_up["inside"] = run_worker({"kind": "start_up", "task": "propara"})  # the cache is warm: the runs above filled it
+    return {"rows": rows, "cli": cli, "start_up": start_up, "official_skipped": reason}
 
 
 def intake(work: Path, workloads: dict[tuple[str, int], Workload]) -> list[dict[str, Any]]:

@@ -121,6 +121,11 @@ def test_quick_bench_times_whole_processes_of_every_task(quick_run: tuple[str, d
     assert set(results["whole_process"]["cli"]) == {"--help", "check"}
     assert "left out (--skip official)" in results["whole_process"]["official_skipped"]
     assert "`procbench --help`: < 0.15 s CPU" in report
+    # the start-up floor beside ProPara's row: the interpreter alone, then with the runner loaded from its plan (no file read)
+    start_up = results["whole_process"]["start_up"]
+    assert {"interpreter", "runner loaded"} <= set(start_up) and all(start_up[k]["cpu_s"] > 0 for k in ("interpreter", "runner loaded"))
+    assert start_up["inside"]["task"] == "propara" and "dataclass_cpu_s" in start_up["inside"], start_up["inside"]
+    assert "### Start-up: what a ProPara `score` spends before it reads a file" in report
 
 
 def test_official_scorer_commands_are_run_unchanged_from_their_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
