@@ -14,7 +14,10 @@ views); *cold* is a fresh server process (the on-disk bootstrap cache kept, as a
 browser profile; *warm* is the median of :data:`WARM_REPEATS` further views of the same address from the same
 server and browser.  **Server CPU per warm view** is the server process's user + system time (``/proc``) read
 before and after each warm view (page closed and its session ended).  **Concurrent** opens
-:data:`CONCURRENT` pages of one warm board at once and reports p50 / p95 of first paint and content.
+:data:`CONCURRENT` pages of one warm board at once and reports p50 / p95 of first paint and content.  **Without browsers**
+then opens :data:`CONCURRENT` sessions of the same warm board on the same server at once over Streamlit's websocket
+protocol (:mod:`leaderboard.streamclient`), so the report can tell the server's share of a crowd's wait from the
+browsers' (on a small machine the tabs' JavaScript takes most of the CPU).
 
 Results go to JSON and to ``docs/performance.md`` between :data:`BEGIN` and :data:`END` (only there).
 Timings are measured, never asserted by tests.
@@ -35,7 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from leaderboard import live
+from leaderboard import live, streamclient
 from submissions import store
 
 BEGIN = "<!-- site-bench:begin -->"
@@ -209,6 +212,29 @@ def _crowd(context: Any, server: live.Server, view: View) -> dict[str, Any]:
     }
 
 
+def _protocol_crowd(server: live.Server, view: View) -> dict[str, Any]:
+    """:data:`CONCURRENT` sessions of a warm board at once without browsers: what the server alone does for a crowd.
+
+    A failure is reported in the result (``error``) rather than raised, as a failing view is: the rest of the bench stands.
+    """
+    try:
+        streamclient.crowd(server.url, view.path, 1)  # warm-up: the server's caches, as the browser crowd had
+        server_cpu, client_cpu, wall = server.cpu_seconds(), time.process_time(), time.monotonic()
+        sessions = streamclient.crowd(server.url, view.path, CONCURRENT)
+        wall, client_cpu = time.monotonic() - wall, time.process_time() - client_cpu
+        server_cpu = server.cpu_seconds() - server_cpu
+    except Exception as e:  # noqa: BLE001 - reported, the bench goes on
+        return {"view": view.name, "error": f"{type(e).__name__}: {e}"[:300]}
+    content, finished = [s.content_s for s in sessions], [s.finished_s for s in sessions]
+    return {
+        "view": view.name, "sessions": len(sessions), "wall_s": wall, "server_cpu_s": server_cpu, "client_cpu_s": client_cpu,
+        "first_delta_p95_s": _percentile([s.first_delta_s for s in sessions], 0.95),
+        "content_p50_s": _percentile(content, 0.5), "content_p95_s": _percentile(content, 0.95),
+        "finished_p50_s": _percentile(finished, 0.5), "finished_p95_s": _percentile(finished, 0.95),
+        "received_bytes": sessions[0].received_bytes,
+    }
+
+
 def _percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -250,6 +276,7 @@ def bench_store(
             log(f"{name:<5} cold / warm {v.name:<34} {_fmt(r.cold)}  /  {_fmt(r.warm[-1] if r.warm else None)}  cpu {r.warm_median('cpu_s')}")
         board = next((v for v in chosen if v.kind == "board" and "openpi" in v.name), next((v for v in chosen if v.kind == "board"), None))
         crowd: dict[str, Any] = {}
+        protocol: dict[str, Any] = {}
         if board is not None:
             with live.serving(db, env=env, log=work / f"{name}-crowd.log") as server:
                 context = browser.new_context(viewport={"width": 1440, "height": 900})
@@ -257,9 +284,19 @@ def bench_store(
                 context.close()
                 log(f"{name:<5} {crowd['pages']} at once on {board.name}: content p50 {crowd['content_p50_s']:.2f} s, p95 {crowd['content_p95_s']:.2f} s; "
                     f"CPU server {crowd['server_cpu_s']:.1f} s, browser {crowd['browser_cpu_s']:.1f} s, other {crowd['other_cpu_s']:.1f} s")
+                protocol = _protocol_crowd(server, board)
+                log(f"{name:<5} {CONCURRENT} at once without browsers on {board.name}: {_protocol_summary(protocol)}")
     with store.reader(db) as con:
         n_subs, n_items = con.execute("SELECT count(*), coalesce(sum(n_items), 0) FROM submissions WHERE NOT is_reference").fetchone() or (0, 0)
-    return {"store": str(db), "submissions": n_subs, "item_rows": n_items, "views": [asdict(r) for r in results.values()], "concurrent": crowd}
+    return {"store": str(db), "submissions": n_subs, "item_rows": n_items, "views": [asdict(r) for r in results.values()], "concurrent": crowd,
+            "concurrent_protocol": protocol}
+
+
+def _protocol_summary(protocol: dict[str, Any]) -> str:
+    if "error" in protocol:
+        return f"failed: {protocol['error'].splitlines()[0][:120]}"
+    return (f"content p50 {protocol['content_p50_s']:.2f} s, p95 {protocol['content_p95_s']:.2f} s; script finished p50 {protocol['finished_p50_s']:.2f} s, "
+            f"p95 {protocol['finished_p95_s']:.2f} s; all done in {protocol['wall_s']:.2f} s; server CPU {protocol['server_cpu_s']:.2f} s")
 
 
 def _fmt(x: Load | None) -> str:
@@ -348,6 +385,18 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{crowd.get('cpus') or '?'} CPUs × {crowd['wall_s']:.1f} s."
             )
             lines.append("")
+        protocol = store_result.get("concurrent_protocol") or {}
+        if protocol and "error" in protocol:
+            lines += [f"The same {CONCURRENT} viewers without browsers on {protocol['view']}: {_protocol_summary(protocol)}.", ""]
+        elif protocol:
+            lines += [
+                f"The same {protocol['sessions']} viewers without browsers ({protocol['sessions']} sessions at once over Streamlit's websocket protocol "
+                f"from one Python client, the same server, warm; seconds from connecting): content (the table's data) p50 {protocol['content_p50_s']:.2f} s, "
+                f"p95 {protocol['content_p95_s']:.2f} s; script finished p50 {protocol['finished_p50_s']:.2f} s, p95 {protocol['finished_p95_s']:.2f} s; "
+                f"all done in {protocol['wall_s']:.2f} s. CPU in that time: server {protocol['server_cpu_s']:.2f} s "
+                f"({protocol['server_cpu_s'] / protocol['sessions']:.3f} s per view), the client {protocol['client_cpu_s']:.2f} s.",
+                "",
+            ]
         cpu_met = round(worst["cpu"], 2) <= GOALS["cpu_s"]  # /proc counts CPU in 0.01 s ticks
         verdict = (
             f"* {name}: first paint warm ≤ {worst['warm_paint']:.2f} s ({_mark(worst['warm_paint'] < GOALS['warm_s'])}), cold ≤ "
@@ -361,6 +410,13 @@ def markdown(results: dict[str, Any]) -> str:
                 f"; 20 viewers p95 first paint {_s(crowd['fcp_p95_s'])} s ({_mark(fcp95 < GOALS['concurrent_p95_s'])}), content "
                 f"{crowd['content_p95_s']:.2f} s ({_mark(crowd['content_p95_s'] < GOALS['concurrent_p95_s'])}), the server's share "
                 f"{crowd['server_cpu_s']:.2f} of {crowd['server_cpu_s'] + crowd.get('browser_cpu_s', 0.0) + crowd.get('other_cpu_s', 0.0):.1f} CPU s"
+            )
+        if protocol and "error" in protocol:
+            verdict += f"; the server alone ({CONCURRENT} sessions without browsers) failed"
+        elif protocol:
+            verdict += (
+                f"; the server alone ({protocol['sessions']} sessions without browsers) p95 content {protocol['content_p95_s']:.2f} s "
+                f"({_mark(protocol['content_p95_s'] < GOALS['concurrent_p95_s'])})"
             )
         verdicts.append(verdict + ".")
     lines += ["Goals, on the worst view of each store (first paint as the goals say it; content, the stricter reading, beside it):", "", *verdicts]

@@ -12,9 +12,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 
-from leaderboard import browserbench, plots, queries, screenshots
+from leaderboard import browserbench, live, plots, queries, screenshots, streamclient
 from leaderboard.bench import generate_from_store
 from leaderboard.model import TaskInfo
 from procbench.api import load_task
@@ -194,3 +195,35 @@ def test_real_paper_rows_show_their_kind_without_the_bookkeeping_columns(monkeyp
     table = frame.value
     reported = table[table["Kind"] == "reported"]
     assert len(reported) >= 1 and set(reported["ROUGE-L F1 95% CI"]) == {"none: reported"}
+
+
+# -- the crowd without browsers -------------------------------------------------------------------------
+
+
+def test_a_session_without_a_browser_receives_the_board_table_then_the_end_of_the_script(demo_db: Path) -> None:
+    with live.serving(demo_db) as server:
+        [board] = streamclient.crowd(server.url, "board?task=openpi&split=test", 1)
+        with pytest.raises(streamclient.StreamError, match="page_not_found"):
+            streamclient.crowd(server.url, "no-such-page", 1)
+    table = pa.ipc.open_stream(board.content.dataframe.arrow_data.data).read_all()
+    with reader(demo_db) as con:
+        models = {r[0] for r in con.execute("SELECT DISTINCT model FROM board WHERE task = 'openpi' AND split = 'test' AND slice = ''").fetchall()}
+    assert set(table.column("Model").to_pylist()) == models
+    assert board.first_delta_s <= board.content_s <= board.finished_s  # the table comes before the script's end, not after it
+
+
+def test_the_report_gives_the_server_alone_beside_the_browsers_and_reads_results_without_it() -> None:
+    results = _results(warm=0.8, cold=2.5, cpu=0.05, p95=4.0)
+    assert "without browsers" not in browserbench.markdown(results)  # results of a bench run before it had the crowd without browsers
+    protocol = {"view": "board · openpi", "sessions": 20, "wall_s": 0.9, "server_cpu_s": 0.6, "client_cpu_s": 0.2, "first_delta_p95_s": 0.3,
+                "content_p50_s": 0.4, "content_p95_s": 0.8, "finished_p50_s": 0.45, "finished_p95_s": 0.85, "received_bytes": 20_000}
+    results["stores"]["demo"]["concurrent_protocol"] = protocol  # type: ignore[index]
+    text = browserbench.markdown(results)
+    assert "content (the table's data) p50 0.40 s, p95 0.80 s; script finished p50 0.45 s, p95 0.85 s" in text
+    assert "server 0.60 s (0.030 s per view), the client 0.20 s" in text
+    assert "content 4.00 s (**not met**), the server's share" in text  # the browsers' figure, then the server's alone
+    assert "; the server alone (20 sessions without browsers) p95 content 0.80 s (met)." in text
+    results["stores"]["demo"]["concurrent_protocol"] = {"view": "board · openpi", "error": "StreamError: board: the page shows an exception"}  # type: ignore[index]
+    failed = browserbench.markdown(results)
+    assert "The same 20 viewers without browsers on board · openpi: failed: StreamError: board: the page shows an exception." in failed
+    assert "; the server alone (20 sessions without browsers) failed." in failed
