@@ -6,7 +6,8 @@ every source file of the spec language and the shipped components, plus the dist
 among them those that add components through entry points).  Editing the checker, a component or the spec gives a new
 key.  The files a check reads besides the spec (a parent spec of ``extends``, a ``file("...")`` beside
 it, ``components/*.py``) are recorded while it runs and stored in the entry with their sha256; an
-entry whose recorded files changed is a miss.
+entry whose recorded files changed is a miss.  Each spec keeps its :data:`ENTRIES_PER_SPEC` most recently
+written entries (of each kind), so environments used in turns keep theirs and the folder stays bounded.
 
 The cache never changes a number: a hit returns the spec the checker returned (the same dataclasses,
 compared equal by a test), compilation still runs, and deleting the folder only costs one re-check.
@@ -134,7 +135,8 @@ def per_environment(name: str, compute: Callable[[], dict[str, str]]) -> dict[st
         return stored
     value = compute()
     try:
-        _replace(path, json.dumps(value).encode("utf-8"), stale=f"{name}-*.json")  # the same value in an environment since changed
+        # the same value in other environments (or one since changed): the most recent are kept, as entries are
+        _replace(path, json.dumps(value).encode("utf-8"), stale=f"{name}-*.json", keep=ENTRIES_PER_SPEC)
     except OSError:
         pass  # an unwritable folder: computed again next time
     return value
@@ -241,8 +243,15 @@ class _PlainUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a plan")
 
 
+# Entries kept per spec file (and per kind: checked spec, plan).  More than one, so that two environments
+# used in turns (the console script, and ``python -m procbench`` in a checkout, whose ``sys.path`` lists the
+# checkout's build metadata: another key) each keep theirs instead of evicting the other's on every switch;
+# few, so that a spec edited many times leaves a bounded folder.  The oldest written goes first.
+ENTRIES_PER_SPEC = 4
+
+
 def _entry_path(folder: Path, entry_key: str, spec: Path, suffix: str = ".pickle") -> Path:
-    """One folder per spec file, so that writing a spec's new entry can drop its stale ones."""
+    """One folder per spec file, so that writing a spec's new entry can drop its oldest ones."""
     return folder / hashlib.sha256(str(spec.resolve()).encode()).hexdigest()[:16] / f"{entry_key}{suffix}"
 
 
@@ -275,16 +284,24 @@ def write(folder: Path, entry_key: str, spec: Path, value: Any, dependencies: tu
     try:
         payload = pickle.dumps((entry_key, value, dependencies), protocol=pickle.HIGHEST_PROTOCOL)
         blob = FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
-        _replace(_entry_path(folder, entry_key, spec, suffix), blob, stale=f"*{suffix}")  # the same spec under older code or text
+        # the same spec under older code or text, or in another environment: the most recent are kept
+        _replace(_entry_path(folder, entry_key, spec, suffix), blob, stale=f"*{suffix}", keep=ENTRIES_PER_SPEC)
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return  # an unwritable folder or an unpicklable spec: the next run checks again
 
 
-def _replace(target: Path, data: bytes, *, stale: str) -> None:
+def _replace(target: Path, data: bytes, *, stale: str, keep: int = 1) -> None:
     """Write ``data`` to ``target`` atomically (a temporary file, then a rename), first removing the files
-    matching ``stale`` beside it; raises OSError."""
+    matching ``stale`` beside it but the ``keep - 1`` most recently written; raises OSError."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    others = []
     for old in target.parent.glob(stale):
+        if old != target:
+            try:
+                others.append((old.stat().st_mtime_ns, old))
+            except OSError:
+                continue  # removed meanwhile by another process
+    for _, old in sorted(others, reverse=True)[max(0, keep - 1):]:
         old.unlink(missing_ok=True)
     import tempfile
 

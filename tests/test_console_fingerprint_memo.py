@@ -72,12 +72,19 @@ def test_a_damaged_memo_is_recomputed_and_replaced(damage: str, tmp_path: Path, 
 
 
 def test_installing_or_removing_a_distribution_recomputes_the_memo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The memo's key is the ``*.dist-info`` listing: another listing is another environment, and its stale file goes."""
+    """The memo's key is the ``*.dist-info`` listing: another listing is another environment.  The most recent
+    environments keep their files (two used in turns do not evict each other's); older ones go."""
     monkeypatch.setenv(cache.ENV_DIR, str(tmp_path))
     assert cache.per_environment("probe", lambda: {"lib": "1.0"}) == {"lib": "1.0"}
     site = tmp_path / "site"
     (site / "somelib-9.9.dist-info").mkdir(parents=True)
     monkeypatch.syspath_prepend(str(site))
     assert cache.per_environment("probe", lambda: {"lib": "9.9"}) == {"lib": "9.9"}
-    assert len(sorted((tmp_path / "environment").glob("probe-*.json"))) == 1
+    assert len(sorted((tmp_path / "environment").glob("probe-*.json"))) == 2
     assert cache.per_environment("probe", lambda: {"lib": "other"}) == {"lib": "9.9"}
+    (site / "somelib-9.9.dist-info").rmdir()  # back to the first environment: its memo is still there
+    assert cache.per_environment("probe", lambda: {"lib": "recomputed"}) == {"lib": "1.0"}
+    for n in range(cache.ENTRIES_PER_SPEC + 2):  # more environments than are kept: the oldest files go
+        (site / f"lib{n}-1.dist-info").mkdir()
+        assert cache.per_environment("probe", lambda: {"lib": "new"}) == {"lib": "new"}
+    assert len(sorted((tmp_path / "environment").glob("probe-*.json"))) == cache.ENTRIES_PER_SPEC

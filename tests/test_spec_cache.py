@@ -38,9 +38,32 @@ def test_a_hit_returns_the_spec_the_checker_returns(specs: Path, tmp_path: Path)
         assert second.spec == checker.spec == first.spec
         assert second.warnings == checker.warnings and second.source == checker.source
     assert len(_entries(tmp_path)) == 2
-    (specs / "openpi.spec").write_text((specs / "openpi.spec").read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    original = (specs / "openpi.spec").read_text(encoding="utf-8")
+    for n in range(1, 7):  # six edits: each a new entry, the oldest dropped once the spec has ENTRIES_PER_SPEC
+        (specs / "openpi.spec").write_text(original + "\n# edited\n" * n, encoding="utf-8")
+        assert not cache.checked_spec(specs / "openpi.spec", search=[specs]).hit
+        assert len(_entries(tmp_path)) == 1 + min(n + 1, cache.ENTRIES_PER_SPEC)
+    assert cache.ENTRIES_PER_SPEC == 4
+    (specs / "openpi.spec").write_text(original, encoding="utf-8")  # the first text's entry was the oldest: dropped
     assert not cache.checked_spec(specs / "openpi.spec", search=[specs]).hit
-    assert len(_entries(tmp_path)) == 2  # the new entry replaced the spec's stale one
+
+
+def test_two_environments_used_in_turns_keep_their_entries(specs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console script and ``python -m procbench`` in a checkout list different distributions (another key):
+    switching between them must not evict the other's entry, for the checked spec nor for the runner's plan."""
+    from dsl import tasks
+
+    spec, search = specs / "openpi.spec", [SPECS_DIR]  # the folder dsl.tasks looks specs up in
+    signatures = {"console": "a" * 64, "checkout": "b" * 64}
+    for environment in ("console", "checkout"):
+        monkeypatch.setattr(cache, "_code_signature", signatures[environment])
+        assert cache.cached_plan(spec, search=search) is None
+        tasks._load.cache_clear()  # a new process: nothing checked in memory yet
+        tasks.load_runner(spec)  # checks the spec and stores its entry and its plan under this environment's key
+    for environment in ("console", "checkout", "console"):
+        monkeypatch.setattr(cache, "_code_signature", signatures[environment])
+        assert cache.checked_spec(spec, search=search).hit, environment
+        assert cache.cached_plan(spec, search=search) is not None, environment
 
 
 def test_editing_the_spec_invalidates_its_entry(specs: Path) -> None:
