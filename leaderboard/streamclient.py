@@ -39,6 +39,9 @@ from websockets.typing import Origin, Subprotocol
 
 STREAM = "/_stcore/stream"
 TIMEOUT_S = 240.0
+# The largest message read: a board of the 10 000-submission store arrives in about 0.35 MB, so this leaves
+# room for far larger stores while keeping what a misbehaving server could make the bench hold bounded.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # The element that is a page's main content, by the name of its field in ``Element``'s ``type`` oneof.
 TABLE = "dataframe"  # st.dataframe: Element.dataframe (a Dataframe proto: arrow_data, or lazy_data.initial_chunk)
 
@@ -91,7 +94,7 @@ async def session(url: str, path: str, *, content: str = TABLE, timeout_s: float
     async with asyncio.timeout(timeout_s):
         async with connect(
             f"ws://{parts.netloc}{STREAM}", origin=Origin(f"{parts.scheme}://{parts.netloc}"),
-            subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None,
+            subprotocols=[Subprotocol("streamlit")], max_size=MAX_MESSAGE_BYTES, proxy=None,
         ) as socket:
             await socket.send(BackMsg(rerun_script=client_state(path, url)).SerializeToString())
             async for frame in socket:
