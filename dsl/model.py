@@ -244,7 +244,7 @@ class MeasureSpec:
     )
     aggregate: str = attr(
         "",
-        option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus"),
+        option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus", "pooled"),
         doc="how the per-item statistics combine; default: the metric's first",
     )
     where: tuple[tuple[str, str], ...] = attr((), parse="where", doc='only the items whose labels have these values: { modality = "text" }')

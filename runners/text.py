@@ -9,6 +9,7 @@ every prediction of its item).
 from __future__ import annotations
 
 import functools
+import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -76,6 +77,17 @@ def remove_leading_article(articles: list[str]) -> Step:
         return text
 
     return step
+
+
+@component("normaliser", "delete_whole_words", takes="str", gives="str")
+def delete_whole_words(words: list[str]) -> Step:
+    """Replace each listed word standing as a whole word (regex ``\\b`` boundaries) by a space: SQuAD's article removal.
+
+    Unlike ``drop_words`` (which splits on single spaces), a word next to any non-word character goes
+    too ("the-end" loses "the"), exactly as ``re.sub(r"\\b(a|an|the)\\b", " ", text)`` in SQuAD's script.
+    """
+    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b") if words else None
+    return (lambda text: pattern.sub(" ", text)) if pattern is not None else (lambda text: text)
 
 
 @component("normaliser", "split_on", takes="str", gives="str")

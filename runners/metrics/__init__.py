@@ -12,6 +12,9 @@ from runners.metrics._generation import chrf, corpus_bleu, exact_match, rouge, s
 from runners.metrics._measure import Measures, MeasureStage, combined
 from runners.metrics._ordering import exact_order, kendall_tau, pearson, spearman
 from runners.metrics._outcomes import answer_outcomes, binary_outcomes, set_outcomes
+from runners.metrics._preference import win_rate
+from runners.metrics._sets import set_prf
+from runners.metrics._tokens import token_f1
 
 __all__ = [
     "AGGREGATIONS",
@@ -38,7 +41,10 @@ __all__ = [
     "rouge",
     "sentence_bleu",
     "set_outcomes",
+    "set_prf",
     "spearman",
     "ter",
+    "token_f1",
+    "win_rate",
     "with_derived",
 ]
