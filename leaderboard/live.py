@@ -1,7 +1,7 @@
 """A running site and a headless browser, for the page-load bench and the screenshots (never the tests' fixtures).
 
-:class:`Server` runs ``streamlit run leaderboard/app.py`` on 127.0.0.1 in a child process (the same command as
-``procbench leaderboard``) and knows its process id, so the bench can read the server's CPU time from
+:class:`Server` runs ``streamlit run leaderboard/app.py`` on 127.0.0.1 in a child process (the command of
+``procbench leaderboard``, from :mod:`leaderboard.serve`) and knows its process id, so the bench can read the server's CPU time from
 ``/proc``.  :func:`chromium` launches Debian's ``/usr/bin/chromium`` through Playwright (never a downloaded
 browser).  Playwright is imported only here, only when called.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from leaderboard import serve
 from procbench.paths import PROJECT_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -49,11 +49,7 @@ class Server:
         self.db = db
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        command = [
-            sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "leaderboard" / "app.py"),
-            "--server.address", "127.0.0.1", "--server.port", str(self.port), "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-        ]
+        command = serve.command(port=self.port)  # exactly what `procbench leaderboard` runs
         self._log = log.open("w") if log is not None else subprocess.DEVNULL
         full_env = {**os.environ, **(env or {}), "PROCBENCH_DB": str(db)}
         self.process = subprocess.Popen(command, env=full_env, stdout=self._log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)

@@ -17,7 +17,7 @@ import typer
 # store are imported by the commands that use them, so `procbench --help` does not pay for them.
 from procbench import console_commands
 from procbench.console_commands import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR
-from procbench.paths import DEFAULT_DB, PROJECT_ROOT
+from procbench.paths import DEFAULT_DB
 
 __all__ = ["EXIT_DATA_MISSING", "EXIT_INVALID_PREDICTIONS", "EXIT_SPEC_ERROR", "app"]
 
@@ -191,28 +191,17 @@ def demo(
 def leaderboard(
     db: Annotated[Path, typer.Option()] = DEFAULT_DB,
     port: Annotated[int, typer.Option()] = 8501,
+    address: Annotated[str, typer.Option(help="the interface to listen on; 0.0.0.0 serves other machines too")] = "127.0.0.1",
     headless: Annotated[bool, typer.Option(help="do not open a browser")] = True,
 ) -> None:
     """Serve the Streamlit leaderboard over a procbench database."""
+    from leaderboard import serve
+
     if not db.exists():
         _err(f"error: no database at {db} (build one with `procbench demo` or `procbench submit`)")
         raise typer.Exit(EXIT_DATA_MISSING)
-    app_path = PROJECT_ROOT / "leaderboard" / "app.py"
     env = {**os.environ, "PROCBENCH_DB": str(db.resolve())}
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(app_path),
-        "--server.port",
-        str(port),
-        "--server.headless",
-        str(headless).lower(),
-        "--browser.gatherUsageStats",
-        "false",
-    ]
-    raise typer.Exit(subprocess.call(command, env=env))
+    raise typer.Exit(subprocess.call(serve.command(port=port, address=address, headless=headless), env=env))
 
 
 # Commands of other areas live in their own modules, each exposing ``register(app)``.

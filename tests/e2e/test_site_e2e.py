@@ -12,7 +12,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import pytest
 
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from procbench.demo import build_demo
+from leaderboard import serve
 from leaderboard.live import CHROMIUM, CHROMIUM_ARGS  # the browser the site bench drives, with its flags
 
 # Under var/ so that a test run leaves the checkout clean; `PROCBENCH_SCREENSHOTS=docs/screenshots` refreshes the docs' copies.
@@ -56,11 +56,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     build_demo(db, log=lambda _: None)
     port = _free_port()
     env = {**os.environ, "PROCBENCH_DB": str(db), "PROCBENCH_DATA": str(SAMPLE_DATA_ROOT)}
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(PROJECT_ROOT / "leaderboard" / "app.py"),
-        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]
+    command = serve.command(port=port)  # the command `procbench leaderboard` runs
     log = (tmp_path_factory.getbasetemp() / "streamlit.log").open("w")
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
     url = f"http://127.0.0.1:{port}"
