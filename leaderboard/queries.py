@@ -21,6 +21,7 @@ import polars as pl
 from leaderboard import cache, metadata
 from runners._types import ItemScore
 from submissions import queries as rules  # who may see what: one rule for the CLI and the site
+from submissions import pending as pending_rows
 from submissions import provenance, store
 from submissions.store import reader
 
@@ -48,6 +49,12 @@ def task_row(db: Path, task: str, split: str) -> dict[str, Any] | None:
             [task, split],
         )
     return frame.row(0, named=True) if frame.height else None
+
+
+def pending(db: Path, task: str | None = None, split: str | None = None) -> list[pending_rows.Pending]:
+    """Rows being computed (a model baseline started after the board was served): never cached, so the note goes when the row comes."""
+    with reader(db) as con:
+        return pending_rows.listed(con, task, split)
 
 
 def home(db: Path) -> pl.DataFrame:

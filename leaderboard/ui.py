@@ -175,6 +175,16 @@ def pick_slice(db: Path, info: TaskInfo, *, container: Any = None, allow_answer_
     return sl, value if value in values else values[0]
 
 
+def computing_note(db: Path, task: str | None = None, split: str | None = None) -> None:
+    """Say which rows are still being computed (of one board, or all on Home), so a board never looks complete before it is."""
+    from leaderboard import queries
+
+    for row in queries.pending(db, task, split):
+        where = "" if task else f" for {row.task} ({row.split})"
+        started = f", started {row.started_at:%H:%M} UTC" if row.started_at is not None else ""
+        st.info(f"Computing{escape(where)}: {escape(row.what)}{started}. Its row appears here once it is stored; reload to see it.", icon="⏳")
+
+
 def task_caption(info: TaskInfo) -> None:
     hidden = " · **hidden split**: per-item scores and gold are never shown" if info.hidden else ""
     st.caption(f"task {code(info.task)} · split {code(info.split)} · version {escape(info.version)} · fingerprint {code(info.fingerprint[:12])}{hidden}")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -193,15 +191,17 @@ def leaderboard(
     port: Annotated[int, typer.Option()] = 8501,
     address: Annotated[str, typer.Option(help="the interface to listen on; 0.0.0.0 serves other machines too")] = "127.0.0.1",
     headless: Annotated[bool, typer.Option(help="do not open a browser")] = True,
+    run_baselines: Annotated[
+        bool, typer.Option(help="once the site answers, run the baselines that need a model into the store (their boards say 'computing' meanwhile)")
+    ] = False,
 ) -> None:
     """Serve the Streamlit leaderboard over a procbench database."""
-    from leaderboard import serve
+    from procbench.serving import serve_board
 
     if not db.exists():
         _err(f"error: no database at {db} (build one with `procbench demo` or `procbench submit`)")
         raise typer.Exit(EXIT_DATA_MISSING)
-    env = {**os.environ, "PROCBENCH_DB": str(db.resolve())}
-    raise typer.Exit(subprocess.call(serve.command(port=port, address=address, headless=headless), env=env))
+    raise typer.Exit(serve_board(db, port=port, address=address, headless=headless, run_baselines=run_baselines))
 
 
 # Commands of other areas live in their own modules, each exposing ``register(app)``.

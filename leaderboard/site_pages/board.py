@@ -45,6 +45,7 @@ with st.spinner("Bootstrapping the top rows…"):
 provenance = view.provenance
 st.header(info.title + (" — sample data" if provenance is not None and provenance.is_sample else ""))
 ui.task_caption(info)
+ui.computing_note(db, info.task, info.split)
 if provenance is not None:
     st.caption(ui.escape(provenance.label[:1].upper() + provenance.label[1:]) + ".")
     if provenance.caveat:
