@@ -89,6 +89,14 @@ class Metric:
         """One item's statistics; ``prediction`` is None when the item has no prediction record."""
         raise NotImplementedError
 
+    def invalid(self, gold: Any, prediction: Any) -> str | None:
+        """Why an answered item's prediction cannot be measured against its gold (None: it can).
+
+        The runtime asks before :meth:`item` and applies the measure's declared ``invalid`` convention
+        (docs/language.md, measure blocks); a metric whose every well-typed prediction is measurable keeps this default.
+        """
+        return None
+
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         """The outputs (in the order of :meth:`outputs`) from the statistics of a set of items."""
         # added left to right, as official scripts do (``sum(scores) / len(scores)``), not math.fsum
