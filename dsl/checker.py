@@ -17,16 +17,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dsl import checker_conventions
+from dsl import checker_data
 from dsl import model as m
 from dsl import syntax as s
 from dsl.binding import Binder, describe, literal
 from dsl.errors import Diagnostic, SpecError
+from dsl.names import check_generated_names
 from dsl.parser import parse, parse_file
 from runners import registry
 from runners.metrics._derived import ARITY as FORMULA_ARITY
 from runners.metrics._derived import formula_names
 from runners.predictions import FieldType
-from runners.tables import EXPLODE_INDEX, EXPLODE_KEY
+from runners.tables import EXPLODE_INDEX, EXPLODE_JOIN, EXPLODE_KEY
 
 LIST_OF_TEXT = FieldType("list", FieldType("str"))
 TEXT = FieldType("str")
@@ -99,10 +102,15 @@ class _Checker(Binder):
             )
             return None
         ftype = self.field_type(stmt.type)
-        path = self._data_path(stmt.value, f"field {stmt.name!r}")
+        if checker_data.is_computed_call(stmt.value):  # lookup(...), any(...), ...: dsl/checker_data.py
+            path = checker_data.computed(self, stmt.value, f"field {stmt.name!r}", element=self.explode_name is not None)
+        else:
+            path = self._data_path(stmt.value, f"field {stmt.name!r}")
         if ftype is None or path is None:
             return None
-        return m.FieldBinding(stmt.name, path, ftype, {"": stmt.span, "type": stmt.type.span, "path": stmt.value.span})
+        binding = m.FieldBinding(stmt.name, path, ftype, {"": stmt.span, "type": stmt.type.span, "path": stmt.value.span})
+        checker_data.check_field_type(self, binding)
+        return binding
 
     def _data_path(self, expr: s.Expr, what: str) -> tuple[str, ...] | None:
         explode = self.explode_name
@@ -126,12 +134,11 @@ class _Checker(Binder):
         self.source_names = tuple(src.name for src in sources)
         return sources
 
-    def parse_explode_items(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
-        if not isinstance(expr, s.Ref):
-            self.error(expr.span, f"{where} is a path to a list or mapping in a source, got {describe(expr)}", "e.g. items = proc.questions")
-            return None
-        self.refer("source", expr.parts[0], expr.span, f"source in {where}")
-        return expr.parts
+    def parse_explode_items(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
+        return checker_data.explode_items(self, expr, where)
+
+    def parse_explode_conditions(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
+        return checker_data.conditions(self, expr, where)
 
     def parse_explode_id(self, expr: s.Expr, where: str) -> tuple[str, ...] | None:
         if isinstance(expr, s.Ref) and expr.parts == ("index",):
@@ -140,6 +147,8 @@ class _Checker(Binder):
             return EXPLODE_KEY
         if isinstance(expr, s.Ref):
             return expr.parts  # a path into the element; its root is checked against the block's name once it is known
+        if isinstance(expr, s.ListExpr):
+            return checker_data.explode_id(self, expr, where)
         self.error(
             expr.span,
             f"{where} is index, key or a path into the element, got {describe(expr)}",
@@ -158,12 +167,14 @@ class _Checker(Binder):
                 f"explode {explode.name!r} has the name of a source",
                 "give the element its own name: fields tell the two apart by it",
             )
-        elif explode.id not in (EXPLODE_INDEX, EXPLODE_KEY) and explode.id[0] != explode.name:
+        elif explode.id not in (EXPLODE_INDEX, EXPLODE_KEY) and explode.id[0] not in (explode.name, EXPLODE_JOIN):
             self.error(
                 m.span_of(explode, "id"),
                 f"explode {explode.name!r}: id is index, key or a path into the element ({explode.name}.<key>), got {'.'.join(explode.id)}",
                 f"e.g. id = {explode.name}.id; the parent's id comes first in the item id anyway",
             )
+        else:
+            checker_data.check_explode(self, explode)
         self.explode_name = explode.name
         return explode
 
@@ -179,8 +190,11 @@ class _Checker(Binder):
             return self._map_label(stmt.name, stmt.value, at)
         if isinstance(stmt.value, s.Call) and stmt.value.callee.dotted == "membership":
             return self._membership_label(stmt.name, stmt.value, at)
+        if checker_data.is_computed_call(stmt.value):  # lookup(...), any(...), ...: dsl/checker_data.py
+            node = checker_data.computed(self, stmt.value, f"label {stmt.name!r}", element=self.explode_name is not None)
+            return None if node is None else m.LabelRule(stmt.name, node, at=at)
         if isinstance(stmt.value, s.Call):
-            self.unknown(stmt.value.callee.span, "label function", stmt.value.callee.dotted, ["map", "membership"])
+            self.unknown(stmt.value.callee.span, "label function", stmt.value.callee.dotted, ["map", "membership", *checker_data.FUNCTIONS])
             return None
         self.error(stmt.value.span, f"label {stmt.name!r} is a path, map(...) or membership(...), got {describe(stmt.value)}")
         return None
@@ -531,6 +545,9 @@ class _Checker(Binder):
             self.error(expr.span, f"{where} is a list of count names", usage)
             return None
         return tuple(out)
+
+    def parse_convention(self, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
+        return checker_conventions.parse(self, expr, where)
 
     def parse_number(self, expr: s.Expr, where: str) -> float | None:
         if not isinstance(expr, s.Num) or isinstance(expr.value, bool):
@@ -1057,11 +1074,15 @@ def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
 
 
 def _load_components_beside(spec_path: Path) -> None:
-    """Components a maintainer keeps beside the specs (``<spec dir>/components/*.py``)."""
-    if not spec_path.is_file():  # text checked in memory: no folder of its own to load from
-        return
+    """The component folders the operator allowed (``--components``, PROCBENCH_COMPONENTS); never the spec's own.
+
+    A ``components/`` folder beside the spec is only noted: a name the spec uses that a file there defines
+    is then reported with that file and the flag that allows it (docs/submissions.md, threat model).
+    """
+    if spec_path.is_file():  # text checked in memory has no folder of its own
+        registry.note_folder_beside_spec(spec_path.parent)
     try:
-        registry.load_spec_dir_components(spec_path.parent)
+        registry.load_operator_components()
     except registry.ComponentLoadError as exc:  # the line is in the .py file, not the spec: no source to show
         raise SpecError(
             [Diagnostic(p.path or p.origin, s.Span(p.line or 1, p.column or 1, p.line or 1, p.column or 1), p.message, p.hint) for p in exc.problems]
@@ -1192,6 +1213,8 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
     aggregate = registry.get("aggregator", score.aggregate.name).contract if score.aggregate else None
     produced = aggregate.emitted(_defaults(score.aggregate), scorer_emits) if aggregate and score.aggregate else ()
     measures, measured = _check_measures(ck, score.measures, score_gold, score_pred, label_values, scorer_emits, unsettled)
+    checker_conventions.check(ck, score, measures, measured, score_pred)
+    check_generated_names(ck, measured)  # two outputs under one name (docs/language.md, "Generated names")
     score = replace(score, matches=tuple(matches), measures=measures, aligns=aligns)
     produced = (*produced, *(name for ms, _ in measured for name in ms.outputs))
 

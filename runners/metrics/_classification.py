@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from runners.metrics._base import ANY, CLASS_AGGREGATIONS, Metric, Stats, library_metric
+from runners.names import name_part
 
 OUTSIDE = -1.0  # the index of a prediction that is none of the declared classes (or missing)
 
@@ -72,7 +73,7 @@ class ClassMetric(_OverClasses):
         self.score = score
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
-        stems = [f"{name}_{label}" for label in self.labels] if aggregate == "per_class" else [name]
+        stems = [f"{name}_{name_part(label)}" for label in self.labels] if aggregate == "per_class" else [name]  # docs/language.md, "Generated names"
         return tuple(stem + suffix for stem in stems for suffix in self.suffixes[self.score])
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
@@ -120,7 +121,7 @@ class Confusion(_OverClasses):
     library = "scikit-learn confusion_matrix"
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
-        return tuple(f"{name}_{g}_{p}" for g in self.labels for p in self.labels)
+        return tuple(f"{name}_{name_part(g)}_{name_part(p)}" for g in self.labels for p in self.labels)
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         n = len(self.labels)
