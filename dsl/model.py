@@ -214,6 +214,13 @@ class MatchSpec:
     at: Where = _where()
 
 
+# A measure's conventions for predictions it cannot compare as they are (dsl/checker_conventions.py checks them,
+# runners/metrics/_measure.py applies them): ("empty",), ("refuse",), ("predict", value) or ("score", number).
+MISSING_DOC = 'an item with no prediction record: "empty" (scored as unanswered; the default), "refuse" (the file), predict(<value>) or score(<number>)'
+DEFAULT_CONVENTIONS = {"missing": ("empty",), "invalid": ("refuse",)}  # what procbench always did; never written into the checked spec
+INVALID_DOC = 'a prediction the metric cannot measure (not a permutation of the gold): "refuse" (the default), "empty", predict(<value>) or score(<number>)'
+
+
 @dataclass(frozen=True, kw_only=True)
 class MeasureSpec:
     """One ``measure`` block: a library metric over a gold and a prediction field, aggregated as declared.
@@ -254,6 +261,8 @@ class MeasureSpec:
         None, parse="number", doc="divide every output by this (after scale): `sum / 10` is divide_by = 10, not scale = 0.1, in floating point"
     )
     round: int | None = attr(None, doc="Python round() of every output to this many digits")
+    missing: tuple[Any, ...] | None = attr(None, parse="convention", doc=MISSING_DOC)
+    invalid: tuple[Any, ...] | None = attr(None, parse="convention", doc=INVALID_DOC)
     outputs: tuple[str, ...] = derived(())  # filled in by the checker: the metric names it produces
     at: Where = _where()
 
@@ -271,6 +280,8 @@ class ScoreSpec:
     values: tuple[ItemValueSpec, ...] = blocks("value", doc="per-item values computed from the scorer's, before the measures")
     flags: tuple[tuple[str, str], ...] = attr((), parse="metadata", doc='formula name <- submission metadata key (1 where true, else 0): { cot = "cot" }')
     metadata_params: tuple[tuple[str, str], ...] = attr((), key="metadata", parse="metadata", doc="scorer parameter <- submission metadata key")
+    missing: tuple[Any, ...] | None = attr(None, parse="convention", doc="the default of every measure block's missing = ...")
+    invalid: tuple[Any, ...] | None = attr(None, parse="convention", doc="the default of every measure block's invalid = ...")
     at: Where = _where()
 
 

@@ -171,8 +171,8 @@ def _prediction_reader(predictions: Node) -> Any:
         return _bind(predictions[1])
     from runners.predictions import SchemaReader
 
-    _, file_format, id_field, fields = predictions
-    return SchemaReader(file_format, id_field, tuple((name, _field_type(t)) for name, t in fields))
+    _, file_format, id_field, fields, *declared = predictions  # declared: (True,) where every measure declares missing = ...
+    return SchemaReader(file_format, id_field, tuple((name, _field_type(t)) for name, t in fields), missing_declared=bool(declared))
 
 
 # -- scoring ----------------------------------------------------------------------------------------
@@ -294,6 +294,8 @@ def _measure_stage(measure: Mapping[str, Any]) -> Any:
         _pipeline(measure["normaliser"]) if measure["normaliser"] is not None else None,
         bare_prediction=measure["bare"],
         where=measure["where"],
+        missing=tuple(measure.get("missing") or ("empty",)),  # plans cached before conventions existed have none: the defaults
+        invalid=tuple(measure.get("invalid") or ("refuse",)),
         **common,
     )
 

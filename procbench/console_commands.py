@@ -169,7 +169,8 @@ def score(
     if as_json:
         echo(json.dumps(evaluation.to_json(), indent=2))
         return
-    echo(f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items  (fingerprint {evaluation.fingerprint[:12]})")
+    answered = "" if evaluation.answered is None else f", {evaluation.answered} answered"
+    echo(f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items{answered}  (fingerprint {evaluation.fingerprint[:12]})")
     for name, value in evaluation.metrics.items():
         echo(f"  {name:<24} {value:.6f}")
 

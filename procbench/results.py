@@ -90,6 +90,11 @@ class ScoreResult:
         return self.evaluation.n_items
 
     @property
+    def answered(self) -> int | None:
+        """Items with a prediction record (coverage: answered / ``n_items``)."""
+        return self.evaluation.answered
+
+    @property
     def fingerprint(self) -> str:
         return self.evaluation.fingerprint
 
@@ -118,11 +123,13 @@ class ScoreResult:
         return value
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data: what ``procbench score --json`` prints, plus partial/coverage, warnings and per-item rows."""
+        """Plain JSON-ready data: what ``procbench score --json`` prints (coverage included), plus partial, warnings and per-item rows."""
+        as_json = self.evaluation.to_json()
         return {
-            **self.evaluation.to_json(),
+            **as_json,
             "partial": self.partial,
-            "coverage": self.coverage.to_dict() if self.coverage else None,
+            # a partial run's coverage is of the split (scored / total); a whole run's, answered / total (missing predictions counted by the spec's convention)
+            "coverage": self.coverage.to_dict() if self.coverage else as_json["coverage"],
             "warnings": list(self.evaluation.warnings),
             "items": self.item_rows(),
         }

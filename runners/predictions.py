@@ -220,6 +220,25 @@ class FieldType:
         return value
 
 
+class PredictionRecords(dict[str, Any]):
+    """item id -> its prediction record, remembering the file and the line each record came from.
+
+    A plain dict to every scorer; a measure that refuses an item (``invalid = "refuse"``) reads the line back
+    with :func:`line_of`.  Readers that keep no lines return plain mappings (the item is then named without a line).
+    """
+
+    def __init__(self, source: str = "") -> None:
+        super().__init__()
+        self.source = source
+        self.lines: dict[str, int] = {}
+
+
+def line_of(records: Mapping[str, Any], item_id: str) -> int | None:
+    """The line of an item's prediction record, where its reader kept it."""
+    lines = getattr(records, "lines", None)
+    return lines.get(item_id) if isinstance(lines, dict) else None
+
+
 @dataclass(frozen=True)
 class SchemaReader:
     """Reads ``{id, fields...}`` records; the id field is matched against the gold item ids."""
@@ -229,11 +248,12 @@ class SchemaReader:
     fields: tuple[tuple[str, FieldType], ...]
     max_text_chars: int = MAX_TEXT_CHARS  # per string value of a declared field
     max_list_items: int = MAX_LIST_ITEMS  # per list value of a declared field
+    missing_declared: bool = False  # every measure declares how an item without a prediction counts (the warning says so)
 
-    def __call__(self, path: Path, gold: GoldSet) -> dict[str, dict[str, Any]]:
+    def __call__(self, path: Path, gold: GoldSet) -> dict[str, Any]:
         problems = ProblemList()
-        records: dict[str, dict[str, Any]] = {}
-        first_line: dict[str, int] = {}
+        records = PredictionRecords(path.name)
+        first_line = records.lines
 
         def report(line: int | None, message: str) -> None:
             problems.append(Problem(line, message))
@@ -273,8 +293,13 @@ class SchemaReader:
             raise InvalidPredictions(problems, str(path.name))
         missing = [i for i in gold.items if i not in records]
         if missing:
+            counted = (
+                "count as the measures' missing = ... declares"
+                if self.missing_declared
+                else 'score as empty (the default; a measure\'s missing = ... declares otherwise: "refuse", predict(<value>), score(<number>))'
+            )
             warnings.warn(
-                PredictionWarning(f"{len(missing)} of {len(gold.items)} items have no prediction and score as empty (first: {missing[0]!r})"),
+                PredictionWarning(f"{len(missing)} of {len(gold.items)} items have no prediction and {counted} (first: {missing[0]!r})"),
                 stacklevel=2,
             )
         return records

@@ -102,6 +102,14 @@ class SliceDef:
 class SliceResult:
     n_items: int
     metrics: dict[str, float]
+    answered: int | None = None  # items of the slice with a prediction record (None: not known)
+
+
+def coverage(answered: int | None, total: int) -> dict[str, Any] | None:
+    """Answered / total as ``score --json`` reports it (docs/submissions.md): None where the count is not known."""
+    if answered is None:
+        return None
+    return {"answered": answered, "total": total, "fraction": answered / total if total else 0.0}
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,7 @@ class Evaluation:
     items: list[ItemScore]
     item_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    answered: int | None = None  # items with a prediction record (the rest were scored by the task's missing convention)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,9 +131,10 @@ class Evaluation:
             "split": self.split,
             "fingerprint": self.fingerprint,
             "n_items": self.n_items,
+            "coverage": coverage(self.answered, self.n_items),
             "metrics": self.metrics,
             "slices": {
-                name: {value: {"n_items": r.n_items, "metrics": r.metrics} for value, r in values.items()}
+                name: {value: {"n_items": r.n_items, "coverage": coverage(r.answered, r.n_items), "metrics": r.metrics} for value, r in values.items()}
                 for name, values in self.slices.items()
             },
         }
@@ -188,14 +198,17 @@ class TaskRunner:
                 for item_id, labels in gold.labels.items():
                     if sl.key in labels and item_id in by_id:
                         groups.setdefault(labels[sl.key], []).append(by_id[item_id])
-                out[sl.name] = {value: SliceResult(len(group), self.aggregate(group)) for value, group in sorted(groups.items())}
+                out[sl.name] = {
+                    value: SliceResult(len(group), self.aggregate(group), sum(1 for i in group if i.item_id in predictions))
+                    for value, group in sorted(groups.items())
+                }
             else:
                 views = gold.answer_views.get(sl.key, {})
                 results = {}
                 for value, view_items in views.items():
                     view = GoldSet(items=view_items, labels=gold.labels)
                     scored = self.score(view, predictions, metadata)
-                    results[value] = SliceResult(len(scored), self.aggregate(scored))
+                    results[value] = SliceResult(len(scored), self.aggregate(scored), sum(1 for i in scored if i.item_id in predictions))
                 out[sl.name] = results
         return out
 
@@ -231,4 +244,5 @@ class TaskRunner:
             items=items,
             item_labels=gold.labels,
             warnings=list(notes or []),
+            answered=sum(1 for i in items if i.item_id in predictions),
         )

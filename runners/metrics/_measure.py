@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runners._types import DataProblem, DataProblems, GoldSet, ItemScore
+from runners._types import DataProblem, DataProblems, GoldSet, InvalidPredictions, ItemScore, Problem, ProblemList
 from runners.contracts import MISSING, describe, field_value
 from runners.metrics._base import Metric
-from runners.predictions import FieldType
+from runners.predictions import FieldType, line_of
 
 
 def _round(value: float, digits: int | None) -> float:
@@ -42,6 +42,10 @@ class MeasureStage:
     scale: float | None = None
     divide_by: float | None = None
     reads: tuple[str, ...] = ()  # a counts measure: the scorer's per-item values it pools (it stores none of its own)
+    # what an item without a prediction record / with a prediction the metric cannot measure counts as:
+    # ("empty",) | ("refuse",) | ("predict", value) | ("score", number); the defaults are what procbench always did
+    missing: tuple[Any, ...] = ("empty",)
+    invalid: tuple[Any, ...] = ("refuse",)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -84,6 +88,8 @@ class Measures:
         out: dict[str, dict[str, float]] = {item_id: {} for item_id in gold.items}
         problems = DataProblems()
         bad_predictions: list[str] = []
+        refused = ProblemList()  # items a measure's missing/invalid = "refuse" turns away, listed with their lines
+        unanswered: set[str] = set()
         for stage in self.stages:
             keys = stage.keys
             if not keys:
@@ -117,7 +123,10 @@ class Measures:
                     continue
                 predicted = predictions.get(item_id)
                 value = None
-                if predicted is not None:
+                convention: tuple[Any, ...] | None = None
+                if predicted is None:
+                    convention = stage.missing
+                else:
                     value = field_value(predicted, stage.prediction_field)
                     if value is MISSING and stage.bare_prediction and not isinstance(predicted, Mapping):
                         value = predicted
@@ -127,12 +136,31 @@ class Measures:
                             f"{_spell(stage.prediction_types)}"
                         )
                         continue
+                    if value is not None and (why := stage.metric.invalid(stage.prepare(gold_value), stage.prepare(value))) is not None:
+                        convention = stage.invalid
+                        if convention[0] == "refuse":
+                            why = f"item {item_id!r}: measure {stage.name!r}: {why} (invalid = \"refuse\")"
+                            refused.append(Problem(line_of(predictions, item_id), why, item_id))
+                            continue
+                if convention is not None:
+                    form = convention[0]
+                    if form == "refuse":
+                        if item_id not in unanswered:  # once per item, whichever measures refuse it
+                            unanswered.add(item_id)
+                            refused.append(Problem(None, f"item {item_id!r} has no prediction; measure {stage.name!r} declares missing = \"refuse\"", item_id))
+                        continue
+                    if form == "score":  # the checker allows it only where the per-item statistic is one value
+                        out[item_id].update(zip(keys, (float(convention[1]),)))
+                        continue
+                    value = _plain(convention[1]) if form == "predict" else None
                 try:
                     stats = stage.metric.item(stage.prepare(gold_value), stage.prepare(value), stage.aggregate)
                 except ValueError as exc:
                     problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: {exc}"))
                     continue
                 out[item_id].update(zip(keys, stats))
+        if refused:
+            raise InvalidPredictions(refused, getattr(predictions, "source", ""))
         if bad_predictions:
             shown = "; ".join(bad_predictions[:5]) + (f"; ... and {len(bad_predictions) - 5} more" if len(bad_predictions) > 5 else "")
             raise ValueError(f"{len(bad_predictions)} prediction value(s) cannot be measured: {shown}")
@@ -150,6 +178,11 @@ class Measures:
             values = stage.metric.reduce(rows, stage.aggregate)
             out.update({name: _round(stage.rescale(float(v)), stage.round_digits) for name, v in zip(stage.outputs, values)})
         return out
+
+
+def _plain(value: Any) -> Any:
+    """A declared prediction value as a reader gives one (spec lists arrive as tuples)."""
+    return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
 def _fits(value: Any, types: tuple[FieldType, ...]) -> bool:
