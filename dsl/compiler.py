@@ -81,7 +81,7 @@ def plan_of(spec: m.TaskSpec, digest: str) -> dict[str, Any]:
         "slices": tuple((s.name, s.kind, s.key) for s in spec.slices),
         "digest": digest,
         "gold": ("reader", _bound(spec.data.reader)) if spec.data.reader is not None else ("table", _table(spec.data)),
-        "predictions": _predictions(spec.predictions),
+        "predictions": _predictions(spec.predictions, _missing_declared(score)),
         "scorer": _scorer(score) if score.scorer is not None or score.matches or score.aligns else None,
         "values": tuple((v.name, v.formula) for v in score.values),  # per-item values computed from the scorer's, in order
         "flags": score.flags,
@@ -100,14 +100,24 @@ def _table(data: m.DataSpec) -> dict[str, Any]:
         "fields": tuple((f.name, f.path, plan.type_node(f.type)) for f in data.fields),
         "labels": tuple((r.name, r.path, dict(r.mapping) if r.mapping else None, r.default, r.members, r.splits) for r in data.labels),
         "answer_labels": tuple((r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels),
-        "explode": (data.explode.name, data.explode.items, data.explode.id, data.explode.separator) if data.explode else None,
+        "explode": (data.explode.name, data.explode.items, data.explode.id, data.explode.separator, data.explode.where, data.explode.skip)
+        if data.explode
+        else None,
     }
 
 
-def _predictions(pred: m.PredictionSpec) -> plan.Node:
+def _predictions(pred: m.PredictionSpec, missing_declared: bool = False) -> plan.Node:
     if pred.reader is not None:
         return ("component", _bound(pred.reader))
-    return ("schema", pred.format, pred.id_field, tuple((name, plan.type_node(t)) for name, t in pred.fields))
+    node = ("schema", pred.format, pred.id_field, tuple((name, plan.type_node(t)) for name, t in pred.fields))
+    return (*node, True) if missing_declared else node  # the plans of tasks that declare nothing stay as they were
+
+
+def _missing_declared(score: m.ScoreSpec) -> bool:
+    """Whether every prediction the task compares is counted by a declared missing = ... (only measure blocks compare, and each declares one)."""
+    compared = [ms for ms in score.measures if ms.metric is not None]
+    own = score.scorer is not None or score.matches or score.aligns
+    return bool(compared) and not own and all(ms.missing is not None or score.missing is not None for ms in compared)
 
 
 def _scorer(score: m.ScoreSpec) -> plan.Node:
@@ -172,10 +182,10 @@ def _measures(spec: m.TaskSpec) -> list[dict[str, Any]]:
     if score.derive is not None:  # measures read the fields the deriver gives
         gold = pred = dict(registry.get("deriver", score.derive.name).contract.fields)
         bare = False
-    return [_measure(ms, gold, pred, bare) for ms in score.measures if ms.formula is None]
+    return [_measure(ms, gold, pred, bare, score) for ms in score.measures if ms.formula is None]
 
 
-def _measure(measure: m.MeasureSpec, gold: dict[str, Any], pred: dict[str, Any], bare: bool) -> dict[str, Any]:
+def _measure(measure: m.MeasureSpec, gold: dict[str, Any], pred: dict[str, Any], bare: bool, score: m.ScoreSpec) -> dict[str, Any]:
     common = {"name": measure.name, "round": measure.round, "scale": measure.scale, "divide_by": measure.divide_by}
     if measure.value is not None:
         return {"kind": "value", **common, "aggregate": measure.aggregate, "value": measure.value, "where": measure.where}
@@ -195,6 +205,8 @@ def _measure(measure: m.MeasureSpec, gold: dict[str, Any], pred: dict[str, Any],
         "normaliser": _pipeline(measure.normaliser) if measure.normaliser else None,
         "bare": bare,
         "where": measure.where,
+        # what an item without a prediction, or with one the metric cannot measure, counts as (declared, else the default)
+        **{part: getattr(measure, part) or getattr(score, part) or m.DEFAULT_CONVENTIONS[part] for part in ("missing", "invalid")},
     }
 
 
@@ -272,11 +284,19 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
     form = walk(plain)
     if form["data"].get("explode", 0) is None:  # specs without one keep the fingerprints they had before explode existed
         del form["data"]["explode"]
+    else:  # and an explode without where/skip the one it had before they existed
+        for key in ("where", "skip"):
+            if form["data"]["explode"].get(key, 0) == []:
+                del form["data"]["explode"][key]
     if form["score"].get("derive", 0) is None:  # likewise derive
         del form["score"]["derive"]
     for key in ("values", "flags"):  # and per-item values and flags
         if form["score"].get(key, 0) == []:
             del form["score"][key]
+    for block in (form["score"], *form["score"].get("measures", ())):  # and missing/invalid conventions left at their default
+        for key in ("missing", "invalid"):
+            if key in block and block[key] is None:
+                del block[key]
     sources = form["data"]["sources"]  # the first source defines the items; the others are joined by key
     form["data"]["sources"] = sources[:1] + sorted(sources[1:], key=lambda v: json.dumps(v, sort_keys=True))
     return form
@@ -326,6 +346,56 @@ def _render_value(value: Any) -> str:
     return json.dumps(m.thaw(value))
 
 
+def _explain_value(node: tuple[Any, ...]) -> str:
+    """A field or label's path, or its computed value with what it means (runners/data_exprs.py)."""
+    from runners.data_exprs import is_computed, render
+
+    if not is_computed(node):
+        return ".".join(node)
+    head = node[0]
+
+    def members(match: tuple[tuple[str, Any], ...]) -> str:
+        return " and ".join(f"{member or 'the element'} = {render(value)}" for member, value in match)
+
+    if head == "#lookup":
+        _, items, match, read, has_default, default = node
+        found = f"its {'.'.join(read)}" if read else "that element"
+        otherwise = f"else {json.dumps(default)}" if has_default else "else an error (no default)"
+        return f"{render(node)}: the first element of {render(items)} with {members(match)}, {found}; {otherwise}"
+    if head in ("#any", "#all"):
+        quantity = "some element" if head == "#any" else "every element (true for an empty list)"
+        return f"{render(node)}: true where {quantity} of {render(node[1])} has {members(node[2])}, else false"
+    if head == "#distinct":
+        _, items, member, match = node
+        of = f"the {'.'.join(member)} of " if member else ""
+        kept = f" with {members(match)}" if match else ""
+        return f"{render(node)}: {of}the elements of {render(items)}{kept}, each value once, in first-seen order"
+    if head == "#equals":
+        return f"{render(node)}: true where {render(node[1])} is {json.dumps(node[2])} (a missing value is not), else false"
+    return render(node)
+
+
+def _explain_explode(ex: m.ExplodeSpec) -> list[str]:
+    from runners.data_exprs import is_computed, render
+
+    if ex.id[0] == "#join":
+        element = ex.separator.join(".".join(path) for path in ex.id[1:])
+    elif is_computed(ex.items) and ex.id[0] == "#index":
+        element = "the positions in each list, joined by the separator"
+    else:
+        element = {"#index": "its 0-based position", "#key": "its mapping key"}.get(ex.id[0], ".".join(ex.id))
+    if is_computed(ex.items) and ex.items[0] == "#product":
+        over = " x ".join(render(part) for _, part in ex.items[1])
+        named = ", ".join(name for name, _ in ex.items[1])
+        what = f"combination of one element of each of {over} (the element is a record of {named})"
+    else:
+        what = f"each element of {_explain_value(ex.items) if is_computed(ex.items) else render(ex.items)}"
+    lines = [f"   explode {ex.name}: one item per {what}, id = <item id>{ex.separator}<{element}>"]
+    lines += [f"     only where {_explain_value(c)}" for c in ex.where]
+    lines += [f"     skipped where {_explain_value(c)}" for c in ex.skip]
+    return lines
+
+
 def explain(spec: m.TaskSpec) -> str:
     """The runner's plan, stage by stage, as text for ``procbench compile --explain``."""
     lines = [f"task {spec.name} v{spec.version}: {spec.title}", f"fingerprint (spec part): {spec_digest(spec)[:16]}", ""]
@@ -341,17 +411,18 @@ def explain(spec: m.TaskSpec) -> str:
         lines.append(f"   item id: {shown}")
     if data.explode:
         ex = data.explode
-        element = {"#index": "its 0-based position", "#key": "its mapping key"}.get(ex.id[0], ".".join(ex.id))
-        lines.append(f"   explode {ex.name}: one item per element of {'.'.join(ex.items)}, id = <item id>{ex.separator}<{element}>")
+        lines += _explain_explode(ex)
     for binding in data.fields:
-        lines.append(f"   field {binding.name}: {binding.type.spelling()} <- {'.'.join(binding.path)}")
+        lines.append(f"   field {binding.name}: {binding.type.spelling()} <- {_explain_value(binding.path)}")
     for rule in data.labels:
         if rule.members:
             listed = "; ".join(f"{label!r} if listed in {path}[{column!r}]" for path, column, label in rule.members)
             lines.append(f"   label {rule.name}: {listed}; else {rule.default!r}" + (f" (splits {', '.join(rule.splits)})" if rule.splits else ""))
             continue
-        mapped = f" mapped {dict(rule.mapping)} else {rule.default!r}" if rule.mapping else ""
-        lines.append(f"   label {rule.name} <- {'.'.join(rule.path)}{mapped}")
+        # map()'s rule (docs/language.md): a value that is no key gets the default, else it is a data error
+        otherwise = f"any other value -> {rule.default!r}" if rule.default is not None else "any other value is an error (no default)"
+        mapped = f" mapped {dict(rule.mapping)}; {otherwise}" if rule.mapping else ""
+        lines.append(f"   label {rule.name} <- {_explain_value(rule.path)}{mapped}")
     for rule in data.answer_labels:
         lines.append(f"   answer label {rule.name}: {rule.field} restricted by {'.'.join(rule.items)}[].{rule.label}")
     pred = spec.predictions
