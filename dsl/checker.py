@@ -102,7 +102,7 @@ class _Checker(Binder):
             )
             return None
         ftype = self.field_type(stmt.type)
-        if checker_data.is_computed_call(stmt.value):  # lookup(...), any(...), ...: dsl/checker_data.py
+        if isinstance(stmt.value, s.Call):  # lookup(...), any(...), ...: dsl/checker_data.py
             path = checker_data.computed(self, stmt.value, f"field {stmt.name!r}", element=self.explode_name is not None)
         else:
             path = self._data_path(stmt.value, f"field {stmt.name!r}")

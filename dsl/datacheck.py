@@ -26,8 +26,9 @@ def _where(spec: TaskSpec, message: str) -> m.Where | None:
     """The spec statement a data problem is about: the field or label it names, else the data block."""
     explode = spec.data.explode
     if explode is not None and message.startswith(f"explode {explode.name!r}:"):
-        # the items path when the list itself is wrong, the id when an element's id is
-        part = "items" if "not a list or a mapping" in message else "id"
+        # the items path when the list itself is wrong, a where/skip condition that cannot be told, else the id
+        said = message[len(f"explode {explode.name!r}:") :].lstrip()
+        part = next((p for p in ("items", "where", "skip") if said.startswith(f"{p} <- ")), "id")
         return {"": m.span_of(explode), "path": m.span_of(explode, part)}
     if spec.data.id_path[:1] == ("#key",) and "needs the file to be a JSON object" in message:
         return {"": m.span_of(spec.data, "id_path")}
@@ -74,6 +75,7 @@ def check_against_data(
         except GoldDataError as exc:
             # one finding per spec statement: a wrong path fails on every item, and that is one mistake
             grouped: dict[tuple[int, int], list[str]] = {}
+            places: dict[tuple[int, int], list[str]] = {}  # file:line of each problem, so that every bad line is named
             spans = {}
             for problem in exc.problems:
                 at = _where(spec, problem.message)
@@ -81,9 +83,12 @@ def check_against_data(
                 key = (span.line, span.column)
                 spans[key] = span
                 grouped.setdefault(key, []).append(problem.render())
+                places.setdefault(key, []).append(problem.where())
             for key, rendered in list(grouped.items())[:MAX_PER_SPLIT]:
                 more = len(rendered) - 1 + (exc.more if len(grouped) == 1 else 0)
-                tail = f" (and {more} more like it)" if more else ""
+                others = ", ".join(dict.fromkeys(p for p in places[key][1:] if p))
+                listed = f": {others}{', ...' if exc.more and len(grouped) == 1 else ''}" if others else ""
+                tail = f" (and {more} more like it{listed})" if more else ""
                 out.append(Diagnostic(spec.path, spans[key], f"split {split!r}: {rendered[0]}{tail}", "the spec's path or type does not fit the data"))
             continue
         except ValueError as exc:

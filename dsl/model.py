@@ -112,10 +112,10 @@ class Source:
 
 @dataclass(frozen=True)
 class FieldBinding:
-    """A gold field the scorer sees: ``answers: list(str) = gold.answers``."""
+    """A gold field the scorer sees: ``answers: list(str) = gold.answers``; the path may be a computed value (runners/data_exprs.py)."""
 
     name: str
-    path: tuple[str, ...]
+    path: tuple[Any, ...]
     type: FieldType
     at: Where = _where()
 
@@ -125,7 +125,7 @@ class LabelRule:
     """A per-item slice label: a field path, optionally mapped through a table with a default."""
 
     name: str
-    path: tuple[str, ...] = ()
+    path: tuple[Any, ...] = ()  # a path, or a computed value (runners/data_exprs.py)
     mapping: tuple[tuple[str, str], ...] = ()
     default: str | None = None
     members: tuple[tuple[str, str, str], ...] = ()  # (path, column, label), first match wins
@@ -133,11 +133,11 @@ class LabelRule:
     at: Where = _where()
 
     def values(self) -> tuple[str, ...] | None:
-        """The label values this rule can produce, when the spec fixes them (map with a default, membership)."""
+        """The label values this rule can produce, when the spec fixes them (map(), membership)."""
         if self.members:
             return tuple(dict.fromkeys([m[2] for m in self.members] + [self.default or "other"]))
-        if self.mapping and self.default is not None:
-            return tuple(dict.fromkeys([v for _, v in self.mapping] + [self.default]))
+        if self.mapping:  # without a default, a value that is no key is a data error: the map's labels are all there is
+            return tuple(dict.fromkeys([v for _, v in self.mapping] + ([self.default] if self.default is not None else [])))
         return None
 
 
@@ -162,9 +162,15 @@ class ExplodeSpec:
     """
 
     name: Name = label(doc="the element's name; fields and labels refer to it as <name>.<key>")
-    items: DataPath = attr(parse="explode_items", doc="path to the list or mapping in the parent record: <source>.<key>...")
-    id: tuple[str, ...] = attr(EXPLODE_INDEX, parse="explode_id", doc="index (0-based position), key (mapping key) or a path into the element: <name>.<key>")
+    items: DataPath = attr(
+        parse="explode_items", doc="path to the list or mapping in the parent record: <source>.<key>..., product(a = <list>, b = <list>) or distinct(...)"
+    )
+    id: tuple[Any, ...] = attr(
+        EXPLODE_INDEX, parse="explode_id", doc="index (0-based position), key (mapping key), a path into the element: <name>.<key>, or a list of paths (joined)"
+    )
     separator: str = attr("/", doc="between the parent id and the element id")
+    where: tuple[Any, ...] = attr((), parse="explode_conditions", doc="only the elements meeting this condition (or every one of a list) are items")
+    skip: tuple[Any, ...] = attr((), parse="explode_conditions", doc="elements meeting this condition (or any of a list) are not items")
     at: Where = _where()
 
 

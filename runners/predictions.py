@@ -18,9 +18,13 @@ from typing import Any
 
 from runners._types import MAX_PROBLEMS as MAX_PROBLEMS  # re-exported: the one cap of every reader lives in _types
 from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
+from runners.cells import BadCell, cast_cell
 
 
 SCALAR_KINDS = ("str", "int", "float", "bool", "any")
+# Kinds read from a JSON list whose declared kind fixes what a metric makes of it (docs/language.md, types):
+# list(T) a sequence compared element by element, ordering(T) a ranked sequence of distinct items, set(T) unordered.
+COLLECTION_KINDS = ("list", "ordering", "set")
 
 # Limits on one prediction, whatever the schema says (submitted files are untrusted): each is far
 # above what any shipped benchmark's answers need, and far below what makes a scorer run for minutes.
@@ -98,7 +102,7 @@ def _top_level_parts(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class FieldType:
-    kind: str  # str | int | float | bool | list | optional | enum | record | any
+    kind: str  # str | int | float | bool | list | ordering | set | optional | enum | record | any
     item: FieldType | None = None
     # enum: its values; record: its members as (name, FieldType) pairs (one slot, so that the serialised
     # form of every other type, which fingerprints include, stays what it was)
@@ -106,7 +110,7 @@ class FieldType:
 
     @staticmethod
     def parse(text: str) -> FieldType:
-        """``str``, ``list(str)``, ``optional(int)``, ``enum(a, b)``, ``record(step: int, text: str)``: the spelling of types in specs and contracts."""
+        """``str``, ``list(str)``, ``ordering(str)``, ``set(str)``, ``optional(int)``, ``enum(a, b)``, ``record(step: int, text: str)``: the spelling of types."""
         text = text.strip()
         if text in SCALAR_KINDS:
             return FieldType(text)
@@ -114,7 +118,7 @@ class FieldType:
         if not sep or not rest.endswith(")"):
             raise ValueError(f"not a type: {text!r}")
         inner = rest[:-1]
-        if head in ("list", "optional"):
+        if head in (*COLLECTION_KINDS, "optional"):
             return FieldType(head, FieldType.parse(inner))
         if head == "enum":
             return FieldType("enum", values=tuple(v.strip().strip('"') for v in inner.split(",") if v.strip()))
@@ -144,7 +148,7 @@ class FieldType:
             return wanted.kind == "enum" and set(self.values) <= set(wanted.values) or wanted.kind == "str" and all(isinstance(v, str) for v in self.values)
         if self.kind != wanted.kind:
             return self.kind == "int" and wanted.kind == "float"
-        if self.kind == "list":
+        if self.kind in COLLECTION_KINDS:  # an ordering or a set is no list, nor the reverse: the declared kind fixes the meaning
             return self.item is None or wanted.item is None or self.item.fits(wanted.item)
         if self.kind == "record":  # every member the other side wants, of a fitting type
             mine = self.members()
@@ -153,7 +157,7 @@ class FieldType:
 
     def spelling(self) -> str:
         """The type as a spec writes it: ``list(str)``."""
-        if self.kind in ("list", "optional"):
+        if self.kind in (*COLLECTION_KINDS, "optional"):
             return f"{self.kind}({self.item.spelling() if self.item else 'any'})"
         if self.kind == "enum":
             return "enum(" + ", ".join(json.dumps(v) for v in self.values) + ")"
@@ -162,7 +166,7 @@ class FieldType:
         return self.kind
 
     def render(self) -> str:
-        if self.kind in ("list", "optional"):
+        if self.kind in (*COLLECTION_KINDS, "optional"):
             return f"{self.kind}<{self.item.render() if self.item else 'any'}>"
         if self.kind == "enum":
             return "enum<" + ", ".join(json.dumps(v) for v in self.values) + ">"
@@ -184,7 +188,7 @@ class FieldType:
             return isinstance(value, (int, float)) and not isinstance(value, bool)
         if k == "bool":
             return isinstance(value, bool)
-        if k == "list":
+        if k in COLLECTION_KINDS:  # a JSON list; whether an ordering's items are distinct is the metric's question (Metric.invalid)
             return isinstance(value, list) and (self.item is None or all(self.item.accepts(v) for v in value))
         if k == "enum":
             return any(value == v and type(value) is type(v) for v in self.values)
@@ -340,18 +344,26 @@ class SchemaReader:
                 if len(row) != len(header):
                     yield line, {}, f"expected {len(header)} columns, found {len(row)}"
                     continue
-                record: dict[str, Any] = {}
-                error = None
-                for name, cell in zip(header, row):
-                    ftype = types.get(name)
-                    if ftype is None:
-                        continue
-                    try:
-                        record[name] = ftype.from_text(cell)
-                    except (ValueError, json.JSONDecodeError):
-                        error = f"column {name!r} must be {ftype.render()}, got {cell!r}"
-                        break
-                yield line, record, error
+                record, errors = _typed_row(header, row, types)
+                if not errors:
+                    yield line, record, None
+                for error in errors:  # every bad cell of the row, each at the row's line
+                    yield line, {}, error
+
+
+def _typed_row(header: list[str], row: list[str], types: Mapping[str, FieldType]) -> tuple[dict[str, Any], list[str]]:
+    """A delimited row's declared columns read as their types (runners/cells.py), and a message per cell that does not read."""
+    record: dict[str, Any] = {}
+    errors = []
+    for name, cell in zip(header, row):
+        ftype = types.get(name)
+        if ftype is None:
+            continue
+        try:
+            record[name] = cast_cell(ftype, cell)
+        except BadCell as exc:
+            errors.append(f"column {name!r} must be {ftype.render()}, got {cell!r}: {exc}")
+    return record, errors
 
 
 def json_objects(path: Path, shape: str = "") -> Iterator[tuple[int, dict[str, Any], str | None]]:

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from runners._types import DataProblem, DataProblems, GoldSet
+from runners.cells import BadCell, cast_cell
 from runners.contracts import checker, describe, mismatch
+from runners.data_exprs import MISSING, ExprError, elements_of, evaluate, is_computed, lookup, render, roots
 from runners.predictions import FieldType
 
-MISSING = object()
 _DECODER = json.JSONDecoder()  # json.loads without its per-call argument handling
 
 
@@ -59,8 +60,8 @@ class ItemLabel:
     """A per-item label: the value at ``path`` (through ``mapping`` when given), or membership in files.
 
     ``optional``: the path may be missing (or null) in a record, which then gets ``"unknown"``
-    (mapped like any value); otherwise a missing path is an error.  An unmapped value gets
-    ``default`` (the value itself when there is none).
+    (mapped like any value); otherwise a missing path is an error.  A value that is no key of
+    ``mapping`` gets ``default``; without a default it is an error naming file, line and item.
     """
 
     name: str
@@ -76,6 +77,7 @@ ROW_INDEX = ("#row",)  # id path meaning "0-based position of the record in the 
 KEY_ID = "#key"  # id path ("#key", <primary source>): the record's key in a json source written as {id: record}
 EXPLODE_INDEX = ("#index",)  # explode id: the element's 0-based position
 EXPLODE_KEY = ("#key",)  # explode id: the element's key in a mapping
+EXPLODE_JOIN = "#join"  # explode id ("#join", path, ...): the values at several paths into the element, joined by the separator
 UNKNOWN = "unknown"  # the label of an optional label path that is missing
 
 
@@ -101,9 +103,11 @@ class Explode:
     """
 
     name: str
-    items: tuple[str, ...]
-    id: tuple[str, ...] = EXPLODE_INDEX
+    items: tuple[Any, ...]  # a path, or a computed list (runners/data_exprs.py): product(...), distinct(...)
+    id: tuple[Any, ...] = EXPLODE_INDEX  # or ("#join", path, path, ...): the values at the paths, joined by the separator
     separator: str = "/"
+    where: tuple[Any, ...] = ()  # conditions an element must meet (all of them) to be an item
+    skip: tuple[Any, ...] = ()  # conditions that drop an element (any of them)
 
 
 # A bound gold field: (name, path, type).  ``None`` as the type checks presence only.
@@ -148,16 +152,6 @@ def _iter_plain(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield number, dict(row)
     else:
         raise ValueError(f"unknown data format {fmt!r}")
-
-
-def lookup(record: Any, path: Sequence[str]) -> Any:
-    for part in path:
-        # the exact-type test first: isinstance against the Mapping ABC is slow, and records are dicts
-        if (type(record) is dict or isinstance(record, Mapping)) and part in record:
-            record = record[part]
-        else:
-            return MISSING
-    return record
 
 
 @dataclass
@@ -209,7 +203,9 @@ class TableReader:
         primary = tables[self.sources[0].name]
         scopes, lines = self._primary_records(primary, problems)
         joined = [t for name, t in tables.items() if t is not primary]
-        fields = [(name, path, path[0] if path else "", ftype, checker(ftype) if ftype is not None else None) for name, path, ftype in self.fields]
+        fields = [
+            (name, path, _root(path), ftype, checker(ftype) if ftype is not None else None, _cast(path, ftype, tables)) for name, path, ftype in self.fields
+        ]
         out = _Collected(
             matched={rule.name: set() for rule in self.labels if rule.mapping},
             members={rule.name: self._members(data_root, split, rule, problems) for rule in self.labels if rule.members},
@@ -246,14 +242,29 @@ class TableReader:
         """One item's fields, labels and answer labels from its scope (source name -> record), into ``out``."""
         items, labels, matched, members, views = out.items, out.labels, out.matched, out.members, out.views
         record: dict[str, Any] = {}
-        for name, path, source, ftype, ok in fields:
-            value = lookup(scope, path)
+        for name, path, source, ftype, ok, cast in fields:
+            if is_computed(path):
+                try:
+                    value = evaluate(path, scope)
+                except ExprError as exc:
+                    at.report(problems, source, f"field {name!r} <- {render(path)}: {exc}")
+                    record[name] = None
+                    continue
+            else:
+                value = lookup(scope, path)
+                if cast and type(value) is str:  # a CSV/TSV cell: text, read as the declared type
+                    try:
+                        value = cast_cell(ftype, value)
+                    except BadCell as exc:
+                        at.report(problems, source, f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {value!r}: {exc}")
+                        record[name] = None
+                        continue
             if value is MISSING:
                 value = None
                 if source in scope and (ftype is None or ftype.kind != "optional"):
                     at.report(problems, source, f"field {name!r} <- {'.'.join(path)} is {at.missing(source)}")
             elif ok is not None and not ok(value):
-                at.report(problems, source, f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}")
+                at.report(problems, source, f"field {name!r} <- {render(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}")
             record[name] = value
         items[item_id] = record
         item_labels = labels[item_id] = {}
@@ -261,16 +272,13 @@ class TableReader:
             if rule.members:
                 if members[rule.name] is not None:
                     item_labels[rule.name] = members[rule.name].get(item_id, rule.default or "other")
-            elif rule.path and rule.path[0] in scope:
+            elif rule.path and _root(rule.path) in scope:
                 value = self._label(scope, rule, at, problems)
                 if value is not None:
                     if rule.mapping is not None:
-                        if value in rule.mapping:
-                            matched[rule.name].add(value)
-                            value = rule.mapping[value]
-                        elif rule.default is not None:
-                            value = rule.default
-                    item_labels[rule.name] = value
+                        value = self._mapped(rule, value, at, problems, matched[rule.name])
+                    if value is not None:
+                        item_labels[rule.name] = value
         for answer_rule in self.answer_labels:
             if answer_rule.items[0] in scope:
                 self._answer_labels(scope, answer_rule, at, problems, views.setdefault(answer_rule.name, {}))
@@ -281,15 +289,24 @@ class TableReader:
         """(item id, scope with the element, where the element is) for each element of the parent's list or mapping."""
         spec = self.explode
         assert spec is not None
-        where = ".".join(spec.items)
+        where = render(spec.items)
 
         def fail(message: str) -> None:
             problems.add(DataProblem.at(origin, parent_id, f"explode {spec.name!r}: {message}"))
 
-        if spec.items[0] in absent:
+        if any(root in absent for root in roots(spec.items)):
             return []  # the joined source has no row for this parent: reported once, as a missing row
-        found = lookup(scope, spec.items)
-        if type(found) is list:
+        found: Any = None
+        elements: list[tuple[Any, Any, str, Any]]
+        if is_computed(spec.items):  # product(...), distinct(...): positions are tuples, one per list
+            try:
+                computed = elements_of(spec.items, scope) or []
+            except ExprError as exc:
+                fail(f"items <- {where}: {exc}")
+                return []
+            found = []
+            elements = [(position, position, at, element) for position, element, at in computed]
+        elif type(found := lookup(scope, spec.items)) is list:
             elements = [(position, position, f"{where}[{position}]", element) for position, element in enumerate(found)]
         elif isinstance(found, Mapping):
             elements = [(position, key, f"{where}[{json.dumps(key, ensure_ascii=False)}]", element) for position, (key, element) in enumerate(found.items())]
@@ -302,10 +319,19 @@ class TableReader:
         units: list[tuple[str, dict[str, Any], str]] = []
         own: dict[str, str] = {}  # element id -> where the element is (within this parent)
         for position, key, at, element in elements:
+            if (spec.where or spec.skip) and not self._kept(spec, {**scope, spec.name: element}, at, fail):
+                continue
             if spec.id == EXPLODE_INDEX:
-                element_id: Any = position
+                element_id: Any = spec.separator.join(map(str, position)) if type(position) is tuple else position
             elif spec.id == EXPLODE_KEY:
                 element_id = key
+            elif spec.id[0] == EXPLODE_JOIN:
+                parts = [_element_id(spec.name, element, path) for path in spec.id[1:]]
+                bad = next((problem for _, problem in parts if problem), "")
+                if bad:
+                    fail(f"element {at} has {bad}")
+                    continue
+                element_id = spec.separator.join(text for text, _ in parts)
             else:
                 element_id = lookup({spec.name: element}, spec.id)
                 if type(element_id) is not str and (isinstance(element_id, bool) or not isinstance(element_id, (str, int))):
@@ -323,6 +349,24 @@ class TableReader:
                 continue
             units.append((item_id, {**scope, spec.name: element}, at))
         return units
+
+    @staticmethod
+    def _kept(spec: Explode, scope: Mapping[str, Any], at: str, fail: Any) -> bool:
+        """Whether an element meets every ``where`` condition and no ``skip`` condition (a condition that fails is reported)."""
+        for what, conditions in (("where", spec.where), ("skip", spec.skip)):
+            for condition in conditions:
+                try:
+                    value = evaluate(condition, scope)
+                except ExprError as exc:
+                    fail(f"{what} <- {render(condition)}: element {at}: {exc}")
+                    return False
+                if type(value) is not bool:
+                    shown = "missing" if value is MISSING else describe(value)
+                    fail(f"{what} <- {render(condition)}: element {at} gives {shown}, not true or false")
+                    return False
+                if value != (what == "where"):
+                    return False
+        return True
 
     def _primary_records(self, primary: _Table, problems: DataProblems) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
         """Item id -> {primary source name: record}, in file order, and item id -> line."""
@@ -404,20 +448,41 @@ class TableReader:
         return out
 
     @staticmethod
+    def _mapped(rule: ItemLabel, value: str, at: _Locator, problems: DataProblems, matched: set[str]) -> str | None:
+        """``map()``'s one rule (docs/language.md, "Labels through map()"): a key gives its label; any other
+        value gives the default, and without a default it is an error (None after reporting it)."""
+        assert rule.mapping is not None
+        if value in rule.mapping:
+            matched.add(value)
+            return rule.mapping[value]
+        if rule.default is not None:
+            return rule.default
+        keys = ", ".join(repr(k) for k in list(rule.mapping)[:8]) + (", ..." if len(rule.mapping) > 8 else "")
+        at.report(problems, _root(rule.path), f"label {rule.name!r} <- {render(rule.path)} is {value!r}, which is no key of its map() ({keys}) and it has no default")
+        return None
+
+    @staticmethod
     def _label(scope: Mapping[str, Any], rule: ItemLabel, at: _Locator, problems: DataProblems) -> str | None:
         """The label's raw text (before mapping); None after reporting a problem."""
-        value = lookup(scope, rule.path)
+        source = _root(rule.path)
+        if is_computed(rule.path):
+            try:
+                value = evaluate(rule.path, scope)
+            except ExprError as exc:
+                at.report(problems, source, f"label {rule.name!r} <- {render(rule.path)}: {exc}")
+                return None
+        else:
+            value = lookup(scope, rule.path)
         if type(value) is str:
             return value
-        source = rule.path[0]
         if value is MISSING or value is None:
             if rule.optional:
                 return UNKNOWN
-            at.report(problems, source, f"label {rule.name!r} <- {'.'.join(rule.path)} is {at.missing(source)}" + ("" if value is MISSING else " (null)"))
+            at.report(problems, source, f"label {rule.name!r} <- {render(rule.path)} is {at.missing(source)}" + ("" if value is MISSING else " (null)"))
             return None
         if isinstance(value, (int, float)):  # numbers and booleans name a label as their text
             return str(value)
-        at.report(problems, source, f"label {rule.name!r} <- {'.'.join(rule.path)} must be a text or a number, got {describe(value)}")
+        at.report(problems, source, f"label {rule.name!r} <- {render(rule.path)} must be a text or a number, got {describe(value)}")
         return None
 
     @staticmethod
@@ -482,6 +547,31 @@ class _Locator:
         if source in self.absent and table is not None and not table.source.optional:
             return  # the missing row is reported once, not once per field drawn from it
         problems.add(DataProblem.at(self.where(source), self.item_id, f"{message} (element {self.context})" if self.context else message))
+
+
+def _element_id(name: str, element: Any, path: tuple[str, ...]) -> tuple[str, str]:
+    """One part of a joined element id as text, and what is wrong with it ("" when nothing)."""
+    value = lookup({name: element}, path)
+    if type(value) is str or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value), ""
+    what = "no id" if value is MISSING else f"an id that is {describe(value)}, not a text or an integer"
+    return "", f"{what} at {'.'.join(path)}"
+
+
+def _root(path: tuple[Any, ...]) -> str:
+    """The source (or explode) name a field or label path starts in: where its problems are located."""
+    if is_computed(path):
+        found = roots(path)
+        return found[0] if found else ""
+    return path[0] if path else ""
+
+
+def _cast(path: tuple[Any, ...], ftype: FieldType | None, tables: Mapping[str, _Table]) -> bool:
+    """Whether a field reads a CSV/TSV cell that must be converted to its declared type (runners/cells.py)."""
+    if ftype is None or ftype.kind in ("str", "any") or is_computed(path) or len(path) != 2:
+        return False
+    table = tables.get(path[0])
+    return table is not None and table.source.format in ("csv", "tsv")
 
 
 def _is_object(path: Path) -> bool:
