@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 FUNCTIONS = ("lookup", "any", "all", "distinct", "equals")  # computed values of a field or label
 USAGE = {
-    "lookup": "lookup(rec.labels, { step = cell.step, event = cell.event }, label, default = \"none\")",
+    "lookup": 'lookup(rec.labels, { step = cell.step, event = cell.event }, label, default = "none")',
     "any": 'any(rec.labels, { step = cell.step, label = "yes" })',
-    "all": 'all(rec.checks, { passed = true })',
+    "all": "all(rec.checks, { passed = true })",
     "distinct": 'distinct(rec.labels, event, where = { kind = "event" })',
     "equals": 'equals(cell.step.kind, "header")',
     "product": "product(step = rec.steps, event = rec.events)",
@@ -231,4 +231,3 @@ def check_field_type(ck: _Checker, binding: m.FieldBinding) -> None:
             f"field {binding.name!r} is {ftype.spelling()}, but {render(node)} gives {'true or false' if wanted.kind == 'bool' else 'a list'}",
             f"declare it `{binding.name}: {'bool' if wanted.kind == 'bool' else 'list(str)'} = ...`",
         )
-

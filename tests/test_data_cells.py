@@ -96,7 +96,9 @@ KINDS = {
 @pytest.mark.parametrize("fmt", ["csv", "tsv"])
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @given(data=st.data())
-def test_gold_cells_read_as_python_reads_them_and_every_bad_cell_is_reported_at_its_line(tmp_path_factory: pytest.TempPathFactory, kind: str, fmt: str, data: st.DataObject) -> None:
+def test_gold_cells_read_as_python_reads_them_and_every_bad_cell_is_reported_at_its_line(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, fmt: str, data: st.DataObject
+) -> None:
     valid, oracle = KINDS[kind]
     cells = data.draw(st.lists(st.one_of(valid, valid, _noise, _specials), min_size=1, max_size=30))
     if fmt == "tsv":
@@ -126,7 +128,9 @@ def test_gold_cells_read_as_python_reads_them_and_every_bad_cell_is_reported_at_
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @given(data=st.data())
-def test_prediction_cells_read_as_python_reads_them_and_every_bad_cell_is_reported_at_its_line(tmp_path_factory: pytest.TempPathFactory, kind: str, data: st.DataObject) -> None:
+def test_prediction_cells_read_as_python_reads_them_and_every_bad_cell_is_reported_at_its_line(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, data: st.DataObject
+) -> None:
     valid, oracle = KINDS[kind]
     cells = data.draw(st.lists(st.one_of(valid, valid, _noise, _specials), min_size=1, max_size=30))
     root = tmp_path_factory.mktemp("pred")

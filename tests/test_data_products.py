@@ -31,7 +31,7 @@ FIELDS = """label: str     = lookup(rec.labels, { step = cell.step, event = cell
       any_yes: bool  = any(rec.labels, { step = cell.step, label = "yes" })
       all_gold: bool = all(rec.labels, { kind = "gold" })
       events: list(str) = distinct(rec.events, name)"""
-LABELS = 'labels { tagged = any(rec.labels, { event = cell.event }) }'
+LABELS = "labels { tagged = any(rec.labels, { event = cell.event }) }"
 
 
 def _spec(tmp_path: Path, explode: str = EXPLODE, fields: str = FIELDS, labels: str = LABELS) -> Path:
@@ -133,7 +133,7 @@ def test_a_joined_id_names_each_pair_and_a_repeated_pair_is_reported_once_at_the
       id    = [cell.step, cell.event]
       separator = ":"
     }"""
-    spec = check_file(_spec(root, explode, 'label: str = cell.step', "")).spec
+    spec = check_file(_spec(root, explode, "label: str = cell.step", "")).spec
     pairs = [(s, e) for s in steps for e in events]
     repeated = len(set(pairs)) != len(pairs)
     if not repeated:
@@ -156,8 +156,8 @@ def test_the_spec_is_formatted_and_explained(tmp_path: Path) -> None:
     spec = check_file(path).spec
     text = explain(spec)
     assert "every element" not in text.split("field any_yes")[0]  # any(): some element
-    assert "combination of one element of each of rec.steps x distinct(rec.events, name, where = { kind = \"real\" })" in text
-    assert "skipped where equals(cell.step, \"END\")" in text
+    assert 'combination of one element of each of rec.steps x distinct(rec.events, name, where = { kind = "real" })' in text
+    assert 'skipped where equals(cell.step, "END")' in text
     assert 'else "none"' in text
     formatted = CliRunner().invoke(app, ["fmt", str(path)])
     assert formatted.exit_code == 0, formatted.output
@@ -204,7 +204,18 @@ def test_a_mistake_in_the_constructs_is_one_error_at_its_place(tmp_path: Path, o
 
 
 def test_a_member_no_element_has_is_a_data_error_not_a_silent_default(tmp_path: Path) -> None:
-    _write(tmp_path, [{"id": "r0", "steps": ["mix"], "events": [{"name": "burn", "kind": "real"}], "labels": [{"step": "mix", "event": "burn", "label": "yes", "kind": "gold"}], "ignored": []}])
+    _write(
+        tmp_path,
+        [
+            {
+                "id": "r0",
+                "steps": ["mix"],
+                "events": [{"name": "burn", "kind": "real"}],
+                "labels": [{"step": "mix", "event": "burn", "label": "yes", "kind": "gold"}],
+                "ignored": [],
+            }
+        ],
+    )
     path = _spec(tmp_path, fields=FIELDS.replace("event = cell.event, kind", "evnt = cell.event, kind"))
     spec = check_file(path).spec
     with pytest.raises(GoldDataError) as caught:
