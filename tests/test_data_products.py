@@ -234,3 +234,35 @@ def test_a_condition_that_is_not_true_or_false_is_reported_at_the_skip(tmp_path:
     diagnostics, _ = check_against_data(spec, compile_spec(spec), tmp_path)
     (finding,) = diagnostics
     assert finding.span.line == _line_of(path, "skip") and "gives a string ('mix'), not true or false" in finding.message
+
+
+def test_the_example_in_the_language_reference_checks_and_reads(tmp_path: Path) -> None:
+    from procbench.paths import PROJECT_ROOT
+
+    doc = (PROJECT_ROOT / "docs" / "language.md").read_text()
+    block = doc.split("**Computed values")[1].split("```\n")[1]
+    assert block.startswith("data {")
+    (tmp_path / "events.spec").write_text(
+        f"""task events {{
+  title = "Events"
+  version = "1.0"
+  primary = accuracy
+  {block}
+  predictions {{ format = "jsonl"  schema {{ id = str  label = enum(likely, unlikely, none) }} }}
+  score {{ measure accuracy {{ metric = accuracy()  gold = label  prediction = label }} }}
+}}
+"""
+    )
+    record = {
+        "id": "p1",
+        "steps": [{"sid": "s1", "kind": "header"}, {"sid": "s2", "kind": "action"}, {"sid": "s3", "kind": "action"}],
+        "events": [{"name": "burn", "kind": "real"}, {"name": "flood", "kind": "imagined"}, {"name": "burn", "kind": "real"}],
+        "excluded": ["s3"],
+        "labels": [{"step": "s2", "event": "burn", "label": "likely", "checked": True}],
+    }
+    (tmp_path / "events").mkdir()
+    (tmp_path / "events" / "test.jsonl").write_text(json.dumps(record) + "\n")
+    spec = check_file(tmp_path / "events.spec").spec
+    gold, _ = compile_spec(spec).gold(tmp_path, "test")
+    assert gold.items == {"p1/s2/burn": {"label": "likely", "seen": True}}
+    assert gold.labels == {"p1/s2/burn": {"all_checked": "True"}}
