@@ -281,6 +281,12 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
     plain = spec.to_dict()
     for sl in plain["slices"]:  # a slice's value labels are display text (its `values` key, unlike an enum type's values)
         sl.pop("values", None)
+    for key in ("missing", "invalid"):  # missing/invalid: each measure's effective convention, kept only where it is not the default
+        task_wide = plain["score"].pop(key, None)  # (before ordering, so that writing out a default changes nothing)
+        for measure in plain["score"]["measures"]:
+            effective = measure.pop(key, None) or task_wide
+            if measure["metric"] is not None and effective is not None and list(effective) != list(m.DEFAULT_CONVENTIONS[key]):
+                measure[key] = effective
     form = walk(plain)
     if form["data"].get("explode", 0) is None:  # specs without one keep the fingerprints they had before explode existed
         del form["data"]["explode"]

@@ -136,6 +136,20 @@ def _group_ranks(self_judged: Sequence[bool], values: Sequence[float | None] | N
     return ranks
 
 
+def _answered(stored: dict[str, tuple[int | None, int]], ids: Sequence[str], reference: Sequence[bool]) -> list[tuple[int, int] | None]:
+    """Each row's (answered, items of the split); None for a reported row (no file) and rows stored before coverage was kept."""
+    out: list[tuple[int, int] | None] = []
+    for sid, ref in zip(ids, reference):
+        answered, total = stored.get(sid, (None, 0))
+        out.append(None if ref or answered is None else (answered, total))
+    return out
+
+
+def coverage_text(answered: tuple[int, int] | None) -> str:
+    """A row's coverage as the board shows it: '7 / 8' (items with a prediction / items of the split); '' where not known."""
+    return "" if answered is None else f"{answered[0]} / {answered[1]}"
+
+
 def short_reason(reason: str) -> str:
     """The empty interval cell's word for why (the caption under the table gives the whole sentence); the board's and Compare's."""
     if not reason:
@@ -242,6 +256,7 @@ def build(
         _fmt_interval(metric, lo, hi) if lo is not None and hi is not None else short_reason(ci_notes.get(sid, "")) for sid, lo, hi in zip(ids, low, high)
     ]
     items = [n if not ref else None for n, ref in zip(wide["n_items"], wide["is_reference"])]
+    answered = _answered(sitedata.coverage(db, info.task, info.split), ids, wide["is_reference"].to_list())
 
     table = pl.DataFrame(
         {
@@ -258,6 +273,7 @@ def build(
             "Code": wide["code"],
             "Source": wide["source"] if "source" in wide.columns else [""] * len(ids),
             "Items": pl.Series(items, dtype=pl.Int64),
+            "Coverage": [coverage_text(a) for a in answered],
             metric.display: [metric.shown(v) for v in wide[metric.name]],
             f"{metric.display} 95% CI": ci_text,
             **({"Judged by": judge_text} if judged else {}),
@@ -282,6 +298,7 @@ def build(
             "code_url": wide["code"],
             **({"judge": wide["judge"]} if judged else {}),
             "n_items": pl.Series(items, dtype=pl.Int64),
+            "n_answered": pl.Series([a[0] if a else None for a in answered], dtype=pl.Int64),
             "task": [info.task] * len(ids),
             "split": [info.split] * len(ids),
             "slice": [sl.name if sl else ""] * len(ids),

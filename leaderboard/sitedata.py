@@ -68,6 +68,15 @@ def cards(db: Path, task: str, split: str) -> dict[str, dict[str, Any]]:
 
 
 @cache.cached
+def coverage(db: Path, task: str, split: str) -> dict[str, tuple[int | None, int]]:
+    """Submission id -> (items it answered, items of the split); answered is None where the store does not know (before migration 007)."""
+    with reader(db) as con:
+        answered = _present(con, "submissions", ("n_answered",), "s", default="NULL")
+        rows = con.execute(f"SELECT s.submission_id, {answered}, s.n_items FROM submissions s WHERE s.task = ? AND s.split = ?", [task, split]).fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+@cache.cached
 def card_of(db: Path, submission_id: str) -> dict[str, Any]:
     """One submission's model card columns (as :func:`cards`)."""
     with reader(db) as con:

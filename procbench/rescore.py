@@ -155,7 +155,7 @@ def _store_result(con, job: RescoreJob, result: RescoreResult, *, engine: str, a
         return sid
     row = store.SubmissionRow(
         submission_id=sid, task=job.task, split=job.split, fingerprint=result.fingerprint, team=values["team"],
-        model=values["model"], content_sha256=job.content_sha256, n_items=result.n_items, created_at=values["created_at"],
+        model=values["model"], content_sha256=job.content_sha256, n_items=result.n_items, n_answered=result.n_answered, created_at=values["created_at"],
         metadata=json.loads(values["metadata_json"]), is_reference=values["is_reference"], origin_id=job.job_id,
         receipt_id=values["receipt_id"], filename=values["filename"], card=ModelCard(**{f: values[f] for f in CARD_FIELDS}),
         hidden=values["hidden"], deleted=values["deleted"],

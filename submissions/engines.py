@@ -50,6 +50,7 @@ class RescoreResult:
     aggregates: tuple[AggregateRow, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    n_answered: int | None = None  # items with a prediction record (the row's coverage, migration 007)
 
 Engine = Callable[[Sequence[RescoreJob]], list[RescoreResult]]
 
@@ -84,7 +85,8 @@ def run_job(job: RescoreJob) -> RescoreResult:
             records = regrade_for_rescore(spec, gold, records, metadata)  # issue #17: a board-judged row is judged again, never by its file's verdicts
             evaluation = runner.evaluate_records(gold, fingerprint, job.split, records, notes, metadata)
         return RescoreResult(
-            job.job_id, True, fingerprint, "", evaluation.n_items, item_rows(evaluation), aggregate_rows(evaluation), tuple(evaluation.warnings)
+            job.job_id, True, fingerprint, "", evaluation.n_items, item_rows(evaluation), aggregate_rows(evaluation), tuple(evaluation.warnings),
+            evaluation.answered,
         )
     except InvalidPredictions as exc:
         return RescoreResult(job.job_id, False, "", f"no longer valid under the current spec: {exc.render()}")

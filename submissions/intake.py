@@ -375,6 +375,8 @@ def _score_and_store(
         evaluation = clock.run(lambda: runner.evaluate_records(gold, fingerprint, split, records, notes, metadata))
     except OverTime as exc:
         raise attempt.refuse("score", str(exc)) from None
+    except InvalidPredictions as exc:  # a measure's missing/invalid = "refuse": the file's problems, as validation's are
+        raise attempt.reject("score", exc.problems, exc.source or staged.filename) from None
     except Exception as exc:
         attempt.log("score", f"scoring failed: {type(exc).__name__}: {exc}")
         raise ScoringFailed(clip(f"scoring failed: {exc}", MAX_REASON_CHARS), receipt=attempt.receipt) from exc
@@ -408,7 +410,7 @@ def _score_and_store(
             blobs.record(con, blob, scored)
             row = store.SubmissionRow(
                 submission_id=sid, task=spec.name, split=split, fingerprint=fingerprint, team=resolved, model=attempt.model,
-                content_sha256=staged.sha256, n_items=evaluation.n_items, created_at=scored, metadata=metadata,
+                content_sha256=staged.sha256, n_items=evaluation.n_items, n_answered=evaluation.answered, created_at=scored, metadata=metadata,
                 receipt_id=attempt.receipt, filename=staged.filename, card=card,
             )
             store.insert_submission(con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history)

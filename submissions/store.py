@@ -372,6 +372,7 @@ class SubmissionRow:
     hidden: bool = False
     deleted: bool = False
     reported_on: str = ""  # a reported row: the data digest of the split it was reported on (migration 004)
+    n_answered: int | None = None  # items with a prediction record (migration 007); None: not known (a reported row)
 
 
 @dataclass(frozen=True)
@@ -420,7 +421,7 @@ def register_task(
 _SUBMISSION_COLUMNS = (
     "submission_id", "task", "split", "fingerprint", "team", "model", "content_sha256", "metadata_json", "is_reference",
     "hidden", "deleted", "n_items", "created_at", "origin_id", "receipt_id", "filename", "size_class", "weights",
-    "method_family", "paper_url", "code_url", "description", "reported_on",
+    "method_family", "paper_url", "code_url", "description", "reported_on", "n_answered",
 )
 
 
@@ -435,7 +436,7 @@ def insert_submission(
         row.submission_id, row.task, row.split, row.fingerprint, row.team, row.model, row.content_sha256,
         json.dumps(dict(row.metadata), sort_keys=True, default=str), row.is_reference, row.hidden, row.deleted, row.n_items,
         row.created_at, row.origin_id or row.submission_id, row.receipt_id, row.filename, row.card.size_class, row.card.weights,
-        row.card.method_family, row.card.paper_url, row.card.code_url, row.card.description, row.reported_on,
+        row.card.method_family, row.card.paper_url, row.card.code_url, row.card.description, row.reported_on, row.n_answered,
     ]
     placeholders = ", ".join("?" for _ in _SUBMISSION_COLUMNS)
     con.execute(f"INSERT INTO submissions ({', '.join(_SUBMISSION_COLUMNS)}) VALUES ({placeholders})", values)

@@ -54,7 +54,9 @@ def test_score_json_shape(tmp_path: Path) -> None:
     result = runner.invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(SAMPLE), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"task", "split", "fingerprint", "n_items", "metrics", "slices"}
+    assert set(payload) == {"task", "split", "fingerprint", "n_items", "coverage", "metrics", "slices"}
+    answered = {json.loads(line)["id"] for line in SAMPLE.read_text().splitlines() if line.strip()}  # issue #28: answered / total
+    assert payload["coverage"] == {"answered": len(answered), "total": payload["n_items"], "fraction": len(answered) / payload["n_items"]}
     assert set(payload["metrics"]) == {f"{m}_{k}" for m in ("exact", "bleu", "rouge") for k in ("p", "r", "f1")}
     assert set(payload["slices"]) == {"domain", "category", "modality"}
     assert payload["slices"]["domain"]["unseen"]["n_items"] + payload["slices"]["domain"]["seen"]["n_items"] == payload["n_items"]

@@ -80,7 +80,7 @@ ci_column = f"{metric.display} 95% CI"
 metric_order = [metric.display, ci_column, "Tie group", *[c for c in boardview.beside_bounded(info, view.table.columns) if c != metric.display]]
 # issue #16: reported (paper) rows stay visibly apart from submissions, bookkeeping columns or not
 kind_first = ["Kind"] if not details and "reported" in set(view.table["Kind"].to_list()) else []
-order = ["Rank", "Model", *kind_first, "Details", *metric_order] + ([c for c in BOOKKEEPING if c in view.table.columns] if details else [])
+order = ["Rank", "Model", *kind_first, "Details", *metric_order, "Coverage"] + ([c for c in BOOKKEEPING if c in view.table.columns] if details else [])
 ui.table(
     view.table,
     column_order=[c for c in order if c in view.table.columns],
@@ -90,6 +90,9 @@ ui.table(
         "Details": st.column_config.LinkColumn("Details", display_text="open", help="the submission: card, every metric and slice, history"),
         "Kind": st.column_config.TextColumn("Kind", help="submitted (scored here from its predictions) or reported (a paper's number, with its source)"),
         "Items": st.column_config.NumberColumn(help="items behind the figures of this row"),
+        "Coverage": st.column_config.TextColumn(
+            "Coverage", help="items of the split the file answered / items of the split; the rest count as the task's missing = ... convention says"
+        ),
         "Paper": st.column_config.LinkColumn("Paper", display_text="paper"),
         "Code": st.column_config.LinkColumn("Code", display_text="code"),
         ci_column: st.column_config.TextColumn(ci_column, help="95% percentile bootstrap interval over items (see the notes below when empty)"),
