@@ -22,9 +22,9 @@ from dsl import model as m
 from dsl import syntax as s
 from dsl.errors import Diagnostic
 from runners import registry
-from runners.predictions import SCALAR_KINDS, FieldType
+from runners.predictions import COLLECTION_KINDS, SCALAR_KINDS, FieldType
 
-TYPE_SPELLINGS = [*SCALAR_KINDS, "list(T)", "optional(T)", "enum(v1, v2, ...)"]
+TYPE_SPELLINGS = [*SCALAR_KINDS, "list(T)", "ordering(T)", "set(T)", "optional(T)", "enum(v1, v2, ...)"]
 
 # Blocks whose written form differs from what the model keeps (the checker expands them).
 WRITTEN_AS: dict[str, type] = {"metric": m.MetricBlock, "reported": m.ReportedTable, "fetch": m.FetchBlock}
@@ -323,7 +323,7 @@ class Binder:
     def field_type(self, expr: s.Expr) -> FieldType | None:
         if isinstance(expr, s.Ref) and len(expr.parts) == 1 and expr.parts[0] in SCALAR_KINDS:
             return FieldType(expr.parts[0])
-        if isinstance(expr, s.Call) and expr.callee.dotted in ("list", "optional") and len(expr.args) == 1 and not expr.kwargs:
+        if isinstance(expr, s.Call) and expr.callee.dotted in (*COLLECTION_KINDS, "optional") and len(expr.args) == 1 and not expr.kwargs:
             inner = self.field_type(expr.args[0])
             return FieldType(expr.callee.dotted, inner) if inner else None
         if (
@@ -347,8 +347,11 @@ class Binder:
         name = call.callee.dotted
         try:
             comp = registry.get(kind, name)
-        except registry.UnknownComponent:
-            self.unknown(call.callee.span, kind, name, registry.names(kind))
+        except registry.UnknownComponent as exc:
+            if exc.defined_in is not None:  # in a components/ folder nobody allowed: say which file and how to allow it
+                self.error(call.callee.span, str(exc), exc.hint)
+            else:
+                self.unknown(call.callee.span, kind, name, registry.names(kind))
             return None
         params = list(comp.params)
         bound: dict[str, tuple[s.Expr, Any]] = {}

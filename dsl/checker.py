@@ -219,7 +219,8 @@ class _Checker(Binder):
             default = kw.value.value
         if path is None:
             return None
-        return m.LabelRule(name, path, tuple(mapping), default, at={**at, "mapping": call.args[1].span, "keys": call.args[1].span})
+        keys = {f"map_key:{pair.key}": pair.span for pair in call.args[1].pairs}  # check --data reports an unmatched key at the key
+        return m.LabelRule(name, path, tuple(mapping), default, at={**at, "mapping": call.args[1].span, "keys": call.args[1].span, **keys})
 
     def _membership_label(self, name: str, call: s.Call, at: dict[str, s.Span]) -> m.LabelRule | None:
         usage = 'e.g. membership([{ path = "x/{split}_strong.csv", column = "id", label = "strong" }], default = "other", splits = [test])'
@@ -1489,8 +1490,13 @@ def _check_measures(
             }.get(call.name, "")
             ck.error(m.span_of(ms, "aggregate"), f"measure {ms.name!r}: {call.name}() cannot aggregate as {aggregate!r}; it aggregates as {allowed}", hint)
             continue
-        gold_types, pred_types = metric.accepts(aggregate)
         gtype, ptype = gold.get(ms.gold), pred.get(ms.prediction)
+        refusal = metric.refuses(gtype, ptype, aggregate)  # a combination whose meaning would be ambiguous: the hint names the right form
+        if refusal is not None:
+            ck.error(m.span_of(ms, refusal[0]), f"measure {ms.name!r}: {refusal[1]}", refusal[2])
+            continue
+        metric = metric.declared(gtype, ptype, aggregate)
+        gold_types, pred_types = metric.accepts(aggregate)
         ok = True
         for side, name, ftype, wanted, part in (("gold", ms.gold, gtype, gold_types, "gold"), ("prediction", ms.prediction, ptype, pred_types, "prediction")):
             if ftype is not None and not any(ftype.fits(w) for w in wanted):

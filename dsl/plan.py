@@ -279,10 +279,14 @@ def _measure_stage(measure: Mapping[str, Any]) -> Any:
     metric = build_node(measure["metric"])
     gold_types, prediction_types = metric.accepts(measure["aggregate"])
     # a field typed in the spec or a contract narrows what the metric accepts (an enum, optional values)
-    if measure["gold_type"] is not None:
-        gold_types = (_field_type(measure["gold_type"]),)
-    if measure["prediction_type"] is not None:
-        prediction_types = (_field_type(measure["prediction_type"]),)
+    gold_type = _field_type(measure["gold_type"]) if measure["gold_type"] is not None else None
+    prediction_type = _field_type(measure["prediction_type"]) if measure["prediction_type"] is not None else None
+    if gold_type is not None:
+        gold_types = (gold_type,)
+    if prediction_type is not None:
+        prediction_types = (prediction_type,)
+    # what the metric computes is fixed by the declared types (an ordering, a list of numbers), never by the values
+    metric = metric.declared(gold_type, prediction_type, measure["aggregate"])
     return MeasureStage(
         measure["name"],
         metric,

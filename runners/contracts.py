@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeGuard
 
 from runners._types import DataProblem, DataProblems, GoldSet
-from runners.predictions import FieldType
+from runners.predictions import COLLECTION_KINDS, FieldType
 from runners.predictions import describe_value as describe
 
 MISSING = object()
@@ -52,8 +52,8 @@ def checker(ftype: FieldType, collections: tuple[type, ...] = (list,)) -> Check:
     if kind == "optional":
         inner = checker(item, collections) if item is not None else None
         return lambda value: value is None or inner is None or inner(value)
-    if kind == "list":
-        if item is not None and item.kind == "str" and collections == (list,):
+    if kind in COLLECTION_KINDS:
+        if kind == "list" and item is not None and item.kind == "str" and collections == (list,):
             return is_str_list
         each = checker(item, collections) if item is not None else None
         return lambda value: isinstance(value, collections) and (each is None or all(each(v) for v in value))
@@ -63,7 +63,7 @@ def checker(ftype: FieldType, collections: tuple[type, ...] = (list,)) -> Check:
 def mismatch(ftype: FieldType, value: Any, collections: tuple[type, ...] = (list,)) -> str:
     """What is wrong with ``value`` as a ``ftype``: its shape, or the first element that does not fit."""
     target = ftype.item if ftype.kind == "optional" and value is not None and ftype.item is not None else ftype
-    if target.kind == "list" and target.item is not None and isinstance(value, collections):
+    if target.kind in COLLECTION_KINDS and target.item is not None and isinstance(value, collections):
         each = checker(target.item, collections)
         for position, element in enumerate(value, 1):
             if not each(element):

@@ -110,7 +110,7 @@ class FieldType:
 
     @staticmethod
     def parse(text: str) -> FieldType:
-        """``str``, ``list(str)``, ``ordering(str)``, ``set(str)``, ``optional(int)``, ``enum(a, b)``, ``record(step: int, text: str)``: the spelling of types."""
+        """``str``, ``list(str)``, ``ordering(str)``, ``set(str)``, ``optional(int)``, ``enum(a, b)``, ``record(step: int, text: str)``: type spellings."""
         text = text.strip()
         if text in SCALAR_KINDS:
             return FieldType(text)

@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from dsl.model import TaskSpec
-from runners.predictions import FieldType
+from runners.predictions import COLLECTION_KINDS, FieldType
+
+
+COLLECTION_DOCS = {
+    "ordering": "a ranked list of distinct items, first = first (docs/language.md, types)",
+    "set": "a list whose order and repeats do not matter (docs/language.md, types)",
+}
 
 
 def _field_schema(t: FieldType) -> dict[str, Any]:
-    if t.kind == "list":
-        return {"type": "array", "items": _field_schema(t.item) if t.item else {}}
+    if t.kind in COLLECTION_KINDS:  # an ordering or a set is a JSON list too; its kind is what a metric makes of it
+        schema = {"type": "array", "items": _field_schema(t.item) if t.item else {}}
+        return schema if t.kind == "list" else {**schema, "description": f"{t.spelling()}: " + COLLECTION_DOCS[t.kind]}
     if t.kind == "optional":
         inner = _field_schema(t.item) if t.item else {}
         return {"anyOf": [inner, {"type": "null"}]}

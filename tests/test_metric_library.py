@@ -21,6 +21,7 @@ from scipy import stats as scipy_stats
 from sklearn import metrics as skm
 
 from runners import registry
+from runners.predictions import FieldType
 
 CLASSES = ["entail", "neutral", "contradict"]
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "fast", "slowly", "red", ",", "."]
@@ -33,6 +34,12 @@ nonempty_sentence = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).ma
 
 def metric(name: str, **kwargs):
     return registry.get("metric", name).build(**kwargs)
+
+
+def declared(m, spelled: str, aggregate: str = "mean"):
+    """The metric as a measure over two fields declared ``spelled`` computes (the declared type fixes the meaning)."""
+    ftype = FieldType.parse(spelled)
+    return m.declared(ftype, ftype, aggregate)
 
 
 def reduce(m, golds, preds, aggregate):
@@ -161,12 +168,12 @@ def test_correlations_equal_scipy_per_item_and_across_items(xs, rnd):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = scipy_or_zero(fn(xs, ys))
-        assert metric(name).item(xs, ys, "mean") == pytest.approx((expected,), abs=1e-9)
+        assert declared(metric(name), "list(float)").item(xs, ys, "mean") == pytest.approx((expected,), abs=1e-9)
         assert reduce(metric(name), xs, ys, "corpus") == pytest.approx((expected,), abs=1e-9)
         # symmetric in gold and prediction
         assert reduce(metric(name), ys, xs, "corpus") == pytest.approx((expected,), abs=1e-9)
     tau_c = scipy_or_zero(scipy_stats.kendalltau(xs, ys, variant="c").statistic)
-    assert metric("kendall_tau", variant="c").item(xs, ys, "mean") == pytest.approx((tau_c,), abs=1e-9)
+    assert declared(metric("kendall_tau", variant="c"), "list(float)").item(xs, ys, "mean") == pytest.approx((tau_c,), abs=1e-9)
 
 
 @settings(max_examples=50, deadline=None)
@@ -175,17 +182,19 @@ def test_kendall_tau_over_step_orderings(predicted):
     gold = ["mix", "bake", "cool", "slice", "serve", "wash"]
     positions = [predicted.index(step) for step in gold]
     expected = scipy_stats.kendalltau(list(range(len(gold))), positions).statistic
-    (tau,) = metric("kendall_tau").item(gold, predicted, "mean")
+    (tau,) = declared(metric("kendall_tau"), "ordering(str)").item(gold, predicted, "mean")
     assert tau == pytest.approx(expected, abs=1e-12)
     assert -1.0 <= tau <= 1.0
-    assert metric("exact_order").item(gold, predicted, "mean") == ((1.0,) if predicted == gold else (0.0,))
+    assert declared(metric("exact_order"), "ordering(str)").item(gold, predicted, "mean") == ((1.0,) if predicted == gold else (0.0,))
 
 
-def test_a_step_left_out_is_ranked_after_the_listed_ones():
+def test_a_partial_ordering_is_invalid_not_scored_silently():
     gold = ["a", "b", "c", "d"]
-    # the prediction lists b, a: positions a -> 1, b -> 0; c and d are left out, both at len(prediction) = 2
-    expected = scipy_stats.kendalltau([0, 1, 2, 3], [1, 0, 2, 2]).statistic
-    assert metric("kendall_tau").item(gold, ["b", "a"], "mean") == pytest.approx((expected,), abs=1e-12)
+    tau = declared(metric("kendall_tau"), "ordering(str)")
+    assert tau.invalid(gold, ["b", "a"]) == "not a permutation of the gold's items: missing 'c', 'd'"
+    assert tau.invalid(gold, ["b", "a", "c", "d"]) is None
+    with pytest.raises(ValueError, match="not a permutation"):
+        tau.item(gold, ["b", "a"], "mean")
 
 
 # -- heavy libraries stay out of tasks that do not use them -----------------------------------------

@@ -10,9 +10,10 @@ from runners.metrics._classification import accuracy, confusion, f1, precision, 
 from runners.metrics._derived import with_derived
 from runners.metrics._generation import chrf, corpus_bleu, exact_match, rouge, sentence_bleu, ter
 from runners.metrics._measure import Measures, MeasureStage, combined
-from runners.metrics._ordering import exact_order, kendall_tau, pearson, spearman
+from runners.metrics._ordering import exact_order, kendall_tau, pearson, precedence, spearman
 from runners.metrics._outcomes import answer_outcomes, binary_outcomes, set_outcomes
 from runners.metrics._preference import win_rate
+from runners.metrics._ranking import mrr, ndcg, recall_at
 from runners.metrics._sets import set_prf
 from runners.metrics._tokens import token_f1
 
@@ -34,10 +35,14 @@ __all__ = [
     "exact_order",
     "f1",
     "kendall_tau",
+    "mrr",
+    "ndcg",
     "pearson",
+    "precedence",
     "precision",
     "prf",
     "recall",
+    "recall_at",
     "rouge",
     "sentence_bleu",
     "set_outcomes",

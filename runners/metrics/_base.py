@@ -97,6 +97,22 @@ class Metric:
         """
         return None
 
+    def refuses(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> tuple[str, str, str] | None:
+        """Why fields declared with these types cannot be measured unambiguously: (``"gold"`` or ``"prediction"``, message, hint).
+
+        The checker asks before its generic type check (so the hint can name the right form, e.g. ``ordering(int)``);
+        a type is None where nothing declares it.  Default: the generic check of :meth:`accepts` decides.
+        """
+        return None
+
+    def declared(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> Metric:
+        """This metric as it computes over fields of these declared types (the checker and the plan ask; default: itself).
+
+        A metric whose computation differs by declared kind (an ordering, a list of numbers) returns a copy fixed to
+        that kind here, so that its ``item`` never chooses from the values it is given.
+        """
+        return self
+
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         """The outputs (in the order of :meth:`outputs`) from the statistics of a set of items."""
         # added left to right, as official scripts do (``sum(scores) / len(scores)``), not math.fsum
