@@ -2,7 +2,7 @@
 
 A team with a token must present it; a team without one (or a team that does not exist) may
 submit without a token, which keeps local use (``procbench submit --team me``) working.  Team names
-are matched through ``details.name_key`` (issue #17): a name that differs from a token-protected
+are matched through ``details.same_name`` (issues #17, #29): a name that differs from a token-protected
 team's only by case, width, spacing, accents or look-alike letters needs that team's token too, and
 no two teams may share a key.
 """
@@ -16,7 +16,7 @@ from datetime import datetime
 
 import duckdb
 
-from submissions.details import ANONYMOUS_TEAM, DetailError, check_name, name_key
+from submissions.details import ANONYMOUS_TEAM, DetailError, check_name, same_name
 
 TOKEN_PREFIX = "pbt_"
 
@@ -46,10 +46,12 @@ def team_exists(con: duckdb.DuckDBPyConnection, team: str) -> bool:
 
 
 def _same_name(con: duckdb.DuckDBPyConnection, sql: str, team: str) -> str | None:
-    """The first name ``sql`` lists whose ``name_key`` is ``team``'s (the exact name first), or None."""
-    key = name_key(team)
+    """The first name ``sql`` lists that is ``team`` by ``same_name`` (the exact name first), or None.
+
+    issue #29: every name a token protects is compared by its confusables skeleton (UTS #39), so no
+    look-alike of a protected team passes without its token."""
     names = [row[0] for row in con.execute(sql).fetchall()]
-    return next((n for n in sorted(names, key=lambda n: n != team) if name_key(n) == key), None)
+    return next((n for n in sorted(names, key=lambda n: n != team) if same_name(n, team)), None)
 
 
 def similar_team(con: duckdb.DuckDBPyConnection, team: str) -> str | None:
@@ -64,10 +66,10 @@ def protected_team(con: duckdb.DuckDBPyConnection, team: str) -> str | None:
 
 def check_new_team(team: str) -> str:
     """A name a team may be created (and given tokens) under: ``check_name``'s rules, and not ``anonymous`` in
-    any form ``name_key`` folds to it (the open team of token-less submissions, which a token would lock).
+    any form ``same_name`` matches (the open team of token-less submissions, which a token would lock).
     Needs no store, so a refused name is refused before one is opened."""
     check_name("team", team)
-    if name_key(team) == name_key(ANONYMOUS_TEAM):
+    if same_name(team, ANONYMOUS_TEAM):
         raise DetailError(f"the team name {team!r} is reserved (it is the team of submissions sent without a token or a team)")
     return team
 
@@ -89,7 +91,7 @@ def create_team(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, exp
 
 def issue_token(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, expires_at: datetime | None = None, revoke_others: bool = False) -> str:
     """A new token for an existing team; returns it (only its hash is stored)."""
-    if name_key(team) == name_key(ANONYMOUS_TEAM):
+    if same_name(team, ANONYMOUS_TEAM):
         check_new_team(team)  # a store from before the name was reserved may hold the team: it still gets no token
     if not team_exists(con, team):
         raise ValueError(f"no team {team!r} (create it with `procbench team create {team}`)")
@@ -138,7 +140,7 @@ def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str
     info = _token(con, token)
     if info is None:
         raise AuthError("the token is not valid (unknown or mistyped); nothing was stored")
-    if team is not None and name_key(team) != name_key(info.team):
+    if team is not None and not same_name(team, info.team):
         raise AuthError(f"the token does not belong to team {team!r}; nothing was stored")
     if info.revoked_at is not None:
         raise AuthError(f"the token of team {info.team!r} was revoked on {info.revoked_at:%Y-%m-%d %H:%M} UTC; ask for a new one")

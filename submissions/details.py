@@ -4,9 +4,10 @@ Everything here is stored verbatim and only ever passed to SQL as a parameter; t
 about what the board can show safely: no control or invisible characters in names, and links that
 are plain http(s) URLs (a ``javascript:`` link rendered by the site would run in a visitor's browser).
 
-Names are compared through one normaliser, :func:`name_key` (issue #17): two team names that differ
-only by case, width, spacing, accents or look-alike letters are the same team for uniqueness and for
-the token check, so ``Acme``, ``ACME``, ``a c m e`` and ``аcme`` (Cyrillic а) cannot pass for ``acme``.
+Names are compared through one normaliser, :func:`same_name` (issues #17, #29): two team names that differ
+only by case, width, spacing, accents or look-alike letters (Unicode's confusables skeleton) are the same
+team for uniqueness and for the token check, so ``Acme``, ``ACME``, ``a c m e``, ``аcme`` (Cyrillic а) and
+``ᴀcme`` (small capital) cannot pass for ``acme``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from submissions import confusables
 
 # Parameter-count classes (none: no learned weights; <1B, 1-10B, 10-100B, >100B), plus the classes
 # the PM-LLM-Benchmark paper groups models by (commercial, big open-source, small <= 8 GB, tiny <= 4 GB).
@@ -55,34 +58,28 @@ RESERVED_TEAMS = (REFERENCE_TEAM,)
 # name (in any form name_key folds to it) may be created with a token, which would lock everyone out of it
 ANONYMOUS_TEAM = "anonymous"
 
-# Letters that look like Latin ones (UTS #39 confusables, the common part), applied after casefolding,
-# so capitals are covered by their lower-case forms (Cyrillic В -> в -> b, Greek Η -> η -> h).
-_LOOKALIKES = str.maketrans(
-    {
-        # Cyrillic
-        "а": "a", "в": "b", "е": "e", "з": "3", "і": "i", "ј": "j", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
-        "т": "t", "у": "y", "х": "x", "ѕ": "s", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ѵ": "v", "ӏ": "i", "ү": "y", "ь": "b",
-        # Greek
-        "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m", "ν": "n", "ο": "o", "ρ": "p", "τ": "t",
-        "υ": "y", "χ": "x", "ϲ": "c", "ϳ": "j",
-        # Armenian, Latin variants, digits and strokes
-        "օ": "o", "ս": "u", "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɩ": "i", "0": "o", "1": "i", "l": "i", "|": "i",
-    }
-)
+def name_keys(value: str) -> frozenset[str]:
+    """The forms names are compared in (uniqueness, token checks, reserved names); never shown or stored.
+
+    Every space and invisible character removed, then NFKC (width and compatibility forms: ``Ａｃｍｅ``,
+    ``𝐚𝐜𝐦𝐞``), Unicode's confusables skeleton (UTS #39, ``submissions.confusables``: ``ϲ``, ``Ꮪ``, ``г``,
+    ``ᴏ``, ``m`` as ``rn``), casefolded with accents and other combining marks dropped, as written and in
+    upper case.  Deliberately coarse: a false match only means a name needs the matching team's token,
+    or another name.
+    """
+    visible = "".join(c for c in value if not c.isspace() and unicodedata.category(c) not in _REFUSED_IN_NAMES)
+    return frozenset("".join(c for c in key if not c.isspace()) for key in confusables.keys(visible))
 
 
 def name_key(value: str) -> str:
-    """The form names are compared in (uniqueness, token checks, reserved names); never shown or stored.
+    """One of :func:`name_keys` (the form as written), for a stable sort or a display; compare with :func:`same_name`."""
+    visible = "".join(c for c in value if not c.isspace() and unicodedata.category(c) not in _REFUSED_IN_NAMES)
+    return "".join(c for c in confusables.key_as_written(visible) if not c.isspace())
 
-    NFKC (width and compatibility forms: ``Ａｃｍｅ``, ``𝐚𝐜𝐦𝐞``), casefold, accents and other combining
-    marks dropped, look-alike letters mapped to the Latin letter they imitate (and ``rn`` to ``m``),
-    every space and invisible character removed.  Deliberately coarse: a false match only means a
-    name needs the matching team's token, or another name.
-    """
-    text = unicodedata.normalize("NFKC", value).casefold()
-    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
-    text = unicodedata.normalize("NFKC", text).translate(_LOOKALIKES).replace("rn", "m")
-    return "".join(c for c in text if not c.isspace() and unicodedata.category(c) not in _REFUSED_IN_NAMES)
+
+def same_name(first: str, second: str) -> bool:
+    """Whether two names are one name to the board: any of their :func:`name_keys` agree."""
+    return not name_keys(first).isdisjoint(name_keys(second))
 
 
 def check_name(kind: str, value: str) -> str:
@@ -98,7 +95,7 @@ def check_name(kind: str, value: str) -> str:
             raise DetailError(f"the {kind} name contains {what} (U+{ord(c):04X}); names must be visible text")
     if value != value.strip():
         raise DetailError(f"the {kind} name starts or ends with a space")
-    if kind == "team" and name_key(value) in {name_key(r) for r in RESERVED_TEAMS}:
+    if kind == "team" and any(same_name(value, r) for r in RESERVED_TEAMS):
         raise DetailError(f"the team name {value!r} is reserved (it is the team of results reported in the literature)")
     return value
 
