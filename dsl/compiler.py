@@ -329,6 +329,20 @@ def _library_versions() -> dict[str, str]:
         try:
             libraries[lib] = importlib.metadata.version(lib)
         except importlib.metadata.PackageNotFoundError:
+def _render_convention(measure: m.MeasureSpec, score: m.ScoreSpec, part: str) -> str:
+    """How a measure counts an item without a prediction (``missing``) or with one it cannot measure (``invalid``), for --explain."""
+    declared = getattr(measure, part) or getattr(score, part)
+    form, *value = declared or m.DEFAULT_CONVENTIONS[part]
+    what = {"missing": "no prediction", "invalid": "an invalid prediction"}[part]
+    if form == "predict":
+        how = f"counted as the prediction {json.dumps(m.thaw(value[0]))}"
+    elif form == "score":
+        how = f"a per-item score of {float(value[0]):g}"
+    else:
+        how = "scored as unanswered" if form == "empty" else "the file is refused"
+    return f"{what}: {how}" + ("" if declared else f" (the default; declare {part} = ... to change it)")
+
+
             continue
     return libraries
 
@@ -437,7 +451,7 @@ def explain(spec: m.TaskSpec) -> str:
         lines.append(f"   reader component: {_render_call(pred.reader)}")
     else:
         lines.append(f"   {pred.format} records keyed by {pred.id_field!r}: " + ", ".join(f"{n}: {t.render()}" for n, t in pred.fields))
-        lines.append("   every problem reported with its line number; missing ids score as empty (warning)")
+        lines.append("   every problem reported with its line number; missing ids score as empty (warning), unless a measure declares missing = ... (below)")
     lines += ["", "3. normalise + 4. match"]
     if spec.score.derive:
         gives = registry.get("deriver", spec.score.derive.name).contract.fields
@@ -466,6 +480,8 @@ def explain(spec: m.TaskSpec) -> str:
         what = (
             f"the scorer's {measure.value}"
             if measure.metric is None
+        if measure.metric is not None:
+            lines.append("     " + "; ".join(_render_convention(measure, spec.score, part) for part in ("missing", "invalid")))
             else f"{_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}"
         )
         only = " on items with " + ", ".join(f"{k} = {v!r}" for k, v in measure.where) if measure.where else ""

@@ -297,3 +297,17 @@ def test_the_board_shows_coverage_on_every_row(guide: tuple[Path, dict[str, str]
     table = page(db, monkeypatch, "board", task="effects", split="test").dataframe[0].value
     shown = dict(zip(table["Model"], table["Coverage"]))
     assert shown == {model: f"{len(_rows(path))} / {len(gold)}" for model, path in files.items()}
+
+
+def test_compile_explain_says_how_each_measure_counts_missing_and_invalid_predictions(guide: tuple[Path, dict[str, str]]) -> None:
+    root, _ = guide
+    result = CliRunner().invoke(app, ["compile", str(root / "specs" / "effects.spec"), "--explain"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    said = {lines[i].split(":")[0].split()[-1]: lines[i + 1].strip() for i, line in enumerate(lines) if line.startswith("   measure ")}
+    default_invalid = "an invalid prediction: the file is refused (the default; declare invalid = ... to change it)"
+    assert said == {
+        "accuracy": f'no prediction: counted as the prediction "equally likely"; {default_invalid}',
+        "macro_f1": f'no prediction: counted as the prediction "equally likely"; {default_invalid}',
+        "answered_accuracy": f"no prediction: scored as unanswered; {default_invalid}",
+    }
