@@ -62,8 +62,10 @@ class Placed:
 
 def safe_name(name: str) -> str:
     """The upload's base name with anything unusual replaced (extensions kept: readers look at them)."""
-    base = Path(name).name or "predictions"
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", base)[:120]
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(name).name)[:120]
+    # "." and ".." (or a name of dots only) would name the scratch folder or its parent, not a file in it;
+    # the upload's own name still goes to intake, which refuses it with its message
+    return cleaned if cleaned.strip(".") else "predictions"
 
 
 def stage_upload(content: bytes, filename: str, folder: Path) -> Path:

@@ -67,9 +67,15 @@ def submit(
     paper_url: Annotated[str, typer.Option(help="http(s) link to the paper")] = "",
     code_url: Annotated[str, typer.Option(help="http(s) link to the code")] = "",
     description: Annotated[str, typer.Option(help="free text shown with the submission")] = "",
+    components: Annotated[
+        Optional[list[Path]], typer.Option("--components", help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS")
+    ] = None,
 ) -> None:
     """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
     from procbench.cli import _load, _parse_metadata
+    from procbench.console_commands import allow_components
+
+    allow_components(components)
     from procbench.paths import resolve_data_root
     from runners._types import InvalidPredictions
     from submissions import submit as do_submit
@@ -186,8 +192,12 @@ def team_list(db: DbOption = DEFAULT_DB) -> None:
     """Teams, their live tokens and the latest expiry."""
     from submissions import auth, store
 
-    with store.reader(db) as con:
-        rows = auth.list_teams(con, now=store.now())
+    try:
+        with store.reader(db) as con:
+            rows = auth.list_teams(con, now=store.now())
+    except FileNotFoundError as exc:  # a mistyped --db: a message, as the other team commands give (docs/submissions.md)
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
     for team, live, expires in rows:
         _say(f"{team:<24} {live} live token{'s' if live != 1 else ''}" + (f", latest expiry {expires:%Y-%m-%d %H:%M} UTC" if expires else ""))
 
@@ -276,13 +286,13 @@ def admin_check(
     db: DbOption = DEFAULT_DB, fix: Annotated[bool, typer.Option("--fix", help="remove the orphan raw files (left by failed stores)")] = False
 ) -> None:
     """Check the store for half-written submissions, missing raw files and orphan raw files (exit 1 if any)."""
-    from submissions.admin import check_consistency, collect_orphans, orphan_blobs
+    from submissions.admin import check_boards, check_consistency, collect_orphans, orphan_blobs
     from submissions.blobs import blob_root
 
     if not db.exists():
         _err(f"error: no procbench database at {db}")
         raise typer.Exit(EXIT_REFUSED)
-    problems = check_consistency(db)
+    problems = check_consistency(db) + check_boards(db)
     for problem in problems:
         _say(problem)
     if fix:
@@ -337,6 +347,88 @@ def admin_items(submission: str, db: DbOption = DEFAULT_DB, admin: Annotated[boo
         typer.echo(json.dumps(row))
 
 
+# -- which fingerprint each board shows (issue #29) ----------------------------------------------------
+
+board_app = typer.Typer(no_args_is_help=True, help="Which fingerprint each board shows: list, point (logged, undoable), undo, log.")
+
+
+@board_app.command("list")
+def board_list(task: str, db: DbOption = DEFAULT_DB, split: Annotated[Optional[str], typer.Option(help="one split")] = None) -> None:
+    """Every fingerprint registered for a task's boards: its data, its rows, and which one each board shows (*)."""
+    from submissions import boards, store
+
+    if not db.exists():
+        _err(f"error: no procbench database at {db}")
+        raise typer.Exit(EXIT_REFUSED)
+    with store.reader(db) as con:
+        splits = [split] if split else [r[0] for r in con.execute("SELECT DISTINCT split FROM tasks WHERE task = ? ORDER BY split", [task]).fetchall()]
+        listed = {name: boards.registered(con, task, name) for name in splits}
+    if not any(listed.values()):
+        _err(f"error: no board of {task}{' / ' + split if split else ''} in {db}")
+        raise typer.Exit(EXIT_REFUSED)
+    for name, rows in listed.items():
+        for r in rows:
+            items = f"{r.gold_items} items" if r.gold_items is not None else "? items"
+            _say(
+                f"{'*' if r.current else ' '} {task} / {name}  {r.fingerprint[:12]}  {r.data_kind:<10} {items:<11} {r.rows:>5} rows  "
+                f"registered {r.registered_at:%Y-%m-%d %H:%M:%S}" + (f"  data root {r.data_root}" if r.data_root else "")
+            )
+
+
+@board_app.command("point")
+def board_point(
+    task: str,
+    split: str,
+    fingerprint: Annotated[str, typer.Argument(help="a registered fingerprint of the board (or a unique prefix of 6+ characters)")],
+    reason: Annotated[str, typer.Option(help="why (kept in the board's log)")] = "",
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Show another registered fingerprint on a board; logged (who, when, from, to, why) and undoable."""
+    from submissions.admin import point_board
+
+    try:
+        moved = point_board(db, task, split, fingerprint, reason=reason, actor=_actor())
+    except (LookupError, FileNotFoundError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    if moved is None:
+        _say(f"{task} / {split} already shows that fingerprint; nothing changed")
+        return
+    _say(f"{task} / {split}: the board now shows {moved.to_fingerprint[:12]} (was {moved.from_fingerprint[:12] or '-'}; move {moved.seq})")
+
+
+@board_app.command("undo")
+def board_undo(task: str, split: str, reason: Annotated[str, typer.Option(help="why (kept in the board's log)")] = "", db: DbOption = DEFAULT_DB) -> None:
+    """Undo a board's latest move: show the fingerprint it showed before (itself a logged move)."""
+    from submissions.admin import undo_board
+
+    try:
+        moved = undo_board(db, task, split, reason=reason, actor=_actor())
+    except (LookupError, FileNotFoundError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    _say(f"{task} / {split}: the board now shows {moved.to_fingerprint[:12]} again (was {moved.from_fingerprint[:12]}; move {moved.seq})")
+
+
+@board_app.command("log")
+def board_log(task: str, db: DbOption = DEFAULT_DB, split: Annotated[Optional[str], typer.Option(help="one split")] = None) -> None:
+    """Every move of a task's boards, oldest first: when, how, who, from, to, why."""
+    from submissions import boards, store
+
+    if not db.exists():
+        _err(f"error: no procbench database at {db}")
+        raise typer.Exit(EXIT_REFUSED)
+    with store.reader(db) as con:
+        for m in boards.moves(con, task, split):
+            _say(
+                f"{m.moved_at:%Y-%m-%d %H:%M:%S} UTC  {m.task} / {m.split}  #{m.seq} {m.how:<9} {m.from_fingerprint[:12] or '-':<12} -> "
+                f"{m.to_fingerprint[:12]}  by {m.actor or '-'}: {m.reason}"
+            )
+
+
+admin_app.add_typer(board_app, name="board")
+
+
 # -- rescore, export ---------------------------------------------------------------------------------
 
 
@@ -351,10 +443,14 @@ def rescore(
     """Re-score stored raw files under the spec's current fingerprint (old results are kept)."""
     from dsl import SpecError
     from procbench.paths import resolve_data_root
+    from procbench.rescore import DataKindMismatch
     from procbench.rescore import rescore as do_rescore
 
     try:
         report = do_rescore(db, task, data_root=resolve_data_root(data_dir), engine=engine, splits=split, inline=inline, actor=_actor())
+    except DataKindMismatch as exc:  # issue #29: refused before anything ran
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
     except (SpecError, FileNotFoundError) as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_SPEC_ERROR) from None
@@ -362,11 +458,18 @@ def rescore(
         _err(f"error: {exc.args[0]}")
         raise typer.Exit(EXIT_REFUSED) from None
     for split_name, fingerprint in report.fingerprints.items():
-        typer.echo(f"{report.task} / {split_name}: current fingerprint {fingerprint[:12]}")
+        if split_name in report.moved:
+            typer.echo(f"{report.task} / {split_name}: the board now shows fingerprint {fingerprint[:12]} (was {report.moved[split_name][0][:12]})")
+        elif split_name in report.kept:
+            typer.echo(f"{report.task} / {split_name}: new fingerprint {fingerprint[:12]} registered; the board was not moved")
+        else:
+            typer.echo(f"{report.task} / {split_name}: current fingerprint {fingerprint[:12]}")
     for split_name in report.skipped_splits:
         _err(f"warning: {report.task} / {split_name}: no data under the data root; not re-scored")
     for origin, reason in report.failed:
         _err(f"failed: {origin}: {reason}")
+    for split_name, why in report.kept.items():
+        _err(f"board kept: {report.task} / {split_name}: {why}")
     typer.echo(f"re-scored {len(report.rescored)}, already current {report.up_to_date}, failed {len(report.failed)}")
     if report.failed:
         raise typer.Exit(EXIT_FAILED)

@@ -46,8 +46,8 @@ def prediction_ids(path: Path) -> list[str]:
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the validator reports the line with its number
+            except (json.JSONDecodeError, RecursionError):
+                continue  # the validator reports the line with its number (a too-deep line too, never a RecursionError)
             if isinstance(record, dict) and "id" in record and record["id"] is not None:
                 ids.append(str(record["id"]))
         return ids

@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from dsl.datacheck import refuse_unfit_data
 from dsl.model import TaskSpec
 from runners._types import InvalidPredictions, Problem, clip
 from runners.pmllm.judge import JudgeError
@@ -31,11 +32,13 @@ from submissions import judging  # issue #17 (self-judged verdicts)
 from submissions.auth import AuthError, authenticate
 from submissions.details import MAX_NAME_CHARS, REFERENCE_TEAM, DetailError, ModelCard, check_name  # REFERENCE_TEAM: reserved there (issue #17)
 from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
+from submissions.metadata_checks import check_metadata
 from submissions.quotas import RESERVED_STAGE, QuotaExceeded, check_quota, quota_for
 from submissions.rows import aggregate_frame, aggregate_rows, item_frame, item_rows
 from submissions.staging import BadFileName, FileRefused, IntakeLimits, StagedFile, stage
 
 MAX_REASON_CHARS = 20_000  # of a failures row's reason and of a ScoringFailed message (they may quote the file)
+INTERNAL_STAGE = "internal"  # issue #29: intake itself failed (a bug, not the file's fault): logged, not counted against max_attempts
 
 
 @dataclass(frozen=True)
@@ -113,9 +116,12 @@ class _Attempt:
     clock: Callable[[], datetime]
     content: str = ""
     unlogged: str = ""  # why the failures row could not be written, if it could not
+    reserved: bool = False  # holds one of the team's max_attempts (a failures row at stage ``attempt``)
+    settled: bool = False  # the reservation was replaced by a failure or a stored submission
 
     def log(self, stage: str, reason: str) -> None:
         """Write the failures row (in place of this attempt's reservation); never masks the original error."""
+        self.settled = True  # issue #29: whatever happens below, release() must not run a second write
         try:
             # issue #17: a refused request never creates a store (no store yet: nothing is logged), and
             # the request's own strings are stored cut to the name limit (a refused 10 MB name is not kept)
@@ -127,6 +133,18 @@ class _Attempt:
                 )
         except Exception as exc:  # noqa: BLE001 - the user's error matters more than the log's
             self.unlogged = f"{type(exc).__name__}: {exc}"
+            self.release()
+
+    def release(self) -> None:
+        """issue #29: free this attempt's reservation if nothing else has (every exit path of intake ends here)."""
+        if not self.reserved:
+            return
+        self.reserved = False
+        try:
+            with store.writer(self.db_path, create=False) as con, store.transaction(con):
+                release_attempt(con, self.receipt)
+        except Exception:  # noqa: BLE001, S110 - never masks the original error; a left reservation expires (quotas.STALE_ATTEMPT)
+            pass
 
     def refuse(self, stage: str, message: str, next_slot: datetime | None = None) -> SubmissionRefused:
         self.log(stage, message)
@@ -214,6 +232,7 @@ def _reserve(con: duckdb.DuckDBPyConnection, attempt: _Attempt, team: str, now: 
         con, receipt_id=attempt.receipt, task=attempt.task, split=attempt.split, team=team, model=attempt.model, filename=attempt.filename,
         content_sha256=attempt.content, stage=RESERVED_STAGE, reason="attempt reserved: the file is being validated and scored", at=now,
     )
+    attempt.reserved = True
 
 
 def _precheck(attempt: _Attempt, **gate: Any) -> str:
@@ -279,11 +298,13 @@ def submit(
         if team is not None:
             check_name("team", team)
         card = (card or ModelCard()).checked()
+        metadata = check_metadata(metadata)  # issue #29: size, depth, non-finite numbers; before anything is staged
     except DetailError as exc:
         raise attempt.refuse("request", str(exc)) from None
     if split not in spec.data.splits:
         raise attempt.refuse("request", f"task {spec.name!r} has no split {split!r} (splits: {', '.join(spec.data.splits)})")
     try:
+        refuse_unfit_data(spec, runner, data_root, split)  # what check --data refuses about this split, in its words (reads it once, cached)
         gold, fingerprint = runner.gold(data_root, split)
     except FileNotFoundError as exc:
         message = f"missing data for {spec.name} / {split}: {exc}"
@@ -321,6 +342,14 @@ def submit(
         raise attempt.refuse("request", str(exc)) from None
     except FileRefused as exc:
         raise attempt.reject("file", [exc.problem], attempt.filename) from None
+    except (SubmissionRefused, RejectedPredictions, MissingData, ScoringFailed):
+        raise
+    except Exception as exc:  # issue #29: a crash anywhere still leaves a receipt and a failures row, and frees the attempt slot
+        attempt.log(INTERNAL_STAGE, f"intake failed: {type(exc).__name__}: {clip(str(exc), 2000)}")
+        raise ScoringFailed(f"intake failed ({type(exc).__name__}); nothing was stored", receipt=attempt.receipt, stage=INTERNAL_STAGE) from exc
+    finally:
+        if not attempt.settled:  # stored, or left by a BaseException (KeyboardInterrupt, a worker's SystemExit): the slot is freed
+            attempt.release()
 
 
 def _score_and_store(
@@ -353,8 +382,9 @@ def _score_and_store(
     clock = _ScoringClock(limits.max_score_seconds)
     try:
         records, notes = clock.run(lambda: runner.validate(staged.path, gold))
-    except OverTime as exc:
-        raise attempt.refuse("validate", str(exc)) from None
+    except OverTime as exc:  # the scorer did not finish in time: ScoringFailed, exit 6 (docs/submissions.md's table)
+        attempt.log("validate", str(exc))
+        raise ScoringFailed(str(exc), receipt=attempt.receipt, stage="validate") from None
     except InvalidPredictions as exc:
         raise attempt.reject("validate", exc.problems, exc.source or staged.filename) from None
     except Exception as exc:  # a reader bug must still leave a receipt
@@ -373,8 +403,9 @@ def _score_and_store(
         metadata = judging.mark(metadata, records)  # issue #17: verdicts read from the file are the submitter's; the `judge` key is intake's alone
     try:
         evaluation = clock.run(lambda: runner.evaluate_records(gold, fingerprint, split, records, notes, metadata))
-    except OverTime as exc:
-        raise attempt.refuse("score", str(exc)) from None
+    except OverTime as exc:  # the scorer did not finish in time: ScoringFailed, exit 6 (docs/submissions.md's table)
+        attempt.log("score", str(exc))
+        raise ScoringFailed(str(exc), receipt=attempt.receipt, stage="score") from None
     except InvalidPredictions as exc:  # a measure's missing/invalid = "refuse": the file's problems, as validation's are
         raise attempt.reject("score", exc.problems, exc.source or staged.filename) from None
     except Exception as exc:
@@ -402,6 +433,7 @@ def _score_and_store(
                         f"so it cannot also be {attempt.model!r}; nothing was stored\n  hint: submit {attempt.model!r}'s own predictions, or resubmit "
                         f"under the name {row[1]!r} to get the stored submission back"
                     )
+                attempt.settled = True  # the reservation is released in this transaction
                 return SubmissionOutcome(sid, False, evaluation, notes, row[0] if row else "", resolved)
             if resolved not in frames:  # the team changed between the pre-check and now (a token revoked and reissued)
                 frames[resolved] = (item_frame(sid, items), aggregate_frame(sid, aggregates))
@@ -424,6 +456,7 @@ def _score_and_store(
     except (duckdb.Error, OSError, TimeoutError) as exc:
         attempt.log("store", f"the store failed: {type(exc).__name__}: {exc}")
         raise ScoringFailed(f"the store failed: {exc}", receipt=attempt.receipt, stage="store") from exc
+    attempt.settled = True  # the reservation was released in the storing transaction
     store.crash_point("store.after_commit")
     return SubmissionOutcome(sid, True, evaluation, notes, attempt.receipt, resolved)
 

@@ -27,7 +27,7 @@ from runners.propara.leaderboard import read_predictions as read_action_predicti
 from runners.propara.naacl18 import read_naacl18_grid
 from runners.propara.naacl18_gold import Label, Paragraph
 from runners.runner import TaskRunner
-from submissions.errors import RejectedPredictions, SubmissionRefused
+from submissions.errors import RejectedPredictions, ScoringFailed
 from submissions.intake import MAX_REASON_CHARS
 from submissions.staging import IntakeLimits
 from tests.test_submissions_support import NO_CHANGE, STRONG, counts, failures, submit_openpi
@@ -251,11 +251,11 @@ def test_scoring_past_the_time_limit_is_refused_and_nothing_stored(tmp_path: Pat
 
     monkeypatch.setattr(TaskRunner, stage, slow)
     try:
-        with pytest.raises(SubmissionRefused) as caught:
+        with pytest.raises(ScoringFailed) as caught:  # exit 6, as docs/submissions.md's table gives for stage validate/score
             submit_openpi(db, STRONG, limits=IntakeLimits(max_score_seconds=0.25))
     finally:
         release.set()
-    assert "longer than 0.25 seconds" in caught.value.message and "nothing was stored" in caught.value.message
+    assert "longer than 0.25 seconds" in str(caught.value) and "nothing was stored" in str(caught.value)
     assert caught.value.stage == ("validate" if stage == "validate" else "score")
     assert counts(db) == before
     (row,) = [f for f in failures(db) if f["receipt_id"] == caught.value.receipt]

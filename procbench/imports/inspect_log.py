@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput
-from procbench.imports.zipped import MemberError, read_member
+from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput, loads_log_json
+from procbench.imports.zipped import ArchiveTooLarge, Budget, MemberError, read_member
 
 SAMPLE_MEMBER = re.compile(r"^samples/.+_epoch_\d+\.json$")
 
@@ -44,8 +44,8 @@ def completion(sample: dict[str, Any]) -> str | None:
     if isinstance(output.get("completion"), str) and output["completion"]:
         return output["completion"]
     choices = output.get("choices") or []
-    if choices and isinstance(choices[0], dict):
-        return _content_text((choices[0].get("message") or {}).get("content"))
+    if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
+        return _content_text(choices[0]["message"].get("content"))
     return output.get("completion") if isinstance(output.get("completion"), str) else None
 
 
@@ -60,6 +60,7 @@ def stated_answer(sample: dict[str, Any]) -> str | None:
 
 
 def _samples_from_zip(path: Path) -> Iterator[tuple[str, Any]]:
+    budget = Budget.from_env()
     with zipfile.ZipFile(path) as archive:
         latest: dict[str, zipfile.ZipInfo] = {}
         for info in archive.infolist():  # the last member of a name wins
@@ -67,18 +68,23 @@ def _samples_from_zip(path: Path) -> Iterator[tuple[str, Any]]:
                 latest[info.filename] = info
         for name, info in latest.items():
             try:
-                yield name, json.loads(read_member(archive, info).decode("utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError, MemberError) as exc:
+                yield name, loads_log_json(read_member(archive, info, budget).decode("utf-8"))
+            except (ValueError, MemberError) as exc:  # JSON, UTF-8 and too-deep errors: this sample's problem
+                if isinstance(exc, ArchiveTooLarge):
+                    raise
+
                 yield name, exc
 
 
 def _samples_from_json(path: Path) -> Iterator[tuple[str, Any]]:
-    log = json.loads(Path(path).read_text(encoding="utf-8"))
+    log = loads_log_json(Path(path).read_text(encoding="utf-8"))
     if not isinstance(log, dict) or "eval" not in log:
         raise ValueError("not an Inspect EvalLog (no 'eval' key)")
     samples = log.get("samples")
     if not samples:
         raise ValueError("the log has no samples (was it written with --no-log-samples?)")
+    if not isinstance(samples, list):
+        raise ValueError(f"'samples' is {type(samples).__name__}, not a list of samples")
     for position, sample in enumerate(samples):
         yield f"samples[{position}]", sample
 
@@ -88,7 +94,9 @@ def read_log(path: Path, *, epoch: int = 1) -> list[LoggedOutput]:
     source = str(path)
     try:
         pairs = list(_samples_from_zip(path) if zipfile.is_zipfile(path) else _samples_from_json(path))
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
+    except ArchiveTooLarge as exc:
+        raise ImportFailed([ImportProblem("file", str(exc))], source) from None
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
         raise ImportFailed([ImportProblem("file", f"cannot read an Inspect log: {exc}")], source) from None
     problems: list[ImportProblem] = []
     outputs: list[LoggedOutput] = []
@@ -100,13 +108,19 @@ def read_log(path: Path, *, epoch: int = 1) -> list[LoggedOutput]:
         if not isinstance(sample, dict) or "id" not in sample:
             problems.append(ImportProblem(where, "not an Inspect sample (no 'id')"))
             continue
-        epochs.add(int(sample.get("epoch", 1)))
-        if int(sample.get("epoch", 1)) != epoch:
+        sample_epoch, problem = _epoch(sample.get("epoch", 1))
+        if problem is None:
+            problem = _shape_problem(sample)
+        if problem is not None:
+            problems.append(ImportProblem(where, problem))
+            continue
+        epochs.add(sample_epoch)
+        if sample_epoch != epoch:
             continue
         if sample.get("error"):
-            problems.append(
-                ImportProblem(where, f"sample {sample['id']!r} failed in the run: {str((sample['error'] or {}).get('message', sample['error']))[:120]}")
-            )
+            error = sample["error"]
+            message = error.get("message", error) if isinstance(error, dict) else error
+            problems.append(ImportProblem(where, f"sample {sample['id']!r} failed in the run: {str(message)[:120]}"))
             continue
         metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
         options = tuple(str(c) for c in sample.get("choices") or ())
@@ -118,6 +132,36 @@ def read_log(path: Path, *, epoch: int = 1) -> list[LoggedOutput]:
     if problems:
         raise ImportFailed(problems, source)
     return outputs
+
+
+def _epoch(value: Any) -> tuple[int, str | None]:
+    """A sample's ``epoch``: a whole number from 1 (Inspect counts from 1), or the problem with it."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value, None
+    return 0, f"'epoch' must be a whole number from 1, got {json.dumps(value)[:40]}"
+
+
+_JSON_KINDS = {list: "a list", dict: "an object", str: "a string", type(None): "null"}
+
+
+def _shape_problem(sample: dict[str, Any]) -> str | None:
+    """What in a sample's layout the reader cannot use (a field of the wrong JSON type), or None."""
+    expected: dict[str, tuple[type, ...]] = {
+        "choices": (list, type(None)),
+        "output": (dict, type(None)),
+        "scores": (dict, type(None)),
+        "metadata": (dict, type(None)),
+        "error": (dict, str, type(None)),
+    }
+    for key, kinds in expected.items():
+        if key in sample and not isinstance(sample[key], kinds):
+            return f"'{key}' is {json.dumps(sample[key])[:40]}: not {' or '.join(_JSON_KINDS[k] for k in kinds)}"
+    if not isinstance(sample["id"], (str, int)) or isinstance(sample["id"], bool):
+        return f"'id' is {json.dumps(sample['id'])[:40]}: not a string or a whole number"
+    choices = (sample.get("output") or {}).get("choices")
+    if choices is not None and not isinstance(choices, list):
+        return "'output.choices' is not a list"
+    return None
 
 
 def _letter_index(answer: str) -> int | None:

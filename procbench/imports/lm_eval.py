@@ -19,14 +19,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput
+from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput, LogTooDeep, loads_log_json
 
 
 def _arguments(raw: Any) -> list[list[Any]]:
     """``arguments`` as a list of per-request argument lists, whichever layout the release wrote."""
     if isinstance(raw, dict):
         ordered = sorted(raw.items(), key=lambda kv: int(str(kv[0]).rsplit("_", 1)[-1]) if str(kv[0]).rsplit("_", 1)[-1].isdigit() else 0)
-        return [[args.get(f"arg_{k}") for k in range(len(args))] if isinstance(args, dict) else list(args) for _, args in ordered]
+        return [
+            [args.get(f"arg_{k}") for k in range(len(args))] if isinstance(args, dict) else list(args) if isinstance(args, list) else [args]
+            for _, args in ordered
+        ]
     if isinstance(raw, list):
         return [list(a) if isinstance(a, (list, tuple)) else [a] for a in raw]
     return []
@@ -86,9 +89,12 @@ def read_samples(path: Path, *, filter_name: str | None = None, raw: bool = Fals
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_log_json(line)
         except json.JSONDecodeError as exc:
             problems.append(ImportProblem(f"line {number}", f"not valid JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        except LogTooDeep as exc:
+            problems.append(ImportProblem(f"line {number}", str(exc)))
             continue
         if not isinstance(record, dict):
             problems.append(ImportProblem(f"line {number}", "expected a JSON object per line"))
