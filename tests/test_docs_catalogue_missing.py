@@ -311,3 +311,21 @@ def test_compile_explain_says_how_each_measure_counts_missing_and_invalid_predic
         "macro_f1": f'no prediction: counted as the prediction "equally likely"; {default_invalid}',
         "answered_accuracy": f"no prediction: scored as unanswered; {default_invalid}",
     }
+
+
+def test_coverage_per_slice_value_and_in_the_python_api(guide: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """The guide's multiple-choice task (sliced by domain) with every third answer left out."""
+    root, _ = guide
+    gold = _rows(root / "data" / "nextstep" / "test.jsonl")
+    kept = [r for i, r in enumerate(_rows(root / "predictions" / "nextstep.jsonl")) if i % 3 != 1]
+    predictions = tmp_path / "nextstep.jsonl"
+    predictions.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    answered = {r["id"] for r in kept}
+    result = procbench.score(root / "specs" / "nextstep.spec", predictions, split="test", data_dir=root / "data")
+    assert result.answered == len(answered) and result.n_items == len(gold)
+    as_dict = result.to_dict()
+    assert as_dict["coverage"] == {"answered": len(answered), "total": len(gold), "fraction": len(answered) / len(gold)}
+    for domain, got in as_dict["slices"]["domain"].items():
+        ids = [g["id"] for g in gold if g["domain"] == domain]
+        hit = sum(i in answered for i in ids)
+        assert got["coverage"] == {"answered": hit, "total": len(ids), "fraction": hit / len(ids)}
