@@ -9,7 +9,7 @@ The syntax is documented in docs/language.md ("Computed values").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from dsl import model as m
 from dsl import syntax as s
@@ -18,8 +18,15 @@ from runners.data_exprs import CONDITIONS, is_computed, render
 from runners.predictions import FieldType
 from runners.tables import EXPLODE_JOIN, EXPLODE_KEY
 
-if TYPE_CHECKING:
-    from dsl.checker import _Checker
+
+class _Checker(Protocol):
+    """What these functions use of the checker (dsl/checker.py, which imports this module)."""
+
+    def error(self, span: s.Span, message: str, hint: str = "") -> None: ...
+    def unknown(self, span: s.Span, what: str, name: str, candidates: list[str] | tuple[str, ...], where: str = "") -> None: ...
+    def refer(self, namespace: str, name: str, span: s.Span, what: str = "") -> None: ...
+    def _data_path(self, expr: s.Expr, what: str) -> tuple[str, ...] | None: ...
+
 
 FUNCTIONS = ("lookup", "any", "all", "distinct", "equals")  # computed values of a field or label
 USAGE = {

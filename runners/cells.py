@@ -20,13 +20,23 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from runners.predictions import FieldType
+from typing import Any, Protocol
 
 TRUE_SPELLINGS = ("true", "yes", "1")
 FALSE_SPELLINGS = ("false", "no", "0")
+
+
+class CellType(Protocol):
+    """What a cell is read as: :class:`runners.predictions.FieldType` (named by shape, as that module imports this one)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def item(self) -> Any: ...
+    @property
+    def values(self) -> tuple[Any, ...]: ...
+    def spelling(self) -> str: ...
+    def from_text(self, text: str) -> Any: ...
 
 
 class BadCell(ValueError):
@@ -42,7 +52,7 @@ def _number(kind: str, text: str) -> int | float:
     return value
 
 
-def cast_cell(ftype: FieldType, text: str) -> Any:
+def cast_cell(ftype: CellType, text: str) -> Any:
     """``text`` (one cell) read as a value of ``ftype``; :class:`BadCell` when it does not fit."""
     kind = ftype.kind
     if kind in ("str", "any"):
@@ -82,12 +92,7 @@ def cast_cell(ftype: FieldType, text: str) -> Any:
                 if read == value:
                     return value
         raise BadCell(f"not one of {', '.join(json.dumps(v) for v in ftype.values)}")
-    from runners.predictions import _loads  # the depth-limited JSON reader (prediction files are untrusted)
-
-    try:
-        value = _loads(text)
-    except ValueError:  # bad JSON, or nested too deep
-        raise BadCell(f"{ftype.spelling()} is written as JSON in a cell") from None
-    if not ftype.accepts(value):
-        raise BadCell(f"the JSON in the cell is not {ftype.spelling()}")
-    return value
+    try:  # JSON text of a list or record: the type's own depth- and shape-checked reading
+        return ftype.from_text(text)
+    except ValueError:
+        raise BadCell(f"{ftype.spelling()} is written as JSON text of such a value in a cell") from None
