@@ -12,7 +12,7 @@ import json
 import os
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -283,10 +283,11 @@ for _name in ("hide", "unhide", "delete", "restore"):
 
 @admin_app.command("check")
 def admin_check(
-    db: DbOption = DEFAULT_DB, fix: Annotated[bool, typer.Option("--fix", help="remove the orphan raw files (left by failed stores)")] = False
+    db: DbOption = DEFAULT_DB,
+    fix: Annotated[bool, typer.Option("--fix", help="remove orphan raw files (failed stores) and staging leftovers (killed intakes)")] = False,
 ) -> None:
-    """Check the store for half-written submissions, missing raw files and orphan raw files (exit 1 if any)."""
-    from submissions.admin import check_boards, check_consistency, collect_orphans, orphan_blobs
+    """Check the store for half-written submissions, missing raw files, orphan raw files and staging leftovers (exit 1 if any)."""
+    from submissions.admin import check_boards, check_consistency, collect_orphans, collect_staging, orphan_blobs, staging_leftovers
     from submissions.blobs import blob_root
 
     if not db.exists():
@@ -306,9 +307,26 @@ def admin_check(
         orphans = orphan_blobs(db)
         for location in orphans:
             _say(f"orphan raw file {location} in {blob_root(db)}: no raw_files row references it (a failed store; `procbench admin check --fix` removes it)")
+    orphans += _staging_leftovers(db, fix, collect_staging if fix else staging_leftovers)
     if problems or orphans:
         raise typer.Exit(1)
     typer.echo(f"{db}: consistent")
+
+
+def _staging_leftovers(db: Path, fix: bool, find: Any) -> list[str]:
+    """issue #29: staging folders a killed intake left under ``<db>.raw/tmp``: listed (a problem), or removed with --fix (reported)."""
+    from submissions.blobs import scratch_root
+
+    found = find(db)
+    if fix:
+        if found:
+            _say(f"removed {len(found)} staging leftover{'s' if len(found) != 1 else ''} from {scratch_root(db)}" + "".join(
+                f"\n  {left.name} ({left.size_bytes} bytes)" for left in found))
+        return []
+    for left in found:
+        _say(f"staging leftover {left.name} in {scratch_root(db)} ({left.size_bytes} bytes): a killed intake's copy of an upload "
+             "(`procbench admin check --fix` removes it)")
+    return [left.name for left in found]
 
 
 @admin_app.command("receipt")

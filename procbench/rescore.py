@@ -1,21 +1,30 @@
 """Re-scoring stored raw files when a spec's fingerprint changes.
 
 Old results stay under their fingerprint; the new ones are stored as new rows (``origin_id`` = the
-original submission) under the current fingerprint, which the board then shows.  The engine only
-computes; this module plans the jobs and is the single writer of their results.  Re-running is
-safe: a submission that already has a row under the current fingerprint is not planned again.
+original submission) under the new fingerprint.  The engine only computes; this module plans the jobs
+and is the single writer of their results.  Re-running is safe: a submission that already has a row
+under the new fingerprint is not planned again.
+
+A board moves to the new fingerprint only once every stored submission of its split that can be
+re-scored has a row under it (issue #29): a re-scoring in which any job fails registers the new
+fingerprint and keeps what succeeded, and the board keeps showing the old one.  The condition is read
+from the store, not from this run, so a run killed before the move is completed by the next one.
+Before anything runs, a re-scoring whose data is of another kind than the board's (the real split
+against the bundled samples, or the reverse) is refused, naming both data roots.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 
+from dsl.model import TaskSpec
 from dsl.tasks import load_task, spec_path
-from submissions import blobs, store
+from runners.runner import TaskRunner
+from submissions import blobs, boards, provenance, store
 from submissions.details import ModelCard
 from submissions.engines import RescoreJob, RescoreResult, get_engine
 from submissions.intake import load_reported, register_spec
@@ -30,6 +39,12 @@ class RescoreReport:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (origin id, reason)
     up_to_date: int = 0  # submissions that already had a row under the current fingerprint
     skipped_splits: list[str] = field(default_factory=list)  # splits whose data is missing
+    moved: dict[str, tuple[str, str]] = field(default_factory=dict)  # split -> (fingerprint shown before, now)
+    kept: dict[str, str] = field(default_factory=dict)  # split -> why its board still shows its old fingerprint
+
+
+class DataKindMismatch(ValueError):
+    """A re-scoring refused before it ran: its data root is of another kind than the rows it would re-score."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,58 @@ def _origins(db_path: Path, task: str, split: str, fingerprint: str) -> tuple[li
     return todo, sum(1 for r in rows if r[8])
 
 
+@dataclass(frozen=True)
+class _Registered:
+    """What a stored fingerprint was scored on (its ``tasks`` row, migrations 004 and 006)."""
+
+    kind: str
+    gold_items: int | None
+    data_digest: str
+    scorer_digest: str
+    data_root: str
+
+
+def _registered(db_path: Path, task: str, split: str) -> dict[str, _Registered]:
+    with store.reader(db_path) as con:
+        rows = con.execute(
+            "SELECT fingerprint, coalesce(data_kind, 'unknown'), gold_items, coalesce(data_digest, ''), coalesce(scorer_digest, ''), coalesce(data_root, '')"
+            " FROM tasks WHERE task = ? AND split = ?",
+            [task, split],
+        ).fetchall()
+    return {fp: _Registered(*rest) for fp, *rest in rows}
+
+
+_KIND_WORDS = {
+    provenance.REAL: "the real data (its files match the spec's lock)",
+    provenance.SAMPLE: "the bundled sample data",
+    provenance.UNVERIFIED: "unverified data (files that do not match the spec's lock)",
+    provenance.UNLOCKED: "the task's own data (the spec has no data lock for this split)",
+}
+
+
+def _data_words(kind: str, items: int | None, root: str) -> str:
+    said = _KIND_WORDS.get(kind, "data of unknown kind")
+    parts = [f"{items} items" if items is not None else "", f"data root {root}" if root else ""]
+    return said + "".join(f", {p}" for p in parts if p)
+
+
+def _change(old: _Registered | None, new: provenance.DataProvenance) -> str:
+    """What differs between a stored row's fingerprint and the new one: the spec, the data, or both ('' when unknown)."""
+    if old is None or old.kind == provenance.UNKNOWN:
+        return ""
+    spec_changed = bool(old.scorer_digest) and old.scorer_digest != new.scorer_digest
+    data_changed = old.kind != new.kind or old.gold_items != new.gold_items or old.data_digest != new.data_digest or not spec_changed
+    data = (
+        f"the data differs (stored row: {_data_words(old.kind, old.gold_items, old.data_root)}; now: "
+        f"{_data_words(new.kind, new.gold_items, new.data_root)})"
+    )
+    if spec_changed and data_changed and (old.kind, old.gold_items, old.data_digest) != (new.kind, new.gold_items, new.data_digest):
+        return f"the spec changed and {data}"
+    if spec_changed:
+        return "the spec changed (the data is of the same kind and size)"
+    return f"{data}; the spec is unchanged"
+
+
 def plan(
     db_path: Path, spec_file: Path, *, data_root: Path, splits: Sequence[str] | None = None, inline: bool = False
 ) -> tuple[list[RescoreJob], list[tuple[str, str]], dict[str, str], list[str], int]:
@@ -77,13 +144,15 @@ def plan(
     up_to_date = 0
     for split in splits or spec.data.splits:
         try:
-            _, fingerprint = runner.gold(data_root, split)
+            gold, fingerprint = runner.gold(data_root, split)
         except (FileNotFoundError, ValueError):
             skipped.append(split)
             continue
         fingerprints[split] = fingerprint
         todo, done = _origins(db_path, spec.name, split, fingerprint)
         up_to_date += done
+        registered = _registered(db_path, spec.name, split) if todo else {}
+        now_on = provenance.of(spec, split, data_root, gold_items=len(gold.items), scorer_digest=runner.spec_digest) if todo else None
         for origin in todo:
             if origin.fingerprint == fingerprint:
                 continue
@@ -97,10 +166,63 @@ def plan(
                     data_root=str(data_root), filename=origin.filename or f"predictions.{spec.predictions.format}",
                     content_sha256=origin.content_sha256, raw_path=None if inline else str(path),
                     raw_gzip=path.read_bytes() if inline else None, metadata_json=origin.metadata_json,
-                    expected_fingerprint=fingerprint,
+                    expected_fingerprint=fingerprint, change=_change(registered.get(origin.fingerprint), now_on) if now_on else "",
                 )
             )
     return jobs, unplannable, fingerprints, skipped, up_to_date
+
+
+def _incompatible(stored: str, now: str) -> bool:
+    """Rows on the real data re-scored on anything else, or sample rows on the real data: refused.
+
+    Sample rows on another copy of the samples (unverified: a gold fix being tried) and unverified rows
+    on any data are left to the all-or-nothing rule: the board moves only if every row re-scores.
+    """
+    return (stored == provenance.REAL and now != provenance.REAL) or (stored == provenance.SAMPLE and now == provenance.REAL)
+
+
+def check_data_kind(db_path: Path, spec: TaskSpec, runner: TaskRunner, *, data_root: Path, fingerprints: dict[str, str], jobs: Sequence[RescoreJob]) -> None:
+    """Refuse (DataKindMismatch) re-scoring a board's rows on data of another kind than they were scored on (``_incompatible``).
+
+    The kinds are those the store recorded for the board's fingerprint and for each re-scored row's
+    (``real``, ``sample``, ``unverified``; ``unknown`` rows, registered before migration 004, are not
+    compared).  Real rows against the bundled samples is the case this exists for: every job would fail
+    on ids the samples do not have, or worse, a sample-sized file would score.
+    """
+    problems: list[str] = []
+    origins_by_split: dict[str, set[str]] = {}
+    with store.reader(db_path) as con:
+        for job in jobs:
+            row = con.execute("SELECT fingerprint FROM submissions WHERE submission_id = ?", [job.job_id]).fetchone()
+            if row:
+                origins_by_split.setdefault(job.split, set()).add(str(row[0]))
+        shown = {split: boards.current(con, spec.name, split) for split in fingerprints}
+        # a board that shows no submitted rows holds nothing to protect (e.g. one an earlier re-scoring emptied): only its rows' data counts
+        shown = {split: fp for split, fp in shown.items() if fp and boards.rows_under(con, spec.name, split, fp)}
+    for split, fingerprint in fingerprints.items():
+        stored = _registered(db_path, spec.name, split)
+        if not stored:
+            continue
+        gold, _ = runner.gold(data_root, split)
+        now_on = provenance.of(spec, split, data_root, gold_items=len(gold.items), scorer_digest=runner.spec_digest)
+        compared = {fp for fp in (shown.get(split), *origins_by_split.get(split, ())) if fp and fp != fingerprint}
+        for fp in sorted(compared):
+            old = stored.get(fp)
+            if old is None or not _incompatible(old.kind, now_on.kind):
+                continue
+            which = "the board shows rows" if fp == shown.get(split) else "stored rows were"
+            problems.append(
+                f"{spec.name} / {split}: {which} scored on {_data_words(old.kind, old.gold_items, old.data_root)} (fingerprint {fp[:12]}); "
+                f"this re-scoring reads {_data_words(now_on.kind, now_on.gold_items, str(data_root))}"
+            )
+            break
+    if problems:
+        raise DataKindMismatch(
+            "refused: re-scoring would score rows on another kind of data than they were scored on; nothing was re-scored or stored\n  "
+            + "\n  ".join(problems)
+            + "\n  hint: point --data-dir (or PROCBENCH_DATA) at the data the board was scored on; `procbench admin board list TASK` shows each "
+            "fingerprint's data"
+        )
 
 
 def rescore(
@@ -114,37 +236,93 @@ def rescore(
     actor: str = "",
     now: datetime | None = None,
 ) -> RescoreReport:
-    """Re-score every stored submission of a task whose fingerprint is no longer current."""
+    """Re-score every stored submission of a task whose fingerprint is no longer current; move each board whose rows all re-scored."""
     db_path = Path(db_path)
     spec_file = spec_path(task)
     spec, runner = load_task(spec_file)
     run = get_engine(engine)
     jobs, unplannable, fingerprints, skipped, up_to_date = plan(db_path, spec_file, data_root=data_root, splits=splits, inline=inline)
+    with store.reader(db_path) as con:  # only boards that exist are re-scored onto: a re-scoring adds no new (empty) board
+        fingerprints = {split: fp for split, fp in fingerprints.items() if boards.has_board(con, spec.name, split)}
+    check_data_kind(db_path, spec, runner, data_root=data_root, fingerprints=fingerprints, jobs=jobs)
+    store.crash_point("rescore.before_jobs")
     results = run(jobs) if jobs else []
+    store.crash_point("rescore.after_jobs")
     by_id = {r.job_id: r for r in results}
     stamp = now or store.now()
     report = RescoreReport(spec.name, fingerprints, up_to_date=up_to_date, skipped_splits=skipped)
-    with store.writer(db_path) as con, store.transaction(con):
-        for split, fingerprint in fingerprints.items():
-            gold, _ = runner.gold(data_root, split)
-            register_spec(con, spec, split, fingerprint, gold.labels, runner=runner, data_root=data_root, gold_items=len(gold.items))
-        for job in jobs:
-            result = by_id.get(job.job_id) or RescoreResult(job.job_id, False, reason=f"the {engine} engine returned no result")
-            if result.ok and result.fingerprint != fingerprints[job.split]:
-                result = RescoreResult(
-                    job.job_id, False, result.fingerprint, f"engine scored under fingerprint {result.fingerprint[:12]}, expected {fingerprints[job.split][:12]}"
-                )
-            if not result.ok:
-                reason = f"re-scoring under fingerprint {fingerprints[job.split][:12]} failed: {result.reason}"
-                store.add_status(con, job.job_id, store.StatusEvent("failed", stamp, reason, actor))
-                report.failed.append((job.job_id, result.reason))
-                continue
-            report.rescored.append(_store_result(con, job, result, engine=engine, actor=actor, at=stamp))
-        for origin_id, reason in unplannable:
-            store.add_status(con, origin_id, store.StatusEvent("failed", stamp, f"cannot re-score: {reason}", actor))
-            report.failed.append((origin_id, reason))
-    load_reported(spec, runner, data_root=data_root, db_path=db_path)
+    if jobs or unplannable or any(not _is_registered(db_path, spec.name, split, fp) for split, fp in fingerprints.items()):
+        with store.writer(db_path) as con, store.transaction(con):
+            for split, fingerprint in fingerprints.items():
+                gold, _ = runner.gold(data_root, split)
+                register_spec(con, spec, split, fingerprint, gold.labels, runner=runner, data_root=data_root, gold_items=len(gold.items))
+            for job in jobs:
+                result = by_id.get(job.job_id) or RescoreResult(job.job_id, False, reason=f"the {engine} engine returned no result")
+                if result.ok and result.fingerprint != fingerprints[job.split]:
+                    expected = fingerprints[job.split][:12]
+                    why = f"engine scored under fingerprint {result.fingerprint[:12]}, expected {expected}"
+                    result = RescoreResult(job.job_id, False, result.fingerprint, why)
+                if not result.ok:
+                    reason = f"re-scoring under fingerprint {fingerprints[job.split][:12]} failed: {result.reason}"
+                    store.add_status(con, job.job_id, store.StatusEvent("failed", stamp, reason, actor))
+                    report.failed.append((job.job_id, result.reason))
+                    continue
+                report.rescored.append(_store_result(con, job, result, engine=engine, actor=actor, at=stamp))
+            for origin_id, reason in unplannable:
+                store.add_status(con, origin_id, store.StatusEvent("failed", stamp, f"cannot re-score: {reason}", actor))
+                report.failed.append((origin_id, reason))
+            store.crash_point("rescore.before_commit")
+    store.crash_point("rescore.after_commit")
+    shown = replace(spec, reported=tuple(r for r in spec.reported if r.split in fingerprints))  # the paper rows of the boards re-scored onto
+    load_reported(shown, runner, data_root=data_root, db_path=db_path)
+    store.crash_point("rescore.before_move")
+    _move_boards(db_path, spec.name, fingerprints, report, actor=actor, at=stamp)
     return report
+
+
+def _is_registered(db_path: Path, task: str, split: str, fingerprint: str) -> bool:
+    return fingerprint in _registered(db_path, task, split)
+
+
+_NOT_YET = """
+    SELECT count(*) FILTER (WHERE NOT done AND (re_scorable OR fingerprint = ?)), count(*) FILTER (WHERE re_scorable OR fingerprint = ?) FROM (
+        SELECT s.fingerprint, r.content_sha256 IS NOT NULL AS re_scorable,
+               EXISTS (SELECT 1 FROM submissions n WHERE (n.origin_id = s.submission_id OR n.submission_id = s.submission_id) AND n.fingerprint = ?) AS done
+        FROM submissions s LEFT JOIN raw_files r ON r.content_sha256 = s.content_sha256
+        WHERE s.task = ? AND s.split = ? AND s.origin_id IN (s.submission_id, '') AND NOT s.is_reference AND NOT s.deleted
+    )
+"""
+
+
+def _boards_to_move(con, task: str, fingerprints: dict[str, str], report: RescoreReport) -> dict[str, tuple[str, str, int]]:
+    """split -> (shown, new fingerprint, submissions) for each board whose every re-scorable submission has a row under its new fingerprint."""
+    ready = {}
+    for split, fingerprint in fingerprints.items():
+        shown = boards.current(con, task, split)
+        if shown in (None, fingerprint):
+            continue
+        missing, total = con.execute(_NOT_YET, [fingerprint, fingerprint, fingerprint, task, split]).fetchone() or (0, 0)
+        if missing:
+            report.kept[split] = (
+                f"{missing} of {total} stored submissions have no row under the new fingerprint {fingerprint[:12]}; the board still shows "
+                f"{str(shown)[:12]} (`procbench admin board point {task} {split} {fingerprint[:12]}` shows the new one anyway)"
+            )
+        else:
+            ready[split] = (str(shown), fingerprint, int(total))
+    return ready
+
+
+def _move_boards(db_path: Path, task: str, fingerprints: dict[str, str], report: RescoreReport, *, actor: str, at: datetime) -> None:
+    """Point each board at its new fingerprint once every stored submission that can be re-scored has a row under it."""
+    with store.reader(db_path) as con:  # most runs move nothing: decided without the exclusive lock
+        if not _boards_to_move(con, task, fingerprints, RescoreReport(task, {})):
+            _boards_to_move(con, task, fingerprints, report)  # for the reasons it keeps boards
+            return
+    with store.writer(db_path) as con, store.transaction(con):  # decided again under the lock: a submission may have arrived
+        for split, (shown, fingerprint, total) in _boards_to_move(con, task, fingerprints, report).items():
+            reason = f"re-scored: every one of the {total} stored submissions that can be re-scored has a row under it"
+            if boards.move(con, task, split, fingerprint, how=boards.RESCORE, reason=reason, actor=actor, at=at) is not None:
+                report.moved[split] = (shown, fingerprint)
 
 
 def _store_result(con, job: RescoreJob, result: RescoreResult, *, engine: str, actor: str, at: datetime) -> str:

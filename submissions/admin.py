@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from submissions import blobs, store
+from submissions import blobs, boards, staging, store
 
 # action -> (column, value it sets, status recorded)
 ACTIONS = {
@@ -100,6 +100,43 @@ def check_consistency(db_path: Path) -> list[str]:
     return problems
 
 
+# -- which fingerprint a board shows (issue #29) ---------------------------------------------------------
+
+
+def check_boards(db_path: Path) -> list[str]:
+    """Boards that show a fingerprint with no rows while another fingerprint of theirs has rows."""
+    with store.reader(db_path) as con:
+        empty = boards.empty_boards(con)
+    return [
+        f"board {task} / {split} shows fingerprint {shown[:12]}, which has no rows, while {other[:12]} has {n} "
+        f"(`procbench admin board list {task}` lists them; `procbench admin board point {task} {split} {other[:12]}` shows them)"
+        for task, split, shown, other, n in empty
+    ]
+
+
+def point_board(
+    db_path: Path, task: str, split: str, fingerprint: str, *, reason: str = "", actor: str = "", now: datetime | None = None
+) -> boards.Move | None:
+    """Show a registered fingerprint (or unique prefix) on a board, logged; None when it already shows it."""
+    with store.writer(db_path, create=False) as con, store.transaction(con):
+        target = boards.resolve(con, task, split, fingerprint)
+        return boards.move(con, task, split, target, how=boards.POINT, reason=reason, actor=actor, at=now or store.now())
+
+
+def undo_board(db_path: Path, task: str, split: str, *, reason: str = "", actor: str = "", now: datetime | None = None) -> boards.Move:
+    """Undo a board's latest move (a move back to the fingerprint it showed before, itself logged)."""
+    with store.writer(db_path, create=False) as con, store.transaction(con):
+        log = boards.moves(con, task, split)
+        if not log or not log[-1].from_fingerprint:
+            raise LookupError(f"the board {task} / {split} has no move to undo")
+        latest = log[-1]
+        why = f"undo of move {latest.seq} ({latest.how})" + (f": {reason}" if reason else "")
+        moved = boards.move(con, task, split, latest.from_fingerprint, how=boards.POINT, reason=why, actor=actor, at=now or store.now())
+        if moved is None:  # cannot happen while the log is the only writer of the pointer
+            raise LookupError(f"the board {task} / {split} already shows {latest.from_fingerprint[:12]}")
+        return moved
+
+
 # -- raw files no row references (issue #17) ----------------------------------------------------------
 
 _BLOB_FOLDER = re.compile(r"[0-9a-f]{2}")
@@ -144,3 +181,16 @@ def collect_orphans(db_path: Path) -> list[str]:
                 blobs.blob_path(Path(db_path), location).unlink(missing_ok=True)
                 removed.append(location)
     return removed
+
+
+# -- staging folders a killed intake left (issue #29) ---------------------------------------------------
+
+
+def staging_leftovers(db_path: Path) -> list[staging.Leftover]:
+    """Staging folders under ``<db>.raw/tmp`` that no running intake owns (a process killed while staging)."""
+    return staging.leftovers(blobs.scratch_root(Path(db_path)))
+
+
+def collect_staging(db_path: Path) -> list[staging.Leftover]:
+    """Delete those staging folders; returns what was removed.  An intake staging now keeps its folder locked."""
+    return staging.remove_leftovers(blobs.scratch_root(Path(db_path)))

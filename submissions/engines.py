@@ -37,6 +37,7 @@ class RescoreJob:
     raw_gzip: bytes | None = None  # or the gzip bytes themselves
     metadata_json: str = "{}"  # the submission's metadata (some scorers read it, e.g. cot=true)
     expected_fingerprint: str = ""  # the coordinator's fingerprint; a worker computing another fails the job
+    change: str = ""  # what differs from the stored row's fingerprint (the spec, the data), for a failure's reason
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,8 @@ class RescoreResult:
     items: tuple[ItemRow, ...] = ()
     aggregates: tuple[AggregateRow, ...] = ()
     warnings: tuple[str, ...] = ()
-
     n_answered: int | None = None  # items with a prediction record (the row's coverage, migration 007)
+
 
 Engine = Callable[[Sequence[RescoreJob]], list[RescoreResult]]
 
@@ -63,6 +64,7 @@ def run_job(job: RescoreJob) -> RescoreResult:
     from submissions.judging import regrade_for_rescore
     from submissions.rows import aggregate_rows, item_rows
 
+    scratch = ""
     try:
         spec, runner = load_task(job.spec_path)
         gold, fingerprint = runner.gold(Path(job.data_root), job.split)
@@ -71,7 +73,8 @@ def run_job(job: RescoreJob) -> RescoreResult:
                 job.job_id,
                 False,
                 fingerprint,
-                f"worker computed fingerprint {fingerprint[:12]}, expected {job.expected_fingerprint[:12]} (different data or code)",
+                f"worker computed fingerprint {fingerprint[:12]}, expected {job.expected_fingerprint[:12]} (the worker's data root or code differs from "
+                f"the coordinator's; data root {job.data_root})",
             )
         if job.raw_path is not None:
             compressed: Path | bytes = Path(job.raw_path)
@@ -80,6 +83,7 @@ def run_job(job: RescoreJob) -> RescoreResult:
         else:
             return RescoreResult(job.job_id, False, fingerprint, "the job carries no raw file")
         with materialise(compressed, job.filename, expected_sha256=job.content_sha256) as path:
+            scratch = str(path)
             records, notes = runner.validate(path, gold)
             metadata = json.loads(job.metadata_json)
             records = regrade_for_rescore(spec, gold, records, metadata)  # issue #17: a board-judged row is judged again, never by its file's verdicts
@@ -89,10 +93,19 @@ def run_job(job: RescoreJob) -> RescoreResult:
             evaluation.answered,
         )
     except InvalidPredictions as exc:
-        return RescoreResult(job.job_id, False, "", f"no longer valid under the current spec: {exc.render()}")
+        # issue #29: say what changed (the data, the spec) and name the stored file, never its scratch copy
+        why = job.change or "under the current spec and data"
+        return RescoreResult(job.job_id, False, "", _named(f"no longer valid: {why}: {exc.render()}", scratch, job.filename))
     except Exception as exc:  # noqa: BLE001 - one bad job must not sink the batch
         last = traceback.format_exception_only(exc)[-1].strip()
-        return RescoreResult(job.job_id, False, "", f"re-scoring failed: {last}")
+        return RescoreResult(job.job_id, False, "", _named(f"re-scoring failed: {last}", scratch, job.filename))
+
+
+def _named(reason: str, scratch: str, filename: str) -> str:
+    """``reason`` with the scratch copy's path (a temporary folder) replaced by the stored file's name."""
+    if not scratch:
+        return reason
+    return reason.replace(scratch, filename).replace(str(Path(scratch).parent), "<the stored file's scratch copy>")
 
 
 def run_local(jobs: Sequence[RescoreJob]) -> list[RescoreResult]:

@@ -7,7 +7,9 @@ same scorer; it does not say what those items are.  :func:`of` says it, from the
 * ``real``: every file the lock lists for the split is under the data root with the lock's size and
   sha256; ``data_digest`` then identifies the split's data (:func:`lock_digest`);
 * ``sample``: the data root is the bundled sample data (``samples/data``), a handful of items;
-* ``unverified``: any other data root (files that differ from the lock, or a spec without one).
+* ``unverified``: any other data root (files that differ from the lock);
+* ``unlocked``: the spec has no data lock for the split (no ``fetch`` blocks: a new task keeps its data
+  where its maintainer does), so there is nothing to verify the files against and nothing to warn about.
 
 A reported (paper) row declares the data it was reported on: :func:`lock_digest` of its split, which
 the lock gives without the data, so a board over the real split shows it and a sample board does not.
@@ -23,8 +25,8 @@ from pathlib import Path
 from dsl.model import TaskSpec
 from runners.paths import SAMPLE_DATA_ROOT
 
-REAL, SAMPLE, UNVERIFIED, UNKNOWN = "real", "sample", "unverified", "unknown"
-KINDS = (REAL, SAMPLE, UNVERIFIED, UNKNOWN)
+REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN = "real", "sample", "unverified", "unlocked", "unknown"
+KINDS = (REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class DataProvenance:
     gold_items: int | None
     data_digest: str  # lock_digest(spec, split) when real, else ''
     scorer_digest: str  # the runner's spec_digest: canonical spec + component versions
+    data_root: str = ""  # the data root it was read from (migration 006: a refusal names it)
 
 
 def lock_digest(spec: TaskSpec, split: str) -> str:
@@ -77,8 +80,11 @@ def _is_sample_root(data_root: Path) -> bool:
 
 def of(spec: TaskSpec, split: str, data_root: Path, *, gold_items: int | None, scorer_digest: str) -> DataProvenance:
     """The provenance of ``split`` read from ``data_root`` (hashes the lock's files once per process)."""
+    root = str(data_root)
     if _is_sample_root(data_root):
-        return DataProvenance(SAMPLE, gold_items, "", scorer_digest)
+        return DataProvenance(SAMPLE, gold_items, "", scorer_digest, root)
+    if not any(not f.splits or split in f.splits for f in spec.fetch):  # no lock for this split: nothing differs from it
+        return DataProvenance(UNLOCKED, gold_items, "", scorer_digest, root)
     if _matches_lock(spec, split, data_root):
-        return DataProvenance(REAL, gold_items, lock_digest(spec, split), scorer_digest)
-    return DataProvenance(UNVERIFIED, gold_items, "", scorer_digest)
+        return DataProvenance(REAL, gold_items, lock_digest(spec, split), scorer_digest, root)
+    return DataProvenance(UNVERIFIED, gold_items, "", scorer_digest, root)

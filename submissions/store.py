@@ -45,6 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from runners.paths import SCHEMA_DIR
+from submissions import boards
 from submissions.details import ModelCard
 from submissions.provenance import UNKNOWN, DataProvenance
 
@@ -399,16 +400,23 @@ def register_task(
     registered_at: datetime | None = None,
     provenance: DataProvenance | None = None,
 ) -> None:
-    """Record a task's fingerprint for a split (its item labels, and what its gold is: migration 004) if it is new."""
+    """Record a task's fingerprint for a split (its item labels, and what its gold is: migration 004) if it is new.
+
+    Registering never moves a board that exists (issue #29): only the first fingerprint of a task and
+    split makes its board (``submissions.boards``); later ones are shown after a re-scoring or an
+    explicit ``procbench admin board point``.
+    """
     exists = con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [task, split, fingerprint]).fetchone()
     if exists:
         return
     known = provenance or DataProvenance(UNKNOWN, None, "", "")
+    stamp = registered_at or now()
+    boards.before_registering(con, task, split, fingerprint, at=stamp)
     con.execute(
         "INSERT INTO tasks (task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, registered_at,"
-        " data_kind, gold_items, data_digest, scorer_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, registered_at or now()]
-        + [known.kind, known.gold_items, known.data_digest, known.scorer_digest],
+        " data_kind, gold_items, data_digest, scorer_digest, data_root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, stamp]
+        + [known.kind, known.gold_items, known.data_digest, known.scorer_digest, known.data_root],
     )
     rows = [(task, split, fingerprint, item_id, dim, value) for item_id, dims in labels.items() for dim, value in dims.items()]
     if rows:

@@ -101,7 +101,11 @@ def test_a_file_the_new_spec_rejects_gets_a_failed_status_and_leaves_the_board(t
     assert report.rescored == [] and report.failed[0][0] == sid and "missing field 'confidence'" in report.failed[0][1]
     history = query(db, "SELECT status, reason FROM status_history WHERE submission_id = ? ORDER BY changed_at", [sid])
     assert history[-1][0] == "failed" and "missing field 'confidence'" in history[-1][1]  # type: ignore[operator]
-    assert _board(db) == {}  # the current fingerprint has no result for it
+    assert "the spec changed" in history[-1][1] and "procbench-raw-" not in history[-1][1]  # type: ignore[operator]  # issue #29: what differs, no scratch path
+    # issue #29: a re-scoring that did not re-score every row leaves the board on the fingerprint it showed
+    stored = query(db, "SELECT value FROM aggregates WHERE submission_id = ? AND metric = 'rouge_f1' AND slice = ''", [sid])[0][0]
+    assert _board(db) == {"m": pytest.approx(stored)}
+    assert set(report.kept) == {"test"} and report.moved == {}
 
 
 def test_cli_rescore(setup: tuple[Path, Path, dict[str, str]]) -> None:
