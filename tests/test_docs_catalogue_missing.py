@@ -1,8 +1,9 @@
 """Declared conventions for missing and invalid predictions (issue #28), and coverage.
 
-docs/pure-spec-tasks.md's "Missing predictions counted as a class" task is extracted and scored; every
-number is compared with scikit-learn called here on the answers filled in as the official scorer
-would (an absent answer is "equally likely").  ``check`` refusals are asserted at their line and
+docs/pure-spec-tasks.md's "Missing predictions counted as a class" and "An ordering whose invalid
+predictions score -1" tasks are extracted and scored; every number is compared with scikit-learn
+(scipy) called here on the answers filled in as the official scorer would (an absent answer is
+"equally likely"; an absent or non-permutation ordering is tau = rho = -1).  ``check`` refusals are asserted at their line and
 column; Hypothesis checks each convention of the runtime against the oracle on generated items (an
 invalid prediction made by a metric subclass defined here, since no shipped metric has one); the
 board's Coverage column is read back from a store through Streamlit's AppTest.
@@ -20,6 +21,7 @@ import duckdb
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats as scipy_stats
 from sklearn.metrics import accuracy_score, f1_score
 from typer.testing import CliRunner
 
@@ -329,3 +331,52 @@ def test_coverage_per_slice_value_and_in_the_python_api(guide: tuple[Path, dict[
         ids = [g["id"] for g in gold if g["domain"] == domain]
         hit = sum(i in answered for i in ids)
         assert got["coverage"] == {"answered": hit, "total": len(ids), "fraction": hit / len(ids)}
+
+
+def _is_permutation(gold: list[str], predicted: list[str]) -> bool:
+    return len(predicted) == len(gold) and set(predicted) == set(gold) and len(set(predicted)) == len(predicted)
+
+
+def test_ordering_with_invalid_predictions_scored_minus_one_equals_scipy(guide: tuple[Path, dict[str, str]]) -> None:
+    root, expected = guide
+    code, out, err = _score(root, root / "specs" / "stepsort.spec", root / "predictions" / "stepsort.jsonl")
+    assert code == 0, err
+    got = json.loads(out)
+    gold = {g["id"]: g["order"] for g in _rows(root / "data" / "stepsort" / "test.jsonl")}
+    predicted = {r["id"]: r["order"] for r in _rows(root / "predictions" / "stepsort.jsonl")}
+    tau, rho, exact = [], [], []
+    for item_id, order in gold.items():
+        guess = predicted.get(item_id)
+        if guess is None or not _is_permutation(order, guess):  # the official rule: -1 (0 for exact order)
+            tau.append(-1.0)
+            rho.append(-1.0)
+            exact.append(0.0)
+            continue
+        ranks = [guess.index(step) for step in order]
+        tau.append(scipy_stats.kendalltau(range(len(order)), ranks).statistic)
+        rho.append(scipy_stats.spearmanr(range(len(order)), ranks).statistic)
+        exact.append(float(guess == order))
+    assert sum(1 for i in gold if i in predicted and not _is_permutation(gold[i], predicted[i])) == 2  # the guide's point
+    assert got["metrics"]["kendall"] == pytest.approx(sum(tau) / len(tau), abs=1e-9)
+    assert got["metrics"]["spearman"] == pytest.approx(sum(rho) / len(rho), abs=1e-9)
+    assert got["metrics"]["exact"] == pytest.approx(sum(exact) / len(exact), abs=1e-9)
+    shown = json.loads(expected["stepsort"])
+    assert {k: got["metrics"][k] for k in ("kendall", "spearman", "exact")} == pytest.approx({k: shown[k] for k in ("kendall", "spearman", "exact")}, abs=1e-6)
+    assert got["coverage"] == pytest.approx(shown["coverage"], abs=1e-6)
+
+
+def test_an_invalid_ordering_refused_by_default_is_named_at_its_line(guide: tuple[Path, dict[str, str]]) -> None:
+    root, _ = guide
+    text = (root / "specs" / "stepsort.spec").read_text()
+    folder = root / "stepsort-refuse"
+    folder.mkdir(exist_ok=True)
+    spec = folder / "stepsort.spec"
+    spec.write_text(text.replace("    invalid = score(-1)\n", ""))
+    code, _, err = _score(root, spec, root / "predictions" / "stepsort.jsonl")
+    assert code == 2, err
+    gold = {g["id"]: g["order"] for g in _rows(root / "data" / "stepsort" / "test.jsonl")}
+    lines = (root / "predictions" / "stepsort.jsonl").read_text().splitlines()
+    invalid = [(n, r["id"]) for n, r in enumerate(map(json.loads, lines), start=1) if not _is_permutation(gold[r["id"]], r["order"])]
+    assert f"{len(invalid)} problems in stepsort.jsonl" in err
+    for line, item_id in invalid:  # once each, though kendall and spearman both refuse it
+        assert err.count(f"stepsort.jsonl:{line}: item {item_id!r}: measure 'kendall': not a permutation of the gold's items") == 1

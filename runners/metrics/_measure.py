@@ -88,8 +88,7 @@ class Measures:
         out: dict[str, dict[str, float]] = {item_id: {} for item_id in gold.items}
         problems = DataProblems()
         bad_predictions: list[str] = []
-        refused = ProblemList()  # items a measure's missing/invalid = "refuse" turns away, listed with their lines
-        unanswered: set[str] = set()
+        refused: dict[str, Problem] = {}  # items a measure's missing/invalid = "refuse" turns away (once each, the first measure's reason)
         for stage in self.stages:
             keys = stage.keys
             if not keys:
@@ -140,14 +139,13 @@ class Measures:
                         convention = stage.invalid
                         if convention[0] == "refuse":
                             why = f"item {item_id!r}: measure {stage.name!r}: {why} (invalid = \"refuse\")"
-                            refused.append(Problem(line_of(predictions, item_id), why, item_id))
+                            refused.setdefault(item_id, Problem(line_of(predictions, item_id), why, item_id))
                             continue
                 if convention is not None:
                     form = convention[0]
                     if form == "refuse":
-                        if item_id not in unanswered:  # once per item, whichever measures refuse it
-                            unanswered.add(item_id)
-                            refused.append(Problem(None, f"item {item_id!r} has no prediction; measure {stage.name!r} declares missing = \"refuse\"", item_id))
+                        why = f"item {item_id!r} has no prediction; measure {stage.name!r} declares missing = \"refuse\""
+                        refused.setdefault(item_id, Problem(None, why, item_id))
                         continue
                     if form == "score":  # the checker allows it only where the per-item statistic is one value
                         out[item_id].update(zip(keys, (float(convention[1]),)))
@@ -159,8 +157,9 @@ class Measures:
                     problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: {exc}"))
                     continue
                 out[item_id].update(zip(keys, stats))
-        if refused:
-            raise InvalidPredictions(refused, getattr(predictions, "source", ""))
+        if refused:  # in the file's order, then the unanswered items in the split's (ProblemList caps what is kept)
+            listed = sorted(refused.values(), key=lambda p: (p.line is None, p.line or 0))
+            raise InvalidPredictions(ProblemList(listed), getattr(predictions, "source", ""))
         if bad_predictions:
             shown = "; ".join(bad_predictions[:5]) + (f"; ... and {len(bad_predictions) - 5} more" if len(bad_predictions) > 5 else "")
             raise ValueError(f"{len(bad_predictions)} prediction value(s) cannot be measured: {shown}")
