@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dsl import check_file, compile_spec
-from dsl.datacheck import check_against_data
+from dsl.datacheck import MAX_PLACES, check_against_data
 from runners._types import GoldDataError, GoldSet, InvalidPredictions
 from runners.predictions import FieldType, SchemaReader
 
@@ -119,10 +119,13 @@ def test_gold_cells_read_as_python_reads_them_and_every_bad_cell_is_reported_at_
         runner.gold(root, "dev")
     assert [p.line for p in caught.value.problems] == bad_lines
     assert all(f"must be {kind}" in p.message for p in caught.value.problems)
-    # check --data names every bad line, at the field's statement
+    # check --data: one finding at the field's statement, counting every bad line and naming them (up to its cap of places)
     diagnostics, _ = check_against_data(spec, runner, root)
     (finding,) = diagnostics
-    for line in bad_lines:
+    assert finding.span.line == 10
+    if len(bad_lines) > 1:
+        assert f"(and {len(bad_lines) - 1} more like it" in finding.message
+    for line in bad_lines[: 1 + MAX_PLACES]:
         assert f"cells/dev.{fmt}:{line}" in finding.message
 
 
