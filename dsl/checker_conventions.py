@@ -22,6 +22,7 @@ from typing import Any
 from dsl import model as m
 from dsl import syntax as s
 from dsl.binding import Binder, describe, literal
+from runners.metrics._base import Metric
 from runners.predictions import FieldType
 
 FORMS = '"empty", "refuse", predict(<value>) or score(<number>)'
@@ -104,6 +105,15 @@ def check(
 
 def _fits(ck: Binder, ms: m.MeasureSpec, metric: Any, convention: tuple[Any, ...], span: s.Span, part: str, ptype: FieldType | None) -> None:
     form = convention[0]
+    if form == "predict" and type(metric).invalid is not Metric.invalid:
+        assert ms.metric is not None  # only measures that compare a prediction field get here
+        ck.error(
+            span,
+            f"measure {ms.name!r}: {part} = predict(...): {ms.metric.name}() checks each prediction against its item's gold "
+            "(an ordering must be a permutation of the gold's items), so one declared prediction does not fit every item",
+            'use score(<number>) (e.g. score(-1)), "empty" or "refuse"',
+        )
+        return
     if form == "predict":
         value = m.thaw(convention[1])
         _, accepted = metric.accepts(ms.aggregate)

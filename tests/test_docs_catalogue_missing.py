@@ -380,3 +380,18 @@ def test_an_invalid_ordering_refused_by_default_is_named_at_its_line(guide: tupl
     assert f"{len(invalid)} problems in stepsort.jsonl" in err
     for line, item_id in invalid:  # once each, though kendall and spearman both refuse it
         assert err.count(f"stepsort.jsonl:{line}: item {item_id!r}: measure 'kendall': not a permutation of the gold's items") == 1
+
+
+def test_check_refuses_a_declared_prediction_for_a_metric_that_checks_predictions_against_the_gold(guide: tuple[Path, dict[str, str]]) -> None:
+    root, _ = guide
+    text = (root / "specs" / "stepsort.spec").read_text()
+    folder = root / "stepsort-predict"
+    folder.mkdir(exist_ok=True)
+    spec = folder / "stepsort.spec"
+    spec.write_text(text.replace("invalid = score(-1)", 'invalid = predict(["fill the kettle"])'))
+    line = 1 + spec.read_text().splitlines().index('    invalid = predict(["fill the kettle"])')
+    result = CliRunner().invoke(app, ["check", str(spec)])
+    errors = [ln for ln in result.output.splitlines() if ": error: " in ln]
+    assert result.exit_code == 3 and len(errors) == 1, result.output
+    assert errors[0].startswith(f"{spec}:{line}:15: error: measure 'kendall': invalid = predict(...): kendall_tau() checks each prediction"), result.output
+    assert 'hint: use score(<number>) (e.g. score(-1)), "empty" or "refuse"' in result.output
