@@ -120,7 +120,7 @@ def _present(elements: Sequence[Any], members: Sequence[str], where: Node) -> No
 
 
 def distinct(elements: Sequence[Any], member: Sequence[str], accept: Any, where: str) -> list[Any]:
-    seen: set[str] = set()
+    seen: set[Any] = set()
     out = []
     for position, element in enumerate(elements):
         if not accept(element):
@@ -128,7 +128,7 @@ def distinct(elements: Sequence[Any], member: Sequence[str], accept: Any, where:
         value = lookup(element, member) if member else element
         if value is MISSING:
             raise ExprError(f"distinct: element {where}[{position}] has no {'.'.join(member)}")
-        key = json.dumps(value, sort_keys=True, default=str)  # lists and objects are values too; true and 1 differ
+        key = _identity(value)
         if key not in seen:
             seen.add(key)
             out.append(value)
@@ -154,6 +154,15 @@ def elements_of(node: Node, scope: Mapping[str, Any]) -> list[tuple[tuple[int, .
     if type(found) is not list:
         raise ExprError(f"{render(node)} gives {describe(found)}, not a list")
     return [((i,), element, f"{render(node)}[{i}]") for i, element in enumerate(found)]
+
+
+def _identity(value: Any) -> Any:
+    """What ``distinct`` compares: equal values by :func:`same` (``1`` and ``1.0`` alike, ``true`` and ``1`` not); lists and objects by content."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float, str)) or value is None:
+        return ("value", value)
+    return ("json", json.dumps(value, sort_keys=True, default=str))
 
 
 def _list(node: Node, scope: Mapping[str, Any]) -> list[Any]:

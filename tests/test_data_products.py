@@ -266,3 +266,27 @@ def test_the_example_in_the_language_reference_checks_and_reads(tmp_path: Path) 
     gold, _ = compile_spec(spec).gold(tmp_path, "test")
     assert gold.items == {"p1/s2/burn": {"label": "likely", "seen": True}}
     assert gold.labels == {"p1/s2/burn": {"all_checked": "True"}}
+
+
+_scalars = st.one_of(st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, 2.5]), st.sampled_from(["a", "b", "1"]), st.none())
+
+
+@given(values=st.lists(_scalars, max_size=12), wanted=_scalars)
+def test_distinct_any_all_and_lookup_follow_the_documented_equality(values: list, wanted: object) -> None:
+    from runners.data_exprs import evaluate
+
+    def equal(a: object, b: object) -> bool:  # docs/language.md: Python's equality, but true is never 1
+        return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+    scope = {"rec": {"xs": values, "rows": [{"v": v, "at": i} for i, v in enumerate(values)]}, "q": {"w": wanted}}
+    unique: list = []
+    for v in values:
+        if not any(equal(v, u) for u in unique):
+            unique.append(v)
+    got = evaluate(("#distinct", ("rec", "xs"), (), ()), scope)
+    assert len(got) == len(unique) and all(equal(a, b) for a, b in zip(got, unique))
+    assert evaluate(("#any", ("rec", "xs"), (("", ("q", "w")),)), scope) == any(equal(v, wanted) for v in values)
+    assert evaluate(("#all", ("rec", "xs"), (("", ("q", "w")),)), scope) == all(equal(v, wanted) for v in values)
+    hits = [i for i, v in enumerate(values) if equal(v, wanted)]
+    found = evaluate(("#lookup", ("rec", "rows"), (("v", ("q", "w")),), ("at",), True, -1), scope)
+    assert found == (hits[0] if hits else -1)
