@@ -299,10 +299,6 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
     for key in ("values", "flags"):  # and per-item values and flags
         if form["score"].get(key, 0) == []:
             del form["score"][key]
-    for block in (form["score"], *form["score"].get("measures", ())):  # and missing/invalid conventions left at their default
-        for key in ("missing", "invalid"):
-            if key in block and block[key] is None:
-                del block[key]
     sources = form["data"]["sources"]  # the first source defines the items; the others are joined by key
     form["data"]["sources"] = sources[:1] + sorted(sources[1:], key=lambda v: json.dumps(v, sort_keys=True))
     return form
@@ -329,6 +325,10 @@ def _library_versions() -> dict[str, str]:
         try:
             libraries[lib] = importlib.metadata.version(lib)
         except importlib.metadata.PackageNotFoundError:
+            continue
+    return libraries
+
+
 def _render_convention(measure: m.MeasureSpec, score: m.ScoreSpec, part: str) -> str:
     """How a measure counts an item without a prediction (``missing``) or with one it cannot measure (``invalid``), for --explain."""
     declared = getattr(measure, part) or getattr(score, part)
@@ -341,10 +341,6 @@ def _render_convention(measure: m.MeasureSpec, score: m.ScoreSpec, part: str) ->
     else:
         how = "scored as unanswered" if form == "empty" else "the file is refused"
     return f"{what}: {how}" + ("" if declared else f" (the default; declare {part} = ... to change it)")
-
-
-            continue
-    return libraries
 
 
 def _render_formula(formula: tuple[Any, ...]) -> str:
@@ -433,7 +429,9 @@ def explain(spec: m.TaskSpec) -> str:
         ex = data.explode
         lines += _explain_explode(ex)
     for binding in data.fields:
-        lines.append(f"   field {binding.name}: {binding.type.spelling()} <- {_explain_value(binding.path)}")
+        delimited = next((src.format for src in data.sources if src.name == binding.path[0] and src.format in ("csv", "tsv")), None)
+        cast = f" ({delimited.upper()} cells read as {binding.type.spelling()})" if delimited and binding.type.kind not in ("str", "any") else ""
+        lines.append(f"   field {binding.name}: {binding.type.spelling()} <- {_explain_value(binding.path)}{cast}")
     for rule in data.labels:
         if rule.members:
             listed = "; ".join(f"{label!r} if listed in {path}[{column!r}]" for path, column, label in rule.members)
@@ -480,12 +478,12 @@ def explain(spec: m.TaskSpec) -> str:
         what = (
             f"the scorer's {measure.value}"
             if measure.metric is None
-        if measure.metric is not None:
-            lines.append("     " + "; ".join(_render_convention(measure, spec.score, part) for part in ("missing", "invalid")))
             else f"{_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}"
         )
         only = " on items with " + ", ".join(f"{k} = {v!r}" for k, v in measure.where) if measure.where else ""
         lines.append(f"   measure {measure.name}: {what}{only}")
+        if measure.metric is not None:
+            lines.append("     " + "; ".join(_render_convention(measure, spec.score, part) for part in ("missing", "invalid")))
     lines += ["", "5. aggregate"]
     if spec.score.aggregate is not None:
         lines.append(f"   {_render_call(spec.score.aggregate)} over the scorer's per-item values")
