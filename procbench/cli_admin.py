@@ -87,13 +87,17 @@ def submit(
         _err(f"error: no prediction file at {predictions}")
         raise typer.Exit(EXIT_INVALID_PREDICTIONS)
     card = ModelCard(size_class, weights, method, paper_url, code_url, description)
+    from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
+
+    root = resolve_data_root(data_dir)
+    kind = cli_data_root.announce(spec, task.name, split, root) if split in task.data.splits else ""
     try:
         outcome = do_submit(
-            task, runner, data_root=resolve_data_root(data_dir), split=split, predictions=predictions, model=model, team=team,
+            task, runner, data_root=root, split=split, predictions=predictions, model=model, team=team,
             token=token, db_path=db, metadata=_parse_metadata(metadata or []), card=card,
         )
     except InvalidPredictions as exc:
-        _err(exc.render())
+        _err(cli_data_root.refusal(exc, runner, root, split, kind))
         _err(f"nothing was stored{_receipt(exc)}")
         raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
     except SubmissionRefused as exc:
@@ -112,6 +116,21 @@ def submit(
     state = "stored" if outcome.created else "already stored (same file, task, split and team)"
     primary = outcome.evaluation.metrics.get(task.primary, float("nan"))
     _say(f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})")
+    _say_if_not_shown(db, task.name, split, outcome.evaluation.fingerprint)
+
+
+def _say_if_not_shown(db: Path, task: str, split: str, fingerprint: str) -> None:
+    """Warn when a stored row's fingerprint is not the one its board shows (issue #29: registering never moves a board)."""
+    from submissions import boards, store
+
+    with store.reader(db) as con:
+        shown = boards.current(con, task, split)
+    if shown not in (None, fingerprint):
+        _err(
+            f"warning: stored under fingerprint {fingerprint[:12]}, but the board of {task} / {split} shows {shown[:12]}, so this row is not on it; "
+            f"`procbench admin board list {task}` shows what each fingerprint was scored on (after a spec change, `procbench rescore {task}` moves the "
+            "board once every stored submission has re-scored)"
+        )
 
 
 def _receipt(exc: BaseException) -> str:

@@ -97,8 +97,26 @@ def load_runner(spec: str) -> Any:
         raise CommandExit(EXIT_SPEC_ERROR) from None
 
 
-def check(specs: Optional[list[str]] = None, data: bool = False, data_dir: Optional[Path] = None) -> None:
-    """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error."""
+def allow_components(folders: Optional[list[Path]]) -> None:
+    """``--components DIR``: the operator allows the component modules in DIR (runners.registry.allow_folders)."""
+    if folders:
+        from runners import registry
+
+        registry.allow_folders(folders)
+
+
+def check(
+    specs: Optional[list[str]] = None, data: bool = False, data_dir: Optional[Path] = None, components: Optional[list[Path]] = None, ship: bool = False
+) -> None:
+    """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error (--ship: 1 when a requirement is missing)."""
+    allow_components(components)
+    if ship:  # every requirement of a shipped task, in one command (procbench/ship.py)
+        from procbench.ship import check_ship
+
+        status = check_ship(specs)
+        if status:
+            raise CommandExit(status)
+        return
     from dsl.cache import checked_spec
     from dsl.errors import SpecError
     from dsl.tasks import all_spec_paths, spec_path
@@ -127,9 +145,47 @@ def check(specs: Optional[list[str]] = None, data: bool = False, data_dir: Optio
                 failed += 1
                 continue
             note = f", data checked: {', '.join(checked) or 'none present'}"
-        echo(f"ok  {path}  (task {result.spec.name}{note})")
+        echo(f"ok  {path}  (task {result.spec.name}{note}{_code_loaded(result.spec)})")
     if failed:
         raise CommandExit(EXIT_SPEC_ERROR)
+
+
+def refuse_unfit_data(spec: str, runner: Any, root: Path, split: str, *, force: bool = False) -> None:
+    """What ``check --data`` refuses about the split (dsl.datacheck.DataRefused, in its words); nothing when the data fits.
+
+    The split is read once, into the runner's cache, and scoring reuses it.  The spec language is
+    imported only when the split lacks something a check across splits looks for, or is unreadable:
+    a clean run stays on the rebuilt runner.
+    """
+    from runners._types import GoldDataError
+    from runners.data_findings import lacks_something
+
+    if not force:
+        try:
+            gold, _ = runner.gold(root, split)
+        except GoldDataError:
+            pass
+        else:
+            if not lacks_something(runner, gold):
+                return
+    from dsl.datacheck import refuse_unfit_data as refuse
+    from dsl.tasks import load_task
+
+    task, _ = load_task(spec)
+    refuse(task, runner, root, split, force=force)
+
+
+def _code_loaded(spec: Any) -> str:
+    """``; code: FILE, ...``: the operator-allowed component files the spec uses ('' when it uses only installed code)."""
+    from runners import registry
+
+    if not registry.operator_folders():  # nothing but installed code can be in use: no lookup (the lean check stays lean)
+        return ""
+    from dsl.compiler import components_used
+
+    origins = {registry.get(c.kind, c.name).origin for c in components_used(spec)}
+    files = sorted(o for o in origins if o != registry.BUILTIN_ORIGIN and not o.startswith("entry point"))
+    return f"; code: {', '.join(files)}" if files else ""
 
 
 def score(
@@ -140,8 +196,10 @@ def score(
     as_json: bool = False,
     metadata: Optional[list[str]] = None,
     partial: bool = False,
+    components: Optional[list[Path]] = None,
 ) -> None:
     """Score a prediction file and print the metrics (and slices)."""
+    allow_components(components)
     from runners._types import InvalidPredictions
 
     runner = load_runner(spec)
@@ -149,25 +207,37 @@ def score(
     if not predictions.is_file():
         err(f"error: no prediction file at {predictions}")
         raise CommandExit(EXIT_INVALID_PREDICTIONS)
+    from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
+
+    kind = cli_data_root.announce(spec, runner.name, split, root)
     if partial:  # issue #18: metrics over the scored items only, with the coverage (procbench.partial)
         from procbench.cli_partial import score_partial_cli
 
         raise CommandExit(score_partial_cli(spec, split, predictions, root, parse_metadata(metadata or []), as_json))
     try:
-        evaluation = runner.evaluate(root, split, predictions, parse_metadata(metadata or []))
+        refuse_unfit_data(spec, runner, root, split)
+        try:
+            evaluation = runner.evaluate(root, split, predictions, parse_metadata(metadata or []))
+        except ValueError:
+            refuse_unfit_data(spec, runner, root, split, force=True)  # scoring stopped on the gold: say why as check --data does
+            raise
     except InvalidPredictions as exc:
-        err(exc.render())
+        err(cli_data_root.refusal(exc, runner, root, split, kind))
         raise CommandExit(EXIT_INVALID_PREDICTIONS) from None
     except FileNotFoundError as exc:
         err(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root")
         raise CommandExit(EXIT_DATA_MISSING) from None
     except ValueError as exc:
+        datacheck = sys.modules.get("dsl.datacheck")  # loaded only when something was wrong with the data
+        if datacheck is not None and isinstance(exc, datacheck.DataRefused):
+            err(str(exc))
+            raise CommandExit(EXIT_SPEC_ERROR) from None
         err(f"error: {exc}")
         raise CommandExit(EXIT_DATA_MISSING) from None
     for warning in evaluation.warnings:
         err(f"warning: {warning}")
     if as_json:
-        echo(json.dumps(evaluation.to_json(), indent=2))
+        echo(json.dumps({**evaluation.to_json(), "data_kind": kind}, indent=2))
         return
     answered = "" if evaluation.answered is None else f", {evaluation.answered} answered"
     echo(f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items{answered}  (fingerprint {evaluation.fingerprint[:12]})")
@@ -193,6 +263,7 @@ COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict
             Param("as_json", option=True, base=bool, default=False, decls=("--json",)),
             Param("metadata", option=True, base=str, many=True, default=None),
             Param("partial", option=True, base=bool, default=False, decls=("--partial",)),
+            Param("components", option=True, base=Path, many=True, default=None),
         ),
         _metadata_is_well_formed,
     ),
@@ -202,6 +273,8 @@ COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict
             Param("specs", option=False, base=str, many=True, default=None),
             Param("data", option=True, base=bool, default=False, decls=("--data",)),
             Param("data_dir", option=True, base=Path, default=None),
+            Param("components", option=True, base=Path, many=True, default=None),
+            Param("ship", option=True, base=bool, default=False, decls=("--ship",)),
         ),
         lambda kwargs: True,
     ),

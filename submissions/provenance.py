@@ -17,13 +17,12 @@ the lock gives without the data, so a board over the real split shows it and a s
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from dsl.model import TaskSpec
-from runners.paths import SAMPLE_DATA_ROOT
+from runners import data_kind
 
 REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN = "real", "sample", "unverified", "unlocked", "unknown"
 KINDS = (REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN)
@@ -46,42 +45,14 @@ def lock_digest(spec: TaskSpec, split: str) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest() if lines else ""
 
 
-@functools.lru_cache(maxsize=4096)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    """A file's sha256, cached by (path, size, mtime): the lock is checked once per file and process."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _matches_lock(spec: TaskSpec, split: str, data_root: Path) -> bool:
-    files = [f for f in spec.fetch if not f.splits or split in f.splits]
-    if not files:
-        return False
-    for f in files:
-        path = Path(data_root, *f.path.split("/"))
-        try:
-            stat = path.stat()
-        except OSError:
-            return False
-        if stat.st_size != f.size or _file_sha256(str(path), stat.st_size, stat.st_mtime_ns) != f.sha256:
-            return False
-    return True
-
-
-def _is_sample_root(data_root: Path) -> bool:
-    try:
-        return Path(data_root).resolve() == SAMPLE_DATA_ROOT.resolve()
-    except OSError:
-        return False
+    return data_kind.matches(((f.path, f.size, f.sha256) for f in spec.fetch if not f.splits or split in f.splits), data_root)
 
 
 def of(spec: TaskSpec, split: str, data_root: Path, *, gold_items: int | None, scorer_digest: str) -> DataProvenance:
     """The provenance of ``split`` read from ``data_root`` (hashes the lock's files once per process)."""
     root = str(data_root)
-    if _is_sample_root(data_root):
+    if data_kind.is_sample_root(data_root):
         return DataProvenance(SAMPLE, gold_items, "", scorer_digest, root)
     if not any(not f.splits or split in f.splits for f in spec.fetch):  # no lock for this split: nothing differs from it
         return DataProvenance(UNLOCKED, gold_items, "", scorer_digest, root)
