@@ -33,6 +33,7 @@ from runners._types import GoldSet, InvalidPredictions
 from runners.metrics._base import Metric
 from runners.metrics._measure import MeasureStage, Measures
 from runners.predictions import FieldType, PredictionRecords
+from submissions.export import board_frame
 from tests.doc_files import extract
 from tests.site_app import page
 
@@ -299,6 +300,10 @@ def test_the_board_shows_coverage_on_every_row(guide: tuple[Path, dict[str, str]
     table = page(db, monkeypatch, "board", task="effects", split="test").dataframe[0].value
     shown = dict(zip(table["Model"], table["Coverage"]))
     assert shown == {model: f"{len(_rows(path))} / {len(gold)}" for model, path in files.items()}
+    exported = board_frame(db, "effects")  # procbench export board: the same numbers on every long row
+    assert {(r["model"], r["n_answered"], r["n_items"]) for r in exported.iter_rows(named=True)} == {
+        (model, len(_rows(path)), len(gold)) for model, path in files.items()
+    }
 
 
 def test_compile_explain_says_how_each_measure_counts_missing_and_invalid_predictions(guide: tuple[Path, dict[str, str]]) -> None:
