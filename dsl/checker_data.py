@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from dsl import model as m
 from dsl import syntax as s
 from dsl.binding import describe
-from runners.data_exprs import CONDITIONS, is_computed, render
+from runners.data_exprs import CONDITIONS, is_computed, render, roots
 from runners.predictions import FieldType
 from runners.tables import EXPLODE_JOIN, EXPLODE_KEY
 
@@ -218,6 +218,13 @@ def check_explode(ck: _Checker, explode: m.ExplodeSpec) -> bool:
                     f"e.g. id = [{explode.name}.step, {explode.name}.event]",
                 )
                 return False
+    if explode.name in roots(explode.items):
+        ck.error(
+            m.span_of(explode, "items"),
+            f"explode {explode.name!r}: items are read from the record, before there is an element {explode.name!r} to read",
+            "the lists of items are paths into a source, e.g. product(step = rec.steps, event = rec.events)",
+        )
+        return False
     if is_computed(explode.items) and explode.id == EXPLODE_KEY:
         ck.error(
             m.span_of(explode, "id"), f"explode {explode.name!r}: id = key needs a mapping, but {render(explode.items)} is a list", "use id = index or a path"
