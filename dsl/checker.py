@@ -55,6 +55,7 @@ class _Checker(Binder):
         self.similarities: dict[str, m.ComponentCall] = {}  # similarity block -> the call it stands for
         self.used_similarities: set[str] = set()
         self.similarity_blocks: set[str] = set()  # declared, resolved or not
+        self.normaliser_blocks: set[str] = set()  # likewise: a use of one whose steps have an error stays silent (one mistake, one error)
         self.similarities_resolved = False  # similarity blocks refer to each other by name until all are read
         self.declared_outputs: list[tuple[str, s.Span]] = []
         self.splits: tuple[str, ...] = ()
@@ -443,7 +444,8 @@ class _Checker(Binder):
                     return None
                 return m.ComponentCall("similarity", "all_of", (("same", tuple(b.same)), ("parts", tuple(found))), where)
             if not b.mean:
-                self.error(m.span_of(b), f"similarity {b.name!r} needs `use = <similarity>(...)` or `mean {{ ... }}`", usage)
+                if "use" not in b.at:  # else `use` is written and its error is reported there
+                    self.error(m.span_of(b), f"similarity {b.name!r} needs `use = <similarity>(...)` or `mean {{ ... }}`", usage)
                 return None
             if len({field for field, _ in b.mean}) != len(b.mean):
                 return None  # a repeated field: reported where it is written
@@ -478,7 +480,8 @@ class _Checker(Binder):
                     continue
                 ref = step.parts[0]
                 if ref not in by_name:
-                    self.unknown(step.span, "normaliser", ref, list(by_name))
+                    if ref not in self.normaliser_blocks:  # else declared with an error, reported there
+                        self.unknown(step.span, "normaliser", ref, list(by_name))
                     return None
                 if ref in chain:
                     self.error(step.span, f"normaliser cycle: {' -> '.join([*chain, ref])}", "a normaliser cannot include itself")
@@ -504,7 +507,8 @@ class _Checker(Binder):
             return None
         name = expr.parts[0]
         if name not in self.normalisers:
-            self.unknown(expr.span, "normaliser", name, list(self.normalisers))
+            if name not in self.normaliser_blocks:  # else declared with an error, reported there
+                self.unknown(expr.span, "normaliser", name, list(self.normalisers))
             return None
         self.used_normalisers.add(name)
         return self.normalisers[name]
@@ -869,6 +873,8 @@ def _task_block(spec_file: s.SpecFile, checker: Binder) -> s.Block | None:
         if not (isinstance(stmt, s.Block) and stmt.type == "task"):
             checker.error(stmt.span, "only a `task name { ... }` block may appear at the top level of a spec", "move this inside the task block")
     if len(tasks) != 1:
+        if not tasks and spec_file.body:
+            return None  # a misspelt `task`: reported above, once
         span = tasks[1].span if len(tasks) > 1 else s.Span(1, 1, 1, 1)
         checker.error(span, "a spec file holds exactly one task block" if tasks else "the spec has no task block", "write `task name { ... }`")
         return None
@@ -1026,7 +1032,12 @@ def check_file(path: str | Path, search: list[Path] | None = None) -> CheckResul
 
 
 def _fail(checker: Binder, spec_file: s.SpecFile) -> SpecError:
-    return SpecError(checker.errors or [Diagnostic(spec_file.path, s.Span(1, 1, 1, 1), "invalid spec")], spec_file.source)
+    # one error per place: a family's three names, or a call's two complaints about one argument, are one mistake there
+    errors: list[Diagnostic] = []
+    for e in checker.errors:
+        if not any((e.path, e.span) == (kept.path, kept.span) for kept in errors):
+            errors.append(e)
+    return SpecError(errors or [Diagnostic(spec_file.path, s.Span(1, 1, 1, 1), "invalid spec")], spec_file.source)
 
 
 def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
@@ -1040,6 +1051,7 @@ def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
     params_blocks = task.blocks("params")
     params = {a.name: a.value for a in params_blocks[0].attributes()} if params_blocks else {}
     checker = _Checker(spec_file.path, spec_file.source, params)
+    checker.quiet_names = Binder.stray_names(m.TaskSpec, task)  # `paams { dedup = ... }`: one error, at the block
     checker.warnings.extend(loader.warnings)
     for name, value in params.items():
         if isinstance(value, (s.Ref, s.Call)):
@@ -1051,6 +1063,7 @@ def _check(spec_file: s.SpecFile, search: list[Path]) -> CheckResult:
         raise _fail(checker, spec_file)
     # every similarity block declared, bound or not: a reference to one that has an error stays silent
     checker.similarity_blocks = {st.labels[0] for st in task.body if isinstance(st, s.Block) and st.type == "similarity" and st.labels}
+    checker.normaliser_blocks = {st.labels[0] for st in task.body if isinstance(st, s.Block) and st.type == "normaliser" and st.labels}
     spec = checker.bind(m.TaskSpec, task, checker)
     side = _reported_beside(reported_file, checker) if reported_file else None
     if spec is not None and not checker.errors:
@@ -1248,7 +1261,8 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         "prediction_field": list(score_pred),
         "label": list(label_values),
         "answer_label": [r.name for r in data.answer_labels],
-        "metric": metric_names,
+        # a metric block naming nothing produced is the one error of a misspelt declaration: what it meant to declare stays known
+        "metric": metric_names + ([n for n in produced if n not in metric_names] if any(mt.name not in produced for mt in spec.metrics) else []),
         "slice": [sl.name for sl in spec.slices],
         "per_item_value": list(scorer_emits),
     }
@@ -1257,8 +1271,12 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         reported_names: set[tuple[str, str]] = set()
         for ref in checker.references:
             known = tables.get(ref.namespace)
-            if known is not None and ref.name not in known and (ref.namespace, ref.name) not in reported_names:
+            # the outputs of one match block (inputs_p, inputs_r) unknown together are one misspelt block name
+            stem = ("per_item_stem", ref.name.rpartition("_")[0]) if ref.namespace == "per_item_value" and "_" in ref.name else None
+            if known is not None and ref.name not in known and (ref.namespace, ref.name) not in reported_names and stem not in reported_names:
                 reported_names.add((ref.namespace, ref.name))  # one misspelt name used in several places: one error
+                if stem is not None:
+                    reported_names.add(stem)
                 checker.unknown(ref.span, ref.what, ref.name, known)
     if score.scorer is not None and score.scorer.name == "field_match":
         _check_field_match(ck, score.scorer, gold_fields, pred_fields)
@@ -1277,6 +1295,7 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         ck.error(m.span_of(spec), "the task declares no metric", "add `metric name { display = \"...\" }` for each number the aggregator returns")
     _check_formula_cycles(ck, measures)
     seen: dict[str, m.MetricSpec] = {}
+    unproduced_stems: set[str] = set()
     for mt in spec.metrics:
         if mt.name in seen:
             ck.error(m.span_of(mt, "<label>"), f"metric {mt.name!r} is declared twice", f"first on line {m.span_of(seen[mt.name], '<label>').line}")
@@ -1291,7 +1310,10 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
             if measures:
                 producers.append("a measure")
             who = " or ".join(producers)
-            ck.unknown(m.span_of(mt, "<label>"), f"metric (not produced by {who or 'anything'})", mt.name, list(produced))
+            stem = re.sub(r"_(p|r|f1)$", "", mt.name)  # a measure's _p/_r/_f1 blocks name one misspelt measure: one error
+            if stem not in unproduced_stems:
+                unproduced_stems.add(stem)
+                ck.unknown(m.span_of(mt, "<label>"), f"metric (not produced by {who or 'anything'})", mt.name, list(produced))
     undeclared = [name for name in produced if name not in seen]
     if (
         undeclared and spec.metrics and aggregate is not None and aggregate.emits == registry.SAME_AS_SCORER and score.aggregate is not None
@@ -1308,8 +1330,10 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
             if row.slice is None:
                 continue
             sl = next((x for x in slices if x.name == row.slice[0]), None)
+            # a value the slice's value labels already name wrongly (a map label misspelt): reported there, once
+            mislabelled = {(x.name, v) for x in slices if x.kind == "label" for v, _ in x.values if v not in (label_values.get(x.key) or (v,))}
             values = label_values.get(sl.key) if sl is not None and sl.kind == "label" else None
-            if values is not None and row.slice[1] not in values:
+            if values is not None and row.slice[1] not in values and (sl.name, row.slice[1]) not in mislabelled:
                 checker.unknown(m.span_of(row, "value"), f"value of slice {sl.name!r}", row.slice[1], list(values))
 
     # templates (syntax only: rendering happens in a sandbox) ----------------------------------
@@ -1763,7 +1787,8 @@ def _check_align(
     for count in align.counts:
         cwhere = f"{where}, count {count.name!r}"
         if count.of is not None and count.of not in entity_types:
-            ck.unknown(m.span_of(count, "of"), "entities block", count.of, list(entity_types))
+            if not any(e.name == count.of for e in align.entities):  # else declared, with its error reported there
+                ck.unknown(m.span_of(count, "of"), "entities block", count.of, list(entity_types))
             continue
         record = entity_types[count.of] if count.of is not None else line
         by_known = _check_members(ck, record, [count.by], m.span_of(count, "by"), cwhere)
@@ -1884,6 +1909,7 @@ def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
     import jinja2
     from jinja2 import meta
 
+    from runners.template_limits import filter_problems
     from runners.templates import KNOWN, access_problems, environment
 
     env = environment()
@@ -1909,7 +1935,11 @@ def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
                 "Jinja2 syntax: {{ variable }}, {% if ... %}...{% endif %}",
             )
             continue
-        for name in sorted(meta.find_undeclared_variables(parsed) - set(use.variables)):
+        try:
+            undeclared = meta.find_undeclared_variables(parsed)
+        except jinja2.TemplateAssertionError:  # an unknown filter or test: filter_problems reports it at its place
+            undeclared = set()
+        for name in sorted(undeclared - set(use.variables)):
             close = difflib.get_close_matches(name, use.variables, n=1)
             ck.error(
                 m.span_of(t, "text"),
@@ -1918,7 +1948,11 @@ def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
             )
         span = m.span_of(t, "text")
         source_lines = ck.source.splitlines()
-        for lineno, what, message in access_problems(parsed, use.variables):
+        access_hint = "use {{ variable }}, filters and {% if %}/{% for %} over the variables; nothing else is reachable"
+        limits_hint = "the sandbox refuses this at render: name attributes, filters and tests as text, within the limits of docs/submissions.md"
+        found_problems = [(*problem, access_hint) for problem in access_problems(parsed, use.variables)]
+        found_problems += [(*problem, limits_hint) for problem in filter_problems(parsed)]
+        for lineno, what, message, hint in sorted(found_problems, key=lambda problem: problem[0]):
             line = span.line + lineno - 1  # exact for a """long string""", whose lines are the spec's
             start = span.column - 1 if line == span.line else 0
             found = source_lines[line - 1].find(what, start) if 0 < line <= len(source_lines) else -1
@@ -1926,7 +1960,7 @@ def _check_templates(spec: m.TaskSpec, ck: _Checker) -> None:
             ck.error(
                 s.Span(line, column, line, column + max(len(what), 1)),
                 f"template {t.name!r}: {message}",
-                "use {{ variable }}, filters and {% if %}/{% for %} over the variables; nothing else is reachable",
+                hint,
             )
 
 

@@ -13,9 +13,11 @@ any call (:func:`access_problems`).
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +55,11 @@ KNOWN: dict[str, TemplateUse] = {
 MAX_REPEAT = 1_000_000
 MAX_EXPONENT = 1_000
 MAX_OUTPUT = 1 << 24
+# a render's wall-clock bound: loops over loops that print nothing never reach MAX_OUTPUT, yet
+# `{% for a in question %}{% for b in question %}...` over a few KiB runs for hours; a prompt renders in milliseconds
+MAX_RENDER_SECONDS = 5.0
+LOOP_GUARD = "procbench_loop_deadline"  # the filter every {% for %}'s iterable is wrapped in at compile time (_Sandbox)
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("procbench_template_deadline", default=None)
 
 _NUMBERS = re.compile(r"\d+")
 
@@ -124,17 +131,36 @@ def _bounded_filters(filters: dict[str, Callable[..., Any]]) -> dict[str, Callab
     return filters
 
 
+def _past_deadline() -> None:
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise SecurityError(f"a template may not render for more than {MAX_RENDER_SECONDS:g} seconds (loops over loops?)")
+
+
+def _loop_deadline(iterable: Iterable[Any]) -> Iterator[Any]:
+    """A loop's items, the render's deadline checked before each: an empty loop body yields no output to check at."""
+    for item in iterable:
+        _past_deadline()
+        yield item
+
+
 class _Bounded(jinja2.Template):
-    """A template whose render stops at MAX_OUTPUT characters (a loop in a loop can print far more than its input)."""
+    """A template whose render stops at MAX_OUTPUT characters (a loop in a loop can print far more than its input)
+    and after MAX_RENDER_SECONDS (checked at each output and at each loop iteration)."""
 
     def render(self, *args: Any, **kwargs: Any) -> str:
-        parts, size = [], 0
-        for part in self.generate(*args, **kwargs):
-            size += len(part)
-            if size > MAX_OUTPUT:
-                raise SecurityError(f"a template may not render over {MAX_OUTPUT} characters")
-            parts.append(part)
-        return "".join(parts)
+        token = _DEADLINE.set(time.monotonic() + MAX_RENDER_SECONDS)
+        try:
+            parts, size = [], 0
+            for part in self.generate(*args, **kwargs):
+                size += len(part)
+                if size > MAX_OUTPUT:
+                    raise SecurityError(f"a template may not render over {MAX_OUTPUT} characters")
+                _past_deadline()
+                parts.append(part)
+            return "".join(parts)
+        finally:
+            _DEADLINE.reset(token)
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
@@ -148,6 +174,13 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.filters = _bounded_filters(dict(self.filters))
+        self.filters[LOOP_GUARD] = _loop_deadline
+
+    def _generate(self, source: nodes.Template, name: str | None, filename: str | None, defer_init: bool = False) -> str:
+        """Compile with every loop's iterable passed through the deadline check (the parsed tree the checker sees is not changed)."""
+        for loop in source.find_all(nodes.For):
+            loop.iter = nodes.Filter(loop.iter, LOOP_GUARD, [], [], None, None, lineno=loop.lineno).set_environment(self)
+        return super()._generate(source, name, filename, defer_init)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
@@ -170,6 +203,20 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             words = max(_int(a) for a in (*args[2:4], kwargs.get("min", 0), kwargs.get("max", 100)))
             _grow("lipsum", _int(n) * max(words, 100) * 10)
         return super().call(__context, __obj, *args, **kwargs)
+
+
+class RenderRefused(SecurityError):
+    """A spec template that fails at render (a sandbox limit, a filter given the wrong type): one line, the template named."""
+
+
+def render(template: jinja2.Template, what: str, **variables: Any) -> str:
+    """``template`` rendered with ``variables``; any failure of the template's own making is a RenderRefused naming it
+    (a template is untrusted input: its failure is a message, never a traceback)."""
+    try:
+        return template.render(**variables)
+    except (jinja2.TemplateError, TypeError, ValueError, AttributeError, LookupError, ArithmeticError, RecursionError) as exc:
+        detail = exc.message if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: {exc}"
+        raise RenderRefused(f"{what} could not be rendered: {detail}") from None
 
 
 @functools.cache

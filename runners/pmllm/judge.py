@@ -32,7 +32,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -46,7 +46,8 @@ from runners.pmllm.grading import extract_grade
 from runners.pmllm.naming import clean_model_name, judge_folder, parse_result_file_name
 from runners.pmllm.questions import Question
 from runners.pmllm.textio import read_text
-from runners.templates import environment
+from runners.predictions import loads_bounded
+from runners.templates import RenderRefused, environment, render
 
 ENV_BASE_URL = "PROCBENCH_JUDGE_BASE_URL"
 ENV_MODEL = "PROCBENCH_JUDGE_MODEL"
@@ -91,14 +92,27 @@ class _BadReply(Exception):
     """A reply that is no verdict (too slow, too large, empty, refused, cut off): retried, never cached."""
 
 
+class _Stopped(Exception):
+    """Another question failed for good: this one is not asked (again); the first failure is what is raised."""
+
+
 @lru_cache(maxsize=16)
 def _compiled(template: str) -> jinja2.Template:
     return environment().from_string(template)  # the shared sandbox: a template comes from a spec (untrusted)
 
 
+class JudgeTemplateRefused(JudgeError, RenderRefused):
+    """The judge template failed at render: a JudgeError, so `judge` and intake report it as a message, and the sandbox's SecurityError."""
+
+
 def render_prompt(template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True) -> str:
     """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe (runners.templates.JUDGE_VARIABLES)."""
-    return _compiled(template).render(question=question, answer=answer, cot=cot, severe=severe)
+    try:
+        return render(_compiled(template), "the judge template", question=question, answer=answer, cot=cot, severe=severe)
+    except RenderRefused as exc:
+        raise JudgeTemplateRefused(str(exc)) from None
+    except jinja2.TemplateError as exc:  # at compile: a filter or test Jinja2 does not know (`check` refuses it first)
+        raise JudgeTemplateRefused(f"the judge template could not be compiled: {exc.message}") from None
 
 
 def sanitise_verdict(text: str) -> str:
@@ -241,6 +255,7 @@ class _Counter:
     done: int = 0
     requests: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stopped: threading.Event = field(default_factory=threading.Event)  # issue #29: set at the first permanent failure
 
 
 def _reply_text(payload: Any) -> str:
@@ -325,6 +340,8 @@ def _ask(client: httpx.Client, request: JudgeRequest, settings: JudgeSettings, c
         if attempt:
             # Exponential backoff with a little jitter so that parallel workers do not retry in step.
             sleep(settings.backoff_s * 2 ** (attempt - 1) * (1 + random.random() / 10))
+        if counter.stopped.is_set():
+            raise _Stopped()
         with counter.lock:
             counter.requests += 1
         try:
@@ -342,11 +359,12 @@ def _ask(client: httpx.Client, request: JudgeRequest, settings: JudgeSettings, c
         if status >= 400:
             raise JudgeError(f"{request.question_id}: judge returned HTTP {status}: {shown}")
         try:
-            return _reply_text(json.loads(raw))
+            # issue #29: depth-bounded (runners.predictions.MAX_JSON_DEPTH): a deeply nested reply is refused, never a RecursionError
+            return _reply_text(loads_bounded(raw))
         except _BadReply as error:
             failure = str(error)
             continue
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as error:
             raise JudgeError(f"{request.question_id}: unexpected reply from the judge ({error}): {shown}") from None
     raise JudgeError(f"{request.question_id}: judge failed after {settings.max_retries + 1} attempts (last: {failure})")
 
@@ -394,8 +412,18 @@ def judge_answers(
     http = client or httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
     try:
         with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
-            for future in [pool.submit(grade, request, http) for request in pending]:
-                future.result()
+            futures = [pool.submit(grade, request, http) for request in pending]
+            # issue #29: the first permanent failure (a 4xx, a question past its retries) ends the run: questions not
+            # started are cancelled and those in flight stop before their next request, so a judge answering 500
+            # costs one question's retries per worker, not every question's
+            wait(futures, return_when=FIRST_EXCEPTION)
+            counter.stopped.set()
+            for future in futures:
+                future.cancel()
+            failures = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+            first = next((e for e in failures if not isinstance(e, _Stopped)), None)
+            if first is not None:
+                raise first
     finally:
         if own_client:
             http.close()
