@@ -9,6 +9,7 @@ The syntax is documented in docs/language.md ("Computed values").
 
 from __future__ import annotations
 
+import json
 from typing import Any, Protocol
 
 from dsl import model as m
@@ -237,6 +238,13 @@ def check_field_type(ck: _Checker, binding: m.FieldBinding) -> None:
     """A computed field's declared type against what it computes: any/all/equals give bool, distinct a list."""
     node, ftype = binding.path, binding.type
     if not is_computed(node) or ftype.kind == "any":
+        return
+    if node[0] == "#lookup" and node[4] and not ftype.accepts(node[5]):  # a default the field cannot hold: a typo, or the wrong type
+        ck.error(
+            m.span_of(binding, "path"),
+            f"field {binding.name!r} is {ftype.spelling()}, but its lookup's default {json.dumps(node[5])} is not a value of that type",
+            "the default is the value of the items the list does not mention: one the field's type has",
+        )
         return
     wanted = FieldType("bool") if node[0] in CONDITIONS else FieldType("list") if node[0] == "#distinct" else None
     if wanted is not None and not wanted.fits(ftype):

@@ -188,6 +188,7 @@ def _one_error(path: Path) -> tuple[int, int, str, str]:
         ("any(rec.ignored, cell.step)", "lookup(rec.ignored, cell.step)", "lookup(rec.ignored", "lookup() is not a condition", "any(...)"),
         ("product(step = rec.steps, event", "product(step = rec.steps, step", "product(", "names each list once", "product("),
         ("event = distinct(rec.events, name", "event = distinct(cell.events, name", "product(", "before there is an element 'cell'", "a source"),
+        ("label: str     = lookup(", "label: enum(yes, no, maybe) = lookup(", "lookup(rec.labels", 'default "none" is not a value', "the default"),
     ],
 )
 def test_a_mistake_in_the_constructs_is_one_error_at_its_place(tmp_path: Path, old: str, new: str, at: str, says: str, hint: str) -> None:
