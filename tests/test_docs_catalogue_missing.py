@@ -400,3 +400,55 @@ def test_check_refuses_a_declared_prediction_for_a_metric_that_checks_prediction
     assert result.exit_code == 3 and len(errors) == 1, result.output
     assert errors[0].startswith(f"{spec}:{line}:15: error: measure 'kendall': invalid = predict(...): kendall_tau() checks each prediction"), result.output
     assert 'hint: use score(<number>) (e.g. score(-1)), "empty" or "refuse"' in result.output
+
+
+# -- the convention's parser and type check, on generated values -------------------------------------
+
+_SPEC = """task gen {{
+  title   = "gen"
+  version = "1"
+  primary = acc
+
+  data {{
+    splits = [test]
+
+    source rows {{ format = "jsonl"  path = "g/{{split}}.jsonl" }}
+
+    id     = rows.id
+
+    fields {{ answer: {ftype} = rows.answer }}
+  }}
+
+  predictions {{ format = "jsonl"  schema {{ id = str  answer = {ftype} }} }}
+
+  score {{
+    measure acc {{ metric = accuracy()  gold = answer  prediction = answer  {part} = {value} }}
+  }}
+}}
+"""
+VALUES = st.one_of(st.sampled_from(["a", "b", "c", "z"]), st.integers(-3, 3), st.sampled_from([0.5, -1.5]), st.booleans())
+TYPES = st.sampled_from(
+    [('enum("a", "b", "c")', lambda v: v in ("a", "b", "c") and isinstance(v, str)), ("int", lambda v: type(v) is int), ("str", lambda v: isinstance(v, str))]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(form=st.sampled_from(["predict", "score"]), value=VALUES, typed=TYPES, part=st.sampled_from(["missing", "invalid"]))
+def test_a_generated_convention_is_accepted_exactly_when_it_fits(form: str, value: str | int | float | bool, typed: tuple, part: str) -> None:
+    from dsl.checker import check_text
+    from dsl.errors import SpecError
+
+    ftype, fits = typed
+    written = json.dumps(value)
+    spec = _SPEC.format(ftype=ftype, part=part, value=f"{form}({written})")
+    # the oracle: predict(v) needs a value of the field's type; score(x) a number (accuracy keeps one per-item value)
+    ok = fits(value) if form == "predict" else (isinstance(value, (int, float)) and not isinstance(value, bool))
+    try:
+        checked = check_text(spec, "gen.spec").spec
+    except SpecError as exc:
+        assert not ok, [d.message for d in exc.diagnostics]
+        assert len(exc.diagnostics) == 1 and exc.diagnostics[0].span.line == 19, [d.message for d in exc.diagnostics]
+        return
+    assert ok
+    (measure,) = checked.score.measures
+    assert getattr(measure, part) == ((form, float(value)) if form == "score" and not isinstance(value, str) else (form, value))
