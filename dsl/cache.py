@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 FORMAT = b"procbench-spec-cache 1\n"
 ENV_DIR = "PROCBENCH_CACHE_DIR"
+COMPONENTS_ENV = "PROCBENCH_COMPONENTS"  # runners.registry.COMPONENTS_ENV, read here without importing the registry
 _CODE_PACKAGES = ("dsl", "runners")  # their sources decide what a check returns
 
 
@@ -156,6 +157,8 @@ def key(path: Path, text: bytes, search: list[Path]) -> str:
     digest.update(str(path.resolve()).encode() + b"\0" + hashlib.sha256(text).digest())
     for folder in [path.parent, *search]:  # a parent spec added to a search folder changes what extends finds
         digest.update(f"{folder}\0{_listing(folder)}\n".encode())
+    # the component folders allowed decide which names resolve: a spec checked with them is not a hit without them
+    digest.update(os.environ.get(COMPONENTS_ENV, "").encode() + b"\0")
     return digest.hexdigest()
 
 
@@ -326,7 +329,10 @@ def checked_spec(path: str | Path, search: list[Path] | None = None) -> CachedCh
         found = read(folder, entry_key, path)
         if found is not None:
             (spec, warnings, source), dependencies = found
-            if all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies) and _load_components_beside(path):
+            problems = _spec_path_problems(spec)
+            if problems:  # a valid digest is no proof of origin: a spec entry is checked for its data paths as its plan is
+                _refuse_entry(_entry_path(folder, entry_key, path), problems[0])
+            elif all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies) and _load_components_beside(path):
                 return CachedCheck(spec, warnings, source, hit=True)
     from dsl.checker import check_file
 
@@ -358,9 +364,37 @@ def cached_plan(path: str | Path, search: list[Path] | None = None) -> Any | Non
     if found is None:
         return None
     plan, dependencies = found
-    if all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies) and _load_components_beside(path):
-        return plan
-    return None
+    if not (all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies) and _load_components_beside(path)):
+        return None
+    if isinstance(plan, dict):
+        from dsl.plan import path_problems
+
+        problems = path_problems(plan)
+        if problems:  # a valid digest is no proof of origin: refused like a spec, said, removed, and the spec re-checked
+            _refuse_entry(_entry_path(folder, entry_key, path, _PLAN), problems[0])
+            return None
+    return plan
+
+
+def _spec_path_problems(spec: Any) -> list[str]:
+    """The checker's data-path rule (dsl/checker.py) on a spec read from the cache: why a source or membership path could
+    leave the data root."""
+    from runners.paths import relative_path_problems
+
+    data = getattr(spec, "data", None)
+    problems = []
+    for src in getattr(data, "sources", ()) or ():
+        problems += relative_path_problems(f"source {src.name!r}: path", str(src.path).replace("{split}", "split"))
+    for rule in getattr(data, "labels", ()) or ():
+        for member in rule.members:
+            problems += relative_path_problems(f"label {rule.name!r}: membership path", str(member[0]).replace("{split}", "split"))
+    return problems
+
+
+def _refuse_entry(entry: Path, reason: str) -> None:
+    """Say on stderr that a cache entry was refused (it is not what procbench writes), and remove it."""
+    print(f"warning: refused the cached entry {entry}: {reason}; it was removed and the spec is checked again", file=sys.stderr)
+    entry.unlink(missing_ok=True)
 
 
 def store_plan(path: str | Path, search: list[Path] | None, spec: TaskSpec, plan: Any) -> None:
@@ -381,16 +415,17 @@ def store_plan(path: str | Path, search: list[Path] | None, spec: TaskSpec, plan
 
 
 def _load_components_beside(path: Path) -> bool:
-    """Register ``components/*.py`` beside a spec taken from the cache (the checker does it on a miss).
+    """Register the component folders the operator allowed (PROCBENCH_COMPONENTS) for a spec taken from the cache
+    (the checker does it on a miss); a ``components/`` folder beside the spec is never imported by its presence.
 
     Returns False when they do not load: the caller then checks the spec for its proper error.
     """
-    if not (path.parent / "components").is_dir():
+    if not os.environ.get(COMPONENTS_ENV, "").strip():
         return True
     from runners import registry
 
     try:
-        registry.load_spec_dir_components(path.parent)
+        registry.load_operator_components()
     except registry.ComponentLoadError:
         return False
     return True

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from dsl.model import FetchSpec
+from runners.paths import relative_path_problems  # one rule for specs, cached plans and the runtime
 
 SPLIT = "{split}"
 LOCK_FORMAT = 1
@@ -126,21 +127,7 @@ def describe(origin: Origin) -> str:
 
 def _path_problems(what: str, value: str, *, folder: bool = False) -> list[str]:
     """Why ``value`` could not be a path inside the data root ('' allowed for a folder: the root itself)."""
-    if not value:
-        return [] if folder else [f"{what} is empty"]
-    problems = []
-    if "\\" in value:
-        problems.append(f"{what} {value!r} contains a backslash; write paths with '/'")
-    if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
-        problems.append(f"{what} {value!r} is absolute; it must be relative (to the data root or the origin)")
-    parts = value.removesuffix("/").split("/") if folder else value.split("/")
-    if ".." in parts:
-        problems.append(f"{what} {value!r} contains '..', which would leave the data root")
-    if any(part in ("", ".") for part in parts) and not value.startswith("/"):
-        problems.append(f"{what} {value!r} has an empty or '.' segment; write it without '//' or './'")
-    if any(ord(ch) < 32 for ch in value):
-        problems.append(f"{what} {value!r} contains a control character")
-    return problems
+    return relative_path_problems(what, value, folder=folder)
 
 
 def data_path_problems(what: str, value: str) -> list[str]:

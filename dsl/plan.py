@@ -59,10 +59,53 @@ def type_node(field_type: FieldType) -> Node:
     return (field_type.kind, None if field_type.item is None else type_node(field_type.item), members)
 
 
+# -- the data paths a plan reads (checked like a spec's: a cached plan is untrusted input) -------------
+class UnsafePlan(ValueError):
+    """A plan that would read data from outside the data root (a planted cache entry: the checker never makes one)."""
+
+
+def path_problems(plan: Mapping[str, Any]) -> list[str]:
+    """Why the data paths of a plan's table reader could leave the data root, as the checker says it of a spec's
+    (``runners.paths.relative_path_problems``), and any ``{...}`` in them other than ``{split}``; [] for a sound plan."""
+    import string
+
+    from runners.paths import relative_path_problems
+
+    gold = plan.get("gold")
+    if not (isinstance(gold, (tuple, list)) and len(gold) == 2 and gold[0] == "table" and isinstance(gold[1], Mapping)):
+        return []  # a reader component reads its own files (its code, not the plan, names them)
+    table = gold[1]
+    named: list[tuple[str, Any]] = []
+    for source in table.get("sources") or ():
+        named.append((f"source {source[0]!r}: path", source[2]))
+    for label in table.get("labels") or ():
+        named.extend((f"label {label[0]!r}: membership path", member[0]) for member in label[4])
+    problems = []
+    for what, value in named:
+        if not isinstance(value, str):
+            problems.append(f"{what} is {type(value).__name__}, not a path")
+            continue
+        try:
+            fields = {field for _, field, _, _ in string.Formatter().parse(value) if field is not None}
+        except ValueError as exc:
+            problems.append(f"{what} {value!r}: {exc}")
+            continue
+        if fields - {"split"}:
+            problems.append(f"{what} {value!r} has a placeholder other than {{split}}")
+            continue
+        problems.extend(relative_path_problems(what, value.replace("{split}", "split")))
+    return problems
+
+
 # -- plan -> runner (on a hit: only the task's component modules are imported) -------------------------
 def build(plan: Mapping[str, Any]) -> TaskRunner:
-    """The runner of the spec the plan was made of (``dsl.compiler.compile_spec``)."""
+    """The runner of the spec the plan was made of (``dsl.compiler.compile_spec``); UnsafePlan when a data path of the
+    plan could leave the data root (the runtime checks each resolved path again when it opens it)."""
     from runners.runner import SliceDef, TaskRunner
+
+    problems = path_problems(plan)
+    if problems:
+        raise UnsafePlan(f"the plan of task {plan.get('name')!r} reads outside the data root: {problems[0]}")
 
     make_scorer, aggregate = _scoring(plan)
     if plan["formulas"]:

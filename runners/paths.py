@@ -90,3 +90,50 @@ def parity_root() -> Path | None:
     if data is not None and (data.parent / "parity").is_dir():
         return data.parent / "parity"
     return None
+
+
+# -- data paths stay under the data root -----------------------------------------------------------------
+# A spec names its data files relative to the data root; the checker refuses any that could leave it (dsl.lock and
+# dsl/checker.py), the plan built from the spec cache is checked the same way (dsl/plan.py), and every file a table
+# reader opens is checked again here once resolved, so neither a planted cache entry nor a linked folder or a split
+# name reads gold from elsewhere (docs/submissions.md, threat model).
+
+
+def relative_path_problems(what: str, value: str, *, folder: bool = False) -> list[str]:
+    """Why ``value`` could not be a path inside the data root ('' allowed for a folder: the root itself)."""
+    import re
+
+    if not isinstance(value, str):
+        return [f"{what} is {type(value).__name__}, not a path"]
+    if not value:
+        return [] if folder else [f"{what} is empty"]
+    problems = []
+    if "\\" in value:
+        problems.append(f"{what} {value!r} contains a backslash; write paths with '/'")
+    if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
+        problems.append(f"{what} {value!r} is absolute; it must be relative (to the data root or the origin)")
+    parts = value.removesuffix("/").split("/") if folder else value.split("/")
+    if ".." in parts:
+        problems.append(f"{what} {value!r} contains '..', which would leave the data root")
+    if any(part in ("", ".") for part in parts) and not value.startswith("/"):
+        problems.append(f"{what} {value!r} has an empty or '.' segment; write it without '//' or './'")
+    if any(ord(ch) < 32 for ch in value):
+        problems.append(f"{what} {value!r} contains a control character")
+    return problems
+
+
+class OutsideDataRoot(ValueError):
+    """A data file that would be read from outside the data root (refused before it is opened)."""
+
+
+def under_data_root(root: Path, relative: str, what: str) -> Path:
+    """``root / relative``, once ``relative`` is a plain relative path and the resolved file lies inside the resolved
+    root (no link leads out of it); raises OutsideDataRoot with the reason."""
+    problems = relative_path_problems(what, relative)
+    if problems:
+        raise OutsideDataRoot(f"{problems[0]}; nothing is read from outside the data root {root}")
+    path = root / relative
+    inside, resolved = root.resolve(), path.resolve()
+    if not resolved.is_relative_to(inside):
+        raise OutsideDataRoot(f"{what} {relative!r} resolves to {resolved}, outside the data root {inside} (a link?); nothing is read from it")
+    return path

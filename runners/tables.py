@@ -25,6 +25,7 @@ from runners._types import DataProblem, DataProblems, GoldSet
 from runners.cells import BadCell, cast_cell
 from runners.contracts import checker, describe, mismatch
 from runners.data_exprs import MISSING, ExprError, elements_of, evaluate, is_computed, lookup, render, roots
+from runners.paths import under_data_root
 from runners.predictions import FieldType
 
 _DECODER = json.JSONDecoder()  # json.loads without its per-call argument handling
@@ -276,7 +277,7 @@ class TableReader:
                 value = self._label(scope, rule, at, problems)
                 if value is not None:
                     if rule.mapping is not None:
-                        value = self._mapped(rule, value, at, problems, matched[rule.name])
+                        value = self._mapped(rule, value, at, problems, matched.setdefault(rule.name, set()))
                     if value is not None:
                         item_labels[rule.name] = value
         for answer_rule in self.answer_labels:
@@ -406,7 +407,7 @@ class TableReader:
 
     def _load(self, data_root: Path, split: str, source: TableSource, problems: DataProblems) -> _Table:
         relative = source.path.format(split=split)
-        path = data_root / relative
+        path = under_data_root(data_root, relative, f"source {source.name!r}: path")  # again at open: a plan may come from the cache
         if not path.is_file():
             raise FileNotFoundError(f"data file for source {source.name!r}, split {split!r} not found: {path}")
         table = _Table(source, relative, [], {})
@@ -435,7 +436,7 @@ class TableReader:
         out: dict[str, str] = {}
         for member in rule.members:
             relative = member.path.format(split=split)
-            path = data_root / relative
+            path = under_data_root(data_root, relative, f"label {rule.name!r}: membership path")
             if not path.is_file():
                 raise FileNotFoundError(f"membership file for label {rule.name!r} not found: {path}")
             fmt = {".csv": "csv", ".tsv": "tsv", ".json": "json"}.get(path.suffix, "jsonl")
@@ -458,7 +459,8 @@ class TableReader:
         if rule.default is not None:
             return rule.default
         keys = ", ".join(repr(k) for k in list(rule.mapping)[:8]) + (", ..." if len(rule.mapping) > 8 else "")
-        at.report(problems, _root(rule.path), f"label {rule.name!r} <- {render(rule.path)} is {value!r}, which is no key of its map() ({keys}) and it has no default")
+        message = f"label {rule.name!r} <- {render(rule.path)} is {value!r}, which is no key of its map() ({keys}) and it has no default"
+        at.report(problems, _root(rule.path), message)
         return None
 
     @staticmethod
