@@ -80,7 +80,9 @@ class Binder:
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
         self.references: list[Reference] = []
-        self._reported: set[tuple[str, str]] = set()
+        self._reported: set[str] = set()
+        self._strays: set[int] = set()  # blocks holding an unknown attribute or block: their "needs `x = ...`" is that typo again
+        self.quiet_names: set[str] = set()  # what a misspelt block declares (`nomaliser content`): its uses are that one typo again
 
     # -- reporting ---------------------------------------------------------------------------
     def error(self, span: s.Span, message: str, hint: str = "") -> None:
@@ -90,9 +92,9 @@ class Binder:
         self.warnings.append(Diagnostic(self.path, span, message, hint, severity="warning", file_text=self.source))
 
     def unknown(self, span: s.Span, what: str, name: str, candidates: list[str] | tuple[str, ...], where: str = "") -> None:
-        """An unknown name, reported once per (what, name): one typo, one error."""
-        key = (what, name)
-        if key in self._reported:
+        """An unknown name, reported once (a field is also a score field): one typo, one error."""
+        key = name
+        if key in self._reported or name in self.quiet_names:
             return
         self._reported.add(key)
         candidates = [c for c in candidates if c]
@@ -108,6 +110,17 @@ class Binder:
 
     def refer(self, namespace: str, name: str, span: s.Span, what: str = "") -> None:
         self.references.append(Reference(namespace, name, span, what or namespace.replace("_", " ")))
+
+    @staticmethod
+    def stray_names(cls: type, blk: s.Block) -> set[str]:
+        """The names declared by the blocks in ``blk`` that ``cls`` has no place for (a misspelt block type): labels and attributes."""
+        tags = {f.metadata.get("tag") or f.name for f in dataclasses.fields(cls) if f.metadata.get("syntax") in ("block", "blocks", "entries")}
+        out: set[str] = set()
+        for stmt in blk.body:
+            if isinstance(stmt, s.Block) and stmt.type not in tags:
+                out.update(str(label) for label in stmt.labels)
+                out.update(a.name for a in stmt.attributes())
+        return out
 
     # -- blocks ------------------------------------------------------------------------------
     def bind(self, cls: type, blk: s.Block, parser: Any) -> Any:
@@ -153,6 +166,7 @@ class Binder:
                 f = by_key.get(stmt.name)
                 if f is None:
                     self.unknown(stmt.span, "attribute", stmt.name, [*by_key, *by_tag], where=f"a {blk.type} block")
+                    self._strays.add(id(blk))
                     continue
                 if stmt.type is not None:
                     self.error(
@@ -163,6 +177,7 @@ class Binder:
                 f = by_tag.get(stmt.type)
                 if f is None:
                     self.unknown(stmt.span, "block", stmt.type, [*by_tag, *by_key], where=f"a {blk.type} block")
+                    self._strays.add(id(blk))
                     continue
             earlier = statements.setdefault(f.name, [])
             if earlier and (isinstance(stmt, s.Attribute) or f.metadata["syntax"] in ("block", "entries")):
@@ -202,7 +217,7 @@ class Binder:
         syntax = f.metadata["syntax"]
         if syntax == "attr":
             if not found:
-                if f.default is dataclasses.MISSING:
+                if f.default is dataclasses.MISSING and id(blk) not in self._strays:
                     key = f.metadata.get("key") or f.name
                     self.error(blk.span, f"the {blk.type} block needs `{key} = ...`", f.metadata.get("doc") or "")
                 return
@@ -214,7 +229,7 @@ class Binder:
                 values[f.name] = value
         elif syntax == "block":
             if not found:
-                if f.metadata.get("required"):
+                if f.metadata.get("required") and id(blk) not in self._strays:
                     self.error(blk.span, f"the {blk.type} block needs a {f.metadata['tag']} block", f"add `{f.metadata['tag']} {{ ... }}`")
                 return
             (stmt,) = found
@@ -361,10 +376,11 @@ class Binder:
             return None
         for param, arg in zip(params, call.args):
             bound[param.name] = (arg, None)
+        strays = False  # an unknown parameter is most likely the missing one misspelt: not reported twice
         for kw in call.kwargs:
             if comp.param(kw.name) is None:
                 self.unknown(kw.span, f"parameter of {name}()", kw.name, [p.name for p in params])
-                ok = False
+                ok, strays = False, True
             elif kw.name in bound:
                 self.error(kw.span, f"parameter {kw.name!r} of {name}() is given twice")
                 ok = False
@@ -374,7 +390,8 @@ class Binder:
         for param in params:
             if param.name not in bound:
                 if param.required:
-                    self.error(call.span, f"{name}() needs parameter {param.name!r} ({param.type_name()})", signature(comp))
+                    if not strays:
+                        self.error(call.span, f"{name}() needs parameter {param.name!r} ({param.type_name()})", signature(comp))
                     ok = False
                 continue
             expr = bound[param.name][0]
@@ -408,11 +425,12 @@ class Binder:
                 values[param.name] = expr.parts[0]
                 continue
             if isinstance(expr, (s.Ref, s.Call)):
-                self.error(
-                    expr.span,
-                    f"parameter {param.name!r} of {name}() must be a literal {param.type_name()}, got {describe(expr)}",
-                    "write a string, number, true/false, a list or an object",
-                )
+                if not (isinstance(expr, s.Ref) and expr.parts[0] == "params" and expr.parts[-1] in self.quiet_names):  # a misspelt params block's
+                    self.error(
+                        expr.span,
+                        f"parameter {param.name!r} of {name}() must be a literal {param.type_name()}, got {describe(expr)}",
+                        "write a string, number, true/false, a list or an object",
+                    )
                 ok = False
                 continue
             value = literal(expr)

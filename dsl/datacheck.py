@@ -11,15 +11,17 @@ error too: ``check --data`` passes only when every split can be scored.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dsl import model as m
-from dsl.errors import Diagnostic
+from dsl.errors import Diagnostic, SpecError
 from dsl.model import TaskSpec
-from runners._types import GoldDataError
+from runners._types import GoldDataError, GoldSet
 from runners.runner import TaskRunner
 
 MAX_PER_SPLIT = 10  # data problems shown per split (the reader keeps a capped list and a count)
+MAX_PLACES = 10  # file:line places listed after a finding's first problem
 
 
 def _where(spec: TaskSpec, message: str) -> m.Where | None:
@@ -31,6 +33,11 @@ def _where(spec: TaskSpec, message: str) -> m.Where | None:
         part = next((p for p in ("items", "where", "skip") if said.startswith(f"{p} <- ")), "id")
         return {"": m.span_of(explode), "path": m.span_of(explode, part)}
     if spec.data.id_path[:1] == ("#key",) and "needs the file to be a JSON object" in message:
+        return {"": m.span_of(spec.data, "id_path")}
+    for src in spec.data.sources:  # a join key that records lack, or items with no row under it: the source's key
+        if message.startswith((f"record of source {src.name!r} has no key field", f"source {src.name!r} (")):
+            return {"": m.span_of(src, "key")}
+    if message.startswith("record has ") and " at " in message:  # no usable item id at the id path
         return {"": m.span_of(spec.data, "id_path")}
     for binding in spec.data.fields:
         if f"field {binding.name!r}" in message:
@@ -52,17 +59,70 @@ def check_against_data(
     ``partial``: the root is known to hold only some splits (the bundled samples), so a split whose
     files are absent is a warning there; everywhere else it is an error.
     """
+    return _check(spec, runner, data_root, tuple(splits or spec.data.splits), partial=partial)
+
+
+class DataRefused(SpecError, ValueError):
+    """What ``check --data`` refuses about the split being scored: ``score`` and ``submit`` stop on it, with its diagnostics."""
+
+
+def refuse_unfit_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, force: bool = False) -> None:
+    """Raise DataRefused with :func:`scoring_refusals`' errors, rendered as ``check --data`` renders them; else nothing."""
+    from runners.paths import SAMPLE_DATA_ROOT
+
+    found = scoring_refusals(spec, runner, data_root, split, partial=Path(data_root) == SAMPLE_DATA_ROOT, force=force)
+    if found:
+        source = Path(spec.path).read_text(encoding="utf-8") if spec.path and Path(spec.path).is_file() else None
+        raise DataRefused(found, source)
+
+
+def scoring_refusals(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, partial: bool = False, force: bool = False) -> list[Diagnostic]:
+    """The errors ``check --data`` reports that concern scoring ``split``: ``score`` and ``submit`` refuse them, in the same words.
+
+    The split's own problems (read with the runner's cache, so scoring reads nothing twice), and the
+    findings across splits (a ``map()`` key, a slice label or a class that no item has) where this
+    split lacks it: only then are the other splits read, to tell a typo from a value that occurs
+    elsewhere (when one is absent or unreadable this cannot be told, and is ``check --data``'s to report).  Paper
+    rows are display text, not scoring: not refused here.  ``force``: check across splits anyway
+    (scoring stopped on the data, and the reason is wanted in the spec's terms).
+    """
+    from runners.data_findings import lacks_something
+
+    try:
+        gold, _ = runner.gold(data_root, split)
+    except GoldDataError as exc:
+        return read_problems(spec, {split: exc})
+    if not force and not lacks_something(runner, gold):
+        return []
+    found, _ = _check(spec, runner, data_root, tuple(spec.data.splits), partial=partial, only=split, paper_rows=False)
+    return [d for d in found if d.severity == "error"]
+
+
+def _check(
+    spec: TaskSpec, runner: TaskRunner, data_root: Path, splits: tuple[str, ...], *, partial: bool, only: str | None = None, paper_rows: bool = True
+) -> tuple[list[Diagnostic], list[str]]:
+    """``only``: only that split's reading is reported; the others are read where they can be, and where one cannot
+    (absent, unreadable) nothing across splits is reported either."""
     out: list[Diagnostic] = []
     checked: list[str] = []
+    failed: dict[str, GoldDataError] = {}
+    unread: list[str] = []  # besides ``only``: splits absent or unreadable, so what holds across splits cannot be told
     data_span = m.span_of(spec.data)
     fetch_hint = f"fetch it with `procbench data fetch {spec.name}` or point --data-dir at a copy"
     seen_labels: dict[str, set[str]] = {}
     seen_answer_labels: dict[str, set[str]] = {}
-    for split in splits or spec.data.splits:
+    for split in splits:
         try:
             gold, _ = runner.gold(data_root, split)
-        except FileNotFoundError as exc:
-            if partial:
+        except (FileNotFoundError, ValueError) as exc:
+            if only is not None and split != only:
+                unread.append(split)
+                continue
+            if isinstance(exc, GoldDataError):
+                failed[split] = exc
+            elif isinstance(exc, ValueError):
+                out.append(Diagnostic(spec.path, data_span, f"split {split!r}: the data does not fit the spec ({exc})"))
+            elif partial:
                 out.append(Diagnostic(spec.path, data_span, f"split {split!r} is not in this data root ({exc}); not checked", fetch_hint, "warning"))
             elif spec.fetch and not any(not f.splits or split in f.splits for f in spec.fetch):
                 # no fetch block publishes this split (e.g. a test set kept by its authors): nothing to check
@@ -71,28 +131,6 @@ def check_against_data(
                 )
             else:
                 out.append(Diagnostic(spec.path, data_span, f"split {split!r}: a data file is missing ({exc})", fetch_hint))
-            continue
-        except GoldDataError as exc:
-            # one finding per spec statement: a wrong path fails on every item, and that is one mistake
-            grouped: dict[tuple[int, int], list[str]] = {}
-            places: dict[tuple[int, int], list[str]] = {}  # file:line of each problem, so that every bad line is named
-            spans = {}
-            for problem in exc.problems:
-                at = _where(spec, problem.message)
-                span = ((at.get("path") or at.get("")) if at else None) or data_span
-                key = (span.line, span.column)
-                spans[key] = span
-                grouped.setdefault(key, []).append(problem.render())
-                places.setdefault(key, []).append(problem.where())
-            for key, rendered in list(grouped.items())[:MAX_PER_SPLIT]:
-                more = len(rendered) - 1 + (exc.more if len(grouped) == 1 else 0)
-                others = ", ".join(dict.fromkeys(p for p in places[key][1:] if p))
-                listed = f": {others}{', ...' if exc.more and len(grouped) == 1 else ''}" if others else ""
-                tail = f" (and {more} more like it{listed})" if more else ""
-                out.append(Diagnostic(spec.path, spans[key], f"split {split!r}: {rendered[0]}{tail}", "the spec's path or type does not fit the data"))
-            continue
-        except ValueError as exc:
-            out.append(Diagnostic(spec.path, data_span, f"split {split!r}: the data does not fit the spec ({exc})"))
             continue
         checked.append(split)
         if not gold.items:
@@ -103,21 +141,10 @@ def check_against_data(
                 seen_labels.setdefault(name, set()).add(value)
         for name, views in gold.answer_views.items():
             seen_answer_labels.setdefault(name, set()).update(views)
-    if not checked:
+    out += read_problems(spec, failed)
+    if not checked or failed or unread:  # what holds across splits is unknown while a split cannot be read: its fix comes first
         return out, checked
-    # map() keys that no item of any split matched: a typo in the key, or a value the data lacks
-    for rule in spec.data.labels:
-        if rule.mapping and rule.name in seen_labels:
-            for key, value in rule.mapping:
-                if value != rule.default and value not in seen_labels[rule.name]:
-                    out.append(
-                        Diagnostic(
-                            spec.path,
-                            rule.at.get("mapping", data_span),
-                            f"map() key {key!r} of label {rule.name!r} matches no item of split(s) {', '.join(checked)}",
-                            "map keys are values found at the label's path in the data",
-                        )
-                    )
+    out += _map_keys(spec, [runner.gold(data_root, split)[0] for split in checked], checked)
     for sl in spec.slices:
         if sl.kind == "label":
             rule = next((r for r in spec.data.labels if r.name == sl.key), None)
@@ -139,9 +166,64 @@ def check_against_data(
                     out.append(
                         Diagnostic(spec.path, m.span_of(sl, "answer_label"), f"slice {sl.name!r}: no answer of split {split!r} carries the label {sl.key!r}")
                     )
-    out += _reported_slice_values(spec, checked, seen_labels, seen_answer_labels, partial)
+    if paper_rows:
+        out += _reported_slice_values(spec, checked, seen_labels, seen_answer_labels, partial)
     out += _class_sets(spec, runner, data_root, checked, partial)
     return out, checked
+
+
+def read_problems(spec: TaskSpec, failed: Mapping[str, GoldDataError]) -> list[Diagnostic]:
+    """The reader's problems of each split, one finding per spec statement across splits.
+
+    A wrong path fails on every item of every split, and that is one mistake: one error, at the
+    statement, naming the first problem and where the others are.
+    """
+    data_span = m.span_of(spec.data)
+    grouped: dict[tuple[int, int], list[tuple[str, str, str]]] = {}  # statement -> (split, problem, file:line)
+    spans = {}
+    alone: dict[tuple[int, int], int] = {}  # problems the readers counted but did not keep, where one statement is all a split got wrong
+    for split, exc in failed.items():
+        keys = set()
+        for problem in exc.problems:
+            at = _where(spec, problem.message)
+            span = ((at.get("path") or at.get("")) if at else None) or data_span
+            key = (span.line, span.column)
+            spans[key] = span
+            keys.add(key)
+            grouped.setdefault(key, []).append((split, problem.render(), problem.where()))
+        if len(keys) == 1 and exc.more:
+            alone[next(iter(keys))] = alone.get(next(iter(keys)), 0) + exc.more
+    out = []
+    for key, found in list(grouped.items())[:MAX_PER_SPLIT]:
+        split, first, _ = found[0]
+        more = len(found) - 1 + alone.get(key, 0)
+        places = list(dict.fromkeys(p for _, _, p in found[1:] if p))
+        others = ", ".join(places[:MAX_PLACES])
+        listed = f": {others}{', ...' if alone.get(key) or len(places) > MAX_PLACES else ''}" if others else ""
+        tail = f" (and {more} more like it{listed})" if more else ""
+        out.append(Diagnostic(spec.path, spans[key], f"split {split!r}: {first}{tail}", "the spec's path or type does not fit the data"))
+    return out
+
+
+def _map_keys(spec: TaskSpec, golds: Sequence[GoldSet], checked: Sequence[str]) -> list[Diagnostic]:
+    """``map()`` keys that no item of the splits read matched, each at the key: a typo, or a value the data lacks.
+
+    The reader records which keys matched nothing (``GoldSet.unmatched_map_keys``); a key is a finding
+    when it matched nothing in any split read (the samples too: a typo there is a typo everywhere).
+    """
+    out = []
+    for rule in spec.data.labels:
+        if not rule.mapping:
+            continue
+        unmatched = set(dict(rule.mapping))
+        for gold in golds:
+            unmatched &= set(gold.unmatched_map_keys.get(rule.name, ()))
+        for key, _ in rule.mapping:
+            if key in unmatched:
+                span = m.span_of(rule, f"map_key:{key}") if f"map_key:{key}" in rule.at else m.span_of(rule, "mapping")
+                message = f"map() key {key!r} of label {rule.name!r} matches no item of split(s) {', '.join(checked)}"
+                out.append(Diagnostic(spec.path, span, message, "map keys are values found at the label's path in the data"))
+    return out
 
 
 def _class_sets(spec: TaskSpec, runner: TaskRunner, data_root: Path, checked: list[str], partial: bool) -> list[Diagnostic]:

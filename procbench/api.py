@@ -48,23 +48,31 @@ def score(
     items the file names are scored (a harness's ``--limit`` run): the metrics are over those items,
     ``coverage`` says how many of the split's, and the result is marked ``partial`` (never a board
     result).  Raises InvalidPredictions (every problem with its line), SpecError, FileNotFoundError
-    (data missing), ValueError (``partial`` with a file that does not name its items).
+    (data missing), ValueError (``partial`` with a file that does not name its items), DataRefused (a SpecError
+    and a ValueError: what ``check --data`` refuses about the split, with the same diagnostics).
     """
     from procbench.partial import prediction_ids, restrict
     from procbench.results import ScoreResult, int_ids, class_labels
 
+    from dsl.datacheck import refuse_unfit_data
+
     spec, runner = load_task(task)
     root = resolve_data_root(data_dir)
     coverage = None
-    if partial:
-        gold, fingerprint = runner.gold(root, split)
-        gold, coverage = restrict(gold, prediction_ids(Path(predictions)))
-        records, notes = runner.validate(Path(predictions), gold)
-        evaluation = runner.evaluate_records(gold, fingerprint, split, records, notes, metadata)
-        note = f"partial run: {coverage.scored} of {coverage.total} items scored ({coverage.fraction:.1%}); not comparable with full runs"
-        evaluation.warnings.insert(0, note)
-    else:
-        evaluation = runner.evaluate(root, split, Path(predictions), metadata)
+    refuse_unfit_data(spec, runner, root, split)  # what check --data refuses about this split, in its words (DataRefused)
+    try:
+        if partial:
+            gold, fingerprint = runner.gold(root, split)
+            gold, coverage = restrict(gold, prediction_ids(Path(predictions)))
+            records, notes = runner.validate(Path(predictions), gold)
+            evaluation = runner.evaluate_records(gold, fingerprint, split, records, notes, metadata)
+            note = f"partial run: {coverage.scored} of {coverage.total} items scored ({coverage.fraction:.1%}); not comparable with full runs"
+            evaluation.warnings.insert(0, note)
+        else:
+            evaluation = runner.evaluate(root, split, Path(predictions), metadata)
+    except ValueError:
+        refuse_unfit_data(spec, runner, root, split, force=True)  # scoring stopped on the gold (a value outside a class set): say it as check --data does
+        raise
     return ScoreResult(evaluation, partial=partial, coverage=coverage, int_ids=int_ids(spec), classes=class_labels(spec))
 
 

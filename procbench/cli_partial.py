@@ -11,6 +11,7 @@ def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path,
     """``procbench score --partial``: print the metrics over the scored items and the coverage; returns the exit status."""
     import typer
 
+    from dsl.errors import SpecError
     from procbench.api import score
     from runners._types import InvalidPredictions
 
@@ -22,6 +23,9 @@ def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path,
     except FileNotFoundError as exc:
         typer.echo(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root", err=True)
         return 4
+    except SpecError as exc:  # DataRefused: what check --data refuses about the split, as it says it
+        typer.echo(str(exc), err=True)
+        return 3
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2

@@ -9,6 +9,7 @@ error (``submissions.errors``) that carries the receipt and the reason the user 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import hashlib
 import json
 import secrets
@@ -35,7 +36,7 @@ from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, 
 from submissions.metadata_checks import check_metadata
 from submissions.quotas import RESERVED_STAGE, QuotaExceeded, check_quota, quota_for
 from submissions.rows import aggregate_frame, aggregate_rows, item_frame, item_rows
-from submissions.staging import BadFileName, FileRefused, IntakeLimits, StagedFile, stage
+from submissions.staging import BadFileName, FileRefused, IntakeLimits, StagedFile, StagingFailed, stage
 
 MAX_REASON_CHARS = 20_000  # of a failures row's reason and of a ScoringFailed message (they may quote the file)
 INTERNAL_STAGE = "internal"  # issue #29: intake itself failed (a bug, not the file's fault): logged, not counted against max_attempts
@@ -116,6 +117,7 @@ class _Attempt:
     clock: Callable[[], datetime]
     content: str = ""
     unlogged: str = ""  # why the failures row could not be written, if it could not
+    shown: str = ""  # the file as the user gave it (the CLI's path, the site's upload name): what messages name (issue #29)
     reserved: bool = False  # holds one of the team's max_attempts (a failures row at stage ``attempt``)
     settled: bool = False  # the reservation was replaced by a failure or a stored submission
 
@@ -293,6 +295,7 @@ def submit(
     clock: Callable[[], datetime] = (lambda: now) if now is not None else store.now
     received = clock()
     attempt = _Attempt(db_path, new_receipt(), spec.name, split, team or "", model, filename if filename is not None else predictions.name, clock)
+    attempt.shown = filename if filename is not None else str(predictions)
     try:
         check_name("model", model)
         if team is not None:
@@ -320,8 +323,9 @@ def submit(
         except JudgeError as exc:
             raise attempt.refuse("judge", f"the board's judge is misconfigured: {exc}; nothing was stored") from None
     try:
-        scratch = blobs.blob_root(db_path) / "tmp" if db_path.exists() else None  # issue #17: no store yet, no folder beside it
+        scratch = blobs.scratch_root(db_path) if db_path.exists() else None  # issue #17: no store yet, no folder beside it
         with stage(predictions, filename=filename, limits=limits, scratch=scratch) as staged:
+            store.crash_point("intake.staged")  # tests: a process killed with its private copy on disk (admin check --fix removes it)
             return _score_and_store(
                 spec,
                 runner,
@@ -342,6 +346,10 @@ def submit(
         raise attempt.refuse("request", str(exc)) from None
     except FileRefused as exc:
         raise attempt.reject("file", [exc.problem], attempt.filename) from None
+    except StagingFailed as exc:  # issue #29: the board's disk, not the file: a receipt and one line, never a traceback or a temporary path
+        message = f"the upload {attempt.filename!r} could not be copied to the board's disk ({exc.reason}); nothing was stored: try again later"
+        attempt.log("store", message)
+        raise ScoringFailed(message, receipt=attempt.receipt, stage="store") from None
     except (SubmissionRefused, RejectedPredictions, MissingData, ScoringFailed):
         raise
     except Exception as exc:  # issue #29: a crash anywhere still leaves a receipt and a failures row, and frees the attempt slot
@@ -350,6 +358,15 @@ def submit(
     finally:
         if not attempt.settled:  # stored, or left by a BaseException (KeyboardInterrupt, a worker's SystemExit): the slot is freed
             attempt.release()
+
+
+def _unstaged(text: str, staged: StagedFile, shown: str) -> str:
+    """issue #29: ``text`` with the private staging copy's path written as the user's file (a reader names the path it read)."""
+    return text.replace(str(staged.path), shown).replace(str(staged.path.parent.parent), "")
+
+
+def _unstaged_problems(problems: list[Problem], staged: StagedFile, shown: str) -> list[Problem]:
+    return [dataclasses.replace(p, message=_unstaged(p.message, staged, shown)) for p in problems]
 
 
 def _score_and_store(
@@ -386,10 +403,12 @@ def _score_and_store(
         attempt.log("validate", str(exc))
         raise ScoringFailed(str(exc), receipt=attempt.receipt, stage="validate") from None
     except InvalidPredictions as exc:
-        raise attempt.reject("validate", exc.problems, exc.source or staged.filename) from None
+        raise attempt.reject("validate", _unstaged_problems(exc.problems, staged, attempt.shown), attempt.shown) from None
     except Exception as exc:  # a reader bug must still leave a receipt
-        attempt.log("validate", f"the task's reader failed: {type(exc).__name__}: {exc}")
-        raise ScoringFailed(clip(f"the task's reader failed on this file: {exc}", MAX_REASON_CHARS), receipt=attempt.receipt, stage="validate") from exc
+        reason = _unstaged(str(exc), staged, attempt.shown)
+        attempt.log("validate", f"the task's reader failed: {type(exc).__name__}: {reason}")
+        raise ScoringFailed(clip(f"the task's reader failed on this file: {reason}", MAX_REASON_CHARS), receipt=attempt.receipt, stage="validate") from exc
+    notes = [_unstaged(note, staged, attempt.shown) for note in notes]
     validated = attempt.clock()
     if judge is not None and judging.judged_task(spec):
         # issue #17: the board's own judge grades the answers; the verdicts the file carried are discarded.
@@ -407,10 +426,11 @@ def _score_and_store(
         attempt.log("score", str(exc))
         raise ScoringFailed(str(exc), receipt=attempt.receipt, stage="score") from None
     except InvalidPredictions as exc:  # a measure's missing/invalid = "refuse": the file's problems, as validation's are
-        raise attempt.reject("score", exc.problems, exc.source or staged.filename) from None
+        raise attempt.reject("score", _unstaged_problems(exc.problems, staged, attempt.shown), attempt.shown) from None
     except Exception as exc:
-        attempt.log("score", f"scoring failed: {type(exc).__name__}: {exc}")
-        raise ScoringFailed(clip(f"scoring failed: {exc}", MAX_REASON_CHARS), receipt=attempt.receipt) from exc
+        reason = _unstaged(str(exc), staged, attempt.shown)
+        attempt.log("score", f"scoring failed: {type(exc).__name__}: {reason}")
+        raise ScoringFailed(clip(f"scoring failed: {reason}", MAX_REASON_CHARS), receipt=attempt.receipt) from exc
     scored = attempt.clock()
 
     # Everything but the inserts is prepared before taking the store's lock.
@@ -454,8 +474,9 @@ def _score_and_store(
     except QuotaExceeded as exc:
         raise attempt.refuse("quota", str(exc), exc.next_slot) from None
     except (duckdb.Error, OSError, TimeoutError) as exc:
-        attempt.log("store", f"the store failed: {type(exc).__name__}: {exc}")
-        raise ScoringFailed(f"the store failed: {exc}", receipt=attempt.receipt, stage="store") from exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)  # issue #29: an OSError's text names temporary paths
+        attempt.log("store", f"the store failed: {type(exc).__name__}: {reason}")
+        raise ScoringFailed(f"the store failed: {reason}", receipt=attempt.receipt, stage="store") from exc
     attempt.settled = True  # the reservation was released in the storing transaction
     store.crash_point("store.after_commit")
     return SubmissionOutcome(sid, True, evaluation, notes, attempt.receipt, resolved)

@@ -172,3 +172,44 @@ def mutants(source: str, spec: str, *, seed: int | str, count: int, forbidden: I
             made.append(Mutant(spec, len(made), token.line, token.column, token.start_pos, token.end_pos, word, new))
             break
     return made
+
+
+def targeted_mutants(source: str, spec: str, *, seed: int | str, forbidden: Iterable[str] = ()) -> list[Mutant]:
+    """One mutant per token where maintainers' typos change data silently: every key and label of a ``map()``
+    (its labels and default are strings: the typo goes inside the quotes), and the names in ``key = ...``
+    and ``id = ...`` statements (a join key, an item id path).  Typos follow :func:`typo`; names avoid
+    ``forbidden`` and the spec's own names, as :func:`mutants` does.
+    """
+    rng = random.Random(f"{seed}:{spec}:targeted")
+    banned = names_in(source) | set(forbidden) | KEYWORDS | TYPE_NAMES
+    tokens = list(_lexer().lex(source))
+    picked: list[Token] = []
+    depth = 0  # parentheses open inside a map( ... ) call
+    for i, token in enumerate(tokens):
+        if depth < 0:
+            depth = 1
+        elif depth:
+            depth += {"(": 1, ")": -1}.get(str(token), 0)
+            if depth and (token.type == "STRING" or (token.type == "NAME" and i + 1 < len(tokens) and str(tokens[i + 1]) == "=")):
+                picked.append(token)  # a map key (NAME or quoted) or a label / the default (STRING)
+        elif token.type == "NAME" and str(token) == "map" and i + 1 < len(tokens) and str(tokens[i + 1]) == "(":
+            depth = -1  # the "(" that follows opens it
+        elif token.type == "NAME" and str(token) in ("key", "id") and i + 2 < len(tokens) and str(tokens[i + 1]) == "=" and tokens[i + 2].type == "NAME":
+            j = i + 2  # the reference after `=`: each of its dotted parts
+            while j < len(tokens) and tokens[j].type == "NAME":
+                picked.append(tokens[j])
+                j += 2 if j + 1 < len(tokens) and str(tokens[j + 1]) == "." else len(tokens)
+    made: list[Mutant] = []
+    for token in picked:
+        word = str(token)
+        quoted = token.type == "STRING"
+        inner = word[1:-1] if quoted else word
+        for _ in range(_ATTEMPTS):
+            new = typo(inner, rng) if inner else rng.choice(_FIRST)
+            if new == inner or new in banned:
+                continue
+            if not quoted and (not is_identifier(new.replace("-", "_")) or not lexes_as_one_name(new)):
+                continue
+            made.append(Mutant(spec, len(made), token.line, token.column, token.start_pos, token.end_pos, word, f'"{new}"' if quoted else new))
+            break
+    return made
