@@ -204,3 +204,13 @@ def test_a_key_or_id_typo_is_one_error_at_its_own_line(tmp_path: Path, old: str,
     (error,) = _errors(spec, root)  # one mistake: not one per split, not one per item, not a second for the rows it could not join
     assert (error.span.line, error.span.column) == _position(spec, at)
     assert message in error.message and "more like it" in error.message
+
+
+def test_a_gold_value_outside_a_class_set_stops_score_with_check_datas_message(tmp_path: Path) -> None:
+    # scoring stops on the gold (the value has no class index); it says why in check --data's words, at the measure
+    measure = '    measure f1 { metric = f1(labels = ["yes"])  gold = label  prediction = label  aggregate = "macro" }\n'
+    spec, root, preds = _task(tmp_path, "  score {\n", "  score {\n" + measure)
+    checked = cli.invoke(app, ["check", "--data", "--data-dir", str(root), str(spec)])
+    assert checked.exit_code == EXIT_SPEC_ERROR and "measure 'f1': gold value 'no' (maps/dev.jsonl:1) is not one of its classes (yes)" in checked.output
+    scored = cli.invoke(app, ["score", str(spec), "--split", "test", "--predictions", str(preds), "--data-dir", str(root)])
+    assert scored.exit_code == EXIT_SPEC_ERROR and _diagnostics(scored.output) == _diagnostics(checked.output), scored.output
