@@ -54,11 +54,15 @@ def fetch_command(
     cache: Annotated[Optional[Path], typer.Option(help="download cache (default: PROCBENCH_CACHE, else ~/.cache/procbench)")] = None,
     mirror: Annotated[Optional[str], typer.Option(help="fetch https://HOST/PATH from MIRROR/HOST/PATH instead (env PROCBENCH_MIRROR)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bars")] = False,
+    deadline: Annotated[
+        float, typer.Option(min=0, envvar="PROCBENCH_FETCH_DEADLINE", help="seconds the whole fetch may take, every file together (0: no limit)")
+    ] = 3600.0,  # procbench.data.DEFAULT_DEADLINE_S, written out: importing procbench.data (httpx) would slow every command's start
 ) -> None:
     """Download a benchmark's files in the upstream layout, verify size and sha256, resume partial downloads.
 
     Files already in place and verified are kept; a second run works offline from the cache.
-    Exit 4 when nothing is declared for the target, 5 when a file could not be fetched or verified.
+    Exit 4 when nothing is declared for the target, 5 when a file could not be fetched or verified
+    (or the deadline passed, or a URL redirects more than 10 times).
     """
     from procbench import data as fetching
 
@@ -79,6 +83,7 @@ def fetch_command(
         cache_dir=cache,
         mirror=mirror or os.environ.get("PROCBENCH_MIRROR") or None,
         show_progress=not quiet and sys.stderr.isatty(),
+        deadline_s=deadline,
     )
     counts = {source: sum(r.source == source for r in outcome.results) for source in ("downloaded", "hub", "cache", "present")}
     typer.echo(

@@ -23,6 +23,7 @@ import hashlib
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -35,7 +36,9 @@ from dsl.model import FetchSpec
 from procbench.paths import default_fetch_root  # noqa: F401 - re-exported: the fetch API names it
 
 DEFAULT_RETRIES = 2  # further attempts after an interrupted download, each resuming where the last stopped
-TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+TIMEOUT = httpx.Timeout(30.0, connect=10.0)  # one connection and one read; the whole fetch has its own Deadline
+MAX_REDIRECTS = 10  # GitHub's raw files and the Hub redirect once or twice; a loop is refused at the 11th
+DEFAULT_DEADLINE_S = 3600.0  # the whole `data fetch` (every file); --deadline / PROCBENCH_FETCH_DEADLINE, 0 = none
 
 Source = Literal["present", "cache", "downloaded", "hub"]
 
@@ -46,6 +49,30 @@ class FetchError(Exception):
 
 class IntegrityError(FetchError):
     """A fetched file's size or sha256 differs from the lock's; nothing was put in place."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When a whole fetch must stop (time.monotonic()); a slow or trickling server cannot hold it past that."""
+
+    seconds: float
+    at: float
+
+    @classmethod
+    def after(cls, seconds: float | None) -> Deadline | None:
+        return cls(seconds, time.monotonic() + seconds) if seconds else None
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    def timeout(self) -> httpx.Timeout:
+        """The per-connection and per-read limits, cut to the time left."""
+        left = max(self.left(), 0.001)
+        return httpx.Timeout(min(30.0, left), connect=min(10.0, left))
+
+    def check(self, what: str) -> None:
+        if self.left() <= 0:
+            raise FetchError(f"{what}: the fetch's deadline of {self.seconds:g} s passed (--deadline, PROCBENCH_FETCH_DEADLINE)")
 
 
 @dataclass(frozen=True)
@@ -226,8 +253,11 @@ def _announced_size(response: httpx.Response) -> int | None:
     return int(length) if length.isdigit() else None
 
 
-def _download_once(client: httpx.Client, url: str, partial: Path, spec: FetchSpec, show_progress: bool) -> int:
-    """One GET into ``partial``, resuming from its current size; returns the offset it resumed from."""
+def _download_once(client: httpx.Client, url: str, partial: Path, spec: FetchSpec, show_progress: bool, deadline: Deadline | None = None) -> int:
+    """One GET into ``partial``, resuming from its current size; returns the offset it resumed from.
+
+    With a ``deadline``, each connection and read waits at most the time left, and it is checked at every chunk: a
+    server that trickles a byte at a time is stopped, what arrived kept for the next fetch to resume from."""
     offset = partial.stat().st_size if partial.exists() else 0
     if offset > spec.size:
         partial.unlink()
@@ -239,7 +269,7 @@ def _download_once(client: httpx.Client, url: str, partial: Path, spec: FetchSpe
     if offset:
         headers["Range"] = f"bytes={offset}-"
     try:
-        with client.stream("GET", url, headers=headers) as response:
+        with client.stream("GET", url, headers=headers, timeout=deadline.timeout() if deadline else TIMEOUT) as response:
             if response.status_code == 206 and response.headers.get("Content-Range", "").startswith(f"bytes {offset}-"):
                 mode = "ab"
             elif response.status_code == 200:
@@ -257,27 +287,37 @@ def _download_once(client: httpx.Client, url: str, partial: Path, spec: FetchSpe
             received = offset
             with partial.open(mode) as handle, _progress_bar(spec.path.rsplit("/", 1)[-1], spec.size, offset, show_progress) as bar:
                 for chunk in response.iter_bytes():
+                    if deadline is not None and deadline.left() <= 0:
+                        handle.flush()
+                        deadline.check(f"{spec.path}: {url} (stopped after {received} of {spec.size} bytes, kept in {partial})")
                     received += len(chunk)
                     if received > spec.size:
                         raise IntegrityError(f"{spec.path}: {url} is larger than the {spec.size} bytes the lock records; it was not put in place")
                     handle.write(chunk)
                     bar.update(len(chunk))
+    except httpx.TooManyRedirects:
+        raise FetchError(f"{spec.path}: {url} redirects more than {MAX_REDIRECTS} times (a redirect loop?); nothing was downloaded") from None
     except httpx.TransportError as exc:
         raise _Interrupted(f"{type(exc).__name__}: {exc}") from exc
+    except httpx.HTTPError as exc:  # the rest of httpx's errors (a bad URL or redirect target, an undecodable body): not retried
+        raise FetchError(f"{spec.path}: {url}: {type(exc).__name__}: {exc}") from None
     if partial.stat().st_size < spec.size:
         raise _Interrupted(f"the connection closed after {partial.stat().st_size} of {spec.size} bytes")
     return offset
 
 
-def _download(url: str, partial: Path, spec: FetchSpec, *, retries: int, show_progress: bool) -> int:
+def _download(url: str, partial: Path, spec: FetchSpec, *, retries: int, show_progress: bool, deadline: Deadline | None = None) -> int:
     """Download into ``partial`` with up to ``retries`` resumed attempts; returns the first resume offset."""
     partial.parent.mkdir(parents=True, exist_ok=True)
     first_offset = partial.stat().st_size if partial.exists() else 0
     last_error = ""
-    with httpx.Client(timeout=TIMEOUT, follow_redirects=True) as client:
+    with httpx.Client(timeout=TIMEOUT, follow_redirects=True, max_redirects=MAX_REDIRECTS) as client:
         for _ in range(retries + 1):
+            if deadline is not None:
+                kept = partial.stat().st_size if partial.exists() else 0
+                deadline.check(f"{spec.path}: {url} ({kept} of {spec.size} bytes kept in {partial}{'; ' + last_error if last_error else ''})")
             try:
-                _download_once(client, url, partial, spec, show_progress)
+                _download_once(client, url, partial, spec, show_progress, deadline)
                 return first_offset
             except _Interrupted as exc:
                 last_error = str(exc)
@@ -290,7 +330,9 @@ def _download(url: str, partial: Path, spec: FetchSpec, *, retries: int, show_pr
     )
 
 
-def _fetch_url(spec: FetchSpec, target: Path, *, cache_dir: Path, mirror: str | None, retries: int, show_progress: bool) -> FetchResult:
+def _fetch_url(
+    spec: FetchSpec, target: Path, *, cache_dir: Path, mirror: str | None, retries: int, show_progress: bool, deadline: Deadline | None = None
+) -> FetchResult:
     blob = cache_dir / "blobs" / "sha256" / spec.sha256
     if blob.is_file() and not mismatch(blob, spec):
         _place(blob, target)
@@ -298,7 +340,7 @@ def _fetch_url(spec: FetchSpec, target: Path, *, cache_dir: Path, mirror: str | 
     blob.unlink(missing_ok=True)
     partial = cache_dir / "partial" / f"{spec.sha256}.part"
     url = mirrored(spec.url, mirror)
-    resumed = _download(url, partial, spec, retries=retries, show_progress=show_progress)
+    resumed = _download(url, partial, spec, retries=retries, show_progress=show_progress, deadline=deadline)
     problem = mismatch(partial, spec)
     if problem:
         partial.unlink()
@@ -368,16 +410,24 @@ def fetch_file(
     hub_cache: Path | None = None,
     retries: int = DEFAULT_RETRIES,
     show_progress: bool = False,
+    deadline: Deadline | None = None,
 ) -> FetchResult:
-    """Put one declared file under ``root``, verified; raises FetchError / IntegrityError."""
+    """Put one declared file under ``root``, verified; raises FetchError / IntegrityError.
+
+    ``deadline``: when the whole fetch must stop (a Hub download is checked before it starts; the Hub client's own
+    timeouts bound it once started)."""
     target = destination(Path(root), spec)
     if target.is_file() and not mismatch(target, spec):
         return FetchResult(target, spec.path, "present", spec.size, spec.sha256)
+    if deadline is not None:
+        deadline.check(spec.path)
     if spec.hub_repo:
         return _fetch_hub(spec, target, hub_endpoint=hub_endpoint, hub_cache=hub_cache, show_progress=show_progress)
     if not spec.url:
         raise FetchError(f"fetch {spec.name!r} has no origin (url or hub_repo)")
-    return _fetch_url(spec, target, cache_dir=Path(cache_dir or default_cache_dir()), mirror=mirror, retries=retries, show_progress=show_progress)
+    return _fetch_url(
+        spec, target, cache_dir=Path(cache_dir or default_cache_dir()), mirror=mirror, retries=retries, show_progress=show_progress, deadline=deadline
+    )
 
 
 @dataclass(frozen=True)
@@ -398,13 +448,16 @@ def fetch_all(
     root: Path,
     *,
     on_result: Callable[[FetchItem, FetchResult | None, str], None] | None = None,
+    deadline_s: float | None = DEFAULT_DEADLINE_S,
     **options: Any,
 ) -> FetchReport:
-    """Fetch every item (one failure does not stop the others); ``options`` go to :func:`fetch_file`."""
+    """Fetch every item (one failure does not stop the others) within ``deadline_s`` seconds in all (None or 0: no
+    limit); ``options`` go to :func:`fetch_file`."""
     results, failures = [], []
+    deadline = Deadline.after(deadline_s)
     for item in items:
         try:
-            result = fetch_file(item.spec, root, **options)
+            result = fetch_file(item.spec, root, deadline=deadline, **options)
         except FetchError as exc:
             failures.append((item, str(exc)))
             if on_result:
