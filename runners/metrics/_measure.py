@@ -91,6 +91,7 @@ class Measures:
         refused: dict[str, Problem] = {}  # items a measure's missing/invalid = "refuse" turns away (once each, the first measure's reason)
         for stage in self.stages:
             keys = stage.keys
+            checks = type(stage.metric).invalid is not Metric.invalid  # only then is an answer prepared twice (normalised texts)
             if not keys:
                 continue  # a counts measure: the scorer's values are its statistics
             for item_id, record in gold.items.items():
@@ -135,7 +136,7 @@ class Measures:
                             f"{_spell(stage.prediction_types)}"
                         )
                         continue
-                    if value is not None and (why := stage.metric.invalid(stage.prepare(gold_value), stage.prepare(value))) is not None:
+                    if checks and value is not None and (why := stage.metric.invalid(stage.prepare(gold_value), stage.prepare(value))) is not None:
                         convention = stage.invalid
                         if convention[0] == "refuse":
                             why = f"item {item_id!r}: measure {stage.name!r}: {why} (invalid = \"refuse\")"
