@@ -85,6 +85,7 @@ DATA_LABELS = {
     provenance.REAL: "the real {split} split",
     provenance.SAMPLE: "the bundled sample data",
     provenance.UNVERIFIED: "unverified data (files that differ from the spec's data lock)",
+    provenance.UNLOCKED: "the task's own data (the spec has no data lock for this split)",
     provenance.UNKNOWN: "data of unrecorded provenance (registered before provenance was kept)",
 }
 

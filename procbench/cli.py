@@ -70,15 +70,23 @@ def _load(spec: str) -> Any:
         return console_commands.load(spec)
 
 
+# --components DIR on the commands that load specs: the operator allows the component modules in DIR (docs/submissions.md)
+ComponentsOption = Annotated[
+    Optional[list[Path]], typer.Option("--components", help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS")
+]
+
+
 @app.command()
 def check(
     specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/)")] = None,
     data: Annotated[bool, typer.Option("--data", help="also check fields and slices against the data, where present")] = False,
     data_dir: Annotated[Optional[Path], typer.Option(help="data root for --data")] = None,
+    components: ComponentsOption = None,
+    ship: Annotated[bool, typer.Option("--ship", help="also list what a task must have before it ships (lock, samples, baseline)")] = False,
 ) -> None:
-    """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error."""
+    """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error (--ship: 1 when a requirement is missing)."""
     with _as_typer():
-        console_commands.check(specs, data, data_dir)
+        console_commands.check(specs, data, data_dir, components, ship)
 
 
 @app.command()
@@ -131,8 +139,10 @@ def compile_(
     spec: str,
     explain_plan: Annotated[bool, typer.Option("--explain", help="print the runner's plan stage by stage")] = False,
     out_dir: Annotated[Path, typer.Option(help="folder to write <task>.predictions.schema.json into (created if absent)")] = Path("."),
+    components: ComponentsOption = None,
 ) -> None:
     """Compile a spec: write its prediction-file JSON Schema into --out-dir (default: the current directory); --explain prints the plan."""
+    console_commands.allow_components(components)
     task, _ = _load(spec)
     from dsl import explain
     from submissions.schema import prediction_schema
@@ -156,10 +166,11 @@ def score(
     partial: Annotated[
         bool, typer.Option("--partial", help="score only the items the file names (a --limit run); reports coverage, never a board result")
     ] = False,
+    components: ComponentsOption = None,
 ) -> None:
     """Score a prediction file and print the metrics (and slices)."""
     with _as_typer():
-        console_commands.score(spec, split, predictions, data_dir, as_json, metadata, partial)
+        console_commands.score(spec, split, predictions, data_dir, as_json, metadata, partial, components)
 
 
 # `procbench submit` (with teams, tokens and the model card) lives in procbench/cli_admin.py.

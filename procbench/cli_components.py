@@ -13,7 +13,10 @@ import typer
 def components(
     kind: Annotated[Optional[str], typer.Option("--kind", help="only this kind (reader, predictions, scorer, aggregator, normaliser, similarity, ...)")] = None,
     spec_dir: Annotated[
-        Optional[Path], typer.Option("--spec-dir", help="also list the components in SPEC_DIR/components/ (those its specs may use)")
+        Optional[Path], typer.Option("--spec-dir", help="also import and list the components in SPEC_DIR/components/ (you name it: you trust it)")
+    ] = None,
+    folders: Annotated[
+        Optional[list[Path]], typer.Option("--components", help="also import and list the component modules in this folder (as PROCBENCH_COMPONENTS does)")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object: components and load problems")] = False,
 ) -> None:
@@ -30,11 +33,13 @@ def components(
         typer.echo(f"error: unknown kind {kind!r}{hint}\n  hint: kinds are {', '.join(registry.KINDS)}", err=True)
         raise typer.Exit(2)
     problems = list(registry.load_problems())
-    if spec_dir is not None:
-        try:
-            registry.load_spec_dir_components(spec_dir)
-        except registry.ComponentLoadError as exc:
-            problems.extend(exc.problems)
+    # only folders the operator names here or in PROCBENCH_COMPONENTS are imported (docs/submissions.md, threat model)
+    if spec_dir is not None or folders:
+        registry.allow_folders([*([spec_dir / "components"] if spec_dir is not None else []), *(folders or [])])
+    try:
+        registry.load_operator_components()
+    except registry.ComponentLoadError as exc:
+        problems.extend(exc.problems)
     shown = [c for c in registry.all_components() if kind is None or c.kind == kind]
     if as_json:
         typer.echo(json.dumps({"components": [describe(c) for c in shown], "problems": [p.render() for p in problems]}, indent=2, ensure_ascii=False))

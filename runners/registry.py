@@ -199,8 +199,20 @@ class Component:
 
 
 class UnknownComponent(LookupError):
-    def __init__(self, kind: str, name: str, suggestions: list[str]):
-        self.kind, self.name, self.suggestions = kind, name, suggestions
+    """No component ``kind`` ``name``; ``defined_in`` names a components file that defines it but was not allowed
+    (read, never imported: see :func:`not_allowed_definition`), and ``hint`` how to allow it."""
+
+    def __init__(self, kind: str, name: str, suggestions: list[str], defined_in: str | None = None):
+        self.kind, self.name, self.suggestions, self.defined_in = kind, name, suggestions, defined_in
+        self.hint = ""
+        if defined_in is not None:
+            folder = Path(defined_in.partition(":")[0]).parent
+            self.hint = (
+                f"procbench never imports code because it sits beside a spec: if you trust {folder}, allow it with "
+                f"`--components {folder}` (check, compile, score, submit) or {COMPONENTS_ENV}={folder}"
+            )
+            super().__init__(f"unknown {kind} {name!r}: {defined_in} defines it, but that folder's code is not loaded")
+            return
         hint = f" (did you mean {', '.join(repr(s) for s in suggestions)}?)" if suggestions else ""
         super().__init__(f"unknown {kind} {name!r}{hint}")
 
@@ -244,7 +256,7 @@ def get(kind: str, name: str) -> Component:
         return _REGISTRY[(kind, name)]
     except KeyError:
         names = [n for (k, n) in _REGISTRY if k == kind]
-        raise UnknownComponent(kind, name, difflib.get_close_matches(name, names, n=3)) from None
+        raise UnknownComponent(kind, name, difflib.get_close_matches(name, names, n=3), not_allowed_definition(kind, name)) from None
 
 
 def names(kind: str) -> list[str]:
@@ -288,10 +300,14 @@ def _type_name(t: Any) -> str:
 # Nothing is imported until a component is first looked up (get, names, all_components). Then the
 # modules named by the ``procbench.components`` entry points are imported: procbench's own first
 # (pyproject.toml lists the built-in modules), then other installed distributions'. A source checkout
-# whose metadata is not installed falls back to _BUILTIN_MODULES. Specs bring their own components in a
-# ``components/`` folder beside them: load_spec_dir_components, which the checker calls.
+# whose metadata is not installed falls back to _BUILTIN_MODULES. Besides those, only the folders of
+# component modules the operator names (``--components DIR`` or PROCBENCH_COMPONENTS) are imported:
+# load_operator_components, which the checker calls. A ``components/`` folder beside a spec is never
+# imported because it is there (a spec is data, docs/submissions.md's threat model): the checker only
+# notes it (note_folder_beside_spec) so that an unknown name it defines gets a hint naming the file and the flag.
 
 ENTRY_POINT_GROUP = "procbench.components"
+COMPONENTS_ENV = "PROCBENCH_COMPONENTS"  # folders of component modules the operator allows, os.pathsep-separated
 BUILTIN_ORIGIN = "built-in"
 _OWN_DISTRIBUTION = "procbench"
 
@@ -321,6 +337,7 @@ _module_origins: dict[str, str] = {}  # module named by an entry point or compon
 _problems: list[LoadProblem] = []  # entry points that failed: their components are missing
 _entry_points_done: set[tuple[str, str, str]] = set()
 _spec_dir_files: dict[Path, tuple[int, int]] = {}  # components files imported -> (mtime_ns, size) then
+_folders_beside_specs: set[Path] = set()  # components/ folders seen beside checked specs: read for hints, never imported
 
 
 class DuplicateComponent(ValueError):
@@ -370,15 +387,46 @@ def load_problems() -> tuple[LoadProblem, ...]:
     return tuple(_problems)
 
 
-def load_spec_dir_components(spec_dir: Path) -> tuple[Path, ...]:
-    """Import every ``*.py`` in ``<spec_dir>/components/`` (once per file version); returns those files.
+def operator_folders() -> tuple[Path, ...]:
+    """The folders of component modules the operator allowed: :data:`COMPONENTS_ENV`, in order."""
+    import os
 
-    Each file is imported by path under its own module name, registering what it decorates with
-    ``@component``; ``Component.origin`` is the file. A file that changed since it was imported is
-    imported again and replaces what it registered. Raises :class:`ComponentLoadError` naming every
-    file that fails (syntax error, exception, a name another module registered).
+    return tuple(Path(p).expanduser() for p in os.environ.get(COMPONENTS_ENV, "").split(os.pathsep) if p.strip())
+
+
+def allow_folders(folders: Sequence[Path]) -> None:
+    """``--components DIR``: add ``folders`` to :data:`COMPONENTS_ENV` for this process and what it starts (the site)."""
+    import os
+
+    known = [str(p) for p in operator_folders()]
+    added = [str(Path(f).expanduser().resolve()) for f in folders]
+    os.environ[COMPONENTS_ENV] = os.pathsep.join(dict.fromkeys([*known, *added]))
+
+
+def load_operator_components() -> tuple[Path, ...]:
+    """Import every ``*.py`` of each folder the operator allowed (:func:`operator_folders`); returns those files.
+
+    Raises :class:`ComponentLoadError` naming every file that fails, and a named folder that is not one.
     """
-    folder = Path(spec_dir) / "components"
+    folders = operator_folders()
+    if not folders:
+        return ()
+    missing = [LoadProblem(COMPONENTS_ENV, f"{f} is not a folder", str(f), hint="name a folder of component modules (*.py)") for f in folders if not f.is_dir()]
+    if missing:
+        raise ComponentLoadError(missing)
+    return tuple(file for folder in folders for file in load_components_folder(folder))
+
+
+def load_components_folder(folder: Path) -> tuple[Path, ...]:
+    """Import every ``*.py`` in ``folder`` (once per file version); returns those files.
+
+    Only for a folder the operator chose (:func:`load_operator_components`). Each file is imported by
+    path under its own module name, registering what it decorates with ``@component``;
+    ``Component.origin`` is the file. A file that changed since it was imported is imported again and
+    replaces what it registered. Raises :class:`ComponentLoadError` naming every file that fails
+    (syntax error, exception, a name another module registered).
+    """
+    folder = Path(folder)
     files = sorted(p for p in folder.glob("*.py") if p.is_file()) if folder.is_dir() else []
     if not files:
         return ()
@@ -388,6 +436,49 @@ def load_spec_dir_components(spec_dir: Path) -> tuple[Path, ...]:
     if problems:
         raise ComponentLoadError(problems)
     return tuple(files)
+
+
+def note_folder_beside_spec(spec_dir: Path) -> None:
+    """Remember ``<spec_dir>/components`` (when there is one) for :func:`not_allowed_definition`; nothing is imported."""
+    folder = Path(spec_dir) / "components"
+    if folder.is_dir():
+        with _lock:
+            _folders_beside_specs.add(folder)
+
+
+def not_allowed_definition(kind: str, name: str) -> str | None:
+    """``file:line`` of a noted components folder that defines ``kind`` ``name`` and is not allowed, or None.
+
+    The files are parsed (``ast``), never imported: a ``@component("kind", "name")`` decorator is what is looked for.
+    """
+    allowed = {f.resolve() for f in operator_folders()}
+    with _lock:
+        folders = sorted(f for f in _folders_beside_specs if f.resolve() not in allowed)
+    for folder in folders:
+        for file in sorted(folder.glob("*.py")):
+            line = _decorated_line(file, kind, name)
+            if line:
+                return f"{file}:{line}"
+    return None
+
+
+def _decorated_line(file: Path, kind: str, name: str) -> int:
+    """The line of a ``@component(kind, name, ...)`` decorator in ``file`` (0: none, or not Python)."""
+    import ast
+
+    try:
+        tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"), str(file))
+    except (OSError, SyntaxError, ValueError):
+        return 0
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call) and len(deco.args) >= 2:
+                words = [a.value for a in deco.args[:2] if isinstance(a, ast.Constant)]
+                if words == [kind, name]:
+                    return deco.lineno
+    return 0
 
 
 def _origin_of(fn: Callable[..., Any]) -> str:
@@ -577,7 +668,7 @@ def _import_components_file(file: Path) -> LoadProblem | None:
         sys.modules.pop(name, None)
         _forget_module(name)  # nothing half-registered by a broken file lingers
         _spec_dir_files.pop(resolved, None)
-        return _problem(exc, str(file), resolved, f"fix {file.name}: every *.py in {file.parent} is imported when a spec beside that folder is checked")
+        return _problem(exc, str(file), resolved, f"fix {file.name}: every *.py in {file.parent} is imported, as --components / {COMPONENTS_ENV} allowed it")
     _spec_dir_files[resolved] = version
     return None
 

@@ -1,4 +1,7 @@
-"""Components come from entry points and from a ``components/`` folder beside the specs, not from core edits."""
+"""Components come from entry points and from folders the operator allows (``--components``, PROCBENCH_COMPONENTS), not from core edits.
+
+A ``components/`` folder beside a spec is never imported because it is there (tests/test_components_allowed.py holds that).
+"""
 
 from __future__ import annotations
 
@@ -25,8 +28,11 @@ STRONG = SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl"
 
 
 @pytest.fixture(autouse=True)
-def clean_registry() -> Iterator[None]:
-    """Each test's components, problems and loaded files leave with it (built-ins are loaded first)."""
+def clean_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test's components, problems, loaded files and allowed folders leave with it (built-ins are loaded first)."""
+    # set, then removed: monkeypatch then restores the variable's absence after the test, whatever --components set meanwhile
+    monkeypatch.setenv(registry.COMPONENTS_ENV, "")
+    monkeypatch.delenv(registry.COMPONENTS_ENV)
     registry.all_components()
     saved = dict(registry._REGISTRY)
     problems = list(registry._problems)
@@ -37,6 +43,7 @@ def clean_registry() -> Iterator[None]:
     registry._problems[:] = problems
     registry._spec_dir_files.clear()
     registry._spec_dir_files.update(files)
+    registry._folders_beside_specs.clear()
 
 
 def _openpi_with_similarity(call: str) -> str:
@@ -176,7 +183,7 @@ def test_a_broken_entry_point_is_reported_and_the_rest_still_load(tmp_path: Path
 
 
 # ---------------------------------------------------------------------------------------------
-# a components/ folder beside the specs
+# a components/ folder beside the specs, loaded once the operator allows it
 
 
 def _spec_dir(tmp_path: Path, components: dict[str, str], similarity_call: str) -> Path:
@@ -189,11 +196,14 @@ def _spec_dir(tmp_path: Path, components: dict[str, str], similarity_call: str) 
     return spec
 
 
-def test_a_components_folder_beside_the_spec_adds_a_similarity(tmp_path: Path) -> None:
+def test_an_allowed_components_folder_adds_a_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = _spec_dir(tmp_path, {"similarities.py": ALWAYS_ONE.format(name="folder_always_one")}, "folder_always_one()")
     untouched = {p: p.read_bytes() for p in [*SPECS_DIR.glob("*.spec"), PROJECT_ROOT / "runners" / "registry.py"]}
+    with pytest.raises(SpecError, match="folder_always_one"):  # beside the spec only: not loaded
+        check_file(spec, search=[spec.parent])
 
-    result = check_file(spec, search=[spec.parent])  # the checker imports specs/components/*.py itself
+    monkeypatch.setenv(registry.COMPONENTS_ENV, str(spec.parent / "components"))
+    result = check_file(spec, search=[spec.parent])  # the checker imports the allowed folder's *.py itself
 
     comp = registry.get("similarity", "folder_always_one")
     assert comp.origin == str(spec.parent / "components" / "similarities.py")
@@ -207,27 +217,27 @@ def test_a_components_folder_beside_the_spec_adds_a_similarity(tmp_path: Path) -
 
 def test_a_changed_components_file_is_imported_again(tmp_path: Path) -> None:
     spec = _spec_dir(tmp_path, {"sims.py": ALWAYS_ONE.format(name="first_name")}, "first_name()")
-    (loaded,) = registry.load_spec_dir_components(spec.parent)
+    (loaded,) = registry.load_components_folder(spec.parent / "components")
     assert registry.get("similarity", "first_name").version == "7"
-    assert registry.load_spec_dir_components(spec.parent) == (loaded,)  # unchanged: not imported twice
+    assert registry.load_components_folder(spec.parent / "components") == (loaded,)  # unchanged: not imported twice
 
     loaded.write_text(ALWAYS_ONE.format(name="second_name") + "\n# edited\n", encoding="utf-8")
-    registry.load_spec_dir_components(spec.parent)
+    registry.load_components_folder(spec.parent / "components")
     assert "second_name" in registry.names("similarity") and "first_name" not in registry.names("similarity")
 
 
 def test_two_folders_may_hold_files_of_the_same_name(tmp_path: Path) -> None:
     a = _spec_dir(tmp_path / "a", {"sims.py": ALWAYS_ONE.format(name="from_a")}, "from_a()")
     b = _spec_dir(tmp_path / "b", {"sims.py": ALWAYS_ONE.format(name="from_b")}, "from_b()")
-    registry.load_spec_dir_components(a.parent)
-    registry.load_spec_dir_components(b.parent)
+    registry.load_components_folder(a.parent / "components")
+    registry.load_components_folder(b.parent / "components")
     assert registry.get("similarity", "from_a").origin.startswith(str(a.parent))
     assert registry.get("similarity", "from_b").origin.startswith(str(b.parent))
 
 
 def test_no_components_folder_imports_nothing(tmp_path: Path) -> None:
     before = dict(registry._REGISTRY)
-    assert registry.load_spec_dir_components(tmp_path) == ()
+    assert registry.load_components_folder(tmp_path / "components") == ()
     assert registry._REGISTRY == before
 
 
@@ -244,18 +254,20 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
-def test_a_broken_components_file_is_reported_by_file_and_line(tmp_path: Path, case: str) -> None:
+def test_a_broken_components_file_is_reported_by_file_and_line(tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     text, line, message = BROKEN[case]
     spec = _spec_dir(tmp_path, {"broken.py": text}, "coco_rouge_l()")
     broken = spec.parent / "components" / "broken.py"
+    check_file(spec, search=[spec.parent])  # not allowed: the broken file is not even imported
 
     with pytest.raises(registry.ComponentLoadError) as caught:
-        registry.load_spec_dir_components(spec.parent)
+        registry.load_components_folder(spec.parent / "components")
     report = str(caught.value)
     assert report.startswith(f"{broken}:{line}") and message in report and "Traceback" not in report
     assert registry.get("similarity", "exact").origin == registry.BUILTIN_ORIGIN  # the built-in is untouched
 
-    with pytest.raises(SpecError) as in_check:  # the checker reports it as a spec error
+    monkeypatch.setenv(registry.COMPONENTS_ENV, str(spec.parent / "components"))
+    with pytest.raises(SpecError) as in_check:  # allowed, the checker reports it as a spec error
         check_file(spec, search=[spec.parent])
     assert f"{broken}:{line}" in str(in_check.value) and message in str(in_check.value)
 
@@ -263,7 +275,7 @@ def test_a_broken_components_file_is_reported_by_file_and_line(tmp_path: Path, c
 def test_two_files_registering_one_name_name_both(tmp_path: Path) -> None:
     spec = _spec_dir(tmp_path, {"a.py": ALWAYS_ONE.format(name="twice"), "b.py": ALWAYS_ONE.format(name="twice")}, "twice()")
     with pytest.raises(registry.ComponentLoadError) as caught:
-        registry.load_spec_dir_components(spec.parent)
+        registry.load_components_folder(spec.parent / "components")
     (problem,) = caught.value.problems
     assert problem.path == str(spec.parent / "components" / "b.py")
     assert f"already registered by {spec.parent / 'components' / 'a.py'}" in problem.message

@@ -312,7 +312,8 @@ def test_plan_follows_benchmarks_tasks_splits_and_variants() -> None:
 
 
 def test_every_fetch_block_matches_the_staged_upstream_files(data_root: Path) -> None:
-    spec_paths = sorted(PROJECT_ROOT.joinpath("specs").glob("*.spec"))
+    # the specs that say where their data is published (a new task may keep its data elsewhere: no fetch blocks)
+    spec_paths = [p for p in sorted(PROJECT_ROOT.joinpath("specs").glob("*.spec")) if load_task(p)[0].fetch]
     items = {item.spec.path: item for p in spec_paths for item in fetching.plan(str(p))}
     assert len(items) >= 90
     states = fetching.status(items.values(), data_root)

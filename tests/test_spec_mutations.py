@@ -341,6 +341,8 @@ def test_every_mutant_of_every_shipped_spec_is_refused_or_harmless(tmp_path: Pat
     broken: dict[str, str] = {}  # spec -> why its unmutated version cannot serve as the baseline
     cli_checked: set[tuple[str, str]] = set()
     for spec_path in _spec_paths():
+        if not _sample_files([spec_path.stem, *(p.stem for p in _parents(spec_path))]):
+            continue  # a new task without samples (not required until it ships: procbench check --ship): no SILENT mutant could be seen
         try:
             baseline = _baseline(spec_path, vocabulary)
         except Exception as exc:  # noqa: BLE001 - reported below; the other specs are still judged

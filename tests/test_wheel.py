@@ -40,6 +40,8 @@ for spec_file in procbench.all_spec_paths():
     folder = SAMPLE_SUBMISSIONS_DIR / spec.name
     if not folder.is_dir() and spec.extends:
         folder = SAMPLE_SUBMISSIONS_DIR / str(spec.extends)
+    if not folder.is_dir():
+        continue  # a new task without samples (not required until it ships: procbench check --ship)
     for path in sorted(p for p in folder.iterdir() if not p.name.endswith(".meta.json")):
         for split in spec.data.splits:
             try:
@@ -165,8 +167,12 @@ def test_installed_wheel_scores_every_shipped_task_as_the_checkout(installed: di
     done = _run(installed, [str(installed["python"]), "-c", SCORE_ALL])
     assert done.returncode == 0, done.stderr
     wheel_scores = json.loads(done.stdout)
-    shipped = sorted(p.stem for p in (PROJECT_ROOT / "specs").glob("*.spec"))
-    assert sorted(wheel_scores) == shipped  # every shipped task scored at least one sample file
+    # every task with sample submissions (its own, or its parent's) scored at least one of them
+    from dsl.tasks import all_spec_paths, load_task
+
+    specs = [load_task(p)[0] for p in all_spec_paths()]
+    with_samples = sorted(s.name for s in specs if any((SAMPLE_SUBMISSIONS_DIR / str(n)).is_dir() for n in (s.name, s.extends) if n))
+    assert len(with_samples) >= 10 and sorted(wheel_scores) == with_samples
     # hand-checkable anchors: the gold copied as a prediction scores 1, a file that predicts no change 0
     assert wheel_scores["propara"]["gold-copy.tsv"]["metrics"]["f1"] == 1.0
     assert wheel_scores["propara"]["nothing-changes.tsv"]["metrics"]["f1"] == 0.0
