@@ -44,7 +44,7 @@ _PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\d*)(?:\.(\d+))?[hlL]?[diouxXeE
 _NOT_FOLDED = object()
 
 
-def _fold(node: nodes.Node) -> Any:
+def _fold(node: nodes.Node | None) -> Any:
     """The value of a constant expression (``10**9``, ``-3``, ``'x'``), or _NOT_FOLDED; never builds a huge number."""
     if isinstance(node, nodes.Const):
         return node.value
@@ -178,7 +178,7 @@ def filter_problems(parsed: nodes.Template) -> list[Problem]:
             unknown = _named_problem("test", node.name, env.tests)
             if unknown:
                 problems.append((node.lineno, node.name, unknown))
-        else:
+        elif isinstance(node, (nodes.Pow, nodes.Mul)):
             message = _operator_problem(node)
             if message:
                 problems.append((node.lineno, "**" if isinstance(node, nodes.Pow) else "*", message))
