@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dsl import model as m
+from dsl import syntax as s
 from dsl.errors import Diagnostic, SpecError
 from dsl.model import TaskSpec
 from runners._types import GoldDataError, GoldSet
@@ -201,8 +202,17 @@ def read_problems(spec: TaskSpec, failed: Mapping[str, GoldDataError]) -> list[D
         others = ", ".join(places[:MAX_PLACES])
         listed = f": {others}{', ...' if alone.get(key) or len(places) > MAX_PLACES else ''}" if others else ""
         tail = f" (and {more} more like it{listed})" if more else ""
-        out.append(Diagnostic(spec.path, spans[key], f"split {split!r}: {first}{tail}", "the spec's path or type does not fit the data"))
+        out.append(Diagnostic(spec.path, spans[key], f"split {split!r}: {first}{tail}", _hint(spec, spans[key])))
     return out
+
+
+def _hint(spec: TaskSpec, span: s.Span) -> str:
+    """What the statement a read problem is at expects of the data."""
+    if span == m.span_of(spec.data, "id_path"):
+        return "id = <source>.<field> is the path to each record's item id (or row_index(), key(<source>))"
+    if any(src.key is not None and span == m.span_of(src, "key") for src in spec.data.sources):
+        return "key names the field of each of the source's records that holds the item id it joins on"
+    return "the spec's path or type does not fit the data"
 
 
 def _map_keys(spec: TaskSpec, golds: Sequence[GoldSet], checked: Sequence[str]) -> list[Diagnostic]:
