@@ -113,3 +113,23 @@ def test_a_template_that_fails_at_render_is_a_one_line_judge_error(text: str, me
     (error,) = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert error.startswith("error: the judge template could not be rendered: ") and message in error
     assert not (tmp_path / "verdicts.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{% for w in answer|list %}{{ loop.index }}/{{ loop.length }}{{ w }}{% if loop.last %}.{% endif %}{% endfor %}",
+        "{% for w in question|list if w != 'b' %}{{ w }}{{ loop.revindex }}{% else %}none{% endfor %}",
+        "{% for w in ''|list %}{{ w }}{% else %}empty{% endfor %}",
+        "{% for a, b in question|list|batch(2) %}{{ a }}{{ b }}{{ loop.cycle('-', '+') }}{% endfor %}",
+        "{% for a in question|list %}{% for b in answer|list %}{{ loop.depth }}{{ a }}{{ b }}{% endfor %}{% endfor %}",
+    ],
+)
+def test_loops_render_as_jinja2_renders_them(text: str) -> None:
+    """The deadline check wrapped around every loop's items changes nothing a loop prints (Jinja2's own sandbox: the oracle)."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    oracle = ImmutableSandboxedEnvironment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    variables = {"question": "abcd", "answer": "xy", "cot": False, "severe": True}
+    assert render_prompt(text, **variables) == oracle.from_string(text).render(**variables)

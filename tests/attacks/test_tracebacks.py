@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from procbench.cli import app
+from procbench.imports import ImportFailed, import_log
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
 from runners.runner import TaskRunner
 from tests.site_app import build_demo_store, private_copy
@@ -70,6 +73,44 @@ def test_a_malformed_inspect_sample_is_a_problem_at_its_member(tmp_path: Path, c
         return
     assert code == 2 and not (tmp_path / "out.jsonl").exists()
     assert f"samples/{_paradise_rows()[0]['']}_epoch_1.json: " in output and message in output
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12,
+)
+INSPECT_KEYS = ("id", "epoch", "error", "choices", "output", "scores", "metadata", "target")
+LM_EVAL_KEYS = ("doc_id", "doc", "arguments", "resps", "filtered_resps", "filter", "target")
+
+
+def _read_or_refused(fmt: str, log: Path) -> None:
+    try:
+        import_log(fmt, log, "paradise-warning" if fmt == "inspect" else "paradise-tip")  # type: ignore[arg-type]
+    except ImportFailed as exc:
+        assert exc.problems
+
+
+@given(st.dictionaries(st.sampled_from(INSPECT_KEYS), JSON, max_size=len(INSPECT_KEYS)))
+def test_any_json_inspect_sample_is_read_or_refused_never_a_crash(sample: dict[str, Any]) -> None:
+    """Whatever JSON a sample's fields hold (NaN and infinities included, as Python's json writes them), the reader
+    returns outputs or raises ImportFailed listing the problems."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "log.json"
+        log.write_text(json.dumps({"eval": {}, "samples": [{"id": 1, **sample}]}))
+        _read_or_refused("inspect", log)
+
+
+@given(st.dictionaries(st.sampled_from(LM_EVAL_KEYS), JSON, max_size=len(LM_EVAL_KEYS)))
+def test_any_json_lm_eval_line_is_read_or_refused_never_a_crash(record: dict[str, Any]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "samples.jsonl"
+        log.write_text(json.dumps({"doc_id": 0, "filtered_resps": [["x"]], **record}) + "\n")
+        _read_or_refused("lm-eval", log)
 
 
 def test_a_json_inspect_log_whose_samples_are_not_a_list(tmp_path: Path) -> None:
