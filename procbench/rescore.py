@@ -173,12 +173,13 @@ def plan(
 
 
 def _incompatible(stored: str, now: str) -> bool:
-    """Rows on the real data re-scored on anything else, or sample rows on the real data: refused.
+    """Rows on the real data re-scored on the samples or on files that differ from the lock, or sample rows on the real data: refused.
 
-    Sample rows on another copy of the samples (unverified: a gold fix being tried) and unverified rows
-    on any data are left to the all-or-nothing rule: the board moves only if every row re-scores.
+    Sample rows on another copy of the samples (unverified: a gold fix being tried), unverified rows on
+    any data, and a spec that dropped its lock (unlocked) are left to the all-or-nothing rule: the board
+    moves only if every row re-scores.
     """
-    return (stored == provenance.REAL and now != provenance.REAL) or (stored == provenance.SAMPLE and now == provenance.REAL)
+    return (stored == provenance.REAL and now in (provenance.SAMPLE, provenance.UNVERIFIED)) or (stored == provenance.SAMPLE and now == provenance.REAL)
 
 
 def check_data_kind(db_path: Path, spec: TaskSpec, runner: TaskRunner, *, data_root: Path, fingerprints: dict[str, str], jobs: Sequence[RescoreJob]) -> None:
@@ -244,6 +245,7 @@ def rescore(
     jobs, unplannable, fingerprints, skipped, up_to_date = plan(db_path, spec_file, data_root=data_root, splits=splits, inline=inline)
     with store.reader(db_path) as con:  # only boards that exist are re-scored onto: a re-scoring adds no new (empty) board
         fingerprints = {split: fp for split, fp in fingerprints.items() if boards.has_board(con, spec.name, split)}
+    store.crash_point("rescore.planned")  # fault injection (tests): PROCBENCH_CRASH_AT names the point, store.crash_point
     check_data_kind(db_path, spec, runner, data_root=data_root, fingerprints=fingerprints, jobs=jobs)
     store.crash_point("rescore.before_jobs")
     results = run(jobs) if jobs else []
@@ -273,8 +275,10 @@ def rescore(
                 report.failed.append((origin_id, reason))
             store.crash_point("rescore.before_commit")
     store.crash_point("rescore.after_commit")
-    shown = replace(spec, reported=tuple(r for r in spec.reported if r.split in fingerprints))  # the paper rows of the boards re-scored onto
-    load_reported(shown, runner, data_root=data_root, db_path=db_path)
+    with store.reader(db_path) as con:  # the paper rows, under the new fingerprint of each board that is to move (none for a no-op)
+        moving = {split for split, fp in fingerprints.items() if boards.current(con, spec.name, split) != fp}
+    if moving:
+        load_reported(replace(spec, reported=tuple(r for r in spec.reported if r.split in moving)), runner, data_root=data_root, db_path=db_path)
     store.crash_point("rescore.before_move")
     _move_boards(db_path, spec.name, fingerprints, report, actor=actor, at=stamp)
     return report

@@ -56,7 +56,9 @@ def test_score_json_shape(tmp_path: Path) -> None:
     result = runner.invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(SAMPLE), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"task", "split", "fingerprint", "n_items", "coverage", "metrics", "slices"}
+    assert set(payload) == {"task", "split", "fingerprint", "n_items", "coverage", "metrics", "slices", "data_kind"}
+    assert payload["data_kind"] == "sample"  # issue #29: never silent about the bundled samples
+    assert f"data root: {SAMPLE_DATA_ROOT.resolve()} (the bundled sample data" in result.stderr and "PROCBENCH_DATA" in result.stderr
     answered = {json.loads(line)["id"] for line in SAMPLE.read_text().splitlines() if line.strip()}  # issue #28: answered / total
     assert payload["coverage"] == {"answered": len(answered), "total": payload["n_items"], "fraction": len(answered) / payload["n_items"]}
     assert set(payload["metrics"]) == {f"{m}_{k}" for m in ("exact", "bleu", "rouge") for k in ("p", "r", "f1")}
@@ -76,5 +78,5 @@ def test_submit_then_resubmit(tmp_path: Path) -> None:
     db = tmp_path / "x.duckdb"
     args = ["submit", "openpi", "--split", "test", "--predictions", str(SAMPLE), "--model", "tg", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
     first, second = runner.invoke(app, args), runner.invoke(app, args)
-    assert first.exit_code == 0 and first.output.startswith("stored")
+    assert first.exit_code == 0 and first.stdout.startswith("stored")  # stderr first says which data root was read (issue #29)
     assert second.exit_code == 0 and "already stored" in second.output
