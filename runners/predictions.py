@@ -64,6 +64,11 @@ def _loads(text: str) -> Any:
     return value
 
 
+def loads_bounded(text: str | bytes) -> Any:
+    """The public name of the depth-bounded ``json.loads`` (a judge's reply, runners.pmllm.judge): TooDeep past MAX_JSON_DEPTH."""
+    return _loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+
+
 def oversize(value: Any, max_text: int = MAX_TEXT_CHARS, max_items: int = MAX_LIST_ITEMS) -> str | None:
     """Why a (depth-checked) value breaks the per-answer limits, or None: the first string or list too long."""
     stack = [value]

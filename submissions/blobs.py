@@ -40,6 +40,12 @@ def blob_root(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".raw")
 
 
+def scratch_root(db_path: Path) -> Path:
+    """Where intake stages uploads (``<db>.raw/tmp``): on the store's filesystem, so a full disk shows at staging,
+    and where ``procbench admin check --fix`` finds the staging folders a killed intake left (issue #29)."""
+    return blob_root(db_path) / "tmp"
+
+
 def location_of(sha256: str) -> str:
     if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
         raise ValueError(f"not a sha256 hex digest: {sha256!r}")

@@ -117,7 +117,7 @@ class _Attempt:
     clock: Callable[[], datetime]
     content: str = ""
     unlogged: str = ""  # why the failures row could not be written, if it could not
-    shown: str = ""  # the file as the user gave it (the CLI's path, the site's upload name): what messages name (issue #29)
+    shown: str = ""  # the file's name as the user gave it (the CLI's file, the site's upload): what messages name (issue #29)
     reserved: bool = False  # holds one of the team's max_attempts (a failures row at stage ``attempt``)
     settled: bool = False  # the reservation was replaced by a failure or a stored submission
 
@@ -295,7 +295,7 @@ def submit(
     clock: Callable[[], datetime] = (lambda: now) if now is not None else store.now
     received = clock()
     attempt = _Attempt(db_path, new_receipt(), spec.name, split, team or "", model, filename if filename is not None else predictions.name, clock)
-    attempt.shown = filename if filename is not None else str(predictions)
+    attempt.shown = filename if filename is not None else predictions.name  # the upload's own name (.gz included), as failures rows keep it
     try:
         check_name("model", model)
         if team is not None:

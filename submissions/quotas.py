@@ -4,7 +4,9 @@
   Only scored submissions count (not failures, not idempotent resubmissions, not re-scored rows).
 * ``max_attempts``: everything of that team that reached the scorer, ever: scored submissions
   plus files that failed validation or scoring, plus those being validated and scored now (intake
-  reserves the attempt under the store's lock before validating).  A hard cap; only an admin can raise it.
+  reserves the attempt under the store's lock before validating, and releases it on every exit path;
+  a reservation a killed process left behind stops counting after ``STALE_ATTEMPT``).  A hard cap; only
+  an admin can raise it.
 
 A quota row with ``split = ''`` applies to every split of the task that has no row of its own.
 The check runs before scoring (to refuse early) and again inside the storing transaction, under
@@ -20,6 +22,11 @@ import duckdb
 
 WINDOW = timedelta(hours=24)
 RESERVED_STAGE = "attempt"  # intake's reservation of an attempt being validated and scored (submissions.intake)
+# issue #29: a reservation older than this no longer counts.  Intake releases its reservation on every
+# exit path; only a process killed mid-intake (SIGKILL, power loss) leaves one behind, and without a
+# bound it would hold one of the team's attempts for ever.  Far above the longest intake (the scoring
+# limit, 600 s by default, plus the board judge's requests).
+STALE_ATTEMPT = timedelta(hours=6)
 COUNTED_FAILURE_STAGES = (RESERVED_STAGE, "validate", "score")
 
 
@@ -87,9 +94,9 @@ def check_quota(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: 
             [task, split, team],
         ).fetchone()  # type: ignore[misc]
         (failed, running) = con.execute(
-            f"SELECT count(*) FILTER (WHERE stage <> ?), count(*) FILTER (WHERE stage = ?) FROM failures "
+            f"SELECT count(*) FILTER (WHERE stage <> ?), count(*) FILTER (WHERE stage = ? AND created_at > ?) FROM failures "
             f"WHERE task = ? AND split = ? AND team = ? AND stage IN ({', '.join('?' for _ in COUNTED_FAILURE_STAGES)})",
-            [RESERVED_STAGE, RESERVED_STAGE, task, split, team, *COUNTED_FAILURE_STAGES],
+            [RESERVED_STAGE, RESERVED_STAGE, now - STALE_ATTEMPT, task, split, team, *COUNTED_FAILURE_STAGES],
         ).fetchone()  # type: ignore[misc]
         if scored + failed + running >= quota.max_attempts:
             in_progress = f", {running} in progress" if running else ""

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import gzip
 import hashlib
 import os
+import shutil
 import stat
 import tempfile
+import time
 import unicodedata
 import zlib
 from collections.abc import Iterator
@@ -64,6 +67,114 @@ class FileRefused(Exception):
 
 class BadFileName(ValueError):
     """An upload's name that is not a plain file name."""
+
+
+class StagingFailed(Exception):
+    """issue #29: the private copy could not be written (a full disk, a quota, a read-only folder): the board's
+    fault, not the file's.  ``reason`` is the system's word for it (never a path: the paths are temporary)."""
+
+    def __init__(self, error: OSError):
+        self.errno = error.errno
+        self.reason = error.strerror or type(error).__name__
+        super().__init__(self.reason)
+
+
+STAGING_PREFIX = "procbench-intake-"  # the folder of one upload being staged, under the store's scratch folder
+OWNER_FILE = ".owner"  # held locked (flock) by the intake that staged the folder, for as long as it lives
+ORPHAN_AGE_S = 600.0  # a staging folder without an owner file this old was left by a crash before it got one
+
+
+class _Sink:
+    """The private copy: a write that fails (ENOSPC …) is StagingFailed, which readers' ``except OSError`` cannot swallow."""
+
+    def __init__(self, handle: BinaryIO):
+        self.handle = handle
+
+    def write(self, chunk: bytes) -> int:
+        try:
+            return self.handle.write(chunk)
+        except OSError as exc:
+            raise StagingFailed(exc) from None
+
+
+@contextlib.contextmanager
+def _staging_folder(scratch: Path | None) -> Iterator[str]:
+    """A fresh 0700 folder (under ``scratch``) whose owner file stays locked while it is in use.
+
+    A process killed while staging leaves the folder; the kernel drops its lock, which is how
+    ``leftovers`` tells it from one in use (``procbench admin check --fix`` removes it)."""
+    try:
+        if scratch is not None:
+            scratch.mkdir(parents=True, exist_ok=True)
+        folder = tempfile.TemporaryDirectory(prefix=STAGING_PREFIX, dir=scratch)
+    except OSError as exc:
+        raise StagingFailed(exc) from None
+    with folder as tmp:
+        try:
+            owner = open(os.path.join(tmp, OWNER_FILE), "wb")  # noqa: SIM115 - held open (and locked) for the folder's life
+        except OSError as exc:
+            raise StagingFailed(exc) from None
+        with owner:
+            fcntl.flock(owner.fileno(), fcntl.LOCK_EX)
+            yield tmp
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """A staging folder a killed intake left behind: its name under the scratch folder, and its size."""
+
+    name: str
+    size_bytes: int
+
+
+def _tree_size(folder: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+def _abandoned(folder: Path, now: float) -> bool:
+    """Whether no live intake owns ``folder``: its owner file can be locked, or it never got one and is old."""
+    try:
+        fd = os.open(folder / OWNER_FILE, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        with contextlib.suppress(OSError):
+            return now - folder.lstat().st_mtime > ORPHAN_AGE_S
+        return False
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # an intake is staging there now
+    finally:
+        os.close(fd)
+    return True
+
+
+def leftovers(scratch: Path) -> list[Leftover]:
+    """Staging folders under ``scratch`` that no running intake owns (left by a killed process)."""
+    if not scratch.is_dir() or scratch.is_symlink():
+        return []
+    now = time.time()
+    found = []
+    for entry in sorted(scratch.iterdir()):
+        if entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink() and _abandoned(entry, now):
+            found.append(Leftover(entry.name, _tree_size(entry)))
+    return found
+
+
+def remove_leftovers(scratch: Path) -> list[Leftover]:
+    """Delete the staging folders ``leftovers`` lists; returns them."""
+    removed = []
+    for leftover in leftovers(scratch):
+        shutil.rmtree(scratch / leftover.name, ignore_errors=True)
+        if not (scratch / leftover.name).exists():
+            removed.append(leftover)
+    return removed
 
 
 def _mib(n: int) -> str:
@@ -186,7 +297,8 @@ def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: 
     issue #17: ``source`` is read exactly once, into a private copy in a fresh 0700 folder, and the
     hash, the task's reader and the raw-file store all use that copy only, so a file changed (or
     replaced) during intake cannot be stored with the scores of one content and the hash of another.
-    Raises BadFileName, or FileRefused (with the line when a line is too long).
+    Raises BadFileName, FileRefused (with the line when a line is too long), or StagingFailed when the
+    copy cannot be written (issue #29: a full disk is the board's refusal, with a receipt, not a traceback).
     """
     name = safe_filename(filename if filename is not None else source.name)
     # issue #17: a symbolic link is refused, never followed (it could point at gold, a key, any file the
@@ -195,23 +307,24 @@ def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: 
         raise FileRefused(Problem(None, "the file is a symbolic link; symbolic links are not followed: upload the file itself"))
     if not source.is_file():
         raise FileRefused(Problem(None, "not a regular file"))
-    if scratch is not None:
-        scratch.mkdir(parents=True, exist_ok=True)
-    with _open_private(source) as handle, tempfile.TemporaryDirectory(prefix="procbench-intake-", dir=scratch) as tmp:
+    with _open_private(source) as handle, _staging_folder(scratch) as tmp:
         size = os.fstat(handle.fileno()).st_size
         if size > limits.max_bytes:
             raise FileRefused(Problem(None, f"the file is {_mib(size)}, larger than {_mib(limits.max_bytes)} (the upload limit)"))
         folder = Path(tmp) / "upload"  # holds the staged file only, under the upload's name
-        folder.mkdir()
+        try:
+            folder.mkdir()
+        except OSError as exc:
+            raise StagingFailed(exc) from None
         if handle.read(2) == GZIP_MAGIC:
             handle.seek(0)
             packed = Path(tmp) / "packed.gz"
-            with packed.open("wb") as out:
+            with _private(packed) as out:
                 _copy_capped(handle, out, limits.max_bytes)
             inner = name[:-3] if name.lower().endswith(".gz") and len(name) > 3 else name
             target = folder / inner
             try:
-                with gzip.open(packed, "rb") as expanding, target.open("wb") as out:
+                with gzip.open(packed, "rb") as expanding, _private(target) as out:
                     digest, expanded = scan(cast(BinaryIO, expanding), limits, sink=out, what="the gzip file, expanded,")  # GzipFile reads bytes
             except (OSError, EOFError, zlib.error) as exc:
                 raise FileRefused(Problem(None, f"not a valid gzip file ({exc})")) from None
@@ -220,6 +333,22 @@ def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: 
             return
         handle.seek(0)
         target = folder / name  # the reader sees the upload's name (some pick a format by suffix)
-        with target.open("wb") as out:
+        with _private(target) as out:
             digest, size = scan(handle, limits, sink=out)
         yield StagedFile(target, name, digest, size, False)
+
+
+@contextlib.contextmanager
+def _private(path: Path) -> Iterator[BinaryIO]:
+    """``path`` opened for writing the private copy; every write or flush that fails is StagingFailed."""
+    try:
+        handle = path.open("wb")
+    except OSError as exc:
+        raise StagingFailed(exc) from None
+    try:
+        yield cast(BinaryIO, _Sink(handle))
+    finally:
+        try:
+            handle.close()  # flushes: a full disk can surface here
+        except OSError as exc:
+            raise StagingFailed(exc) from None
