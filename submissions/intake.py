@@ -428,6 +428,11 @@ def _score_and_store(
     except InvalidPredictions as exc:  # a measure's missing/invalid = "refuse": the file's problems, as validation's are
         raise attempt.reject("score", _unstaged_problems(exc.problems, staged, attempt.shown), attempt.shown) from None
     except Exception as exc:
+        if isinstance(exc, ValueError):  # scoring stopped on the gold (a value outside a class set): say why as check --data does
+            try:
+                refuse_unfit_data(spec, runner, data_root, split, force=True)
+            except ValueError as refused:
+                raise attempt.refuse("data", str(refused)) from exc
         reason = _unstaged(str(exc), staged, attempt.shown)
         attempt.log("score", f"scoring failed: {type(exc).__name__}: {reason}")
         raise ScoringFailed(clip(f"scoring failed: {reason}", MAX_REASON_CHARS), receipt=attempt.receipt) from exc

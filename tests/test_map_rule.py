@@ -214,3 +214,9 @@ def test_a_gold_value_outside_a_class_set_stops_score_with_check_datas_message(t
     assert checked.exit_code == EXIT_SPEC_ERROR and "measure 'f1': gold value 'no' (maps/dev.jsonl:1) is not one of its classes (yes)" in checked.output
     scored = cli.invoke(app, ["score", str(spec), "--split", "test", "--predictions", str(preds), "--data-dir", str(root)])
     assert scored.exit_code == EXIT_SPEC_ERROR and _diagnostics(scored.output) == _diagnostics(checked.output), scored.output
+    import procbench
+    from submissions.errors import SubmissionRefused
+
+    with pytest.raises(SubmissionRefused) as caught:  # submit stops there too, in the same words; nothing stored
+        procbench.submit(spec, preds, split="test", model="m", team="t", db=tmp_path / "b.duckdb", data_dir=root)
+    assert str(caught.value) == _diagnostics(checked.output)
