@@ -1528,7 +1528,7 @@ def _check_measures(
                 ck.error(
                     m.span_of(ms, part),
                     f"measure {ms.name!r}: {side} field {name!r} is {ftype.spelling()}, but {call.name}() with aggregate = {aggregate!r} compares {spelled}",
-                    f"{call.name}(): {metric.library}",
+                    f"{call.name}(): {metric.library}" if metric.library else f"declare the {side} field {spelled}",
                 )
                 ok = False
         if (

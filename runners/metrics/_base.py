@@ -53,7 +53,7 @@ class Metric:
     ``gold`` / ``prediction``: the field types accepted on each side (any of them).  ``aggregations``:
     the allowed ways to aggregate, the first being the default.  ``text``: whether a normaliser may
     be applied to the values first.  ``same_type``: gold and prediction must have the same type
-    (labels compared for equality).  ``needs_labels``: aggregations that need the class set.
+    (labels compared for equality).  ``one_value``: one scalar per item (a class), never a collection.  ``needs_labels``: aggregations that need the class set.
     """
 
     gold: ClassVar[tuple[FieldType, ...]] = (ANY,)
@@ -61,6 +61,7 @@ class Metric:
     aggregations: ClassVar[tuple[str, ...]] = ("mean", "sum")
     text: ClassVar[bool] = False
     same_type: ClassVar[bool] = False
+    one_value: ClassVar[bool] = False  # compares one scalar value per item (a class): any list, ordering, set or record is refused
     higher_is_better: bool = True  # a class default; a metric object may set its own (TER)
     percent: bool = True  # a class default; a metric object may set its own
     library: str = ""  # the library whose numbers it reproduces (its oracle in the tests); may be set per object
@@ -101,8 +102,29 @@ class Metric:
         """Why fields declared with these types cannot be measured unambiguously: (``"gold"`` or ``"prediction"``, message, hint).
 
         The checker asks before its generic type check (so the hint can name the right form, e.g. ``ordering(int)``);
-        a type is None where nothing declares it.  Default: the generic check of :meth:`accepts` decides.
+        a type is None where nothing declares it.  Default: an ordering or a set only where the metric names that kind
+        among its accepted types (``any`` would compare them as plain lists, silently ignoring what they declare);
+        everything else as the generic check of :meth:`accepts` decides.
         """
+        wanted = self.accepts(aggregate)
+        for side, declared, accepted in (("gold", gold, wanted[0]), ("prediction", prediction, wanted[1])):
+            kind = _collection_kind(declared)
+            if self.one_value and kind in ("list", "ordering", "set", "record"):
+                return (
+                    side,
+                    f"this metric compares one value per item (a class, a label), but the {side} field is {declared.spelling() if declared else kind}",
+                    "exact_order() compares orderings, set_prf() sets, answer_outcomes() aligned lists of answers",
+                )
+            # only where ``any`` would let it through: an outright mismatch is the generic check's to report
+            fits_loosely = declared is not None and any(declared.fits(t) for t in accepted)
+            if kind in ("ordering", "set") and fits_loosely and not any(_collection_kind(t) == kind for t in accepted):
+                element = declared.item.spelling() if declared is not None and declared.item is not None else "T"
+                return (
+                    side,
+                    f"the {side} field is {kind}({element}), and this metric does not compare {'orderings' if kind == 'ordering' else 'sets'}",
+                    f"declare list({element}) to compare the lists as they are"
+                    + ("; kendall_tau(), spearman(), exact_order() compare orderings" if kind == "ordering" else "; set_prf() compares sets"),
+                )
         return None
 
     def declared(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> Metric:
@@ -120,6 +142,13 @@ class Metric:
         if aggregate == "sum":
             return (float(total),)
         return (total / len(rows) if rows else 0.0,)
+
+
+def _collection_kind(ftype: FieldType | None) -> str:
+    """``ordering`` for ``ordering(T)`` or ``optional(ordering(T))``, and so on; "" for anything else."""
+    while ftype is not None and ftype.kind == "optional" and ftype.item is not None:
+        ftype = ftype.item
+    return ftype.kind if ftype is not None else ""
 
 
 def finite(value: float) -> float:

@@ -33,6 +33,7 @@ class Accuracy(Metric):
     gold = (ANY,)
     prediction = (ANY,)
     same_type = True
+    one_value = True  # a list compared as its text would make [0.0] and [-0.0] differ: lists have their own metrics
     library = "scikit-learn accuracy_score"
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
@@ -44,6 +45,7 @@ class _OverClasses(Metric):
 
     gold = (ANY,)
     prediction = (ANY,)
+    one_value = True
     same_type = True
 
     def __init__(self, labels: Sequence[Any] = ()):

@@ -135,8 +135,7 @@ class Correlation(OrderingMetric):
             )
         if ftype is not None and ftype.kind == "list" and ftype.item is not None and ftype.item.kind == "int":
             message = (
-                f"{name}() per item is ambiguous over list(int): the lists could be orderings of items (ranked ids) "
-                "or numbers to pair position by position"
+                f"{name}() per item is ambiguous over list(int): the lists could be orderings of items (ranked ids) or numbers to pair position by position"
             )
         else:
             spelled = ftype.spelling() if ftype is not None else "undeclared"

@@ -18,11 +18,12 @@ from runners.metrics._base import Metric, Stats, library_metric
 from runners.predictions import FieldType
 
 COLLECTION = FieldType.parse("list(any)")
+SET = FieldType.parse("set(any)")  # the declared set type: what this metric makes of any list anyway
 
 
 class SetMatch(Metric):
-    gold = (COLLECTION,)
-    prediction = (COLLECTION,)
+    gold = (SET, COLLECTION)
+    prediction = (SET, COLLECTION)
     aggregations = ("mean", "pooled")
     text = True  # the measure's normaliser applies to each text element before the sets are built
     library = "scikit-learn precision_recall_fscore_support over MultiLabelBinarizer sets (average samples | micro)"
