@@ -94,8 +94,8 @@ def run_job(job: RescoreJob) -> RescoreResult:
         )
     except InvalidPredictions as exc:
         # issue #29: say what changed (the data, the spec) and name the stored file, never its scratch copy
-        why = job.change or "under the current spec and data"
-        return RescoreResult(job.job_id, False, "", _named(f"no longer valid: {why}: {exc.render()}", scratch, job.filename))
+        why = f": {job.change}" if job.change else " under the current spec and data"
+        return RescoreResult(job.job_id, False, "", _named(f"no longer valid{why}: {exc.render()}", scratch, job.filename))
     except Exception as exc:  # noqa: BLE001 - one bad job must not sink the batch
         last = traceback.format_exception_only(exc)[-1].strip()
         return RescoreResult(job.job_id, False, "", _named(f"re-scoring failed: {last}", scratch, job.filename))

@@ -278,3 +278,33 @@ def test_rescoring_real_rows_on_samples_is_refused_in_the_api_too(real_store: tu
     assert "paradise-tip / test" in str(refused.value)
     after = query(db, "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM status_history), (SELECT count(*) FROM board_moves)")
     assert after == before and query(db, BOARD) == board
+
+
+def test_a_board_an_earlier_version_emptied_is_reported_and_a_real_rescore_restores_it(
+    real_store: tuple[Path, Path, list[tuple[object, ...]]], tmp_path: Path
+) -> None:
+    """What stores damaged before 006 look like: the board on a sample fingerprint (registered by a failed re-scoring, paper rows only)."""
+    from submissions.intake import load_reported
+
+    source, root, board = real_store
+    db = _copy(source, tmp_path / "damaged.duckdb")
+    spec, runner = load_task("openpi")
+    load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)  # registers the sample fingerprint, as the failed re-scoring did
+    sample_fp = runner.gold(SAMPLE_DATA_ROOT, "test")[1]
+    con = duckdb.connect(str(db))  # the old board followed the latest registration: put this board where it was left
+    con.execute(
+        "INSERT INTO board_moves SELECT task, split, max(seq) + 1, arg_max(to_fingerprint, seq), ?, 'migration', 'as an earlier version left it', '', now()"
+        " FROM board_moves WHERE task = 'openpi' AND split = 'test' GROUP BY task, split",
+        [sample_fp],
+    )
+    con.close()
+    assert not [r for r in query(db, BOARD) if r[1] == "openpi"]
+    checked = _run("admin", "check", "--db", str(db))
+    assert checked.returncode == 1 and "board openpi / test shows fingerprint" in checked.stdout and "which has no rows, while" in checked.stdout
+    repaired = _run("rescore", "openpi", "--db", str(db), "--data-dir", str(root))  # the board shows no rows: nothing to refuse
+    assert repaired.returncode == 0 and "openpi / test: the board now shows fingerprint" in repaired.stdout, repaired.stderr
+    after = query(db, BOARD)
+    assert set(board) <= set(after)  # every row back; the papers' rows of the real split come with the move
+    added = {r[0] for r in after} - {r[0] for r in board}
+    assert added and query(db, "SELECT DISTINCT is_reference FROM submissions WHERE list_contains(?, submission_id)", [sorted(added)]) == [(True,)]
+    _consistent(db)
