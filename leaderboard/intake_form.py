@@ -117,10 +117,15 @@ def parse_metadata(text: str) -> dict[str, Any]:
     """Extra metadata typed by the submitter: a JSON object (empty text is an empty object)."""
     if not text.strip():
         return {}
-    value = json.loads(text)
+    try:
+        value = json.loads(text)
+    except RecursionError:  # issue #29: a deeply nested text is the visitor's mistake, shown as one, never a traceback
+        raise ValueError("metadata is nested too deeply") from None
     if not isinstance(value, dict):
         raise ValueError("metadata must be a JSON object, e.g. {\"open\": true}")
-    return value
+    from submissions.metadata_checks import check_metadata
+
+    return check_metadata(value)  # intake's own limits (size, depth, finite numbers), said before the upload is sent
 
 
 def accepted_arguments() -> set[str]:

@@ -119,3 +119,15 @@ def test_metadata_is_accepted_exactly_when_it_is_finite_shallow_and_small(metada
     else:
         with pytest.raises(DetailError):
             check_metadata(metadata)
+
+
+SITE_BOX = ['{"t": NaN}', '{"t": -Infinity}', '{"c": ' + "[" * 5_000 + "]" * 5_000 + "}", '{"notes": "' + "x" * (MAX_METADATA_BYTES + 10) + '"}']
+
+
+@pytest.mark.parametrize("text", SITE_BOX, ids=["NaN", "-Infinity", "5 000 deep", "over 64 KiB"])
+def test_the_sites_metadata_box_refuses_the_same_with_a_message(text: str) -> None:
+    from leaderboard.intake_form import parse_metadata
+
+    with pytest.raises(ValueError, match="metadata"):
+        parse_metadata(text)
+    assert parse_metadata('{"open": true, "temperature": 0.7}') == {"open": True, "temperature": 0.7}
