@@ -69,12 +69,18 @@ class DataRefused(SpecError, ValueError):
 
 def refuse_unfit_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, force: bool = False) -> None:
     """Raise DataRefused with :func:`scoring_refusals`' errors, rendered as ``check --data`` renders them; else nothing."""
+    from dsl.cache import cache_dir, code_signature
+    from runners.data_findings import passed_mark, remember_passed
     from runners.paths import SAMPLE_DATA_ROOT
 
+    mark = None if force else passed_mark(runner, data_root, split, cache_dir(), code_signature())
+    if mark is not None and mark.is_file():
+        return  # checked across splits already, with these files and this checker
     found = scoring_refusals(spec, runner, data_root, split, partial=Path(data_root) == SAMPLE_DATA_ROOT, force=force)
     if found:
         source = Path(spec.path).read_text(encoding="utf-8") if spec.path and Path(spec.path).is_file() else None
         raise DataRefused(found, source)
+    remember_passed(mark)
 
 
 def scoring_refusals(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, partial: bool = False, force: bool = False) -> list[Diagnostic]:

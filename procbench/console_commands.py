@@ -157,9 +157,11 @@ def refuse_unfit_data(spec: str, runner: Any, root: Path, split: str, *, force: 
     imported only when the split lacks something a check across splits looks for, or is unreadable:
     a clean run stays on the rebuilt runner.
     """
+    from dsl.cache import cache_dir, code_signature
     from runners._types import GoldDataError
-    from runners.data_findings import lacks_something
+    from runners.data_findings import lacks_something, passed_mark, remember_passed
 
+    mark = None
     if not force:
         try:
             gold, _ = runner.gold(root, split)
@@ -168,11 +170,15 @@ def refuse_unfit_data(spec: str, runner: Any, root: Path, split: str, *, force: 
         else:
             if not lacks_something(runner, gold):
                 return
+            mark = passed_mark(runner, root, split, cache_dir(), code_signature())
+            if mark is not None and mark.is_file():
+                return  # checked across splits already, with these files and this checker
     from dsl.datacheck import refuse_unfit_data as refuse
     from dsl.tasks import load_task
 
     task, _ = load_task(spec)
     refuse(task, runner, root, split, force=force)
+    remember_passed(mark)
 
 
 def _code_loaded(spec: Any) -> str:

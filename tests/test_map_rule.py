@@ -4,6 +4,9 @@ check --data refuses, in the same words (docs/language.md, "Labels through map()
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -220,3 +223,20 @@ def test_a_gold_value_outside_a_class_set_stops_score_with_check_datas_message(t
     with pytest.raises(SubmissionRefused) as caught:  # submit stops there too, in the same words; nothing stored
         procbench.submit(spec, preds, split="test", model="m", team="t", db=tmp_path / "b.duckdb", data_dir=root)
     assert str(caught.value) == _diagnostics(checked.output)
+
+
+def test_a_passed_check_across_splits_is_remembered_until_a_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    spec, root, _ = _task(tmp_path)  # "Drink" occurs on test only: scoring dev checks the other splits, and passes
+    dev_preds = tmp_path / "dev.jsonl"
+    dev_preds.write_text("".join(json.dumps({"id": f"dev{n}", "label": "no"}) + "\n" for n in range(3)), encoding="utf-8")
+    args = ["score", str(spec), "--split", "dev", "--predictions", str(dev_preds), "--data-dir", str(root)]
+    assert cli.invoke(app, args).exit_code == 0
+    assert len(list((tmp_path / "cache" / "datacheck").iterdir())) == 1  # remembered: the next run reads dev only
+    assert cli.invoke(app, args).exit_code == 0
+    # the test split loses its only "Drink": the files changed, so the check runs again and refuses
+    meta = root / "maps" / "test_meta.jsonl"
+    meta.write_text(meta.read_text(encoding="utf-8").replace('"Drink"', '"Food"'), encoding="utf-8")
+    # a fresh process, as every `procbench score` is (this one keeps the splits it read)
+    again = subprocess.run([sys.executable, "-m", "procbench.cli", *args], capture_output=True, text=True, env={**os.environ}, check=False)
+    assert again.returncode == EXIT_SPEC_ERROR and "map() key 'Drink' of label 'kind' matches no item of split(s) dev, test" in again.stderr, again.stderr
