@@ -158,8 +158,8 @@ def test_every_test_over_specs_passes_in_the_copy(copy: Path) -> None:
     running = [subprocess.Popen([*command, *group], cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for group in groups]
     for process in running:
         output, _ = process.communicate(timeout=900)
-        summary = "\n".join(line for line in output.splitlines() if line.startswith(("FAILED", "ERROR")) or " passed" in line or " failed" in line)
-        assert process.returncode == 0, summary or output[-4000:]
+        why = [line for line in output.splitlines() if line.startswith(("FAILED", "ERROR", "E ")) or " passed" in line or " failed" in line]
+        assert process.returncode == 0, "\n".join(why[:80]) or output[-4000:]
     assert "toolproc" in _run(copy, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "tests/test_dsl_datacheck.py"]).stdout
 
 
