@@ -87,8 +87,8 @@ def scoring_refusals(spec: TaskSpec, runner: TaskRunner, data_root: Path, split:
     """The errors ``check --data`` reports that concern scoring ``split``: ``score`` and ``submit`` refuse them, in the same words.
 
     The split's own problems (read with the runner's cache, so scoring reads nothing twice), and the
-    findings across splits (a ``map()`` key, a slice label or a class that no item has) where this
-    split lacks it: only then are the other splits read, to tell a typo from a value that occurs
+    findings across splits (a ``map()`` key or a slice label that no item has) where this split
+    lacks it: only then are the other splits read, to tell a typo from a value that occurs
     elsewhere (when one is absent or unreadable this cannot be told, and is ``check --data``'s to report).  Paper
     rows are display text, not scoring: not refused here.  ``force``: check across splits anyway
     (scoring stopped on the data, and the reason is wanted in the spec's terms).
