@@ -18,12 +18,12 @@ Every missing requirement is listed with what to do (docs/adding-a-benchmark.md,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from procbench.console_commands import echo, err
 from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
 EXIT_MISSING = 1  # like `fmt --check`: nothing is wrong with the spec, something is missing beside it
@@ -110,6 +110,12 @@ def _scores(runner: Any, predictions: Path, splits: Sequence[str]) -> bool:
     return False
 
 
+def _say(text: str, *, err: bool = False) -> None:
+    stream = sys.stderr if err else sys.stdout  # printed here: procbench/console_commands.py calls this module
+    stream.write(text + "\n")
+    stream.flush()
+
+
 def check_ship(specs: Sequence[str] | None) -> int:
     """Check each spec (default: every spec in specs/) and list every ship requirement it misses; the exit status."""
     from dsl.errors import SpecError
@@ -121,15 +127,15 @@ def check_ship(specs: Sequence[str] | None) -> int:
         try:
             spec, runner = load_task(path)
         except SpecError as exc:
-            err(str(exc))
+            _say(str(exc), err=True)
             status = max(status, EXIT_SPEC_ERROR)
             continue
         missing = requirements(spec, runner, path)
         if missing:
-            err(f"{path}: task {spec.name} cannot ship yet: {len(missing)} requirement(s) missing (docs/adding-a-benchmark.md, 'Before it ships')")
+            _say(f"{path}: task {spec.name} cannot ship yet: {len(missing)} requirement(s) missing (docs/adding-a-benchmark.md, 'Before it ships')", err=True)
             for item in missing:
-                err(item.render())
+                _say(item.render(), err=True)
             status = max(status, EXIT_MISSING)
         else:
-            echo(f"ok  {path}  (task {spec.name}: ready to ship)")
+            _say(f"ok  {path}  (task {spec.name}: ready to ship)")
     return status
