@@ -43,6 +43,7 @@ SPEC_TESTS = (
     "tests/test_dsl_datacheck.py",
     "tests/test_dsl_typos.py",
     "tests/test_paged_declared.py",
+    "tests/test_ship.py",
     "tests/test_slice_value_labels.py",
     "tests/test_spec_mutation_errors.py",
     "tests/test_spec_mutations.py",
