@@ -34,6 +34,7 @@ import httpx
 
 from dsl.model import FetchSpec
 from procbench.paths import default_fetch_root  # noqa: F401 - re-exported: the fetch API names it
+from runners.paths import OutsideDataRoot, under_data_root
 
 DEFAULT_RETRIES = 2  # further attempts after an interrupted download, each resuming where the last stopped
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)  # one connection and one read; the whole fetch has its own Deadline
@@ -129,7 +130,10 @@ def destination(root: Path, spec: FetchSpec) -> Path:
     relative = PurePosixPath(spec.path)
     if not spec.path or relative.is_absolute() or ".." in relative.parts or "\\" in spec.path:
         raise FetchError(f"fetch {spec.name!r}: path {spec.path!r} must be relative to the data root, with '/' and without '..'")
-    return Path(root, *relative.parts)
+    try:  # and, resolved, inside it: a folder of the data root that links elsewhere is not written through
+        return under_data_root(Path(root), spec.path, f"fetch {spec.name!r}: path")
+    except OutsideDataRoot as exc:
+        raise FetchError(str(exc)) from None
 
 
 def mirrored(url: str, mirror: str | None) -> str:

@@ -140,3 +140,16 @@ def test_the_deadline_is_a_setting_with_a_default(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PROCBENCH_FETCH_DEADLINE", "-1")
     refused = CliRunner().invoke(app, ["data", "fetch", "paradise-reverse-tip"])
     assert refused.exit_code == 2 and "Traceback" not in refused.output  # a usage error, before anything is fetched
+
+
+def test_a_data_root_folder_linking_elsewhere_is_not_written_through(hostile: Hostile, tmp_path: Path) -> None:
+    hostile.mode, hostile.hops, hostile.body = "chain", 0, b"id,label\n1,0\n"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "bench").symlink_to(outside, target_is_directory=True)
+    spec = FetchSpec(name="f", path="bench/f.csv", sha256=hashlib.sha256(hostile.body).hexdigest(), size=len(hostile.body), url=f"{hostile.url}/f.csv")
+    with pytest.raises(fetching.FetchError, match="outside the data root"):
+        fetching.fetch_file(spec, root, cache_dir=tmp_path / "cache")
+    assert list(outside.iterdir()) == [] and hostile.requests == []  # refused before any request
