@@ -110,12 +110,18 @@ def _staging_folder(scratch: Path | None) -> Iterator[str]:
     except OSError as exc:
         raise StagingFailed(exc) from None
     with folder as tmp:
+        # locked under another name, then renamed: `leftovers` never sees an owner file that is not locked yet
+        fresh = os.path.join(tmp, OWNER_FILE + ".new")
         try:
-            owner = open(os.path.join(tmp, OWNER_FILE), "wb")  # noqa: SIM115 - held open (and locked) for the folder's life
+            owner = open(fresh, "wb")  # noqa: SIM115 - held open (and locked) for the folder's life
         except OSError as exc:
             raise StagingFailed(exc) from None
         with owner:
-            fcntl.flock(owner.fileno(), fcntl.LOCK_EX)
+            try:
+                fcntl.flock(owner.fileno(), fcntl.LOCK_EX)
+                os.rename(fresh, os.path.join(tmp, OWNER_FILE))
+            except OSError as exc:
+                raise StagingFailed(exc) from None
             yield tmp
 
 
