@@ -234,9 +234,9 @@ def _reciprocal_rank(golds: list[Any], preds: list[Any], aggregate: str, kw: dic
 def sklearn_ndcg(relevant: set[Any], ranking: list[Any], k: int) -> float:
     """scikit-learn's ndcg_score over the ranked items followed by the relevant ones the ranking leaves out, placed below rank k.
 
-    docs/metrics.md, rankings: an item the ranking leaves out is never credited; with k = 0 the cutoff is the ranking's length.
+    docs/metrics.md, rankings: an item the ranking leaves out is never credited; with k = 0 the cut lies below both the ranking and the ideal ranking.
     """
-    cutoff = k or len(ranking)
+    cutoff = k or max(len(ranking), len(relevant))  # no cut: deep enough for the ranking and for the ideal one
     left_out = [v for v in relevant if v not in ranking]
     truth = [1.0 if v in relevant else 0.0 for v in ranking] + [0.0] * max(0, cutoff - len(ranking)) + [1.0] * len(left_out)
     truth += [0.0] * max(0, 2 - len(truth))  # scikit-learn wants two documents; an irrelevant last one changes nothing
