@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from submissions import confusables
@@ -58,6 +59,7 @@ RESERVED_TEAMS = (REFERENCE_TEAM,)
 # name (in any form name_key folds to it) may be created with a token, which would lock everyone out of it
 ANONYMOUS_TEAM = "anonymous"
 
+@lru_cache(maxsize=8192)  # every team name is compared on each submission that names a team
 def name_keys(value: str) -> frozenset[str]:
     """The forms names are compared in (uniqueness, token checks, reserved names); never shown or stored.
 
