@@ -70,6 +70,8 @@ class ImportFailed(Exception):
 
     def render(self) -> str:
         n = len(self.problems)
+        if n == 1:  # one problem (an archive over its limit, one bad sample): one line
+            return self.problems[0].render(self.source or "the log")
         shown = self.problems[:50]
         lines = [f"{n} problem{'s' if n != 1 else ''} importing {self.source or 'the log'}", *("  " + p.render() for p in shown)]
         if n > len(shown):

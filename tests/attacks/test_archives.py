@@ -63,7 +63,11 @@ def test_a_zstandard_member_that_lies_about_its_size_stops_at_the_member_limit(t
     log = _zip(tmp_path / "bomb.eval", [("samples/1_epoch_1.json", ZSTD, bomb, 1000, 0)])
     code, output, written = _import(log, tmp_path)
     assert code == 2 and not written
-    assert "samples/1_epoch_1.json: decompresses to more than 64 MB (the limit for one member, PROCBENCH_IMPORT_MAX_MEMBER_MB)" in output
+    assert output.splitlines() == [  # one line refusing it, one saying nothing was written
+        f"{log}: file: samples/1_epoch_1.json: decompresses to more than 64 MB (the limit for one member, PROCBENCH_IMPORT_MAX_MEMBER_MB); "
+        "refusing the archive",
+        "no prediction file was written",
+    ]
 
 
 def test_a_member_declaring_gigabytes_is_refused_before_any_decompression(tmp_path: Path) -> None:
