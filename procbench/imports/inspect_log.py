@@ -72,8 +72,7 @@ def _samples_from_zip(path: Path) -> Iterator[tuple[str, Any]]:
             except (ValueError, MemberError) as exc:  # JSON, UTF-8 and too-deep errors: this sample's problem
                 if isinstance(exc, ArchiveTooLarge):
                     raise
-
-                yield name, exc
+                yield name, ValueError(str(exc))  # the message only: a JSON error holds the whole document
 
 
 def _samples_from_json(path: Path) -> Iterator[tuple[str, Any]]:
@@ -90,48 +89,55 @@ def _samples_from_json(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def read_log(path: Path, *, epoch: int = 1) -> list[LoggedOutput]:
-    """The samples of one epoch of an Inspect log; raises ImportFailed listing every problem."""
+    """The samples of one epoch of an Inspect log; raises ImportFailed listing every problem.
+
+    Samples are taken one at a time as they are decompressed: only what each one yields is kept, so the memory a log
+    takes is about one sample's beside the outputs (the archive's limits bound what is decompressed in all)."""
     source = str(path)
+    problems: list[ImportProblem] = []
+    outputs: list[LoggedOutput] = []
+    epochs: set[int] = set()
     try:
-        pairs = list(_samples_from_zip(path) if zipfile.is_zipfile(path) else _samples_from_json(path))
+        for where, sample in _samples_from_zip(path) if zipfile.is_zipfile(path) else _samples_from_json(path):
+            _take(where, sample, epoch, problems, outputs, epochs)
     except ArchiveTooLarge as exc:
         raise ImportFailed([ImportProblem("file", str(exc))], source) from None
     except (ValueError, OSError, zipfile.BadZipFile) as exc:
         raise ImportFailed([ImportProblem("file", f"cannot read an Inspect log: {exc}")], source) from None
-    problems: list[ImportProblem] = []
-    outputs: list[LoggedOutput] = []
-    epochs: set[int] = set()
-    for where, sample in pairs:
-        if isinstance(sample, Exception):
-            problems.append(ImportProblem(where, f"not valid JSON: {sample}"))
-            continue
-        if not isinstance(sample, dict) or "id" not in sample:
-            problems.append(ImportProblem(where, "not an Inspect sample (no 'id')"))
-            continue
-        sample_epoch, problem = _epoch(sample.get("epoch", 1))
-        if problem is None:
-            problem = _shape_problem(sample)
-        if problem is not None:
-            problems.append(ImportProblem(where, problem))
-            continue
-        epochs.add(sample_epoch)
-        if sample_epoch != epoch:
-            continue
-        if sample.get("error"):
-            error = sample["error"]
-            message = error.get("message", error) if isinstance(error, dict) else error
-            problems.append(ImportProblem(where, f"sample {sample['id']!r} failed in the run: {str(message)[:120]}"))
-            continue
-        metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
-        options = tuple(str(c) for c in sample.get("choices") or ())
-        text, answer = completion(sample), stated_answer(sample)
-        chosen = _letter_index(answer) if answer is not None else None
-        outputs.append(LoggedOutput(where, sample["id"], metadata, text=text if text is not None else answer, choice_texts=options, choice=chosen))
     if not outputs and not problems:
         problems.append(ImportProblem("file", f"no samples of epoch {epoch} (epochs in the log: {', '.join(map(str, sorted(epochs))) or 'none'})"))
     if problems:
         raise ImportFailed(problems, source)
     return outputs
+
+
+def _take(where: str, sample: Any, epoch: int, problems: list[ImportProblem], outputs: list[LoggedOutput], epochs: set[int]) -> None:
+    """One sample (or the error reading it) into ``outputs`` or ``problems``; the epochs seen into ``epochs``."""
+    if isinstance(sample, Exception):
+        problems.append(ImportProblem(where, f"not valid JSON: {sample}"))
+        return
+    if not isinstance(sample, dict) or "id" not in sample:
+        problems.append(ImportProblem(where, "not an Inspect sample (no 'id')"))
+        return
+    sample_epoch, problem = _epoch(sample.get("epoch", 1))
+    if problem is None:
+        problem = _shape_problem(sample)
+    if problem is not None:
+        problems.append(ImportProblem(where, problem))
+        return
+    epochs.add(sample_epoch)
+    if sample_epoch != epoch:
+        return
+    if sample.get("error"):
+        error = sample["error"]
+        message = error.get("message", error) if isinstance(error, dict) else error
+        problems.append(ImportProblem(where, f"sample {sample['id']!r} failed in the run: {str(message)[:120]}"))
+        return
+    metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+    options = tuple(str(c) for c in sample.get("choices") or ())
+    text, answer = completion(sample), stated_answer(sample)
+    chosen = _letter_index(answer) if answer is not None else None
+    outputs.append(LoggedOutput(where, sample["id"], metadata, text=text if text is not None else answer, choice_texts=options, choice=chosen))
 
 
 def _epoch(value: Any) -> tuple[int, str | None]:
