@@ -211,3 +211,12 @@ def test_a_gold_ordering_that_repeats_an_item_is_an_error_in_the_gold() -> None:
         metric = registry.get("metric", name).build().declared(ordering, ordering, "mean")
         with pytest.raises(ValueError, match="the gold ordering repeats 'a'"):
             metric.item(["a", "b", "a"], ["a", "b"], "mean")
+
+
+def test_number_lists_of_another_length_are_invalid_not_a_gold_error() -> None:
+    from runners import registry
+
+    numbers = FieldType.parse("list(float)")
+    tau = registry.get("metric", "kendall_tau").build().declared(numbers, numbers, "mean")
+    assert tau.invalid([1.0, 2.0, 3.0], [1.0, 2.0]) == "the prediction has 2 values for 3 gold values"
+    assert tau.invalid([1.0, 2.0, 3.0], [3.0, 1.0, 2.0]) is None
