@@ -308,7 +308,8 @@ def test_the_board_shows_coverage_on_every_row(guide: tuple[Path, dict[str, str]
 
 def test_compile_explain_says_how_each_measure_counts_missing_and_invalid_predictions(guide: tuple[Path, dict[str, str]]) -> None:
     root, _ = guide
-    result = CliRunner().invoke(app, ["compile", str(root / "specs" / "effects.spec"), "--explain"])
+    out_dir = root / "compiled"  # compile writes its JSON Schema there, never into the checkout
+    result = CliRunner().invoke(app, ["compile", str(root / "specs" / "effects.spec"), "--explain", "--out-dir", str(out_dir)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     said = {lines[i].split(":")[0].split()[-1]: lines[i + 1].strip() for i, line in enumerate(lines) if line.startswith("   measure ")}
