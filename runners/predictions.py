@@ -46,27 +46,27 @@ def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
 
 
 class TooDeep(ValueError):
-    """A JSON text nested beyond MAX_JSON_DEPTH."""
+    """A JSON text nested beyond its limit (MAX_JSON_DEPTH unless the reader says otherwise)."""
 
-    def __init__(self) -> None:
-        super().__init__(f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+    def __init__(self, limit: int = MAX_JSON_DEPTH) -> None:
+        super().__init__(f"the JSON is nested more than {limit} levels deep")
 
 
-def _loads(text: str) -> Any:
-    """``json.loads`` that refuses nesting beyond MAX_JSON_DEPTH with :class:`TooDeep` (never a RecursionError)."""
+def _loads(text: str, limit: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` that refuses nesting beyond ``limit`` with :class:`TooDeep` (never a RecursionError)."""
     try:
         value = json.loads(text)
     except RecursionError:
-        raise TooDeep() from None
+        raise TooDeep(limit) from None
     # Only a text with enough brackets can be too deep: the walk is skipped for ordinary lines.
-    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and too_deep(value):
-        raise TooDeep()
+    if text.count("[") + text.count("{") > limit and too_deep(value, limit):
+        raise TooDeep(limit)
     return value
 
 
-def loads_bounded(text: str | bytes) -> Any:
-    """The public name of the depth-bounded ``json.loads`` (a judge's reply, runners.pmllm.judge): TooDeep past MAX_JSON_DEPTH."""
-    return _loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+def loads_bounded(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> Any:
+    """The depth-bounded ``json.loads`` for other readers (a judge's reply, a foreign harness's log): TooDeep past ``limit``."""
+    return _loads(text.decode("utf-8") if isinstance(text, bytes) else text, limit)
 
 
 def oversize(value: Any, max_text: int = MAX_TEXT_CHARS, max_items: int = MAX_LIST_ITEMS) -> str | None:

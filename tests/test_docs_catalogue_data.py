@@ -14,58 +14,32 @@ from pathlib import Path
 
 import pytest
 from sklearn import metrics as skm
-from typer.testing import CliRunner
 
-from procbench.cli import app
-from procbench.paths import PROJECT_ROOT
-from tests.doc_files import extract
+from tests import catalogue
 
-DOC = PROJECT_ROOT / "docs" / "pure-spec-tasks.md"
 PREDICTIONS = {"pickstep": "pickstep.csv", "stephazard": "stephazard.jsonl"}
 CLASSES = ["high", "low", "none"]
 
 
 @pytest.fixture(scope="module")
-def guide(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("catalogue")
-    return root, extract(DOC, root)
+def guide(tmp_path_factory: pytest.TempPathFactory) -> catalogue.Guide:
+    return catalogue.extracted(tmp_path_factory, "catalogue-data")
 
 
 def _score(root: Path, task: str, predictions: Path | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(
-        app,
-        [
-            "score",
-            str(root / "specs" / f"{task}.spec"),
-            "--split",
-            "test",
-            "--predictions",
-            str(predictions or root / "predictions" / PREDICTIONS[task]),
-            "--data-dir",
-            str(root / "data"),
-            "--json",
-        ],
-    )
-    return result.exit_code, result.stdout if result.exit_code == 0 else result.output
+    return catalogue.score(root, task, predictions or root / "predictions" / PREDICTIONS[task])
 
 
 def _scored(root: Path, task: str) -> dict:
-    code, out = _score(root, task)
-    assert code == 0, out
-    return json.loads(out)
+    return catalogue.scored(root, task, root / "predictions" / PREDICTIONS[task])
 
 
 @pytest.mark.parametrize("task", sorted(PREDICTIONS))
-def test_each_spec_checks_against_its_data_and_is_formatted(guide: tuple[Path, dict[str, str]], task: str) -> None:
-    root, _ = guide
-    spec = root / "specs" / f"{task}.spec"
-    checked = CliRunner().invoke(app, ["check", str(spec), "--data", "--data-dir", str(root / "data")])
-    assert checked.exit_code == 0, checked.output
-    formatted = CliRunner().invoke(app, ["fmt", "--check", str(spec)])
-    assert formatted.exit_code == 0, formatted.output
+def test_each_spec_checks_against_its_data_and_is_formatted(guide: catalogue.Guide, task: str) -> None:
+    catalogue.assert_checks_and_is_formatted(guide[0], task)
 
 
-def test_multiple_choice_from_csv_equals_scikit_learn_overall_and_per_source(guide: tuple[Path, dict[str, str]]) -> None:
+def test_multiple_choice_from_csv_equals_scikit_learn_overall_and_per_source(guide: catalogue.Guide) -> None:
     root, expected = guide
     with (root / "data" / "pickstep" / "test.csv").open(newline="") as handle:
         gold = list(csv.DictReader(handle))
@@ -85,7 +59,7 @@ def test_multiple_choice_from_csv_equals_scikit_learn_overall_and_per_source(gui
     assert {k: v["metrics"]["accuracy"] for k, v in got["slices"]["source"].items()} == pytest.approx(shown["slices"]["source"], abs=1e-6)
 
 
-def test_an_answer_cell_outside_the_enum_is_reported_at_its_line(guide: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_an_answer_cell_outside_the_enum_is_reported_at_its_line(guide: catalogue.Guide, tmp_path: Path) -> None:
     root, _ = guide
     lines = (root / "predictions" / "pickstep.csv").read_text().splitlines()
     lines[2] = lines[2].rsplit(",", 1)[0] + ",4"
@@ -132,7 +106,7 @@ def _f1s(gold: list[str], predicted: list[str]) -> dict[str, float]:
     }
 
 
-def test_cross_product_classification_equals_scikit_learn_overall_and_per_slice(guide: tuple[Path, dict[str, str]]) -> None:
+def test_cross_product_classification_equals_scikit_learn_overall_and_per_slice(guide: catalogue.Guide) -> None:
     root, expected = guide
     items = _expand(root / "data" / "stephazard" / "test.jsonl")
     predicted = {r["id"]: r["risk"] for r in map(json.loads, (root / "predictions" / "stephazard.jsonl").read_text().splitlines())}

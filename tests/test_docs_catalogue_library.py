@@ -22,50 +22,33 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from sklearn.metrics import precision_recall_fscore_support
 from sklearn.preprocessing import MultiLabelBinarizer
-from typer.testing import CliRunner
 
-from procbench.cli import app
-from procbench.paths import PROJECT_ROOT
 from runners import registry
 from runners.metrics._measure import MeasureStage, Measures
 from runners.text import Pipeline
-from tests.doc_files import extract
+from tests import catalogue
 
-DOC = PROJECT_ROOT / "docs" / "pure-spec-tasks.md"
 TASKS = ("howtoqa", "clarity", "ingredients", "tipduel")
 
 
 @pytest.fixture(scope="module")
-def guide(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("catalogue")
-    return root, extract(DOC, root)
-
-
-def _rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def guide(tmp_path_factory: pytest.TempPathFactory) -> catalogue.Guide:
+    return catalogue.extracted(tmp_path_factory, "catalogue-library")
 
 
 def _score(root: Path, task: str) -> dict:
-    args = ["score", str(root / "specs" / f"{task}.spec"), "--split", "test", "--predictions", str(root / "predictions" / f"{task}.jsonl")]
-    result = CliRunner().invoke(app, [*args, "--data-dir", str(root / "data"), "--json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return catalogue.scored(root, task)
 
 
 def _pairs(root: Path, task: str, gold_key: str, prediction_key: str) -> tuple[list, list]:
-    gold = _rows(root / "data" / task / "test.jsonl")
-    predicted = {r["id"]: r[prediction_key] for r in _rows(root / "predictions" / f"{task}.jsonl")}
+    gold = catalogue.rows(root / "data" / task / "test.jsonl")
+    predicted = {r["id"]: r[prediction_key] for r in catalogue.rows(root / "predictions" / f"{task}.jsonl")}
     return [g[gold_key] for g in gold], [predicted[g["id"]] for g in gold]
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_each_spec_checks_against_its_data_and_is_formatted(guide: tuple[Path, dict[str, str]], task: str) -> None:
-    root, _ = guide
-    spec = root / "specs" / f"{task}.spec"
-    checked = CliRunner().invoke(app, ["check", str(spec), "--data", "--data-dir", str(root / "data")])
-    assert checked.exit_code == 0, checked.output
-    formatted = CliRunner().invoke(app, ["fmt", "--check", str(spec)])
-    assert formatted.exit_code == 0, formatted.output
+def test_each_spec_checks_against_its_data_and_is_formatted(guide: catalogue.Guide, task: str) -> None:
+    catalogue.assert_checks_and_is_formatted(guide[0], task)
 
 
 # -- SQuAD v1.1's evaluation functions, transcribed (normalize_answer, f1_score, exact_match_score) -----------
@@ -98,7 +81,7 @@ def best(fn, prediction: str, ground_truths: list[str]) -> float:
     return max(fn(prediction, g) for g in ground_truths)
 
 
-def test_extractive_answers_equal_squads_script(guide: tuple[Path, dict[str, str]]) -> None:
+def test_extractive_answers_equal_squads_script(guide: catalogue.Guide) -> None:
     root, expected = guide
     references, answers = _pairs(root, "howtoqa", "answers", "answer")
     want = {
@@ -117,7 +100,7 @@ def _scipy(fn, xs, ys) -> float:
     return 0.0 if value != value else float(value)  # NaN (constant input) is 0.0, the library's documented rule
 
 
-def test_correlation_with_human_ratings_equals_scipy_with_ties(guide: tuple[Path, dict[str, str]]) -> None:
+def test_correlation_with_human_ratings_equals_scipy_with_ties(guide: catalogue.Guide) -> None:
     root, expected = guide
     ratings, predicted = _pairs(root, "clarity", "rating", "rating")
     assert len(set(ratings)) < len(ratings) and len(set(predicted)) < len(predicted)  # the example has ties on both sides
@@ -141,7 +124,7 @@ def sklearn_sets(gold: list[list[str]], predicted: list[list[str]], average: str
     return float(p), float(r), float(f)
 
 
-def test_set_matching_equals_scikit_learn_samples_and_micro(guide: tuple[Path, dict[str, str]]) -> None:
+def test_set_matching_equals_scikit_learn_samples_and_micro(guide: catalogue.Guide) -> None:
     root, expected = guide
     gold, predicted = _pairs(root, "ingredients", "ingredients", "ingredients")
     predicted = [[x.strip().lower() for x in row] for row in predicted]  # the spec's `word` normaliser, written out
@@ -159,7 +142,7 @@ def win_rate_oracle(reference: list[float], system: list[float], tie_credit: flo
     return (wins + tie_credit * ties) / len(reference), ties / len(reference)
 
 
-def test_win_rate_with_ties_equals_its_definition(guide: tuple[Path, dict[str, str]]) -> None:
+def test_win_rate_with_ties_equals_its_definition(guide: catalogue.Guide) -> None:
     root, expected = guide
     reference, system = _pairs(root, "tipduel", "reference_grade", "grade")
     win_rate, ties = win_rate_oracle(reference, system)

@@ -23,30 +23,23 @@ from sklearn.metrics import ndcg_score
 from typer.testing import CliRunner
 
 from procbench.cli import app
-from procbench.paths import PROJECT_ROOT
 from runners import registry
 from runners.predictions import FieldType
-from tests.doc_files import extract
+from tests import catalogue
 
-DOC = PROJECT_ROOT / "docs" / "pure-spec-tasks.md"
 TASKS = ("stepdeps", "toolrank")
 
 
 @pytest.fixture(scope="module")
-def guide(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("catalogue-ordering")
-    return root, extract(DOC, root)
+def guide(tmp_path_factory: pytest.TempPathFactory) -> catalogue.Guide:
+    return catalogue.extracted(tmp_path_factory, "catalogue-ordering")
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+_rows = catalogue.rows
 
 
 def _score(root: Path, task: str) -> dict[str, float]:
-    args = ["score", str(root / "specs" / f"{task}.spec"), "--split", "test", "--predictions", str(root / "predictions" / f"{task}.jsonl")]
-    result = CliRunner().invoke(app, [*args, "--data-dir", str(root / "data"), "--json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["metrics"]
+    return catalogue.scored(root, task)["metrics"]
 
 
 def _pairs(root: Path, task: str, gold_key: str, prediction_key: str) -> tuple[list[Any], list[Any]]:
@@ -56,13 +49,8 @@ def _pairs(root: Path, task: str, gold_key: str, prediction_key: str) -> tuple[l
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_each_spec_checks_against_its_data_and_is_formatted(guide: tuple[Path, dict[str, str]], task: str) -> None:
-    root, _ = guide
-    spec = root / "specs" / f"{task}.spec"
-    checked = CliRunner().invoke(app, ["check", str(spec), "--data", "--data-dir", str(root / "data")])
-    assert checked.exit_code == 0, checked.output
-    formatted = CliRunner().invoke(app, ["fmt", "--check", str(spec)])
-    assert formatted.exit_code == 0, formatted.output
+def test_each_spec_checks_against_its_data_and_is_formatted(guide: catalogue.Guide, task: str) -> None:
+    catalogue.assert_checks_and_is_formatted(guide[0], task)
 
 
 # -- the oracles ----------------------------------------------------------------------------------------
@@ -122,7 +110,7 @@ def mean(values: list[float]) -> float:
 # -- the guide's numbers ---------------------------------------------------------------------------------
 
 
-def test_orderings_equal_scipy_and_the_precedence_transcription(guide: tuple[Path, dict[str, str]]) -> None:
+def test_orderings_equal_scipy_and_the_precedence_transcription(guide: catalogue.Guide) -> None:
     root, expected = guide
     golds, predicted = _pairs(root, "stepdeps", "steps", "steps")
     constraints, _ = _pairs(root, "stepdeps", "after", "steps")
@@ -140,7 +128,7 @@ def test_orderings_equal_scipy_and_the_precedence_transcription(guide: tuple[Pat
     assert want["kept_consistent"] > want["exact"] and want["kendall"] < want["kept"]
 
 
-def test_rankings_equal_scikit_learn_and_the_transcriptions(guide: tuple[Path, dict[str, str]]) -> None:
+def test_rankings_equal_scikit_learn_and_the_transcriptions(guide: catalogue.Guide) -> None:
     root, expected = guide
     relevant, rankings = _pairs(root, "toolrank", "tools", "ranking")
     want = {
@@ -153,7 +141,7 @@ def test_rankings_equal_scikit_learn_and_the_transcriptions(guide: tuple[Path, d
     assert got == pytest.approx(json.loads(expected["toolrank"]), abs=1e-6)
 
 
-def test_a_cycle_in_the_gold_constraints_is_an_error_at_its_line(guide: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_a_cycle_in_the_gold_constraints_is_an_error_at_its_line(guide: catalogue.Guide, tmp_path: Path) -> None:
     root, _ = guide
     data = tmp_path / "data" / "stepdeps"
     data.mkdir(parents=True)
@@ -167,7 +155,7 @@ def test_a_cycle_in_the_gold_constraints_is_an_error_at_its_line(guide: tuple[Pa
     assert "stepdeps/test.jsonl:2" in result.output and "cycle" in result.output
 
 
-def test_a_ranking_that_repeats_a_tool_is_refused_naming_it(guide: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_a_ranking_that_repeats_a_tool_is_refused_naming_it(guide: catalogue.Guide, tmp_path: Path) -> None:
     root, _ = guide
     predictions = tmp_path / "toolrank.jsonl"
     rows = _rows(root / "predictions" / "toolrank.jsonl")

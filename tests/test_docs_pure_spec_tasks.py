@@ -19,53 +19,26 @@ from sklearn import metrics as skm
 from typer.testing import CliRunner
 
 from procbench.cli import app
-from procbench.paths import PROJECT_ROOT
-from tests.doc_files import extract
+from tests import catalogue
 
-DOC = PROJECT_ROOT / "docs" / "pure-spec-tasks.md"
 TASKS = ("nextstep", "tipgen", "statechange")
 
 
 @pytest.fixture(scope="module")
-def guide(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("guide")
-    return root, extract(DOC, root)
+def guide(tmp_path_factory: pytest.TempPathFactory) -> catalogue.Guide:
+    return catalogue.extracted(tmp_path_factory, "guide")
 
 
-def _rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _score(root: Path, task: str) -> dict:
-    result = CliRunner().invoke(
-        app,
-        [
-            "score",
-            str(root / "specs" / f"{task}.spec"),
-            "--split",
-            "test",
-            "--predictions",
-            str(root / "predictions" / f"{task}.jsonl"),
-            "--data-dir",
-            str(root / "data"),
-            "--json",
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+_rows = catalogue.rows
+_score = catalogue.scored
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_each_guide_spec_checks_against_its_data_and_is_formatted(guide: tuple[Path, dict[str, str]], task: str) -> None:
-    root, _ = guide
-    spec = root / "specs" / f"{task}.spec"
-    checked = CliRunner().invoke(app, ["check", str(spec), "--data", "--data-dir", str(root / "data")])
-    assert checked.exit_code == 0, checked.output
-    formatted = CliRunner().invoke(app, ["fmt", "--check", str(spec)])
-    assert formatted.exit_code == 0, formatted.output
+def test_each_guide_spec_checks_against_its_data_and_is_formatted(guide: catalogue.Guide, task: str) -> None:
+    catalogue.assert_checks_and_is_formatted(guide[0], task)
 
 
-def test_multiple_choice_accuracy_and_its_slice_equal_scikit_learn(guide: tuple[Path, dict[str, str]]) -> None:
+def test_multiple_choice_accuracy_and_its_slice_equal_scikit_learn(guide: catalogue.Guide) -> None:
     root, expected = guide
     gold = _rows(root / "data" / "nextstep" / "test.jsonl")
     chosen = {r["id"]: r["choice"] for r in _rows(root / "predictions" / "nextstep.jsonl")}
@@ -88,7 +61,7 @@ def _loose(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_generation_scores_equal_sacrebleu_and_rouge_score(guide: tuple[Path, dict[str, str]]) -> None:
+def test_generation_scores_equal_sacrebleu_and_rouge_score(guide: catalogue.Guide) -> None:
     root, expected = guide
     gold = _rows(root / "data" / "tipgen" / "test.jsonl")
     predicted = {r["id"]: r["tip"] for r in _rows(root / "predictions" / "tipgen.jsonl")}
@@ -105,7 +78,7 @@ def test_generation_scores_equal_sacrebleu_and_rouge_score(guide: tuple[Path, di
     assert set(string.punctuation) >= set(".,!?")  # the normaliser's characters are punctuation only
 
 
-def test_expanded_three_way_classification_equals_scikit_learn(guide: tuple[Path, dict[str, str]]) -> None:
+def test_expanded_three_way_classification_equals_scikit_learn(guide: catalogue.Guide) -> None:
     root, expected = guide
     classes = ["created", "destroyed", "unchanged"]
     gold = {f"{record['id']}/{i}": q["answer"] for record in _rows(root / "data" / "statechange" / "test.jsonl") for i, q in enumerate(record["questions"])}
@@ -142,7 +115,7 @@ def _check_variant(root: Path, task: str, old: str, new: str) -> tuple[int, str]
     return result.exit_code, result.output
 
 
-def test_corpus_bleu_averaged_per_item_is_refused(guide: tuple[Path, dict[str, str]]) -> None:
+def test_corpus_bleu_averaged_per_item_is_refused(guide: catalogue.Guide) -> None:
     code, out = _check_variant(
         guide[0], "tipgen", "metric = corpus_bleu()  gold = tip  prediction = tip", 'metric = corpus_bleu()  gold = tip  prediction = tip  aggregate = "mean"'
     )
@@ -151,7 +124,7 @@ def test_corpus_bleu_averaged_per_item_is_refused(guide: tuple[Path, dict[str, s
     assert "sentence_bleu()" in out
 
 
-def test_a_metric_over_a_field_of_the_wrong_type_is_refused(guide: tuple[Path, dict[str, str]]) -> None:
+def test_a_metric_over_a_field_of_the_wrong_type_is_refused(guide: catalogue.Guide) -> None:
     code, out = _check_variant(
         guide[0],
         "nextstep",
@@ -162,7 +135,7 @@ def test_a_metric_over_a_field_of_the_wrong_type_is_refused(guide: tuple[Path, d
     assert re.search(r"nextstep-variant\.spec:\d+:\d+: error: measure 'rouge': gold field 'answer' is int, but rouge\(\)", out), out
 
 
-def test_a_class_average_over_classes_the_data_does_not_have_is_refused(guide: tuple[Path, dict[str, str]]) -> None:
+def test_a_class_average_over_classes_the_data_does_not_have_is_refused(guide: catalogue.Guide) -> None:
     code, out = _check_variant(
         guide[0],
         "statechange",
@@ -173,13 +146,13 @@ def test_a_class_average_over_classes_the_data_does_not_have_is_refused(guide: t
     assert "class 'gone' is not a value of gold field 'answer'" in out
 
 
-def test_a_class_average_without_a_class_set_is_refused(guide: tuple[Path, dict[str, str]]) -> None:
+def test_a_class_average_without_a_class_set_is_refused(guide: catalogue.Guide) -> None:
     code, out = _check_variant(guide[0], "statechange", "answer: enum(created, destroyed, unchanged) = question.answer", "answer: str = question.answer")
     assert code == 3
     assert "f1() needs the class set" in out
 
 
-def test_check_data_finds_classes_the_data_does_not_have_and_values_outside_the_classes(guide: tuple[Path, dict[str, str]]) -> None:
+def test_check_data_finds_classes_the_data_does_not_have_and_values_outside_the_classes(guide: catalogue.Guide) -> None:
     root = guide[0]
     spec = root / "specs" / "statechange.spec"
     text = spec.read_text().replace("answer: enum(created, destroyed, unchanged) = question.answer", "answer: str = question.answer")
@@ -201,7 +174,7 @@ def test_check_data_finds_classes_the_data_does_not_have_and_values_outside_the_
     assert "no item of split(s) test has class 'gone'" in result.output
 
 
-def test_the_sacrebleu_settings_are_in_the_fingerprint_and_display_text_is_not(guide: tuple[Path, dict[str, str]]) -> None:
+def test_the_sacrebleu_settings_are_in_the_fingerprint_and_display_text_is_not(guide: catalogue.Guide) -> None:
     from dsl.checker import check_file
     from dsl.compiler import spec_digest
 

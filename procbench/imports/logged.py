@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from runners.predictions import TooDeep, loads_bounded
+
 MAX_LOG_JSON_DEPTH = 200  # deeper than any harness's log nests; far below where Python's own recursion gives out
 
 
-class LogTooDeep(ValueError):
-    """A log's JSON nested deeper than MAX_LOG_JSON_DEPTH (refused as a problem, never a RecursionError)."""
-
-    def __init__(self) -> None:
-        super().__init__(f"the JSON is nested more than {MAX_LOG_JSON_DEPTH} levels deep")
+LogTooDeep = TooDeep  # the prediction reader's refusal, with this reader's limit in its message
 
 
 def loads_log_json(text: str) -> Any:
     """``json.loads`` for a foreign log: nesting past MAX_LOG_JSON_DEPTH raises LogTooDeep (a ValueError), never RecursionError."""
-    from runners.predictions import too_deep  # the prediction reader's iterative depth walk
-
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise LogTooDeep() from None
-    if text.count("[") + text.count("{") > MAX_LOG_JSON_DEPTH and too_deep(value, MAX_LOG_JSON_DEPTH):
-        raise LogTooDeep()
-    return value
+    return loads_bounded(text, MAX_LOG_JSON_DEPTH)
 
 
 @dataclass(frozen=True)
