@@ -103,3 +103,23 @@ def test_every_single_token_mutant_gives_one_error_at_its_place_or_none(tmp_path
     print(f"\nmutants: {totals} (details in {REPORT_PATH})")
     assert totals["mutants"] >= MIN_TOTAL, totals
     assert not wrong, f"{len(wrong)} of {totals['mutants']} mutants break one mistake, one error:\n" + "\n".join(wrong)
+
+
+def test_a_misspelt_gold_field_of_any_match_block_is_one_error(tmp_path: Path) -> None:
+    """The field's own error, not a second one from a type guessed for the unknown field (a record similarity then failed too)."""
+    scratch = tmp_path / "specs"
+    shutil.copytree(SPECS_DIR, scratch)
+    tried = 0
+    for spec_path in sorted(SPECS_DIR.glob("*.spec")):
+        source = spec_path.read_text(encoding="utf-8")
+        for number, line in enumerate(source.splitlines(), 1):
+            found = re.search(r"^\s*match \w+ \{ gold = (\w+)", line)
+            if not found:
+                continue
+            typo = found.group(1)[:-1] + "z"
+            lines = source.splitlines()
+            lines[number - 1] = line.replace(f"gold = {found.group(1)}", f"gold = {typo}", 1)
+            errors = _errors("\n".join(lines) + "\n", scratch / spec_path.name, ())[1]
+            assert [(e.span.line, f"'{typo}'" in e.message) for e in errors] == [(number, True)], [e.render() for e in errors]
+            tried += 1
+    assert tried >= 6  # ProPara's and OpenPI's match blocks at least
