@@ -1259,6 +1259,7 @@ def _resolve(spec: m.TaskSpec, ck: _Checker, side: tuple[_Checker, tuple[m.Repor
         "score_field": list(score_gold),
         "gold_field": list(gold_fields),
         "prediction_field": list(score_pred),
+        "schema_field": list(pred_fields),  # the file's own fields (the id), before a deriver turns records into score fields
         "label": list(label_values),
         "answer_label": [r.name for r in data.answer_labels],
         # a metric block naming nothing produced is the one error of a misspelt declaration: what it meant to declare stays known

@@ -194,7 +194,7 @@ class DataSpec:
 @dataclass(frozen=True, kw_only=True)
 class PredictionSpec:
     format: str = attr(option=("jsonl", "csv", "tsv", "custom"))
-    id_field: Name = attr("id", key="id", refers="prediction_field", doc="the schema field holding the item id")
+    id_field: Name = attr("id", key="id", refers="schema_field", doc="the schema field holding the item id")
     fields: tuple[tuple[str, FieldType], ...] = entries("schema_field", tag="schema", doc="schema { name = type ... }")
     reader: ComponentCall | None = attr(None, kind="predictions", doc="a predictions component instead of a schema")
     extensions: tuple[str, ...] = attr((), doc="file name extensions accepted on upload")

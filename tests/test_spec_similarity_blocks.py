@@ -141,3 +141,14 @@ def test_derive_beside_a_scorer_component_is_refused() -> None:
         check_text(text, "propara.spec", search=[SPECS_DIR])
     found = [d for d in caught.value.diagnostics if "derive gives the fields of match and measure blocks" in d.message]
     assert [(d.span.line, d.span.column) for d in found] == [_line_of(text, "propara.summaries()")]
+
+
+@pytest.mark.parametrize("id_field", ["pid", "process_id"])
+def test_the_prediction_id_names_a_field_of_the_file_not_of_the_deriver(id_field: str) -> None:
+    """With ``derive``, the score fields are the deriver's; the id is still a field of the file's schema."""
+    schema = f'  predictions {{ format = "jsonl"  id = {id_field}  schema {{ {id_field} = str  num_sentences = int  participants = list(str) }} }}'
+    text = _edited('  predictions { format = "tsv"  reader = propara.action_file() }', schema)
+    check_text(text, "propara.spec", search=[SPECS_DIR])  # no "unknown prediction field" for the id
+    line, column, report = _error(text.replace(f"id = {id_field}  schema", "id = pidd  schema"))
+    assert "unknown schema field 'pidd'" in report and report.count(": error: ") == 1, report
+    assert (line, column) == _line_of(text.replace(f"id = {id_field}  schema", "id = pidd  schema"), "pidd")
