@@ -52,7 +52,7 @@ def task_row(db: Path, task: str, split: str) -> dict[str, Any] | None:
 
 
 def pending(db: Path, task: str | None = None, split: str | None = None) -> list[pending_rows.Pending]:
-    """Rows being computed (a model baseline started after the board was served): never cached, so the note goes when the row comes."""
+    """Rows being computed (a model baseline started after the board was served), oldest first."""
     with reader(db) as con:
         return pending_rows.listed(con, task, split)
 

@@ -35,6 +35,7 @@ _slice_table = cache.cached(queries.slice_table)
 _figures = cache.cached(queries.figures)
 board_provenance = cache.cached(queries.board_provenance)  # what a board was scored on; None without the board
 all_provenance = cache.cached(queries.all_provenance)  # (task, split) -> the same, every current board
+pending = cache.cached(queries.pending)  # rows being computed: marking and unmarking them are writes, so a new store version
 
 
 def slice_table(db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None) -> pl.DataFrame:

@@ -177,9 +177,7 @@ def pick_slice(db: Path, info: TaskInfo, *, container: Any = None, allow_answer_
 
 def computing_note(db: Path, task: str | None = None, split: str | None = None) -> None:
     """Say which rows are still being computed (of one board, or all on Home), so a board never looks complete before it is."""
-    from leaderboard import queries
-
-    for row in queries.pending(db, task, split):
+    for row in sitedata.pending(db, task, split):  # cached per store version: a warm view reads nothing
         where = "" if task else f" for {row.task} ({row.split})"
         started = f", started {row.started_at:%H:%M} UTC" if row.started_at is not None else ""
         st.info(f"Computing{escape(where)}: {escape(row.what)}{started}. Its row appears here once it is stored; reload to see it.", icon="⏳")

@@ -50,7 +50,8 @@ def test_cli_submit_with_token(tmp_path: Path) -> None:
     token = _create(db, "acme")
     args = ["submit", "openpi", "--split", "test", "--predictions", str(STRONG), "--model", "m", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
     ok = cli.invoke(app, [*args, "--token", token])
-    assert ok.exit_code == 0 and ok.output.startswith("stored") and "team acme" in ok.output
+    # the data root is said on stderr first (issue #29); the receipt is the stored line
+    assert ok.exit_code == 0 and any(line.startswith("stored") and "team acme" in line for line in ok.output.splitlines()), ok.output
     refused = cli.invoke(app, [*args, "--team", "acme"])
     assert refused.exit_code == 5 and "requires a token" in refused.output and "nothing was stored (receipt" in refused.output
 
