@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 
-def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path, metadata: dict[str, Any], as_json: bool) -> int:
+def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path, metadata: dict[str, Any], as_json: bool, data_kind: str = "") -> int:
     """``procbench score --partial``: print the metrics over the scored items and the coverage; returns the exit status."""
     import typer
 
@@ -34,6 +34,8 @@ def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path,
     if as_json:
         data = result.to_dict()
         data.pop("items")
+        if data_kind:  # what the gold is, as a full run's --json says (issue #29)
+            data["data_kind"] = data_kind
         typer.echo(json.dumps(data, indent=2))
         return 0
     coverage = result.coverage

@@ -219,7 +219,7 @@ def score(
     if partial:  # issue #18: metrics over the scored items only, with the coverage (procbench.partial)
         from procbench.cli_partial import score_partial_cli
 
-        raise CommandExit(score_partial_cli(spec, split, predictions, root, parse_metadata(metadata or []), as_json))
+        raise CommandExit(score_partial_cli(spec, split, predictions, root, parse_metadata(metadata or []), as_json, kind))
     try:
         refuse_unfit_data(spec, runner, root, split)
         try:

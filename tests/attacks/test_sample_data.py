@@ -54,6 +54,8 @@ def test_score_on_the_samples_says_so_and_json_carries_data_kind() -> None:
     assert f"data root: {SAMPLES} (the bundled sample data" in done.stderr and "PROCBENCH_DATA" in done.stderr
     plain = _run("score", "openpi", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT))
     assert plain.returncode == 0 and "the bundled sample data" in plain.stderr and "the bundled sample data" not in plain.stdout
+    partial = _run("score", "openpi", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT), "--json", "--partial")
+    assert partial.returncode == 0 and json.loads(partial.stdout)["data_kind"] == "sample", partial.stderr
 
 
 def test_score_on_the_real_data_says_real(tmp_path: Path) -> None:
