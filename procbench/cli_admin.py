@@ -67,6 +67,9 @@ def submit(
     paper_url: Annotated[str, typer.Option(help="http(s) link to the paper")] = "",
     code_url: Annotated[str, typer.Option(help="http(s) link to the code")] = "",
     description: Annotated[str, typer.Option(help="free text shown with the submission")] = "",
+    contamination: Annotated[str, typer.Option(help="known exposure to this benchmark's data: unknown | none | suspected | confirmed")] = "unknown",
+    contamination_source: Annotated[str, typer.Option(help="where that exposure is stated (a link or a citation)")] = "",
+    run_by: Annotated[str, typer.Option(help="who ran the model: submitter | operator (the board's own run)")] = "submitter",
     components: Annotated[
         Optional[list[Path]], typer.Option("--components", help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS")
     ] = None,
@@ -86,7 +89,7 @@ def submit(
     if not predictions.is_file():
         _err(f"error: no prediction file at {predictions}")
         raise typer.Exit(EXIT_INVALID_PREDICTIONS)
-    card = ModelCard(size_class, weights, method, paper_url, code_url, description)
+    card = ModelCard(size_class, weights, method, paper_url, code_url, description, contamination, contamination_source)
     from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
 
     root = resolve_data_root(data_dir)
@@ -94,7 +97,7 @@ def submit(
     try:
         outcome = do_submit(
             task, runner, data_root=root, split=split, predictions=predictions, model=model, team=team,
-            token=token, db_path=db, metadata=_parse_metadata(metadata or []), card=card,
+            token=token, db_path=db, metadata=_parse_metadata(metadata or []), card=card, run_by=run_by,
         )
     except InvalidPredictions as exc:
         _err(cli_data_root.refusal(exc, runner, root, split, kind))

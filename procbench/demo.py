@@ -207,7 +207,8 @@ def _submit_baseline(
     metadata = {"source": f"procbench baseline {chosen.name}", "baseline": chosen.name, "description": chosen.description}
     if chosen.card.parameters:
         metadata["parameters"] = chosen.card.parameters
-    return _submit(spec, runner, data_root, split, path, chosen.name, BASELINE_TEAM, db_path, metadata, log, card=baseline_card(chosen))
+    # issue #34: the board's operator ran these baselines (the row says so: run by the operator)
+    return _submit(spec, runner, data_root, split, path, chosen.name, BASELINE_TEAM, db_path, metadata, log, card=baseline_card(chosen), run_by="operator")
 
 
 # -- baselines that need a model: minutes each on a CPU, so a served board may run them after it starts --------
@@ -294,10 +295,12 @@ def _submit(
     log: Callable[[str], None],
     *,
     card: ModelCard | None = None,
+    run_by: str = "submitter",
 ) -> int:
     try:
         outcome = submit(
-            spec, runner, data_root=data_root, split=split, predictions=path, model=model, team=team, db_path=db_path, metadata=metadata, card=card
+            spec, runner, data_root=data_root, split=split, predictions=path, model=model, team=team, db_path=db_path, metadata=metadata, card=card,
+            run_by=run_by,
         )
     except (InvalidPredictions, FileNotFoundError, ValueError, RuntimeError) as exc:
         log(f"{spec.name:<24} {split:<6} {model:<32} not stored: {exc}")

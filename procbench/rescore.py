@@ -24,7 +24,7 @@ from pathlib import Path
 from dsl.model import TaskSpec
 from dsl.tasks import load_task, spec_path
 from runners.runner import TaskRunner
-from submissions import blobs, boards, provenance, store
+from submissions import blobs, boards, judging, provenance, store
 from submissions.details import ModelCard
 from submissions.engines import RescoreJob, RescoreResult, get_engine
 from submissions.intake import load_reported, register_spec
@@ -60,7 +60,9 @@ class _Origin:
 
 
 CARD_FIELDS = tuple(f.name for f in fields(ModelCard))
-_COPIED = ("model", "metadata_json", "is_reference", "hidden", "deleted", "n_items", "created_at", "origin_id", "receipt_id", "filename", *CARD_FIELDS)
+_COPIED = (
+    "model", "metadata_json", "is_reference", "hidden", "deleted", "n_items", "created_at", "origin_id", "receipt_id", "filename", "run_by", *CARD_FIELDS,
+)
 
 
 def _origins(db_path: Path, task: str, split: str, fingerprint: str) -> tuple[list[_Origin], int]:
@@ -269,7 +271,7 @@ def rescore(
                     store.add_status(con, job.job_id, store.StatusEvent("failed", stamp, reason, actor))
                     report.failed.append((job.job_id, result.reason))
                     continue
-                report.rescored.append(_store_result(con, job, result, engine=engine, actor=actor, at=stamp))
+                report.rescored.append(_store_result(con, spec, job, result, engine=engine, actor=actor, at=stamp))
             for origin_id, reason in unplannable:
                 store.add_status(con, origin_id, store.StatusEvent("failed", stamp, f"cannot re-score: {reason}", actor))
                 report.failed.append((origin_id, reason))
@@ -329,7 +331,7 @@ def _move_boards(db_path: Path, task: str, fingerprints: dict[str, str], report:
                 report.moved[split] = (shown, fingerprint)
 
 
-def _store_result(con, job: RescoreJob, result: RescoreResult, *, engine: str, actor: str, at: datetime) -> str:
+def _store_result(con, spec: TaskSpec, job: RescoreJob, result: RescoreResult, *, engine: str, actor: str, at: datetime) -> str:
     origin = con.execute(f"SELECT {', '.join(_COPIED)}, team, content_sha256, fingerprint FROM submissions WHERE submission_id = ?", [job.job_id]).fetchone()
     values = dict(zip((*_COPIED, "team", "content_sha256", "fingerprint"), origin))
     sid = store.submission_id(job.task, job.split, values["team"], job.content_sha256, result.fingerprint)
@@ -340,7 +342,9 @@ def _store_result(con, job: RescoreJob, result: RescoreResult, *, engine: str, a
         model=values["model"], content_sha256=job.content_sha256, n_items=result.n_items, n_answered=result.n_answered, created_at=values["created_at"],
         metadata=json.loads(values["metadata_json"]), is_reference=values["is_reference"], origin_id=job.job_id,
         receipt_id=values["receipt_id"], filename=values["filename"], card=ModelCard(**{f: values[f] for f in CARD_FIELDS}),
-        hidden=values["hidden"], deleted=values["deleted"],
+        hidden=values["hidden"], deleted=values["deleted"], run_by=values["run_by"],
+        # issue #34: a board-judged row was graded again with this spec's prompts (submissions.judging.regrade_for_rescore)
+        judge_prompt_digest=judging.board_prompt_digest(spec, json.loads(values["metadata_json"])),
     )
     reason = f"re-scored from fingerprint {values['fingerprint'][:12]} by the {engine} engine"
     store.insert_submission(

@@ -24,6 +24,11 @@ from submissions import confusables
 SIZE_CLASSES = ("unknown", "none", "small", "medium", "large", "xlarge", "commercial", "big open-source", "small (<=8 gb)", "tiny (<=4 gb)")
 WEIGHTS = ("unknown", "open", "closed")
 METHOD_FAMILIES = ("unknown", "heuristic", "neural", "llm")
+# Known exposure of the model to the benchmark's data (issue #34): not stated, none known, suspected, confirmed.
+CONTAMINATION = ("unknown", "none", "suspected", "confirmed")
+# Who ran the model to produce a row's predictions (not part of the card: intake sets it, never the submitter's word).
+RUN_BY = ("submitter", "operator", "paper", "unknown")
+MAX_SOURCE_CHARS = 500
 MAX_NAME_CHARS = 200
 MAX_URL_CHARS = 2000
 MAX_DESCRIPTION_CHARS = 10_000
@@ -120,6 +125,15 @@ def _choice(kind: str, value: str, allowed: tuple[str, ...]) -> str:
     return normal
 
 
+def _source(value: str) -> str:
+    """A contamination source: one line of visible text (a URL or a citation), at most 500 characters."""
+    if len(value) > MAX_SOURCE_CHARS:
+        raise DetailError(f"the contamination source is longer than {MAX_SOURCE_CHARS} characters")
+    if _has_control(value) or any(unicodedata.category(c) in _REFUSED_IN_NAMES for c in value):
+        raise DetailError("the contamination source must be one line of visible text (a link or a citation)")
+    return value.strip()
+
+
 @dataclass(frozen=True)
 class ModelCard:
     """What a submitter says about the system; shown on the board beside the scores."""
@@ -130,6 +144,8 @@ class ModelCard:
     paper_url: str = ""
     code_url: str = ""
     description: str = ""
+    contamination: str = "unknown"  # CONTAMINATION
+    contamination_source: str = ""  # where the exposure is stated: a link or a citation, one line
 
     def checked(self) -> ModelCard:
         """A normalised copy (choices lower-cased), or DetailError naming the bad field."""
@@ -144,4 +160,6 @@ class ModelCard:
             paper_url=check_url("paper", self.paper_url),
             code_url=check_url("code", self.code_url),
             description=self.description,
+            contamination=_choice("contamination", self.contamination, CONTAMINATION),
+            contamination_source=_source(self.contamination_source),
         )

@@ -31,7 +31,7 @@ from runners.runner import Evaluation, TaskRunner
 from submissions import blobs, provenance, store
 from submissions import judging  # issue #17 (self-judged verdicts)
 from submissions.auth import AuthError, authenticate
-from submissions.details import MAX_NAME_CHARS, REFERENCE_TEAM, DetailError, ModelCard, check_name  # REFERENCE_TEAM: reserved there (issue #17)
+from submissions.details import MAX_NAME_CHARS, REFERENCE_TEAM, RUN_BY, DetailError, ModelCard, check_name  # REFERENCE_TEAM: reserved there (issue #17)
 from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
 from submissions.metadata_checks import check_metadata
 from submissions.quotas import RESERVED_STAGE, QuotaExceeded, check_quota, quota_for
@@ -282,12 +282,15 @@ def submit(
     limits: IntakeLimits | None = None,
     now: datetime | None = None,
     judge: judging.BoardJudge | None = None,
+    run_by: str = "submitter",
 ) -> SubmissionOutcome:
     """Validate, score and store one prediction file; the same file twice is stored once.
 
     ``team=None`` stores under the token's team (``anonymous`` without a token); ``filename`` is the
     upload's own name when ``predictions`` is a temporary copy (the site); ``now`` fixes the clock;
     ``judge`` is the board's own judge (default: ``BoardJudge.from_env()``, none when unconfigured).
+    ``run_by`` records who ran the model (``submitter``, or ``operator`` for the board's own baselines;
+    issue #34): the caller's word, so the site's upload never passes it.
     Raises RejectedPredictions (an InvalidPredictions), SubmissionRefused (a ValueError),
     MissingData (a FileNotFoundError) or ScoringFailed, each with a ``receipt``; nothing stored.
     """
@@ -301,6 +304,8 @@ def submit(
         if team is not None:
             check_name("team", team)
         card = (card or ModelCard()).checked()
+        if run_by not in RUN_BY or run_by in ("paper", "unknown"):  # papers' rows come from specs; unknown is for rows stored before 009
+            raise DetailError(f"run_by must be submitter or operator (got {run_by!r})")
         metadata = check_metadata(metadata)  # issue #29: size, depth, non-finite numbers; before anything is staged
     except DetailError as exc:
         raise attempt.refuse("request", str(exc)) from None
@@ -341,6 +346,7 @@ def submit(
                 received=received,
                 limits=limits,
                 judge=judge,
+                run_by=run_by,
             )
     except BadFileName as exc:
         raise attempt.refuse("request", str(exc)) from None
@@ -385,6 +391,7 @@ def _score_and_store(
     received: datetime,
     limits: IntakeLimits,
     judge: judging.BoardJudge | None = None,
+    run_by: str = "submitter",
 ) -> SubmissionOutcome:
     attempt.content = staged.sha256
     attempt.filename = staged.filename
@@ -468,7 +475,8 @@ def _score_and_store(
             row = store.SubmissionRow(
                 submission_id=sid, task=spec.name, split=split, fingerprint=fingerprint, team=resolved, model=attempt.model,
                 content_sha256=staged.sha256, n_items=evaluation.n_items, n_answered=evaluation.answered, created_at=scored, metadata=metadata,
-                receipt_id=attempt.receipt, filename=staged.filename, card=card,
+                receipt_id=attempt.receipt, filename=staged.filename, card=card, run_by=run_by,
+                judge_prompt_digest=judging.board_prompt_digest(spec, metadata),
             )
             store.insert_submission(con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history)
             store.crash_point("store.before_commit")

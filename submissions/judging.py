@@ -15,6 +15,7 @@ prompts, and records ``judge = <judge model>``.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import tempfile
 from collections.abc import Mapping
@@ -88,7 +89,7 @@ class BoardJudge:
         ``procbench judge`` command's cache, which a submitter's runs fill), else none kept.
         Raises JudgeError (the endpoint refused or kept failing; nothing is half graded)."""
         answers = {qid: without_verdict(record) for qid, record in records.items()}
-        cot = metadata.get("cot") in (True, "true", "True", 1)  # the prompt's chain-of-thought sentence, as `procbench judge --cot`
+        cot = wants_cot(metadata)  # the prompt's chain-of-thought sentence, as `procbench judge --cot`
         with tempfile.TemporaryDirectory(prefix="procbench-judge-") as scratch:
             cache = self.cache_dir or (Path(db_path).with_name(Path(db_path).name + ".judge") if db_path is not None else Path(scratch))
             return judge_answers(gold.items, answers, self.settings(spec), cot=cot, cache_dir=cache).answers
@@ -106,9 +107,32 @@ def regrade_for_rescore(spec: TaskSpec, gold: GoldSet, records: Mapping[str, Any
     if board is None or board.model != judge:
         raise JudgeError(
             f"graded by the board's judge {judge!r} at intake, whose verdicts are not in the stored file: re-scoring needs that judge ({ENV_URL} and "
-            f"{ENV_MODEL}={judge})"
+            f"{ENV_MODEL}={judge}); the stored row keeps the verdicts it was scored with"
         )
     return board.grade(spec, gold, records, metadata, db_path=None)
+
+
+def wants_cot(metadata: Mapping[str, Any]) -> bool:
+    """Whether the judge's prompt carries the chain-of-thought sentence (metadata ``cot``, as ``procbench judge --cot``)."""
+    return metadata.get("cot") in (True, "true", "True", 1)
+
+
+def prompt_digest(spec: TaskSpec, metadata: Mapping[str, Any]) -> str:
+    """sha256 of what the board's judge is prompted with for a submission (issue #34): the spec's ``judge`` and
+    ``judge_image`` templates and whether the chain-of-thought sentence is on; '' for a task no judge grades.
+
+    The templates are spec text, so they are also in the task's fingerprint; the judge's model is not (it is
+    the operator's configuration), and is recorded as the row's ``judge`` metadata instead."""
+    if not judged_task(spec):
+        return ""
+    parts = [spec.template(JUDGE) or "", spec.template(JUDGE_IMAGE) or "", f"cot={wants_cot(metadata)}"]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+def board_prompt_digest(spec: TaskSpec, metadata: Mapping[str, Any]) -> str:
+    """The row's ``judge_prompt_digest``: :func:`prompt_digest` where the board's own judge graded it (metadata
+    ``judge`` names a model); '' for self-judged rows (the submitter's prompts are unknown) and rows no judge graded."""
+    return prompt_digest(spec, metadata) if judged_by(metadata) not in ("", SELF) else ""
 
 
 def judged_task(spec: TaskSpec) -> bool:

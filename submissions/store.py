@@ -374,6 +374,8 @@ class SubmissionRow:
     deleted: bool = False
     reported_on: str = ""  # a reported row: the data digest of the split it was reported on (migration 004)
     n_answered: int | None = None  # items with a prediction record (migration 007); None: not known (a reported row)
+    run_by: str = "submitter"  # who ran the model (migration 009): submitter | operator | paper (submissions.details.RUN_BY)
+    judge_prompt_digest: str = ""  # sha256 of the prompts an LLM judge graded it with (migration 009); '' when no judge graded it
 
 
 @dataclass(frozen=True)
@@ -429,7 +431,8 @@ def register_task(
 _SUBMISSION_COLUMNS = (
     "submission_id", "task", "split", "fingerprint", "team", "model", "content_sha256", "metadata_json", "is_reference",
     "hidden", "deleted", "n_items", "created_at", "origin_id", "receipt_id", "filename", "size_class", "weights",
-    "method_family", "paper_url", "code_url", "description", "reported_on", "n_answered",
+    "method_family", "paper_url", "code_url", "description", "reported_on", "n_answered", "contamination", "contamination_source", "run_by",
+    "judge_prompt_digest",
 )
 
 
@@ -445,6 +448,7 @@ def insert_submission(
         json.dumps(dict(row.metadata), sort_keys=True, default=str), row.is_reference, row.hidden, row.deleted, row.n_items,
         row.created_at, row.origin_id or row.submission_id, row.receipt_id, row.filename, row.card.size_class, row.card.weights,
         row.card.method_family, row.card.paper_url, row.card.code_url, row.card.description, row.reported_on, row.n_answered,
+        row.card.contamination, row.card.contamination_source, "paper" if row.is_reference else row.run_by, row.judge_prompt_digest,
     ]
     placeholders = ", ".join("?" for _ in _SUBMISSION_COLUMNS)
     con.execute(f"INSERT INTO submissions ({', '.join(_SUBMISSION_COLUMNS)}) VALUES ({placeholders})", values)
