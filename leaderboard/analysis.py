@@ -10,68 +10,26 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+import numpy as np
 import polars as pl
 
-from dsl import SpecError
-from dsl.model import MeasureSpec, ScoreSpec
-from leaderboard import config, queries
+from leaderboard import config, queries, semantics
 from leaderboard.model import SliceInfo, TaskInfo
-from procbench.api import load_task
 from runners import stats
 from runners._types import ItemScore
-from runners.stats import Aggregate, Bootstrap, Linear, PairedResult
-
-
-@dataclass(frozen=True)
-class TaskAggregator:
-    aggregate: Aggregate
-    linear: Linear
-
-
-@functools.lru_cache(maxsize=64)
-def aggregator(task: str) -> TaskAggregator | None:
-    """The task's compiled aggregator, or None when its spec is not available to this site."""
-    try:
-        spec, runner = load_task(task)
-    except (SpecError, FileNotFoundError, OSError):
-        return None
-    call = spec.score.aggregate
-    kwargs = dict(call.kwargs) if call is not None else {}
-    plain = call is not None and not spec.score.measures  # measures reduce statistics (corpus BLEU, macro-F1) or combine metrics: not linear
-    linear: Linear = call.name if plain and call.name in ("mean", "sum") and kwargs.get("round_digits") is None else None  # type: ignore[union-attr, assignment]
-    return TaskAggregator(runner.aggregate, linear or pooled(spec.score))
-
-
-def pooled(score: ScoreSpec) -> Linear:
-    """"pooled_sum" when every measure is a ratio of pooled counts or a formula over measures, else None.
-
-    Then a resample's metrics are those of one item holding the resample's summed counts. Whole counts sum
-    exactly in any order and BLEU sums to within a unit in the last place, so the fast path gives the plain
-    path's replicates (tested equal on PAGED's real dev split) in a fraction of the time (PAGED: 1,000
-    resamples of the 543 dev documents in about 0.4 s instead of about 5 s).
-    """
-    if score.aggregate is not None or not score.measures:
-        return None
-    if all(ms.formula is not None or (ms.stats and not ms.where) or _pools_counts(ms) for ms in score.measures):
-        return "pooled_sum"
-    return None
-
-
-def _pools_counts(measure: MeasureSpec) -> bool:
-    """Whether a measure is a library metric aggregated as "pooled": per-item counts summed over the items before its ratio.
-
-    Such a metric reduces any set of items by summing each count from 0, left to right (ProPara NAACL'18's
-    question outcomes), which the pooled path's one item of running sums reproduces exactly. A checked
-    spec names every measure's aggregation (the metric's default filled in).
-    """
-    return measure.metric is not None and not measure.where and measure.aggregate == "pooled"
+from runners.stats import Bootstrap, PairedResult
+from submissions.intervals import MIN_INTERVAL_ENV as MIN_INTERVAL_ENV  # the board's bootstrap recipe, shared with procbench.export.eee
+from submissions.intervals import MIN_INTERVAL_ITEMS as MIN_INTERVAL_ITEMS
+from submissions.intervals import TaskAggregator as TaskAggregator
+from submissions.intervals import aggregator as aggregator
+from submissions.intervals import min_interval_items as min_interval_items
+from submissions.intervals import pooled as pooled
 
 
 @functools.lru_cache(maxsize=4096)
@@ -119,7 +77,8 @@ def reproduces(db: str, task: str, submission_id: str) -> bool:
 
 @functools.lru_cache(maxsize=2048)
 def _bootstrap(
-    db: str, task: str, split: str, fingerprint: str, submission_id: str, slice_name: str, slice_value: str, metrics: tuple[str, ...], min_items: int
+    db: str, task: str, split: str, fingerprint: str, submission_id: str, slice_name: str, slice_value: str, metrics: tuple[str, ...], min_items: int,
+    where: tuple[tuple[str, str], ...] = (),
 ) -> Bootstrap | None:
     agg = aggregator(task)
     if agg is None or not reproduces(db, task, submission_id):
@@ -128,45 +87,50 @@ def _bootstrap(
     if slice_name:
         labels = _labels(db, task, split, fingerprint, slice_name)
         info_items = [i for i in info_items if labels.get(i.item_id) == slice_value]
+    info_items = _restricted(db, task, split, fingerprint, info_items, where)
     if len(info_items) < min_items:
         return None
     from leaderboard import bootcache  # issue #19: kept on disk beside the store, computed once per fingerprint
 
-    parts = (task, split, fingerprint, submission_id, slice_name, slice_value, metrics)
+    # a restricted metric's bootstrap is keyed by its items too (an unrestricted one keeps the key it always had)
+    parts = (task, split, fingerprint, submission_id, slice_name, slice_value, metrics) + ((where,) if where else ())
     return bootcache.load_or_compute(
         db, parts, config.N_RESAMPLES, config.SEED,
         lambda: stats.bootstrap(info_items, agg.aggregate, metrics, n_resamples=config.N_RESAMPLES, seed=config.SEED, linear=agg.linear),
     )
 
 
-def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "") -> Bootstrap | None:
+def _restricted(db: str, task: str, split: str, fingerprint: str, items: list[ItemScore], where: tuple[tuple[str, str], ...]) -> list[ItemScore]:
+    """The items a restricted metric is computed over (its measure's ``where``, from the stored item labels).
+
+    Issue #30: PM-LLM's C1 sums the 8 ``category = cat01`` questions; resampling all 57 questions gave C1 intervals
+    of 2.41-9.91 for a metric that cannot exceed 8. A key the store keeps no labels for restricts nothing (as ``covers``).
+    """
+    for key, wanted in where:
+        labels = _labels(db, task, split, fingerprint, key)
+        if labels:
+            items = [i for i in items if labels.get(i.item_id) == wanted]
+    return items
+
+
+def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "", metric: str = "") -> Bootstrap | None:
     """The bootstrap of one submission on the whole split or one item slice; None where it cannot be had.
 
-    None for reference rows (no items), fewer than ``MIN_INTERVAL_ITEMS`` items, answer-label slices (their figures re-score restricted gold;
+    With ``metric``: over the items that metric is computed over (its measure's ``where``), holding the metrics restricted
+    alike; without: over every item, holding the metrics computed over every item. None for reference rows (no items),
+    fewer than ``MIN_INTERVAL_ITEMS`` of those items, answer-label slices (their figures re-score restricted gold;
     the stored item scores are the whole split's), tasks whose spec this site cannot load, and
     submissions whose stored figures today's aggregator does not reproduce.
     """
     if sl is not None and not sl.per_item:
         return None
-    metrics = tuple(m.name for m in info.metrics) or (info.primary,)
+    where = info.restriction(metric) if metric else ()
+    metrics = tuple(m.name for m in info.metrics if info.restriction(m.name) == where) or (metric or info.primary,)
     key = sl.key if sl is not None else ""
-    return _bootstrap(str(db), info.task, info.split, info.fingerprint, submission_id, key, value if sl is not None else "", metrics, min_interval_items())
+    return _bootstrap(
+        str(db), info.task, info.split, info.fingerprint, submission_id, key, value if sl is not None else "", metrics, min_interval_items(), where
+    )
 
-
-# Fewer items: no interval and no test (so no tie group either).  A percentile bootstrap over a few
-# items is degenerate (8 items all right give "100.00 - 100.00") and misstates the uncertainty of
-# the benchmark; ~30 is the usual floor for a percentile bootstrap.  At least the hidden-split floor.
-MIN_INTERVAL_ITEMS = max(30, config.MIN_ITEMS)
-MIN_INTERVAL_ENV = "PROCBENCH_MIN_INTERVAL_ITEMS"  # a board operator's (or a test's) floor; never below the hidden-split floor
-
-
-def min_interval_items() -> int:
-    """The floor in force: ``PROCBENCH_MIN_INTERVAL_ITEMS`` when set (at least ``config.MIN_ITEMS``), else ``MIN_INTERVAL_ITEMS``."""
-    raw = os.environ.get(MIN_INTERVAL_ENV, "").strip()
-    try:
-        return max(config.MIN_ITEMS, int(raw)) if raw else MIN_INTERVAL_ITEMS
-    except ValueError:
-        return MIN_INTERVAL_ITEMS
 
 # Why a row shows no interval (the UI prints the reason beside the empty cell).
 NO_ITEMS_REPORTED = "reported in the literature: no per-item scores to resample"
@@ -205,20 +169,46 @@ class Uncertainty:
 def uncertainty(
     db: Path, info: TaskInfo, submission_id: str, metric: str, *, is_reference: bool = False, sl: SliceInfo | None = None, value: str = ""
 ) -> Uncertainty:
-    """The interval of ``metric`` for one row, or why there is none (reported row, few items, answer-label slice, ...)."""
+    """The interval of ``metric`` for one row, or why there is none (reported row, few items, answer-label slice, no spread, ...).
+
+    Bootstrapped over the items the metric is computed over (``bootstrap_of(..., metric=)``); an interval whose every
+    resample gives one value (all items score alike: a perfect upload's "100.00 – 100.00") is not shown, and says why.
+    """
     if is_reference:
         return Uncertainty(None, NO_ITEMS_REPORTED)
     if sl is not None and not sl.per_item:
         return Uncertainty(None, ANSWER_LABEL_SLICE)
-    boot = bootstrap_of(db, info, submission_id, sl, value)
+    boot = bootstrap_of(db, info, submission_id, sl, value, metric)
     if boot is not None:
         found = interval(boot, metric)
-        return Uncertainty(found, "" if found is not None else NO_METRIC)
-    return Uncertainty(None, no_bootstrap_reason(db, info, submission_id, sl, value))
+        if found is None:
+            return Uncertainty(None, NO_METRIC)
+        column = boot.replicates[:, boot.metrics.index(metric)]
+        finite = column[~np.isnan(column)]
+        if finite.size and float(finite.min()) == float(finite.max()):
+            return Uncertainty(None, no_spread(info, metric, float(finite.min()), boot.n_items))
+        return Uncertainty(found)
+    return Uncertainty(None, no_bootstrap_reason(db, info, submission_id, sl, value, metric))
 
 
-def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "") -> str:
-    """Why ``bootstrap_of`` gave None for this row (the checks in the order it makes them)."""
+NO_SPREAD_PREFIX = "no spread: "
+
+
+def no_spread(info: TaskInfo, metric: str, value: float, n_items: int) -> str:
+    """Why a metric whose every resample gives one value shows no interval (said, not shown as "100.00 – 100.00")."""
+    sem = semantics.describe(info, metric)
+    where = "its maximum" if sem.high is not None and sem.at_bound(value) and value >= sem.high else (
+        "its minimum" if sem.low is not None and sem.at_bound(value) else "one value"
+    )
+    shown = info.metric(metric).shown(value)
+    return (
+        f"{NO_SPREAD_PREFIX}all {n_items} items score alike, so every resample gives {shown:.2f} ({where}); "
+        "a bootstrap over them has no variance to show"
+    )
+
+
+def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "", metric: str = "") -> str:
+    """Why ``bootstrap_of`` gave None for this row (the checks in the order it makes them); counts the items ``metric`` covers."""
     if sl is not None and not sl.per_item:
         return ANSWER_LABEL_SLICE
     if aggregator(info.task) is None:
@@ -228,7 +218,8 @@ def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceI
         return NO_ITEMS_REPORTED
     if not reproduces(str(db), info.task, submission_id):
         return NOT_REPRODUCED
-    return too_few_items(len(items))
+    where = info.restriction(metric) if metric else ()
+    return too_few_items(len(_restricted(str(db), info.task, info.split, info.fingerprint, items, where)))
 
 
 DIFFERENT_ITEMS = "the two were scored on different items, so there is no paired test"
@@ -278,7 +269,7 @@ def tie_group(
     db: Path, info: TaskInfo, ranked_ids: Sequence[str], metric: str, sl: SliceInfo | None = None, value: str = ""
 ) -> tuple[str | None, dict[str, PairedResult]]:
     """The leader (first of ``ranked_ids`` with a bootstrap) and the ids a paired test cannot separate from it."""
-    boots = {sid: bootstrap_of(db, info, sid, sl, value) for sid in ranked_ids}
+    boots = {sid: bootstrap_of(db, info, sid, sl, value, metric) for sid in ranked_ids}
     available = {sid: b for sid, b in boots.items() if b is not None}
     if not available:
         return None, {}
