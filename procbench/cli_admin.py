@@ -535,6 +535,25 @@ def export_board(
     typer.echo(f"wrote {n} rows to {out}")
 
 
+def export_ledger(
+    out: Annotated[Path, typer.Option(help="output file (.json or .csv)")],
+    fmt: Annotated[str, typer.Option("--format", help="json | csv (default: from the file's suffix)")] = "",
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """The public submission ledger: per team, model, task and split, the attempts, refusals, hidden and retracted rows (issue #34)."""
+    from submissions.ledger import export_ledger as do_export
+
+    if not Path(db).exists():  # nothing to read: create no store
+        _err(f"error: no procbench database at {db}")
+        raise typer.Exit(EXIT_REFUSED)
+    try:
+        n = do_export(Path(db), out, fmt=fmt)
+    except (ValueError, FileNotFoundError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    typer.echo(f"wrote {n} rows to {out}")
+
+
 def _export_group(app: typer.Typer) -> typer.Typer:
     """``procbench export``: procbench/cli_export.py owns the group when it exists; add ours to it."""
     try:
@@ -553,4 +572,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(team_app, name="team")
     app.add_typer(admin_app, name="admin")
     app.command("rescore")(rescore)
-    _export_group(app).command("board")(export_board)
+    group = _export_group(app)
+    group.command("board")(export_board)
+    group.command("ledger")(export_ledger)
