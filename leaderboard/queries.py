@@ -291,30 +291,15 @@ def item_scores(db: Path, submission_ids: Sequence[str], *, for_aggregates: bool
 
     PermissionError when a submission's split is hidden (submissions.queries.check_items_readable), unless
     ``for_aggregates``: the caller (leaderboard.analysis: bootstrap intervals, permutation tests) publishes only
-    figures over at least ``MIN_HIDDEN_SLICE_ITEMS`` items, never the items themselves.
+    figures over at least ``MIN_HIDDEN_SLICE_ITEMS`` items, never the items themselves. One reader for the site and
+    ``procbench compare`` (submissions.queries.item_score_lists).
     """
-    if not submission_ids:
-        return {}
-    grouped: dict[str, dict[str, dict[str, float]]] = {sid: {} for sid in submission_ids}
-    with reader(db) as con:
-        if not for_aggregates:
-            rules.check_items_readable(con, list(grouped), admin=False)
-        tables = store.submission_rows(con, "item_scores", list(grouped))  # reads where their rows lie, not the whole table
-    for sid, table in tables.items():
-        items = grouped[sid]
-        for item_id, metric, value in zip(*(table[c].to_pylist() for c in ("item_id", "metric", "value"))):
-            items.setdefault(item_id, {})[metric] = value
-    return {sid: [ItemScore(item_id, values) for item_id, values in sorted(items.items())] for sid, items in grouped.items()}
+    return rules.item_score_lists(db, list(submission_ids), for_aggregates=for_aggregates)
 
 
 def item_labels(db: Path, task: str, split: str, fingerprint: str, dimension: str) -> dict[str, str]:
-    """Item id -> label value of one slice dimension, under one fingerprint."""
-    with reader(db) as con:
-        rows = con.execute(
-            "SELECT item_id, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ? AND dimension = ?",
-            [task, split, fingerprint, dimension],
-        ).fetchall()
-    return dict(rows)
+    """Item id -> label value of one slice dimension, under one fingerprint (submissions.queries.item_labels)."""
+    return rules.item_labels(db, task, split, fingerprint, dimension)
 
 
 def submissions_of(db: Path, task: str, split: str) -> pl.DataFrame:

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import polars as pl
 
+from runners._types import ItemScore
 from submissions import store
 from submissions.store import reader
 
@@ -96,6 +97,37 @@ def item_scores(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
         check_items_readable(con, [sid], admin=admin)
         items = store.submission_rows(con, "item_scores", [sid])[sid]  # reads where its rows lie, not the whole table
     return cast(pl.DataFrame, pl.from_arrow(items)).sort(["item_id", "metric"])  # a table gives a frame, not a series
+
+
+def item_score_lists(db: Path, sids: list[str], *, for_aggregates: bool = False) -> dict[str, list[ItemScore]]:
+    """Per-item statistics of each submission (reported rows have none), items in id order.
+
+    PermissionError when a submission's split is hidden (:func:`check_items_readable`), unless ``for_aggregates``:
+    the caller (the site's intervals and paired tests, ``procbench compare``) publishes only figures over at least
+    ``MIN_HIDDEN_SLICE_ITEMS`` items, never the items themselves.
+    """
+    if not sids:
+        return {}
+    grouped: dict[str, dict[str, dict[str, float]]] = {sid: {} for sid in sids}
+    with reader(db) as con:
+        if not for_aggregates:
+            check_items_readable(con, list(grouped), admin=False)
+        tables = store.submission_rows(con, "item_scores", list(grouped))  # reads where their rows lie, not the whole table
+    for sid, table in tables.items():
+        items = grouped[sid]
+        for item_id, metric, value in zip(*(table[c].to_pylist() for c in ("item_id", "metric", "value"))):
+            items.setdefault(item_id, {})[metric] = value
+    return {sid: [ItemScore(item_id, values) for item_id, values in sorted(items.items())] for sid, items in grouped.items()}
+
+
+def item_labels(db: Path, task: str, split: str, fingerprint: str, dimension: str) -> dict[str, str]:
+    """Item id -> label value of one slice dimension, under one fingerprint."""
+    with reader(db) as con:
+        rows = con.execute(
+            "SELECT item_id, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ? AND dimension = ?",
+            [task, split, fingerprint, dimension],
+        ).fetchall()
+    return dict(rows)
 
 
 def aggregates(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
