@@ -30,6 +30,7 @@ PAGES = [
     st.Page("site_pages/upload.py", title="Upload", url_path="upload"),
     st.Page("site_pages/task.py", title="Task", url_path="task"),
     st.Page("site_pages/downloads.py", title="Downloads", url_path="downloads"),
+    st.Page("site_pages/ledger.py", title="Ledger", url_path="ledger"),
 ]
 
 st.navigation(PAGES, position="top").run()

@@ -26,6 +26,9 @@ class BoardFilters:
     families: tuple[str, ...] = ()
     teams: tuple[str, ...] = ()
     sizes: tuple[str, ...] = ()  # size classes as the site words them (metadata.SIZE_LABELS)
+    contamination: tuple[str, ...] = ()  # issue #34: the card's mark as the site words it (metadata.CONTAMINATION_WORDS)
+    run_by: tuple[str, ...] = ()  # who ran the model (metadata.RUN_BY_WORDS)
+    judged: tuple[str, ...] = ()  # who judged the verdicts (JUDGED_WORDS)
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,13 @@ def beside_bounded(info: TaskInfo, columns: Sequence[str]) -> list[str]:
     return out + [c for c in shown if c not in out]
 
 
-FACETS = ("kind", "access", "family", "size", "team")  # what the board filters on
+FACETS = ("kind", "access", "family", "size", "team", "contamination", "run_by", "judged")  # what the board filters on
+# issue #34: who judged a row's verdicts, as the Judged-by filter words it (the stored `judge` mark: a model, "self" or none)
+JUDGED_WORDS = {"board": "the board's judge", SELF: "self-judged", "": "no judge"}
+
+
+def judged_word(judge: str) -> str:
+    return JUDGED_WORDS[judge] if judge in ("", SELF) else JUDGED_WORDS["board"]
 
 
 def _with_facets(frame: pl.DataFrame, stored: dict[str, dict[str, object]]) -> pl.DataFrame:
@@ -104,11 +113,18 @@ def _with_facets(frame: pl.DataFrame, stored: dict[str, dict[str, object]]) -> p
         pl.Series("paper", [c.paper_url for c in cards], dtype=pl.String),
         pl.Series("code", [c.code_url for c in cards], dtype=pl.String),
         pl.Series("judge", [judged_by(metadata.parse(m)) for m in frame["metadata_json"]], dtype=pl.String),
-    )
+        pl.Series("contamination", [metadata.CONTAMINATION_WORDS.get(c.contamination, c.contamination) for c in cards], dtype=pl.String),
+        pl.Series("contamination_mark", [c.contamination_mark for c in cards], dtype=pl.String),
+        pl.Series("run_by", [metadata.RUN_BY_WORDS.get(c.run_by, c.run_by) for c in cards], dtype=pl.String),
+        pl.Series("judge_prompt_digest", [str(stored.get(sid, {}).get("judge_prompt_digest") or "") for sid in frame["submission_id"]], dtype=pl.String),
+    ).with_columns(pl.col("judge").map_elements(judged_word, return_dtype=pl.String).alias("judged"))
 
 
 def _filtered(frame: pl.DataFrame, filters: BoardFilters) -> pl.DataFrame:
-    for column, chosen in (("kind", filters.kinds), ("access", filters.access), ("family", filters.families), ("size", filters.sizes), ("team", filters.teams)):
+    for column, chosen in (
+        ("kind", filters.kinds), ("access", filters.access), ("family", filters.families), ("size", filters.sizes), ("team", filters.teams),
+        ("contamination", filters.contamination), ("run_by", filters.run_by), ("judged", filters.judged),
+    ):
         if chosen:
             frame = frame.filter(pl.col(column).is_in(list(chosen)))
     return frame
@@ -272,6 +288,8 @@ def build(
             "Paper": wide["paper"],
             "Code": wide["code"],
             "Source": wide["source"] if "source" in wide.columns else [""] * len(ids),
+            "Contamination": wide["contamination_mark"],
+            "Run by": wide["run_by"],
             "Items": pl.Series(items, dtype=pl.Int64),
             "Coverage": [coverage_text(a) for a in answered],
             metric.display: [metric.shown(v) for v in wide[metric.name]],
@@ -297,6 +315,10 @@ def build(
             "paper_url": wide["paper"],
             "code_url": wide["code"],
             **({"judge": wide["judge"]} if judged else {}),
+            "judge_prompt_digest": wide["judge_prompt_digest"],
+            "contamination": wide["contamination"],
+            "contamination_mark": wide["contamination_mark"],
+            "run_by": wide["run_by"],
             "n_items": pl.Series(items, dtype=pl.Int64),
             "n_answered": pl.Series([a[0] if a else None for a in answered], dtype=pl.Int64),
             "task": [info.task] * len(ids),

@@ -51,6 +51,15 @@ class Card:
     paper_url: str
     code_url: str
     description: str = ""
+    contamination: str = UNKNOWN  # issue #34: unknown (not stated) | none | suspected | confirmed
+    contamination_source: str = ""  # where the exposure is stated (a link or a citation), shown as text
+    run_by: str = UNKNOWN  # who ran the model: submitter | operator | paper | unknown (migration 009)
+
+    @property
+    def contamination_mark(self) -> str:
+        """The board's word for the card's contamination: 'confirmed: <source>', 'suspected', 'none known', 'not stated'."""
+        word = CONTAMINATION_WORDS.get(self.contamination, self.contamination)
+        return f"{word} ({self.contamination_source})" if self.contamination_source and self.contamination in ("suspected", "confirmed") else word
 
     def rows(self) -> list[tuple[str, str]]:
         """(field, value) pairs in the order every page shows them."""
@@ -62,7 +71,14 @@ class Card:
             ("Method family", self.family),
             ("Paper", self.paper_url or "–"),
             ("Code", self.code_url or "–"),
+            ("Contamination", self.contamination_mark),
+            ("Run by", RUN_BY_WORDS.get(self.run_by, self.run_by)),
         ]
+
+
+# issue #34: how the stored contamination and run_by values read on the site (submissions.details.CONTAMINATION, RUN_BY)
+CONTAMINATION_WORDS = {UNKNOWN: "not stated", "none": "none known", "suspected": "suspected", "confirmed": "confirmed"}
+RUN_BY_WORDS = {"submitter": "the submitter", "operator": "the board's operator", "paper": "a paper (reported)", UNKNOWN: UNKNOWN}
 
 
 # kept for callers of the first version of this module
@@ -137,6 +153,9 @@ def card(row: Mapping[str, Any]) -> Card:
         paper_url=_url(str(row.get("paper_url") or "") or _first(metadata, PAPER_KEYS)),
         code_url=_url(str(row.get("code_url") or "") or _first(metadata, CODE_KEYS)),
         description=str(row.get("description") or "") or _first(metadata, ("description",)),
+        contamination=str(row.get("contamination") or UNKNOWN),
+        contamination_source=str(row.get("contamination_source") or ""),
+        run_by="paper" if row.get("is_reference") else str(row.get("run_by") or UNKNOWN),
     )
 
 

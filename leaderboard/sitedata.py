@@ -16,10 +16,14 @@ from typing import Any
 import polars as pl
 
 from leaderboard import cache, queries
+from submissions import ledger as ledgers
 from submissions.store import reader
 
 # model-card and provenance columns the site shows when the store has them (migrations 002, 004)
-CARD = ("size_class", "weights", "method_family", "paper_url", "code_url", "description", "filename")
+CARD = (
+    "size_class", "weights", "method_family", "paper_url", "code_url", "description", "filename",
+    "contamination", "contamination_source", "run_by", "judge_prompt_digest",  # migration 009 (issue #34)
+)
 TASK_EXTRA = ("data_kind", "gold_items")
 
 tasks = cache.cached(queries.tasks)
@@ -35,6 +39,7 @@ _slice_table = cache.cached(queries.slice_table)
 _figures = cache.cached(queries.figures)
 board_provenance = cache.cached(queries.board_provenance)  # what a board was scored on; None without the board
 all_provenance = cache.cached(queries.all_provenance)  # (task, split) -> the same, every current board
+ledger = cache.cached(ledgers.ledger)  # the public submission ledger (issue #34): counts, dates and reasons, no figures
 pending = cache.cached(queries.pending)  # rows being computed: marking and unmarking them are writes, so a new store version
 
 

@@ -11,6 +11,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+import polars as pl
 import pytest
 from typer.testing import CliRunner
 
@@ -132,3 +133,24 @@ def test_the_ledger_publishes_no_figure_of_a_hidden_split(tmp_path: Path) -> Non
     assert (test_row["attempts"], test_row["stored"], test_row["refused"], test_row["hidden"]) == (3, 2, 1, 1)
     # the ledger's columns are counts, names, dates and reasons: nothing that could hold a figure
     assert {c for c, t in found.summary.schema.items() if t.is_float()} == set()
+
+
+def test_the_ledger_page_shows_the_counts_and_events_and_filters_by_team(store: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.site_app import page
+
+    db, _ = store
+    at = page(db, monkeypatch, "ledger")
+    summary, events = (pl.from_pandas(frame.value) for frame in at.dataframe[:2])
+    assert summary.select("Team", "Model", "Attempts", "Refused", "Hidden", "Retracted").rows() == [
+        ("acme", "alpha", 4, 2, 1, 0),
+        ("beta", "bravo", 1, 0, 0, 1),
+    ]
+    assert events.select("Team", "Action", "Reason").rows() == [
+        ("acme", "hidden", "duplicate of alpha's first file"),
+        ("beta", "deleted", "the team asked to retract it"),
+    ]
+    assert not [c for c in summary.columns if c.lower() in ("value", "score", "submission_id")]
+    narrowed = page(db, monkeypatch, "ledger", team="beta")
+    assert pl.from_pandas(narrowed.dataframe[0].value)["Team"].to_list() == ["beta"]
+    assert pl.from_pandas(narrowed.dataframe[1].value)["Action"].to_list() == ["deleted"]
+    assert any("1 attempts" in c.value for c in narrowed.caption)

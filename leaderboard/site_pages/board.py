@@ -11,8 +11,12 @@ import streamlit as st
 from leaderboard import analysis, boardview, config, overview, queries, sitedata, ui
 from leaderboard.model import TaskInfo
 
-PARAMS = ("task", "split", "slice", "value", "groups", "sort", "kind", "access", "family", "size", "team", "ci", "details")
-BOOKKEEPING = ("Judged by", "Kind", "Team", "Size class", "Parameters", "Weights", "Family", "Items", "Source", "Paper", "Code", "Submitted")
+PARAMS = (
+    "task", "split", "slice", "value", "groups", "sort", "kind", "access", "family", "size", "team", "contamination", "ran", "judged", "ci", "details",
+)
+BOOKKEEPING = (
+    "Judged by", "Run by", "Contamination", "Kind", "Team", "Size class", "Parameters", "Weights", "Family", "Items", "Source", "Paper", "Code", "Submitted",
+)
 
 db = ui.database()
 ui.check_params(PARAMS)
@@ -33,12 +37,21 @@ with st.sidebar.expander("Filters", expanded=True):
     access = st.multiselect("Weights (open / closed)", everything.get("access", []), key="access", bind="query-params", placeholder="all")
     families = st.multiselect("Method family", everything.get("family", []), key="family", bind="query-params", placeholder="all")
     teams = st.multiselect("Team", everything.get("team", []), key="team", bind="query-params", placeholder="all")
+    # issue #34: the model card's contamination mark, who ran the model, who judged the verdicts
+    contamination = st.multiselect("Contamination", everything.get("contamination", []), key="contamination", bind="query-params", placeholder="all",
+                                   help="the model card's word on the model's known exposure to this benchmark's data")
+    ran = st.multiselect("Run by", everything.get("run_by", []), key="ran", bind="query-params", placeholder="all",
+                         help="who ran the model: the submitter, the board's operator, or a paper (reported rows)")
+    judged = st.multiselect("Judged by", everything.get("judged", []), key="judged", bind="query-params", placeholder="all",
+                            help="who judged the verdicts: the board's judge, the submitter (self-judged), or no judge")
 interval_rows = st.sidebar.number_input(
     "Bootstrap the top N rows", min_value=0, max_value=config.MAX_INTERVAL_ROWS, value=config.DEFAULT_INTERVAL_ROWS,
     key="ci", bind="query-params", help="95% intervals and the tie group are computed for this many submitted rows (cached per submission)",
 )
 
-filters = boardview.BoardFilters(tuple(kinds), tuple(access), tuple(families), tuple(teams), tuple(sizes))
+filters = boardview.BoardFilters(
+    tuple(kinds), tuple(access), tuple(families), tuple(teams), tuple(sizes), contamination=tuple(contamination), run_by=tuple(ran), judged=tuple(judged)
+)
 with st.spinner("Bootstrapping the top rows…"):
     view = boardview.view(db, info, sl=sl, slice_value=slice_value, groups=groups, filters=filters, sort_metric=sort_metric, interval_rows=int(interval_rows))
 
@@ -80,6 +93,9 @@ ci_column = f"{metric.display} 95% CI"
 metric_order = [metric.display, ci_column, "Tie group", *[c for c in boardview.beside_bounded(info, view.table.columns) if c != metric.display]]
 # issue #16: reported (paper) rows stay visibly apart from submissions, bookkeeping columns or not
 kind_first = ["Kind"] if not details and "reported" in set(view.table["Kind"].to_list()) else []
+# issue #34: a row whose card says its model saw this benchmark's data is marked beside the model, bookkeeping columns or not
+marked = {"suspected", "confirmed"} & {m.split(" (")[0] for m in view.table["Contamination"].to_list()}
+kind_first += ["Contamination"] if not details and marked else []
 order = ["Rank", "Model", *kind_first, "Details", *metric_order, "Coverage"] + ([c for c in BOOKKEEPING if c in view.table.columns] if details else [])
 ui.table(
     view.table,
@@ -89,6 +105,10 @@ ui.table(
         "Model": st.column_config.TextColumn("Model", width=ui.text_px(view.table["Model"].to_list())),
         "Details": st.column_config.LinkColumn("Details", display_text="open", help="the submission: card, every metric and slice, history"),
         "Kind": st.column_config.TextColumn("Kind", help="submitted (scored here from its predictions) or reported (a paper's number, with its source)"),
+        "Contamination": st.column_config.TextColumn(
+            "Contamination", help="the model card's word on the model's known exposure to this benchmark's data, with its source"
+        ),
+        "Run by": st.column_config.TextColumn("Run by", help="who ran the model: the submitter, the board's operator, or a paper (reported row)"),
         "Items": st.column_config.NumberColumn(help="items behind the figures of this row"),
         "Coverage": st.column_config.TextColumn(
             "Coverage", help="items of the split the file answered / items of the split; the rest count as the task's missing = ... convention says"

@@ -7,7 +7,7 @@ import streamlit as st
 
 from leaderboard import metadata, overview, sitedata, ui
 
-PARAMS = ("model",)
+PARAMS = ("model", "contamination")
 
 db = ui.database()
 ui.check_params(PARAMS)
@@ -26,6 +26,25 @@ if model is None:
 st.query_params["model"] = model
 
 rows = overview.of_model(db, model)
+# issue #34: each row's contamination mark (its model card: a row's card is per submission, so per board)
+cards = [metadata.card(sitedata.card_of(db, sid)) for sid in rows["submission_id"]]
+rows = rows.with_columns(
+    pl.Series("contamination", [metadata.CONTAMINATION_WORDS.get(c.contamination, c.contamination) for c in cards], dtype=pl.String),
+    pl.Series("contamination_mark", [c.contamination_mark for c in cards], dtype=pl.String),
+)
+chosen = st.multiselect(
+    "Contamination", sorted(set(rows["contamination"].to_list())), key="contamination", bind="query-params", placeholder="all",
+    help="the model card's word on the model's known exposure to each board's data",
+)
+if chosen:
+    rows = rows.filter(pl.col("contamination").is_in(chosen))
+marked = rows.filter(pl.col("contamination").is_in(["suspected", "confirmed"]))
+if marked.height:
+    st.warning(
+        f"{marked.height} row{'s' if marked.height != 1 else ''} of this model {'are' if marked.height != 1 else 'is'} marked as possibly contaminated "
+        "(the model card says the model saw the benchmark's data): "
+        + "; ".join(ui.escape(f"{b}: {m}") for b, m in marked.select("board", "contamination_mark").iter_rows())
+    )
 st.header(ui.escape(model), anchor=False)
 ranked = rows.filter(pl.col("rank").is_not_null())
 st.caption(
@@ -42,6 +61,7 @@ table = rows.select(
     pl.col("unit").alias("Unit"),
     pl.col("team").alias("Team"),
     pl.col("kind").alias("Kind"),
+    pl.col("contamination_mark").alias("Contamination"),
     pl.col("created_at").dt.strftime("%Y-%m-%d").alias("Submitted"),
     pl.concat_str(pl.lit("board?task="), pl.col("task"), pl.lit("&split="), pl.col("split")).alias("Board page"),
     pl.concat_str(pl.lit("submission?id="), pl.col("submission_id")).alias("Details"),
@@ -59,7 +79,7 @@ ui.table(
 )
 st.caption("Ranks are the boards' own (primary metric, no filters); a reported row is a paper's number, a submitted row a scored file.")
 ui.downloads(
-    rows.select("task", "split", "submission_id", "team", "kind", "rank", "ranked", "metric", "value", "created_at"),
+    rows.select("task", "split", "submission_id", "team", "kind", "contamination", "rank", "ranked", "metric", "value", "created_at"),
     ui.file_stem("model", model),
     key="model",
 )

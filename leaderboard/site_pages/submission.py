@@ -7,6 +7,7 @@ import streamlit as st
 
 from leaderboard import analysis, config, metadata, queries, sitedata, ui
 from leaderboard.model import TaskInfo
+from submissions.judging import SELF, judged_by
 
 db = ui.database()
 ui.check_params(("id",))
@@ -48,6 +49,13 @@ card = metadata.card({**row, **sitedata.card_of(db, sid)})  # the same reading a
 ui.card_table(card, key="card")
 if card.description:
     st.caption(ui.escape(card.description))
+# issue #34: who judged the verdicts, with the judge's model and the digest of its prompts (the row's provenance)
+judge = judged_by(metadata.parse(row.get("metadata_json")))
+digest = str(sitedata.card_of(db, sid).get("judge_prompt_digest") or "")
+if judge == SELF:
+    st.caption("Judged by: the submitter (self-judged: the verdicts came with the file, not from the board's judge).")
+elif judge:
+    st.caption(f"Judged by: the board's judge {ui.code(judge)}" + (f", prompts sha256 {ui.code(digest[:16])}…" if digest else "") + ".")
 with st.expander("Metadata as submitted"):
     st.json(metadata.parse(row["metadata_json"]), expanded=True)
 
