@@ -669,6 +669,10 @@ class _Checker(Binder):
                 if system not in systems:
                     self.unknown(self.note_spans.get(system, m.span_of(table, "notes")), "row in notes", system, sorted(systems))
             notes = dict(table.notes)
+            if table.url and (not _PAPER_URL.fullmatch(table.url)):
+                self.error(m.span_of(table, "url"), f"url is the paper's https link on one line, got {table.url[:80]!r}", 'e.g. url = "https://arxiv.org/abs/2011.08092"')
+            if table.date and not _PAPER_DATE.fullmatch(table.date):
+                self.error(m.span_of(table, "date"), f"date is YYYY-MM or YYYY-MM-DD, got {table.date[:40]!r}", 'e.g. date = "2020-11" (when the paper appeared)')
             for system, value_name, values in table.rows:
                 span = self.row_spans.get((system, value_name), m.span_of(table, "rows"))
                 if len(values) != len(table.columns):
@@ -684,7 +688,9 @@ class _Checker(Binder):
                 pairs = tuple((c, v) for c, v in zip(table.columns, values) if v is not None)
                 slice_ref = (table.slice, value_name) if table.slice else None
                 note = "; ".join(n for n in (table.note, notes.get(system, "")) if n)
-                out.append(m.ReportedRow(system, table.split, table.source, pairs, slice_ref, note, {**table.at, "value": span}, path=self.path))
+                out.append(
+                    m.ReportedRow(system, table.split, table.source, pairs, slice_ref, note, {**table.at, "value": span}, path=self.path, url=table.url, date=table.date)
+                )
         return tuple(out)
 
     # -- fetch -------------------------------------------------------------------------------
@@ -884,6 +890,8 @@ def _task_block(spec_file: s.SpecFile, checker: Binder) -> s.Block | None:
 # ---------------------------------------------------------------------------------------------
 # files beside the spec: `citation = file("openpi.bib")`, `reported = file("openpi.reported")`
 
+_PAPER_URL = re.compile(r"https://[^\s\"<>]{1,500}")  # a reported table's paper link
+_PAPER_DATE = re.compile(r"(19|20)\d\d-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?")  # when its paper appeared
 FILE_ATTRIBUTES = ("description", "citation", "reported")  # the task attributes a file beside the spec may hold
 REPORTED_SUFFIX = ".reported"  # by convention; `procbench fmt` formats these beside the specs
 

@@ -341,6 +341,8 @@ class ReportedRow:
     note: str = ""
     at: Where = _where()
     path: str = field(default="", compare=False)  # the file it is written in: the spec, or the reported file beside it
+    url: str = ""  # the paper's link (https), shown with the row
+    date: str = ""  # when the paper appeared (YYYY-MM or YYYY-MM-DD): the row's date on the progress chart
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -360,6 +362,8 @@ class ReportedTable:
     slice: Name | None = attr(None, refers="slice", doc="the rows give each value of this slice")
     note: str = attr("", doc="a note on every row")
     notes: tuple[tuple[str, str], ...] = attr((), parse="notes", doc='a note per row: { "System" = "..." }')
+    url: str = attr("", doc="the paper's link (an https URL: arXiv or ACL Anthology), shown with every row")
+    date: str = attr("", doc="when the paper appeared, YYYY-MM or YYYY-MM-DD: the rows' date on the progress chart")
     at: Where = _where()
 
 

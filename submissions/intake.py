@@ -500,7 +500,9 @@ def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_pat
 
     Each row declares the data it was reported on (``reported_on``: the lock digest of its split,
     ``submissions.provenance.lock_digest``); the board shows it only over that data, so a row
-    loaded beside the bundled samples is stored but appears on no sample board.  One write for all.
+    loaded beside the bundled samples is stored but appears on no sample board.  Its table's ``url`` is the
+    row's paper link (the card's paper) and its ``date`` the metadata's ``date`` (the progress chart's date
+    of the row); the paper ran the model (``run_by``).  One write for all.
     """
     prepared = []
     for row in spec.reported:
@@ -524,7 +526,8 @@ def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_pat
             stored = store.SubmissionRow(
                 submission_id=sid, task=spec.name, split=row.split, fingerprint=fingerprint, team=REFERENCE_TEAM,
                 model=row.system, content_sha256=content, n_items=0, created_at=stamp,
-                metadata={"source": row.source, "note": row.note}, is_reference=True, reported_on=provenance.lock_digest(spec, row.split),
+                metadata={"source": row.source, "note": row.note, **({"date": row.date} if row.date else {})}, is_reference=True,
+                reported_on=provenance.lock_digest(spec, row.split), card=ModelCard(paper_url=row.url), run_by="paper",
             )
             history = [store.StatusEvent("scored", stamp, "reported in the literature")]
             store.insert_submission(con, stored, items=item_frame(sid, []), aggregates=aggregates, history=history)
