@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from leaderboard import analysis, cache, metadata, queries, sitedata
+from leaderboard import analysis, cache, metadata, queries, semantics, sitedata
 from leaderboard.model import MetricInfo, SliceInfo, TaskInfo
 from runners.stats import PairedResult
 from submissions.judging import SELF, judged_by
@@ -44,6 +44,10 @@ class BoardView:
     covered_rows: int = 0  # rows of the board, of every kind, down to the last bootstrapped one (what "top N" counts)
     ci_notes: dict[str, str] = field(default_factory=dict)  # submission id -> why its row shows no interval
     provenance: queries.BoardProvenance | None = None  # what every row was scored on (the board's title says it)
+    # issue #30: the metric asked for when it is not defined on this slice (the view is ranked by ``sort_metric`` instead)
+    requested: str = ""
+    undefined: tuple[str, ...] = ()  # metrics not defined on this slice value (no item they are computed over): shown empty
+    shared: dict[int, int] = field(default_factory=dict)  # rank -> rows sharing it (equal values: competition ranking, 1, 1, 3)
 
     @property
     def scope(self) -> str:
@@ -134,22 +138,15 @@ def _fmt_interval(metric: MetricInfo, low: float, high: float) -> str:
     return f"{metric.shown(low):.2f} – {metric.shown(high):.2f}"
 
 
-def _group_ranks(self_judged: Sequence[bool], values: Sequence[float | None] | None = None) -> list[int | None]:
-    """1, 2, ... within each rank group of the sorted rows (board-judged first, then self-judged).
+def _group_ranks(self_judged: Sequence[bool], keys: Sequence[Sequence[float | None]]) -> list[int | None]:
+    """Competition ranks within each rank group of the sorted rows (board-judged first, then self-judged): equal values share a rank (1, 1, 3).
 
-    A row without a value of the ranking metric (a paper that did not report it) gets no rank (None)
-    and takes no place: it is listed, not ranked.
+    ``keys``: each row's ranking values (the ranking metric, then the spec's tie-breaks where it ranks by the primary).
+    A row without a value of the ranking metric (a paper that did not report it) gets no rank (None) and takes no place:
+    it is listed, not ranked.
     """
-    ranks: list[int | None] = []
-    seen = {False: 0, True: 0}
-    for i, flag in enumerate(self_judged):
-        value = values[i] if values is not None else 0.0
-        if value is None or value != value:  # missing or NaN
-            ranks.append(None)
-            continue
-        seen[bool(flag)] += 1
-        ranks.append(seen[bool(flag)])
-    return ranks
+    compared = [None if not k or k[0] is None or k[0] != k[0] else tuple(k) for k in keys]  # missing or NaN: not ranked
+    return semantics.competition_ranks([bool(f) for f in self_judged], compared)
 
 
 def _answered(stored: dict[str, tuple[int | None, int]], ids: Sequence[str], reference: Sequence[bool]) -> list[tuple[int, int] | None]:
@@ -180,6 +177,8 @@ def short_reason(reason: str) -> str:
         return "none: too few items"
     if reason == analysis.DIFFERENT_ITEMS:
         return "none: other items"
+    if reason.startswith(analysis.NO_SPREAD_PREFIX):
+        return "none: no spread"
     return "none (see below)"
 
 
@@ -222,11 +221,20 @@ def build(
     sort_metric: str = "",
     interval_rows: int = 10,
 ) -> BoardView:
-    """The board of one task and split (or one slice value), ranked by ``sort_metric`` (default: primary)."""
-    metric = info.metric(sort_metric or info.primary)
+    """The board of one task and split (or one slice value), ranked by ``sort_metric`` (default: primary).
+
+    Issue #30: on a slice value a metric is not defined on (no item it is computed over: PM-LLM's text-only Score on the
+    image questions) its cells are empty and the view is ranked by the next of the spec's rank metrics defined there
+    (``semantics.rank_metric``; ``requested`` names the one asked for).
+    """
+    requested = sort_metric or info.primary
+    defined = {m.name: analysis.covers(db, info, m.name, sl, slice_value) for m in info.metrics} if sl is not None else {}
+    metric = info.metric(semantics.rank_metric(info, requested, defined))
+    undefined = tuple(name for name, ok in defined.items() if not ok)
     wide = sitedata.board(db, info.task, info.split, sl.name if sl else "", slice_value if sl else "")  # cached per store version
     if wide.is_empty():
         return BoardView(pl.DataFrame(), pl.DataFrame(), metric)
+    wide = wide.with_columns([pl.lit(None, dtype=pl.Float64).alias(name) for name in undefined if name in wide.columns])
     wide = _with_facets(wide, sitedata.cards(db, info.task, info.split))
     facets = {c: sorted(set(wide[c].to_list())) for c in FACETS}
     wide = _filtered(wide, filters)
@@ -241,7 +249,7 @@ def build(
         ["self_judged"] + [k.name for k in keys] + ["created_at"], descending=[False] + [k.higher_is_better for k in keys] + [False], nulls_last=True
     )
     ids = wide["submission_id"].to_list()
-    ranks = _group_ranks(wide["self_judged"].to_list(), wide[metric.name].to_list())
+    ranks = _group_ranks(wide["self_judged"].to_list(), list(zip(*(wide[k.name].to_list() for k in keys))))
     with_items = [sid for sid, ref in zip(ids, wide["is_reference"]) if not ref]
     bootstrapped = with_items[: max(0, interval_rows)]
     # one call per row: the interval, or the reason there is none (reported row, few items, ...)
@@ -273,6 +281,11 @@ def build(
     ]
     items = [n if not ref else None for n, ref in zip(wide["n_items"], wide["is_reference"])]
     answered = _answered(sitedata.coverage(db, info.task, info.split), ids, wide["is_reference"].to_list())
+    described = {m.name: semantics.describe(info, m) for m in info.metrics if m.name in wide.columns}
+    # issue #30: every value above its metric's range, named per row (the page's caption explains, the bounded variant beside)
+    above = [
+        "; ".join(name for name, sem in described.items() if sem.above(row.get(name))) for row in wide.select(list(described)).iter_rows(named=True)
+    ] if described else [""] * len(ids)
 
     table = pl.DataFrame(
         {
@@ -332,6 +345,7 @@ def build(
             "tie_group": tie_mark,
             "p_vs_leader": pl.Series(p_leader, dtype=pl.Float64),
             "ci_note": [ci_notes.get(sid, "") for sid in ids],
+            "above_range": above,  # metrics whose value lies above their range (the official scorer's; the *_bounded columns correct them)
             "source": wide["source"] if "source" in wide.columns else [""] * len(ids),
             **{m.name: wide[m.name] for m in info.metrics if m.name in wide.columns},
             "created_at": wide["created_at"],
@@ -339,5 +353,6 @@ def build(
         strict=False,
     )
     return BoardView(
-        table, export, metric, leader, tied, len(ids), len(bootstrapped), facets, covered, ci_notes, sitedata.board_provenance(db, info.task, info.split)
+        table, export, metric, leader, tied, len(ids), len(bootstrapped), facets, covered, ci_notes, sitedata.board_provenance(db, info.task, info.split),
+        requested if requested != metric.name else "", undefined, semantics.shared_ranks(ranks),
     )

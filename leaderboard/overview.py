@@ -81,7 +81,7 @@ def boards_of(db: Path, benchmark: str) -> list[str]:
 
 
 def matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
-    """Models × boards: each cell the model's best rank there (empty where it has no ranked row).
+    """Models × boards: each cell the model's best rank there, of how many ranked rows, with its value (empty where it has no ranked row).
 
     Without ``benchmark``, one column per benchmark: the model's best rank on any of that benchmark's
     boards (so the grid fits a laptop's width however many boards a benchmark has); with it, one
@@ -100,12 +100,34 @@ def matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
     column = "benchmark" if not benchmark else "board"
     chosen = frame if not benchmark else frame.filter(pl.col("benchmark") == benchmark)
     columns = list(dict.fromkeys(chosen.sort(["task", "split"])[column].to_list()))
-    best = chosen.group_by(["model", column]).agg(pl.col("rank").min().alias("rank"))
-    wide = counts.join(best.pivot(on=column, index="model", values="rank"), on="model", how="left") if best.height else counts
+    # issue #30: each cell the model's best rank there *of how many*, with its value (a board's only row says so, not "#1")
+    best = (
+        chosen.filter(pl.col("rank").is_not_null())
+        .sort(["rank", "ranked", "task", "split"], descending=[False, True, False, False])
+        .group_by(["model", column], maintain_order=True).first()
+    )
+    several = {b for b in columns if column == "benchmark" and len(boards_of(db, b)) > 1}
+    best = best.with_columns(
+        pl.Series("cell", [cell(r, r[column] in several) for r in best.iter_rows(named=True)], dtype=pl.String)
+    )
+    wide = counts.join(best.pivot(on=column, index="model", values="cell"), on="model", how="left") if best.height else counts
     order = {m: i for i, m in enumerate(models(db))}
     wide = wide.with_columns(pl.col("model").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_order")).sort(["_order", "model"])
     wide = wide.with_columns(pl.Series("Page", [f"model?model={quote(m, safe='')}" for m in wide["model"]], dtype=pl.String))
     return wide.select(pl.col("model").alias("Model"), "Page", "Boards", *[c for c in columns if c in wide.columns])
+
+
+def cell(row: dict[str, Any], name_board: bool = False) -> str:
+    """A model's place on a board as Home's grid shows it: '#2 of 2 · 41.79', 'only row · 41.79' ('on openpi-head' where named)."""
+    place = "only row" if row["ranked"] == 1 else f"#{row['rank']} of {row['ranked']}"
+    value = f" · {row['shown']:.2f}{' %' if row['unit'] == '%' else ''}" if row["shown"] is not None else ""
+    return place + value + (f" on {row['task']}" if name_board else "")
+
+
+def metrics_of(db: Path, column: str, benchmark: str = "") -> list[str]:
+    """The ranking (primary) metrics behind one grid column: a benchmark's boards' (every benchmark) or one board's."""
+    frame = ranks(db).filter(pl.col("board" if benchmark else "benchmark") == column)
+    return list(dict.fromkeys(frame["metric"].to_list()))
 
 
 def _spec_value(value: object) -> str:

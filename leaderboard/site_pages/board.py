@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from leaderboard import analysis, boardview, config, overview, queries, sitedata, ui
+from leaderboard import analysis, boardview, config, overview, semantics, sitedata, ui
 from leaderboard.model import TaskInfo
 
 PARAMS = (
@@ -87,6 +87,18 @@ if view.table.is_empty():
     st.stop()
 
 metric = view.sort_metric
+if view.requested:  # issue #30: the metric asked for is not defined on this slice value
+    asked = info.metric(view.requested)
+    st.info(
+        f"{ui.escape(asked.display)} is not defined on {ui.escape(sl.name if sl else '')} = {ui.escape(slice_value)}: it counts only "
+        f"{ui.escape(semantics.describe(info, asked).covers_text or 'other items')}, and this slice value holds none of them. "
+        f"Ranked by {ui.escape(metric.display)} instead, the next of the task's rank metrics defined here."
+    )
+if view.undefined:
+    st.caption(
+        "Not defined on this slice value (no item they are computed over), so left empty: "
+        + ", ".join(ui.escape(info.metric(n).display) for n in view.undefined) + "."
+    )
 details = st.toggle("Show bookkeeping columns (team, kind, model card, items, source, date)", value=False, key="details", bind="query-params")
 ci_column = f"{metric.display} 95% CI"
 # each corrected (bounded) variant beside the figure it corrects, the ranking metric's first (issue #16)
@@ -140,14 +152,16 @@ elif view.leader is not None:
         f"{ui.escape(metric.display)} by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
         "Intervals are percentile bootstrap intervals over items, recomputed with the task's own aggregator."
     )
-declared = {m.name: m.percent for m in info.metrics}
-above = queries.flags_above_one(view.export, info.task, declared)  # issue #16: figures above 100 %, explained, with the corrected column
-if not above.is_empty():
-    flagged = [
-        info.metric(name).display + (f" → {info.metric(queries.bounded_variant(name)).display}" if queries.bounded_variant(name) in declared else "")
-        for name in dict.fromkeys(above["metric"].to_list())
-    ]
-    st.caption(ui.escape(queries.above_one(info.task, True, 2.0)) + " Above 100 % here: " + ui.escape("; ".join(flagged)) + ".")
+if view.shared:  # issue #30: equal values share a rank (competition ranking)
+    st.caption(
+        "Equal values share a rank (1, 1, 3): "
+        + "; ".join(f"{n} rows share rank {r}" for r, n in sorted(view.shared.items()))
+        + f" (equal {ui.escape(metric.display)}" + (", and equal on the task's tie-breaks" if metric.name == info.primary and info.rank_by else "") + ")."
+    )
+# issues #16, #30: figures above their metric's range, explained, with the corrected column beside them (the same note on every page)
+above = [n for cell in view.export["above_range"].to_list() for n in cell.split("; ") if n]
+if above:
+    st.caption(ui.escape(semantics.above_range_note(info, above)))
 notes = analysis.summarised(sorted(set(view.ci_notes.values()) - {""}))  # Compare says it in the same words
 if notes:
     st.caption("No interval where: " + "; ".join(ui.escape(n) for n in notes) + ".")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, cache, plots, sitedata, ui
+from leaderboard import analysis, cache, plots, semantics, sitedata, ui
 from leaderboard.model import TaskInfo
 
 TOP_SYSTEMS = 6
@@ -42,6 +42,7 @@ systems = ui.url_multi(st.sidebar, "Systems", ids, key="systems", default=ids[:T
 metric_name = ui.metric_choice(st.sidebar, info)
 metric = info.metric(metric_name)
 st.caption(f"**{ui.escape(metric.display)}**: {ui.escape(ui.metric_help(metric))}")
+sem = semantics.describe(info, metric)  # range and bounded variant: the one description every page reads (issue #30)
 if not systems:
     st.info("Choose systems in the sidebar.")
     st.stop()
@@ -86,7 +87,8 @@ else:
             for r in long.iter_rows(named=True):
                 low = high = None
                 if with_ci and not r["is_reference"]:
-                    found = analysis.interval(analysis.bootstrap_of(db, info, r["submission_id"], sl, r["slice_value"]), metric.name)
+                    # the board's interval (over the items the metric covers; none where every resample is one value: issue #30)
+                    found = analysis.uncertainty(db, info, r["submission_id"], metric.name, sl=sl, value=r["slice_value"]).interval
                     if found is not None:
                         low, high = metric.shown(found.low), metric.shown(found.high)
                 bar_rows.append(
@@ -99,8 +101,12 @@ else:
             )
             if frame.filter(pl.col("value").is_not_null()).is_empty():
                 return None, ""
+            above = sorted({names[r["submission_id"]] for r in long.iter_rows(named=True) if sem.above(r["value"])})
             counts = frame.group_by("slice_value").agg(pl.col("n_items").max()).sort("slice_value")
             caption = f"{ui.escape(sl.display)}. Items per slice value: " + ", ".join(f"{ui.escape(v)} = {n}" for v, n in counts.iter_rows())
+            if above:  # issue #30: flagged on every page, with the bounded variant named
+                caption += " — above its range for " + ", ".join(ui.escape(a) for a in above) + ". "
+                caption += ui.escape(semantics.above_range_note(info, [metric.name]))
             return plots.vega_lite(plots.slice_bars(frame, metric.display + unit, scale=colours())), caption  # type: ignore[arg-type]
 
         # the interval floor is an operator's setting (analysis.min_interval_items): part of what the bars show
@@ -128,7 +134,7 @@ if len(axes) < 3:
     st.caption("A radar needs at least three metrics: choose more groups.")
 else:
 
-    def _radar() -> tuple[dict, int]:
+    def _radar() -> tuple[dict, int, list[str]]:
         """The radar's spec and how many values are missing from it."""
         whole = sitedata.slice_table(db, info.task, info.split, "", systems)
         values = {(r["submission_id"], r["metric"]): r["value"] for r in whole.iter_rows(named=True)}
@@ -138,17 +144,20 @@ else:
             for m in axes
         ]
         frame = pl.DataFrame(points, schema={"system": pl.String, "axis": pl.String, "value": pl.Float64})
+        above = [m.name for m in axes if any(semantics.describe(info, m).above(values.get((sid, m.name))) for sid in systems)]
         scales = plots.axis_scales(frame, [m.display for m in axes], {m.display: 100.0 for m in axes if m.percent})
         chart = plots.radar(frame, [m.display for m in axes], scales=scales, scale=colours())  # type: ignore[arg-type]
-        return plots.vega_lite(chart), frame.filter(pl.col("value").is_null()).height
+        return plots.vega_lite(chart), frame.filter(pl.col("value").is_null()).height, above
 
-    radar_spec, missing = cache.memo(db, "charts.radar", (*chosen, tuple(radar_groups)), _radar)
+    radar_spec, missing, radar_above = cache.memo(db, "charts.radar", (*chosen, tuple(radar_groups)), _radar)
     st.vega_lite_chart(radar_spec)
     st.caption(
         "Whole-split values; every axis has its own scale, from 0 at the centre to the value in its label at the rim (100 for a % metric, else the "
         "largest value shown)."
         + (f" Missing values are left out (the polygon is broken there): {missing}." if missing else "")
     )
+    if radar_above:
+        st.caption(ui.escape(semantics.above_range_note(info, radar_above)))
 
 # -- seen vs unseen -------------------------------------------------------------------------------
 st.subheader("Seen vs unseen")

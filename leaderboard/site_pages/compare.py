@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, boardview, cache, config, evidence, itemview, sitedata, ui
+from leaderboard import analysis, boardview, cache, config, evidence, itemview, semantics, sitedata, ui
 from leaderboard.model import TaskInfo
 
 TOP_ITEMS = 10
@@ -52,6 +52,8 @@ right.markdown(f"**B** · {ui.escape(b_row['model'])} — {ui.escape(b_row['team
 if a_id == b_id:
     st.warning("A and B are the same submission.")
 
+sem = semantics.describe(info, metric)  # range, items covered, bounded variant: the one description every page reads (issue #30)
+
 # -- per-slice deltas -----------------------------------------------------------------------------
 
 
@@ -70,6 +72,19 @@ def _deltas() -> Deltas:
     reasons: dict[str, None] = {}
     uncovered: list[str] = []
     figures = sitedata.figures(db, info.task, info.split, [a_id, b_id], metric.name)
+    bounded_figures = sitedata.figures(db, info.task, info.split, [a_id, b_id], sem.bounded) if sem.bounded else None
+    bounded_rows = bounded_figures.iter_rows(named=True) if bounded_figures is not None else iter(())
+    bounded_lookup = {(r["submission_id"], r["slice"], r["slice_value"]): r["value"] for r in bounded_rows}
+    bounded = info.metric(sem.bounded) if sem.bounded else None
+
+    def bounded_cells(sl: object, value: str) -> dict[str, object]:
+        """The bounded variant's A and B beside the official figures (issue #30), where the spec declares one."""
+        if bounded is None:
+            return {}
+        key = sl.name if sl is not None else ""
+        return {f"A {bounded.display}": bounded.shown(bounded_lookup.get((a_id, key, value))),
+                f"B {bounded.display}": bounded.shown(bounded_lookup.get((b_id, key, value)))}
+
     lookup = {(r["submission_id"], r["slice"], r["slice_value"]): (r["value"], r["n_items"]) for r in figures.iter_rows(named=True)}
     views = [(None, "")]
     for sl in info.slices:
@@ -82,7 +97,10 @@ def _deltas() -> Deltas:
         if not analysis.covers(db, info, metric.name, sl, value):
             uncovered.append(f"{key} = {value}")
             continue
-        result = analysis.compare(analysis.bootstrap_of(db, info, a_id, sl, value), analysis.bootstrap_of(db, info, b_id, sl, value), metric.name)
+        # over the items the metric is computed over (issue #30); a side whose every resample is one value has no interval of its own
+        result = analysis.compare(
+            analysis.bootstrap_of(db, info, a_id, sl, value, metric.name), analysis.bootstrap_of(db, info, b_id, sl, value, metric.name), metric.name
+        )
         why = [] if result else analysis.pair_reasons(db, info, metric.name, sides, sl, value)
         reasons.update(dict.fromkeys(why))
         (a_value, n_a), (b_value, n_b) = lookup[(a_id, key, value)], lookup[(b_id, key, value)]
@@ -95,6 +113,7 @@ def _deltas() -> Deltas:
                 "ci_high": result.high if result else None, "p_value": result.p_value if result else None,
                 "n_items": result.n_items if result else (n_a if not a_row["is_reference"] else n_b),
                 "ci_note": "; ".join(why),
+                "above_range": "; ".join(s for s, v in (("a", a_value), ("b", b_value)) if sem.above(v)),
             }
         )
         table_rows.append(
@@ -107,7 +126,9 @@ def _deltas() -> Deltas:
                 "B": metric.shown(b_value),
                 "Δ (A − B)": metric.shown(delta),
                 "95% CI of Δ": f"{metric.shown(result.low):.2f} – {metric.shown(result.high):.2f}" if result else boardview.short_reason(why[0]),
-                "p": round(result.p_value, 4) if result else None,
+                "p": semantics.format_p(result.p_value, result.n_resamples) if result else "",
+                **({"Above range": "; ".join(s for s, v in (("A", a_value), ("B", b_value)) if sem.above(v))} if sem.high is not None else {}),
+                **bounded_cells(sl, value),
             }
         )
     return Deltas(pl.DataFrame(table_rows, strict=False), pl.DataFrame(raw_rows, strict=False), tuple(reasons), tuple(uncovered))
@@ -136,7 +157,9 @@ ui.table(
         "Value": st.column_config.TextColumn("Value", width=ui.text_px(deltas.table["Value"].to_list() if deltas.table.height else [], min_px=80, max_px=300),
                                              help="the slice value (its label, or the stored value with its label listed under the table)"),
         "95% CI of Δ": st.column_config.TextColumn("95% CI of Δ", help="95% paired bootstrap interval of A − B; 'none: …' says why there is none (see below)"),
-        "p": st.column_config.NumberColumn("p", format="%.4f", help="p-value of the paired bootstrap test of A − B = 0"),
+        "p": st.column_config.TextColumn(
+            "p", help="p-value of the paired bootstrap test of A − B = 0 ('< 0.001': no resample of 1000 crossed 0; '< 0.0001': below 4 decimals)"
+        ),
     },
     key="deltas",
 )
@@ -147,6 +170,11 @@ st.caption(
     f"Paired bootstrap over the items both were scored on ({config.N_RESAMPLES} resamples, seed {config.SEED}); each resample is re-aggregated with the "
     "task's own aggregator. Scores in % where the metric is a fraction."
 )
+above = deltas.table["Above range"].to_list() if "Above range" in deltas.table.columns else []
+if any(above):
+    st.caption(ui.escape(semantics.above_range_note(info, [metric.name])))
+if sem.bounded:
+    st.caption(ui.escape(semantics.bounded_note(info, [metric.name])))
 if deltas.no_interval:
     st.caption("No interval where: " + "; ".join(ui.escape(n) for n in analysis.summarised(deltas.no_interval)) + ".")
 if deltas.uncovered:
@@ -164,7 +192,7 @@ if a_items and b_items and st.toggle("Approximate randomisation test (whole spli
     with st.spinner("Permutation test…"):
         p_perm = analysis.permutation_p(info.task, a_items, b_items, metric.name)
     st.write(
-        f"Approximate randomisation p = {p_perm:.4f} ({config.N_RESAMPLES} permutations, seed {config.SEED})"
+        f"Approximate randomisation p = {semantics.format_p(p_perm)} ({config.N_RESAMPLES} permutations, seed {config.SEED})"
         if p_perm is not None
         else "Not available for this task."
     )

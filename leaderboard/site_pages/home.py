@@ -112,11 +112,15 @@ else:
         # a board's header is its task alone where the task has one board here (the split is in the table above)
         tasks_here = [c.split(" · ")[0] for c in columns]
         header = {c: t if tasks_here.count(t) == 1 else c for c, t in zip(columns, tasks_here)}
-        helps = {c: f"best rank on the {c} board (– : not on it, or listed without a rank)" for c in columns}
+        helps = {
+            c: f"rank on the {c} board of its ranked rows, by {', '.join(overview.metrics_of(db, c, benchmark))}, and the value (– : not on it)"
+            for c in columns
+        }
     else:
         header = {c: c for c in columns}
         helps = {
-            c: f"best rank on any {c} board ({', '.join(boards_in.get(c, []))}); – : on none, or listed without a rank" for c in columns
+            c: f"best rank on any {c} board ({', '.join(boards_in.get(c, []))}) of its ranked rows, by {', '.join(overview.metrics_of(db, c))}, "
+            "and the value; the board is named where the benchmark has several (– : on none)" for c in columns
         }
     ui.table(
         grid,
@@ -124,13 +128,17 @@ else:
             "Model": st.column_config.TextColumn("Model", width=ui.text_px(grid["Model"].to_list(), max_px=320)),
             "Page": st.column_config.LinkColumn("Page", display_text="open", help="the model page: every task, rank and submission of this model"),
             "Boards": st.column_config.NumberColumn(help="the boards this model has a row on (of every benchmark)"),
-            **{c: st.column_config.NumberColumn(header[c], format="#%d", help=helps[c]) for c in columns},
+            **{c: st.column_config.TextColumn(header[c], help=helps[c]) for c in columns},
         },
         key="models",
     )
     scope = (
-        f"its best rank on each board of {ui.escape(benchmark)}" if benchmark
+        f"its rank on each board of {ui.escape(benchmark)}" if benchmark
         else "its best rank on any board of that benchmark (choose a benchmark above for each board)"
     )
-    st.caption(f"{grid.height} model{'s' if grid.height != 1 else ''}; each cell is {scope}, by the board's primary metric.")
+    by = "; ".join(f"{ui.escape(header[c])}: {ui.escape(', '.join(overview.metrics_of(db, c, benchmark)))}" for c in columns)
+    st.caption(
+        f"{grid.height} model{'s' if grid.height != 1 else ''}; each cell is {scope} — the rank of the board's ranked rows · the value of its "
+        f"ranking metric ({by}); *only row* where the model is the board's only ranked row (first of one, not a leader)."
+    )
     ui.downloads(grid, ui.file_stem("procbench-models", benchmark), key="models", note="Ranks as on each board (1 = best), by its primary metric.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, config, metadata, queries, sitedata, ui
+from leaderboard import analysis, boardview, config, metadata, queries, semantics, sitedata, ui
 from leaderboard.model import TaskInfo
 from submissions.judging import SELF, judged_by
 
@@ -63,19 +63,27 @@ st.subheader("Metrics")
 aggregates = sitedata.aggregates(db, sid)
 whole = aggregates.filter(pl.col("slice") == "")
 stored = dict(zip(whole["metric"], whole["value"]))
-boot = analysis.bootstrap_of(db, info, sid) if row["current"] and not row["is_reference"] else None
+bootstrapped = bool(row["current"]) and not row["is_reference"]
 metric_rows = []
 for m in info.metrics:
     if m.name not in stored:
         continue
-    found = analysis.interval(boot, m.name)
+    sem = semantics.describe(info, m)  # range, items covered, bounded variant (issue #30): as the board reads them
+    # over the items the metric is computed over; a reason in the cell where there is no interval
+    found = analysis.uncertainty(db, info, sid, m.name) if bootstrapped else None
+    why = found.reason if found is not None else ("" if not row["is_reference"] else analysis.NO_ITEMS_REPORTED)
     metric_rows.append(
         {
             "Metric": m.display,
             "Group": m.group,
             "Value": m.shown(stored[m.name]),
-            "95% CI": f"{m.shown(found.low):.2f} – {m.shown(found.high):.2f}" if found else "",
-            "Items": found.n_items if found else (None if row["is_reference"] else row["n_items"]),
+            "Bounded": info.metric(sem.bounded).shown(stored.get(sem.bounded)) if sem.bounded else None,
+            "Above range": f"above {sem.range_text}" if sem.above(stored[m.name]) else "",
+            "95% CI": (
+                f"{m.shown(found.interval.low):.2f} – {m.shown(found.interval.high):.2f}" if found is not None and found.interval is not None
+                else boardview.short_reason(why)
+            ),
+            "Items": found.interval.n_items if found is not None and found.interval is not None else (None if row["is_reference"] else row["n_items"]),
             "Primary": "yes" if m.name == info.primary else "",
         }
     )
@@ -85,16 +93,37 @@ metrics_frame = pl.DataFrame(
         "Metric": pl.String,
         "Group": pl.String,
         "Value": pl.Float64,
+        "Bounded": pl.Float64,
+        "Above range": pl.String,
         "95% CI": pl.String,
         "Items": pl.Int64,
         "Primary": pl.String,
     },
 )
-ui.table(metrics_frame, column_config={"Value": st.column_config.NumberColumn(format="%.2f")}, key="metrics")
+has_bounded = metrics_frame["Bounded"].is_not_null().any()
+ui.table(
+    metrics_frame,
+    column_order=[c for c in metrics_frame.columns if (c != "Bounded" or has_bounded) and (c != "Above range" or metrics_frame[c].str.len_chars().sum())],
+    column_config={
+        "Value": st.column_config.NumberColumn(format="%.2f"),
+        "Bounded": st.column_config.NumberColumn("Bounded", format="%.2f", help="the spec's corrected (bounded) variant of the metric, beside it"),
+        "Above range": st.column_config.TextColumn(help="the value lies above the metric's range (the official scorer's figure; see the note)"),
+    },
+    key="metrics",
+)
+above = [m.name for m in info.metrics if m.name in stored and semantics.describe(info, m).above(stored[m.name])]
+if above:
+    st.caption(ui.escape(semantics.above_range_note(info, above)))
+if has_bounded:
+    st.caption(ui.escape(semantics.bounded_note(info, [m.name for m in info.metrics if m.name in stored])))
 ui.definitions(info, [m for m in info.metrics if m.name in stored])  # whole, as the spec states them (a table cell would cut them)
+notes = analysis.summarised(
+    [analysis.uncertainty(db, info, sid, m.name).reason for m in info.metrics if m.name in stored] if bootstrapped else []
+)
 st.caption(
-    f"Intervals: 95% percentile bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}), re-aggregated with the task's own aggregator; "
-    "none for reported rows and small item counts. Values in % where the metric is a fraction."
+    f"Intervals: 95% percentile bootstrap over the items each metric is computed over ({config.N_RESAMPLES} resamples, seed {config.SEED}), "
+    "re-aggregated with the task's own aggregator; none for reported rows and small item counts. Values in % where the metric is a fraction."
+    + (" No interval where: " + "; ".join(ui.escape(n) for n in notes if n) + "." if any(notes) else "")
 )
 
 st.subheader("Slices")
@@ -108,24 +137,49 @@ else:
     wide = wide.with_columns(
         pl.Series("label", [labels[s].value_label(v) if s in labels else v for s, v in zip(wide["slice"], wide["slice_value"])], dtype=pl.String)
     )
+    described = {m.name: semantics.describe(info, m) for m in shown}
+    # issue #30: a metric not defined on a slice value (no item it is computed over) is left empty there, not shown as 0
+    undefined = {
+        (s, v): {m.name for m in shown if not analysis.covers(db, info, m.name, labels.get(s), v)} for s, v in zip(wide["slice"], wide["slice_value"])
+    }
+    wide = wide.with_columns(
+        *[
+            pl.Series(m.name, [None if m.name in undefined[(s, v)] else x for s, v, x in zip(wide["slice"], wide["slice_value"], wide[m.name])],
+                      dtype=pl.Float64)
+            for m in shown
+        ],
+    )
+    flagged = [
+        "; ".join(described[m.name].display for m in shown if described[m.name].above(r.get(m.name))) for r in wide.iter_rows(named=True)
+    ]
+    wide = wide.with_columns(pl.Series("above", flagged, dtype=pl.String))
     ui.table(
         wide.select(
             pl.col("slice").alias("Slice"),
             pl.col("label").alias("Value"),
             pl.col("n_items").alias("Items"),
             *[(pl.col(m.name) * (100 if m.percent else 1)).round(2).alias(m.display) for m in shown],
+            *([pl.col("above").alias("Above range")] if any(flagged) else []),
         ),
-        column_config=ui.metric_columns(shown),
+        column_config={
+            **ui.metric_columns(shown),
+            "Above range": st.column_config.TextColumn(help="metrics above their range on this slice value (the official scorer's figures; see the note)"),
+        },
         key="slices",
     )
+    if any(flagged):
+        st.caption(ui.escape(semantics.above_range_note(info, [m.name for m in shown if any(described[m.name].display in f.split("; ") for f in flagged)])))
+    if any(undefined.values()):
+        st.caption("Empty: the metric is not defined on that slice value (none of the items it is computed over).")
 
 st.subheader("Status history")
 history = sitedata.status_history(db, sid)
 ui.table(history.rename({"status": "Status", "reason": "Reason", "changed_at": "When (UTC)"}), key="history")
 slice_labels = {(s.name, v): label for s in info.slices for v, label in s.value_labels.items()}
 ui.downloads(
-    aggregates.with_columns(  # raw slice values, plus the spec's label of each
-        pl.Series("slice_value_label", [slice_labels.get((s, v), "") for s, v in zip(aggregates["slice"], aggregates["slice_value"])], dtype=pl.String)
+    aggregates.with_columns(  # raw slice values, plus the spec's label of each, and whether the value lies above its metric's range
+        pl.Series("slice_value_label", [slice_labels.get((s, v), "") for s, v in zip(aggregates["slice"], aggregates["slice_value"])], dtype=pl.String),
+        pl.Series("above_range", [semantics.describe(info, n).above(v) for n, v in zip(aggregates["metric"], aggregates["value"])], dtype=pl.Boolean),
     ),
     ui.file_stem("submission", sid),
     key="submission",

@@ -8,6 +8,7 @@ import polars as pl
 import streamlit as st
 
 from dsl import SpecError
+from dsl.model import MeasureSpec
 from leaderboard import ui
 from leaderboard.model import MetricInfo
 from procbench.api import all_spec_paths, load_task
@@ -55,10 +56,21 @@ ui.table(
     ),
 )
 st.markdown(ui.definition_lines(MetricInfo(m.name, m.display, m.group, m.description or "", m.higher_is_better, m.percent) for m in spec.metrics))
+
+
+def _measure_text(ms: MeasureSpec) -> str:
+    """One measure in words: what it computes (a library metric, a scorer's value, counts, a formula) and how it aggregates (issue #30: never 'None ()')."""
+    what = (
+        f"`{ms.metric.name}`" if ms.metric else f"value `{ms.value}`" if ms.value
+        else f"counts of {', '.join(f'`{c}`' for c in ms.counts)}" if ms.counts else "a formula over measures"
+    )
+    return f"`{ms.name}`: {what}" + (f" ({ms.aggregate})" if ms.aggregate else "")
+
+
 _how = [f"aggregated with `{spec.score.aggregate.name}`"] if spec.score.aggregate else []
 _how += [f"scored by `{spec.score.scorer.name}`"] if spec.score.scorer else []
 _how += (
-    ["measured with " + ", ".join(f"`{ms.metric.name if ms.metric else ms.value}` ({ms.aggregate})" for ms in spec.score.measures)]
+    ["measured with " + ", ".join(_measure_text(ms) for ms in spec.score.measures)]
     if spec.score.measures
     else []
 )

@@ -64,6 +64,9 @@ class Metric:
     one_value: ClassVar[bool] = False  # compares one scalar value per item (a class): any list, ordering, set or record is refused
     higher_is_better: bool = True  # a class default; a metric object may set its own (TER)
     percent: bool = True  # a class default; a metric object may set its own
+    # The least and greatest value of an output (None: unbounded), as the site's display rules read it (issue #30,
+    # docs/site.md): a fraction by default; a metric object may state its own (TER, correlations, counts).
+    value_range: tuple[float | None, float | None] = (0.0, 1.0)
     library: str = ""  # the library whose numbers it reproduces (its oracle in the tests); may be set per object
 
     labels: tuple[str, ...] = ()  # the class set, for class aggregations (filled in by the compiler)
@@ -186,6 +189,7 @@ class Value(Metric):
 
     aggregations = ("mean", "sum")
     library = ""
+    value_range = (None, None)  # whatever the scorer emits
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
         return (float(prediction),)

@@ -120,6 +120,7 @@ class Confusion(_OverClasses):
 
     aggregations = ("sum",)
     percent = False
+    value_range = (0.0, None)  # counts of items
     library = "scikit-learn confusion_matrix"
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:

@@ -72,6 +72,7 @@ class CorpusScore(_Sacrebleu):
         self.kind = kind
         self.width = width
         self.higher_is_better = kind != "TER"
+        self.value_range = (0.0, None) if kind == "TER" else (0.0, 1.0)  # TER: edits per reference word, not bounded by 1
         self.library = f"sacrebleu {kind} corpus_score"
 
     def stat_names(self, aggregate: str) -> tuple[str, ...]:

@@ -103,6 +103,7 @@ class Correlation(OrderingMetric):
     gold = (ORDERING, NUMBERS, NUMBER)
     prediction = (ORDERING, NUMBERS, NUMBER)
     aggregations = ("mean", "corpus")
+    value_range = (-1.0, 1.0)
 
     def __init__(self, kind: str, variant: str = "b", over: str = ""):
         self.kind, self.variant = kind, variant
