@@ -670,9 +670,13 @@ class _Checker(Binder):
                     self.unknown(self.note_spans.get(system, m.span_of(table, "notes")), "row in notes", system, sorted(systems))
             notes = dict(table.notes)
             if table.url and (not _PAPER_URL.fullmatch(table.url)):
-                self.error(m.span_of(table, "url"), f"url is the paper's https link on one line, got {table.url[:80]!r}", 'e.g. url = "https://arxiv.org/abs/2011.08092"')
+                self.error(
+                    m.span_of(table, "url"),
+                    f"url is the paper's https link on one line, got {table.url[:80]!r}",
+                    'e.g. url = "https://arxiv.org/abs/2011.08092"',
+                )
             if table.date and not _PAPER_DATE.fullmatch(table.date):
-                self.error(m.span_of(table, "date"), f"date is YYYY-MM or YYYY-MM-DD, got {table.date[:40]!r}", 'e.g. date = "2020-11" (when the paper appeared)')
+                self.error(m.span_of(table, "date"), f"date is YYYY-MM or YYYY-MM-DD, got {table.date[:40]!r}", 'e.g. date = "2020-11" (the paper\'s)')
             for system, value_name, values in table.rows:
                 span = self.row_spans.get((system, value_name), m.span_of(table, "rows"))
                 if len(values) != len(table.columns):
@@ -689,7 +693,9 @@ class _Checker(Binder):
                 slice_ref = (table.slice, value_name) if table.slice else None
                 note = "; ".join(n for n in (table.note, notes.get(system, "")) if n)
                 out.append(
-                    m.ReportedRow(system, table.split, table.source, pairs, slice_ref, note, {**table.at, "value": span}, path=self.path, url=table.url, date=table.date)
+                    m.ReportedRow(
+                        system, table.split, table.source, pairs, slice_ref, note, {**table.at, "value": span}, path=self.path, url=table.url, date=table.date
+                    )
                 )
         return tuple(out)
 

@@ -78,8 +78,8 @@ def baseline(
     name: Annotated[
         str,
         typer.Argument(
-            help="a registered baseline: openpi-no-change, propara-all-none, propara-naacl18-all-unknown, paged-sentence-chain, "
-            "paradise-random | -majority | -embedding"
+            help="a registered baseline: openpi-no-change | -copy-step, propara-all-none | -most-frequent-action, propara-naacl18-all-unknown, "
+            "paged-sentence-chain | -clause-chain, paradise-random | -majority | -embedding"
         ),
     ],
     split: Annotated[str, typer.Option()] = "test",

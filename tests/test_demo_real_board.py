@@ -62,7 +62,7 @@ def test_the_embedding_baseline_runs_only_when_asked_and_installed(monkeypatch: 
     monkeypatch.setitem(baselines.REGISTRY, EMBEDDING, replace(registered, requires=("duckdb",)))  # installed in every environment
     run, left_out = demo.planned_baselines("paradise-tip", heavy=True)
     assert [b.name for b in run] == ["paradise-embedding", "paradise-majority", "paradise-random"] and left_out == []
-    assert demo.planned_baselines("openpi", heavy=True) == ([baselines.get("openpi-no-change")], [])
+    assert demo.planned_baselines("openpi", heavy=True) == ([baselines.get("openpi-copy-step"), baselines.get("openpi-no-change")], [])
 
 
 # -- reuse of a slow baseline's file ---------------------------------------------------------------

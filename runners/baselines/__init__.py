@@ -8,9 +8,12 @@ board's model card shows for it (``BaselineCard``) and, for a neural one, which 
 needs (``installed_versions``): their versions key the reused prediction files of ``runners.baselines.cache``.
 
 * ``openpi-no-change``: "There will be no change." for every step (OpenPI, both scorers);
+* ``openpi-copy-step``: the step's own sentence as its one state change (OpenPI, both scorers);
 * ``propara-all-none``: every participant NONE at every step, locations ``?`` (ProPara leaderboard);
+* ``propara-most-frequent-action``: the train split's most frequent change at the first sentence naming the participant;
 * ``propara-naacl18-all-unknown``: every participant at an unknown location at every step (NAACL'18);
 * ``paged-sentence-chain``: the document's sentences in order as one chain of activities, Start to End;
+* ``paged-clause-chain``: the document's clauses as a chain, "If C, A" as an exclusive gateway with condition C;
 * ``paradise-random`` / ``paradise-majority`` / ``paradise-embedding``: see ``runners.baselines.paradise``.
 """
 

@@ -38,6 +38,27 @@ def openpi_no_change(given: BaselineInput, out: Path) -> Path:
     return _write_lines(out, [json.dumps({"id": item_id, "answers": [NO_CHANGE]}) for item_id in sorted(given.items)])
 
 
+OPENPI_QUESTIONS = "openpi/data/gold/{split}/id_question.jsonl"  # each step's question: the text so far, then "Now, what happens?"
+_NOW_WHAT = re.compile(r"\s*Now, what happens\?\s*$")
+
+
+def current_step(question: str) -> str:
+    """The step an OpenPI question asks about: its last sentence before "Now, what happens?"."""
+    sentences = [s for s in _SENTENCE_END.split(_NOW_WHAT.sub("", question).strip()) if s.strip()]
+    return sentences[-1].strip() if sentences else ""
+
+
+@baseline("openpi-copy-step", tasks=("openpi", "openpi-head"), suffix="jsonl")
+def openpi_copy_step(given: BaselineInput, out: Path) -> Path:
+    """Copies the step itself as its one state change (the step's sentence, as the question gives it)."""
+    steps = {}
+    with (Path(given.data_root) / OPENPI_QUESTIONS.format(split=given.split)).open(encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            steps[str(record["id"])] = current_step(str(record.get("question", "")))
+    return _write_lines(out, [json.dumps({"id": item_id, "answers": [steps.get(item_id) or NO_CHANGE]}) for item_id in sorted(given.items)])
+
+
 def _process_order(item_id: str) -> tuple[int, str]:
     return (int(item_id), item_id) if item_id.isdigit() else (0, item_id)
 
@@ -51,6 +72,48 @@ def propara_all_none(given: BaselineInput, out: Path) -> Path:
         process = items[item_id]
         for track in process.participants:
             lines += [f"{process.process_id}\t{step}\t{track.participant}\tNONE\t?\t?" for step in range(1, process.num_sentences + 1)]
+    return _write_lines(out, lines)
+
+
+PROPARA_FILES = "propara/aristo-leaderboard/propara/data/{split}/{name}.tsv"  # the leaderboard's answers and sentences per split
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _tsv(path: Path) -> list[list[str]]:
+    with path.open(encoding="utf-8") as handle:
+        return [line.rstrip("\n").split("\t") for line in handle if line.strip()]
+
+
+def most_frequent_change(data_root: Path) -> str:
+    """The change (CREATE, DESTROY or MOVE) most frequent in the train split's gold actions."""
+    counts: dict[str, int] = {}
+    for row in _tsv(Path(data_root) / PROPARA_FILES.format(split="train", name="answers")):
+        if len(row) > 3 and row[3] in ("CREATE", "DESTROY", "MOVE"):
+            counts[row[3]] = counts.get(row[3], 0) + 1
+    return max(sorted(counts), key=lambda action: counts[action]) if counts else "MOVE"
+
+
+def _mentions(sentence: str, participant: str) -> bool:
+    words = set(_WORD.findall(sentence.lower()))
+    return any(set(_WORD.findall(name.lower())) <= words for name in participant.split(";") if _WORD.findall(name.lower()))
+
+
+@baseline("propara-most-frequent-action", tasks=("propara",), suffix="tsv")
+def propara_most_frequent_action(given: BaselineInput, out: Path) -> Path:
+    """The train split's most frequent change at the first sentence naming the participant, NONE elsewhere; locations '?'."""
+    change = most_frequent_change(given.data_root)
+    sentences: dict[tuple[str, int], str] = {}
+    for row in _tsv(Path(given.data_root) / PROPARA_FILES.format(split=given.split, name="sentences")):
+        if len(row) >= 3 and row[1].isdigit():
+            sentences[(row[0], int(row[1]))] = row[2]
+    items = given.items
+    lines = []
+    for item_id in sorted(items, key=_process_order):
+        process = items[item_id]
+        for track in process.participants:
+            steps = range(1, process.num_sentences + 1)
+            first = next((step for step in steps if _mentions(sentences.get((str(process.process_id), step), ""), track.participant)), None)
+            lines += [f"{process.process_id}\t{step}\t{track.participant}\t{change if step == first else 'NONE'}\t?\t?" for step in steps]
     return _write_lines(out, lines)
 
 
@@ -88,6 +151,43 @@ def paged_sentence_chain(given: BaselineInput, out: Path) -> Path:
     items = given.items
     return _write_lines(
         out, [json.dumps({"id": int(item_id), "graph": sentence_chain(items[item_id].paragraph)}) for item_id in sorted(items, key=_process_order)]
+    )
+
+
+_CLAUSE = re.compile(r",?\s*(?:;\s*(?:then\b)?|\band then\b|\bthen\b|\bafter that\b,?)\s*", re.I)
+_CONDITION = re.compile(r"^(?:if|when|in case|otherwise|else)\b\s*(.*?),\s*(.+)$", re.I)
+
+
+def clause_chain(paragraph: str) -> str:
+    """The sentences split into clauses (at ';', 'then', 'after that'), chained Start to End; a clause "If C, A"
+    becomes an exclusive gateway ``XORk -> (C) A`` on the chain (the document's words only, no model)."""
+    lines, previous, gateways, seen = [], "Start", 0, set()
+    for sentence in sentence_chain(paragraph).splitlines():
+        text = sentence.split(" -> ")[1]
+        if text == "End":
+            break
+        for clause in (c.strip() for c in _CLAUSE.split(text)):
+            conditional = _CONDITION.match(clause)
+            action = (conditional.group(2) if conditional else clause).strip()
+            if not action or action in seen or action in ("Start", "End") or action.startswith("XOR"):
+                continue
+            seen.add(action)
+            if conditional and conditional.group(1).strip():
+                gateways += 1
+                lines += [f"{previous} -> XOR{gateways}", f"XOR{gateways} -> ({conditional.group(1).strip()}) {action}"]
+            else:
+                lines.append(f"{previous} -> {action}")
+            previous = action
+    lines.append(f"{previous} -> End")
+    return "\n".join(lines)
+
+
+@baseline("paged-clause-chain", tasks=("paged",), suffix="jsonl")
+def paged_clause_chain(given: BaselineInput, out: Path) -> Path:
+    """The document's clauses in order as one chain, "If C, A" as an exclusive gateway with condition C (no model)."""
+    items = given.items
+    return _write_lines(
+        out, [json.dumps({"id": int(item_id), "graph": clause_chain(items[item_id].paragraph)}) for item_id in sorted(items, key=_process_order)]
     )
 
 
