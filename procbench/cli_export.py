@@ -15,6 +15,8 @@ EXIT_INVALID = 2
 EXIT_SPEC_ERROR = 3
 EXIT_DATA_MISSING = 4
 EXIT_PUBLISH_FAILED = 5
+EXIT_REFUSED = 5
+EXIT_FAILED = 6
 
 export_app = typer.Typer(no_args_is_help=True, help="Export a task or the board to the Hugging Face ecosystem.")
 import_app = typer.Typer(no_args_is_help=True, help="Turn another harness's per-item log into a prediction file.")
@@ -71,6 +73,27 @@ def export_hub_dataset(
             _err(f"error: {exc}")
             raise typer.Exit(EXIT_PUBLISH_FAILED) from None
         typer.echo(f"pushed to {url}")
+
+
+@export_app.command("eee")
+def export_eee(
+    task: Annotated[Optional[str], typer.Argument(help="only this task's boards (default: every task)")] = None,
+    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
+    out: Annotated[Path, typer.Option(help="folder to write (data/<task>/<team>/<model>/<uuid>.json and _samples.jsonl)")] = Path("eee"),
+    organization: Annotated[str, typer.Option(help="source_organization_name of the records: who runs this board")] = "procbench",
+) -> None:
+    """Write the public board as Every Eval Ever records: one per visible row and split, per-instance lines for public splits."""
+    from procbench.export.eee import export_eee as write_eee
+
+    if not db.exists():
+        _err(f"error: no database at {db}")
+        raise typer.Exit(EXIT_DATA_MISSING)
+    try:
+        folder = write_eee(db, out, task=task, organization=organization)
+    except LookupError as exc:
+        _err(f"error: {exc.args[0]}")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+    typer.echo(f"wrote {folder.root}: {len(folder.records)} record(s), {len(folder.instances)} per-instance file(s) ({folder.instance_lines} line(s))")
 
 
 # -- import --------------------------------------------------------------------------------------
@@ -181,6 +204,60 @@ def import_inspect(
     """Import an Inspect evaluation log as a prediction file for TASK (exit 2 listing every problem)."""
     _check_unanswered(unanswered)
     _import("inspect", log, task, out, split, data_dir, epoch=epoch, separator=separator, id_field=id_field, unanswered=unanswered, id_offset=id_offset)
+
+
+@import_app.command("eee")
+def import_eee(
+    record: Annotated[Path, typer.Argument(help="an EEE aggregate record (<uuid>.json)")],
+    db: Annotated[Path, typer.Option(help="DuckDB file (the board to import into)")] = DEFAULT_DB,
+    task: Annotated[Optional[str], typer.Option(help="the procbench task (default: the one a procbench record names)")] = None,
+    split: Annotated[Optional[str], typer.Option(help="the split (default: the record's, else test)")] = None,
+    samples: Annotated[Optional[Path], typer.Option(help="its per-instance file (default: the <uuid>_samples.jsonl beside the record)")] = None,
+    team: Annotated[Optional[str], typer.Option(help="team of a re-scored row (default: the record's team, else its organization)")] = None,
+    token: Annotated[Optional[str], typer.Option(envvar="PROCBENCH_TOKEN", help="the team's token (required once the team has one)")] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Put an Every Eval Ever record on the board: re-scored through intake when its instances hold the predictions, else an unranked external row."""
+    from procbench.imports.eee import EeeRefused
+    from procbench.imports.eee import import_eee as do_import
+    from procbench.paths import resolve_data_root
+    from runners._types import InvalidPredictions
+    from submissions.errors import MissingData, ScoringFailed, SubmissionRefused
+
+    if not record.is_file():
+        _err(f"error: no record file at {record}")
+        raise typer.Exit(EXIT_INVALID)
+    try:
+        done = do_import(record, db_path=db, data_root=resolve_data_root(data_dir), task=task, split=split, samples=samples, team=team, token=token)
+    except EeeRefused as exc:
+        _err(f"error: {exc}")
+        _err("nothing was stored")
+        raise typer.Exit(EXIT_INVALID) from None
+    except InvalidPredictions as exc:
+        _err(f"error: the record's predictions were refused: {exc}")
+        _err(f"nothing was stored{_receipt(exc)}")
+        raise typer.Exit(EXIT_INVALID) from None
+    except SubmissionRefused as exc:
+        _err(f"error: {exc.message}")
+        _err(f"nothing was stored{_receipt(exc)}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    except (MissingData, FileNotFoundError) as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+    except ScoringFailed as exc:
+        _err(f"error: {exc}")
+        _err(f"nothing was stored{_receipt(exc)}")
+        raise typer.Exit(EXIT_FAILED) from None
+    for warning in done.warnings:
+        _err(f"warning: {warning}")
+    state = "stored" if done.created else "already stored"
+    what = "re-scored by the board (ranked)" if done.how == "rescored" else "an external row (unranked, shown with its source)"
+    typer.echo(f"{state}: submission {done.submission_id}, {done.record.task} / {done.record.split}, model {done.record.model!r}: {what}")
+
+
+def _receipt(exc: BaseException) -> str:
+    receipt = getattr(exc, "receipt", "")
+    return f" (receipt {receipt})" if receipt else ""
 
 
 def register(app: typer.Typer) -> None:

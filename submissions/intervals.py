@@ -15,6 +15,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from dsl import SpecError
 from dsl.model import MeasureSpec, ScoreSpec
 from dsl.tasks import load_task
@@ -107,16 +109,58 @@ def reproduces(agg: TaskAggregator, items: Sequence[ItemScore], stored: Mapping[
     return True
 
 
-def whole_split_intervals(task: str, items: Sequence[ItemScore], stored: Mapping[str, float], metrics: Sequence[str]) -> dict[str, stats.Interval]:
-    """The intervals the board shows for one submission on its whole split, per metric (none where it shows none:
-    too few items, no aggregator, figures not reproduced, a metric the resamples never give)."""
+def restriction(task: str, metric: str) -> tuple[tuple[str, str], ...]:
+    """The item labels ``metric`` is computed over (its measure's ``where``, e.g. PM-LLM's Score: modality = text); () for every item."""
+    try:
+        spec, _ = load_task(task)
+    except (SpecError, FileNotFoundError, OSError):
+        return ()
+    for measure in spec.score.measures:
+        if metric in (measure.outputs or (measure.name,)):
+            return tuple((str(k), str(v)) for k, v in measure.where)
+    return ()
+
+
+NO_SPREAD = "no spread: all items score alike, so every resample gives one value; a bootstrap over them has no variance to show"
+
+
+def whole_split_intervals(
+    task: str, items: Sequence[ItemScore], stored: Mapping[str, float], metrics: Sequence[str], labels: Mapping[str, Mapping[str, str]] | None = None
+) -> tuple[dict[str, stats.Interval], dict[str, str]]:
+    """The intervals the board shows for one submission on its whole split, per metric, and for each other metric why it has none.
+
+    As the board: each metric resampled over the items it is computed over (its measure's ``where``, read from the items'
+    ``labels``: item id -> dimension -> value; a dimension without labels restricts nothing), none over fewer than
+    :func:`min_interval_items` items, none where today's aggregator does not reproduce the stored figures, and none
+    where every resample gives one value (no spread).
+    """
     agg = aggregator(task)
-    if agg is None or len(items) < min_interval_items() or not reproduces(agg, items, stored):
-        return {}
-    boot = stats.bootstrap(items, agg.aggregate, tuple(metrics), n_resamples=N_RESAMPLES, seed=SEED, linear=agg.linear)
-    out = {}
+    if agg is None:
+        return {}, dict.fromkeys(metrics, "the task's spec is not available here, so the metric cannot be recomputed on resamples")
+    if not reproduces(agg, items, stored):
+        return {}, dict.fromkeys(metrics, "the stored figures are not reproduced by today's aggregator from the stored items (the spec changed)")
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for metric in metrics:
-        found = stats.interval(boot, metric, CONFIDENCE)
-        if not math.isnan(found.low):
-            out[metric] = found
-    return out
+        groups.setdefault(restriction(task, metric), []).append(metric)
+    found: dict[str, stats.Interval] = {}
+    reasons: dict[str, str] = {}
+    for where, names in groups.items():
+        chosen = list(items)
+        for key, wanted in where:
+            if labels and any(key in per_item for per_item in labels.values()):
+                chosen = [i for i in chosen if (labels.get(i.item_id) or {}).get(key) == wanted]
+        if len(chosen) < min_interval_items():
+            reasons.update(dict.fromkeys(names, f"only {len(chosen)} items (an interval needs at least {min_interval_items()})"))
+            continue
+        boot = stats.bootstrap(chosen, agg.aggregate, tuple(names), n_resamples=N_RESAMPLES, seed=SEED, linear=agg.linear)
+        for metric in names:
+            interval = stats.interval(boot, metric, CONFIDENCE)
+            column = boot.replicates[:, boot.column(metric)]
+            finite = column[~np.isnan(column)]
+            if math.isnan(interval.low):
+                reasons[metric] = "this row has no value of the metric"
+            elif finite.size and float(finite.min()) == float(finite.max()):
+                reasons[metric] = NO_SPREAD
+            else:
+                found[metric] = interval
+    return found, reasons
