@@ -86,6 +86,46 @@ def check_params(known: Iterable[str]) -> list[str]:
     return unknown
 
 
+def note_unknown_values(choices: Mapping[str, tuple[str, Sequence[Any]]]) -> dict[str, list[str]]:
+    """Name every value of a repeated URL parameter that none of its control's options matches, with the allowed ones.
+
+    ``choices``: URL key -> (the control's label, its options).  A control bound to the URL
+    (``bind="query-params"``) drops a value it does not offer without a word (``kind=submited`` showed
+    every row, as if unfiltered), so call this *before* the controls.  Returns key -> the unknown values.
+    """
+    found: dict[str, list[str]] = {}
+    for key, (label, options) in choices.items():
+        if key not in st.query_params:
+            continue
+        allowed = list(dict.fromkeys(str(o) for o in options))
+        unknown = [v for v in dict.fromkeys(st.query_params.get_all(key)) if v not in allowed]
+        if not unknown:
+            continue
+        found[key] = unknown
+        listed = ", ".join(code(v) for v in allowed[:30]) + (f" (and {len(allowed) - 30} more)" if len(allowed) > 30 else "")
+        st.warning(
+            f"Unknown {escape(label.lower())} {', '.join(code(v) for v in unknown)} in the address ({code(key)}): left out, "
+            f"so {'this filter shows every row' if len(unknown) == len(st.query_params.get_all(key)) else 'only the known values filter'}. "
+            f"The values here: {listed or 'none on this view'}."
+        )
+    return found
+
+
+def note_bad_whole_number(key: str, label: str, low: int, high: int, default: int) -> str | None:
+    """Name a URL value of a bound number input that is not a whole number in ``[low, high]`` (the control would show its default silently)."""
+    if key not in st.query_params:
+        return None
+    text = st.query_params.get(key, "")
+    try:
+        number = int(text)
+    except ValueError:
+        number = None
+    if number is not None and low <= number <= high:
+        return None
+    st.warning(f"{escape(label)}: {code(text)} in the address ({code(key)}) is not a whole number from {low} to {high}; showing {default}.")
+    return text
+
+
 def url_choice(
     where: Any, label: str, options: list[Any], *, key: str, index: int = 0, format_func: Any = str, strict: bool = False, **kwargs: Any
 ) -> Any:

@@ -29,8 +29,16 @@ sort_metric = ui.url_choice(
     key="sort", format_func=lambda n: info.metric(n).display,
 )
 
+everything = boardview.view(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
+# a mistyped filter value in the address is named, with the values there are (the bound controls drop it silently)
+ui.note_unknown_values({
+    "groups": ("metric group", info.groups), "kind": ("kind", everything.get("kind", [])), "size": ("size class", everything.get("size", [])),
+    "access": ("weights", everything.get("access", [])), "family": ("method family", everything.get("family", [])),
+    "team": ("team", everything.get("team", [])), "contamination": ("contamination", everything.get("contamination", [])),
+    "ran": ("run by", everything.get("run_by", [])), "judged": ("judged by", everything.get("judged", [])),
+})
+ui.note_bad_whole_number("ci", "Bootstrap the top N rows", 0, config.MAX_INTERVAL_ROWS, config.DEFAULT_INTERVAL_ROWS)
 with st.sidebar.expander("Filters", expanded=True):
-    everything = boardview.view(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
     kinds = st.multiselect("Kind", everything.get("kind", []), key="kind", bind="query-params", placeholder="all")
     sizes = st.multiselect("Size class", everything.get("size", []), key="size", bind="query-params", placeholder="all",
                            help="commercial / big open-source / small (≤ 8 GB) / tiny (≤ 4 GB), or parameter-count classes")

@@ -16,6 +16,11 @@ sort_metric = ui.url_choice(
     key="sort", format_func=lambda n: info.metric(n).display,
 )
 facets = boardview.view(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
+ui.note_unknown_values({  # as the Board page: a mistyped filter value is named, never dropped silently
+    "kind": ("kind", facets.get("kind", [])), "access": ("open / closed", facets.get("access", [])), "family": ("method family", facets.get("family", [])),
+    "team": ("team", facets.get("team", [])), "size": ("size class", facets.get("size", [])),
+})
+ui.note_bad_whole_number("ci", "Bootstrap the top N rows", 0, config.MAX_INTERVAL_ROWS, config.DEFAULT_INTERVAL_ROWS)
 kinds = st.sidebar.multiselect("Kind", facets.get("kind", []), key="kind", bind="query-params", placeholder="all")
 access = st.sidebar.multiselect("Open / closed", facets.get("access", []), key="access", bind="query-params", placeholder="all")
 families = st.sidebar.multiselect("Method family", facets.get("family", []), key="family", bind="query-params", placeholder="all")
