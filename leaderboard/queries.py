@@ -240,16 +240,8 @@ def slice_table(db: Path, task: str, split: str, slice_name: str, submission_ids
 
 
 def figures(db: Path, task: str, split: str, submission_ids: Sequence[str], metric: str) -> pl.DataFrame:
-    """One metric of some visible submissions on the whole split and every slice value."""
-    with reader(db) as con:
-        return _frame(
-            con,
-            """
-            SELECT submission_id, slice, slice_value, slice_n_items AS n_items, value
-            FROM board WHERE task = ? AND split = ? AND metric = ? AND submission_id IN (SELECT unnest(?))
-            """,
-            [task, split, metric, list(submission_ids)],
-        )
+    """One metric of some visible submissions on the whole split and every slice value (submissions.queries.board_figures)."""
+    return rules.board_figures(db, task, split, list(submission_ids), metric)
 
 
 def submission(db: Path, submission_id: str) -> dict[str, Any] | None:

@@ -215,6 +215,38 @@ def leaderboard(
     raise typer.Exit(serve_board(db, port=port, address=address, headless=headless, run_baselines=run_baselines))
 
 
+# `procbench compare`: exit statuses beside the others (2 bad option value, 4 no store, 5 refused as `admin items`).
+EXIT_COMPARE = {"metric": 2, "slice": 2, "unknown": 5, "board": 6, "different": 7}
+
+
+@app.command()
+def compare(
+    a: Annotated[str, typer.Argument(help="submission id of A")],
+    b: Annotated[str, typer.Argument(help="submission id of B")],
+    metric: Annotated[Optional[str], typer.Option(help="metric to compare (default: the task's primary metric)")] = None,
+    slice_: Annotated[Optional[str], typer.Option("--slice", help="one slice value, DIM=VALUE (default: the whole split)")] = None,
+    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
+    permutation: Annotated[bool, typer.Option(help="also run the approximate randomisation test (1000 re-aggregations)")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """A − B as the site's Compare page computes it: paired bootstrap interval and p-value, approximate randomisation p, the verdict
+    (exit 2 unknown metric or slice, 4 no store, 5 unknown submission, 6 not on its board, 7 another task, split or fingerprint)."""
+    from procbench.comparison import CompareError
+    from procbench.comparison import compare as compare_submissions
+
+    try:
+        result = compare_submissions(a, b, metric=metric, slice=slice_, db=db, permutation=permutation)
+    except FileNotFoundError as exc:
+        _err(f"error: {exc} (build one with `procbench demo` or `procbench submit`)")
+        raise typer.Exit(EXIT_DATA_MISSING) from None
+    except CompareError as exc:
+        from submissions.display import for_terminal
+
+        _err(f"error: {for_terminal(str(exc))}")
+        raise typer.Exit(EXIT_COMPARE[exc.kind]) from None
+    typer.echo(result.to_json() if as_json else result.text())
+
+
 # Commands of other areas live in their own modules, each exposing ``register(app)``.
 _COMMAND_MODULES = (
     "procbench.cli_admin",

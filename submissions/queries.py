@@ -130,6 +130,20 @@ def item_labels(db: Path, task: str, split: str, fingerprint: str, dimension: st
     return dict(rows)
 
 
+def board_figures(db: Path, task: str, split: str, sids: list[str], metric: str) -> pl.DataFrame:
+    """One metric of some submissions as the ``board`` view shows it (on the board only: current fingerprint, visible,
+    no hidden-split slice of fewer than ``MIN_HIDDEN_SLICE_ITEMS`` items), on the whole split and every slice value."""
+    with reader(db) as con:
+        return _frame(
+            con,
+            """
+            SELECT submission_id, slice, slice_value, slice_n_items AS n_items, value
+            FROM board WHERE task = ? AND split = ? AND metric = ? AND submission_id IN (SELECT unnest(?))
+            """,
+            [task, split, metric, list(sids)],
+        )
+
+
 def aggregates(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
     """Aggregates (slice, slice_value, metric, value, n_items); small slices of hidden splits only for admins."""
     with reader(db) as con:
