@@ -14,6 +14,7 @@ import polars as pl
 from leaderboard import analysis, cache, metadata, queries, semantics, sitedata
 from leaderboard.model import MetricInfo, SliceInfo, TaskInfo
 from runners.stats import PairedResult
+from submissions.external import is_external
 from submissions.judging import SELF, judged_by
 
 
@@ -249,7 +250,10 @@ def build(
         ["self_judged"] + [k.name for k in keys] + ["created_at"], descending=[False] + [k.higher_is_better for k in keys] + [False], nulls_last=True
     )
     ids = wide["submission_id"].to_list()
-    ranks = _group_ranks(wide["self_judged"].to_list(), list(zip(*(wide[k.name].to_list() for k in keys))))
+    ranking = list(zip(*(wide[k.name].to_list() for k in keys)))
+    # an external row (an Every Eval Ever record's figures, submissions.external) is listed with its source, never ranked
+    ranking = [() if is_external(ref, metadata.parse(m)) else k for k, ref, m in zip(ranking, wide["is_reference"], wide["metadata_json"])]
+    ranks = _group_ranks(wide["self_judged"].to_list(), ranking)
     with_items = [sid for sid, ref in zip(ids, wide["is_reference"]) if not ref]
     bootstrapped = with_items[: max(0, interval_rows)]
     # one call per row: the interval, or the reason there is none (reported row, few items, ...)

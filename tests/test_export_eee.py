@@ -257,6 +257,15 @@ def test_a_foreign_record_is_shown_over_the_locked_data(data_root: Path, tmp_pat
     assert done.how == "external"
     shown = _query(db, "SELECT metric, value, is_reference FROM board WHERE submission_id = ?", [done.submission_id])
     assert shown == [("rouge_f1", 0.42, True)]
+    from leaderboard import boardview, queries
+    from leaderboard.model import TaskInfo
+
+    view = boardview.build(db, TaskInfo.from_row(queries.task_row(db, "openpi", "test")))  # type: ignore[arg-type]
+    ranks = dict(zip(view.export["submission_id"], view.export["rank"]))
+    assert ranks[done.submission_id] is None  # listed with its source, unranked
+    assert [r for sid, r in ranks.items() if sid != done.submission_id] == [1]  # the paper row keeps its rank; the external row takes no place
+    source = dict(zip(view.export["submission_id"], view.export["source"]))[done.submission_id]
+    assert source == "Every Eval Ever: Other Lab"
 
 
 def _foreign_record(score: float = 0.5, unit: str = "proportion") -> dict[str, Any]:
