@@ -8,10 +8,14 @@ tall enough to read; the Board's columns: the ranking metric and its interval fi
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from typing import Any
 
+import polars as pl
 import pytest
 
+from leaderboard import ui
 from tests.site_app import build_demo_store, page
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -55,3 +59,34 @@ def test_the_downloads_page_names_unknown_filter_values_too(demo_db: Path, monke
     at = page(demo_db, monkeypatch, "downloads", task="openpi", split="test", kind=["submitted", "bogus-kind"])
     said = [w for w in warnings_of(at) if "bogus-kind" in w]
     assert len(said) == 1 and "`submitted`" in said[0] and "only the known values filter" in said[0]
+
+
+# -- downloads: stored values everywhere ------------------------------------------------------------
+
+
+def downloaded(demo_db: Path, monkeypatch: pytest.MonkeyPatch, name: str, **params: str) -> dict[str, pl.DataFrame]:
+    """Each frame a page hands to ``ui.downloads`` (what its CSV and JSON buttons write), by the button's key."""
+    frames: dict[str, pl.DataFrame] = {}
+    real = ui.downloads
+
+    def spy(frame: pl.DataFrame, stem: str, **kwargs: Any) -> None:
+        frames[kwargs.get("key") or stem] = frame
+        real(frame, stem, **kwargs)
+
+    monkeypatch.setattr(ui, "downloads", spy)
+    page(demo_db, monkeypatch, name, **params)
+    return frames
+
+
+def test_homes_download_holds_the_stored_fractions_as_the_boards_download_does(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = page(demo_db, monkeypatch, "home")
+    shown = at.dataframe[0].value
+    home = pl.read_csv(io.StringIO(downloaded(demo_db, monkeypatch, "home")["home"].write_csv()))
+    board = downloaded(demo_db, monkeypatch, "board", task="openpi", split="test")["board"]
+    leader = board.filter(pl.col("rank") == 1).row(0, named=True)
+    openpi = home.filter(pl.col("Board") == "board?task=openpi&split=test").row(0, named=True)
+    assert openpi["Score"] == pytest.approx(leader["rouge_f1"], abs=1e-12)  # the same figure, in the same unit, as the board's file
+    assert 0.0 <= openpi["Score"] <= 1.0
+    on_screen = shown[shown["Board"] == "board?task=openpi&split=test"]["Score"].iloc[0]
+    assert on_screen == pytest.approx(round(leader["rouge_f1"] * 100, 2))  # the page still shows %
+    assert any("fractions" in c.value for c in at.caption)  # the units note under the buttons

@@ -35,10 +35,12 @@ provenance = sitedata.all_provenance(db)
 
 infos = [TaskInfo.from_row(row) for row in tasks.iter_rows(named=True)]
 records = []
+stored: list[float | None] = []  # each leader's stored value (a fraction for a % metric): what the download holds
 for info in infos:
     metric = info.primary_metric
     mine = ranks.filter((pl.col("task") == info.task) & (pl.col("split") == info.split)).sort("position")
     leader = mine.row(0, named=True) if mine.height and mine["rank"][0] is not None else None  # the board's first row
+    stored.append(leader["value"] if leader else None)
     listed = counts.filter((pl.col("task") == info.task) & (pl.col("split") == info.split))
     submitted = int((~listed["is_reference"]).sum()) if listed.height else 0
     on_board = int((mine["kind"] == "reported").sum())  # papers' rows on the whole-split board (the board's own count)
@@ -87,7 +89,8 @@ st.caption(
 variants = overview.variants(infos)
 if variants:
     st.caption("Boards of one benchmark that score differently: " + "; ".join(f"`{c}` is `{p}` scored {ui.escape(how)}" for c, p, how in variants) + ".")
-ui.downloads(table, "procbench-home", key="home", note="")
+# issue #30: downloads hold stored values everywhere (fractions for a % metric, as the board's and Downloads' files), never the % shown
+ui.downloads(table.with_columns(pl.Series("Score", stored, dtype=pl.Float64)), "procbench-home", key="home")
 
 st.subheader("Models × boards")
 query = st.text_input("Search models", key="q", bind="query-params", placeholder="part of a model's name, e.g. bert")
