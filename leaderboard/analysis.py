@@ -21,6 +21,14 @@ import polars as pl
 
 from leaderboard import config, queries, semantics
 from leaderboard.model import SliceInfo, TaskInfo
+from procbench import comparison
+from procbench.comparison import ANSWER_LABEL_SLICE as ANSWER_LABEL_SLICE  # the board's reasons, shared with procbench compare
+from procbench.comparison import DIFFERENT_ITEMS as DIFFERENT_ITEMS
+from procbench.comparison import NO_AGGREGATOR as NO_AGGREGATOR
+from procbench.comparison import NO_ITEMS_REPORTED as NO_ITEMS_REPORTED
+from procbench.comparison import NO_METRIC as NO_METRIC
+from procbench.comparison import NOT_REPRODUCED as NOT_REPRODUCED
+from procbench.comparison import too_few_items as too_few_items
 from runners import stats
 from runners._types import ItemScore
 from runners.stats import Bootstrap, PairedResult
@@ -132,20 +140,8 @@ def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | N
     )
 
 
-# Why a row shows no interval (the UI prints the reason beside the empty cell).
-NO_ITEMS_REPORTED = "reported in the literature: no per-item scores to resample"
-ANSWER_LABEL_SLICE = "this slice re-scores every item against restricted gold; only the whole split's item scores are stored"
-NOT_REPRODUCED = "the stored figures are not reproduced by today's aggregator from the stored items (the spec changed)"
-NO_AGGREGATOR = "this site cannot load the task's spec, so it cannot recompute the metric on resamples"
+# Why a row shows no interval (the UI prints the reason beside the empty cell): the words procbench compare uses too.
 NOT_BOOTSTRAPPED = "outside the rows bootstrapped for this view (raise 'Bootstrap the top N rows')"
-NO_METRIC = "this row has no value of the metric"
-
-
-def too_few_items(n: int, most: int | None = None) -> str:
-    """Why a row of ``n`` items has no interval; ``most``: the same sentence for rows of ``n`` to ``most`` items."""
-    count = f"{n}" if most is None or most == n else f"{n}–{most}"
-    items = f"{count} item{'s' if (most or n) != 1 else ''}"
-    return f"only {items} (an interval needs at least {min_interval_items()}): a bootstrap over so few items would mislead"
 
 
 _TOO_FEW = re.compile(r"only (\d+) items? \(an interval needs")
@@ -222,7 +218,6 @@ def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceI
     return too_few_items(len(_restricted(str(db), info.task, info.split, info.fingerprint, items, where)))
 
 
-DIFFERENT_ITEMS = "the two were scored on different items, so there is no paired test"
 
 
 def pair_reasons(db: Path, info: TaskInfo, metric: str, sides: Sequence[tuple[str, bool]], sl: SliceInfo | None = None, value: str = "") -> list[str]:
@@ -260,9 +255,7 @@ def interval(boot: Bootstrap | None, metric: str) -> stats.Interval | None:
 
 def compare(a: Bootstrap | None, b: Bootstrap | None, metric: str) -> PairedResult | None:
     """A minus B by the paired bootstrap at ``1 - ALPHA``: its interval and ``tied`` are one decision (``PairedResult.tied``)."""
-    if a is None or b is None or a.item_ids != b.item_ids or metric not in a.metrics:
-        return None
-    return stats.paired(a, b, metric, 1.0 - config.ALPHA)
+    return comparison.paired(a, b, metric)  # one implementation with procbench compare
 
 
 def tie_group(
@@ -306,7 +299,5 @@ def _per_item_values(db: str, task: str, submission_id: str, metric: str) -> Map
 
 
 def permutation_p(task: str, a: Sequence[ItemScore], b: Sequence[ItemScore], metric: str) -> float | None:
-    agg = aggregator(task)
-    if agg is None or not a or not b:
-        return None
-    return stats.permutation_test(a, b, agg.aggregate, [metric], n_permutations=config.N_RESAMPLES, seed=config.SEED)[metric]
+    """Approximate randomisation p-value of A − B through the task's aggregator (procbench.comparison.permutation_p)."""
+    return comparison.permutation_p(task, a, b, metric)

@@ -48,9 +48,11 @@ DIFFERENT_ITEMS = "the two were scored on different items, so there is no paired
 SAME_SUBMISSION = "A and B are the same submission"
 
 
-def too_few_items(n: int) -> str:
-    """Why ``n`` items give no interval (the board's sentence)."""
-    return f"only {n} item{'s' if n != 1 else ''} (an interval needs at least {intervals.min_interval_items()}): a bootstrap over so few items would mislead"
+def too_few_items(n: int, most: int | None = None) -> str:
+    """Why a row of ``n`` items has no interval (the board's sentence); ``most``: the same for rows of ``n`` to ``most`` items."""
+    count = f"{n}" if most is None or most == n else f"{n}–{most}"
+    items = f"{count} item{'s' if (most or n) != 1 else ''}"
+    return f"only {items} (an interval needs at least {intervals.min_interval_items()}): a bootstrap over so few items would mislead"
 
 
 class CompareError(ValueError):
