@@ -2,7 +2,9 @@
 
 PAGED items are drawn as graphs (``runners.paged.dot``), full width: either one tab per graph (the
 default, each as wide as the page; Streamlit's fullscreen button on a graph zooms it further) or side
-by side, with the legend of what the colours mean.  Other tasks show the records as text.
+by side, with the legend of what the colours mean.  The colours follow one of two matchings, chosen
+beside the graphs: soft (the default), the one the headline scores use (BLEU-1), or strict, the one the
+strict counts use; the legend names the one shown.  Other tasks show the records as text.
 """
 
 from __future__ import annotations
@@ -19,6 +21,19 @@ LEGEND = (
     "Colours: :green[**matched**] (in the gold and in the prediction) · :red[**missed**] (in the gold, not predicted) · "
     ":orange[**spurious**] (predicted, not in the gold). Use a graph's fullscreen button to zoom."
 )
+MATCHINGS = ("soft", "strict")  # runners.paged.dot.Matching values; soft first: the headline scores' matching
+MATCHING_LABELS = {"soft": "soft (as the headline scores)", "strict": "strict (as the strict counts)"}
+MATCHING_LEGEND = {
+    "soft": (
+        "Matched by **soft** matching, as the headline scores (Actor, Action, constraints, flows) count: an actor, action or "
+        "constraint is matched when an element of the same kind has BLEU-1 ≥ 0.5 with it (hover for its best BLEU-1); start and "
+        "end nodes by kind; a flow when its two ends match so; a gateway when one of its flows does."
+    ),
+    "strict": (
+        "Matched by **strict** matching, as the strict counts (the `… (strict)` metrics and the gateway scores) count: the same "
+        "words (start, end and OR nodes by kind); a flow when its type, condition and both ends do; a gateway when one of its flows does."
+    ),
+}
 NO_PREDICTION = "(no prediction: scored as empty)"
 LAYOUTS = ("one at a time", "side by side")
 
@@ -65,17 +80,19 @@ def _text(column: Any, text: str) -> None:
 
 
 def _graphs(item_id: str, gold_item: Any, predictions: Mapping[str, Any | None]) -> None:
-    from runners.paged.dot import draw_document, to_dot
+    from runners.paged.dot import Matching, draw_document, to_dot
     from runners.paged.parse import graph_of_gold_lines
 
     layout = st.radio("Graph layout", LAYOUTS, horizontal=True, key="layout", bind="query-params")
+    chosen = st.radio("Colours by", MATCHINGS, horizontal=True, key="matching", format_func=MATCHING_LABELS.__getitem__) or MATCHINGS[0]
     st.markdown(LEGEND)
+    st.markdown(MATCHING_LEGEND[chosen])
     # titles are markdown (tab labels and headings both render it): the name, a model's on the Items page, is escaped
     panels: list[tuple[str, str]] = [("Gold", to_dot(graph_of_gold_lines(gold_item.lines), title="gold"))]
     for name, preds in predictions.items():
         if preds is None:
             continue
-        gold_dot, predicted_dot = draw_document(gold_item, preds.get(item_id) or "")
+        gold_dot, predicted_dot = draw_document(gold_item, preds.get(item_id) or "", matching=Matching(chosen))
         safe = ui.escape(name)
         panels.append((f"{safe}: prediction", predicted_dot))
         panels.append((f"{safe}: gold, coloured by what {safe} missed", gold_dot))

@@ -3,7 +3,10 @@
 Shapes: Start a circle, End a double circle, activities rounded boxes, gateways diamonds labelled
 XOR / OR / AND (their text as an outside label), data constraints notes, action constraints dashed
 notes; each actor is a cluster; sequence flows are solid arrows labelled with their condition,
-constraint flows dashed. :func:`draw_pair` colours what a prediction got right against the gold.
+constraint flows dashed. :func:`draw_pair` colours what a prediction got right against the gold, by one of
+two matchings (:class:`Matching`): ``soft``, the one the headline scores use (BLEU-1 of texts, as the
+official walk's ``bleu_node`` and ``bleu_edge`` tallies in :mod:`runners.paged.walk`), and ``strict``, the
+official strict counts (the same words).
 """
 
 from __future__ import annotations
@@ -15,10 +18,18 @@ from enum import Enum
 from runners.paged.gold import GoldDocument
 from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
 from runners.paged.parse import Endpoint, graph_of_gold_lines, parse_text
-from runners.paged.tokens import lexical_f1
+from runners.paged.tokens import bleu1, lexical_f1
 from runners.paged.walk import node_strict
 
 WRAP = 22
+SOFT_AT = 0.5  # a soft match: BLEU-1 at least this (the threshold of the walk's soft flow ends, ``end_soft``)
+
+
+class Matching(str, Enum):
+    """How an element of one graph is found in the other."""
+
+    SOFT = "soft"  # as the headline scores: texts by BLEU-1 >= SOFT_AT (gateways by their flows; counts by kind)
+    STRICT = "strict"  # as the official strict counts: the same words (Start, End and OR by kind alone)
 
 
 class Status(str, Enum):
@@ -51,7 +62,7 @@ def _wrapped(text: str) -> str:
     return "\n".join(textwrap.wrap(text, WRAP)) or text
 
 
-def _node_attributes(node: Node, status: Status | None) -> str:
+def _node_attributes(node: Node, status: Status | None, note: str = "") -> str:
     parts = [_SHAPES[node.type]]
     if node.type.is_gateway:
         parts.append(f"label={quote(node.type.value)}")
@@ -63,7 +74,7 @@ def _node_attributes(node: Node, status: Status | None) -> str:
     else:
         parts.append(f"label={quote(_wrapped(node.text))}")
     if status is not None:
-        parts.append(f'color="{COLOURS[status]}", penwidth=2.5, tooltip={quote(status.value)}')
+        parts.append(f'color="{COLOURS[status]}", penwidth=2.5, tooltip={quote(status.value + (f" ({note})" if note else ""))}')
     return ", ".join(parts)
 
 
@@ -84,10 +95,13 @@ def to_dot(
     node_status: Mapping[str, Status] | None = None,
     flow_status: Mapping[int, Status] | None = None,
     title: str = "",
+    node_notes: Mapping[str, str] | None = None,
 ) -> str:
-    """The graph as a DOT digraph. ``node_status`` (by node id) / ``flow_status`` (by flow index) colour elements."""
+    """The graph as a DOT digraph. ``node_status`` (by node id) / ``flow_status`` (by flow index) colour elements;
+    ``node_notes`` (by node id) add to a coloured node's tooltip (e.g. its BLEU-1)."""
     node_status = node_status or {}
     flow_status = flow_status or {}
+    node_notes = node_notes or {}
     dot_id = {node.id: f"n{i}" for i, node in enumerate(graph.nodes)}
     lines = ["digraph paged {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];', '  edge [fontname="Helvetica", fontsize=9];']
     if title:
@@ -102,7 +116,7 @@ def to_dot(
             lines.append(f'    label={quote(actor)}; style="rounded"; color="#9e9e9e";')
             indent = "    "
         for node in members:
-            lines.append(f"{indent}{dot_id[node.id]} [{_node_attributes(node, node_status.get(node.id))}];")
+            lines.append(f"{indent}{dot_id[node.id]} [{_node_attributes(node, node_status.get(node.id), node_notes.get(node.id, ''))}];")
         if actor:
             lines.append("  }")
     for index, flow in enumerate(graph.flows):
@@ -127,41 +141,80 @@ def _same_condition(a: str, b: str) -> bool:
     return (not a and not b) or (bool(a) and bool(b) and lexical_f1(a, b) >= 1.0)
 
 
-def _statuses(graph: Graph, other: Graph, unmatched: Status) -> tuple[dict[str, Status], dict[int, Status]]:
+def soft_similarity(a: Node, b: Node) -> float:
+    """How softly ``a`` (the graph being walked: BLEU-1's hypothesis) matches ``b``, as the score's soft tallies compare
+    nodes: 0 for another kind; start, end and AND nodes 1 by kind; XOR and OR gateways BLEU-1 of their texts
+    (1 when both are empty); other nodes BLEU-1 of their texts (``runners.paged.walk``: ``node_bleu``, ``end_soft``)."""
+    if a.type is not b.type:
+        return 0.0
+    if a.type in (NodeType.START, NodeType.END, NodeType.AND):
+        return 1.0
+    if a.type in (NodeType.XOR, NodeType.OR) and not a.text and not b.text:
+        return 1.0
+    return bleu1(a.text, b.text)
+
+
+def _soft_end(a: Node, b: Node) -> bool:
+    return soft_similarity(a, b) >= SOFT_AT
+
+
+Statuses = tuple[dict[str, Status], dict[int, Status], dict[str, str]]  # by node id, by flow index, notes by node id
+
+
+def _statuses(graph: Graph, other: Graph, unmatched: Status, matching: Matching = Matching.STRICT) -> Statuses:
+    """Each node's and flow's status in ``graph`` against ``other``, and (soft) each text node's best BLEU-1 as a note."""
     nodes, other_nodes = graph.by_id(), other.by_id()
+    soft = matching is Matching.SOFT
+    same_end = _soft_end if soft else _same_element
     flow_status: dict[int, Status] = {}
     for index, flow in enumerate(graph.flows):
         found = any(
             o.type is flow.type
-            and _same_condition(flow.condition, o.condition)
-            and _same_element(nodes[flow.source], other_nodes[o.source])
-            and _same_element(nodes[flow.target], other_nodes[o.target])
+            and (soft or _same_condition(flow.condition, o.condition))  # the soft flow counts look at the ends only
+            and same_end(nodes[flow.source], other_nodes[o.source])
+            and same_end(nodes[flow.target], other_nodes[o.target])
             for o in other.flows
         )
         flow_status[index] = Status.MATCHED if found else unmatched
     node_status: dict[str, Status] = {}
+    notes: dict[str, str] = {}
     for node in graph.nodes:
         if node.type.is_gateway:
             # A gateway's text rarely identifies it: it counts as found when one of its flows is.
             found = any(flow_status[i] is Status.MATCHED for i, f in enumerate(graph.flows) if node.id in (f.source, f.target))
+        elif soft:
+            best = max((soft_similarity(node, o) for o in other.nodes), default=0.0)
+            found = best >= SOFT_AT
+            if node.type not in (NodeType.START, NodeType.END):
+                notes[node.id] = f"best BLEU-1 {best:.2f}"
         else:
             found = any(_same_element(node, o) for o in other.nodes)
         node_status[node.id] = Status.MATCHED if found else unmatched
-    return node_status, flow_status
+    return node_status, flow_status, notes
 
 
-def draw_pair(gold: Graph, predicted: Graph) -> tuple[str, str]:
+def draw_pair(gold: Graph, predicted: Graph, matching: Matching = Matching.STRICT) -> tuple[str, str]:
     """DOT for the gold and the predicted graph: matched elements green, missed (gold) red, spurious (prediction) orange."""
-    gold_nodes, gold_flows = _statuses(gold, predicted, Status.MISSED)
-    pred_nodes, pred_flows = _statuses(predicted, gold, Status.SPURIOUS)
+    gold_nodes, gold_flows, gold_notes = _statuses(gold, predicted, Status.MISSED, matching)
+    pred_nodes, pred_flows, pred_notes = _statuses(predicted, gold, Status.SPURIOUS, matching)
     return (
-        to_dot(gold, node_status=gold_nodes, flow_status=gold_flows, title="gold"),
-        to_dot(predicted, node_status=pred_nodes, flow_status=pred_flows, title="prediction"),
+        to_dot(gold, node_status=gold_nodes, flow_status=gold_flows, title="gold", node_notes=gold_notes),
+        to_dot(predicted, node_status=pred_nodes, flow_status=pred_flows, title="prediction", node_notes=pred_notes),
     )
 
 
-def draw_document(document: GoldDocument, output: str, *, prompt_spellings: bool = False) -> tuple[str, str]:
+def graphs_of(document: GoldDocument, output: str, *, prompt_spellings: bool = False) -> tuple[Graph, Graph]:
+    """The gold graph (as its linearisation shows it) and the graph a model output text gives."""
+    return graph_of_gold_lines(document.lines), parse_text(output, prompt_spellings=prompt_spellings).graph()
+
+
+def outcomes(document: GoldDocument, output: str, matching: Matching) -> dict[str, Status]:
+    """Each gold node's status (by node id) against ``output`` under ``matching``: what the gold graph's colours show."""
+    gold, predicted = graphs_of(document, output)
+    return _statuses(gold, predicted, Status.MISSED, matching)[0]
+
+
+def draw_document(document: GoldDocument, output: str, *, prompt_spellings: bool = False, matching: Matching = Matching.STRICT) -> tuple[str, str]:
     """:func:`draw_pair` for a gold document (as its linearisation shows it) and a model output text."""
-    gold = graph_of_gold_lines(document.lines)
-    predicted = parse_text(output, prompt_spellings=prompt_spellings).graph()
-    return draw_pair(gold, predicted)
+    gold, predicted = graphs_of(document, output, prompt_spellings=prompt_spellings)
+    return draw_pair(gold, predicted, matching)
