@@ -236,6 +236,33 @@ def test_paged_graph_is_full_width_with_a_legend_and_switchable(server: Site, br
     page.close()
 
 
+NODE_STROKE = """(needle) => [...document.querySelectorAll('[data-testid=stGraphVizChart] svg')].map(svg => {
+  const node = [...svg.querySelectorAll('g.node')].find(g => g.textContent.replace(/\\s+/g, ' ').includes(needle));
+  const shape = node && node.querySelector('path, polygon, ellipse');
+  return shape ? shape.getAttribute('stroke') : null; })"""
+
+
+def test_paged_colours_follow_the_chosen_matching(server: Site, browser: object) -> None:
+    """Sample document 1005 of careful-extractor: "notify the policyholder" is matched softly (BLEU-1), missed strictly."""
+    with duckdb.connect(str(server.db), read_only=True) as con:
+        row = con.execute("SELECT submission_id FROM submissions WHERE task = 'paged' AND model = 'careful-extractor'").fetchone()
+    assert row is not None
+    page = _open(browser, f"{server.url}/items?task=paged&split=dev&id={row[0]}&item=1005&layout=side+by+side")
+    _settle(page)
+    page.wait_for_selector("[data-testid=stGraphVizChart] svg")
+    text = page.inner_text("[data-testid=stMain]")
+    assert "soft matching" in text and "BLEU-1" in text
+    # gold, prediction, gold coloured by what it missed: the third draws the gold node in the matching's colour
+    assert page.evaluate(NODE_STROKE, "notify the policyholder")[2] == "#2e7d32"
+    page.get_by_text("strict (as the strict counts)").click()
+    _settle(page)
+    page.wait_for_selector("[data-testid=stGraphVizChart] svg")
+    assert "strict matching" in page.inner_text("[data-testid=stMain]")
+    assert page.evaluate(NODE_STROKE, "notify the policyholder")[2] == "#c62828"
+    _shot(page, "items-paged-strict-colours.png")
+    page.close()
+
+
 # The grid's scroller is wider than its frame exactly when the table scrolls sideways.
 SIDEWAYS = """() => [...document.querySelectorAll('[data-testid=stDataFrame]')].map(g => {
   const s = g.querySelector('.dvn-scroller'); return s ? s.scrollWidth - s.clientWidth : null; })"""
