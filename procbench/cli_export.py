@@ -1,4 +1,4 @@
-"""``procbench export`` (an evaluate metric module, the board as a Hub dataset) and ``procbench import``
+"""``procbench export`` (an evaluate metric module, the board as a Hub dataset, .eval_results files) and ``procbench import``
 (lm-evaluation-harness and Inspect logs as prediction files)."""
 
 from __future__ import annotations
@@ -94,6 +94,32 @@ def export_eee(
         _err(f"error: {exc.args[0]}")
         raise typer.Exit(EXIT_DATA_MISSING) from None
     typer.echo(f"wrote {folder.root}: {len(folder.records)} record(s), {len(folder.instances)} per-instance file(s) ({folder.instance_lines} line(s))")
+
+
+@export_app.command("eval-results")
+def export_eval_results(
+    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
+    out: Annotated[Path, typer.Option(help="folder to write <model>/.eval_results/<task>.yaml into")] = Path("eval_results"),
+    model: Annotated[Optional[str], typer.Option(help="only this model's files")] = None,
+    dataset_prefix: Annotated[
+        str, typer.Option(help="dataset id prefix for tasks whose spec names no Hub dataset (<prefix>/<task>)")
+    ] = "procbench",
+    source_url: Annotated[Optional[str], typer.Option(help="the board's address, named as the source of submitted rows")] = None,
+) -> None:
+    """Write the Hub's .eval_results YAML files for each model on the board (one entry per board it is ranked on)."""
+    from procbench.export.eval_results import write_eval_results
+
+    if not db.exists():
+        _err(f"error: no database at {db}")
+        raise typer.Exit(EXIT_DATA_MISSING)
+    written = write_eval_results(db, out, model=model, prefix=dataset_prefix, source_url=source_url)
+    if not written.files:
+        _err(f"error: no ranked row{' of model ' + repr(model[:100]) if model else ''} on the board")
+        raise typer.Exit(EXIT_INVALID)
+    typer.echo(f"wrote {written.entries} entr{'y' if written.entries == 1 else 'ies'} for {len(written.files)} model(s) under {out}")
+    for name, paths in written.files.items():
+        for path in paths:
+            typer.echo(f"  {path.relative_to(out)}")
 
 
 # -- import --------------------------------------------------------------------------------------
