@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,60 @@ COLLECTION_KINDS = ("list", "ordering", "set")
 MAX_JSON_DEPTH = 64  # nesting of one JSON line (a deeper line is refused at its line, never a RecursionError)
 MAX_TEXT_CHARS = 100_000  # characters of one string value, anywhere in a record
 MAX_LIST_ITEMS = 10_000  # elements of one list value, anywhere in a record
+
+
+MAX_IDS_LISTED = 20  # ids named in one message (an empty or near-empty file would otherwise list every item of the split)
+MAX_EXTRA_FIELDS = 20  # distinct undeclared field names remembered per file (the rest counted): bounded on any file
+EMPTY_FILE = "the file holds no records"  # every reader's words for a file without one record (blank lines only, or nothing)
+
+
+def listed_ids(ids: list[str], limit: int = MAX_IDS_LISTED) -> str:
+    """``'0, 1, 2'``, or the first ``limit`` ids and how many more: a message of bounded length however many ids are missing."""
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+class ExtraFields:
+    """Fields of a prediction file that its format does not declare, each with the first line it is on and how many records carry it.
+
+    Issue #30: a record's undeclared field was ignored without a word (a 20 MB upload whose answers sat under a
+    misspelt key scored as empty).  Readers :meth:`see` every record and :meth:`warn` once at the end: one
+    :class:`PredictionWarning` per field, naming the field and its first line.  At most ``MAX_EXTRA_FIELDS``
+    names are kept (a file of a million distinct keys costs that many); the rest are counted.
+    """
+
+    def __init__(self, declared: Iterable[str], cap: int = MAX_EXTRA_FIELDS) -> None:
+        self.declared = frozenset(declared)
+        self.cap = cap
+        self.first: dict[str, int] = {}
+        self.records: dict[str, int] = {}
+        self.more = False
+
+    def see(self, line: int, record: Mapping[str, Any]) -> None:
+        if len(record) <= len(self.declared) and record.keys() <= self.declared:
+            return
+        for name in record.keys() - self.declared:
+            if name in self.first:
+                self.records[name] += 1
+            elif len(self.first) < self.cap:
+                self.first[name], self.records[name] = line, 1
+            else:
+                self.more = True
+
+    def messages(self) -> list[str]:
+        expected = ", ".join(repr(n) for n in sorted(self.declared))
+        out = [
+            f"field {name[:60]!r} (line {line}{f' and {self.records[name] - 1} more records' if self.records[name] > 1 else ''}) is not part of this "
+            f"task's prediction format ({expected}): ignored; is it misspelt?"
+            for name, line in self.first.items()
+        ]
+        if self.more:
+            out.append(f"more undeclared fields than the {self.cap} named above: ignored")
+        return out
+
+    def warn(self) -> None:
+        for message in self.messages():
+            warnings.warn(PredictionWarning(message), stacklevel=3)
 
 
 def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -268,11 +322,13 @@ class SchemaReader:
             problems.append(Problem(line, message))
 
         any_record = False
+        extra = ExtraFields([self.id_field, *(name for name, _ in self.fields)])
         for line, record, error in self._records(path):
             if error is not None:
                 report(line, error)
                 continue
             any_record = True
+            extra.see(line, record)
             ok = True
             for name, ftype in self.fields:
                 if name not in record:
@@ -297,9 +353,10 @@ class SchemaReader:
                 continue
             records[item_id] = record
         if not any_record and not problems:
-            report(None, "the file holds no records")
+            report(None, EMPTY_FILE)
         if problems:
             raise InvalidPredictions(problems, str(path.name))
+        extra.warn()
         missing = [i for i in gold.items if i not in records]
         if missing:
             counted = (
@@ -389,6 +446,9 @@ def json_objects(path: Path, shape: str = "") -> Iterator[tuple[int, dict[str, A
                 continue
             if not text.strip():
                 continue
+            # issue #30: decoded with its line ending, a line cut short failed *after* the newline ("column 1" of the
+            # next line) or inside it ("Invalid control character"): the column is the line's own, as an editor shows it
+            text = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
             try:
                 value = _loads(text)
             except json.JSONDecodeError as exc:

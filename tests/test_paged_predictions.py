@@ -45,10 +45,13 @@ def _write(lines: list[str | bytes]) -> Path:
 
 def test_valid_file_with_string_ids_and_extra_keys() -> None:
     lines = [json.dumps({"id": item_id, "graph": GOLD.items[item_id].text, "model": "x"}) for item_id in IDS]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         predictions = read_graph_text(_write(lines), GOLD)
     assert list(predictions) == IDS and predictions[IDS[0]] == GOLD.items[IDS[0]].text
+    # accepted, and the key the format does not declare is named once, at its first line (issue #30: never ignored silently)
+    said = [str(w.message) for w in caught]
+    assert len(said) == 1 and said[0].startswith(f"field 'model' (line 1 and {len(IDS) - 1} more records) is not part of"), said
 
 
 @given(

@@ -17,7 +17,7 @@ from typing import Any
 
 from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
 from runners.paged.parse import ParsedOutput, parse_text
-from runners.predictions import json_objects, oversize
+from runners.predictions import ExtraFields, json_objects, oversize
 from runners.registry import component
 
 EXAMPLES_IN_WARNINGS = 3
@@ -58,8 +58,10 @@ def read_graph_text(path: Path, gold: GoldSet) -> dict[str, str]:
     outputs: dict[str, str] = {}
     first_line: dict[str, int] = {}
     seen_any = False
+    extra = ExtraFields(("id", "graph"))
     for number, record in _json_lines(path, problems):
         seen_any = True
+        extra.see(number, record)
         absent = [key for key in ("id", "graph") if key not in record]
         if absent:
             problems.append(Problem(number, f"missing key{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))}"))
@@ -87,6 +89,7 @@ def read_graph_text(path: Path, gold: GoldSet) -> dict[str, str]:
         problems.append(Problem(None, "the file holds no predictions"))
     if problems:
         raise InvalidPredictions(problems, Path(path).name)
+    extra.warn()
     _warn_missing(gold, outputs)
     _warn_odd_lines({item_id: parse_text(text) for item_id, text in outputs.items()}, first_line)
     return {item_id: outputs[item_id] for item_id in gold.items if item_id in outputs}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runners._types import GoldSet, InvalidPredictions, Problem, ProblemList
-from runners.predictions import json_objects
+from runners.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
 from runners.registry import component
 
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -36,11 +36,12 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _parse_json_lines(path: Path, problems: ProblemList) -> Iterator[RawPrediction]:
+def _parse_json_lines(path: Path, problems: ProblemList, extra: ExtraFields) -> Iterator[RawPrediction]:
     for number, record, error in json_objects(path, '{"id": ..., "label": ...}'):
         if error is not None:
             problems.append(Problem(number, error))
             continue
+        extra.see(number, record)
         absent = [key for key in ("id", "label") if key not in record]
         if absent:
             problems.append(Problem(number, f"missing key{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))}"))
@@ -87,12 +88,17 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise InvalidPredictions([Problem(None, f"not UTF-8 text ({error.reason} at byte {error.start})")], source) from None
+    if not text.strip():  # issue #30: not "no prediction for 500 items: ids 0, 1, ..." for an empty file
+        raise InvalidPredictions([Problem(None, EMPTY_FILE)], source)
     problems = ProblemList()
-    raws = _parse_json_lines(Path(path), problems) if _is_json(Path(path), text) else _parse_csv(text, problems)
+    extra = ExtraFields(("id", "label"))
+    raws = _parse_json_lines(Path(path), problems, extra) if _is_json(Path(path), text) else _parse_csv(text, problems)
+    any_record = False
     predictions: dict[str, int] = {}
     first_line: dict[str, int] = {}
     bad_label: set[str] = set()  # gold ids whose line has a bad label: not reported again as missing
     for raw in raws:
+        any_record = True
         item_id = str(raw.item_id) if _is_int(raw.item_id) else None
         if item_id is None:
             problems.append(Problem(raw.line, f"id must be an integer row index, got {raw.item_id!r}"))
@@ -111,13 +117,16 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
         else:
             first_line[item_id] = raw.line
             predictions[item_id] = raw.label
+    if not any_record and not problems:  # blank lines, or a CSV header alone
+        raise InvalidPredictions([Problem(None, EMPTY_FILE)], source)
     mentioned = set(predictions) | bad_label
     missing = [item_id for item_id in gold_ids if item_id not in mentioned]
     if missing:
         ordered = sorted(missing, key=int)
-        problems.append(Problem(None, f"no prediction for {len(ordered)} item{'s' if len(ordered) != 1 else ''}: ids {', '.join(ordered)}"))
+        problems.append(Problem(None, f"no prediction for {len(ordered)} item{'s' if len(ordered) != 1 else ''}: ids {listed_ids(ordered)}"))
     if problems:
         raise InvalidPredictions(problems, source)
+    extra.warn()
     return predictions
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
 from runners.pmllm.naming import judge_folder, parse_result_file_name
 from runners.pmllm.textio import read_text
-from runners.predictions import json_objects
+from runners.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
 from runners.registry import component
 
 
@@ -38,13 +38,16 @@ class Answer:
         return not self.answer.strip()
 
 
-def _read_json_lines(path: Path, known: set[str], problems: ProblemList) -> dict[str, Answer]:
+def _read_json_lines(path: Path, known: set[str], problems: ProblemList, extra: ExtraFields) -> dict[str, Answer]:
     answers: dict[str, Answer] = {}
     first_line: dict[str, int] = {}
+    any_record = False
     for number, record, error in json_objects(path, '{"id": ..., "answer": ..., "verdict": ...}'):
         if error is not None:
             problems.append(Problem(number, error))
             continue
+        any_record = True
+        extra.see(number, record)
         qid, answer, verdict = record.get("id"), record.get("answer"), record.get("verdict")
         line_problems = []
         if not isinstance(qid, str):
@@ -63,6 +66,8 @@ def _read_json_lines(path: Path, known: set[str], problems: ProblemList) -> dict
             continue
         first_line[qid] = number
         answers[qid] = Answer(qid, answer, verdict)
+    if not any_record and not problems:  # issue #30: an empty file is refused as one, not scored 0 on every question
+        problems.append(Problem(None, EMPTY_FILE))
     return answers
 
 
@@ -141,15 +146,17 @@ def read_submission(path: Path, gold_ids: list[str], *, model: str = "", judge: 
     path = Path(path)
     known = set(gold_ids)
     problems = ProblemList()
+    extra = ExtraFields(("id", "answer", "verdict"))
     if path.is_dir():
         answers = _read_folder(path, known, model, judge, problems)
     else:
-        answers = _read_json_lines(path, known, problems)
+        answers = _read_json_lines(path, known, problems, extra)
     if problems:
         raise InvalidPredictions(problems, str(path))
+    extra.warn()
     missing = [qid for qid in gold_ids if qid not in answers]
     if missing:
-        warnings.warn(PredictionWarning(f"{len(missing)} of {len(gold_ids)} questions have no answer and contribute 0: {', '.join(missing)}"))
+        warnings.warn(PredictionWarning(f"{len(missing)} of {len(gold_ids)} questions have no answer and contribute 0: {listed_ids(missing)}"))
     return {qid: answers[qid] for qid in gold_ids if qid in answers}
 
 
