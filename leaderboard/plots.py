@@ -187,25 +187,36 @@ def seen_unseen(frame: pl.DataFrame, x_title: str, y_title: str, *, scale: alt.S
 
 
 def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
-    """The board's best value over time (a step line) and every submission as a point.
+    """The board's best value over time (a step line) and every row as a point, at the date its result was produced.
 
-    ``frame``: columns ``created_at``, ``value``, ``best``, ``system``.
+    ``frame``: columns ``produced_at``, ``value``, ``best``, ``system``, ``date_source`` (how the date is known:
+    ``leaderboard.progress.SOURCES``, the points' legend).
     """
+    from leaderboard.progress import SOURCES
+
     present = frame.filter(pl.col("value").is_not_null())
     data = present.to_pandas()
     # Vega's automatic time labels turn a short span into ".950"-style milliseconds: name the unit the span needs.
-    first, last = (present["created_at"].min(), present["created_at"].max()) if present.height else (None, None)
+    first, last = (present["produced_at"].min(), present["produced_at"].max()) if present.height else (None, None)
     span = (last - first).total_seconds() if first is not None and last is not None else 0.0  # type: ignore[operator]
     if span < 3600 and first is not None:
         axis = alt.Axis(format="%H:%M:%S", labelOverlap=True)
-        title = f"submitted on {first.strftime('%Y-%m-%d')} (time of day)"
+        title = f"produced on {first.strftime('%Y-%m-%d')} (time of day)"
     else:
         axis = alt.Axis(format="%Y-%m-%d %H:%M" if span < 2 * 86400 else "%Y-%m-%d", labelOverlap=True)
-        title = "submitted"
-    points = alt.Chart(data).mark_circle(size=60, color="#9e9e9e").encode(
-        x=alt.X("created_at:T", title=title, axis=axis),
+        title = "date the result was produced"
+    legend = alt.Legend(orient="bottom", title="dated by")
+    points = alt.Chart(data).mark_point(size=70, filled=True).encode(
+        x=alt.X("produced_at:T", title=title, axis=axis),
         y=alt.Y("value:Q", title=metric_title),
-        tooltip=[alt.Tooltip("system:N"), alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("created_at:T", title="submitted")],
+        shape=alt.Shape("date_source:N", scale=alt.Scale(domain=list(SOURCES)), legend=legend),
+        color=alt.Color("date_source:N", scale=alt.Scale(domain=list(SOURCES), range=["#6a3d9a", "#e15759", "#9e9e9e"]), legend=legend),
+        tooltip=[
+            alt.Tooltip("system:N"),
+            alt.Tooltip("value:Q", format=".2f"),
+            alt.Tooltip("produced_at:T", title="produced"),
+            alt.Tooltip("date_source:N", title="dated by"),
+        ],
     )
-    best = alt.Chart(data).mark_line(interpolate="step-after", color="#4e79a7", strokeWidth=2.5).encode(x="created_at:T", y="best:Q")
+    best = alt.Chart(data).mark_line(interpolate="step-after", color="#4e79a7", strokeWidth=2.5).encode(x="produced_at:T", y="best:Q")
     return alt.layer(points, best).properties(height=300)

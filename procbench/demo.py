@@ -13,6 +13,7 @@ asks) and its model is installed; its prediction file is reused while its inputs
 from __future__ import annotations
 
 import json
+import re
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -384,6 +385,19 @@ def upstream_card(model: str, data_root: Path) -> tuple[ModelCard, dict[str, Any
     return card, extra
 
 
+_NAME_DATE = re.compile(r"(?<!\d)(20\d\d)-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)")  # 2024-11-20, 20260422
+_MISTRAL_MONTH = re.compile(r"^(?:mistralai/)?(?:mistral|ministral|magistral|devstral|codestral|pixtral)\S*-(2[3-9])(0[1-9]|1[0-2])$", re.I)  # -2506: 2025-06
+
+
+def release_in_name(model: str) -> str:
+    """The release date a model's name carries (``gpt-4o-2024-11-20`` -> 2024-11-20; Mistral's ``-2506`` -> 2025-06), else ''."""
+    found = _NAME_DATE.search(model)
+    if found:
+        return "-".join(found.groups())
+    month = _MISTRAL_MONTH.match(model)
+    return f"20{month.group(1)}-{month.group(2)}" if month else ""
+
+
 def _submit_upstream_pmllm(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, folder: Path, db_path: Path, log: Callable[[str], None]) -> int:
     """Each staged model's upstream answers with the upstream judge's verdicts, as the JSON lines intake takes."""
     root = data_root / "pm-llm-benchmark"
@@ -404,6 +418,8 @@ def _submit_upstream_pmllm(spec: TaskSpec, runner: TaskRunner, data_root: Path, 
             "upstream_name": model,  # the name in upstream's files and leaderboards
             "verdicts_by": PMLLM_JUDGE,
             "cot": cot_penalised(model, data_root),  # upstream's published CoT list: its penalty applies as on its leaderboard
+            "imported": True,  # produced upstream before it was stored: the progress chart dates it by its release, if known
+            **({"released": released, "released_from": "the date in the model's name"} if (released := release_in_name(model)) else {}),
             **extra,
         }
         stored += _submit(spec, runner, data_root, split, path, provider_model_name(model), UPSTREAM_TEAM, db_path, metadata, log, card=card)

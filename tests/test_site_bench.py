@@ -148,11 +148,11 @@ def test_the_model_page_gives_each_value_its_unit(demo_db: Path, monkeypatch: py
 
 def test_progress_over_a_few_seconds_labels_times_not_milliseconds() -> None:
     start = datetime(2026, 11, 23, 23, 58, 30)
-    frame = pl.DataFrame({"created_at": [start + timedelta(seconds=s) for s in (0, 2, 5)], "value": [1.0, 2.0, 1.5], "best": [1.0, 2.0, 2.0],
-                          "system": ["a", "b", "c"]})
+    frame = pl.DataFrame({"produced_at": [start + timedelta(seconds=s) for s in (0, 2, 5)], "value": [1.0, 2.0, 1.5], "best": [1.0, 2.0, 2.0],
+                          "system": ["a", "b", "c"], "date_source": ["submission time (upload)"] * 3})
     x = plots.progress(frame, "Score").to_dict()["layer"][0]["encoding"]["x"]
     assert x["axis"]["format"] == "%H:%M:%S" and "2026-11-23" in x["title"]
-    weeks = frame.with_columns(pl.Series("created_at", [start + timedelta(days=d) for d in (0, 3, 9)]))
+    weeks = frame.with_columns(pl.Series("produced_at", [start + timedelta(days=d) for d in (0, 3, 9)]))
     assert plots.progress(weeks, "Score").to_dict()["layer"][0]["encoding"]["x"]["axis"]["format"] == "%Y-%m-%d"
 
 

@@ -123,8 +123,8 @@ def _both_ways() -> None:
     radar = pl.DataFrame({"system": ["A"] * 3 + ["B"] * 3, "axis": ["p", "q", "r"] * 2, "value": [50.0, None, 2.0, 100.0, 80.0, 4.0]})
     scatter = pl.DataFrame({"system": ["A", "B"], "x": [10.0, 20.0], "y": [12.0, 15.0], "n_x": [5, 5], "n_y": [6, 6]})
     start = datetime(2024, 1, 1)
-    history = pl.DataFrame({"created_at": [start + timedelta(days=i) for i in range(7000)], "value": [float(i % 97) for i in range(7000)],
-                            "best": [96.0] * 7000, "system": ["A"] * 7000})  # more rows than Altair inlines by default
+    history = pl.DataFrame({"produced_at": [start + timedelta(days=i) for i in range(7000)], "value": [float(i % 97) for i in range(7000)],
+                            "best": [96.0] * 7000, "system": ["A"] * 7000, "date_source": ["model release"] * 7000})  # more rows than Altair inlines by default
     for chart, width in ((plots.slice_bars(bars, "F1", scale=colours), "stretch"), (plots.radar(radar, ["p", "q", "r"], scale=colours), None),
                          (plots.seen_unseen(scatter, "x", "y", scale=colours), "stretch"), (plots.progress(history, "F1"), "stretch")):
         if width is None:

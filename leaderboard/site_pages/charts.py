@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from leaderboard import analysis, cache, plots, semantics, sitedata, ui
+from leaderboard import analysis, cache, plots, progress, semantics, sitedata, ui
 from leaderboard.model import TaskInfo
 
 TOP_SYSTEMS = 6
@@ -210,22 +210,20 @@ else:
 st.subheader("Progress over time")
 
 
-def _progress() -> dict | None:
-    """The progress chart's spec over every submitted row of the board, None with fewer than two."""
-    history = sitedata.primary_rows(db).filter((pl.col("task") == info.task) & (pl.col("split") == info.split) & ~pl.col("is_reference"))
-    history = history.filter(pl.col("value").is_not_null()).sort("created_at")
-    if history.height < 2:
-        return None
-    shown = history.with_columns((pl.col("value") * (100 if primary.percent else 1)).alias("value"))
-    best = shown["value"].cum_max() if primary.higher_is_better else shown["value"].cum_min()
-    shown = shown.with_columns(best.alias("best"), pl.col("model").alias("system"))
+def _progress() -> tuple[dict | None, str]:
+    """The progress chart's spec over every row of the board at the date its result was produced (None with fewer than two), and its caption."""
+    rows = sitedata.primary_rows(db).filter((pl.col("task") == info.task) & (pl.col("split") == info.split))
+    dated = progress.history(rows, higher_is_better=primary.higher_is_better, scale=100 if primary.percent else 1)
+    caption = dated.caption(ui.escape(primary.display))
+    if dated.frame.height < 2:
+        return None, caption
     title = primary.display + (" (%)" if primary.percent else "")
-    return plots.vega_lite(plots.progress(shown.select("created_at", "value", "best", "system"), title))
+    return plots.vega_lite(plots.progress(dated.frame, title)), caption
 
 
-progress_spec = cache.memo(db, "charts.progress", (info.task, info.split), _progress)
+progress_spec, progress_caption = cache.memo(db, "charts.progress", (info.task, info.split), _progress)
 if progress_spec is None:
-    st.caption("Fewer than two submissions: nothing to draw yet.")
+    st.caption(f"Fewer than two dated rows: nothing to draw yet. {progress_caption}")
 else:
     st.vega_lite_chart(progress_spec, width="stretch")
-    st.caption(f"Each point is a submission's {ui.escape(primary.display)}; the line is the best so far (submitted rows; papers' rows have no date).")
+    st.caption(progress_caption)
