@@ -141,6 +141,9 @@ def test_captions_count_every_row_down_to_the_last_bootstrapped_one(sample_db: P
         ("propara-all-none", "propara", "test"),
         ("propara-naacl18-all-unknown", "propara-naacl18", "test"),
         ("paged-sentence-chain", "paged", "dev"),
+        ("openpi-copy-step", "openpi", "test"),
+        ("openpi-copy-step", "openpi-head", "test"),
+        ("paged-clause-chain", "paged", "dev"),
     ],
 )
 def test_each_registered_baseline_writes_a_file_its_task_reads_and_scores(name: str, task: str, split: str, tmp_path: Path) -> None:
@@ -254,3 +257,19 @@ def test_upstream_pm_llm_rows_score_as_upstream_prints_them(real_db: Path) -> No
             assert round(score, 1) == upstream[model], model
             compared += 1
     assert compared >= 4
+
+
+def test_the_clause_chain_makes_a_condition_an_exclusive_gateway() -> None:
+    chain = demo.baselines.simple.clause_chain("Receive the order. If the stock is sufficient, ship the goods; then send the invoice.")  # type: ignore[attr-defined]
+    assert chain.splitlines() == [
+        "Start -> Receive the order",
+        "Receive the order -> XOR1",
+        "XOR1 -> (the stock is sufficient) ship the goods",
+        "ship the goods -> send the invoice",
+        "send the invoice -> End",
+    ]
+
+
+def test_the_copied_step_is_the_question_s_last_sentence() -> None:
+    question = " Start by eliminating addicting foods. Soda Pop is not the best for health. Now, what happens?"
+    assert demo.baselines.simple.current_step(question) == "Soda Pop is not the best for health."  # type: ignore[attr-defined]
