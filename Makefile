@@ -27,8 +27,10 @@ leaderboard: $(STAMP)
 
 # The end-to-end browser test needs Debian's chromium; without it (no root, no network) it skips.
 # Lint runs first: a lint failure stops the tests.
+# Two workers (CI has two cores), a test file per worker at a time so its fixtures are built once.
+PYTEST_WORKERS ?= 2
 test: $(STAMP) e2e-deps lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test-fast: $(STAMP)
 	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -x -q
