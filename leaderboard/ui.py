@@ -43,6 +43,27 @@ UNITS_NOTE = (
 )
 
 
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
+
+
+def natural_key(text: Any) -> tuple[tuple[int, int, str], ...]:
+    """A sort key reading each run of digits as a number: ``"2"`` before ``"10"``, ``"cat01_2"`` before ``"cat01_10"``.
+
+    Issue #30: item ids sorted as strings listed "10" before "2".  Numbers compare by their length without
+    leading zeros, then their digits (no ``int()``: an id of 5,000 digits is still just an id).
+    """
+    parts = []
+    for part in _DIGIT_RUNS.split(str(text)):
+        if not part:
+            continue
+        if part[0].isascii() and part[0].isdigit():
+            digits = part.lstrip("0") or "0"
+            parts.append((0, len(digits), digits + "\x00" + part))  # equal numbers: "01" after "1", so the order is total
+        else:
+            parts.append((1, 0, part))
+    return tuple(parts)
+
+
 def escape(text: Any) -> str:
     """Text safe to put inside Streamlit markdown: every markdown/HTML metacharacter backslash-escaped."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")

@@ -9,13 +9,20 @@ tall enough to read; the Board's columns: the ranking metric and its interval fi
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from leaderboard import ui
+from leaderboard import sitedata, ui
+from procbench import demo
+from procbench.api import load_task
+from procbench.paths import SAMPLE_SUBMISSIONS_DIR
+from submissions import load_reported, submit
 from tests.site_app import build_demo_store, page
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -90,3 +97,93 @@ def test_homes_download_holds_the_stored_fractions_as_the_boards_download_does(d
     on_screen = shown[shown["Board"] == "board?task=openpi&split=test"]["Score"].iloc[0]
     assert on_screen == pytest.approx(round(leader["rouge_f1"] * 100, 2))  # the page still shows %
     assert any("fractions" in c.value for c in at.caption)  # the units note under the buttons
+
+
+# -- Charts: systems with per-item data by default ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def paradise_with_papers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """PARADISE tip on the real test split: the papers' rows (better than any baseline) and one submitted file answering every item."""
+    chosen = demo.plan()
+    if not chosen.real or "paradise-tip" not in chosen.real_tasks:
+        pytest.skip("no real PARADISE data (set PROCBENCH_DATA, or ../shared/data): its papers' rows show on no sample board")
+    folder = tmp_path_factory.mktemp("paradise-papers")
+    db = folder / "board.duckdb"
+    spec, runner = load_task("paradise-tip")
+    gold, _ = runner.gold(chosen.data_root, "test")
+    file = folder / "first-ending.jsonl"
+    file.write_text("".join(json.dumps({"id": int(i), "label": 0}) + "\n" for i in gold.items), encoding="utf-8")
+    submit(spec, runner, data_root=chosen.data_root, split="test", predictions=file, model="first-ending", team="usability", db_path=db)
+    assert load_reported(spec, runner, data_root=chosen.data_root, db_path=db)
+    return db
+
+
+def test_paradise_charts_open_on_the_systems_with_per_item_data(paradise_with_papers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = sitedata.submissions_of(paradise_with_papers, "paradise-tip", "test")
+    best = rows.sort("primary_value", descending=True, nulls_last=True)
+    assert best["is_reference"][0]  # the papers are on top: the old default opened on them
+    at = page(paradise_with_papers, monkeypatch, "charts", task="paradise-tip", split="test")
+    chosen = next(m for m in at.sidebar.multiselect if m.label == "Systems").value
+    submitted = rows.filter(~pl.col("is_reference"))["submission_id"].to_list()
+    assert chosen == submitted  # the one submitted row, not the six best papers' rows
+    papers = page(paradise_with_papers, monkeypatch, "charts", task="paradise-tip", split="test", systems=best["submission_id"][0])
+    assert next(m for m in papers.sidebar.multiselect if m.label == "Systems").value == [best["submission_id"][0]]  # the address still chooses any
+
+
+# -- the upload page ---------------------------------------------------------------------------------
+
+
+def test_the_upload_page_opens_on_the_main_task_not_its_variant(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = page(demo_db, monkeypatch, "upload")
+    task = next(s for s in at.selectbox if s.label == "Task")
+    assert task.value == "openpi" and task.options.index("openpi") < task.options.index("openpi-head")
+    assert task.options == sorted(task.options)
+
+
+def upload(demo_db: Path, monkeypatch: pytest.MonkeyPatch, task: str, split: str, name: str, content: bytes) -> Any:
+    at = page(demo_db, monkeypatch, "upload", task=task, split=split)
+    at.file_uploader[0].upload(name, content, "application/json").run()
+    assert not at.exception
+    return at
+
+
+def test_the_upload_page_says_an_empty_file_holds_no_records(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = upload(demo_db, monkeypatch, "paradise-tip", "test", "empty.jsonl", b"")
+    problems = at.dataframe[0].value
+    assert list(problems["Problem"]) == ["the file holds no records"]
+
+
+def test_the_upload_page_names_a_field_the_format_does_not_declare_and_the_true_json_column(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = (SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[4] = json.dumps({**json.loads(lines[4]), "answer": "misspelt"})
+    at = upload(demo_db, monkeypatch, "openpi", "test", "extra.jsonl", ("\n".join(lines) + "\n").encode())
+    said = [w for w in warnings_of(at) if "answer" in w and "line 5" in w]
+    assert len(said) == 1 and "ignored" in said[0], warnings_of(at)
+    cut = lines[:2] + [lines[2][:-1]] + lines[3:]  # line 3 lost its closing brace
+    at = upload(demo_db, monkeypatch, "openpi", "test", "cut.jsonl", ("\n".join(cut) + "\n").encode())
+    problems = at.dataframe[0].value
+    assert list(problems["Line"]) == [3] and problems["Problem"][0].endswith(f"(column {len(lines[2])})")
+
+
+# -- item lists sort ids as numbers ------------------------------------------------------------------
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.sampled_from(["", "cat", "id-", "www.x/a||"]), st.integers(0, 10**6)), min_size=1, max_size=30))
+def test_natural_order_reads_digit_runs_as_numbers(ids: list[tuple[str, int]]) -> None:
+    texts = [f"{prefix}{number}" for prefix, number in ids]
+    ordered = sorted(texts, key=ui.natural_key)
+    assert ordered == sorted(texts, key=lambda t: next((p, n) for p, n in ids if f"{p}{n}" == t))
+
+
+def test_the_items_page_lists_item_ids_in_numeric_order(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = page(demo_db, monkeypatch, "items", task="openpi", split="test")
+    listed = list(at.dataframe[0].value["Item"])  # "<url>||<step>"
+    steps = [(i.rsplit("||", 1)[0], int(i.rsplit("||", 1)[1])) for i in listed]
+    assert steps == sorted(steps)  # step 2 before step 10
+
+
+def test_the_items_page_lists_paradises_row_indices_in_numeric_order(paradise_with_papers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = list(page(paradise_with_papers, monkeypatch, "items", task="paradise-tip", split="test").dataframe[0].value["Item"])
+    assert len(listed) > 100 and listed == sorted(listed, key=int)

@@ -38,7 +38,13 @@ def _candidates() -> tuple[dict[str, dict], dict[str, str]]:
 
 rows, labels = cache.memo(db, "charts.candidates", (info.task, info.split), _candidates)
 ids = list(labels)
-systems = ui.url_multi(st.sidebar, "Systems", ids, key="systems", default=ids[:TOP_SYSTEMS], format_func=lambda s: labels.get(s, s))
+# issue #30: by default the best systems with per-item data (submitted rows); papers' rows have none, so on PARADISE (papers on top)
+# every chart opened empty. A board of papers' rows alone still opens on them.
+with_items = [s for s in ids if not rows[s]["is_reference"]]
+systems = ui.url_multi(
+    st.sidebar, "Systems", ids, key="systems", default=(with_items or ids)[:TOP_SYSTEMS], format_func=lambda s: labels.get(s, s),
+    help="default: the best systems with per-item data (submitted rows); papers' rows have whole-split figures only",
+)
 metric_name = ui.metric_choice(st.sidebar, info)
 metric = info.metric(metric_name)
 st.caption(f"**{ui.escape(metric.display)}**: {ui.escape(ui.metric_help(metric))}")

@@ -211,7 +211,7 @@ def _differences() -> pl.DataFrame:
     """The items where A and B differ most, each item's value the task's aggregator over that item alone."""
     a_values = analysis.per_item_values(db, info.task, a_id, metric.name)
     b_values = analysis.per_item_values(db, info.task, b_id, metric.name)
-    shared = sorted(set(a_values) & set(b_values), key=lambda i: (-abs(a_values[i] - b_values[i]), i))[:TOP_ITEMS]
+    shared = sorted(set(a_values) & set(b_values), key=lambda i: (-abs(a_values[i] - b_values[i]), ui.natural_key(i)))[:TOP_ITEMS]
     return pl.DataFrame(
         {
             "Item": shared,

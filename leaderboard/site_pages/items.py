@@ -32,7 +32,7 @@ metric = info.metric(
                   format_func=lambda n: info.metric(n).display)
 )
 
-items = analysis.items_of(db, sid)
+items = sorted(analysis.items_of(db, sid), key=lambda i: ui.natural_key(i.item_id))  # "2" before "10" (issue #30)
 values = analysis.per_item_metric(info.task, items, metric.name)
 gold_set = evidence.gold(info.task, info.split, info.fingerprint)
 listing = pl.DataFrame(

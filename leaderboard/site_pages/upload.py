@@ -22,9 +22,12 @@ st.header("Upload a prediction file")
 st.caption("Validated, scored and stored exactly as `procbench submit` does; nothing is stored unless the whole file validates and scores.")
 
 accepted = intake_form.accepted_arguments()
-names = [p.stem for p in all_spec_paths()]
+# issue #30: by task name ("openpi" before its variant "openpi-head"; sorting the file names put "openpi-head.spec" first),
+# the first task that has a board chosen by default
+names = sorted(p.stem for p in all_spec_paths())
+on_boards = set(sitedata.tasks(db)["task"].to_list()) if db.exists() else set()
 left, right = st.columns(2)
-task = ui.url_choice(left, "Task", names, key="task")
+task = ui.url_choice(left, "Task", names, key="task", index=next((i for i, n in enumerate(names) if n in on_boards), 0))
 spec, _ = load_task(task)
 # default to a split that already has a board (an upload elsewhere would start a board of its own)
 boards = set(sitedata.tasks(db).filter(pl.col("task") == task)["split"].to_list()) if db.exists() else set()
