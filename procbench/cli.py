@@ -14,7 +14,8 @@ import typer
 # Only what every command needs is imported here: the spec language, the registry (NumPy) and the
 # store are imported by the commands that use them, so `procbench --help` does not pay for them.
 from procbench import console_commands
-from procbench.console_commands import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR
+from procbench.cli_options import DbOption
+from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_FINDINGS, EXIT_INVALID_PREDICTIONS, EXIT_NOT_COMPARABLE, EXIT_REFUSED, EXIT_SPEC_ERROR, EXIT_USAGE
 from procbench.paths import DEFAULT_DB
 
 __all__ = ["EXIT_DATA_MISSING", "EXIT_INVALID_PREDICTIONS", "EXIT_SPEC_ERROR", "app"]
@@ -47,6 +48,28 @@ app = _App(
 
 def _err(text: str) -> None:
     typer.echo(text, err=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from procbench.logs import version_line
+
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="more log lines on stderr (-v: each step, -vv: debug)")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="only warnings and errors on stderr (no progress lines)")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="print procbench's version and exit")
+    ] = False,
+) -> None:
+    """Declarative evaluation and leaderboard for procedural-text benchmarks (exit statuses: docs/submissions.md, "Exit codes")."""
+    from procbench.logs import configure
+
+    configure(verbose=verbose, quiet=quiet)
 
 
 @contextmanager
@@ -126,7 +149,7 @@ def fmt(
             continue
         if check_only:
             _err(f"{path}: not canonically formatted (run `procbench fmt {path}`)")
-            status = 1
+            status = EXIT_FINDINGS
         else:
             path.write_text(canonical, encoding="utf-8")
             typer.echo(f"formatted {path}")
@@ -198,25 +221,30 @@ def demo(
 
 @app.command()
 def leaderboard(
-    db: Annotated[Path, typer.Option()] = DEFAULT_DB,
-    port: Annotated[int, typer.Option()] = 8501,
-    address: Annotated[str, typer.Option(help="the interface to listen on; 0.0.0.0 serves other machines too")] = "127.0.0.1",
+    db: DbOption = DEFAULT_DB,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="the port to listen on")] = 8501,
+    address: Annotated[
+        str, typer.Option(help="the interface to listen on; 0.0.0.0 serves other machines too (and their users the Upload page)")
+    ] = "127.0.0.1",
     headless: Annotated[bool, typer.Option(help="do not open a browser")] = True,
     run_baselines: Annotated[
         bool, typer.Option(help="once the site answers, run the baselines that need a model into the store (their boards say 'computing' meanwhile)")
     ] = False,
 ) -> None:
     """Serve the Streamlit leaderboard over a procbench database."""
-    from procbench.serving import serve_board
+    from procbench.serving import exposure_warning, serve_board
 
+    warning = exposure_warning(address)
+    if warning:
+        _err(f"warning: {warning}")
     if not db.exists():
         _err(f"error: no database at {db} (build one with `procbench demo` or `procbench submit`)")
         raise typer.Exit(EXIT_DATA_MISSING)
     raise typer.Exit(serve_board(db, port=port, address=address, headless=headless, run_baselines=run_baselines))
 
 
-# `procbench compare`: exit statuses beside the others (2 bad option value, 4 no store, 5 refused as `admin items`).
-EXIT_COMPARE = {"metric": 2, "slice": 2, "unknown": 5, "board": 6, "different": 7}
+# `procbench compare`: an unknown metric or slice is a bad option value; an unknown submission refused as `admin items` refuses it
+EXIT_COMPARE = {"metric": EXIT_USAGE, "slice": EXIT_USAGE, "unknown": EXIT_REFUSED, "board": EXIT_NOT_COMPARABLE, "different": EXIT_NOT_COMPARABLE}
 
 
 @app.command()
@@ -225,12 +253,12 @@ def compare(
     b: Annotated[str, typer.Argument(help="submission id of B")],
     metric: Annotated[Optional[str], typer.Option(help="metric to compare (default: the task's primary metric)")] = None,
     slice_: Annotated[Optional[str], typer.Option("--slice", help="one slice value, DIM=VALUE (default: the whole split)")] = None,
-    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     permutation: Annotated[bool, typer.Option(help="also run the approximate randomisation test (1000 re-aggregations)")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """A − B as the site's Compare page computes it: paired bootstrap interval and p-value, approximate randomisation p, the verdict
-    (exit 2 unknown metric or slice, 4 no store, 5 unknown submission, 6 not on its board, 7 another task, split or fingerprint)."""
+    (exit 2 unknown metric or slice, 4 no store, 5 unknown submission, 7 not on its board, or another task, split or fingerprint)."""
     from procbench.comparison import CompareError
     from procbench.comparison import compare as compare_submissions
 

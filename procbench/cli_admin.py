@@ -16,15 +16,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from procbench.cli_options import DbOption
+from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_FAILED, EXIT_FINDINGS, EXIT_INVALID_PREDICTIONS, EXIT_REFUSED, EXIT_SPEC_ERROR, EXIT_UNKNOWN_SPLIT
 from procbench.paths import DEFAULT_DB
 
-EXIT_INVALID_PREDICTIONS = 2
-EXIT_SPEC_ERROR = 3
-EXIT_DATA_MISSING = 4
-EXIT_REFUSED = 5  # auth, quota, or a bad request (name, split, link)
-EXIT_FAILED = 6  # the scorer or the store failed; see the receipt
-
-DbOption = Annotated[Path, typer.Option(help="DuckDB file")]
 
 
 def _say(text: str, *, err: bool = False) -> None:
@@ -88,7 +83,7 @@ def submit(
     task, runner = _load(spec)
     if not predictions.is_file():
         _err(f"error: no prediction file at {predictions}")
-        raise typer.Exit(EXIT_INVALID_PREDICTIONS)
+        raise typer.Exit(EXIT_DATA_MISSING)
     card = ModelCard(size_class, weights, method, paper_url, code_url, description, contamination, contamination_source)
     from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
 
@@ -106,7 +101,8 @@ def submit(
     except SubmissionRefused as exc:
         _err(f"error: {exc.message}")
         _err(f"nothing was stored{_receipt(exc)}")
-        raise typer.Exit(EXIT_REFUSED) from None
+        # intake refuses an unknown split at stage `request`, with a receipt: its own status (issue #33)
+        raise typer.Exit(EXIT_UNKNOWN_SPLIT if exc.stage == "request" and split not in runner.splits else EXIT_REFUSED) from None
     except (MissingData, FileNotFoundError, ValueError) as exc:
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_DATA_MISSING) from None
@@ -331,7 +327,7 @@ def admin_check(
             _say(f"orphan raw file {location} in {blob_root(db)}: no raw_files row references it (a failed store; `procbench admin check --fix` removes it)")
     orphans += _staging_leftovers(db, fix, collect_staging if fix else staging_leftovers)
     if problems or orphans:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FINDINGS)
     typer.echo(f"{db}: consistent")
 
 

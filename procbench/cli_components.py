@@ -9,6 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from procbench.exit_codes import EXIT_FINDINGS, EXIT_USAGE
+
 
 def components(
     kind: Annotated[Optional[str], typer.Option("--kind", help="only this kind (reader, predictions, scorer, aggregator, normaliser, similarity, ...)")] = None,
@@ -31,7 +33,7 @@ def components(
         close = difflib.get_close_matches(kind, registry.KINDS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         typer.echo(f"error: unknown kind {kind!r}{hint}\n  hint: kinds are {', '.join(registry.KINDS)}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(EXIT_USAGE)
     problems = list(registry.load_problems())
     # only folders the operator names here or in PROCBENCH_COMPONENTS are imported (docs/submissions.md, threat model)
     if spec_dir is not None or folders:
@@ -56,7 +58,7 @@ def components(
         for problem in problems:
             typer.echo(problem.render(), err=True)
     if problems:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 def register(app: typer.Typer) -> None:

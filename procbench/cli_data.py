@@ -17,9 +17,7 @@ if TYPE_CHECKING:
     from dsl import lock as locking
     from procbench import data as fetching
 
-EXIT_SPEC_ERROR = 3
-EXIT_DATA_MISSING = 4
-EXIT_FETCH_FAILED = 5
+from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_FETCH_FAILED, EXIT_SPEC_ERROR, EXIT_TIMEOUT
 
 data_app = typer.Typer(no_args_is_help=True, help="Fetch and check the benchmarks' upstream data files.")
 
@@ -61,8 +59,8 @@ def fetch_command(
     """Download a benchmark's files in the upstream layout, verify size and sha256, resume partial downloads.
 
     Files already in place and verified are kept; a second run works offline from the cache.
-    Exit 4 when nothing is declared for the target, 5 when a file could not be fetched or verified
-    (or the deadline passed, or a URL redirects more than 10 times).
+    Exit 4 when nothing is declared for the target, 10 when a file could not be fetched or verified
+    (or a URL redirects more than 10 times), 124 when the deadline passed.
     """
     from procbench import data as fetching
 
@@ -70,7 +68,12 @@ def fetch_command(
     root = (to or fetching.default_fetch_root()).expanduser().resolve()
     typer.echo(f"{len(items)} file(s) for {target}{f' (split {split})' if split else ''} into {root}")
 
+    from procbench.logs import Progress
+
+    progress = Progress(f"fetch {target}", len(items))
+
     def report(item: fetching.FetchItem, result: fetching.FetchResult | None, error: str) -> None:
+        progress.step(f"{item.spec.path} {'failed' if result is None else 'verified'}")
         if result is None:
             typer.echo(f"  FAILED  {item.spec.path}\n          {error}", err=True)
         else:
@@ -91,7 +94,7 @@ def fetch_command(
         f"{counts['present']} already present), {len(outcome.failures)} failed"
     )
     if not outcome.ok:
-        raise typer.Exit(EXIT_FETCH_FAILED)
+        raise typer.Exit(EXIT_TIMEOUT if outcome.timed_out else EXIT_FETCH_FAILED)
     if os.environ.get("PROCBENCH_DATA") and Path(os.environ["PROCBENCH_DATA"]).expanduser().resolve() == root:
         return
     typer.echo(f"score against it with --data-dir {root} (or export PROCBENCH_DATA={root})")

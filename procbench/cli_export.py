@@ -9,14 +9,17 @@ from typing import Annotated, Optional
 import typer
 
 from dsl import SpecError
+from procbench.cli_options import DbOption
+from procbench.exit_codes import (
+    EXIT_DATA_MISSING,
+    EXIT_FAILED,
+    EXIT_FETCH_FAILED,
+    EXIT_INVALID_PREDICTIONS,
+    EXIT_REFUSED,
+    EXIT_SPEC_ERROR,
+    EXIT_UNKNOWN_SPLIT,
+)
 from procbench.paths import DEFAULT_DB
-
-EXIT_INVALID = 2
-EXIT_SPEC_ERROR = 3
-EXIT_DATA_MISSING = 4
-EXIT_PUBLISH_FAILED = 5
-EXIT_REFUSED = 5
-EXIT_FAILED = 6
 
 export_app = typer.Typer(no_args_is_help=True, help="Export a task or the board to the Hugging Face ecosystem.")
 import_app = typer.Typer(no_args_is_help=True, help="Turn another harness's per-item log into a prediction file.")
@@ -52,7 +55,7 @@ def export_evaluate(
 @export_app.command("hub-dataset")
 def export_hub_dataset(
     directory: Annotated[Path, typer.Argument(help="folder to write (Parquet per task, README.md card, metrics.json)")],
-    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     push: Annotated[Optional[str], typer.Option(help="also upload the folder to this Hub dataset repo (org/name)")] = None,
     private: Annotated[bool, typer.Option(help="create the Hub repo private")] = False,
 ) -> None:
@@ -71,14 +74,14 @@ def export_hub_dataset(
             url = push_folder(folder.root, push, private=private)
         except PublishError as exc:
             _err(f"error: {exc}")
-            raise typer.Exit(EXIT_PUBLISH_FAILED) from None
+            raise typer.Exit(EXIT_FETCH_FAILED) from None
         typer.echo(f"pushed to {url}")
 
 
 @export_app.command("eee")
 def export_eee(
     task: Annotated[Optional[str], typer.Argument(help="only this task's boards (default: every task)")] = None,
-    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     out: Annotated[Path, typer.Option(help="folder to write (data/<task>/<team>/<model>/<uuid>.json and _samples.jsonl)")] = Path("eee"),
     organization: Annotated[str, typer.Option(help="source_organization_name of the records: who runs this board")] = "procbench",
 ) -> None:
@@ -98,7 +101,7 @@ def export_eee(
 
 @export_app.command("eval-results")
 def export_eval_results(
-    db: Annotated[Path, typer.Option(help="DuckDB file")] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     out: Annotated[Path, typer.Option(help="folder to write <model>/.eval_results/<task>.yaml into")] = Path("eval_results"),
     model: Annotated[Optional[str], typer.Option(help="only this model's files")] = None,
     dataset_prefix: Annotated[
@@ -115,7 +118,7 @@ def export_eval_results(
     written = write_eval_results(db, out, model=model, prefix=dataset_prefix, source_url=source_url)
     if not written.files:
         _err(f"error: no ranked row{' of model ' + repr(model[:100]) if model else ''} on the board")
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_DATA_MISSING)
     typer.echo(f"wrote {written.entries} entr{'y' if written.entries == 1 else 'ies'} for {len(written.files)} model(s) under {out}")
     for name, paths in written.files.items():
         for path in paths:
@@ -134,10 +137,13 @@ def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_d
         id_field=reader.pop("id_field", None),  # type: ignore[arg-type]
         unanswered=reader.pop("unanswered", "refuse"),  # type: ignore[arg-type]
         id_offset=reader.pop("id_offset", 0),  # type: ignore[arg-type]
+        errored=reader.pop("errored", "refuse"),  # type: ignore[arg-type]
     )
     if not log.is_file():
         _err(f"error: no log file at {log}")
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_DATA_MISSING)
+    if split is not None:
+        _refuse_unknown_split(task, split)
     try:
         imported = import_log(fmt, log, task, split=split, data_dir=data_dir, options=options, **reader)  # type: ignore[arg-type]
     except KeyError as exc:
@@ -149,7 +155,7 @@ def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_d
     except ImportFailed as exc:
         _err(exc.render())
         _err("no prediction file was written")
-        raise typer.Exit(EXIT_INVALID) from None
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
     except (FileNotFoundError, ValueError) as exc:
         _err(f"error: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root, or fetch it with `procbench data fetch {task}`")
         raise typer.Exit(EXIT_DATA_MISSING) from None
@@ -158,6 +164,20 @@ def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_d
     imported.write_jsonl(out)
     typer.echo(f"wrote {out}: {len(imported.records)} prediction(s) for {task}")
     typer.echo(f"score it with: {score_command(task, split, out, data_dir, imported)}")
+
+
+def _refuse_unknown_split(task: str, split: str) -> None:
+    """Exit EXIT_UNKNOWN_SPLIT (the task's splits listed) for a split the task does not have; a task that does not load is import_log's to report."""
+    from procbench.console_commands import CommandExit, load_runner
+    from procbench.exit_codes import unknown_split
+
+    try:
+        runner = load_runner(task)
+    except CommandExit as exc:
+        raise typer.Exit(exc.code) from None
+    if split not in runner.splits:
+        _err(unknown_split(runner.name, split, runner.splits))
+        raise typer.Exit(EXIT_UNKNOWN_SPLIT)
 
 
 def score_command(task: str, split: str | None, out: Path, data_dir: Path | None, imported: object) -> str:
@@ -176,7 +196,13 @@ def score_command(task: str, split: str | None, out: Path, data_dir: Path | None
 
 SplitOption = Annotated[Optional[str], typer.Option(help="check ids and items against this split's gold (recommended)")]
 DataDirOption = Annotated[Optional[Path], typer.Option(help="data root for --split")]
-IdFieldOption = Annotated[Optional[str], typer.Option(help="dotted path to the item id in the logged item (default: the task's mapping)")]
+IdFieldOption = Annotated[
+    Optional[str],
+    typer.Option(
+        help="dotted path to the item id inside the logged item: lm-eval's `doc` row, Inspect's sample `metadata` (so `--id-field row.idx`; a "
+        "leading `doc.`/`metadata.` is accepted too); default: the task's mapping"
+    ),
+]
 SeparatorOption = Annotated[Optional[str], typer.Option(help="split generated text on this instead of the task's separator")]
 UnansweredOption = Annotated[
     str, typer.Option(help="an output naming no answer: refuse (list it as a problem) or wrong (count it wrong, as the harness's accuracy does)")
@@ -204,7 +230,7 @@ def import_lm_eval(
     unanswered: UnansweredOption = "refuse",
     id_offset: IdOffsetOption = 0,
 ) -> None:
-    """Import an lm-evaluation-harness --log_samples file as a prediction file for TASK (exit 2 listing every problem)."""
+    """Import an lm-evaluation-harness --log_samples file as a prediction file for TASK (exit 8 listing every problem)."""
     if choice_rule not in ("acc", "acc_norm"):
         raise typer.BadParameter("--choice-rule is acc or acc_norm")
     _check_unanswered(unanswered)
@@ -226,16 +252,28 @@ def import_inspect(
     id_field: IdFieldOption = None,
     unanswered: UnansweredOption = "refuse",
     id_offset: IdOffsetOption = 0,
+    errored: Annotated[
+        str,
+        typer.Option(
+            help="a sample that failed in the run (no output): refuse (list it as a problem), skip (leave it out: a partial file) or wrong "
+            "(write a wrong answer for it); the run's own completed count is quoted"
+        ),
+    ] = "refuse",
 ) -> None:
-    """Import an Inspect evaluation log as a prediction file for TASK (exit 2 listing every problem)."""
+    """Import an Inspect evaluation log as a prediction file for TASK (exit 8 listing every problem)."""
     _check_unanswered(unanswered)
-    _import("inspect", log, task, out, split, data_dir, epoch=epoch, separator=separator, id_field=id_field, unanswered=unanswered, id_offset=id_offset)
+    if errored not in ("refuse", "wrong", "skip"):
+        raise typer.BadParameter("--errored is refuse, wrong or skip")
+    _import(
+        "inspect", log, task, out, split, data_dir, epoch=epoch, separator=separator, id_field=id_field, unanswered=unanswered, id_offset=id_offset,
+        errored=errored,
+    )
 
 
 @import_app.command("eee")
 def import_eee(
     record: Annotated[Path, typer.Argument(help="an EEE aggregate record (<uuid>.json)")],
-    db: Annotated[Path, typer.Option(help="DuckDB file (the board to import into)")] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     task: Annotated[Optional[str], typer.Option(help="the procbench task (default: the one a procbench record names)")] = None,
     split: Annotated[Optional[str], typer.Option(help="the split (default: the record's, else test)")] = None,
     samples: Annotated[Optional[Path], typer.Option(help="its per-instance file (default: the <uuid>_samples.jsonl beside the record)")] = None,
@@ -252,17 +290,17 @@ def import_eee(
 
     if not record.is_file():
         _err(f"error: no record file at {record}")
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_DATA_MISSING)
     try:
         done = do_import(record, db_path=db, data_root=resolve_data_root(data_dir), task=task, split=split, samples=samples, team=team, token=token)
     except EeeRefused as exc:
         _err(f"error: {exc}")
         _err("nothing was stored")
-        raise typer.Exit(EXIT_INVALID) from None
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
     except InvalidPredictions as exc:
         _err(f"error: the record's predictions were refused: {exc}")
         _err(f"nothing was stored{_receipt(exc)}")
-        raise typer.Exit(EXIT_INVALID) from None
+        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
     except SubmissionRefused as exc:
         _err(f"error: {exc.message}")
         _err(f"nothing was stored{_receipt(exc)}")

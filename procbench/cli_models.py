@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from procbench.exit_codes import EXIT_USAGE
 from procbench.paths import resolve_data_root
 
 
@@ -32,7 +33,8 @@ def judge(
     self-judged, unless the board has its own judge (PROCBENCH_BOARD_JUDGE_URL and _MODEL at
     intake), which discards these verdicts and grades the answers itself.
     """
-    from procbench.cli import EXIT_INVALID_PREDICTIONS, _err, _load
+    from procbench.cli import _err, _load
+    from procbench.exit_codes import EXIT_INVALID_PREDICTIONS, EXIT_REFUSED, EXIT_SPEC_ERROR, EXIT_TIMEOUT
     from runners._types import InvalidPredictions
     from runners.pmllm.judge import JudgeError, JudgeSettings, judge_answers
 
@@ -42,7 +44,7 @@ def judge(
     text_template, image_template = spec.template(JUDGE), spec.template(JUDGE_IMAGE)
     if text_template is None:
         _err(f"error: task {spec.name!r} declares no `template {JUDGE}`")
-        raise typer.Exit(3)
+        raise typer.Exit(EXIT_SPEC_ERROR)
     gold, _ = runner.gold(resolve_data_root(data_dir), spec.data.splits[0])
     try:
         answers, notes = runner.validate(predictions, gold)
@@ -66,7 +68,7 @@ def judge(
             run = judge_answers(gold.items, answers, settings, cot=cot, cache_dir=cache, progress=progress)
     except JudgeError as exc:
         _err(f"error: {exc}")
-        raise typer.Exit(5) from None
+        raise typer.Exit(EXIT_TIMEOUT if "the request's deadline" in str(exc) else EXIT_REFUSED) from None
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as handle:
         for qid, answer in run.answers.items():
@@ -99,7 +101,7 @@ def baseline(
         chosen = get(name)
     except KeyError as exc:
         typer.echo(f"error: {exc.args[0]}", err=True)
-        raise typer.Exit(2) from None
+        raise typer.Exit(EXIT_USAGE) from None
     target_task = task or chosen.tasks[0]
     root = resolve_data_root(data_dir)
     # PARADISE's read their own split (and take the short names warning, tip, ...); the others get the task's gold items

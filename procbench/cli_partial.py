@@ -13,22 +13,23 @@ def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path,
 
     from dsl.errors import SpecError
     from procbench.api import score
+    from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR
     from runners._types import InvalidPredictions
 
     try:
         result = score(task, predictions, split=split, data_dir=data_root, metadata=metadata, partial=True)
     except InvalidPredictions as exc:
         typer.echo(exc.render(), err=True)
-        return 2
+        return EXIT_INVALID_PREDICTIONS
     except FileNotFoundError as exc:
         typer.echo(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root", err=True)
-        return 4
+        return EXIT_DATA_MISSING
     except SpecError as exc:  # DataRefused: what check --data refuses about the split, as it says it
         typer.echo(str(exc), err=True)
-        return 3
+        return EXIT_SPEC_ERROR
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
-        return 2
+        return EXIT_INVALID_PREDICTIONS
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:

@@ -8,6 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from procbench.exit_codes import EXIT_DATA_MISSING
+
 site_app = typer.Typer(help="The leaderboard site: a large benchmark store, page load times in a real browser, screenshots.", no_args_is_help=True)
 
 
@@ -27,7 +29,7 @@ def generate(
 
         if not from_store.exists():
             typer.echo(f"error: no database at {from_store} (make one with `procbench demo --db {from_store}`)", err=True)
-            raise typer.Exit(4)
+            raise typer.Exit(EXIT_DATA_MISSING)
         generate_from_store(from_store, db, submissions, seed=seed)
         return
     from leaderboard.bench import generate as fill
@@ -55,7 +57,7 @@ def bench(
         name, _, path = entry.partition("=")
         if not path or not Path(path).exists():
             typer.echo(f"error: --store {entry!r}: expected NAME=DB with an existing DB (make it with `procbench demo` / `procbench site generate`)", err=True)
-            raise typer.Exit(4)
+            raise typer.Exit(EXIT_DATA_MISSING)
         stores[name] = Path(path)
     env = {k: v for k, v in os.environ.items() if k.startswith("PROCBENCH_")}
     browserbench.run(stores, output=output, doc=doc, env=env, only=tuple(view or ()))
@@ -72,7 +74,7 @@ def screenshots(
 
     if not db.exists():
         typer.echo(f"error: no database at {db} (make one with `procbench demo --db {db}`)", err=True)
-        raise typer.Exit(4)
+        raise typer.Exit(EXIT_DATA_MISSING)
     for path in shots.take(db, out):
         typer.echo(f"wrote {path}")
 

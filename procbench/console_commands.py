@@ -22,9 +22,7 @@ from typing import Any, Optional
 from procbench.cli_lean import Param, parse
 from procbench.paths import SAMPLE_DATA_ROOT, resolve_data_root
 
-EXIT_INVALID_PREDICTIONS = 2
-EXIT_SPEC_ERROR = 3
-EXIT_DATA_MISSING = 4
+from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR, EXIT_UNKNOWN_SPLIT, unknown_split
 
 
 class CommandExit(Exception):
@@ -210,9 +208,12 @@ def score(
 
     runner = load_runner(spec)
     root = resolve_data_root(data_dir)
+    if split not in runner.splits:
+        err(unknown_split(runner.name, split, runner.splits))
+        raise CommandExit(EXIT_UNKNOWN_SPLIT)
     if not predictions.is_file():
         err(f"error: no prediction file at {predictions}")
-        raise CommandExit(EXIT_INVALID_PREDICTIONS)
+        raise CommandExit(EXIT_DATA_MISSING)
     from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
 
     kind = cli_data_root.announce(spec, runner.name, split, root)
@@ -242,8 +243,8 @@ def score(
         raise CommandExit(EXIT_DATA_MISSING) from None
     for warning in evaluation.warnings:
         err(f"warning: {warning}")
-    if as_json:
-        echo(json.dumps({**evaluation.to_json(), "data_kind": kind}, indent=2))
+    if as_json:  # the warnings printed above, kept in the object too (as a --partial run's; issue #33)
+        echo(json.dumps({**evaluation.to_json(), "partial": False, "warnings": list(evaluation.warnings), "data_kind": kind}, indent=2))
         return
     answered = "" if evaluation.answered is None else f", {evaluation.answered} answered"
     echo(f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items{answered}  (fingerprint {evaluation.fingerprint[:12]})")

@@ -48,6 +48,10 @@ class FetchError(Exception):
     """A file could not be fetched (network, HTTP status, missing origin); the message says what to do."""
 
 
+class DeadlinePassed(FetchError):
+    """The whole fetch's deadline passed (``--deadline``, PROCBENCH_FETCH_DEADLINE): ``data fetch`` exits with EXIT_TIMEOUT."""
+
+
 class IntegrityError(FetchError):
     """A fetched file's size or sha256 differs from the lock's; nothing was put in place."""
 
@@ -73,7 +77,7 @@ class Deadline:
 
     def check(self, what: str) -> None:
         if self.left() <= 0:
-            raise FetchError(f"{what}: the fetch's deadline of {self.seconds:g} s passed (--deadline, PROCBENCH_FETCH_DEADLINE)")
+            raise DeadlinePassed(f"{what}: the fetch's deadline of {self.seconds:g} s passed (--deadline, PROCBENCH_FETCH_DEADLINE)")
 
 
 @dataclass(frozen=True)
@@ -441,6 +445,7 @@ class FetchReport:
     root: Path
     results: tuple[FetchResult, ...]
     failures: tuple[tuple[FetchItem, str], ...]
+    timed_out: bool = False  # a failure was the deadline passing
 
     @property
     def ok(self) -> bool:
@@ -457,17 +462,18 @@ def fetch_all(
 ) -> FetchReport:
     """Fetch every item (one failure does not stop the others) within ``deadline_s`` seconds in all (None or 0: no
     limit); ``options`` go to :func:`fetch_file`."""
-    results, failures = [], []
+    results, failures, timed_out = [], [], False
     deadline = Deadline.after(deadline_s)
     for item in items:
         try:
             result = fetch_file(item.spec, root, deadline=deadline, **options)
         except FetchError as exc:
             failures.append((item, str(exc)))
+            timed_out = timed_out or isinstance(exc, DeadlinePassed)
             if on_result:
                 on_result(item, None, str(exc))
             continue
         results.append(result)
         if on_result:
             on_result(item, result, "")
-    return FetchReport(Path(root), tuple(results), tuple(failures))
+    return FetchReport(Path(root), tuple(results), tuple(failures), timed_out)

@@ -24,6 +24,7 @@ from typing import Any
 from dsl import SpecError
 from dsl.model import TaskSpec
 from dsl.tasks import all_spec_paths, load_task
+from procbench.logs import Progress
 from runners import baselines
 from runners._types import InvalidPredictions, PredictionWarning
 from runners.baselines.cache import write_or_reuse
@@ -174,10 +175,12 @@ def build_real(
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir("baselines")
     stored = 0
     said: set[str] = set()
+    progress = Progress("demo", len(all_spec_paths()))  # a line per task on stderr: the baselines take minutes (issue #33)
     for spec, runner in _loadable_tasks(log):
         splits = real_splits(spec, data_root)
         if not splits:
             log(f"{spec.name:<24} no real data under {data_root}: not on this board")
+            progress.step(f"{spec.name} has no real data")
             continue
         split = splits[0]
         gold, fingerprint = runner.gold(data_root, split)
@@ -195,6 +198,7 @@ def build_real(
         if spec.name == PMLLM_TASK:
             stored += _submit_upstream_pmllm(spec, runner, data_root, split, folder / "pm-llm", db_path, log)
         load_reported(spec, runner, data_root=data_root, db_path=db_path)
+        progress.step(f"{spec.name} {split}: {len(chosen_ones)} baseline(s) and its paper rows stored")
     return stored
 
 
@@ -245,6 +249,7 @@ def run_neural_jobs(db_path: Path, data_root: Path, jobs: list[NeuralJob], *, lo
     pending_rows.mark(db_path, [job.pending for job in jobs])
     folder, cache = Path(str(db_path) + ".inputs"), Path(cache_dir) if cache_dir is not None else default_cache_dir("baselines")
     stored = 0
+    progress = Progress("baselines", len(jobs))
     for n, job in enumerate(jobs, 1):
         log(f"[{n}/{len(jobs)}] {job.spec.name} {job.split}: {job.baseline.name} predicting (its board says 'computing' until it is stored)")
         started = time.monotonic()
@@ -253,6 +258,7 @@ def run_neural_jobs(db_path: Path, data_root: Path, jobs: list[NeuralJob], *, lo
         finally:
             pending_rows.unmark(db_path, job.spec.name, job.split, job.baseline.name)
         log(f"[{n}/{len(jobs)}] {job.spec.name} {job.split}: {job.baseline.name} done in {time.monotonic() - started:.0f} s")
+        progress.step(f"{job.spec.name} {job.split}: {job.baseline.name} stored")
     return stored
 
 

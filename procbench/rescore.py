@@ -16,13 +16,14 @@ against the bundled samples, or the reverse) is refused, naming both data roots.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 
 from dsl.model import TaskSpec
 from dsl.tasks import load_task, spec_path
+from procbench.logs import Progress
 from runners.runner import TaskRunner
 from submissions import blobs, boards, judging, provenance, store
 from submissions.details import ModelCard
@@ -250,7 +251,7 @@ def rescore(
     store.crash_point("rescore.planned")  # fault injection (tests): PROCBENCH_CRASH_AT names the point, store.crash_point
     check_data_kind(db_path, spec, runner, data_root=data_root, fingerprints=fingerprints, jobs=jobs)
     store.crash_point("rescore.before_jobs")
-    results = run(jobs) if jobs else []
+    results = _run_with_progress(run, jobs, spec.name, engine)
     store.crash_point("rescore.after_jobs")
     by_id = {r.job_id: r for r in results}
     stamp = now or store.now()
@@ -284,6 +285,22 @@ def rescore(
     store.crash_point("rescore.before_move")
     _move_boards(db_path, spec.name, fingerprints, report, actor=actor, at=stamp)
     return report
+
+
+def _run_with_progress(run: Callable[[Sequence[RescoreJob]], list[RescoreResult]], jobs: list[RescoreJob], task: str, engine: str) -> list[RescoreResult]:
+    """The engine's results; a progress line per job on stderr (procbench.logs) with the local engine, one per batch with another."""
+    if not jobs:
+        return []
+    progress = Progress(f"rescore {task}", len(jobs) if engine == "local" else 1)
+    if engine != "local":  # a parallel engine takes the whole batch at once
+        results = list(run(jobs))
+        progress.step(f"{len(jobs)} submission(s) with the {engine} engine")
+        return results
+    results = []
+    for job in jobs:
+        results += run([job])
+        progress.step(f"{job.split} submission {job.job_id[:12]}")
+    return results
 
 
 def _is_registered(db_path: Path, task: str, split: str, fingerprint: str) -> bool:

@@ -19,6 +19,31 @@ from leaderboard import serve
 READY_TIMEOUT_S = 120.0
 
 
+def exposure_warning(address: str) -> str:
+    """What serving on ``address`` exposes beyond this machine ('' for a loopback address or a name of this machine only).
+
+    The site's Upload page takes submissions (with a team's token where the team has one): an address
+    other machines reach lets their users submit, so the operator is told once, at start.
+    """
+    import ipaddress
+
+    host = address.strip().strip("[]")
+    if host.lower() == "localhost":
+        return ""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        where = f"the address {address!r}"
+    else:
+        if ip.is_loopback:
+            return ""
+        where = "every interface of this machine" if ip.is_unspecified else f"{address}"
+    return (
+        f"serving on {where} exposes the board and its Upload page to other machines: anyone who reaches it can submit "
+        "(give each team a token: `procbench team create`; 127.0.0.1 keeps it on this machine)"
+    )
+
+
 def wait_until_serving(process: subprocess.Popen[bytes], url: str, timeout_s: float = READY_TIMEOUT_S) -> bool:
     """Whether the server answered its health check before it exited or ``timeout_s`` passed."""
     import httpx

@@ -26,8 +26,8 @@ from typing import Any
 
 from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
-EXIT_MISSING = 1  # like `fmt --check`: nothing is wrong with the spec, something is missing beside it
-EXIT_SPEC_ERROR = 3
+from procbench.exit_codes import EXIT_FINDINGS as EXIT_MISSING  # like `fmt --check`: nothing is wrong with the spec, something is missing beside it
+from procbench.exit_codes import EXIT_SPEC_ERROR
 
 # Tasks whose real board rows come from upstream answers, not from a baseline (procbench/demo.py fills them).
 UPSTREAM_ROWS = frozenset({"pm-llm-benchmark"})

@@ -56,7 +56,7 @@ def test_score_json_shape(tmp_path: Path) -> None:
     result = runner.invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(SAMPLE), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"task", "split", "fingerprint", "n_items", "coverage", "metrics", "slices", "data_kind"}
+    assert set(payload) == {"task", "split", "fingerprint", "n_items", "coverage", "metrics", "slices", "partial", "warnings", "data_kind"}
     assert payload["data_kind"] == "sample"  # issue #29: never silent about the bundled samples
     assert f"data root: {SAMPLE_DATA_ROOT.resolve()} (the bundled sample data" in result.stderr and "PROCBENCH_DATA" in result.stderr
     answered = {json.loads(line)["id"] for line in SAMPLE.read_text().splitlines() if line.strip()}  # issue #28: answered / total
@@ -66,11 +66,11 @@ def test_score_json_shape(tmp_path: Path) -> None:
     assert payload["slices"]["domain"]["unseen"]["n_items"] + payload["slices"]["domain"]["seen"]["n_items"] == payload["n_items"]
 
 
-def test_score_rejects_bad_file_with_exit_2(tmp_path: Path) -> None:
+def test_score_rejects_bad_file_with_exit_8(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(SAMPLE.read_text() + "not json\n")
     result = runner.invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(bad), "--data-dir", str(SAMPLE_DATA_ROOT)])
-    assert result.exit_code == 2
+    assert result.exit_code == 8  # invalid predictions (procbench.exit_codes)
     assert "bad.jsonl:23: not valid JSON" in result.output
 
 

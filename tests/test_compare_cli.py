@@ -182,7 +182,7 @@ def test_a_row_off_the_board_is_refused(demo_db: Path) -> None:
     a = submitted(demo_db, "paradise-tip", "test")[0]
     with duckdb.connect(str(demo_db), read_only=True) as con:
         paper = con.execute("SELECT submission_id FROM submissions WHERE task = 'paradise-tip' AND is_reference LIMIT 1").fetchone()[0]  # type: ignore[index]
-    one_line_error(runner.invoke(cli.app, ["compare", a, paper, "--db", str(demo_db)]), 6, "not on the paradise-tip / test board")
+    one_line_error(runner.invoke(cli.app, ["compare", a, paper, "--db", str(demo_db)]), 7, "not on the paradise-tip / test board")
 
 
 def test_the_same_submission_twice(demo_db: Path) -> None:

@@ -402,7 +402,7 @@ def test_cli_fetches_paradise_from_a_mirror_and_the_hub_cache_then_scores_offlin
     assert json.loads(scored.stdout)["n_items"] == 500
 
 
-def test_cli_exits_5_and_leaves_nothing_when_the_upstream_file_differs(server: Loopback, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exits_10_and_leaves_nothing_when_the_upstream_file_differs(server: Loopback, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The mirror serves other bytes of the right size: the digest the task declares (its lock) refuses them."""
     (item,) = fetching.plan("paradise-reverse-tip")
     parts = urlsplit(item.spec.url)
@@ -413,7 +413,7 @@ def test_cli_exits_5_and_leaves_nothing_when_the_upstream_file_differs(server: L
     monkeypatch.setenv("PROCBENCH_MIRROR", server.url)
 
     result = _cli("data", "fetch", "paradise-reverse-tip", "--to", str(tmp_path / "data"))
-    assert result.exit_code == 5
+    assert result.exit_code == 10
     assert "FAILED" in result.stderr and f"expected {item.spec.sha256}" in result.stderr and "not put in place" in result.stderr
     assert hashlib.sha256(b"x" * item.spec.size).hexdigest() in result.stderr
     assert not (tmp_path / "data" / item.spec.path).exists() and not list((tmp_path / "cache").rglob("*.part"))

@@ -63,7 +63,7 @@ def test_the_documented_rejection_is_what_procbench_prints(workspace: tuple[Path
     result = CliRunner().invoke(
         app, ["score", str(root / "specs" / "toolproc.spec"), "--split", "dev", "--predictions", str(bad), "--data-dir", str(root / "data")]
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 8  # invalid predictions (procbench.exit_codes)
     text = DOC.read_text()
     for line in result.output.strip().splitlines():
         if line.startswith("data root: "):  # where the gold was read: a temporary folder here (the guide says that it is printed)

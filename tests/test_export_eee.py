@@ -433,7 +433,7 @@ def test_the_command_line(board_db: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")
     result = cli.invoke(app, ["import", "eee", str(bad), "--db", str(fresh), "--task", "openpi"])
-    assert result.exit_code == 2
+    assert result.exit_code == 8  # invalid input (procbench.exit_codes)
     assert result.output.splitlines()[0].startswith("error: bad.json: not valid JSON") and "nothing was stored" in result.output
     result = cli.invoke(app, ["export", "eee", "no-such-task", "--db", str(board_db), "--out", str(out)])
     assert result.exit_code == 4 and "no board of task 'no-such-task'" in result.output

@@ -82,7 +82,7 @@ def test_model_prefix_and_source_options(demo_db: Path, tmp_path: Path) -> None:
 
 def test_errors(demo_db: Path, tmp_path: Path) -> None:
     missing = export(demo_db, tmp_path, "--model", "no such model")
-    assert missing.exit_code == 2 and missing.stderr.strip().count("\n") == 0 and "no ranked row" in missing.stderr
+    assert missing.exit_code == 4 and missing.stderr.strip().count("\n") == 0 and "no ranked row" in missing.stderr
     absent = export(tmp_path / "absent.duckdb", tmp_path)
     assert absent.exit_code == 4 and "no database" in absent.stderr
 

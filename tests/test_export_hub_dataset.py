@@ -267,6 +267,6 @@ def test_push_without_the_hub_fails_cleanly(board_db: Path, tmp_path: Path, monk
     monkeypatch.setenv("HF_ENDPOINT", CLOSED_PORT_URL)
     monkeypatch.setenv("HF_TOKEN", "hf_loopback_test")
     result = CliRunner().invoke(app, ["export", "hub-dataset", str(tmp_path / "cli"), "--db", str(board_db), "--push", "me/procbench-board"])
-    assert result.exit_code == 5 and "nothing was uploaded" in result.stderr
+    assert result.exit_code == 10 and "nothing was uploaded" in result.stderr
     assert (tmp_path / "cli" / "README.md").is_file()  # the folder is written before the push is tried
     assert CliRunner().invoke(app, ["export", "hub-dataset", str(tmp_path / "x"), "--db", str(tmp_path / "none.duckdb")]).exit_code == 4

@@ -272,4 +272,4 @@ def test_cli_imports_an_inspect_archive(tmp_path: Path) -> None:
     scored = CliRunner().invoke(app, ["score", "paradise-warning", "--split", "test", "--predictions", str(out), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
     assert json.loads(scored.stdout)["metrics"]["accuracy"] == 1.0
     missing = CliRunner().invoke(app, ["import", "inspect", str(tmp_path / "none.eval"), "--task", "paradise-warning", "--out", str(out)])
-    assert missing.exit_code == 2 and "no log file" in missing.stderr
+    assert missing.exit_code == 4 and "no log file" in missing.stderr

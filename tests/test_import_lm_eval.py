@@ -211,7 +211,7 @@ def test_cli_import_writes_the_file_or_lists_the_problems(tmp_path: Path) -> Non
         app,
         ["import", "lm-eval", str(log), "--task", "paradise-tip", "--out", str(tmp_path / "x.jsonl"), "--split", "dev", "--data-dir", str(SAMPLE_DATA_ROOT)],
     )
-    assert wrong_split.exit_code == 2 and "no prediction file was written" in wrong_split.stderr
+    assert wrong_split.exit_code == 8 and "no prediction file was written" in wrong_split.stderr
     assert not (tmp_path / "x.jsonl").exists()
     unmapped = CliRunner().invoke(app, ["import", "lm-eval", str(log), "--task", "propara", "--out", str(tmp_path / "y.jsonl")])
     assert unmapped.exit_code == 3 and "no import mapping for task 'propara'" in unmapped.stderr

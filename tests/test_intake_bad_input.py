@@ -205,7 +205,7 @@ def test_cli_unknown_task_and_unknown_split(db: Path) -> None:
     no_task = cli.invoke(app, ["submit", "no-such-task", "--split", "test", *base])
     assert no_task.exit_code == 3 and "no task named 'no-such-task'" in no_task.output
     no_split = cli.invoke(app, ["submit", "openpi", "--split", "nope", *base])
-    assert no_split.exit_code == 5 and "no split 'nope'" in no_split.output and "receipt" in no_split.output
+    assert no_split.exit_code == 9 and "no split 'nope'" in no_split.output  # unknown split (procbench.exit_codes) and "receipt" in no_split.output
     assert counts(db) == before
 
 
@@ -222,7 +222,7 @@ def test_cli_invalid_file_prints_every_problem_and_the_receipt(db: Path, tmp_pat
     result = cli.invoke(
         app, ["submit", "openpi", "--split", "test", "--predictions", str(bad), "--model", "m", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 8  # invalid predictions (procbench.exit_codes)
     assert "bad.jsonl:3: not valid JSON" in result.output
     receipt = result.output.strip().split("receipt ")[-1].rstrip(")")
     shown = cli.invoke(app, ["admin", "receipt", receipt, "--db", str(db)])

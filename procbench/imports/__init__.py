@@ -54,6 +54,11 @@ def import_log(
     """
     mapping = mapping_for(task)
     outputs = read_outputs(fmt, path, filter_name=filter_name, raw=raw, epoch=epoch)
+    counts = None
+    if fmt == "inspect" and any(o.error is not None for o in outputs):  # the run's own count, quoted beside its errored samples
+        from procbench.imports.inspect_log import run_counts
+
+        counts = run_counts(Path(path))
     gold = None
     if split is not None:
         from procbench.api import load_task
@@ -61,7 +66,7 @@ def import_log(
 
         _, runner = load_task(task)
         gold, _ = runner.gold(resolve_data_root(data_dir), split)
-    return to_records(outputs, mapping, gold=gold, options=options, source=str(path))
+    return to_records(outputs, mapping, gold=gold, options=options, source=str(path), run_counts=counts)
 
 
 __all__ = [

@@ -16,9 +16,13 @@ from runners._types import GoldSet
 ChoiceRule = Literal["acc", "acc_norm"]
 Unanswered = Literal["refuse", "wrong"]
 UNANSWERED: tuple[str, ...] = ("refuse", "wrong")
+Errored = Literal["refuse", "wrong", "skip"]
+ERRORED: tuple[str, ...] = ("refuse", "wrong", "skip")
 ANSWER_LINE = re.compile(r"ANSWER\s*:\s*\(?\s*([A-Za-z])\s*\)?", re.IGNORECASE)
 LONE_LETTER = re.compile(r"^\(?\s*([A-Za-z])\s*[\).:]?$")
 UNANSWERED_PROBLEM = "unanswered"  # the start of every "this output names no answer" problem
+ID_NOT_AN_INDEX = "the item id is not an integer row index"
+ERRORED_PROBLEM = "failed in the run"
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,9 @@ class ImportOptions:
     # "wrong" counts it as a wrong answer, as the harnesses' own accuracy does (a choice task needs the gold for that).
     unanswered: Unanswered = "refuse"
     id_offset: int = 0  # added to every integer item id (a log numbered from 1 imports with -1)
+    # A sample that failed in the run (Inspect's ``error``; it has no output): "refuse" lists it as a problem,
+    # "wrong" writes a wrong answer for it (as "unanswered wrong"), "skip" leaves it out (the file is then partial).
+    errored: Errored = "refuse"
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,7 @@ class Imported:
     unanswered: tuple[Any, ...] = ()  # ids written as wrong answers (ImportOptions.unanswered = "wrong")
     unshuffled: int = 0  # items whose logged options were a permutation of the gold's, mapped back
     n_split_items: int | None = None  # items in the split checked against (None: no split given)
+    errored: tuple[Any, ...] = ()  # ids of samples that failed in the run, written as wrong or left out (ImportOptions.errored)
 
     def write_jsonl(self, path: Path) -> Path:
         """Write the records as JSON lines (the format of every mapped task); returns the path."""
@@ -51,6 +59,11 @@ class Imported:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.records), encoding="utf-8")
         return path
+
+
+def _run_said(counts: tuple[int, int] | None) -> str:
+    """'; the run's log: 97 of 100 samples completed' (the harness's own count), or ''."""
+    return f"; the run's log: {counts[0]} of {counts[1]} samples completed" if counts else ""
 
 
 def _item_id(output: LoggedOutput, mapping: ImportMapping, id_field: str | None, offset: int = 0) -> tuple[Any, str | None]:
@@ -64,11 +77,16 @@ def _logged_id(output: LoggedOutput, mapping: ImportMapping, id_field: str | Non
     value: Any = None
     for path in (id_field,) if id_field else mapping.id_fields:
         value = dotted(output.fields, path)
+        root = f"{output.fields_root}."
+        if value in (None, "") and output.fields_root and path.startswith(root):  # --id-field metadata.x: the path from the sample, not from inside
+            value = dotted(output.fields, path.removeprefix(root))
         if value not in (None, ""):
             break
     else:
         if id_field:
-            return None, f"no field {id_field!r} in the logged item"
+            inside = f" in the logged item's {output.fields_root!r}" if output.fields_root else " in the logged item"
+            keys = ", ".join(map(repr, list(output.fields)[:10]))
+            return None, f"no field {id_field!r}{inside} (--id-field is a dotted path inside it; its fields: {keys or 'none'})"
         value = output.sample_id
     if mapping.id_type is int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -77,7 +95,7 @@ def _logged_id(output: LoggedOutput, mapping: ImportMapping, id_field: str | Non
             return int(value.strip()), None
         if isinstance(value, float) and value.is_integer():
             return int(value), None
-        return None, f"item id {value!r} is not an integer row index"
+        return None, f"{ID_NOT_AN_INDEX}: {value!r}"
     return (str(value), None) if value is not None else (None, "no item id")
 
 
@@ -190,31 +208,42 @@ def _id_range(gold: GoldSet, mapping: ImportMapping) -> str:
 
 
 def to_records(
-    outputs: Sequence[LoggedOutput], mapping: ImportMapping, *, gold: GoldSet | None = None, options: ImportOptions = ImportOptions(), source: str = ""
+    outputs: Sequence[LoggedOutput],
+    mapping: ImportMapping,
+    *,
+    gold: GoldSet | None = None,
+    options: ImportOptions = ImportOptions(),
+    source: str = "",
+    run_counts: tuple[int, int] | None = None,
 ) -> Imported:
     """Map every output to a prediction record; raises ImportFailed listing every problem.
 
     With ``gold``: ids must be items of the split, each once, and the mapping's consistency check
     must pass (options shown in another order are mapped back first); items without an output are a
     warning (the task's validator, or ``--partial`` scoring, decides).  ``options.unanswered`` says
-    what an output that names no answer becomes.
+    what an output that names no answer becomes, ``options.errored`` what a sample that failed in the run
+    becomes; ``run_counts``: (completed, total) as the harness's own log states them, quoted beside errored samples.
     """
     problems: list[ImportProblem] = []
     records: list[dict[str, Any]] = []
     first_seen: dict[Any, str] = {}
     unanswered: list[Any] = []
+    errored: list[Any] = []
     unshuffled = 0
     id_problems = 0
     logged: list[tuple[LoggedOutput, Any]] = []  # (output, id as logged) for the off-by-one check
     separator = options.separator if options.separator is not None else mapping.separator
     if options.unanswered not in UNANSWERED:
         raise ValueError(f"unanswered must be one of {', '.join(UNANSWERED)}, got {options.unanswered!r}")
+    if options.errored not in ERRORED:
+        raise ValueError(f"errored must be one of {', '.join(ERRORED)}, got {options.errored!r}")
     for output in outputs:
         item_id, problem = _item_id(output, mapping, options.id_field, options.id_offset)
         if problem:
             problems.append(ImportProblem(output.where, problem))
             continue
-        logged.append((output, item_id))
+        if output.error is None:
+            logged.append((output, item_id))
         gold_item = None
         if gold is not None:
             if str(item_id) not in gold.items:
@@ -222,6 +251,26 @@ def to_records(
                 id_problems += 1
                 continue
             gold_item = gold.items[str(item_id)]
+        if output.error is not None:  # no output to check or map: the policy says what the sample becomes
+            if item_id in first_seen:
+                problems.append(ImportProblem(output.where, f"item {item_id!r} again (first at {first_seen[item_id]}; more than one epoch or repeat?)"))
+                continue
+            first_seen[item_id] = output.where
+            if options.errored == "skip":
+                errored.append(item_id)
+                first_seen.pop(item_id)  # left out: the item has no output (the missing-items warning counts it)
+                continue
+            if options.errored == "wrong":
+                value, problem = _wrong_answer(mapping, gold_item, f"sample {ERRORED_PROBLEM}")
+                if problem is None:
+                    errored.append(item_id)
+                    records.append({"id": item_id, mapping.prediction_field: value})
+                    continue
+                problems.append(ImportProblem(output.where, f"item {item_id!r}: {problem}"))
+                continue
+            problems.append(ImportProblem(output.where, f"item {item_id!r}: sample {ERRORED_PROBLEM}: {output.error}"))
+            continue
+        if gold_item is not None:
             if mapping.kind == "choice":
                 output, was_shuffled = unshuffle(output, gold_item)
                 unshuffled += was_shuffled
@@ -251,8 +300,27 @@ def to_records(
         elif any(p.message.startswith("item ") and UNANSWERED_PROBLEM in p.message for p in problems) and options.unanswered == "refuse":
             hint_text = "to count outputs that name no answer as wrong (as the harness's accuracy does), import with --unanswered wrong"
             problems.append(ImportProblem("hint", hint_text))
+        failed = sum(ERRORED_PROBLEM in p.message and p.message.startswith("item ") for p in problems)
+        if failed:
+            problems.append(
+                ImportProblem(
+                    "hint",
+                    f"{failed} sample(s) failed in the run{_run_said(run_counts)}: import with --errored skip to leave them out (a partial "
+                    "file: the board lists it with its coverage, unranked) or --errored wrong to write each as a wrong answer",
+                )
+            )
+        if any(p.message.startswith(ID_NOT_AN_INDEX) for p in problems) and not options.id_field:
+            problems.append(ImportProblem("hint", _id_field_hint(outputs, mapping)))
+        elif id_problems and not hint and not options.id_field and mapping.id_type is not int:  # text ids: where they may be
+            root = next((o.fields_root for o in outputs if o.fields_root), "")
+            inside = f"the logged item's {root!r}" if root else "the logged item"
+            problems.append(ImportProblem("hint", f"if the log keeps the item's id in another field, name it with --id-field, a dotted path inside {inside}"))
         raise ImportFailed(problems, source)
     warnings = []
+    if errored:
+        how = "left out (--errored skip: the file is partial)" if options.errored == "skip" else "written as wrong answers (--errored wrong)"
+        shown = ", ".join(map(str, errored[:10]))
+        warnings.append(f"{len(errored)} sample(s) failed in the run{_run_said(run_counts)} and are {how}: ids {shown}")
     if unanswered:
         shown = ", ".join(map(str, unanswered[:10]))
         warnings.append(f"{len(unanswered)} item(s) named no answer and are written as wrong answers (--unanswered wrong): ids {shown}")
@@ -265,7 +333,22 @@ def to_records(
                 f"{len(missing)} of {len(gold.items)} items of the split have no output in the log (first: {', '.join(map(str, missing[:5]))}); "
                 "score with --partial to score the logged items only (a --limit run)"
             )
-    return Imported(mapping.task, tuple(records), tuple(warnings), tuple(unanswered), unshuffled, len(gold.items) if gold is not None else None)
+    n_split = len(gold.items) if gold is not None else None
+    return Imported(mapping.task, tuple(records), tuple(warnings), tuple(unanswered), unshuffled, n_split, tuple(errored))
+
+
+def _id_field_hint(outputs: Sequence[LoggedOutput], mapping: ImportMapping) -> str:
+    """What to pass as --id-field when the ids the log gives are text: the logged item's fields that hold whole numbers."""
+    root = next((o.fields_root for o in outputs if o.fields_root), "")
+    sample = next((o.fields for o in outputs if o.fields), {})
+    numeric = [k for k, v in sample.items() if (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v.strip().isdigit())]
+    inside = f"the logged item's {root!r}" if root else "the logged item"
+    found = f"; fields of {inside} holding whole numbers: {', '.join(map(repr, numeric[:5]))}" if numeric else ""
+    example = f" (e.g. --id-field {numeric[0]})" if numeric else ""
+    return (
+        f"{mapping.task} ids are row indices (whole numbers) and this log's are text: name the field that holds the index with --id-field, a dotted "
+        f"path inside {inside}{example}{found}"
+    )
 
 
 def _wrong_answer(mapping: ImportMapping, gold_item: Any, problem: str) -> tuple[Any, str | None]:

@@ -88,6 +88,31 @@ def _samples_from_json(path: Path) -> Iterator[tuple[str, Any]]:
         yield f"samples[{position}]", sample
 
 
+def run_counts(path: Path) -> tuple[int, int] | None:
+    """(completed, total) samples as the run's own log states them (``results.completed_samples`` / ``total_samples``), or None.
+
+    Read from the archive's ``header.json`` (small), or from a ``.json`` log's top level; a log that does not say is None.
+    """
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                names = set(archive.namelist())
+                if "header.json" not in names:
+                    return None
+                header = loads_log_json(read_member(archive, archive.getinfo("header.json"), Budget.from_env()).decode("utf-8"))
+        else:
+            header = loads_log_json(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, OSError, zipfile.BadZipFile, MemberError):
+        return None
+    results = header.get("results") if isinstance(header, dict) else None
+    if not isinstance(results, dict):
+        return None
+    completed, total = results.get("completed_samples"), results.get("total_samples")
+    if isinstance(completed, int) and isinstance(total, int) and not isinstance(completed, bool) and not isinstance(total, bool) and 0 <= completed <= total:
+        return completed, total
+    return None
+
+
 def read_log(path: Path, *, epoch: int = 1) -> list[LoggedOutput]:
     """The samples of one epoch of an Inspect log; raises ImportFailed listing every problem.
 
@@ -128,16 +153,18 @@ def _take(where: str, sample: Any, epoch: int, problems: list[ImportProblem], ou
     epochs.add(sample_epoch)
     if sample_epoch != epoch:
         return
-    if sample.get("error"):
+    metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+    if sample.get("error"):  # ImportOptions.errored decides: a problem (refuse), a wrong answer, or left out (skip)
         error = sample["error"]
         message = error.get("message", error) if isinstance(error, dict) else error
-        problems.append(ImportProblem(where, f"sample {sample['id']!r} failed in the run: {str(message)[:120]}"))
+        outputs.append(LoggedOutput(where, sample["id"], metadata, error=str(message)[:120] or "error", fields_root="metadata"))
         return
-    metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
     options = tuple(str(c) for c in sample.get("choices") or ())
     text, answer = completion(sample), stated_answer(sample)
     chosen = _letter_index(answer) if answer is not None else None
-    outputs.append(LoggedOutput(where, sample["id"], metadata, text=text if text is not None else answer, choice_texts=options, choice=chosen))
+    outputs.append(
+        LoggedOutput(where, sample["id"], metadata, text=text if text is not None else answer, choice_texts=options, choice=chosen, fields_root="metadata")
+    )
 
 
 def _epoch(value: Any) -> tuple[int, str | None]:

@@ -67,13 +67,13 @@ def parse_record(record: dict[str, Any], where: str, *, raw: bool = False) -> Lo
     scores = [_loglikelihood(r) for r in responses]
     if len(responses) > 1 and all(s is not None for s in scores):
         options = tuple(str(a[1]) for a in arguments if len(a) > 1) if len(arguments) == len(responses) else ()
-        return LoggedOutput(where, record["doc_id"], doc, choice_scores=tuple(s for s in scores if s is not None), choice_texts=options)
+        return LoggedOutput(where, record["doc_id"], doc, choice_scores=tuple(s for s in scores if s is not None), choice_texts=options, fields_root="doc")
     text = _generation(responses)
     if text is None:
         return ImportProblem(
             where, f"{'resps' if raw else 'filtered_resps'} holds neither a generation nor per-option log-likelihoods: {json.dumps(responses)[:120]}"
         )
-    return LoggedOutput(where, record["doc_id"], doc, text=text)
+    return LoggedOutput(where, record["doc_id"], doc, text=text, fields_root="doc")
 
 
 def read_samples(path: Path, *, filter_name: str | None = None, raw: bool = False) -> list[LoggedOutput]:

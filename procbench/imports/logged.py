@@ -36,6 +36,12 @@ class LoggedOutput:
     choice_scores: tuple[float, ...] = ()
     choice_texts: tuple[str, ...] = ()  # the options as the log shows them (lm-eval continuations, Inspect choices)
     choice: int | None = None
+    error: str | None = None  # the sample failed in the run (Inspect's ``error``): no output; ImportOptions.errored says what it becomes
+    fields_root: str = ""  # what ``fields`` is in the log ("doc" for lm-eval, "metadata" for Inspect): --id-field paths start inside it
+
+
+HINT_PLACES = ("ids", "hint")  # problems that say what to do: rendered first, never cut by the cap
+MAX_SHOWN_PROBLEMS = 50
 
 
 @dataclass(frozen=True)
@@ -61,10 +67,14 @@ class ImportFailed(Exception):
         n = len(self.problems)
         if n == 1:  # one problem (an archive over its limit, one bad sample): one line
             return self.problems[0].render(self.source or "the log")
-        shown = self.problems[:50]
-        lines = [f"{n} problem{'s' if n != 1 else ''} importing {self.source or 'the log'}", *("  " + p.render() for p in shown)]
-        if n > len(shown):
-            lines.append(f"  ... and {n - len(shown)} more")
+        # issue #33: what to do comes first and is never cut; the cap applies to the problems themselves
+        hints = [p for p in self.problems if p.where in HINT_PLACES]
+        rest = [p for p in self.problems if p.where not in HINT_PLACES]
+        shown = rest[:MAX_SHOWN_PROBLEMS]
+        count = len(rest)
+        lines = [f"{count} problem{'s' if count != 1 else ''} importing {self.source or 'the log'}", *("  " + p.render() for p in [*hints, *shown])]
+        if count > len(shown):
+            lines.append(f"  ... and {count - len(shown)} more")
         return "\n".join(lines)
 
 

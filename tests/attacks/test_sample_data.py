@@ -76,7 +76,7 @@ def test_a_real_sized_file_against_the_samples_gets_one_message_naming_procbench
     items = _sample_items("paradise-tip", "test")
     path = _paradise_file(tmp_path, 500)
     done = _run("score", "paradise-tip", "--split", "test", "--predictions", str(path), "--data-dir", str(SAMPLE_DATA_ROOT))
-    assert done.returncode == 2
+    assert done.returncode == 8
     unknown = 500 - items  # ids 0 .. items-1 are the samples' own
     assert f"{unknown} of its ids are not among the {items} items of paradise-tip / test in the samples" in done.stderr
     assert "PROCBENCH_DATA" in done.stderr and f"the bundled samples ({SAMPLE_DATA_ROOT})" in done.stderr
@@ -88,7 +88,7 @@ def test_a_file_refused_for_other_reasons_against_the_samples_keeps_its_problems
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 0}\n{"id": 1, "label": 9}\n')
     done = _run("score", "paradise-tip", "--split", "test", "--predictions", str(bad), "--data-dir", str(SAMPLE_DATA_ROOT))
-    assert done.returncode == 2 and "bad.jsonl:1" in done.stderr and "bad.jsonl:2" in done.stderr
+    assert done.returncode == 8 and "bad.jsonl:1" in done.stderr and "bad.jsonl:2" in done.stderr
     assert "note: data root:" in done.stderr and "the bundled sample data" in done.stderr
 
 
@@ -101,7 +101,7 @@ def test_submit_says_which_data_root_and_refuses_a_real_file_against_the_samples
     assert f"data root: {SAMPLES} (the bundled sample data" in stored.stderr
     before = counts(db)
     refused = _run("submit", "paradise-tip", "--predictions", str(_paradise_file(tmp_path, 500)), "--model", "r", *args)
-    assert refused.returncode == 2 and "PROCBENCH_DATA" in refused.stderr and "nothing was stored" in refused.stderr
+    assert refused.returncode == 8 and "PROCBENCH_DATA" in refused.stderr and "nothing was stored" in refused.stderr
     assert refused.stderr.count("unknown id") <= 3
     assert counts(db) == before
 

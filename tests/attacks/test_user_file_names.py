@@ -58,7 +58,7 @@ def test_the_cli_names_a_relative_path_and_a_gzip_upload(tmp_path: Path, monkeyp
     for _ in range(2):
         result = cli.invoke(app, ["submit", "pm-llm-benchmark", "--split", "main", "--predictions", "uploads/answers.jsonl.gz", "--model", "m",
                                   "--team", "t", "--db", "board.duckdb", "--data-dir", data])
-        assert result.exit_code == 2, result.output
+        assert result.exit_code == 8, result.output
         assert "problems in answers.jsonl.gz" in result.output and "  answers.jsonl.gz:2:" in result.output
         _no_staging_path(result.output, tmp_path)
     for row in failures(Path("board.duckdb")):
