@@ -160,8 +160,11 @@ def _answered(stored: dict[str, tuple[int | None, int]], ids: Sequence[str], ref
 
 
 def coverage_text(answered: tuple[int, int] | None) -> str:
-    """A row's coverage as the board shows it: '7 / 8' (items with a prediction / items of the split); '' where not known."""
-    return "" if answered is None else f"{answered[0]} / {answered[1]}"
+    """A row's coverage as the board shows it: '8 / 8' (items with a prediction / items of the split), '7 / 8 · partial' where the
+    file left items out (issue #33: a --limit run stored whole says so); '' where not known."""
+    if answered is None:
+        return ""
+    return f"{answered[0]} / {answered[1]}" + (" · partial" if answered[0] < answered[1] else "")
 
 
 def short_reason(reason: str) -> str:

@@ -112,6 +112,12 @@ def submit(
         raise typer.Exit(EXIT_FAILED) from None
     for warning in outcome.warnings:
         _err(f"warning: {warning}")
+    answered, n_items = outcome.evaluation.answered, outcome.evaluation.n_items
+    if answered is not None and answered < n_items:  # issue #33: a partial file (a --limit run) is stored whole; say so
+        _err(
+            f"warning: partial: the file answers {answered} of {n_items} items; the other {n_items - answered} count by the task's missing convention, "
+            f"and the board shows the row's coverage as '{answered} / {n_items} · partial'"
+        )
     state = "stored" if outcome.created else "already stored (same file, task, split and team)"
     primary = outcome.evaluation.metrics.get(task.primary, float("nan"))
     _say(f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})")

@@ -16,7 +16,7 @@ against the bundled samples, or the reverse) is refused, naming both data roots.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +27,7 @@ from procbench.logs import Progress
 from runners.runner import TaskRunner
 from submissions import blobs, boards, judging, provenance, store
 from submissions.details import ModelCard
-from submissions.engines import RescoreJob, RescoreResult, get_engine
+from submissions.engines import Engine, RescoreJob, RescoreResult, get_engine
 from submissions.intake import load_reported, register_spec
 from submissions.rows import aggregate_frame, item_frame
 
@@ -239,6 +239,7 @@ def rescore(
     inline: bool = False,
     actor: str = "",
     now: datetime | None = None,
+    commit_every: int | None = None,
 ) -> RescoreReport:
     """Re-score every stored submission of a task whose fingerprint is no longer current; move each board whose rows all re-scored."""
     db_path = Path(db_path)
@@ -251,32 +252,29 @@ def rescore(
     store.crash_point("rescore.planned")  # fault injection (tests): PROCBENCH_CRASH_AT names the point, store.crash_point
     check_data_kind(db_path, spec, runner, data_root=data_root, fingerprints=fingerprints, jobs=jobs)
     store.crash_point("rescore.before_jobs")
-    results = _run_with_progress(run, jobs, spec.name, engine)
-    store.crash_point("rescore.after_jobs")
-    by_id = {r.job_id: r for r in results}
     stamp = now or store.now()
     report = RescoreReport(spec.name, fingerprints, up_to_date=up_to_date, skipped_splits=skipped)
     if jobs or unplannable or any(not _is_registered(db_path, spec.name, split, fp) for split, fp in fingerprints.items()):
-        with store.writer(db_path) as con, store.transaction(con):
+        with store.writer(db_path) as con, store.transaction(con):  # the new fingerprints first: each batch of rows below is committed under them
             for split, fingerprint in fingerprints.items():
                 gold, _ = runner.gold(data_root, split)
                 register_spec(con, spec, split, fingerprint, gold.labels, runner=runner, data_root=data_root, gold_items=len(gold.items))
-            for job in jobs:
-                result = by_id.get(job.job_id) or RescoreResult(job.job_id, False, reason=f"the {engine} engine returned no result")
-                if result.ok and result.fingerprint != fingerprints[job.split]:
-                    expected = fingerprints[job.split][:12]
-                    why = f"engine scored under fingerprint {result.fingerprint[:12]}, expected {expected}"
-                    result = RescoreResult(job.job_id, False, result.fingerprint, why)
-                if not result.ok:
-                    reason = f"re-scoring under fingerprint {fingerprints[job.split][:12]} failed: {result.reason}"
-                    store.add_status(con, job.job_id, store.StatusEvent("failed", stamp, reason, actor))
-                    report.failed.append((job.job_id, result.reason))
-                    continue
-                report.rescored.append(_store_result(con, spec, job, result, engine=engine, actor=actor, at=stamp))
-            for origin_id, reason in unplannable:
-                store.add_status(con, origin_id, store.StatusEvent("failed", stamp, f"cannot re-score: {reason}", actor))
-                report.failed.append((origin_id, reason))
-            store.crash_point("rescore.before_commit")
+        by_id = {job.job_id: job for job in jobs}
+        commit = _Committer(db_path, spec, by_id, fingerprints, report, engine=engine, actor=actor, at=stamp)
+        batch: list[RescoreResult] = []
+        for result in _run_with_progress(run, jobs, spec.name, engine):  # results as the engine yields them, committed in bounded batches
+            if result.job_id not in by_id or result.job_id in commit.seen:
+                continue  # not a job of this run, or a second result for one: the first counts
+            commit.seen.add(result.job_id)
+            batch.append(result)
+            if len(batch) >= (commit_every or _commit_every()):
+                commit(batch)
+                batch = []
+        store.crash_point("rescore.after_jobs")
+        lost = [RescoreResult(job.job_id, False, reason=f"the {engine} engine returned no result") for job in jobs if job.job_id not in commit.seen]
+        commit(batch + lost, unplannable)
+    else:
+        store.crash_point("rescore.after_jobs")
     store.crash_point("rescore.after_commit")
     with store.reader(db_path) as con:  # the paper rows, under the new fingerprint of each board that is to move (none for a no-op)
         moving = {split for split, fp in fingerprints.items() if boards.current(con, spec.name, split) != fp}
@@ -287,20 +285,71 @@ def rescore(
     return report
 
 
-def _run_with_progress(run: Callable[[Sequence[RescoreJob]], list[RescoreResult]], jobs: list[RescoreJob], task: str, engine: str) -> list[RescoreResult]:
-    """The engine's results; a progress line per job on stderr (procbench.logs) with the local engine, one per batch with another."""
+def _run_with_progress(run: Engine, jobs: list[RescoreJob], task: str, engine: str) -> Iterator[RescoreResult]:
+    """The engine's results as they come, a progress line per result on stderr (procbench.logs); the local engine is
+    given one job at a time."""
     if not jobs:
-        return []
-    progress = Progress(f"rescore {task}", len(jobs) if engine == "local" else 1)
-    if engine != "local":  # a parallel engine takes the whole batch at once
-        results = list(run(jobs))
-        progress.step(f"{len(jobs)} submission(s) with the {engine} engine")
-        return results
-    results = []
+        return
+    progress = Progress(f"rescore {task}", len(jobs))
+    if engine != "local":  # a parallel engine takes every job at once and yields results as its batches finish
+        for result in run(jobs):
+            progress.step(f"submission {result.job_id[:12]} with the {engine} engine")
+            yield result
+        return
     for job in jobs:
-        results += run([job])
+        yield from run([job])
         progress.step(f"{job.split} submission {job.job_id[:12]}")
-    return results
+
+
+COMMIT_EVERY = 32  # results per transaction: a killed run keeps what it committed (the next run skips it)
+COMMIT_VARIABLE = "PROCBENCH_RESCORE_COMMIT_EVERY"
+
+
+def _commit_every() -> int:
+    text = os.environ.get(COMMIT_VARIABLE, "").strip()
+    if not text:
+        return COMMIT_EVERY
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{COMMIT_VARIABLE} must be a positive whole number, not {text[:40]!r}")
+    return int(text)
+
+
+@dataclass
+class _Committer:
+    """Writes a batch of results (and at the end the origins that could not be planned) in one transaction."""
+
+    db_path: Path
+    spec: TaskSpec
+    jobs: dict[str, RescoreJob]
+    fingerprints: dict[str, str]
+    report: RescoreReport
+    engine: str
+    actor: str
+    at: datetime
+    seen: set[str] = field(default_factory=set)
+
+    def __call__(self, results: Sequence[RescoreResult], unplannable: Sequence[tuple[str, str]] = ()) -> None:
+        if not results and not unplannable:
+            return
+        report, fingerprints, stamp, actor = self.report, self.fingerprints, self.at, self.actor
+        with store.writer(self.db_path) as con, store.transaction(con):
+            for result in results:
+                job = self.jobs[result.job_id]
+                if result.ok and result.fingerprint != fingerprints[job.split]:
+                    expected = fingerprints[job.split][:12]
+                    why = f"engine scored under fingerprint {result.fingerprint[:12]}, expected {expected}"
+                    result = RescoreResult(job.job_id, False, result.fingerprint, why)
+                if not result.ok:
+                    reason = f"re-scoring under fingerprint {fingerprints[job.split][:12]} failed: {result.reason}"
+                    store.add_status(con, job.job_id, store.StatusEvent("failed", stamp, reason, actor))
+                    report.failed.append((job.job_id, result.reason))
+                    continue
+                report.rescored.append(_store_result(con, self.spec, job, result, engine=self.engine, actor=actor, at=stamp))
+            for origin_id, reason in unplannable:
+                store.add_status(con, origin_id, store.StatusEvent("failed", stamp, f"cannot re-score: {reason}", actor))
+                report.failed.append((origin_id, reason))
+            store.crash_point("rescore.before_commit")
+        store.crash_point("rescore.after_commit")
 
 
 def _is_registered(db_path: Path, task: str, split: str, fingerprint: str) -> bool:

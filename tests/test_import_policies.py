@@ -130,3 +130,25 @@ def test_the_library_takes_the_same_policy(tmp_path: Path) -> None:
     imported = import_log("inspect", _log(tmp_path / "r.json", errored=failed), TASK, split="test", data_dir=SAMPLE_DATA_ROOT,
                           options=ImportOptions(errored="skip"))
     assert imported.errored == tuple(failed) and len(imported.records) == len(rows) - 1
+
+
+def test_a_partial_import_submitted_says_so_and_the_board_marks_it(tmp_path: Path) -> None:
+    """A --limit run of OpenPI (10 of the split's items logged) imports, submits with a 'partial' warning, and its board row says '· partial'."""
+    from leaderboard import boardview, sitedata
+    from tests.test_import_inspect import _openpi_reference, openpi_json_log
+
+    _, answers = _openpi_reference()
+    log = openpi_json_log(tmp_path / "limit.json", dict(list(answers.items())[:10]))
+    out, db = tmp_path / "limit.jsonl", tmp_path / "board.duckdb"
+    imported = CliRunner().invoke(
+        app, ["import", "inspect", str(log), "--task", "openpi", "--split", "test", "--data-dir", str(SAMPLE_DATA_ROOT), "--out", str(out)]
+    )
+    assert imported.exit_code == 0 and imported.stdout.rstrip().endswith("--partial"), imported.output
+    stored = CliRunner().invoke(
+        app, ["submit", "openpi", "--split", "test", "--predictions", str(out), "--model", "limited", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    )
+    assert stored.exit_code == 0, stored.output
+    assert f"warning: partial: the file answers 10 of {len(answers)} items" in stored.stderr
+    ((sid, coverage),) = sitedata.coverage(db, "openpi", "test").items()
+    assert coverage == (10, len(answers))
+    assert boardview.coverage_text(coverage) == f"10 / {len(answers)} · partial" and boardview.coverage_text((8, 8)) == "8 / 8"
