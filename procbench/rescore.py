@@ -2,8 +2,10 @@
 
 Old results stay under their fingerprint; the new ones are stored as new rows (``origin_id`` = the
 original submission) under the new fingerprint.  The engine only computes; this module plans the jobs
-and is the single writer of their results.  Re-running is safe: a submission that already has a row
-under the new fingerprint is not planned again.
+and is the single writer of their results, committed as they come in batches of ``commit_every``
+(``PROCBENCH_RESCORE_COMMIT_EVERY``, default 32), so memory stays bounded and a run killed half way
+keeps what it committed.  Re-running is safe and resumes: a submission that already has a row under
+the new fingerprint is not planned again.
 
 A board moves to the new fingerprint only once every stored submission of its split that can be
 re-scored has a row under it (issue #29): a re-scoring in which any job fails registers the new
@@ -16,7 +18,8 @@ against the bundled samples, or the reverse) is refused, naming both data roots.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
@@ -243,6 +246,7 @@ def rescore(
 ) -> RescoreReport:
     """Re-score every stored submission of a task whose fingerprint is no longer current; move each board whose rows all re-scored."""
     db_path = Path(db_path)
+    every = commit_every or _commit_every()
     spec_file = spec_path(task)
     spec, runner = load_task(spec_file)
     run = get_engine(engine)
@@ -267,7 +271,7 @@ def rescore(
                 continue  # not a job of this run, or a second result for one: the first counts
             commit.seen.add(result.job_id)
             batch.append(result)
-            if len(batch) >= (commit_every or _commit_every()):
+            if len(batch) >= every:
                 commit(batch)
                 batch = []
         store.crash_point("rescore.after_jobs")

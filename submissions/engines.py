@@ -1,11 +1,13 @@
 """The re-scoring engine seam: self-contained jobs in, plain results out; the store is not touched.
 
-``ENGINES[name](jobs)`` scores every job and returns one ``RescoreResult`` per job, in any order
-(``job_id`` pairs them up).  Jobs and results are frozen dataclasses of plain values, picklable,
-so an engine may ship them to other processes or machines: a job names its spec file, split, data
-root and the raw file (a path to the stored gzip blob, or its bytes when workers cannot see the
-coordinator's disk).  Only the coordinating process writes the results to the store
-(``procbench.rescore``).  Other engines register themselves on import, e.g.
+``ENGINES[name](jobs)`` scores every job and yields (or returns) one ``RescoreResult`` per job, in
+any order (``job_id`` pairs them up), as each is ready: the caller commits them in batches as they
+come.  Jobs and results are frozen dataclasses of plain values, picklable, so an engine may ship them
+to other processes or machines: a job names its spec file, split, data root and the raw file (a path
+to the stored gzip blob, or its bytes when workers cannot see the coordinator's disk).  An engine
+whose workers cannot see the spec file ships a :class:`PortableTask` (the checked spec and its
+runner's plan, ``dsl.plan``) beside the jobs and scores them with ``run_job(job, task)``.  Only the
+coordinating process writes the results to the store (``procbench.rescore``).  Other engines register themselves on import, e.g.
 ``submissions/ray_engine.py`` doing ``ENGINES["ray"] = run_with_ray``; ``get_engine("ray")``
 imports ``submissions.ray_engine`` on demand.
 """
@@ -15,11 +17,16 @@ from __future__ import annotations
 import importlib
 import json
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from submissions.rows import AggregateRow, ItemRow
+
+if TYPE_CHECKING:
+    from dsl.model import TaskSpec
+    from runners.runner import TaskRunner
 
 
 @dataclass(frozen=True)
@@ -53,12 +60,60 @@ class RescoreResult:
     n_answered: int | None = None  # items with a prediction record (the row's coverage, migration 007)
 
 
-Engine = Callable[[Sequence[RescoreJob]], list[RescoreResult]]
+@dataclass(frozen=True)
+class PortableTask:
+    """What a worker that cannot see the spec file scores a job with: the checked spec and its runner's plan.
+
+    The plan is plain data (``dsl.plan.is_plain``) holding the spec's digest, so the worker's runner
+    (``dsl.plan.build``) computes the coordinator's fingerprint on the same data; ``version`` is the
+    coordinator's procbench version (a worker running another fails the job rather than score with other code).
+    """
+
+    spec: TaskSpec
+    plan: dict[str, Any]
+    version: str = ""
 
 
-def run_job(job: RescoreJob) -> RescoreResult:
-    """Score one job in this process; never raises (a failure is a result with ``ok=False``)."""
+def portable_task(spec_path: str | Path) -> PortableTask:
+    """The :class:`PortableTask` of a spec file (checked and planned here, on the coordinator)."""
+    from dsl.compiler import plan_of
     from dsl.tasks import load_task
+
+    spec, runner = load_task(spec_path)
+    return PortableTask(spec, plan_of(spec, runner.spec_digest), installed_version())
+
+
+def installed_version() -> str:
+    """This process's procbench version ('' when it is not installed as a distribution)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("procbench")
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+_RUNNERS: dict[str, TaskRunner] = {}  # plan digest -> runner: a worker process builds each task's runner (and reads its gold) once
+
+
+def _runner_of(task: PortableTask) -> TaskRunner:
+    from dsl.plan import build
+
+    digest = str(task.plan.get("digest", ""))
+    runner = _RUNNERS.get(digest)
+    if runner is None:
+        if len(_RUNNERS) >= 8:
+            _RUNNERS.clear()
+        runner = _RUNNERS[digest] = build(task.plan)
+    return runner
+
+
+Engine = Callable[[Sequence[RescoreJob]], Iterable[RescoreResult]]
+
+
+def run_job(job: RescoreJob, task: PortableTask | None = None) -> RescoreResult:
+    """Score one job in this process (under ``task`` when given, else the spec file the job names); never raises
+    (a failure is a result with ``ok=False``)."""
     from runners._types import InvalidPredictions
     from submissions.blobs import materialise
     from submissions.judging import regrade_for_rescore
@@ -66,7 +121,12 @@ def run_job(job: RescoreJob) -> RescoreResult:
 
     scratch = ""
     try:
-        spec, runner = load_task(job.spec_path)
+        if task is None:
+            from dsl.tasks import load_task
+
+            spec, runner = load_task(job.spec_path)
+        else:
+            spec, runner = task.spec, _runner_of(task)
         gold, fingerprint = runner.gold(Path(job.data_root), job.split)
         if job.expected_fingerprint and fingerprint != job.expected_fingerprint:
             return RescoreResult(

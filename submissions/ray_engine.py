@@ -1,47 +1,79 @@
-"""The ``ray`` re-scoring engine: jobs scored by Ray workers, results handed back to the coordinator.
+"""The ``ray`` re-scoring engine: jobs scored by Ray workers, results streamed back to the coordinator.
 
 Importing this module registers ``ENGINES["ray"]``, so ``procbench rescore TASK --engine ray`` (and
-``procbench.rescore.rescore(..., engine="ray")``) use it.  Which cluster: the ``address``
-argument of :func:`run_with_ray`, else ``PROCBENCH_RAY_ADDRESS`` (e.g. ``ray://head:10001`` or
-``auto``), else a local Ray started for the call with ``PROCBENCH_RAY_CPUS`` CPUs (default: all)
-and shut down afterwards.
+``procbench.rescore.rescore(..., engine="ray")``) use it.  docs/distributed.md is the operator's page.
+Settings (environment of the coordinator unless said):
 
-Workers only compute: each runs :func:`submissions.engines.run_job` on a job (a frozen, picklable
-dataclass naming the spec file, the data root and the raw file) and returns a
-:class:`~submissions.engines.RescoreResult`.  The store is written by the coordinating process
-alone (``procbench.rescore``), as DuckDB requires.  On a real cluster every worker must have
-procbench installed and see the data root; jobs planned with ``inline=True`` carry the raw files'
-bytes, so the workers need not see the coordinator's disk.
+* ``PROCBENCH_RAY_ADDRESS``: the cluster (``127.0.0.1:6379``, ``ray://head:10001``, ``auto``); unset, a
+  local Ray is started for the call and shut down afterwards;
+* ``PROCBENCH_RAY_CPUS``: the CPUs of that local Ray (default: all);
+* ``PROCBENCH_RAY_BATCH``: the most jobs one Ray task scores (default :data:`BATCH`); batches are cut
+  smaller so that every CPU of the cluster gets one (:func:`batch_size`);
+* ``PROCBENCH_RAY_DATA`` (on the worker nodes, set when ``ray start`` runs there): where the data root is
+  on that machine, when not at the coordinator's path.
 
-Jobs of the same spec and split go to the same task in batches of ``BATCH`` jobs, so a worker
-reads and fingerprints the gold once per batch rather than once per job.
+Jobs are self-contained: a Ray task gets a :class:`~submissions.engines.PortableTask` (the checked
+spec and its runner's plan, put in the object store once per spec) and jobs carrying the raw file's
+gzip bytes, read from the store's disk only when their batch is submitted, so no path of the
+coordinator reaches a worker but the data root's.  A worker needs ``pip install "procbench[distributed]"``
+(the coordinator's version: another fails its jobs) and the data at the data root (or at
+``PROCBENCH_RAY_DATA``); the worker's fingerprint is checked against the coordinator's, so other data
+fails the job rather than score.  At most two batches per CPU are in flight, and results are yielded as
+batches finish (``ray.wait``): ``procbench.rescore`` commits them in bounded batches, so a run killed half
+way keeps what it committed and the next run skips it.
+
+Workers only compute: the store is written by the coordinating process alone, as DuckDB requires.
+A local Ray started here runs its workers at normal priority (Ray's default is nice 15).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from submissions.engines import ENGINES, RescoreJob, RescoreResult, run_job
+from runners.extras import require
+from submissions.engines import ENGINES, PortableTask, RescoreJob, RescoreResult, installed_version, portable_task, run_job
+
+require("distributed", "the ray re-scoring engine (--engine ray)")  # registering an engine that cannot run: one line naming the extra instead
 
 ADDRESS_VARIABLE = "PROCBENCH_RAY_ADDRESS"
 CPUS_VARIABLE = "PROCBENCH_RAY_CPUS"
+BATCH_VARIABLE = "PROCBENCH_RAY_BATCH"
+DATA_VARIABLE = "PROCBENCH_RAY_DATA"
 BATCH = 8
+IN_FLIGHT_PER_CPU = 2
 
 
-def _score_batch(jobs: list[RescoreJob]) -> list[RescoreResult]:
-    """What a worker runs: the local engine's job function on each job (it never raises)."""
-    return [run_job(job) for job in jobs]
+def _score_batch(task: PortableTask, jobs: list[RescoreJob]) -> list[RescoreResult]:
+    """What a worker runs: the local engine's job function on each job, under the shipped task (it never raises)."""
+    mine = installed_version()
+    if task.version and mine != task.version:
+        reason = f"the worker runs procbench {mine or '(not installed)'}, the coordinator {task.version}: install the same version on every node"
+        return [RescoreResult(job.job_id, False, reason=reason) for job in jobs]
+    root = os.environ.get(DATA_VARIABLE, "").strip()
+    return [run_job(dataclasses.replace(job, data_root=root) if root else job, task) for job in jobs]
 
 
 def _absolute(job: RescoreJob) -> RescoreJob:
     """The job with its paths made absolute: Ray workers do not share the coordinator's working directory."""
     raw_path = str(Path(job.raw_path).resolve()) if job.raw_path is not None else None
     return dataclasses.replace(job, spec_path=str(Path(job.spec_path).resolve()), data_root=str(Path(job.data_root).resolve()), raw_path=raw_path)
+
+
+def _shipped(job: RescoreJob) -> RescoreJob:
+    """The job as a worker gets it: the raw file's bytes instead of its path, no spec path (the task travels beside it)."""
+    raw = job.raw_gzip if job.raw_gzip is not None else Path(job.raw_path).read_bytes() if job.raw_path is not None else None
+    return dataclasses.replace(job, spec_path="", raw_path=None, raw_gzip=raw)
+
+
+def batch_size(jobs: int, cpus: int, most: int = BATCH) -> int:
+    """Jobs per Ray task: at most ``most``, and few enough that every CPU gets a batch (8 jobs on 2 CPUs: 4)."""
+    return max(1, min(most, math.ceil(jobs / max(1, cpus))))
 
 
 def _batches(jobs: Sequence[RescoreJob], size: int) -> list[list[RescoreJob]]:
@@ -57,6 +89,15 @@ def _batches(jobs: Sequence[RescoreJob], size: int) -> list[list[RescoreJob]]:
     return out
 
 
+def _positive(variable: str) -> int | None:
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{variable} must be a positive whole number, not {text[:40]!r}")
+    return int(text)
+
+
 def _connect(ray: Any, address: str | None) -> bool:
     """Attach to a cluster, or start a local one; True when this call started Ray (and must stop it)."""
     if ray.is_initialized():
@@ -64,40 +105,74 @@ def _connect(ray: Any, address: str | None) -> bool:
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
     options: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False, "include_dashboard": False}
     if address is None:
-        cpus = os.environ.get(CPUS_VARIABLE)
+        cpus = _positive(CPUS_VARIABLE)
         if cpus:
-            options["num_cpus"] = int(cpus)
+            options["num_cpus"] = cpus
+        options["_system_config"] = {"worker_niceness": 0}  # Ray's workers run at nice 15 by default: any other work starves them
     else:
         options = {"address": address, "ignore_reinit_error": True, "log_to_driver": False}
     ray.init(**options)
     return True
 
 
-def run_with_ray(jobs: Sequence[RescoreJob], *, address: str | None = None, batch_size: int = BATCH) -> list[RescoreResult]:
-    """Score ``jobs`` on a Ray cluster; one result per job (a failed batch fails its jobs, never the call)."""
+def _failed(batch: Sequence[RescoreJob], exc: BaseException) -> list[RescoreResult]:
+    first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    reason = f"ray worker failed: {type(exc).__name__}: {first}"
+    return [RescoreResult(job.job_id, False, reason=reason) for job in batch]
+
+
+def stream_with_ray(jobs: Sequence[RescoreJob], *, address: str | None = None, batch_size_most: int | None = None) -> Iterator[RescoreResult]:
+    """Score ``jobs`` on a Ray cluster, yielding each batch's results as it finishes; one result per job (a failed
+    batch fails its jobs, never the call)."""
     if not jobs:
-        return []
+        return
+    most = batch_size_most or _positive(BATCH_VARIABLE) or BATCH
     import ray
 
     started = _connect(ray, address)
     try:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         remote = ray.remote(max_retries=1)(_score_batch)
-        batches = _batches([_absolute(job) for job in jobs], batch_size)
-        pending = {remote.remote(batch): batch for batch in batches}
-        results: list[RescoreResult] = []
-        while pending:
+        queue = iter(_batches([_absolute(job) for job in jobs], batch_size(len(jobs), cpus, most)))
+        tasks: dict[str, Any] = {}  # spec path -> the object reference of its PortableTask (put once)
+        pending: dict[Any, list[RescoreJob]] = {}
+        early: list[RescoreResult] = []
+
+        def submit(batch: list[RescoreJob]) -> None:
+            try:
+                if batch[0].spec_path not in tasks:
+                    tasks[batch[0].spec_path] = ray.put(portable_task(batch[0].spec_path))
+                pending[remote.remote(tasks[batch[0].spec_path], [_shipped(job) for job in batch])] = batch
+            except Exception as exc:  # noqa: BLE001 - a spec or raw file that cannot be read fails its jobs
+                early.extend(_failed(batch, exc))
+
+        def fill() -> None:  # at most IN_FLIGHT_PER_CPU batches per CPU in flight: raw files are read as their batch goes
+            while len(pending) < IN_FLIGHT_PER_CPU * cpus and (batch := next(queue, None)) is not None:
+                submit(batch)
+
+        while True:
+            fill()
+            yield from early
+            early.clear()
+            if not pending:
+                break
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 batch = pending.pop(ref)
+                fill()  # before reading this one's results: keep the cluster busy
                 try:
-                    results.extend(ray.get(ref))
+                    results = ray.get(ref)
                 except Exception as exc:  # noqa: BLE001 - a lost worker fails its jobs, not the run
-                    reason = f"ray worker failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                    results.extend(RescoreResult(job.job_id, False, reason=reason) for job in batch)
-        return results
+                    results = _failed(batch, exc)
+                yield from results
     finally:
         if started:
             ray.shutdown()
 
 
-ENGINES["ray"] = run_with_ray
+def run_with_ray(jobs: Sequence[RescoreJob], *, address: str | None = None, batch_size_most: int | None = None) -> list[RescoreResult]:
+    """Every result of :func:`stream_with_ray`, as a list."""
+    return list(stream_with_ray(jobs, address=address, batch_size_most=batch_size_most))
+
+
+ENGINES["ray"] = stream_with_ray
