@@ -166,7 +166,9 @@ def test_a_bounded_variant_stands_beside_the_figure_above_100_percent_it_correct
     at = page(demo_db, monkeypatch, "board", task="paged", split="dev")
     assert any("Above 100 %" in c.value for c in at.caption)
     order = list(at.dataframe[0].proto.column_order)
-    assert order[order.index("Action F1") + 1 : order.index("Action F1") + 4] == ["Action F1 95% CI", "Tie group", "Action F1 (bounded)"]
+    # the interval, the tie mark where the view has a tie test (none on the sample's 6 documents) and the model, then the bounded variant
+    after = [c for c in order[order.index("Action F1") + 1 :] if c not in ("Tie group", "Model")]
+    assert after[:2] == ["Action F1 95% CI", "Action F1 (bounded)"]
     info = info_of(demo_db, "paged", "dev")
     for m in info.metrics:
         variant = next((v for v in info.metrics if v.name == queries.bounded_variant(m.name)), None)

@@ -8,6 +8,7 @@ tall enough to read; the Board's columns: the ranking metric and its interval fi
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -18,12 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leaderboard import sitedata, ui
+from leaderboard import boardlayout, sitedata, ui
 from procbench import demo
 from procbench.api import load_task
 from procbench.paths import SAMPLE_SUBMISSIONS_DIR
 from submissions import load_reported, submit
-from tests.site_app import build_demo_store, page
+from tests.site_app import build_demo_store, info_of, page
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -187,3 +188,57 @@ def test_the_items_page_lists_item_ids_in_numeric_order(demo_db: Path, monkeypat
 def test_the_items_page_lists_paradises_row_indices_in_numeric_order(paradise_with_papers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     listed = list(page(paradise_with_papers, monkeypatch, "items", task="paradise-tip", split="test").dataframe[0].value["Item"])
     assert len(listed) > 100 and listed == sorted(listed, key=int)
+
+
+# -- the Board's columns: the ranking metric and its interval first, card columns apart -----------------
+
+
+def column_order(at: Any) -> list[str]:
+    return list(at.dataframe[0].proto.column_order)
+
+
+def test_the_board_leads_with_rank_the_ranking_metric_and_its_interval(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = column_order(page(demo_db, monkeypatch, "board", task="openpi", split="test", sort="exact_f1"))
+    assert shown[:3] == ["Rank", "Exact F1", "Exact F1 95% CI"] and "Model" in shown[3:5]  # the model right after (the tie mark between)
+    assert not {"Team", "Kind", "Weights", "Items", "Submitted"} & set(shown)  # card and bookkeeping columns on demand
+
+
+def test_metric_groups_choose_the_metric_columns(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    every = column_order(page(demo_db, monkeypatch, "board", task="openpi", split="test"))
+    rouge = column_order(page(demo_db, monkeypatch, "board", task="openpi", split="test", groups=["ROUGE"]))
+    assert {"Exact F1", "BLEU-2 F1", "ROUGE-L P"} <= set(every)
+    assert "ROUGE-L P" in rouge and not {"Exact F1", "BLEU-2 F1"} & set(rouge)
+    assert rouge[:3] == every[:3]  # the ranking metric stays first whatever the groups
+
+
+def test_card_columns_are_grouped_apart_from_metric_and_bookkeeping_columns(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = column_order(page(demo_db, monkeypatch, "board", task="pm-llm-benchmark", split="main", details="true"))
+    card = [i for i, c in enumerate(shown) if c in boardlayout.CARD]
+    books = [i for i, c in enumerate(shown) if c in boardlayout.BOOKKEEPING]
+    info = info_of(demo_db, "pm-llm-benchmark", "main")
+    metrics = [i for i, c in enumerate(shown) if c in {m.display for m in info.metrics} or c.endswith("95% CI")]
+    assert card and books and metrics
+    assert card == list(range(card[0], card[-1] + 1)) and books == list(range(books[0], books[-1] + 1))  # each group contiguous
+    assert max(metrics) < card[0] < books[0]  # metrics, then the card, then the bookkeeping
+    assert {"Weights", "Family", "Size class"} <= {shown[i] for i in card}
+
+
+@pytest.mark.parametrize(
+    ("kinds", "contamination", "ties", "details", "lead"),
+    [
+        ([], [], [], False, ["Rank", "M", "M 95% CI", "Model"]),
+        (["submitted", "reported"], [], ["leader", ""], False, ["Rank", "M", "M 95% CI", "Tie group", "Model", "Kind"]),
+        (["submitted"], ["suspected (card)"], [], False, ["Rank", "M", "M 95% CI", "Model", "Contamination"]),
+        (["submitted", "reported"], ["suspected (card)"], [], True, ["Rank", "M", "M 95% CI", "Model"]),
+    ],
+)
+def test_the_lead_columns_follow_the_rows(
+    demo_db: Path, kinds: list[str], contamination: list[str], ties: list[str], details: bool, lead: list[str]
+) -> None:
+    info = info_of(demo_db, "openpi", "test")
+    metric = dataclasses.replace(info.primary_metric, display="M")
+    columns = [*lead, "Tie group", "Kind", "Contamination", "Details", "Coverage", "Team", "Weights", "Other"]
+    shown = boardlayout.order(info, columns, metric, details=details, kinds=kinds, contamination=contamination, ties=ties, beside_bounded=["M", "Other"])
+    assert shown[: len(lead)] == lead
+    assert shown[len(lead)] == "Other"  # then the other metrics
+    assert ("Team" in shown) == details and ("Weights" in shown) == details

@@ -1,21 +1,19 @@
 """Task board: ranked submissions and reported rows, sliced, filtered, with intervals and tie groups.
 
-Metric columns come first (rank, model, the ranking metric and its interval, the other metrics);
-the bookkeeping columns (team, kind, model card, items, source, dates) are shown on demand.
+Metric columns come first (rank, the ranking metric and its interval, the tie mark, the model, the other metrics);
+the card and bookkeeping columns (kind, model card, team, items, source, dates) are shown on demand, apart
+(``leaderboard.boardlayout``).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from leaderboard import analysis, boardview, config, overview, semantics, sitedata, ui
+from leaderboard import analysis, boardlayout, boardview, config, overview, semantics, sitedata, ui
 from leaderboard.model import TaskInfo
 
 PARAMS = (
     "task", "split", "slice", "value", "groups", "sort", "kind", "access", "family", "size", "team", "contamination", "ran", "judged", "ci", "details",
-)
-BOOKKEEPING = (
-    "Judged by", "Run by", "Contamination", "Kind", "Team", "Size class", "Parameters", "Weights", "Family", "Items", "Source", "Paper", "Code", "Submitted",
 )
 
 db = ui.database()
@@ -108,21 +106,25 @@ if view.undefined:
         + ", ".join(ui.escape(info.metric(n).display) for n in view.undefined) + "."
     )
 details = st.toggle("Show bookkeeping columns (team, kind, model card, items, source, date)", value=False, key="details", bind="query-params")
-ci_column = f"{metric.display} 95% CI"
-# each corrected (bounded) variant beside the figure it corrects, the ranking metric's first (issue #16)
-metric_order = [metric.display, ci_column, "Tie group", *[c for c in boardview.beside_bounded(info, view.table.columns) if c != metric.display]]
-# issue #16: reported (paper) rows stay visibly apart from submissions, bookkeeping columns or not
-kind_first = ["Kind"] if not details and "reported" in set(view.table["Kind"].to_list()) else []
-# issue #34: a row whose card says its model saw this benchmark's data is marked beside the model, bookkeeping columns or not
-marked = {"suspected", "confirmed"} & {m.split(" (")[0] for m in view.table["Contamination"].to_list()}
-kind_first += ["Contamination"] if not details and marked else []
-order = ["Rank", "Model", *kind_first, "Details", *metric_order, "Coverage"] + ([c for c in BOOKKEEPING if c in view.table.columns] if details else [])
+ci_column = boardlayout.ci_column(metric)
+# issue #30: the ranking metric and its interval first (a 390-px phone shows them), the other metrics next, the card and
+# bookkeeping columns apart, on demand; each corrected (bounded) variant beside the figure it corrects (issue #16)
+order = boardlayout.order(
+    info, view.table.columns, metric, details=details, kinds=view.table["Kind"].to_list(),
+    contamination=view.table["Contamination"].to_list() if "Contamination" in view.table.columns else [],
+    ties=view.table["Tie group"].to_list(),
+    beside_bounded=boardview.beside_bounded(info, view.table.columns),
+)
 ui.table(
     view.table,
-    column_order=[c for c in order if c in view.table.columns],
+    column_order=order,
     column_config={
-        "Rank": st.column_config.NumberColumn("Rank", help="rank by the chosen metric; '–': listed, not ranked (no value of the ranking metric)"),
-        "Model": st.column_config.TextColumn("Model", width=ui.text_px(view.table["Model"].to_list())),
+        "Rank": st.column_config.NumberColumn(
+            "Rank", width=boardlayout.RANK_PX, help="rank by the chosen metric; '–': listed, not ranked (no value of the ranking metric)"
+        ),
+        "Model": st.column_config.TextColumn(
+            "Model", width=ui.text_px(view.table["Model"].to_list(), min_px=boardlayout.MODEL_PX[0], max_px=boardlayout.MODEL_PX[1])
+        ),
         "Details": st.column_config.LinkColumn("Details", display_text="open", help="the submission: card, every metric and slice, history"),
         "Kind": st.column_config.TextColumn("Kind", help="submitted (scored here from its predictions) or reported (a paper's number, with its source)"),
         "Contamination": st.column_config.TextColumn(
@@ -135,12 +137,15 @@ ui.table(
         ),
         "Paper": st.column_config.LinkColumn("Paper", display_text="paper"),
         "Code": st.column_config.LinkColumn("Code", display_text="code"),
-        ci_column: st.column_config.TextColumn(ci_column, help="95% percentile bootstrap interval over items (see the notes below when empty)"),
+        ci_column: st.column_config.TextColumn(
+            boardlayout.CI_LABEL, help=f"{metric.display}: 95% percentile bootstrap interval over items (see the notes below when empty)"
+        ),
         # wide enough for "best submitted" whole (issue #16: no cut cells)
         "Tie group": st.column_config.TextColumn(
-            "Tie group", width=ui.text_px(view.table["Tie group"].to_list(), min_px=90), help="leader / best submitted, and the rows tied with it (see below)"
+            boardlayout.TIE_LABEL, width=ui.text_px(view.table["Tie group"].to_list(), min_px=boardlayout.RANK_PX),
+            help="leader / best submitted, and the rows tied with it (see below)"
         ),
-        **ui.metric_columns(info.metrics),
+        **{name: column | {"width": boardlayout.header_px(name)} for name, column in ui.metric_columns(info.metrics).items()},
     },
     key="board-table",
 )

@@ -341,3 +341,33 @@ def test_screenshots_are_full_pages(server: Site, browser: object, tmp_path: Pat
         assert data[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
         assert width == screenshots.WIDTH and height > 1000  # stretched past the first window (1000 px) to the whole page
+
+
+LAYOUT_NAMES = {"Rank", "95% CI", "Tie", "Model", "Kind", "Contamination", "Details", "Coverage"}  # the board's columns that are not metrics
+
+
+@pytest.mark.parametrize(("task", "split", "metric"), [("openpi", "test", "ROUGE-L F1"), ("paged", "dev", "Action F1"), ("pm-llm-benchmark", "main", "Score")])
+def test_the_board_shows_its_ranking_metric_on_a_phone_and_six_metrics_on_a_laptop(server: Site, browser: object, task: str, split: str, metric: str) -> None:
+    """Issue #30: at 390 px the ranking metric and its interval are in view; at 1400 px at least six metric columns, whole.
+
+    The grid's accessible table holds the columns in view (the last one possibly cut by the frame's edge): a column is
+    whole when the next one is listed too.
+    """
+    page = browser.new_page(viewport={"width": 390, "height": 1200})  # type: ignore[attr-defined]
+    page.set_default_timeout(TIMEOUT_MS)
+    for width in (390, 1400):
+        page.set_viewport_size({"width": width, "height": 1200})
+        page.goto(f"{server.url}/board?task={task}&split={split}")
+        page.wait_for_selector("[data-testid=stDataFrame] .dvn-scroller")
+        _settle(page)
+        headers = page.locator("[data-testid=stDataFrame] table thead th").all_inner_texts()
+        if width == 390:
+            assert headers[0] == "Rank" and headers[1].startswith(metric) and headers[2] == "95% CI", headers
+            assert len(headers) >= 4, headers  # the column after the interval is in view: the interval is whole
+            assert page.evaluate(SIDEWAYS)[0] > 0  # the rest of the table scrolls sideways, inside its frame
+        else:
+            whole = headers[:-1]  # the last listed column may be cut by the frame's edge
+            metrics = [h for h in whole if h not in LAYOUT_NAMES]
+            assert len(metrics) >= 6, headers
+    _shot(page, f"board-{task}-1400.png")
+    page.close()
