@@ -256,6 +256,7 @@ _NOT_SCORED = {
     "group",
     "higher_is_better",
     "percent",
+    "rank_partial",
     "reported",
     "imports",
     "fetch",

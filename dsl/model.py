@@ -520,6 +520,9 @@ class TaskSpec:
     metrics: tuple[MetricSpec, ...] = blocks("metric")
     primary: Name = attr(refers="metric")
     rank_by: tuple[Name, ...] = attr((), refers="metric", doc="tie-breaks after the primary metric, in order")
+    rank_partial: bool = attr(
+        False, doc="rank rows whose file answers only part of the split among the full ones (default: listed with their coverage, unranked)"
+    )
     description: str = attr("", doc='text, or file("name") of a file beside the spec')
     citation: str = attr("", doc='BibTeX, or file("task.bib") beside the spec')
     url: str = attr("")

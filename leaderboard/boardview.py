@@ -159,12 +159,23 @@ def _answered(stored: dict[str, tuple[int | None, int]], ids: Sequence[str], ref
     return out
 
 
+def row_coverage(db: Path, task: str, split: str, submission_id: str, is_reference: bool) -> tuple[int, int] | None:
+    """One row's (answered, items of the split) as the board reads it (:func:`coverage_text` words it); the Submission, Compare and
+    Model pages' (issue #33: a partial file's coverage on every page)."""
+    return _answered(sitedata.coverage(db, task, split), [submission_id], [is_reference])[0]
+
+
+def is_partial(answered: tuple[int, int] | None) -> bool:
+    """Whether a row's file answered fewer items than its split has (issue #33); unknown coverage is not partial."""
+    return answered is not None and answered[0] < answered[1]
+
+
 def coverage_text(answered: tuple[int, int] | None) -> str:
     """A row's coverage as the board shows it: '8 / 8' (items with a prediction / items of the split), '7 / 8 · partial' where the
     file left items out (issue #33: a --limit run stored whole says so); '' where not known."""
     if answered is None:
         return ""
-    return f"{answered[0]} / {answered[1]}" + (" · partial" if answered[0] < answered[1] else "")
+    return f"{answered[0]} / {answered[1]}" + (" · partial" if is_partial(answered) else "")
 
 
 def short_reason(reason: str) -> str:
@@ -249,13 +260,25 @@ def build(
     # issue #17: rows whose verdicts the submitter supplied (judge "self") are ranked apart, after the
     # rows the board's own judge graded (or that need no judge): their own rank group, numbered from 1.
     wide = wide.with_columns((pl.col("judge") == SELF).alias("self_judged"))
+    # issue #33: a partial file (fewer items answered than the split's) is listed with its coverage, unranked and after the
+    # full rows of its rank group, unless the spec ranks partial rows (`rank_partial = true`)
+    stored_coverage = sitedata.coverage(db, info.task, info.split)
+    unranked = [
+        not info.rank_partial and is_partial(a) for a in _answered(stored_coverage, wide["submission_id"].to_list(), wide["is_reference"].to_list())
+    ]
+    wide = wide.with_columns(pl.Series("unranked_partial", unranked, dtype=pl.Boolean))
     wide = wide.sort(
-        ["self_judged"] + [k.name for k in keys] + ["created_at"], descending=[False] + [k.higher_is_better for k in keys] + [False], nulls_last=True
+        ["self_judged", "unranked_partial"] + [k.name for k in keys] + ["created_at"],
+        descending=[False, False] + [k.higher_is_better for k in keys] + [False], nulls_last=True,
     )
     ids = wide["submission_id"].to_list()
     ranking = list(zip(*(wide[k.name].to_list() for k in keys)))
-    # an external row (an Every Eval Ever record's figures, submissions.external) is listed with its source, never ranked
-    ranking = [() if is_external(ref, metadata.parse(m)) else k for k, ref, m in zip(ranking, wide["is_reference"], wide["metadata_json"])]
+    # an external row (an Every Eval Ever record's figures, submissions.external) is listed with its source, never ranked;
+    # so is a partial row (above)
+    ranking = [
+        () if part or is_external(ref, metadata.parse(m)) else k
+        for k, ref, m, part in zip(ranking, wide["is_reference"], wide["metadata_json"], wide["unranked_partial"])
+    ]
     ranks = _group_ranks(wide["self_judged"].to_list(), ranking)
     with_items = [sid for sid, ref in zip(ids, wide["is_reference"]) if not ref]
     bootstrapped = with_items[: max(0, interval_rows)]
@@ -268,7 +291,9 @@ def build(
             ci_notes[sid] = analysis.NO_ITEMS_REPORTED if ref else analysis.NOT_BOOTSTRAPPED
     covered = ids.index(bootstrapped[-1]) + 1 if bootstrapped else 0
     group = dict(zip(ids, wide["self_judged"]))
-    contenders = [sid for sid in bootstrapped if group[sid] == group[bootstrapped[0]]]  # a leader's tie group never mixes judges
+    partial = dict(zip(ids, wide["unranked_partial"]))
+    ranked_boot = [sid for sid in bootstrapped if not partial[sid]]  # an unranked partial row is in no tie group
+    contenders = [sid for sid in ranked_boot if group[sid] == group[ranked_boot[0]]] if ranked_boot else []  # a tie group never mixes judges
     leader, tied = analysis.tie_group(db, info, contenders, metric.name, sl, slice_value) if contenders else (None, {})
     judged = any(wide["judge"])
     graders = [grader(metadata.parse(m)) for m in wide["metadata_json"]]
@@ -287,7 +312,7 @@ def build(
         _fmt_interval(metric, lo, hi) if lo is not None and hi is not None else short_reason(ci_notes.get(sid, "")) for sid, lo, hi in zip(ids, low, high)
     ]
     items = [n if not ref else None for n, ref in zip(wide["n_items"], wide["is_reference"])]
-    answered = _answered(sitedata.coverage(db, info.task, info.split), ids, wide["is_reference"].to_list())
+    answered = _answered(stored_coverage, ids, wide["is_reference"].to_list())
     described = {m.name: semantics.describe(info, m) for m in info.metrics if m.name in wide.columns}
     # issue #30: every value above its metric's range, named per row (the page's caption explains, the bounded variant beside)
     above = [
@@ -341,6 +366,7 @@ def build(
             "run_by": wide["run_by"],
             "n_items": pl.Series(items, dtype=pl.Int64),
             "n_answered": pl.Series([a[0] if a else None for a in answered], dtype=pl.Int64),
+            "coverage": [coverage_text(a) for a in answered],
             "task": [info.task] * len(ids),
             "split": [info.split] * len(ids),
             "slice": [sl.name if sl else ""] * len(ids),

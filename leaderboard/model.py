@@ -63,6 +63,7 @@ class TaskInfo:
     aggregator_kwargs: Mapping[str, Any]
     spec: Mapping[str, Any]
     rank_by: tuple[str, ...] = ()  # the spec's tie-breaks after the primary metric
+    rank_partial: bool = False  # issue #33: the spec ranks partial files (fewer items answered than the split's) among full ones
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
@@ -99,6 +100,7 @@ class TaskInfo:
             aggregator_kwargs={k: v for k, v in aggregate.get("kwargs", [])},
             spec=spec,
             rank_by=tuple(spec.get("rank_by") or ()),
+            rank_partial=bool(spec.get("rank_partial", False)),
         )
 
     @property

@@ -22,7 +22,7 @@ from leaderboard.model import TaskInfo
 SCHEMA: dict[str, Any] = {  # polars dtypes (classes and instances)
     "benchmark": pl.String, "task": pl.String, "split": pl.String, "board": pl.String, "submission_id": pl.String, "model": pl.String, "team": pl.String,
     "kind": pl.String, "rank": pl.Int64, "ranked": pl.Int64, "value": pl.Float64, "shown": pl.Float64, "metric": pl.String,
-    "unit": pl.String, "created_at": pl.Datetime("us"), "position": pl.Int64,
+    "unit": pl.String, "created_at": pl.Datetime("us"), "position": pl.Int64, "coverage": pl.String,
 }
 
 
@@ -54,6 +54,7 @@ def _ranks(db: Path) -> pl.DataFrame:
                     "model": r["model"], "team": r["team"], "kind": r["kind"], "rank": r["rank"], "ranked": ranked, "value": value,
                     "shown": metric.shown(value), "metric": metric.display, "unit": "%" if metric.percent else "own unit", "created_at": r["created_at"],
                     "position": position,  # the row's place on the board (0: the board's first row, its leader)
+                    "coverage": r["coverage"],  # '5 / 6 · partial' (issue #33: a partial row is listed, unranked)
                 }
             )
     return pl.DataFrame(rows, schema=SCHEMA)

@@ -47,8 +47,16 @@ b_id = ui.url_choice(st.sidebar, "System B", ids, index=1, key="b", format_func=
 metric = info.metric(ui.metric_choice(st.sidebar, info))
 a_row, b_row = rows[a_id], rows[b_id]
 left, right = st.columns(2)
-left.markdown(f"**A** · {ui.escape(a_row['model'])} — {ui.escape(a_row['team'])}")
-right.markdown(f"**B** · {ui.escape(b_row['model'])} — {ui.escape(b_row['team'])}")
+
+
+def _side(row: dict) -> str:
+    """A side's coverage, as the board words it (issue #33: '5 / 6 · partial'); '' for a reported row."""
+    answered = boardview.row_coverage(db, info.task, info.split, row["submission_id"], bool(row["is_reference"]))
+    return f" · coverage {boardview.coverage_text(answered)}" if answered else ""
+
+
+left.markdown(f"**A** · {ui.escape(a_row['model'])} — {ui.escape(a_row['team'])}{_side(a_row)}")
+right.markdown(f"**B** · {ui.escape(b_row['model'])} — {ui.escape(b_row['team'])}{_side(b_row)}")
 if a_id == b_id:
     st.warning("A and B are the same submission.")
 

@@ -59,6 +59,7 @@ table = rows.select(
     pl.col("metric").alias("Primary metric"),
     pl.col("shown").alias("Value"),
     pl.col("unit").alias("Unit"),
+    pl.col("coverage").alias("Coverage"),
     pl.col("team").alias("Team"),
     pl.col("kind").alias("Kind"),
     pl.col("contamination_mark").alias("Contamination"),
@@ -69,7 +70,10 @@ table = rows.select(
 ui.table(
     table,
     column_config={
-        "Rank": st.column_config.NumberColumn(format="#%d", help="rank on that board by its primary metric (– : listed, not ranked)"),
+        "Rank": st.column_config.NumberColumn(
+            format="#%d", help="rank on that board by its primary metric (– : listed, not ranked: a paper without it, a partial file)"
+        ),
+        "Coverage": st.column_config.TextColumn(help="items with a prediction / items of the split; 'partial': the file left items out"),
         "Value": st.column_config.NumberColumn(format="%.2f", help="the primary metric, in % where the metric is a fraction (see Unit)"),
         "Unit": st.column_config.TextColumn(help="%: a fraction shown ×100; own unit: the metric's own scale (e.g. points, counts)"),
         "Board page": st.column_config.LinkColumn("Board page", display_text="board"),
@@ -79,7 +83,7 @@ ui.table(
 )
 st.caption("Ranks are the boards' own (primary metric, no filters); a reported row is a paper's number, a submitted row a scored file.")
 ui.downloads(
-    rows.select("task", "split", "submission_id", "team", "kind", "contamination", "rank", "ranked", "metric", "value", "created_at"),
+    rows.select("task", "split", "submission_id", "team", "kind", "contamination", "rank", "ranked", "metric", "value", "coverage", "created_at"),
     ui.file_stem("model", model),
     key="model",
 )

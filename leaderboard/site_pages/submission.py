@@ -22,7 +22,9 @@ if row is None:
 
 info = TaskInfo.from_row({**row, "primary_metric": None, "hidden": row["hidden_split"]})
 st.header(ui.escape(row["model"]), anchor=False)
-size = "reported row (paper numbers, no items)" if row["is_reference"] else f"{row['n_items']} items"
+answered = boardview.row_coverage(db, row["task"], row["split"], sid, bool(row["is_reference"]))  # issue #33: coverage on every page
+coverage = f" · coverage {boardview.coverage_text(answered)}" if answered else ""
+size = "reported row (paper numbers, no items)" if row["is_reference"] else f"{row['n_items']} items{coverage}"
 st.caption(
     f"team {ui.escape(row['team'])} · task {ui.code(row['task'])} · split {ui.code(row['split'])} · "
     f"{size} · submitted {row['created_at']:%Y-%m-%d %H:%M} UTC · id {ui.code(sid)}"
@@ -38,6 +40,11 @@ if row["is_reference"]:  # a paper's number: where it was published is what a re
     url = str(info.spec.get("url") or "")
     if url:  # the project's own spec
         st.caption(f"Benchmark: [{ui.escape(url)}]({url})" + (" · the citation is on the task's page" if info.spec.get("citation") else ""))
+if boardview.is_partial(answered) and answered is not None:
+    st.info(
+        f"**Partial file**: predictions for {answered[0]} of the split's {answered[1]} items (the others are scored as missing). "
+        + ("The task ranks partial rows among full ones." if info.rank_partial else "Listed on the board with its coverage, not ranked among full submissions.")
+    )
 if not row["current"]:
     st.warning("Scored under an earlier version of this task (another fingerprint): it is kept, but not on the current board.")
 left, right = st.columns(2)
