@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from procbench.paths import PROJECT_ROOT
+from runners.extras import require
 
 APP = PROJECT_ROOT / "leaderboard" / "app.py"
 DEFAULT_ADDRESS = "127.0.0.1"  # the Upload page writes to the store: listening beyond this machine is the operator's explicit choice
@@ -27,7 +28,12 @@ SETTINGS: tuple[tuple[str, str], ...] = (
 
 
 def command(*, port: int, address: str = DEFAULT_ADDRESS, headless: bool = True) -> list[str]:
-    """The command line that serves the board on ``address:port`` (the store comes from ``PROCBENCH_DB``)."""
+    """The command line that serves the board on ``address:port`` (the store comes from ``PROCBENCH_DB``).
+
+    Streamlit runs in a child process, where a missing module would end in its traceback: without the
+    ``site`` extra this raises :class:`~runners.extras.MissingExtra` (one line naming it) instead.
+    """
+    require("site", "the leaderboard site (procbench leaderboard)", ("streamlit", "altair"))
     settings = {**dict(SETTINGS), "server.headless": str(headless).lower()}
     flags = [f"--{name}={value}" for name, value in settings.items()]
     return [sys.executable, "-m", "streamlit", "run", str(APP), f"--server.address={address}", f"--server.port={port}", *flags]

@@ -1,24 +1,84 @@
 """procbench: a declarative evaluation language and leaderboard for procedural-text understanding.
 
+The API a notebook needs is importable from here, in a checkout and in an installed wheel alike
+(functions, result classes and every exception the API raises); each name is imported on first use,
+so ``import procbench`` stays cheap:
+
     >>> import procbench
-    >>> procbench.fetch("OpenPI", split="dev")                   # data into PROCBENCH_DATA (verified)
-    >>> result = procbench.score("openpi", "predictions.jsonl", split="dev")
-    >>> result.metrics["rouge_f1"]
-    >>> procbench.submit("openpi", "predictions.jsonl", split="dev", model="my-model", team="me")
-    >>> [c for c in procbench.check() if not c.ok]                # specs with errors
-    >>> procbench.compare(sid_a, sid_b, db="var/procbench.duckdb").verdict   # the site's paired test
+    >>> from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+    >>> preds = SAMPLE_SUBMISSIONS_DIR / "paradise-tip" / "sample-strong.jsonl"
+    >>> result = procbench.score("paradise-tip", preds, split="test", data_dir=SAMPLE_DATA_ROOT)
+    >>> result.metrics["accuracy"], result.coverage.fraction, result.data_kind
+    (1.0, 1.0, 'sample')
+    >>> isinstance(result, procbench.ScoreResult)
+    True
+    >>> [c.task for c in procbench.check("paradise-tip")]       # procbench check paradise-tip
+    ['paradise-tip']
+    >>> issubclass(procbench.RejectedPredictions, procbench.InvalidPredictions)
+    True
+    >>> "score" in dir(procbench) and "MissingExtra" in procbench.__all__
+    True
+
+With data and a store (not run here): ``procbench.fetch("OpenPI", split="dev")`` downloads and
+verifies the data, ``procbench.submit("openpi", "preds.jsonl", split="dev", model="m", team="me")``
+stores a file, ``procbench.compare(sid_a, sid_b, db="var/procbench.duckdb").verdict`` is the site's
+paired test.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dsl import SpecError
+    from dsl.datacheck import DataRefused
     from procbench.api import SpecCheck, all_spec_paths, check, fetch, load_task, score, spec_path, submit
     from procbench.comparison import Comparison, CompareError, compare
+    from procbench.data import FetchError, FetchResult
+    from procbench.partial import Coverage
+    from procbench.results import ScoreResult, SubmitResult
+    from runners._types import GoldDataError, InvalidPredictions
+    from runners.extras import MissingExtra
+    from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
 
-__all__ = ["CompareError", "Comparison", "SpecCheck", "all_spec_paths", "check", "compare", "fetch", "load_task", "score", "spec_path", "submit"]
-_COMPARISON = ("CompareError", "Comparison", "compare")  # from procbench.comparison (the site's paired tests, below the site)
+# name -> the module that defines it (the wheel's build rewrites these module names to procbench.*, build_hooks/)
+_HOMES: dict[str, str] = {
+    # functions
+    "all_spec_paths": "procbench.api",
+    "check": "procbench.api",
+    "compare": "procbench.comparison",
+    "fetch": "procbench.api",
+    "load_task": "procbench.api",
+    "score": "procbench.api",
+    "spec_path": "procbench.api",
+    "submit": "procbench.api",
+    # results
+    "Comparison": "procbench.comparison",
+    "Coverage": "procbench.partial",
+    "FetchResult": "procbench.data",
+    "ScoreResult": "procbench.results",
+    "SpecCheck": "procbench.api",
+    "SubmitResult": "procbench.results",
+    # exceptions: every one the API raises
+    "CompareError": "procbench.comparison",
+    "DataRefused": "dsl.datacheck",
+    "FetchError": "procbench.data",
+    "GoldDataError": "runners._types",
+    "InvalidPredictions": "runners._types",
+    "MissingData": "submissions.errors",
+    "MissingExtra": "runners.extras",
+    "RejectedPredictions": "submissions.errors",
+    "ScoringFailed": "submissions.errors",
+    "SpecError": "dsl.errors",
+    "SubmissionRefused": "submissions.errors",
+}
+
+__all__ = [  # every name of _HOMES (tests/test_api.py checks)
+    "CompareError", "Comparison", "Coverage", "DataRefused", "FetchError", "FetchResult", "GoldDataError", "InvalidPredictions", "MissingData",
+    "MissingExtra", "RejectedPredictions", "ScoreResult", "ScoringFailed", "SpecCheck", "SpecError", "SubmissionRefused", "SubmitResult",
+    "all_spec_paths", "check", "compare", "fetch", "load_task", "score", "spec_path", "submit",
+]
 __version__ = "0.1.0"
 
 
@@ -28,12 +88,13 @@ def __getattr__(name: str) -> Any:
     ``procbench.cli`` lives in this package: importing the API here eagerly would make every
     command (``procbench --help`` included) pay for the spec language, NumPy and the registry.
     """
-    if name in _COMPARISON:
-        from procbench import comparison
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'procbench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once: the next lookup is a plain attribute
+    return value
 
-        return getattr(comparison, name)
-    if name in __all__:
-        from procbench import api
 
-        return getattr(api, name)
-    raise AttributeError(f"module 'procbench' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

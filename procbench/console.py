@@ -14,15 +14,36 @@ import sys
 
 def main() -> int:
     """Run ``procbench`` with ``sys.argv``; returns the exit status (the typer app exits by itself)."""
-    from procbench.console_commands import run
+    try:
+        from procbench.console_commands import run
 
-    status = run(sys.argv[1:])
-    if status is not None:
-        return status
-    from procbench.cli import app
+        status = run(sys.argv[1:])
+        if status is not None:
+            return status
+        from procbench.cli import app
 
-    app()
+        app()
+    except ModuleNotFoundError as exc:
+        return missing_extra(exc)
     return 0
+
+
+def missing_extra(exc: ModuleNotFoundError) -> int:
+    """A feature whose extra is not installed: one line naming ``pip install "procbench[EXTRA]"``, and its exit status.
+
+    Any other missing module (a broken install) is raised as it was.
+    """
+    from procbench.exit_codes import EXIT_MISSING_EXTRA
+    from runners.extras import MissingExtra, extra_of
+
+    if not isinstance(exc, MissingExtra):
+        extra = extra_of(exc.name)
+        if extra is None:
+            raise exc
+        command = " ".join(arg for arg in sys.argv[1:3] if not arg.startswith("-"))
+        exc = MissingExtra(extra, f"procbench {command}".strip(), str(exc.name).split(".")[0])
+    sys.stderr.write(f"error: {exc}\n")
+    return EXIT_MISSING_EXTRA
 
 
 def script() -> int:

@@ -1,9 +1,18 @@
 """Results of the Python API as data: JSON (``to_dict`` / ``to_json``) and per-item frames (``to_polars`` / ``to_pandas``).
 
-    >>> result = procbench.score("paradise-tip", "preds.jsonl", split="test")
-    >>> json.dumps(result.to_dict())           # metrics, slices, coverage, per-item rows
-    >>> result.to_polars()                       # one row per item: id, slice labels, per-item values
-    >>> result.to_pandas()                       # the same through polars (pandas imported only then)
+    >>> import procbench
+    >>> from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+    >>> result = procbench.score("paradise-tip", SAMPLE_SUBMISSIONS_DIR / "paradise-tip" / "sample-strong.jsonl", split="test", data_dir=SAMPLE_DATA_ROOT)
+    >>> sorted(result.to_dict())                 # metrics, slices, coverage, provenance, per-item rows
+    ['coverage', 'data_digest', 'data_kind', 'fingerprint', 'items', 'metrics', 'n_items', 'partial', 'scorer_digest', 'slices', 'split', 'task', 'warnings']
+    >>> frame = result.to_polars()               # one row per item: id, slice labels, per-item values
+    >>> frame.height, frame.columns[0], frame["accuracy"].to_list()
+    (8, 'id', [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    >>> (result.coverage.scored, result.coverage.total, result.data_kind)
+    (8, 8, 'sample')
+
+``to_pandas()`` gives the same frame through polars and needs the ``frames`` extra (pandas); without
+it, it raises ``procbench.MissingExtra`` naming ``pip install "procbench[frames]"``.
 
 Per-item columns keep their types: integer item ids stay ints (PARADISE rows), class statistics
 (``<measure>:gold`` / ``<measure>:prediction``) are the declared class labels (ints when the
@@ -15,6 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from procbench.partial import Coverage
@@ -23,6 +33,9 @@ from runners.runner import Evaluation, SliceResult
 if TYPE_CHECKING:
     import pandas
     import polars
+
+    from runners.stats import Interval
+    from submissions.provenance import DataProvenance
 
 CLASS_SUFFIXES = (":gold", ":prediction")  # the statistics of a measure over declared classes: class indices
 
@@ -52,10 +65,15 @@ def class_labels(spec: Any) -> dict[str, tuple[Any, ...]]:
 
 @dataclass(frozen=True)
 class ScoreResult:
-    """What ``procbench.score`` returns: the evaluation, its coverage (partial runs) and typed per-item rows.
+    """What ``procbench.score`` returns: the evaluation, its coverage, provenance and intervals, and typed per-item rows.
 
     The evaluation's fields are readable directly (``metrics``, ``slices``, ``items``, ``n_items``,
-    ``fingerprint``, ``warnings``, ``task``, ``split``).
+    ``fingerprint``, ``warnings``, ``task``, ``split``).  ``coverage``: the items of the split scored
+    (all of them, unless ``partial``; ``answered``: those with a prediction record).  ``provenance``:
+    what the gold was (``data_kind``: real / sample / unverified / unlocked, ``data_digest`` of the
+    real split's locked files, the scorer's digest), as the store records it.  ``intervals``: the
+    board's bootstrap interval of each metric (``submissions.intervals``), ``interval_reasons`` why a
+    metric has none.
     """
 
     evaluation: Evaluation
@@ -63,6 +81,7 @@ class ScoreResult:
     coverage: Coverage | None = None
     int_ids: bool = False  # item ids are row indices: shown as ints
     classes: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    provenance: DataProvenance | None = None  # submissions.provenance.of: what the gold was
 
     # -- the evaluation's fields ------------------------------------------------------------------
     @property
@@ -102,6 +121,39 @@ class ScoreResult:
     def warnings(self) -> list[str]:
         return self.evaluation.warnings
 
+    # -- provenance and intervals ---------------------------------------------------------------
+    @property
+    def data_kind(self) -> str:
+        """``real`` (the files match the spec's lock), ``sample`` (the bundled samples), ``unverified``, ``unlocked`` or ``unknown``."""
+        return self.provenance.kind if self.provenance else "unknown"
+
+    @property
+    def data_digest(self) -> str:
+        """The real split's identity: sha256 over its locked files' digests (``''`` unless ``data_kind`` is ``real``)."""
+        return self.provenance.data_digest if self.provenance else ""
+
+    @cached_property
+    def _bootstrap(self) -> tuple[dict[str, Interval], dict[str, str]]:
+        from submissions.intervals import whole_split_intervals
+
+        metrics = list(self.evaluation.metrics)
+        return whole_split_intervals(self.task, self.evaluation.items, self.evaluation.metrics, metrics, self.evaluation.item_labels)
+
+    @property
+    def intervals(self) -> dict[str, Interval]:
+        """Metric -> the board's interval (``low``, ``high``, ``estimate``, ``confidence``, ``n_resamples``), computed on first use.
+
+        The site's recipe (submissions/intervals.py): a percentile bootstrap over the scored items, each
+        resample re-aggregated by the task's own aggregator, with the board's resamples, seed and floor
+        of items; a metric without one is in :attr:`interval_reasons`.
+        """
+        return dict(self._bootstrap[0])
+
+    @property
+    def interval_reasons(self) -> dict[str, str]:
+        """Metric -> why it has no interval (too few items, no spread, ...)."""
+        return dict(self._bootstrap[1])
+
     # -- as data ------------------------------------------------------------------------------------
     def item_rows(self) -> list[dict[str, Any]]:
         """One dict per item: ``id``, the item's slice labels, its per-item values (typed as the module says)."""
@@ -122,17 +174,28 @@ class ScoreResult:
             return labels[index] if 0 <= index < len(labels) and index == value else None
         return value
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data: what ``procbench score --json`` prints (coverage included), plus partial, warnings and per-item rows."""
+    def to_dict(self, *, intervals: bool = False) -> dict[str, Any]:
+        """Plain JSON-ready data: what ``procbench score --json`` prints (coverage and ``data_kind`` included), plus partial,
+        the data digest, warnings and per-item rows; ``intervals=True`` adds ``intervals`` (metric -> low, high, ...) and their reasons."""
         as_json = self.evaluation.to_json()
-        return {
+        out = {
             **as_json,
             "partial": self.partial,
             # a partial run's coverage is of the split (scored / total); a whole run's, answered / total (missing predictions counted by the spec's convention)
-            "coverage": self.coverage.to_dict() if self.coverage else as_json["coverage"],
+            "coverage": self.coverage.to_dict() if self.partial and self.coverage else as_json["coverage"],
+            "data_kind": self.data_kind,
+            "data_digest": self.data_digest,
+            "scorer_digest": self.provenance.scorer_digest if self.provenance else "",
             "warnings": list(self.evaluation.warnings),
             "items": self.item_rows(),
         }
+        if intervals:
+            out["intervals"] = {
+                name: {"low": i.low, "high": i.high, "estimate": i.estimate, "confidence": i.confidence, "n_items": i.n_items, "n_resamples": i.n_resamples}
+                for name, i in self.intervals.items()
+            }
+            out["interval_reasons"] = self.interval_reasons
+        return out
 
     def to_json(self, **dumps: Any) -> str:
         """``to_dict()`` as JSON text (keyword arguments go to ``json.dumps``, e.g. ``indent=2``)."""
@@ -158,7 +221,10 @@ class ScoreResult:
         return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
     def to_pandas(self) -> pandas.DataFrame:
-        """Per-item scores as a pandas DataFrame (through polars; pandas is imported only here)."""
+        """Per-item scores as a pandas DataFrame (through polars; pandas is imported only here: the ``frames`` extra)."""
+        from runners.extras import require
+
+        require("frames", "ScoreResult.to_pandas()")
         return self.to_polars().to_pandas()
 
 

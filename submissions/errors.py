@@ -2,7 +2,9 @@
 
 ``RejectedPredictions`` is an ``InvalidPredictions`` (the file: every problem with its line), and
 ``SubmissionRefused`` a ``ValueError`` (the request: auth, quota, names, split), so callers written
-against those base classes keep working.
+against those base classes keep working.  Import them from ``procbench`` (``procbench.SubmissionRefused``):
+the same classes in a checkout and in an installed wheel, whose build moves this module to
+``procbench.submissions.errors``.
 """
 
 from __future__ import annotations

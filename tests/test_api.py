@@ -110,3 +110,47 @@ def test_fetch_then_score_from_the_fetched_root(tmp_path: Path, file_server: tup
     with pytest.raises(FetchError, match="reverse_tip_test.csv: .*not put in place"):
         procbench.fetch(str(tampered), to=tmp_path / "other", cache_dir=tmp_path / "cache2")
     assert not (tmp_path / "other/paradise/src/data/rq_variations/rq4/reverse_tip_test.csv").exists()
+
+
+# -- the names a notebook imports (issue #33) ----------------------------------------------------------
+
+EXCEPTIONS = {
+    "CompareError", "DataRefused", "FetchError", "GoldDataError", "InvalidPredictions", "MissingData", "MissingExtra",
+    "RejectedPredictions", "ScoringFailed", "SpecError", "SubmissionRefused",
+}
+
+
+def test_every_api_name_is_exported_listed_and_lazy() -> None:
+    import subprocess
+    import sys
+
+    from dsl.datacheck import DataRefused
+    from submissions import errors
+
+    assert procbench.__all__ == sorted(procbench._HOMES)  # the literal list and the lazy table agree
+    assert {"score", "submit", "compare", "load_task", "check", "fetch", "ScoreResult", "SubmitResult", "Comparison", "SpecCheck"} <= set(procbench.__all__)
+    assert EXCEPTIONS <= set(procbench.__all__) and set(procbench.__all__) <= set(dir(procbench))
+    for name in EXCEPTIONS:
+        assert issubclass(getattr(procbench, name), Exception), name
+    # the classes the modules raise, not copies: `except procbench.X` catches them
+    assert procbench.SubmissionRefused is errors.SubmissionRefused and procbench.InvalidPredictions is InvalidPredictions
+    assert procbench.DataRefused is DataRefused and procbench.FetchError is FetchError
+    # every exception class the API's modules define for their callers is exported
+    defined = {name for name in vars(errors) if isinstance(getattr(errors, name), type) and issubclass(getattr(errors, name), Exception)}
+    assert defined - {"InvalidPredictions"} <= set(procbench.__all__)
+    # importing procbench imports none of them: a fresh interpreter's modules after `import procbench`
+    ours = "('procbench', 'dsl', 'runners', 'submissions', 'numpy', 'polars')"
+    probe = f"import sys, procbench; dir(procbench); print(sorted(m for m in sys.modules if m.split('.')[0] in {ours}))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
+    assert done.stdout.strip() == "['procbench']"
+
+
+def test_the_api_docstrings_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """The examples in procbench/__init__.py, procbench/api.py and procbench/results.py are executed (on the bundled samples)."""
+    import doctest
+    import importlib
+
+    for name in ("procbench", "procbench.api", "procbench.results"):
+        module = importlib.import_module(name)
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, raise_on_error=False)
+        assert result.attempted >= 3 and result.failed == 0, (name, capsys.readouterr().out)

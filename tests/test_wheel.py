@@ -72,6 +72,62 @@ print(json.dumps({
 """ % (MOVED,)
 
 
+# Each optional feature, run where its extra is missing: (extra, command line after `procbench` or a Python script).
+FEATURES = {
+    "site": ["leaderboard", "--db", "{db}"],
+    "distributed": ["rescore", "openpi", "--engine", "ray", "--db", "{db}"],
+    "models": ["baseline", "paradise-embedding", "--split", "test", "--out", "embedding.jsonl"],
+}
+# The frames extra: a Python API feature; its exception's message is the line a notebook shows.
+TO_PANDAS = """
+import procbench
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+result = procbench.score("paradise-tip", SAMPLE_SUBMISSIONS_DIR / "paradise-tip" / "sample-strong.jsonl", split="test", data_dir=SAMPLE_DATA_ROOT)
+try:
+    frame = result.to_pandas()
+except procbench.MissingExtra as exc:
+    print("missing", exc.extra, str(exc), sep="\\t")
+else:
+    print("frame", type(frame).__module__.split(".")[0], len(frame), sep="\\t")
+"""
+# The API's names, from `procbench` itself: every name of __all__, the exceptions the same classes the modules raise.
+API_NAMES = """
+import json, procbench
+from procbench.submissions import errors
+from procbench.runners import _types
+names = {name: type(getattr(procbench, name)).__name__ for name in procbench.__all__}
+print(json.dumps({"names": names, "dir": sorted(set(procbench.__all__) - set(dir(procbench))),
+                  "same": procbench.SubmissionRefused is errors.SubmissionRefused and procbench.InvalidPredictions is _types.InvalidPredictions}))
+"""
+
+
+def _extra_distributions() -> list[str]:
+    """The distributions of every extra a user installs (pyproject's optional dependencies but ``dev``)."""
+    import tomllib
+
+    optional = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    return sorted({req.split("==")[0].split("[")[0].strip() for extra, reqs in optional.items() if extra != "dev" for req in reqs})
+
+
+def _without_extras(folder: Path) -> Path:
+    """This environment's site-packages without the extras' distributions: a folder of links to every other entry.
+
+    A real absence: ``import streamlit`` finds nothing there (the extras' own dependencies stay, as after
+    a plain ``pip install procbench`` beside other packages)."""
+    import importlib.metadata as md
+
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    hidden: set[str] = set()
+    for name in _extra_distributions():
+        files = md.distribution(name).files or []
+        hidden |= {f.parts[0] for f in files if f.parts and f.parts[0] != ".."}
+    folder.mkdir()
+    for entry in purelib.iterdir():
+        if entry.name not in hidden and not entry.name.endswith(".pth"):
+            (folder / entry.name).symlink_to(entry)
+    return folder
+
+
 def _source_copy(target: Path) -> Path:
     """What a wheel is built from (the build writes build/ and *.egg-info beside it, so never in the checkout)."""
     for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
@@ -109,6 +165,23 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PROCBENCH_DATA", "PROCBENCH_CACHE_DIR", "PROCBENCH_DB", "PROCBENCH_PARITY"}}
     env |= {"XDG_CACHE_HOME": str(base / "xdg-cache"), "XDG_DATA_HOME": str(base / "xdg-data"), "PYTHONNOUSERSITE": "1"}
     return {"wheel": wheel, "venv": venv, "python": python, "site": site, "added": added, "work": work, "env": env, "package": site / NAMESPACE, "base": base}
+
+
+@pytest.fixture(scope="module")
+def bare(installed: dict[str, object]) -> dict[str, object]:
+    """The same wheel in a second environment whose dependencies lack every extra's distributions (a plain `pip install procbench`)."""
+    base = installed["base"]
+    venv = base / "bare-venv"  # type: ignore[operator]
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(subprocess.run([str(python), "-c", purelib], capture_output=True, text=True, check=True).stdout.strip())
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps", "--quiet", str(installed["wheel"])]
+    subprocess.run(install, check=True, timeout=600)
+    deps = _without_extras(base / "deps-without-extras")  # type: ignore[operator]
+    (site / "procbench-test-dependencies.pth").write_text(f"{deps}\n", encoding="utf-8")
+    (installed["work"] / "empty.duckdb").write_bytes(b"")  # type: ignore[operator]  # a --db that exists: the extra is told first
+    return {**installed, "venv": venv, "python": python, "site": site}
 
 
 def _run(installed: dict[str, object], args: list[str], *, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -221,3 +294,35 @@ def test_rewrite_points_imports_and_module_names_into_the_namespace() -> None:
     assert rewrite_entry_points(rewritten) == rewritten
     with pytest.raises(ValueError, match="line 1"):
         rewrite_source("import runners.paths\n")  # would bind `procbench`, not `runners`
+
+
+@pytest.mark.parametrize("extra", sorted(FEATURES))
+def test_a_feature_without_its_extra_is_one_line_naming_it(bare: dict[str, object], extra: str) -> None:
+    procbench = str(bare["venv"] / "bin" / "procbench")  # type: ignore[operator]
+    args = [arg.replace("{db}", str(bare["work"] / "empty.duckdb")) for arg in FEATURES[extra]]  # type: ignore[operator]
+    done = _run(bare, [procbench, *args])
+    assert done.returncode == 11, done.stdout + done.stderr  # runners.extras.EXIT_MISSING_EXTRA, as the README's table says
+    (line,) = done.stderr.strip().splitlines()  # no traceback: one line
+    assert line.startswith("error: ") and line.endswith(f'pip install "procbench[{extra}]"') and f"the {extra!r} extra" in line
+    assert not (bare["work"] / "embedding.jsonl").exists()  # type: ignore[operator]
+
+
+def test_to_pandas_names_the_frames_extra_and_works_with_it(installed: dict[str, object], bare: dict[str, object]) -> None:
+    without = _run(bare, [str(bare["python"]), "-c", TO_PANDAS])
+    assert without.returncode == 0, without.stderr
+    kind, extra, message = without.stdout.strip().split("\t")
+    assert (kind, extra) == ("missing", "frames") and "\n" not in message and message.endswith('pip install "procbench[frames]"')
+    with_it = _run(installed, [str(installed["python"]), "-c", TO_PANDAS])  # the environment with every extra
+    assert with_it.returncode == 0, with_it.stderr
+    assert with_it.stdout.split() == ["frame", "pandas", "8"]  # the eight items of the bundled PARADISE tip test sample
+
+
+def test_the_api_names_import_from_procbench_in_a_wheel(bare: dict[str, object]) -> None:
+    done = _run(bare, [str(bare["python"]), "-c", API_NAMES])
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["same"] and found["dir"] == []
+    exceptions = {"CompareError", "DataRefused", "FetchError", "GoldDataError", "InvalidPredictions", "MissingData", "MissingExtra",
+                  "RejectedPredictions", "ScoringFailed", "SpecError", "SubmissionRefused"}
+    assert exceptions <= {name for name, kind in found["names"].items() if kind == "type"}
+    assert {"score", "submit", "compare", "load_task", "check", "fetch"} <= {name for name, kind in found["names"].items() if kind == "function"}

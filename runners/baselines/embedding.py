@@ -14,6 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from runners.extras import require
+
 
 def bundled_model_dir() -> Path:
     """The directory holding the safetensors and tokenizer files shipped inside the package."""
@@ -52,7 +54,8 @@ class SentenceEncoder:
 
 @lru_cache(maxsize=1)
 def load_encoder() -> SentenceEncoder:
-    """The bundled MiniLM encoder on CPU, in eval mode; never touches the network."""
+    """The bundled MiniLM encoder on CPU, in eval mode; never touches the network (MissingExtra without the `models` extra)."""
+    require("models", "the all-MiniLM-L6-v2 sentence encoder")
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from transformers import AutoModel, AutoTokenizer

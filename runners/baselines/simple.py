@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 from runners.baselines import BaselineCard, BaselineInput, baseline
+from runners.extras import require
 
 NO_CHANGE = "There will be no change."  # OpenPI's own wording for a step that changes nothing
 # all-MiniLM-L6-v2 (runners.baselines.embedding): 22,713,216 parameters, Apache-2.0 weights, trained as a Sentence-BERT
@@ -197,6 +198,8 @@ def _paradise(name: str) -> None:
     def write(given: BaselineInput, out: Path) -> Path:
         from runners.baselines.paradise import run_baseline
 
+        if neural:  # before any data is read: without the model, one line naming the extra
+            require("models", f"the paradise-{name} baseline")
         return run_baseline(name, PARADISE_TASKS.get(given.task, given.task), given.split, Path(given.data_root), out, given.seed)  # type: ignore[arg-type]
 
     write.__doc__ = {
