@@ -9,6 +9,7 @@ changed since.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from dsl.model import TaskSpec
 from procbench.api import load_task
 from procbench.export.evaluate_runtime import input_kind
 from procbench.imports.mapping import MAPPINGS
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
 FEATURES = {
     # kind -> (predictions feature, references feature by id type)
@@ -97,11 +99,23 @@ in-memory predictions with procbench's reproduction of the official scorer: the 
 `procbench score {{ task }} --split SPLIT --predictions FILE --json` for the same predictions.
 
 ```python
+{% if example %}import json
 import evaluate
-metric = evaluate.load("{{ folder_name }}")   # a local path: nothing is downloaded
-result = metric.compute(predictions=..., references=..., split={{ example_split | tojson }})
+from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR   # procbench's bundled sample data and files
+metric = evaluate.load({{ folder_name | tojson }})   # this folder, by the path it was written to: nothing is downloaded
+# a prediction file with a record for every item of the sample's {{ example.split | tojson }} split
+sample = SAMPLE_SUBMISSIONS_DIR / {{ task | tojson }} / {{ example.file | tojson }}
+{% if example.field %}records = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+predictions, references = [r[{{ example.field | tojson }}] for r in records], [r["id"] for r in records]
+{% else %}predictions = sample.read_text(encoding="utf-8").splitlines()   # the file's lines
+references = [""] * len(predictions)
+{% endif %}result = metric.compute(predictions=predictions, references=references, split={{ example.split | tojson }}, data_dir=SAMPLE_DATA_ROOT)
+print(result[{{ primary | tojson }}], result["n_items"])
+{% else %}import evaluate
+metric = evaluate.load({{ folder_name | tojson }})   # this folder, by the path it was written to: nothing is downloaded
+result = metric.compute(predictions=..., references=..., split={{ example_split | tojson }})   # a prediction for every item of the split
 result[{{ primary | tojson }}]
-```
+{% endif %}```
 
 ## Inputs
 
@@ -152,8 +166,42 @@ def module_folder(task: str, directory: Path) -> Path:
     return directory if directory.name == task else directory / task
 
 
-def render(spec: TaskSpec, spec_digest: str, spec_file: str, folder_name: str) -> tuple[str, str]:
-    """The module source and its README card."""
+@dataclass(frozen=True)
+class Example:
+    """The card's runnable example: a bundled sample file that scores on a split of the bundled sample data."""
+
+    file: str
+    split: str
+    field: str  # the record field holding the prediction ('' : the file's lines are the predictions)
+
+
+def sample_example(spec: TaskSpec) -> Example | None:
+    """The first bundled sample prediction file (JSON lines) of the task that scores on a split of the bundled sample data, as the
+    module would score it (issue #33: the card's example runs); None when there is none."""
+    from procbench.export.evaluate_runtime import evaluate_predictions
+
+    mapping = MAPPINGS.get(spec.name)
+    for path in sorted((SAMPLE_SUBMISSIONS_DIR / spec.name).glob("*.jsonl")) if (SAMPLE_SUBMISSIONS_DIR / spec.name).is_dir() else []:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        try:
+            if mapping is not None:
+                records = [json.loads(line) for line in lines]
+                predictions, references = [r[mapping.prediction_field] for r in records], [r["id"] for r in records]
+            else:
+                predictions, references = lines, [""] * len(lines)
+        except (ValueError, KeyError, TypeError):
+            continue
+        for split in spec.data.splits:
+            try:
+                evaluate_predictions(spec.name, predictions, references, split=split, data_dir=SAMPLE_DATA_ROOT)
+            except Exception:  # noqa: BLE001 - not this split (no sample gold, other items): try the next
+                continue
+            return Example(path.name, split, mapping.prediction_field if mapping else "")
+    return None
+
+
+def render(spec: TaskSpec, spec_digest: str, spec_file: str, folder_name: str, example: Example | None = None) -> tuple[str, str]:
+    """The module source and its README card (``folder_name``: the path ``evaluate.load`` is shown with)."""
     kind = input_kind(spec.name)
     mapping = MAPPINGS.get(spec.name)
     reference_feature = 'datasets.Value("int64")' if mapping and mapping.id_type is int else 'datasets.Value("string")'
@@ -186,6 +234,7 @@ def render(spec: TaskSpec, spec_digest: str, spec_file: str, folder_name: str) -
         task=spec.name,
         benchmark=spec.benchmark,
         folder_name=folder_name,
+        example=example,
         example_split=next((s for s in splits if s not in spec.data.hidden), splits[0]),
         primary=spec.primary,
         inputs=INPUTS[kind],
@@ -205,7 +254,8 @@ def write_module(spec_name: str, directory: Path) -> ExportedModule:
     folder = module_folder(spec.name, Path(directory))
     folder.mkdir(parents=True, exist_ok=True)
     spec_file = Path(spec.path).name if spec.path else f"{spec.name}.spec"
-    script_text, card_text = render(spec, runner.spec_digest, f"specs/{spec_file}", folder.name)
+    # the card loads the module by the path it was written to (as given: relative to where the export ran), runnable from there
+    script_text, card_text = render(spec, runner.spec_digest, f"specs/{spec_file}", folder.as_posix(), sample_example(spec))
     script = folder / f"{spec.name}.py"
     readme = folder / "README.md"
     script.write_text(script_text, encoding="utf-8")

@@ -265,7 +265,8 @@ Per-item details, as in the Open LLM Leaderboard's details datasets: configurati
 hidden submissions have none.
 
 ```python
-details = load_dataset("<this repo>", "{{ details_config.format(task=(tasks.values() | selectattr("details_splits") | first).task) }}", split="test")
+{%- set shown = (tasks.values() | selectattr("details_splits") | first) %}
+details = load_dataset("<this repo>", "{{ details_config.format(task=shown.task) }}", split="{{ shown.details_splits | first }}")
 ```
 {% endif %}
 ## Tasks
