@@ -52,6 +52,16 @@ def vega_lite(chart: alt.TopLevelMixin) -> dict[str, Any]:
     return spec
 
 
+def _fixed_height() -> alt.AutoSizeParams:
+    """Fit the page's width only: the chart's ``height`` is its plot's, legend and axis titles added below.
+
+    Issue #30: Streamlit fits a stretched chart's *whole* height, legend included, to the spec's height
+    (``autosize: fit``), so a scatter of many systems (the legend at the bottom, two columns) kept a
+    plot about 70 px tall.
+    """
+    return alt.AutoSizeParams(type="fit-x", contains="padding")
+
+
 def _colour(scale: alt.Scale | None, title: str = "system") -> alt.Color:
     legend = alt.Legend(orient="bottom", columns=2, labelLimit=360, title=title)
     return alt.Color("system:N", scale=scale, legend=legend) if scale is not None else alt.Color("system:N", legend=legend)
@@ -81,8 +91,8 @@ def slice_bars(frame: pl.DataFrame, metric_title: str, *, scale: alt.Scale | Non
     )
     if "low" in frame.columns and frame["low"].drop_nulls().len():
         whiskers = base.mark_rule(color="#333").encode(y="low:Q", y2="high:Q")
-        return alt.layer(bars, whiskers).properties(height=340)
-    return bars.properties(height=340)
+        return alt.layer(bars, whiskers).properties(height=340, autosize=_fixed_height())
+    return bars.properties(height=340, autosize=_fixed_height())
 
 
 def axis_scales(frame: pl.DataFrame, axes: Sequence[str], floors: Mapping[str, float] | None = None) -> dict[str, float]:
@@ -183,7 +193,7 @@ def seen_unseen(frame: pl.DataFrame, x_title: str, y_title: str, *, scale: alt.S
             ],
         )
     )
-    return alt.layer(diagonal, points).properties(height=420)
+    return alt.layer(diagonal, points).properties(height=420, autosize=_fixed_height())
 
 
 def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
@@ -219,4 +229,4 @@ def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
         ],
     )
     best = alt.Chart(data).mark_line(interpolate="step-after", color="#4e79a7", strokeWidth=2.5).encode(x="produced_at:T", y="best:Q")
-    return alt.layer(points, best).properties(height=300)
+    return alt.layer(points, best).properties(height=300, autosize=_fixed_height())

@@ -242,3 +242,19 @@ def test_the_lead_columns_follow_the_rows(
     assert shown[: len(lead)] == lead
     assert shown[len(lead)] == "Other"  # then the other metrics
     assert ("Team" in shown) == details and ("Weights" in shown) == details
+
+
+# -- charts keep their plot's height whatever the legend --------------------------------------------
+
+
+def test_stretched_charts_fit_the_width_only_so_a_long_legend_never_squashes_the_plot(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit fits a stretched chart's whole height, legend included, to its spec's (``autosize: fit``): with many systems
+    the legend took the seen/unseen scatter's plot down to about 70 px (PARADISE's bars to none). Only the width is fitted now."""
+    systems = sitedata.submissions_of(demo_db, "openpi", "test")["submission_id"].to_list()
+    at = page(demo_db, monkeypatch, "charts", task="openpi", split="test", systems=systems)
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    stretched = [s for s in specs if s.get("height") in (340, 420, 300)]  # bars, seen vs unseen, progress (the radar has its own width)
+    assert len(stretched) == 3
+    assert all(s["autosize"]["type"] == "fit-x" for s in stretched), [s["autosize"] for s in stretched]
+    scatter = next(s for s in stretched if s["height"] == 420)
+    assert "layer" in scatter  # the points and the diagonal
