@@ -32,8 +32,9 @@ from procbench.comparison import too_few_items as too_few_items
 from runners import stats
 from runners._types import ItemScore
 from runners.stats import Bootstrap, PairedResult
-from submissions.intervals import MIN_INTERVAL_ENV as MIN_INTERVAL_ENV  # the board's bootstrap recipe, shared with procbench.export.eee
-from submissions.intervals import MIN_INTERVAL_ITEMS as MIN_INTERVAL_ITEMS
+# the board's bootstrap recipe, shared with procbench.export.eee; the interval floor is read in one place,
+# min_interval_items() (the PROCBENCH_MIN_INTERVAL_ITEMS setting, else submissions.intervals.MIN_INTERVAL_ITEMS): no copy of it here
+from submissions.intervals import MIN_INTERVAL_ENV as MIN_INTERVAL_ENV
 from submissions.intervals import TaskAggregator as TaskAggregator
 from submissions.intervals import aggregator as aggregator
 from submissions.intervals import min_interval_items as min_interval_items
@@ -126,7 +127,7 @@ def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | N
 
     With ``metric``: over the items that metric is computed over (its measure's ``where``), holding the metrics restricted
     alike; without: over every item, holding the metrics computed over every item. None for reference rows (no items),
-    fewer than ``MIN_INTERVAL_ITEMS`` of those items, answer-label slices (their figures re-score restricted gold;
+    fewer than ``min_interval_items()`` of those items, answer-label slices (their figures re-score restricted gold;
     the stored item scores are the whole split's), tasks whose spec this site cannot load, and
     submissions whose stored figures today's aggregator does not reproduce.
     """
