@@ -215,10 +215,15 @@ def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceI
         return NO_ITEMS_REPORTED
     if not reproduces(str(db), info.task, submission_id):
         return NOT_REPRODUCED
+    return too_few_items(covered_items(db, info, submission_id, metric, sl, value))
+
+
+def covered_items(db: Path, info: TaskInfo, submission_id: str, metric: str = "", sl: SliceInfo | None = None, value: str = "") -> int:
+    """How many of the row's stored items ``metric`` is computed over on the whole split or one slice value (its measure's
+    ``where``; every item without ``metric``): the count an interval of it is bootstrapped over, interval or not."""
+    items = slice_items(db, info, items_of(db, submission_id), sl, value)
     where = info.restriction(metric) if metric else ()
-    return too_few_items(len(_restricted(str(db), info.task, info.split, info.fingerprint, items, where)))
-
-
+    return len(_restricted(str(db), info.task, info.split, info.fingerprint, items, where))
 
 
 def pair_reasons(db: Path, info: TaskInfo, metric: str, sides: Sequence[tuple[str, bool]], sl: SliceInfo | None = None, value: str = "") -> list[str]:

@@ -144,8 +144,18 @@ def test_submission_page_has_metadata_metrics_slices_and_history(demo_db: Path, 
     at = page(demo_db, monkeypatch, "submission", id=sid)
     assert json.loads(at.json[0].value)["cot"] is True
     metrics = at.dataframe[1].value
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        labels = dict(con.execute("SELECT item_id, value FROM item_labels WHERE task = 'pm-llm-benchmark' AND dimension = 'modality'").fetchall())
+        categories = dict(con.execute("SELECT item_id, value FROM item_labels WHERE task = 'pm-llm-benchmark' AND dimension = 'category'").fetchall())
+    text = sum(1 for v in labels.values() if v == "text")
+    assert len(labels) == 9 and 0 < text < 9  # the sample's 9 questions, one an image question
+    # issue #30: each metric's Items are the items it is computed over: the primary Score sums the text questions only
     score = metrics[metrics["Primary"] == "yes"].iloc[0]
-    assert score["Items"] == 9 and score["95% CI"] != ""
+    assert score["Items"] == text and score["95% CI"] != ""
+    assert metrics[metrics["Metric"] == "Total (/57)"].iloc[0]["Items"] == 9  # every question
+    c1 = metrics[metrics["Metric"] == "PCo (C1)"].iloc[0]
+    in_c1 = sum(1 for v in categories.values() if v == "cat01")
+    assert c1["Items"] == in_c1 < 5 and c1["95% CI"] == "none: too few items"  # below the floor (5 here): its own count all the same
     slices = at.dataframe[2].value
     assert {"category", "modality"} <= set(slices["Slice"])
     history = at.dataframe[3].value

@@ -71,6 +71,7 @@ aggregates = sitedata.aggregates(db, sid)
 whole = aggregates.filter(pl.col("slice") == "")
 stored = dict(zip(whole["metric"], whole["value"]))
 bootstrapped = bool(row["current"]) and not row["is_reference"]
+has_items = not row["is_reference"] and bool(analysis.items_of(db, sid))
 metric_rows = []
 for m in info.metrics:
     if m.name not in stored:
@@ -90,7 +91,9 @@ for m in info.metrics:
                 f"{m.shown(found.interval.low):.2f} – {m.shown(found.interval.high):.2f}" if found is not None and found.interval is not None
                 else boardview.short_reason(why)
             ),
-            "Items": found.interval.n_items if found is not None and found.interval is not None else (None if row["is_reference"] else row["n_items"]),
+            # the items the metric is computed over (issue #30: the Score's 8 text questions of 9), with or without an interval;
+            # a row stored without per-item scores has only its own count
+            "Items": None if row["is_reference"] else (analysis.covered_items(db, info, sid, m.name) if has_items else row["n_items"]),
             "Primary": "yes" if m.name == info.primary else "",
         }
     )
