@@ -266,6 +266,7 @@ hidden submissions have none.
 
 ```python
 {%- set shown = (tasks.values() | selectattr("details_splits") | first) %}
+from datasets import load_dataset
 details = load_dataset("<this repo>", "{{ details_config.format(task=shown.task) }}", split="{{ shown.details_splits | first }}")
 ```
 {% endif %}
