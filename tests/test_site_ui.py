@@ -139,16 +139,23 @@ def test_charts_page_uses_one_colour_per_system_and_skips_incomparable_plots(dem
     at = page(demo_db, monkeypatch, "charts", task="openpi", split="test")
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
 
-    def domains(spec: dict) -> list[list[str]]:
+    def domains(spec: dict) -> list[tuple[str, list[str], list[str]]]:
         found = []
         for part in [spec, *spec.get("layer", [])]:
-            scale = part.get("encoding", {}).get("color", {}).get("scale", {})
-            if "domain" in scale:
-                found.append((scale["domain"], scale["range"]))
+            colour = part.get("encoding", {}).get("color", {})
+            if "domain" in colour.get("scale", {}):
+                found.append((colour.get("field", ""), colour["scale"]["domain"], colour["scale"]["range"]))
         return found
 
-    colours = [d for spec in specs for d in domains(spec)]
-    assert len(colours) >= 3 and all(c == colours[0] for c in colours)  # bars, radar and scatter agree on every system's colour
+    scales = [d for spec in specs for d in domains(spec)]
+    by_system = [(domain, colours) for field, domain, colours in scales if field != "date_source"]
+    assert len(by_system) >= 3 and all(c == by_system[0] for c in by_system)  # bars, radar and scatter agree on every system's colour
+    systems = set(boardview.build(demo_db, info_of(demo_db, "openpi", "test"), interval_rows=0).export["model"])
+    assert set(by_system[0][0]) <= systems and len(set(by_system[0][1])) == len(by_system[0][0])  # one colour each
+    # issue #30: the progress chart colours its points by what dates them, one colour per date source in its legend's order
+    dated = [(domain, colours) for field, domain, colours in scales if field == "date_source"]
+    assert [d for d, _ in dated] == [["paper's date", "model release", "submission time (upload)"]]
+    assert len(set(dated[0][1])) == 3
     pm = page(demo_db, monkeypatch, "charts", task="pm-llm-benchmark", split="main")
     texts = " ".join(c.value for c in pm.caption)
     assert "not the same quantity" in texts  # a text-only sum is not plotted across categories
@@ -177,9 +184,18 @@ def test_home_overview_has_every_model_and_search_filters_it(demo_db: Path, monk
     with duckdb.connect(str(demo_db), read_only=True) as con:
         models = {r[0] for r in con.execute("SELECT DISTINCT model FROM submissions WHERE NOT is_reference").fetchall()}
     assert models <= set(grid["Model"])
-    assert grid[grid["Model"] == "strong-model"].iloc[0]["OpenPI"] == 1  # best rank on any OpenPI board
+    # issue #30: a cell is the best rank on any OpenPI board *of* that board's ranked rows, and the value of its ranking metric
+    board = boardview.build(demo_db, info_of(demo_db, "openpi", "test"), interval_rows=0).export
+    ranked = sum(1 for r in board["rank"].to_list() if r is not None)
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        value = con.execute(
+            "SELECT a.value FROM aggregates a JOIN submissions s USING (submission_id) "
+            "WHERE s.model = 'strong-model' AND s.task = 'openpi' AND a.slice = '' AND a.metric = 'rouge_f1'"
+        ).fetchone()[0]
+    assert ranked == 3 and f"{value * 100:.2f}" == "97.30"  # the demo's three OpenPI submissions; ROUGE-L F1 a fraction, shown in %
+    assert grid[grid["Model"] == "strong-model"].iloc[0]["OpenPI"] == f"#1 of {ranked} · {value * 100:.2f} %"
     per_board = page(demo_db, monkeypatch, "home", boards="OpenPI").dataframe[1].value
-    assert per_board[per_board["Model"] == "strong-model"].iloc[0]["openpi · test"] == 1
+    assert per_board[per_board["Model"] == "strong-model"].iloc[0]["openpi · test"] == f"#1 of {ranked} · {value * 100:.2f} %"
     found = page(demo_db, monkeypatch, "home", q="ACME").dataframe[1].value
     assert set(found["Model"]) == {"acme-large", "acme-think-small", "acme-tiny"}
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from leaderboard import intake_form, ui
 from procbench.paths import PROJECT_ROOT, SAMPLE_SUBMISSIONS_DIR
-from tests.site_app import build_demo_store, private_copy
+from tests.site_app import build_demo_store, page, private_copy
 
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"
@@ -72,8 +72,12 @@ def test_valid_file_is_scored_stored_and_ranked(db: Path, monkeypatch: pytest.Mo
     assert any("is valid: 22 prediction records" in s.value for s in at.success)
     at.button[0].click().run()
     assert not at.exception
-    # the demo's three submissions and this one (a sample board shows no paper rows): tied with the same file stored earlier, after it
-    assert any("rank **#3** of 4" in s.value for s in at.success)
+    # the demo's three submissions and this one (a sample board shows no paper rows): the same file as the demo's second row,
+    # so the same scores, and (issue #30: competition ranks, 1, 2, 2, 4) the same rank as that row, as the board shows it
+    assert any("rank **#2** of 4" in s.value for s in at.success)
+    board = page(db, monkeypatch, "board", task="openpi", split="test").dataframe[0].value
+    assert sorted(board["Rank"].tolist()) == [1, 2, 2, 4]
+    assert board[board["Model"] == "uploaded-model"].iloc[0]["Rank"] == board[board["Model"] == "template-guesser"].iloc[0]["Rank"] == 2
     assert at.get("progress")[0].proto.value == 100
     assert count(db) == before + 1
     with duckdb.connect(str(db), read_only=True) as con:
