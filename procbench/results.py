@@ -16,7 +16,11 @@ it, it raises ``procbench.MissingExtra`` naming ``pip install "procbench[frames]
 
 Per-item columns keep their types: integer item ids stay ints (PARADISE rows), class statistics
 (``<measure>:gold`` / ``<measure>:prediction``) are the declared class labels (ints when the
-classes are integers; null for a prediction outside the classes), other statistics are floats.
+classes are integers; null for a prediction outside the classes), other statistics are floats
+(``ItemScore.values`` are floats; an int a runner returns is cast). The rule is decided by the spec
+(``int_ids``, ``class_labels``: either the parsed spec or its ``to_dict()``, as the store keeps it),
+never by a column's values, and is the one of the Hub dataset's per-item details
+(procbench/export/hub_dataset.py), which build their rows with :func:`item_row` and :func:`item_frame`.
 """
 
 from __future__ import annotations
@@ -48,19 +52,71 @@ def _typed_labels(labels: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(texts)
 
 
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    """A field of a parsed spec node or of its ``to_dict()`` form (the store's ``spec_json``)."""
+    return obj.get(name, default) if isinstance(obj, Mapping) else getattr(obj, name, default)
+
+
 def int_ids(spec: Any) -> bool:
-    """Whether the task's items are row indices (its ``import`` block says ``id_type = "int"``)."""
-    return any(getattr(block, "id_type", "str") == "int" for block in getattr(spec, "imports", ()) or ())
+    """Whether the task's items are row indices (its ``import`` block says ``id_type = "int"``); ``spec``: parsed or ``to_dict()``."""
+    return any(_field(block, "id_type", "str") == "int" for block in _field(spec, "imports", ()) or ())
 
 
 def class_labels(spec: Any) -> dict[str, tuple[Any, ...]]:
-    """Measure name -> its declared classes (``prf(labels = [0, 1, 2, 3])``), for the measures that have them."""
+    """Measure name -> its declared classes (``prf(labels = [0, 1, 2, 3])``), for the measures that have them; ``spec``: parsed or ``to_dict()``."""
     out: dict[str, tuple[Any, ...]] = {}
-    score = getattr(spec, "score", None)
-    for measure in getattr(score, "measures", ()) or ():
-        if measure.metric is not None and "labels" in measure.metric.kwargs_dict():
-            out[measure.name] = _typed_labels(measure.metric.kwargs_dict()["labels"])
+    for measure in _field(_field(spec, "score"), "measures", ()) or ():
+        metric = _field(measure, "metric")
+        if metric is None:
+            continue
+        kwargs = metric.kwargs_dict() if hasattr(metric, "kwargs_dict") else {k: v for k, v in metric.get("kwargs") or ()}
+        if "labels" in kwargs:
+            out[_field(measure, "name")] = _typed_labels(kwargs["labels"])
     return out
+
+
+def typed_value(name: str, value: Any, classes: Mapping[str, tuple[Any, ...]]) -> Any:
+    """A per-item statistic as a frame shows it: a class statistic (``<measure>:gold`` / ``:prediction`` of a measure
+    with declared classes) as its class label (null outside the classes), any other as a float (null stays null)."""
+    if value is None:
+        return None
+    measure, _, _ = name.rpartition(":")
+    if measure and name.endswith(CLASS_SUFFIXES) and measure in classes:
+        labels = classes[measure]
+        index = int(value)
+        return labels[index] if 0 <= index < len(labels) and index == value else None
+    return float(value)
+
+
+def item_row(
+    item_id: str, labels: Mapping[str, Any], values: Mapping[str, Any], *, int_ids: bool, classes: Mapping[str, tuple[Any, ...]], label_name: Any = None
+) -> dict[str, Any]:
+    """One item's row: ``id`` (an int when the items are row indices), its slice labels (named by ``label_name(dimension)``,
+    the bare dimension by default) and its per-item values (:func:`typed_value`)."""
+    row: dict[str, Any] = {"id": int(item_id) if int_ids and item_id.lstrip("-").isdigit() else item_id}
+    row.update({(label_name(k) if label_name else k): v for k, v in labels.items()})
+    for name, value in values.items():
+        row[name] = typed_value(name, value, classes)
+    return row
+
+
+def item_frame(rows: Sequence[Mapping[str, Any]], *, int_ids: bool) -> polars.DataFrame:
+    """Rows of :func:`item_row` as a frame: ``id`` Int64 when the items are row indices (else String); every other column
+    Boolean, Int64, Float64 or String by its (typed) values, String when it has none."""
+    import polars as pl
+
+    schema: dict[str, Any] = {"id": pl.Int64 if int_ids else pl.String}
+    for name in dict.fromkeys(k for row in rows for k in row if k != "id"):
+        present = [v for v in (row.get(name) for row in rows) if v is not None]
+        if present and all(isinstance(v, bool) for v in present):
+            schema[name] = pl.Boolean
+        elif present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+            schema[name] = pl.Int64
+        elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+            schema[name] = pl.Float64
+        else:
+            schema[name] = pl.String
+    return pl.DataFrame([dict(r) for r in rows], schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
 
 @dataclass(frozen=True)
@@ -156,23 +212,9 @@ class ScoreResult:
 
     # -- as data ------------------------------------------------------------------------------------
     def item_rows(self) -> list[dict[str, Any]]:
-        """One dict per item: ``id``, the item's slice labels, its per-item values (typed as the module says)."""
-        rows = []
-        for item in self.evaluation.items:
-            row: dict[str, Any] = {"id": int(item.item_id) if self.int_ids and item.item_id.lstrip("-").isdigit() else item.item_id}
-            row.update(self.evaluation.item_labels.get(item.item_id, {}))
-            for name, value in item.values.items():
-                row[name] = self._typed(name, value)
-            rows.append(row)
-        return rows
-
-    def _typed(self, name: str, value: float) -> Any:
-        measure, _, _ = name.rpartition(":")
-        if measure and name.endswith(CLASS_SUFFIXES) and measure in self.classes:
-            labels = self.classes[measure]
-            index = int(value)
-            return labels[index] if 0 <= index < len(labels) and index == value else None
-        return value
+        """One dict per item: ``id``, the item's slice labels, its per-item values (typed as the module says: :func:`item_row`)."""
+        labels = self.evaluation.item_labels
+        return [item_row(item.item_id, labels.get(item.item_id, {}), item.values, int_ids=self.int_ids, classes=self.classes) for item in self.evaluation.items]
 
     def to_dict(self, *, intervals: bool = False) -> dict[str, Any]:
         """Plain JSON-ready data: what ``procbench score --json`` prints (coverage and ``data_kind`` included), plus partial,
@@ -202,23 +244,8 @@ class ScoreResult:
         return json.dumps(self.to_dict(), ensure_ascii=False, **dumps)
 
     def to_polars(self) -> polars.DataFrame:
-        """Per-item scores as a polars DataFrame (one row per scored item)."""
-        import polars as pl
-
-        rows = self.item_rows()
-        schema: dict[str, Any] = {"id": pl.Int64 if self.int_ids else pl.String}
-        for name in dict.fromkeys(k for row in rows for k in row if k != "id"):
-            values = [row.get(name) for row in rows]
-            present = [v for v in values if v is not None]
-            if present and all(isinstance(v, bool) for v in present):
-                schema[name] = pl.Boolean
-            elif present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-                schema[name] = pl.Int64
-            elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-                schema[name] = pl.Float64
-            else:
-                schema[name] = pl.String
-        return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+        """Per-item scores as a polars DataFrame (one row per scored item; :func:`item_frame`)."""
+        return item_frame(self.item_rows(), int_ids=self.int_ids)
 
     def to_pandas(self) -> pandas.DataFrame:
         """Per-item scores as a pandas DataFrame (through polars; pandas is imported only here: the ``frames`` extra)."""

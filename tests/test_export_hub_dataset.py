@@ -139,18 +139,18 @@ def test_details_hold_every_public_item_score_and_label_per_submission(board_db:
         assert files == {f"{sid}.parquet" for sid in visible["submission_id"]} and files
         for sid, model, fingerprint in visible.iter_rows():
             details = pl.read_parquet(tmp_path / "dataset" / "details" / task / "test" / f"{sid}.parquet")
-            assert details.columns[:6] == ["submission_id", "model", "team", "task", "split", "item_id"]
-            assert set(details["model"]) == {model} and details["item_id"].is_unique().all()
+            assert details.columns[:6] == ["submission_id", "model", "team", "task", "split", "id"]
+            assert set(details["model"]) == {model} and details["id"].is_unique().all()
             raw = _raw(board_db, "SELECT item_id, metric, value FROM item_scores WHERE submission_id = ?", [sid])
             assert details.height == raw["item_id"].n_unique()
-            by_item = {row["item_id"]: row for row in details.iter_rows(named=True)}
-            for item_id, metric, value in raw.iter_rows():  # every stored per-item figure, in its column
+            by_item = {str(row["id"]): row for row in details.iter_rows(named=True)}  # PARADISE's ids are row indices: Int64
+            for item_id, metric, value in raw.iter_rows():  # every stored per-item figure, in its column (class indices 0-3 are their labels)
                 assert by_item[item_id][metric] == value
             labels = _raw(
                 board_db, "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = 'test' AND fingerprint = ?", [task, fingerprint]
             )
             for item_id, dimension, value in labels.iter_rows():
-                assert by_item[item_id][f"label_{dimension}"] == value
+                assert by_item[item_id][dimension] == value  # named by the dimension, as to_polars() names it
     hidden = _raw(board_db, "SELECT submission_id FROM submissions WHERE hidden", [])["submission_id"].to_list()
     assert hidden and not [p for p in folder.details if p.stem in hidden]  # a hidden submission has no details
 
@@ -172,14 +172,14 @@ def test_details_load_with_the_datasets_library(board_db: Path, tmp_path: Path) 
     script = (
         "import json, sys, datasets\n"
         "rows = datasets.load_dataset(sys.argv[1], 'details_paradise-tip', split='test', cache_dir=sys.argv[2])\n"
-        "print(json.dumps(sorted({(r['submission_id'], r['item_id']) for r in rows})))\n"
+        "print(json.dumps(sorted({(r['submission_id'], r['id']) for r in rows})))\n"
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home")}
     args = [sys.executable, "-c", script, str(folder.root), str(tmp_path / "cache")]
     run = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, check=False)
     assert run.returncode == 0, run.stderr[-3000:]
     files = [p for p in folder.details if "paradise-tip" in p.parts]
-    expected = sorted({(sid, item) for p in files for sid, item in pl.read_parquet(p).select("submission_id", "item_id").iter_rows()})
+    expected = sorted({(sid, item) for p in files for sid, item in pl.read_parquet(p).select("submission_id", "id").iter_rows()})
     assert [tuple(r) for r in json.loads(run.stdout.strip().splitlines()[-1])] == expected
 
 
@@ -270,3 +270,63 @@ def test_push_without_the_hub_fails_cleanly(board_db: Path, tmp_path: Path, monk
     assert result.exit_code == 10 and "nothing was uploaded" in result.stderr
     assert (tmp_path / "cli" / "README.md").is_file()  # the folder is written before the push is tried
     assert CliRunner().invoke(app, ["export", "hub-dataset", str(tmp_path / "x"), "--db", str(tmp_path / "none.duckdb")]).exit_code == 4
+
+
+# One sample file per task with sample submissions, and the split its items are of (PAGED's samples are
+# dev documents; PM-LLM-Benchmark has one split).
+SAMPLED = {
+    "openpi": ("strong-model.jsonl", "test"),
+    "paged": ("careful-extractor.jsonl", "dev"),
+    "paradise-reverse-tip": ("sample-middling.csv", "test"),
+    "paradise-reverse-warning": ("sample-middling.csv", "test"),
+    "paradise-tip": ("sample-middling.csv", "test"),
+    "paradise-warning": ("sample-middling.csv", "test"),
+    "pm-llm-benchmark": ("acme-large.jsonl", "main"),
+    "propara": ("noisy-tracker.tsv", "test"),
+    "propara-naacl18": ("noisy-grid.tsv", "test"),
+}
+
+
+def test_details_are_named_and_typed_as_to_polars(tmp_path: Path) -> None:
+    """Issue #33.6: a submission's details file holds to_polars()'s frame of the same file (names, dtypes, values per item)."""
+    import procbench
+
+    assert set(SAMPLED) == {p.name for p in SAMPLE_SUBMISSIONS_DIR.iterdir() if p.is_dir()}  # every task with samples
+    db = tmp_path / "board.duckdb"
+    stored = {}
+    for task, (name, split) in SAMPLED.items():
+        spec, runner = load_task(task)
+        path = SAMPLE_SUBMISSIONS_DIR / task / name
+        outcome = submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split=split, predictions=path, model="m", team="tests", db_path=db)
+        stored[task] = outcome.submission_id
+    write_dataset(db, tmp_path / "dataset")
+    seen_types: set[pl.DataType] = set()
+    for task, (name, split) in SAMPLED.items():
+        frame = procbench.score(task, SAMPLE_SUBMISSIONS_DIR / task / name, split=split, data_dir=SAMPLE_DATA_ROOT).to_polars()
+        details = pl.read_parquet(tmp_path / "dataset" / "details" / task / split / f"{stored[task]}.parquet")
+        assert details.columns[:5] == ["submission_id", "model", "team", "task", "split"], task
+        assert set(details["submission_id"]) == {stored[task]} and set(details["task"]) == {task} and set(details["split"]) == {split}
+        shared = [c for c in frame.columns if c in details.columns]
+        # every item column of to_polars is in the details (the store keeps every per-item value and label)
+        assert shared == frame.columns, (task, sorted(set(frame.columns) - set(details.columns)))
+        assert sorted(details.columns[5:]) == sorted(frame.columns), task
+        assert {c: details.schema[c] for c in shared} == {c: frame.schema[c] for c in shared}, task
+        seen_types |= {frame.schema[c] for c in shared}
+        assert details.height == frame.height and sorted(details["id"].to_list()) == sorted(frame["id"].to_list())
+        exported = {r["id"]: r for r in details.iter_rows(named=True)}
+        for row in frame.iter_rows(named=True):
+            other = exported[row["id"]]
+            for column, value in row.items():
+                if isinstance(value, float):
+                    assert other[column] == pytest.approx(value, abs=1e-12, rel=0), (task, row["id"], column)
+                else:
+                    assert other[column] == value, (task, row["id"], column)
+    # the samples exercise every kind of column: string and integer ids, string labels, float values, integer class labels
+    assert {pl.String, pl.Int64, pl.Float64} <= seen_types
+
+
+def test_a_label_named_like_a_bookkeeping_column_keeps_its_prefix() -> None:
+    from procbench.export.hub_dataset import DETAIL_KEYS, detail_label
+
+    assert [detail_label(k) for k in DETAIL_KEYS] == ["label_submission_id", "label_model", "label_team", "label_task", "label_split"]
+    assert [detail_label(d) for d in ("domain", "explicitness", "id_like")] == ["domain", "explicitness", "id_like"]

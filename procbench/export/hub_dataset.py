@@ -9,7 +9,9 @@ Layout (ready for ``huggingface_hub.upload_folder``)::
     data/<task>/<split>.parquet   one row per visible submission and slice value, one column per metric
     details/<task>/<split>/<submission_id>.parquet
                                   per-item details (as the Open LLM Leaderboard's details datasets): one row
-                                  per item, its labels (label_<dimension>) and one column per item metric
+                                  per item, named and typed as procbench.score(...).to_polars() has it (id,
+                                  labels by dimension, one column per item metric), after the submission's
+                                  submission_id, model, team, task, split
 
 Only what the site shows is exported: the ``board`` view (current fingerprint, not hidden, not
 deleted) for the aggregates, and the ``public_item_scores`` view for the details, so hidden
@@ -28,6 +30,7 @@ from typing import Any
 import jinja2
 import polars as pl
 
+from procbench.results import class_labels, int_ids, item_frame, item_row
 from submissions.display import for_markdown
 from submissions.store import reader
 
@@ -41,7 +44,14 @@ DATA_LICENCES: dict[str, tuple[str, str]] = {
 }
 
 ORDER = ["task", "split", "slice", "slice_value"]
-DETAIL_ORDER = ["submission_id", "model", "team", "task", "split", "item_id"]
+DETAIL_KEYS = ("submission_id", "model", "team", "task", "split")  # a details file's bookkeeping columns, then the item's row
+
+
+def detail_label(dimension: str) -> str:
+    """A label's column in the details: its dimension, as ``to_polars()`` names it; ``label_<dimension>`` when that is a bookkeeping column's name."""
+    return f"label_{dimension}" if dimension in DETAIL_KEYS else dimension
+
+
 DETAILS_CONFIG = "details_{task}"  # the config of a task's per-item details
 
 # Licence ids the Hub accepts in a card's `license:` (https://huggingface.co/docs/hub/repositories-licenses),
@@ -182,7 +192,9 @@ def write_dataset(db_path: Path, directory: Path) -> DatasetFolder:
 
 def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, Any]) -> list[Path]:
     """``details/<task>/<split>/<submission_id>.parquet`` for each visible submission with per-item scores
-    (``public_item_scores``: current fingerprint, public split): item id, labels, one column per item metric."""
+    (``public_item_scores``: current fingerprint, public split): the bookkeeping columns, then the item's row as
+    ``procbench.score(...).to_polars()`` has it (``procbench.results.item_row`` / ``item_frame``, typed by the stored
+    spec: ``id``, labels by their dimension, one column per item metric, class statistics as class labels)."""
     items = _frame(con, "SELECT * FROM public_item_scores WHERE task = ? AND split = ?", [row["task"], row["split"]])
     folder = root / "details" / row["task"] / row["split"]
     if folder.exists():
@@ -190,23 +202,32 @@ def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, An
             stale.unlink()
     if items.is_empty():
         return []
-    index = [c for c in DETAIL_ORDER if c in items.columns]
-    wide = items.pivot(on="metric", index=index, values="value")
+    spec = json.loads(row["spec_json"])
+    ids, classes = int_ids(spec), class_labels(spec)
+    labels: dict[str, dict[str, Any]] = {}
+    for item_id, dimension, value in _frame(
+        con, "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ? ORDER BY dimension",
+        [row["task"], row["split"], row["fingerprint"]],
+    ).iter_rows():
+        labels.setdefault(item_id, {})[dimension] = value
     metric_order = [m["name"] for m in info["metrics"]]
-    metrics = [m for m in metric_order if m in wide.columns] + sorted(c for c in wide.columns if c not in index and c not in metric_order)
-    labels = _frame(
-        con, "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ?", [row["task"], row["split"], row["fingerprint"]]
-    )
-    label_columns: list[str] = []
-    if not labels.is_empty():
-        by_item = labels.with_columns(("label_" + pl.col("dimension")).alias("dimension")).pivot(on="dimension", index="item_id", values="value", aggregate_function="first")
-        label_columns = sorted(c for c in by_item.columns if c != "item_id")
-        wide = wide.join(by_item, on="item_id", how="left")
+    stored = set(items["metric"])
+    metrics = [m for m in metric_order if m in stored] + sorted(stored - set(metric_order))
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for (sid,), part in wide.select(index + label_columns + metrics).sort("item_id").partition_by("submission_id", as_dict=True, maintain_order=True).items():
+    for (sid,), part in items.partition_by("submission_id", as_dict=True, maintain_order=True).items():
+        values: dict[str, dict[str, Any]] = {}
+        for item_id, metric, value in part.select("item_id", "metric", "value").iter_rows():
+            values.setdefault(item_id, {})[metric] = value
+        rows = [
+            item_row(item_id, labels.get(item_id, {}), {m: values[item_id][m] for m in metrics if m in values[item_id]}, int_ids=ids, classes=classes, label_name=detail_label)
+            for item_id in values
+        ]
+        keys = part.row(0, named=True)
+        frame = item_frame(rows, int_ids=ids).sort("id")
+        frame = frame.select([pl.lit(keys[c], dtype=pl.String).alias(c) for c in DETAIL_KEYS if c in keys] + [pl.col(c) for c in frame.columns])
         path = folder / f"{sid}.parquet"
-        part.write_parquet(path)
+        frame.write_parquet(path)
         written.append(path)
     return written
 
@@ -260,9 +281,12 @@ board = load_dataset("<this repo>", "{{ tasks | first if tasks else 'openpi' }}"
 {% if tasks.values() | selectattr("details_splits") | list %}
 Per-item details, as in the Open LLM Leaderboard's details datasets: configuration
 `details_<task>`, one split per public task split, one Parquet file per submission
-(`details/<task>/<split>/<submission_id>.parquet`) with a row per item: `item_id`, the item's labels
-(`label_<dimension>`, what the board slices by) and one column per item metric. Hidden splits and
-hidden submissions have none.
+(`details/<task>/<split>/<submission_id>.parquet`) with a row per item: `submission_id`, `model`,
+`team`, `task`, `split`, then the item as `procbench.score(...).to_polars()` has it: `id` (an integer
+when the task's items are row indices, else a string), the item's labels by dimension (what the board
+slices by; `label_<dimension>` only where a dimension is named like one of the five columns before)
+and one column per item metric (floats; a class statistic `<measure>:gold` / `:prediction` is the
+declared class label). Hidden splits and hidden submissions have none.
 
 ```python
 {%- set shown = (tasks.values() | selectattr("details_splits") | first) %}
