@@ -16,6 +16,7 @@ command the same arguments.
 
 from __future__ import annotations
 
+import os
 import sys
 import typing
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 # typer.Option / typer.Argument settings this parser does not implement: a parameter using one goes to typer.
-_UNSUPPORTED = ("callback", "envvar", "prompt", "parser", "click_type", "is_eager", "exists", "resolve_path", "allow_dash", "count", "min", "max")
+_UNSUPPORTED = ("callback", "prompt", "parser", "click_type", "is_eager", "exists", "resolve_path", "allow_dash", "count", "min", "max")
 
 
 class _NotLean(Exception):
@@ -40,12 +41,17 @@ class Param:
     """One parameter of a command: an option (names, takes a value or is a flag, repeats) or an argument.
 
     ``base`` is str, Path or bool; ``default`` is ``...`` when the parameter is required; ``decls`` are
-    an option's spellings as given to ``typer.Option`` (none: ``--name``, and ``--no-name`` for a flag).
+    an option's spellings as given to ``typer.Option`` (none: ``--name``, and ``--no-name`` for a flag);
+    ``envvar``: the environment variable a single-valued option falls back to when it is not given (as click reads it:
+    an empty value is no value).
     """
 
-    def __init__(self, name: str, *, option: bool, base: Any, default: Any, many: bool = False, decls: Sequence[str] = ()) -> None:
-        if base not in (str, Path, bool) or (base is bool and many):
+    def __init__(
+        self, name: str, *, option: bool, base: Any, default: Any, many: bool = False, decls: Sequence[str] = (), envvar: str = ""
+    ) -> None:
+        if base not in (str, Path, bool) or (base is bool and many) or (envvar and (not option or many or base is bool)):
             raise _NotLean(name)
+        self.envvar = envvar
         self.required = default is ... or _is_empty(default)
         self.name, self.option, self.default, self.many = name, option, ... if self.required else default, many
         self.convert: Callable[[str], Any] = Path if base is Path else str
@@ -79,12 +85,15 @@ def _from_typer(name: str, hint: Any, default: Any) -> Param:
         if not isinstance(info, (OptionInfo, ArgumentInfo)):
             raise _NotLean(name)
         default = info.default
+    envvar = getattr(info, "envvar", None) or ""
+    if not isinstance(envvar, str):
+        raise _NotLean(name)  # several variables: typer's to read
     required = default is ... or _is_empty(default)
     base, many = _base_type(hint)
     # typer: an OptionInfo is an option, an ArgumentInfo an argument; a bare parameter is an option when it has a default
     option = isinstance(info, OptionInfo) or (info is None and not required)
     decls = tuple(info.param_decls or ()) if option and info is not None else ()
-    return Param(name, option=option, base=base, default=default, many=many, decls=decls)
+    return Param(name, option=option, base=base, default=default, many=many, decls=decls, envvar=envvar)
 
 
 def _base_type(hint: Any) -> tuple[Any, bool]:
@@ -160,6 +169,8 @@ def parse(fn: Callable[..., Any] | Sequence[Param], argv: Sequence[str]) -> dict
     if positional:
         return None  # more arguments than the command takes
     for param in params:
+        if param.name not in values and param.envvar and os.environ.get(param.envvar):
+            values[param.name] = param.convert(os.environ[param.envvar])
         if param.name not in values:
             if param.required:
                 return None  # typer says what is missing

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from procbench.cli_lean import Param, parse
-from procbench.paths import SAMPLE_DATA_ROOT, resolve_data_root
+from procbench.paths import DEFAULT_DB, SAMPLE_DATA_ROOT, resolve_data_root
 
 from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR, EXIT_UNKNOWN_SPLIT, unknown_split
 
@@ -252,6 +252,112 @@ def score(
         echo(f"  {name:<24} {value:.6f}")
 
 
+def submit(
+    spec: str,
+    split: str,
+    predictions: Path,
+    model: str,
+    team: Optional[str] = None,
+    token: Optional[str] = None,
+    db: Path = DEFAULT_DB,
+    data_dir: Optional[Path] = None,
+    metadata: Optional[list[str]] = None,
+    size_class: str = "unknown",
+    weights: str = "unknown",
+    method: str = "unknown",
+    paper_url: str = "",
+    code_url: str = "",
+    description: str = "",
+    contamination: str = "unknown",
+    contamination_source: str = "",
+    run_by: str = "submitter",
+    components: Optional[list[Path]] = None,
+) -> None:
+    """Validate, score and store a submission in one transaction (the same file twice is stored once).
+
+    procbench/cli_admin.py declares it to typer; the console runs it lean (issue #31: the store's writers
+    import no data-frame library, the judge's HTTP client only when a judge is called).
+    """
+    from procbench.exit_codes import EXIT_FAILED, EXIT_REFUSED
+
+    allow_components(components)
+    from runners._types import InvalidPredictions
+    from submissions import submit as do_submit
+    from submissions.details import ModelCard
+    from submissions.errors import MissingData, ScoringFailed, SubmissionRefused
+
+    task, runner = load(spec)
+    if not predictions.is_file():
+        _stored_text(f"error: no prediction file at {predictions}", err=True)
+        raise CommandExit(EXIT_DATA_MISSING)
+    card = ModelCard(size_class, weights, method, paper_url, code_url, description, contamination, contamination_source)
+    from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
+
+    root = resolve_data_root(data_dir)
+    kind = cli_data_root.announce(spec, task.name, split, root) if split in task.data.splits else ""
+    try:
+        outcome = do_submit(
+            task, runner, data_root=root, split=split, predictions=predictions, model=model, team=team,
+            token=token, db_path=db, metadata=parse_metadata(metadata or []), card=card, run_by=run_by,
+        )
+    except InvalidPredictions as exc:
+        _stored_text(cli_data_root.refusal(exc, runner, root, split, kind), err=True)
+        _stored_text(f"nothing was stored{_receipt(exc)}", err=True)
+        raise CommandExit(EXIT_INVALID_PREDICTIONS) from None
+    except SubmissionRefused as exc:
+        _stored_text(f"error: {exc.message}", err=True)
+        _stored_text(f"nothing was stored{_receipt(exc)}", err=True)
+        # intake refuses an unknown split at stage `request`, with a receipt: its own status (issue #33)
+        raise CommandExit(EXIT_UNKNOWN_SPLIT if exc.stage == "request" and split not in runner.splits else EXIT_REFUSED) from None
+    except (MissingData, FileNotFoundError, ValueError) as exc:
+        _stored_text(f"error: {exc}", err=True)
+        raise CommandExit(EXIT_DATA_MISSING) from None
+    except ScoringFailed as exc:
+        _stored_text(f"error: {exc}", err=True)
+        _stored_text(f"nothing was stored{_receipt(exc)}", err=True)
+        raise CommandExit(EXIT_FAILED) from None
+    for warning in outcome.warnings:
+        _stored_text(f"warning: {warning}", err=True)
+    answered, n_items = outcome.evaluation.answered, outcome.evaluation.n_items
+    if answered is not None and answered < n_items:  # issue #33: a partial file (a --limit run) is stored whole; say so
+        _stored_text(
+            f"warning: partial: the file answers {answered} of {n_items} items; the other {n_items - answered} count by the task's missing convention, "
+            f"and the board shows the row's coverage as '{answered} / {n_items} · partial'",
+            err=True,
+        )
+    state = "stored" if outcome.created else "already stored (same file, task, split and team)"
+    primary = outcome.evaluation.metrics.get(task.primary, float("nan"))
+    _stored_text(f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})")
+    _say_if_not_shown(db, task.name, split, outcome.evaluation.fingerprint)
+
+
+def _stored_text(text: str, *, err: bool = False) -> None:
+    """Print a line that may hold stored text (names, reasons): escaped for the terminal (issue #17)."""
+    from submissions.display import for_terminal
+
+    echo(for_terminal(text, newlines=True), err=err)
+
+
+def _receipt(exc: BaseException) -> str:
+    receipt = getattr(exc, "receipt", "")
+    return f" (receipt {receipt})" if receipt else ""
+
+
+def _say_if_not_shown(db: Path, task: str, split: str, fingerprint: str) -> None:
+    """Warn when a stored row's fingerprint is not the one its board shows (issue #29: registering never moves a board)."""
+    from submissions import boards, store
+
+    with store.reader(db) as con:
+        shown = boards.current(con, task, split)
+    if shown not in (None, fingerprint):
+        _stored_text(
+            f"warning: stored under fingerprint {fingerprint[:12]}, but the board of {task} / {split} shows {shown[:12]}, so this row is not on it; "
+            f"`procbench admin board list {task}` shows what each fingerprint was scored on (after a spec change, `procbench rescore {task}` moves the "
+            "board once every stored submission has re-scored)",
+            err=True,
+        )
+
+
 def _metadata_is_well_formed(kwargs: dict[str, Any]) -> bool:
     """A malformed ``--metadata`` is typer's to report (a usage error with the command's usage lines)."""
     return all("=" in pair for pair in kwargs.get("metadata") or [])
@@ -271,6 +377,31 @@ COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict
             Param("metadata", option=True, base=str, many=True, default=None),
             Param("partial", option=True, base=bool, default=False, decls=("--partial",)),
             Param("components", option=True, base=Path, many=True, default=None),
+        ),
+        _metadata_is_well_formed,
+    ),
+    "submit": (
+        submit,
+        (
+            Param("spec", option=False, base=str, default=...),
+            Param("split", option=True, base=str, default=...),
+            Param("predictions", option=True, base=Path, default=...),
+            Param("model", option=True, base=str, default=...),
+            Param("team", option=True, base=str, default=None),
+            Param("token", option=True, base=str, default=None, envvar="PROCBENCH_TOKEN"),
+            Param("db", option=True, base=Path, default=DEFAULT_DB, decls=("--db",), envvar="PROCBENCH_DB"),  # procbench/cli_options.py DB_ENV (typer's module)
+            Param("data_dir", option=True, base=Path, default=None),
+            Param("metadata", option=True, base=str, many=True, default=None),
+            Param("size_class", option=True, base=str, default="unknown"),
+            Param("weights", option=True, base=str, default="unknown"),
+            Param("method", option=True, base=str, default="unknown"),
+            Param("paper_url", option=True, base=str, default=""),
+            Param("code_url", option=True, base=str, default=""),
+            Param("description", option=True, base=str, default=""),
+            Param("contamination", option=True, base=str, default="unknown"),
+            Param("contamination_source", option=True, base=str, default=""),
+            Param("run_by", option=True, base=str, default="submitter"),
+            Param("components", option=True, base=Path, many=True, default=None, decls=("--components",)),
         ),
         _metadata_is_well_formed,
     ),

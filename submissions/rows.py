@@ -1,13 +1,11 @@
-"""An Evaluation as plain rows (picklable, for engines) and as the frames the store inserts."""
+"""An Evaluation as plain rows (picklable, for engines) and as what the store inserts (``store.ScoreRows``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-import polars as pl
-
 from runners.runner import Evaluation
-from submissions.store import AGGREGATE_SCHEMA, ITEM_SCHEMA
+from submissions.store import ScoreRows
 
 ItemRow = tuple[str, str, float]  # item_id, metric, value
 AggregateRow = tuple[str, str, str, float, int]  # slice, slice_value, metric, value, n_items ('' '' = whole split)
@@ -25,9 +23,11 @@ def aggregate_rows(evaluation: Evaluation) -> tuple[AggregateRow, ...]:
     return tuple(rows)
 
 
-def item_frame(sid: str, rows: Iterable[ItemRow]) -> pl.DataFrame:
-    return pl.DataFrame([(sid, *r) for r in rows], schema=ITEM_SCHEMA, orient="row")
+def item_frame(sid: str, rows: Iterable[ItemRow]) -> ScoreRows:
+    """Submission ``sid``'s item rows, as ``store.insert_submission`` takes them."""
+    return ScoreRows(sid, tuple((item_id, metric, float(value)) for item_id, metric, value in rows))
 
 
-def aggregate_frame(sid: str, rows: Iterable[AggregateRow]) -> pl.DataFrame:
-    return pl.DataFrame([(sid, *r) for r in rows], schema=AGGREGATE_SCHEMA, orient="row")
+def aggregate_frame(sid: str, rows: Iterable[AggregateRow]) -> ScoreRows:
+    """Submission ``sid``'s aggregate rows, as ``store.insert_submission`` takes them."""
+    return ScoreRows(sid, tuple((s, v, m, float(x), n) for s, v, m, x, n in rows))

@@ -37,17 +37,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from runners.paths import SCHEMA_DIR
 from submissions import boards
 from submissions.details import ModelCard
 from submissions.provenance import UNKNOWN, DataProvenance
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 LOCK_TIMEOUT_S = 300.0
 READ_RETRIES = 50
@@ -347,8 +347,32 @@ def now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-ITEM_SCHEMA = {"submission_id": pl.String, "item_id": pl.String, "metric": pl.String, "value": pl.Float64}
-AGGREGATE_SCHEMA = {"submission_id": pl.String, "slice": pl.String, "slice_value": pl.String, "metric": pl.String, "value": pl.Float64, "n_items": pl.Int64}
+@dataclass(frozen=True)
+class ScoreRows:
+    """One submission's rows of ``item_scores`` ((item_id, metric, value) each) or of ``aggregates`` ((slice, slice_value,
+    metric, value, n_items) each), in order, as :func:`insert_submission` takes them.
+
+    Plain tuples, inserted through DuckDB's own list parameters: writing a submission needs no data-frame
+    library (issue #31: ``procbench submit`` imports neither polars nor pyarrow).
+    """
+
+    submission_id: str
+    rows: tuple[tuple[Any, ...], ...] = ()
+
+    @property
+    def height(self) -> int:
+        return len(self.rows)
+
+    def columns(self, width: int) -> list[list[Any]]:
+        """The rows as ``width`` column lists."""
+        return [list(column) for column in zip(*self.rows)] if self.rows else [[] for _ in range(width)]
+
+
+# one submission's aggregates (a ScoreRows) as a relation, with each row's position: parameters id, n, slices, values, metrics, values, counts
+_AGGREGATE_ROWS = (
+    "SELECT ?::VARCHAR AS submission_id, unnest(range(?)) AS position, unnest(?::VARCHAR[]) AS slice, unnest(?::VARCHAR[]) AS slice_value,"
+    " unnest(?::VARCHAR[]) AS metric, unnest(?::DOUBLE[]) AS value, unnest(?::BIGINT[]) AS n_items"
+)
 
 
 @dataclass(frozen=True)
@@ -420,12 +444,14 @@ def register_task(
         [task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, stamp]
         + [known.kind, known.gold_items, known.data_digest, known.scorer_digest, known.data_root],
     )
-    rows = [(task, split, fingerprint, item_id, dim, value) for item_id, dims in labels.items() for dim, value in dims.items()]
+    rows = [(item_id, dim, value) for item_id, dims in labels.items() for dim, value in dims.items()]
     if rows:
-        frame = pl.DataFrame(rows, schema=["task", "split", "fingerprint", "item_id", "dimension", "value"], orient="row")
-        con.register("new_labels", frame.to_arrow())
-        con.execute("INSERT INTO item_labels SELECT * FROM new_labels")
-        con.unregister("new_labels")
+        item_ids, dimensions, values = ([str(v) for v in column] for column in zip(*rows))
+        con.execute(
+            "INSERT INTO item_labels (task, split, fingerprint, item_id, dimension, value)"
+            " SELECT ?, ?, ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[])",
+            [task, split, fingerprint, item_ids, dimensions, values],
+        )
 
 
 _SUBMISSION_COLUMNS = (
@@ -437,11 +463,11 @@ _SUBMISSION_COLUMNS = (
 
 
 def insert_submission(
-    con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, items: pl.DataFrame, aggregates: pl.DataFrame, history: Sequence[StatusEvent]
+    con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, items: ScoreRows, aggregates: ScoreRows, history: Sequence[StatusEvent]
 ) -> None:
     """Insert one scored submission, its per-item scores, aggregates (also packed) and status trail.
 
-    The caller holds the transaction; ``items``/``aggregates`` follow ITEM_SCHEMA/AGGREGATE_SCHEMA.
+    The caller holds the transaction; ``items`` and ``aggregates`` are the submission's :class:`ScoreRows`.
     """
     values = [
         row.submission_id, row.task, row.split, row.fingerprint, row.team, row.model, row.content_sha256,
@@ -459,23 +485,27 @@ def insert_submission(
             [v for e in history for v in (row.submission_id, e.status, e.reason, e.at, e.actor)],
         )
     if items.height:
-        con.register("new_items", items.to_arrow())
-        con.execute("INSERT INTO item_scores SELECT submission_id, item_id, metric, value FROM new_items")
-        con.unregister("new_items")
+        con.execute(
+            "INSERT INTO item_scores (submission_id, item_id, metric, value) SELECT ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::DOUBLE[])",
+            [items.submission_id, *items.columns(3)],
+        )
     crash_point("store.between_inserts")
     if aggregates.height:
-        con.register("new_aggregates", aggregates.with_row_index("position").to_arrow())
-        con.execute("INSERT INTO aggregates SELECT submission_id, slice, slice_value, metric, value, n_items FROM new_aggregates ORDER BY position")
+        params = [aggregates.submission_id, aggregates.height, *aggregates.columns(5)]
         con.execute(
-            """
+            "INSERT INTO aggregates (submission_id, slice, slice_value, metric, value, n_items)"
+            f" SELECT submission_id, slice, slice_value, metric, value, n_items FROM ({_AGGREGATE_ROWS}) ORDER BY position",
+            params,
+        )
+        con.execute(
+            f"""
             INSERT INTO aggregates_packed (submission_id, task, split, fingerprint, slice, slice_value, metric, value, n_items)
             SELECT submission_id, ?, ?, ?, slice, slice_value,
                    list(metric ORDER BY position), list(value ORDER BY position), list(n_items ORDER BY position)
-            FROM new_aggregates GROUP BY submission_id, slice, slice_value ORDER BY min(position)
+            FROM ({_AGGREGATE_ROWS}) GROUP BY submission_id, slice, slice_value ORDER BY min(position)
             """,
-            [row.task, row.split, row.fingerprint],
+            [row.task, row.split, row.fingerprint, *params],
         )
-        con.unregister("new_aggregates")
 
 
 def add_status(con: duckdb.DuckDBPyConnection, sid: str, event: StatusEvent) -> None:
@@ -654,6 +684,8 @@ def submission_rows(con: duckdb.DuckDBPyConnection, table: str, sids: Sequence[s
 
 
 def _rows_of(con: duckdb.DuckDBPyConnection, table: str, wanted: list[str]) -> dict[str, pa.Table]:
+    import pyarrow.compute as pc  # the read paths' (the site's), never the writers'
+
     columns = SPANNED[_spanned(table)]
     plain = f"SELECT {', '.join(columns)} FROM {table} WHERE submission_id = ?"
     try:

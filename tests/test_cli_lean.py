@@ -21,7 +21,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from procbench import cli, cli_lean, console_commands
+from procbench import cli, cli_admin, cli_lean, console_commands
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
 STRONG = SAMPLE_SUBMISSIONS_DIR / "paradise-tip" / "sample-strong.jsonl"
@@ -71,6 +71,14 @@ CASES = {
     ],
 }
 
+# submit (issue #31): the console runs it lean too; --token and --db fall back to their environment variables as typer's do
+CASES[cli_admin.submit] = [
+    ["openpi", "--split", "test", "--predictions", "p.jsonl", "--model", "m"],
+    ["openpi", "--split", "test", "--predictions", "p.jsonl", "--model", "m", "--team", "t", "--token", "k", "--db", "x.duckdb", "--metadata", "cot=true"],
+    ["openpi", "--split", "test", "--predictions", "p.jsonl", "--model", "m", "--size-class", "small", "--components", "a", "--components", "b"],
+    ["openpi", "--split", "test", "--predictions", "p.jsonl"],
+    ["openpi", "--split", "test", "--predictions", "p.jsonl", "--model", "m", "-h"],
+]
 
 @pytest.mark.parametrize(
     ("fn", "argv"), [pytest.param(fn, argv, id=f"{fn.__name__} {' '.join(argv)}") for fn, cases in CASES.items() for argv in cases]
@@ -112,13 +120,23 @@ def test_only_plain_parameters_are_parsed_lean() -> None:
         """A number: not a kind the lean parser takes."""
 
     def with_env(name: Annotated[Optional[str], typer.Option(envvar="PROCBENCH_TEST_NAME")] = None) -> None:
-        """An environment variable: typer's to read."""
+        """An environment variable: read as typer reads it (issue #31: submit's --token and --db)."""
+
+    def with_envs(name: Annotated[Optional[str], typer.Option(envvar=["PROCBENCH_A", "PROCBENCH_B"])] = None) -> None:
+        """Several variables: typer's to read."""
 
     def plain(name: Annotated[Optional[str], typer.Option()] = None) -> None:
         """The same without it: lean."""
 
     assert cli_lean.parse(counted, []) is None
-    assert cli_lean.parse(with_env, []) is None
+    for value, expected in (("", None), ("from-env", "from-env")):  # as click reads it: an empty variable is no value
+        os.environ["PROCBENCH_TEST_NAME"] = value
+        try:
+            assert cli_lean.parse(with_env, []) == {"name": expected} == _typer_kwargs(with_env, [])[1]
+            assert cli_lean.parse(with_env, ["--name", "x"]) == {"name": "x"}  # the command line wins
+        finally:
+            del os.environ["PROCBENCH_TEST_NAME"]
+    assert cli_lean.parse(with_envs, []) is None
     assert cli_lean.parse(plain, ["--name", "x"]) == {"name": "x"}
     assert console_commands.run(["fmt", "--check"]) is None  # not a lean command: typer runs it
     assert console_commands.run([]) is None  # no command: typer prints the help

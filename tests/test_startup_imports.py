@@ -199,3 +199,25 @@ def test_scoring_the_light_tasks_on_the_real_data_imports_no_heavy_library(name:
     modules = {name.partition(".")[0] for name in imported}
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
     assert _component_packages(imported) == {OWN_PACKAGE[name]}, sorted(_component_packages(imported))
+
+
+# issue #31: `procbench submit` imports what intake needs. The store's writers insert through DuckDB's own list
+# parameters (no data-frame library), the judge's HTTP client is imported only when a judge is called, and the
+# console parses submit as it parses score (procbench/cli_lean.py), so neither typer nor its coercion loads.
+NOT_FOR_SUBMIT = ("polars", "pyarrow", "pandas", "httpx", "streamlit", "torch", "ray", "typer", "click", "pydantic", "rich")
+SUBMIT_MODULES_CEILING = 480  # 381 when this was written (871 before issue #31): headroom for a few modules, not for a library
+
+
+def test_submit_from_the_console_imports_no_frame_library_nor_the_network(tmp_path: Path) -> None:
+    db = tmp_path / "store" / "board.duckdb"
+    predictions = _sample("openpi", "strong-model.jsonl")
+    args = ["submit", "openpi", "--split", "test", "--predictions", str(predictions), "--model", "m", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    status, imported, stderr = _imported_after(args, cache_dir=tmp_path / "cache", probe=_CONSOLE_PROBE)
+    assert status == 0, stderr
+    assert "submissions.intake" in imported and "duckdb" in imported and db.is_file()  # the probe saw the submission scored and stored
+    top = {name.partition(".")[0] for name in imported}
+    assert not top & set(NOT_FOR_SUBMIT), sorted(top & set(NOT_FOR_SUBMIT))
+    assert len(imported) <= SUBMIT_MODULES_CEILING, len(imported)
+    again, imported, stderr = _imported_after(args, cache_dir=tmp_path / "cache", probe=_CONSOLE_PROBE)  # the same file again: stored once
+    assert again == 0, stderr
+    assert not {name.partition(".")[0] for name in imported} & set(NOT_FOR_SUBMIT)

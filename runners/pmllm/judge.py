@@ -36,9 +36,8 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import jinja2
 
 from runners.pmllm.answers import Answer
@@ -48,6 +47,9 @@ from runners.pmllm.questions import Question
 from runners.pmllm.textio import read_text
 from runners.predictions import loads_bounded
 from runners.templates import RenderRefused, environment, render
+
+if TYPE_CHECKING:
+    import httpx  # imported where a judge is called: scoring and intake never reach the network (issue #31)
 
 ENV_BASE_URL = "PROCBENCH_JUDGE_BASE_URL"
 ENV_MODEL = "PROCBENCH_JUDGE_MODEL"
@@ -284,6 +286,8 @@ def _post(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[st
     never time out.  A watchdog shuts down the request's socket at the deadline (which also ends a
     trickle of headers), and the body is read in chunks, stopping at the deadline or the size cap.
     """
+    import httpx
+
     deadline = time.monotonic() + settings.timeout_s
     sockets: list[socket.socket] = []
     expired = threading.Event()
@@ -331,6 +335,8 @@ def _post(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[st
 
 
 def _ask(client: httpx.Client, request: JudgeRequest, settings: JudgeSettings, counter: _Counter, sleep: Callable[[float], None]) -> str:
+    import httpx
+
     body: dict[str, Any] = {"model": settings.model, "messages": [{"role": "user", "content": request.message_content()}]}
     if settings.reasoning_effort:
         body["reasoning_effort"] = settings.reasoning_effort
@@ -409,7 +415,11 @@ def judge_answers(
 
     own_client = client is None
     # No keep-alive: every request opens its own connection, whose socket the deadline's watchdog can shut down.
-    http = client or httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
+    if client is None:
+        import httpx
+
+        client = httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
+    http = client
     try:
         with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
             futures = [pool.submit(grade, request, http) for request in pending]
