@@ -412,7 +412,8 @@ def render(results: dict[str, Any]) -> str:
     lines += [
         "A store of OpenPI test submissions made through the intake path; the gold then changes (one answer",
         "fewer), so every submission is re-scored under the new fingerprint (`procbench.rescore.rescore`).",
-        "The ray engine runs a local Ray (its start-up is included); its stored rows are compared with the local engine's.",
+        "The processes engine scores in this process and one spawned worker per further CPU, the ray engine runs a local Ray",
+        "(their start-up is included); their stored rows are compared with the local engine's.",
         "",
     ]
     table = []

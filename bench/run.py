@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         args.work, template, sizes, reps=5 if args.quick else 30, render_reps=0 if "render" in skip else 1 if args.quick else 2
     )
     results["comparisons"] = [] if "compare" in skip else comparisons(workloads, scales[0], args.quick)
-    engines = ["local"] + ([] if args.no_ray else ["ray"])
+    engines = ["local", "processes"] + ([] if args.no_ray else ["ray"])  # processes: one worker per CPU (issue #31)
     results["rescore"] = [] if "rescore" in skip else rescore_measurements(source, args.work, 3 if args.quick else 8, engines)
     results["machine"]["load average at end"] = machine.load_average()
     results["total_s"] = time.perf_counter() - started

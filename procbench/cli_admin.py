@@ -17,7 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from procbench.cli_options import DbOption
-from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_FAILED, EXIT_FINDINGS, EXIT_INVALID_PREDICTIONS, EXIT_REFUSED, EXIT_SPEC_ERROR, EXIT_UNKNOWN_SPLIT
+from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_FAILED, EXIT_FINDINGS, EXIT_REFUSED, EXIT_SPEC_ERROR
 from procbench.paths import DEFAULT_DB
 
 
@@ -70,77 +70,14 @@ def submit(
     ] = None,
 ) -> None:
     """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
-    from procbench.cli import _load, _parse_metadata
-    from procbench.console_commands import allow_components
+    from procbench import console_commands  # the command itself, without typer: the console runs it lean (issue #31)
+    from procbench.cli import _as_typer
 
-    allow_components(components)
-    from procbench.paths import resolve_data_root
-    from runners._types import InvalidPredictions
-    from submissions import submit as do_submit
-    from submissions.details import ModelCard
-    from submissions.errors import MissingData, ScoringFailed, SubmissionRefused
-
-    task, runner = _load(spec)
-    if not predictions.is_file():
-        _err(f"error: no prediction file at {predictions}")
-        raise typer.Exit(EXIT_DATA_MISSING)
-    card = ModelCard(size_class, weights, method, paper_url, code_url, description, contamination, contamination_source)
-    from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
-
-    root = resolve_data_root(data_dir)
-    kind = cli_data_root.announce(spec, task.name, split, root) if split in task.data.splits else ""
-    try:
-        outcome = do_submit(
-            task, runner, data_root=root, split=split, predictions=predictions, model=model, team=team,
-            token=token, db_path=db, metadata=_parse_metadata(metadata or []), card=card, run_by=run_by,
+    with _as_typer():
+        console_commands.submit(
+            spec, split, predictions, model, team, token, db, data_dir, metadata, size_class, weights, method, paper_url, code_url, description,
+            contamination, contamination_source, run_by, components,
         )
-    except InvalidPredictions as exc:
-        _err(cli_data_root.refusal(exc, runner, root, split, kind))
-        _err(f"nothing was stored{_receipt(exc)}")
-        raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
-    except SubmissionRefused as exc:
-        _err(f"error: {exc.message}")
-        _err(f"nothing was stored{_receipt(exc)}")
-        # intake refuses an unknown split at stage `request`, with a receipt: its own status (issue #33)
-        raise typer.Exit(EXIT_UNKNOWN_SPLIT if exc.stage == "request" and split not in runner.splits else EXIT_REFUSED) from None
-    except (MissingData, FileNotFoundError, ValueError) as exc:
-        _err(f"error: {exc}")
-        raise typer.Exit(EXIT_DATA_MISSING) from None
-    except ScoringFailed as exc:
-        _err(f"error: {exc}")
-        _err(f"nothing was stored{_receipt(exc)}")
-        raise typer.Exit(EXIT_FAILED) from None
-    for warning in outcome.warnings:
-        _err(f"warning: {warning}")
-    answered, n_items = outcome.evaluation.answered, outcome.evaluation.n_items
-    if answered is not None and answered < n_items:  # issue #33: a partial file (a --limit run) is stored whole; say so
-        _err(
-            f"warning: partial: the file answers {answered} of {n_items} items; the other {n_items - answered} count by the task's missing convention, "
-            f"and the board shows the row's coverage as '{answered} / {n_items} · partial'"
-        )
-    state = "stored" if outcome.created else "already stored (same file, task, split and team)"
-    primary = outcome.evaluation.metrics.get(task.primary, float("nan"))
-    _say(f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})")
-    _say_if_not_shown(db, task.name, split, outcome.evaluation.fingerprint)
-
-
-def _say_if_not_shown(db: Path, task: str, split: str, fingerprint: str) -> None:
-    """Warn when a stored row's fingerprint is not the one its board shows (issue #29: registering never moves a board)."""
-    from submissions import boards, store
-
-    with store.reader(db) as con:
-        shown = boards.current(con, task, split)
-    if shown not in (None, fingerprint):
-        _err(
-            f"warning: stored under fingerprint {fingerprint[:12]}, but the board of {task} / {split} shows {shown[:12]}, so this row is not on it; "
-            f"`procbench admin board list {task}` shows what each fingerprint was scored on (after a spec change, `procbench rescore {task}` moves the "
-            "board once every stored submission has re-scored)"
-        )
-
-
-def _receipt(exc: BaseException) -> str:
-    receipt = getattr(exc, "receipt", "")
-    return f" (receipt {receipt})" if receipt else ""
 
 
 def _replace_command(app: typer.Typer, name: str, callback) -> None:
@@ -476,20 +413,25 @@ admin_app.add_typer(board_app, name="board")
 
 def rescore(
     task: Annotated[str, typer.Argument(help="task name or spec file")],
-    engine: Annotated[str, typer.Option(help="local, or an engine registered in submissions.engines (e.g. ray)")] = "local",
+    engine: Annotated[str, typer.Option(help="local, processes (local worker processes), or an engine registered in submissions.engines (e.g. ray)")] = "local",
     split: Annotated[Optional[list[str]], typer.Option(help="only these splits")] = None,
     db: DbOption = DEFAULT_DB,
     data_dir: Annotated[Optional[Path], typer.Option()] = None,
     inline: Annotated[bool, typer.Option(help="ship raw files inside the jobs (workers without the store's disk)")] = False,
+    workers: Annotated[
+        Optional[int], typer.Option(min=1, help="worker processes of --engine processes (default: the CPU count, or PROCBENCH_WORKERS)")
+    ] = None,
 ) -> None:
     """Re-score stored raw files under the spec's current fingerprint (old results are kept)."""
+    if workers is not None and engine != "processes":
+        raise typer.BadParameter("--workers is a setting of --engine processes", param_hint="--workers")
     from dsl import SpecError
     from procbench.paths import resolve_data_root
     from procbench.rescore import DataKindMismatch
     from procbench.rescore import rescore as do_rescore
 
     try:
-        report = do_rescore(db, task, data_root=resolve_data_root(data_dir), engine=engine, splits=split, inline=inline, actor=_actor())
+        report = do_rescore(db, task, data_root=resolve_data_root(data_dir), engine=engine, splits=split, inline=inline, actor=_actor(), workers=workers)
     except DataKindMismatch as exc:  # issue #29: refused before anything ran
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_DATA_MISSING) from None

@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from dsl.model import TaskSpec
@@ -243,6 +244,7 @@ def rescore(
     actor: str = "",
     now: datetime | None = None,
     commit_every: int | None = None,
+    workers: int | None = None,
 ) -> RescoreReport:
     """Re-score every stored submission of a task whose fingerprint is no longer current; move each board whose rows all re-scored."""
     db_path = Path(db_path)
@@ -250,6 +252,10 @@ def rescore(
     spec_file = spec_path(task)
     spec, runner = load_task(spec_file)
     run = get_engine(engine)
+    if workers is not None:  # the processes engine's pool size (issue #31)
+        if engine != "processes":
+            raise ValueError(f"workers is a setting of the processes engine, not of the {engine} engine")
+        run = partial(run, workers=workers)  # type: ignore[call-arg]  # the processes engine takes it (submissions.processes_engine)
     jobs, unplannable, fingerprints, skipped, up_to_date = plan(db_path, spec_file, data_root=data_root, splits=splits, inline=inline)
     with store.reader(db_path) as con:  # only boards that exist are re-scored onto: a re-scoring adds no new (empty) board
         fingerprints = {split: fp for split, fp in fingerprints.items() if boards.has_board(con, spec.name, split)}
