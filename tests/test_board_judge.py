@@ -121,7 +121,10 @@ def test_board_ranks_board_judged_rows_apart_from_self_judged_ones(serve, monkey
     _submit(SAMPLE_SUBMISSIONS_DIR / "pm-llm-benchmark" / "acme-large.jsonl", db, "own-verdicts", "t1")  # no judge configured: self-judged
     fake = FakeJudge(always("3.0/10"))
     _configure(monkeypatch, serve(fake), tmp_path)
-    _submit(_self_graded(tmp_path), db, "board-judged", "t2")
+    # an answer to every question: a partial file's row is listed unranked (issue #33.5), and the ranks are what is tested here
+    every = tmp_path / "every.jsonl"
+    every.write_text("".join(json.dumps({"id": q, "answer": f"my answer to {q}", "verdict": "10.0"}) + "\n" for q in sorted(QUESTIONS)), encoding="utf-8")
+    _submit(every, db, "board-judged", "t2")
 
     info = TaskInfo.from_row(tasks(db).filter(pl.col("task") == "pm-llm-benchmark").row(0, named=True))
     view = boardview.build(db, info, interval_rows=2)
