@@ -11,8 +11,8 @@
 --
 -- 001-008 are released and never edited.
 
-ALTER TABLE submissions ADD COLUMN contamination VARCHAR NOT NULL DEFAULT 'unknown';
-ALTER TABLE submissions ADD COLUMN contamination_source VARCHAR NOT NULL DEFAULT '';
-ALTER TABLE submissions ADD COLUMN run_by VARCHAR NOT NULL DEFAULT 'unknown';
-ALTER TABLE submissions ADD COLUMN judge_prompt_digest VARCHAR NOT NULL DEFAULT '';
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS contamination VARCHAR DEFAULT 'unknown';
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS contamination_source VARCHAR DEFAULT '';
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS run_by VARCHAR DEFAULT 'unknown';
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS judge_prompt_digest VARCHAR DEFAULT '';
 UPDATE submissions SET run_by = 'paper' WHERE is_reference;
