@@ -45,7 +45,9 @@ def board_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     db = tmp_path / "judged.duckdb"
     spec, runner = load_task("pm-llm-benchmark")
     unjudged = tmp_path / "unjudged.jsonl"
-    unjudged.write_text(json.dumps({"id": "cat01_01_case_grouping", "answer": ""}) + "\n")
+    # an empty answer to every question (needs no judge): a whole file, so the row is ranked (a partial file is listed unranked)
+    ids = [json.loads(line)["id"] for line in (SAMPLES / "acme-large.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    unjudged.write_text("".join(json.dumps({"id": i, "answer": ""}) + "\n" for i in ids))
     submit(
         spec,
         runner,

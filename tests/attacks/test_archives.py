@@ -18,6 +18,7 @@ import zstandard
 from typer.testing import CliRunner
 
 from procbench.cli import app
+from procbench.exit_codes import EXIT_INVALID_PREDICTIONS
 
 ZSTD, DEFLATE, STORED = 93, 8, 0
 
@@ -62,7 +63,7 @@ def test_a_zstandard_member_that_lies_about_its_size_stops_at_the_member_limit(t
     assert len(bomb) < 1 << 20  # a small file ...
     log = _zip(tmp_path / "bomb.eval", [("samples/1_epoch_1.json", ZSTD, bomb, 1000, 0)])
     code, output, written = _import(log, tmp_path)
-    assert code == 2 and not written
+    assert code == EXIT_INVALID_PREDICTIONS and not written
     assert output.splitlines() == [  # one line refusing it, one saying nothing was written
         f"{log}: file: samples/1_epoch_1.json: decompresses to more than 64 MB (the limit for one member, PROCBENCH_IMPORT_MAX_MEMBER_MB); "
         "refusing the archive",
@@ -74,7 +75,7 @@ def test_a_member_declaring_gigabytes_is_refused_before_any_decompression(tmp_pa
     """A deflated member whose header says 3.1 GB: refused on the declared size (its data is not even valid deflate)."""
     log = _zip(tmp_path / "big.eval", [("samples/1_epoch_1.json", DEFLATE, b"\x00" * 64, 3_100_000_000, 0)])
     code, output, written = _import(log, tmp_path)
-    assert code == 2 and not written
+    assert code == EXIT_INVALID_PREDICTIONS and not written
     assert "decompresses to more than 64 MB" in output and "Traceback" not in output
 
 
@@ -94,7 +95,7 @@ def test_many_members_within_the_member_limit_pass_the_archive_limit(method: int
             packed = zstandard.ZstdCompressor().compress(data)
         members.append((f"samples/{sample_id}_epoch_1.json", method, packed, len(data), zlib.crc32(data)))
     code, output, written = _import(_zip(tmp_path / "many.eval", members), tmp_path)
-    assert code == 2 and not written
+    assert code == EXIT_INVALID_PREDICTIONS and not written
     assert "the archive decompresses to more than 3 MB (the limit for a whole log, PROCBENCH_IMPORT_MAX_TOTAL_MB)" in output
     # the same members, fewer of them, are read: the limit is the total, not the members' shape
     code, output, written = _import(_zip(tmp_path / "two.eval", members[:2]), tmp_path)
@@ -106,4 +107,4 @@ def test_a_bad_limit_setting_is_a_message(tmp_path: Path, monkeypatch: pytest.Mo
     data = _sample(1)
     log = _zip(tmp_path / "one.eval", [("samples/1_epoch_1.json", STORED, data, len(data), zlib.crc32(data))])
     code, output, written = _import(log, tmp_path)
-    assert code == 2 and not written and "PROCBENCH_IMPORT_MAX_TOTAL_MB must be a whole number of megabytes, got 'lots'" in output
+    assert code == EXIT_INVALID_PREDICTIONS and not written and "PROCBENCH_IMPORT_MAX_TOTAL_MB must be a whole number of megabytes, got 'lots'" in output

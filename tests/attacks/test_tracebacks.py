@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from procbench.cli import app
+from procbench.exit_codes import EXIT_INVALID_PREDICTIONS
 from procbench.imports import ImportFailed, import_log
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
 from runners.runner import TaskRunner
@@ -71,7 +72,7 @@ def test_a_malformed_inspect_sample_is_a_problem_at_its_member(tmp_path: Path, c
     if message is None:  # the scorer's stated answer still imports: what matters is no traceback
         assert code == 0
         return
-    assert code == 2 and not (tmp_path / "out.jsonl").exists()
+    assert code == EXIT_INVALID_PREDICTIONS and not (tmp_path / "out.jsonl").exists()
     assert f"samples/{_paradise_rows()[0]['']}_epoch_1.json: " in output and message in output
 
 
@@ -117,7 +118,7 @@ def test_a_json_inspect_log_whose_samples_are_not_a_list(tmp_path: Path) -> None
     log = tmp_path / "log.json"
     log.write_text(json.dumps({"eval": {}, "samples": 5}))
     code, output = _cli("import", "inspect", str(log), "--task", "paradise-warning", "--out", str(tmp_path / "out.jsonl"))
-    assert code == 2 and "'samples' is int, not a list of samples" in output
+    assert code == EXIT_INVALID_PREDICTIONS and "'samples' is int, not a list of samples" in output
 
 
 def test_a_deeply_nested_lm_eval_line_is_a_problem_at_its_line(tmp_path: Path) -> None:
@@ -128,14 +129,14 @@ def test_a_deeply_nested_lm_eval_line_is_a_problem_at_its_line(tmp_path: Path) -
     text[2] = text[2][:-1] + ', "deep": ' + DEEP + "}"
     log.write_text("\n".join(text) + "\n")
     code, output = _cli("import", "lm-eval", str(log), "--task", "paradise-tip", "--out", str(tmp_path / "out.jsonl"))
-    assert code == 2 and "line 3: the JSON is nested more than 200 levels deep" in output
+    assert code == EXIT_INVALID_PREDICTIONS and "line 3: the JSON is nested more than 200 levels deep" in output
 
 
 def test_score_partial_on_a_deeply_nested_file_is_a_message(tmp_path: Path) -> None:
     predictions = tmp_path / "preds.jsonl"
     predictions.write_text('{"id": 1, "label": ' + DEEP + "}\n")
     code, output = _cli("score", "paradise-warning", "--split", "test", "--predictions", str(predictions), "--partial", "--data-dir", str(SAMPLE_DATA_ROOT))
-    assert code == 2 and len([line for line in output.splitlines() if line.startswith("error:")]) == 1
+    assert code == EXIT_INVALID_PREDICTIONS and len([line for line in output.splitlines() if line.startswith("error:")]) == 1
 
 
 def test_team_list_on_a_missing_store_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
