@@ -1436,6 +1436,7 @@ def _check_measures(
     out: list[m.MeasureSpec] = []
     built: list[tuple[m.MeasureSpec, Any]] = []
     names: dict[str, m.MeasureSpec] = {}
+    quiet = set(unsettled)  # count prefixes already reported (or settled upstream): one misspelt block, one error
     for ms in measures:
         if ms.name in names:
             ck.error(m.span_of(ms, "<label>"), f"measure {ms.name!r} is declared twice", f"first on line {m.span_of(names[ms.name], '<label>').line}")
@@ -1484,9 +1485,10 @@ def _check_measures(
             unknown = [name for name in counted.reads if name not in scorer_emits]
             if unknown:
                 built[-1] = (replace(ms, outputs=counted.outputs(ms.name, "micro")), Value())  # its outputs are known: no error for each
-                reported = [name for name in unknown if name.split(".", 1)[0] not in unsettled]
+                reported = [name for name in unknown if name.split(".", 1)[0] not in quiet]
                 if reported:
                     ck.unknown(m.span_of(ms, "counts"), f"per-item value of measure {ms.name!r}", reported[0], list(scorer_emits))
+                quiet.update(name.split(".", 1)[0] for name in unknown)
                 continue
             checked = replace(ms, aggregate="micro", outputs=counted.outputs(ms.name, "micro"))
             out.append(checked)
