@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 
 import procbench
 from procbench.cli import app
+from procbench.exit_codes import EXIT_INVALID_PREDICTIONS
 from procbench.paths import PROJECT_ROOT
 from runners import registry
 from runners._types import GoldSet, InvalidPredictions
@@ -115,7 +116,7 @@ def test_missing_refuse_lists_every_unanswered_item_and_stores_nothing(guide: tu
     gold_ids = [g["id"] for g in _rows(root / "data" / "effects" / "test.jsonl")]
     answered = {r["id"] for r in _rows(root / "predictions" / "effects.jsonl")}
     unanswered = [i for i in gold_ids if i not in answered]
-    assert code == 2, err
+    assert code == EXIT_INVALID_PREDICTIONS, err  # the refusal the guide documents (exit 8)
     assert f"{len(unanswered)} problems in effects.jsonl" in err
     for item_id in unanswered:  # once each, though two measures refuse it
         assert err.count(f"item {item_id!r} has no prediction; measure") == 1
@@ -381,7 +382,7 @@ def test_an_invalid_ordering_refused_by_default_is_named_at_its_line(guide: tupl
     spec = folder / "stepsort.spec"
     spec.write_text(text.replace("    invalid = score(-1)\n", ""))
     code, _, err = _score(root, spec, root / "predictions" / "stepsort.jsonl")
-    assert code == 2, err
+    assert code == EXIT_INVALID_PREDICTIONS, err  # the refusal the guide documents (exit 8)
     gold = {g["id"]: g["order"] for g in _rows(root / "data" / "stepsort" / "test.jsonl")}
     lines = (root / "predictions" / "stepsort.jsonl").read_text().splitlines()
     invalid = [(n, r["id"]) for n, r in enumerate(map(json.loads, lines), start=1) if not _is_permutation(gold[r["id"]], r["order"])]
