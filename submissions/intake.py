@@ -71,16 +71,16 @@ def register_spec(
     data_root: Path | None = None,
     gold_items: int | None = None,
 ) -> None:
-    """The task row for this spec, split and fingerprint (its item labels, and what the gold is), once.
+    """The task row for this spec, split and fingerprint (its item labels, and what the gold is), once; for a
+    fingerprint already registered, its display fields (title, names, rank_partial, ...: the stored spec) follow this spec.
 
     With ``runner`` and ``data_root`` the row records the gold's provenance (``submissions.provenance``:
     real split, bundled sample or unverified data, item count, lock digest, scorer digest), computed
     only for a new fingerprint (the lock's files are hashed once per process).
     """
-    if con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [spec.name, split, fingerprint]).fetchone():
-        return
     known = None
-    if runner is not None and data_root is not None:
+    new = not con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [spec.name, split, fingerprint]).fetchone()
+    if new and runner is not None and data_root is not None:
         known = provenance.of(spec, split, data_root, gold_items=gold_items, scorer_digest=runner.spec_digest)
     store.register_task(
         con,

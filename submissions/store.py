@@ -434,6 +434,13 @@ def register_task(
     """
     exists = con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [task, split, fingerprint]).fetchone()
     if exists:
+        # Same fingerprint, same scoring: what the spec says about showing it (title, names, decimals, rank_partial, ...)
+        # follows the spec registering it now, so a display change reaches the board with the next write.
+        con.execute(
+            "UPDATE tasks SET title = ?, benchmark = ?, version = ?, primary_metric = ?, spec_json = ?"
+            " WHERE task = ? AND split = ? AND fingerprint = ? AND spec_json IS DISTINCT FROM ?",
+            [title, benchmark, version, primary_metric, spec_json, task, split, fingerprint, spec_json],
+        )
         return
     known = provenance or DataProvenance(UNKNOWN, None, "", "")
     stamp = registered_at or now()

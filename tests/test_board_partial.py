@@ -129,3 +129,27 @@ def test_a_spec_that_ranks_partial_rows_ranks_them_under_the_same_fingerprint(tm
     by_value = sorted(zip(table["Action F1"], table["Model"]), reverse=True)  # no two equal here
     assert [ranks[m] for _, m in by_value] == [1, 2, 3, 4] and ranks["sloppy-prompt"] == 4
     assert dict(zip(table["Model"], table["Coverage"]))["sloppy-prompt"] == "5 / 6 · partial"
+
+
+def test_a_display_setting_changed_under_the_same_fingerprint_reaches_the_board_with_the_next_write(tmp_path: Path) -> None:
+    # a store built under the shipped spec (partial rows unranked), then one more file submitted under a spec that
+    # differs only in rank_partial: same fingerprint, so the stored spec is refreshed and the board follows it
+    db = _store(tmp_path, "paged")
+    assert info_of(db, "paged", "dev").rank_partial is False
+    shipped = Path(load_task("paged")[0].path)
+    copy = tmp_path / "spec" / "paged.spec"
+    copy.parent.mkdir()
+    copy.write_text(
+        shipped.read_text(encoding="utf-8").replace("\n  primary     = action\n", "\n  primary     = action\n  rank_partial = true\n"), encoding="utf-8"
+    )
+    shutil.copy(shipped.with_suffix(".lock"), copy.with_suffix(".lock"))
+    spec, runner = load_task(copy)
+    other = tmp_path / "careful-but-last.jsonl"  # a file of its own (a stored file is refused as a duplicate)
+    other.write_text("".join((SAMPLES / "careful-extractor.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="dev", predictions=other, model="again", team="demo", db_path=db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM tasks WHERE task = 'paged' AND split = 'dev'").fetchone() == (1,)  # no second fingerprint
+    info = info_of(db, "paged", "dev")
+    assert info.rank_partial is True
+    ranks = dict(zip(*boardview.build(db, info, interval_rows=0).table.select("Model", "Rank")))
+    assert ranks["sloppy-prompt"] is not None and ranks["careful-partial"] is not None
