@@ -181,9 +181,11 @@ def test_rescoring_on_the_cluster_stores_the_local_engines_rows_and_resumes_afte
     shutil.rmtree(worker_data)
     shutil.copytree(changed, worker_data)
     local_db, ray_db = _copy(db, "local.duckdb"), _copy(db, "ray.duckdb")
+    local_started = time.monotonic()
     for task in TASKS:
         report = rescore(local_db, task, data_root=changed, engine="local")
         assert report.rescored and not report.failed, report
+    local_s = time.monotonic() - local_started  # reported with -s for the closing notes; never asserted
     args = ("--engine", "ray", "--db", str(ray_db), "--data-dir", str(changed))
     first, *rest = TASKS
     # killed after its first committed batch (one result per transaction): what it committed stays, the next run skips it
@@ -193,7 +195,10 @@ def test_rescoring_on_the_cluster_stores_the_local_engines_rows_and_resumes_afte
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr[-3000:]
     assert "already current 1, failed 0" in resumed.stdout and "the board now shows fingerprint" in resumed.stdout, resumed.stdout
     for task in rest:
+        cluster_started = time.monotonic()
         done = _cli(cluster, "rescore", task, *args)
+        took = time.monotonic() - cluster_started
+        print(f"\n{task}: the cluster's rescore (a whole CLI process) {took:.1f} s; the local engine, every task in-process {local_s:.1f} s")
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
         assert "failed 0" in done.stdout and "with the ray engine" in done.stderr, done.stdout + done.stderr[-3000:]
     local_rows, ray_rows = _rescored_rows(local_db), _rescored_rows(ray_db)
