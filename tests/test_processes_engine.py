@@ -9,25 +9,20 @@ inside a real spawned worker, around the runner's own reader.
 from __future__ import annotations
 
 import gzip
-import json
 import multiprocessing
-import shutil
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from procbench.api import load_task
 from procbench.cli import app
-from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from procbench.rescore import plan, rescore
 from submissions import processes_engine
 from submissions.engines import ENGINES, RescoreJob, get_engine
-from submissions.intake import submit
+from tests.rescore_stores import TASKS, changed_root, copy_store, rescored_rows, sample_store
 from tests.test_submissions_support import query
 
-TASKS = ("openpi", "paradise-tip")
 cli = CliRunner()
 
 
@@ -35,63 +30,15 @@ def _board(db: Path, task: str) -> list[tuple[object, ...]]:
     return query(db, "SELECT submission_id, fingerprint, metric, value FROM board WHERE task = ? ORDER BY ALL", [task])
 
 
-def _store(folder: Path) -> Path:
-    """Every OpenPI and PARADISE sample submission of the test split, through intake."""
-    db = folder / "store.duckdb"
-    for task in TASKS:
-        spec, runner = load_task(task)
-        for path in sorted((SAMPLE_SUBMISSIONS_DIR / task).iterdir()):
-            if not path.name.endswith(".meta.json"):
-                submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=path, model=path.stem, team=f"team-{path.stem}", db_path=db)
-    return db
 
 
-def _changed_root(folder: Path) -> Path:
-    """The sample data with one OpenPI gold answer fewer and one PARADISE label changed: new fingerprints for both."""
-    root = folder / "changed"
-    shutil.copytree(SAMPLE_DATA_ROOT, root)
-    gold = root / "openpi" / "data" / "gold" / "test" / "id_answers.jsonl"
-    records = [json.loads(line) for line in gold.read_text().splitlines() if line.strip()]
-    target = next(r for r in records if len(r["answers"]) > 1)
-    target["answers"] = target["answers"][:-1]
-    gold.write_text("".join(json.dumps(r) + "\n" for r in records))
-    table = root / "paradise" / "src" / "data" / "tip_test.csv"
-    lines = table.read_text().splitlines()
-    *head, label = lines[1].rsplit(",", 1)
-    lines[1] = ",".join([*head, str((int(label) + 1) % 4)])
-    table.write_text("\n".join(lines) + "\n")
-    return root
-
-
-def _copy(db: Path, target: Path) -> Path:
-    """The store and its raw files under another name."""
-    shutil.copyfile(db, target)
-    raw = db.with_name(db.name + ".raw")
-    if raw.exists():
-        shutil.copytree(raw, target.with_name(target.name + ".raw"))
-    return target
-
-
-def _rescored_rows(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    """Every re-scored row's aggregates and item scores, by origin submission."""
-    aggregates = query(
-        db,
-        "SELECT s.origin_id, s.fingerprint, a.slice, a.slice_value, a.metric, a.value, a.n_items FROM aggregates a "
-        "JOIN submissions s USING (submission_id) WHERE s.origin_id <> s.submission_id ORDER BY ALL",
-    )
-    items = query(
-        db,
-        "SELECT s.origin_id, i.item_id, i.metric, i.value FROM item_scores i JOIN submissions s USING (submission_id) "
-        "WHERE s.origin_id <> s.submission_id ORDER BY ALL",
-    )
-    return aggregates, items
 
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A store of the sample submissions, and the samples with both golds changed."""
     folder = tmp_path_factory.mktemp("processes")
-    return _store(folder), _changed_root(folder)
+    return sample_store(folder), changed_root(folder)
 
 
 def test_the_engine_registers_itself_and_needs_no_extra() -> None:
@@ -101,7 +48,7 @@ def test_the_engine_registers_itself_and_needs_no_extra() -> None:
 
 def test_processes_rescore_exactly_like_the_local_engine(stores: tuple[Path, Path], tmp_path: Path) -> None:
     db, changed = stores
-    local_db, pool_db = _copy(db, tmp_path / "local.duckdb"), _copy(db, tmp_path / "pool.duckdb")
+    local_db, pool_db = copy_store(db, tmp_path / "local.duckdb"), copy_store(db, tmp_path / "pool.duckdb")
     local = {task: rescore(local_db, task, data_root=changed, engine="local") for task in TASKS}
     pooled = {task: rescore(pool_db, task, data_root=changed, engine="processes", workers=2) for task in TASKS}
     for task in TASKS:
@@ -109,14 +56,14 @@ def test_processes_rescore_exactly_like_the_local_engine(stores: tuple[Path, Pat
         assert sorted(pooled[task].rescored) == sorted(local[task].rescored) and not pooled[task].failed
         assert pooled[task].moved.keys() == local[task].moved.keys() == {"test"}
         assert _board(pool_db, task) == _board(local_db, task)
-    local_rows, pool_rows = _rescored_rows(local_db), _rescored_rows(pool_db)
+    local_rows, pool_rows = rescored_rows(local_db), rescored_rows(pool_db)
     assert local_rows[0] and local_rows[1]
     assert pool_rows == local_rows  # the same aggregates and item scores, row for row
 
 
 def test_the_cli_takes_the_engine_and_its_workers(stores: tuple[Path, Path], tmp_path: Path) -> None:
     db, changed = stores
-    copy = _copy(db, tmp_path / "cli.duckdb")
+    copy = copy_store(db, tmp_path / "cli.duckdb")
     done = cli.invoke(app, ["rescore", "openpi", "--engine", "processes", "--workers", "2", "--db", str(copy), "--data-dir", str(changed)])
     assert done.exit_code == 0, done.output
     assert "the board now shows fingerprint" in done.output and ", failed 0" in done.output
@@ -128,7 +75,7 @@ def test_the_cli_takes_the_engine_and_its_workers(stores: tuple[Path, Path], tmp
 
 def test_a_killed_worker_fails_its_jobs_and_the_board_stays(stores: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db, changed = stores
-    copy = _copy(db, tmp_path / "crash.duckdb")
+    copy = copy_store(db, tmp_path / "crash.duckdb")
     before = _board(copy, "openpi")
     monkeypatch.setenv(processes_engine.CRASH_ENV, processes_engine.WORKER_CRASH_POINT)  # every spawned worker dies on its first job
     report = rescore(copy, "openpi", data_root=changed, engine="processes", workers=2)
@@ -149,7 +96,7 @@ def test_a_job_that_fails_is_reported_as_the_local_engine_reports_it(stores: tup
     db, changed = stores
     results = {}
     for engine in ("local", "processes"):
-        copy = _copy(db, tmp_path / f"{engine}.duckdb")
+        copy = copy_store(db, tmp_path / f"{engine}.duckdb")
         jobs, _, _, _, _ = plan(copy, Path("specs/openpi.spec"), data_root=changed)
         Path(str(jobs[0].raw_path)).write_bytes(gzip.compress(b"tampered\n"))  # the stored raw file of one submission is damaged
         results[engine] = rescore(copy, "openpi", data_root=changed, engine=engine, workers=2 if engine == "processes" else None)
@@ -178,7 +125,7 @@ def _count_gold_reads(jobs: list[RescoreJob]) -> tuple[int, int, list[bool]]:
 
 def test_a_worker_reads_each_splits_gold_once_not_once_per_job(stores: tuple[Path, Path], tmp_path: Path) -> None:
     db, changed = stores
-    copy = _copy(db, tmp_path / "count.duckdb")
+    copy = copy_store(db, tmp_path / "count.duckdb")
     jobs, _, _, _, _ = plan(copy, Path("specs/openpi.spec"), data_root=changed)
     assert len(jobs) >= 3
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(processes_engine.START_METHOD)) as pool:

@@ -28,7 +28,7 @@ import pytest
 
 from procbench.paths import PROJECT_ROOT
 from procbench.rescore import rescore
-from tests.test_ray_engine import TASKS, _changed_root, _copy, _rescored_rows, _store
+from tests.rescore_stores import TASKS, changed_root, copy_store, rescored_rows, sample_store
 from tests.test_wheel import installed  # noqa: F401  (the wheel, built and installed once for this module)
 
 pytest.importorskip("ray")
@@ -176,11 +176,11 @@ def test_the_worker_node_runs_the_wheel_and_cannot_see_the_checkout(cluster: dic
 
 def test_rescoring_on_the_cluster_stores_the_local_engines_rows_and_resumes_after_a_kill(cluster: dict[str, object], tmp_path: Path) -> None:
     coordinator, worker_data = Path(str(cluster["coordinator"])), Path(str(cluster["worker_data"]))
-    db = _store(coordinator)
-    changed = _changed_root(coordinator)  # the coordinator's data root: hidden from the worker node, which reads its copy
+    db = sample_store(coordinator)
+    changed = changed_root(coordinator)  # the coordinator's data root: hidden from the worker node, which reads its copy
     shutil.rmtree(worker_data)
     shutil.copytree(changed, worker_data)
-    local_db, ray_db = _copy(db, "local.duckdb"), _copy(db, "ray.duckdb")
+    local_db, ray_db = copy_store(db, "local.duckdb"), copy_store(db, "ray.duckdb")
     local_started = time.monotonic()
     for task in TASKS:
         report = rescore(local_db, task, data_root=changed, engine="local")
@@ -201,6 +201,6 @@ def test_rescoring_on_the_cluster_stores_the_local_engines_rows_and_resumes_afte
         print(f"\n{task}: the cluster's rescore (a whole CLI process) {took:.1f} s; the local engine, every task in-process {local_s:.1f} s")
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
         assert "failed 0" in done.stdout and "with the ray engine" in done.stderr, done.stdout + done.stderr[-3000:]
-    local_rows, ray_rows = _rescored_rows(local_db), _rescored_rows(ray_db)
+    local_rows, ray_rows = rescored_rows(local_db), rescored_rows(ray_db)
     assert local_rows[0] and local_rows[1]
     assert ray_rows == local_rows

@@ -2,92 +2,37 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from procbench.api import load_task
-from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from submissions.engines import ENGINES, RescoreJob, get_engine
-from submissions.intake import submit
 from procbench.rescore import rescore
+from tests.rescore_stores import TASKS, changed_root, copy_store, rescored_rows, sample_store
 
 ray = pytest.importorskip("ray")
 
 from submissions import ray_engine  # noqa: E402  (needs ray)
 
-TASKS = ("openpi", "paradise-tip")
 
 
-def _changed_root(tmp_path: Path) -> Path:
-    """The sample data with one OpenPI test answer and one PARADISE label changed: new fingerprints."""
-    root = tmp_path / "changed"
-    shutil.copytree(SAMPLE_DATA_ROOT, root)
-    gold = root / "openpi" / "data" / "gold" / "test" / "id_answers.jsonl"
-    records = [json.loads(line) for line in gold.read_text().splitlines() if line.strip()]
-    target = next(r for r in records if len(r["answers"]) > 1)
-    target["answers"] = target["answers"][:-1]
-    gold.write_text("".join(json.dumps(r) + "\n" for r in records))
-    csv_path = root / "paradise" / "src" / "data" / "tip_test.csv"
-    lines = csv_path.read_text().splitlines()
-    *head, label = lines[1].rsplit(",", 1)
-    lines[1] = ",".join([*head, str((int(label) + 1) % 4)])
-    csv_path.write_text("\n".join(lines) + "\n")
-    return root
 
 
-def _store(tmp_path: Path) -> Path:
-    db = tmp_path / "store.duckdb"
-    for task in TASKS:
-        spec, runner = load_task(task)
-        for path in sorted((SAMPLE_SUBMISSIONS_DIR / task).iterdir()):
-            if path.name.endswith(".meta.json"):
-                continue
-            submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=path, model=path.stem, team=f"team-{path.stem}", db_path=db)
-    return db
-
-
-def _copy(db: Path, name: str) -> Path:
-    target = db.with_name(name)
-    shutil.copyfile(db, target)
-    raw = db.with_name(db.name + ".raw")
-    if raw.exists():
-        shutil.copytree(raw, target.with_name(target.name + ".raw"))
-    return target
-
-
-def _rescored_rows(db: Path) -> tuple[list, list]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        aggregates = con.execute(
-            "SELECT s.origin_id, s.fingerprint, a.slice, a.slice_value, a.metric, a.value, a.n_items FROM aggregates a "
-            "JOIN submissions s USING (submission_id) WHERE s.origin_id <> s.submission_id ORDER BY ALL"
-        ).fetchall()
-        items = con.execute(
-            "SELECT s.origin_id, i.item_id, i.metric, i.value FROM item_scores i JOIN submissions s USING (submission_id) "
-            "WHERE s.origin_id <> s.submission_id ORDER BY ALL"
-        ).fetchall()
-    finally:
-        con.close()
-    return aggregates, items
 
 
 def test_ray_engine_rescores_exactly_like_the_local_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ray_engine.CPUS_VARIABLE, "2")
     monkeypatch.delenv(ray_engine.ADDRESS_VARIABLE, raising=False)
-    db = _store(tmp_path)
-    changed = _changed_root(tmp_path)
-    local_db, ray_db = _copy(db, "local.duckdb"), _copy(db, "ray.duckdb")
+    db = sample_store(tmp_path)
+    changed = changed_root(tmp_path)
+    local_db, ray_db = copy_store(db, "local.duckdb"), copy_store(db, "ray.duckdb")
     local = {task: rescore(local_db, task, data_root=changed, engine="local") for task in TASKS}
     remote = {task: rescore(ray_db, task, data_root=changed, engine="ray") for task in TASKS}
     for task in TASKS:
         assert local[task].rescored and not local[task].failed, local[task]
         assert sorted(remote[task].rescored) == sorted(local[task].rescored)
         assert not remote[task].failed
-    local_rows, ray_rows = _rescored_rows(local_db), _rescored_rows(ray_db)
+    local_rows, ray_rows = rescored_rows(local_db), rescored_rows(ray_db)
     assert local_rows[0] and local_rows[1]
     assert ray_rows == local_rows
     assert not ray.is_initialized()  # the engine stopped the Ray it started
