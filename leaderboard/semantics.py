@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from leaderboard import queries
 from leaderboard.model import MetricInfo, TaskInfo
+from procbench import comparison
 
-P_DECIMALS = 4  # p-values are printed with 4 decimals; smaller ones as "< 0.0001"
 
 
 @dataclass(frozen=True)
@@ -156,14 +156,8 @@ def shared_ranks(ranks: Sequence[int | None]) -> dict[int, int]:
 
 
 def format_p(p: float | None, resamples: int | None = None) -> str:
-    """A p-value as every page prints it: 4 decimals; '< 0.0001' below that; '< 1/B' where a bootstrap of B resamples saw no sign change."""
-    if p is None or math.isnan(p):
-        return ""
-    if p <= 0.0 and resamples:
-        return f"< {1.0 / resamples:.{P_DECIMALS}f}".rstrip("0")
-    if p < 10.0**-P_DECIMALS:
-        return f"< {10.0**-P_DECIMALS:.{P_DECIMALS}f}"
-    return f"{p:.{P_DECIMALS}f}"
+    """A p-value as ``procbench compare`` prints it (one rule: procbench.comparison), an empty cell where there is none."""
+    return comparison.format_p(p, resamples, missing="")
 
 
 def rank_metric(info: TaskInfo, chosen: str, defined: dict[str, bool]) -> str:

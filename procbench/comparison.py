@@ -149,15 +149,19 @@ class Comparison:
         return "\n".join(lines)
 
 
-def format_p(p: float | None, resamples: int | None = None) -> str:
-    """A p-value as the site prints it: 4 decimals; '< 0.0001' below; '< 1/B' where no bootstrap resample crossed 0."""
+P_DECIMALS = 4  # p-values are printed with 4 decimals; smaller ones as "< 0.0001"
+
+
+def format_p(p: float | None, resamples: int | None = None, *, missing: str = "—") -> str:
+    """A p-value as every page and ``procbench compare`` print it: 4 decimals; '< 0.0001' below; '< 1/B' where no
+    bootstrap resample of B crossed 0; ``missing`` where there is none."""
     if p is None or math.isnan(p):
-        return "—"
+        return missing
     if p <= 0.0 and resamples:
-        return f"< {1.0 / resamples:.4f}".rstrip("0")
-    if p < 1e-4:
-        return "< 0.0001"
-    return f"{p:.4f}"
+        return f"< {1.0 / resamples:.{P_DECIMALS}f}".rstrip("0")
+    if p < 10.0**-P_DECIMALS:
+        return f"< {10.0**-P_DECIMALS:.{P_DECIMALS}f}"
+    return f"{p:.{P_DECIMALS}f}"
 
 
 # -- the computation (one recipe, the site's) -----------------------------------------------------------------------
