@@ -290,7 +290,7 @@ def test_a_typo_in_primary_is_refused() -> None:
 
 
 def test_a_typo_in_rank_by_is_refused() -> None:
-    source = _replace(PMLLM, "rank_by     = [total, c1", "rank_by     = [totl, c1")
+    source = _replace(PMLLM, "rank_by      = [total, c1", "rank_by      = [totl, c1")
     assert _only_error(source) == f"{_at(source, 'totl')}: error: unknown metric 'totl'"
     assert "did you mean 'total'?" in str(_error(source))
 
