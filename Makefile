@@ -60,16 +60,17 @@ screenshots: $(STAMP)
 # Whole processes (procbench score, --help, check) beside the official scorers, then in-process stages;
 # writes docs/performance.md.  bench-quick: 1x only, one run each, into var/bench/ (a smoke test).
 bench: $(STAMP)
-	$(BIN)/python -m bench.run
-	$(BIN)/python -m submissions.bench_intake --size-mb 1024 --json var/bench/intake.json
+	$(BIN)/python -m procbench.bench.run
+	$(BIN)/python -m procbench.submissions.bench_intake --size-mb 1024 --json var/bench/intake.json
 
 bench-quick: $(STAMP)
-	$(BIN)/python -m bench.run --quick --out var/bench/performance-quick.md
+	$(BIN)/python -m procbench.bench.run --quick --out var/bench/performance-quick.md
 
-# ruff (rules and line limit in pyproject's [tool.ruff]), mypy over the packages ([tool.mypy]),
+# ruff (rules, line limits and the formatter in pyproject's [tool.ruff]), mypy over the packages ([tool.mypy]),
 # the import layers and no import cycles ([tool.importlinter]), then the specs and their formatting.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/procbench check
@@ -77,7 +78,7 @@ lint: $(STAMP)
 
 # The component reference in docs/language.md is generated from the registry (a test fails on drift).
 docs: $(STAMP)
-	$(BIN)/python -m dsl.reference --write
+	$(BIN)/python -m procbench.dsl.reference --write
 
 clean:
 	rm -rf var .pytest_cache .hypothesis

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.generate import Workload
+from procbench.bench.generate import Workload
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Comparison:
 
 
 def _fresh_runner(task: str) -> Any:
-    from dsl import check_file, compile_spec
+    from procbench.dsl import check_file, compile_spec
     from procbench.api import spec_path
     from procbench.paths import SPECS_DIR
 
@@ -53,11 +53,15 @@ def _truncated(path: Path, target: Path, limit: int) -> Path:
 
 def openpi(workload: Workload, *, limit: int, dedup: bool = False) -> Comparison:
     """The whole OpenPI metric (3 similarities x best match, per item and mean) on the first ``limit`` steps."""
-    from bench.reference import openpi as reference
+    from procbench.bench.reference import openpi as reference
 
-    gold_file = workload.data_root / "openpi" / "data" / "gold" / workload.split / "id_answers.jsonl"
+    gold_file = (
+        workload.data_root / "openpi" / "data" / "gold" / workload.split / "id_answers.jsonl"
+    )
     original = gold_file.read_text(encoding="utf-8")
-    predictions = _truncated(workload.predictions, workload.predictions.with_name("reference-input.jsonl"), limit)
+    predictions = _truncated(
+        workload.predictions, workload.predictions.with_name("reference-input.jsonl"), limit
+    )
     try:
         _truncated(gold_file, gold_file, limit)
         runner = _fresh_runner("openpi-head" if dedup else "openpi")
@@ -75,12 +79,20 @@ def openpi(workload: Workload, *, limit: int, dedup: bool = False) -> Comparison
     difference = 0.0
     for item in items:
         want = theirs[item.item_id]
-        assert dict(item.values) == want, f"OpenPI item {item.item_id}: procbench {dict(item.values)} != reference {want}"
+        assert dict(item.values) == want, (
+            f"OpenPI item {item.item_id}: procbench {dict(item.values)} != reference {want}"
+        )
     n = len(items)
     for key in metrics:
         mean = sum(theirs[i.item_id][key] for i in items) / n
         assert metrics[key] == mean, f"OpenPI {key}: {metrics[key]} != {mean}"
-    return Comparison("OpenPI (Exact, BLEU-2, ROUGE-L best match)" + (" dedup" if dedup else ""), n, ours_s, theirs_s, difference)
+    return Comparison(
+        "OpenPI (Exact, BLEU-2, ROUGE-L best match)" + (" dedup" if dedup else ""),
+        n,
+        ours_s,
+        theirs_s,
+        difference,
+    )
 
 
 def _official_metrics(runner: Any, workload: Workload) -> dict[str, float]:
@@ -91,54 +103,98 @@ def _official_metrics(runner: Any, workload: Workload) -> dict[str, float]:
 
 
 def paradise(workload: Workload) -> Comparison:
-    from bench.reference import paradise as reference
+    from procbench.bench.reference import paradise as reference
 
     runner = _fresh_runner(workload.task)
     metrics, ours_s = _timed(lambda: _official_metrics(runner, workload))
-    gold_csv = workload.data_root / "paradise" / "src" / "data" / f"{workload.task.removeprefix('paradise-')}_test.csv"
+    gold_csv = (
+        workload.data_root
+        / "paradise"
+        / "src"
+        / "data"
+        / f"{workload.task.removeprefix('paradise-')}_test.csv"
+    )
     theirs, theirs_s = _timed(lambda: reference.score(gold_csv, workload.predictions))
     assert metrics["accuracy"] == theirs["accuracy"], (metrics, theirs)
     difference = max(abs(metrics[k] - theirs[k]) for k in theirs)
     assert difference <= 1e-12, (metrics, theirs)
-    return Comparison("PARADISE (accuracy, weighted P/R/F1)", workload.n_items, ours_s, theirs_s, difference)
+    return Comparison(
+        "PARADISE (accuracy, weighted P/R/F1)", workload.n_items, ours_s, theirs_s, difference
+    )
 
 
 def pmllm(workload: Workload) -> Comparison:
-    from bench.reference import pmllm as reference
+    from procbench.bench.reference import pmllm as reference
 
     runner = _fresh_runner(workload.task)
     metrics, ours_s = _timed(lambda: _official_metrics(runner, workload))
     theirs, theirs_s = _timed(lambda: reference.score(workload.predictions))
     for key, value in theirs.items():
         assert metrics[key] == value, f"PM-LLM {key}: {metrics[key]} != {value}"
-    return Comparison("PM-LLM-Benchmark (grades, normalisation, sums)", workload.n_items, ours_s, theirs_s, 0.0)
+    return Comparison(
+        "PM-LLM-Benchmark (grades, normalisation, sums)", workload.n_items, ours_s, theirs_s, 0.0
+    )
 
 
 def paged(workload: Workload, *, limit: int) -> Comparison:
     """The alignment kernel (lexical F1 of every predicted x gold line) and BLEU-1 of aligned lines."""
     import json
 
-    from bench.reference import paged as reference
-    from runners.paged import tokens as ours_module
-    from runners.paged.gold import load_documents
-    from runners.paged.parse import parse_text
+    from procbench.bench.reference import paged as reference
+    from procbench.runners.paged import tokens as ours_module
+    from procbench.runners.paged.gold import load_documents
+    from procbench.runners.paged.parse import parse_text
 
-    documents = load_documents(workload.data_root / "paged" / "dataset" / "procedural_graph_extraction" / f"{workload.split}.json")[:limit]
-    outputs = {str(r["id"]): r["graph"] for r in (json.loads(line) for line in workload.predictions.read_text().splitlines() if line.strip())}
-    cases = [([s.line for s in parse_text(outputs.get(d.item_id, "")).spans], [line.text for line in d.lines]) for d in documents]
-    for cache in (ours_module.tokens, ours_module._profile, ours_module.lexical_f1, ours_module.bleu1):
+    documents = load_documents(
+        workload.data_root
+        / "paged"
+        / "dataset"
+        / "procedural_graph_extraction"
+        / f"{workload.split}.json"
+    )[:limit]
+    outputs = {
+        str(r["id"]): r["graph"]
+        for r in (
+            json.loads(line)
+            for line in workload.predictions.read_text().splitlines()
+            if line.strip()
+        )
+    }
+    cases = [
+        (
+            [s.line for s in parse_text(outputs.get(d.item_id, "")).spans],
+            [line.text for line in d.lines],
+        )
+        for d in documents
+    ]
+    for cache in (
+        ours_module.tokens,
+        ours_module._profile,
+        ours_module.lexical_f1,
+        ours_module.bleu1,
+    ):
         cache.cache_clear()
 
     def ours() -> tuple[list[Any], list[float]]:
         matrices = [ours_module.lexical_f1_matrix(p, g) for p, g in cases]
-        bleus = [ours_module.bleu1(p[i], g[int(m[i].argmax())]) for (p, g), m in zip(cases, matrices) for i in range(len(p)) if len(g)]
+        bleus = [
+            ours_module.bleu1(p[i], g[int(m[i].argmax())])
+            for (p, g), m in zip(cases, matrices)
+            for i in range(len(p))
+            if len(g)
+        ]
         return matrices, bleus
 
     (matrices, bleus), ours_s = _timed(ours)
 
     def theirs() -> tuple[list[Any], list[float]]:
         plain = [reference.alignment_matrix(p, g) for p, g in cases]
-        best = [max(range(len(g)), key=lambda j, row=row: (row[j], -j)) for (p, g), rows in zip(cases, plain) for row in rows if len(g)]
+        best = [
+            max(range(len(g)), key=lambda j, row=row: (row[j], -j))
+            for (p, g), rows in zip(cases, plain)
+            for row in rows
+            if len(g)
+        ]
         flat = [(p[i], g) for (p, g) in cases for i in range(len(p)) if len(g)]
         return plain, [reference.bleu1(hyp, gold[j]) for (hyp, gold), j in zip(flat, best)]
 
@@ -146,4 +202,6 @@ def paged(workload: Workload, *, limit: int) -> Comparison:
     for matrix, rows in zip(matrices, plain):
         assert matrix.tolist() == rows, "PAGED lexical F1 matrices differ"
     assert bleus == plain_bleus, "PAGED BLEU-1 values differ"
-    return Comparison("PAGED (line alignment by lexical F1, BLEU-1)", len(documents), ours_s, theirs_s, 0.0)
+    return Comparison(
+        "PAGED (line alignment by lexical F1, BLEU-1)", len(documents), ours_s, theirs_s, 0.0
+    )

@@ -58,20 +58,31 @@ def openpi(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
     pool = [a for r in answers for a in r["answers"]]
     for other in ("train", "dev"):
         if (gold_dir / other / "id_answers.jsonl").is_file():
-            pool += [a for r in _read_jsonl(gold_dir / other / "id_answers.jsonl") for a in r["answers"]]
+            pool += [
+                a for r in _read_jsonl(gold_dir / other / "id_answers.jsonl") for a in r["answers"]
+            ]
     gold_rows, meta_rows, answer_meta_rows, predictions = [], [], [], []
     for copy in range(scale):
         for record in answers:
             item_id = record["id"] if copy == 0 else f"{record['id']}#{copy}"
-            gold = list(record["answers"]) if copy == 0 else rng.sample(pool, len(record["answers"]))
+            gold = (
+                list(record["answers"]) if copy == 0 else rng.sample(pool, len(record["answers"]))
+            )
             gold_rows.append({"id": item_id, "answers": gold})
             topic = meta.get(record["id"], {}).get("question_metadata", {"topic": "unknown"})
             meta_rows.append({"id": item_id, "question_metadata": topic})
-            listed = answer_meta.get(record["id"], {}).get("answers_metadata") if copy == 0 else None
+            listed = (
+                answer_meta.get(record["id"], {}).get("answers_metadata") if copy == 0 else None
+            )
             if listed is None:
-                listed = [{"answer": a, "modality": rng.choice(("with_image", "without_image"))} for a in gold]
+                listed = [
+                    {"answer": a, "modality": rng.choice(("with_image", "without_image"))}
+                    for a in gold
+                ]
             answer_meta_rows.append({"id": item_id, "answers_metadata": listed})
-            predicted = [a for a in gold if rng.random() < 0.4] + rng.sample(pool, rng.randint(1, 6))
+            predicted = [a for a in gold if rng.random() < 0.4] + rng.sample(
+                pool, rng.randint(1, 6)
+            )
             if rng.random() < 0.1:
                 predicted += predicted[:2]
             rng.shuffle(predicted)
@@ -85,11 +96,15 @@ def openpi(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
     _jsonl(target / "id_question_metadata.jsonl", meta_rows)
     _jsonl(target / "id_answers_metadata.jsonl", answer_meta_rows)
     _jsonl(out / "predictions.jsonl", predictions)
-    return Workload("OpenPI", "openpi", split, scale, out, out / "predictions.jsonl", len(gold_rows))
+    return Workload(
+        "OpenPI", "openpi", split, scale, out, out / "predictions.jsonl", len(gold_rows)
+    )
 
 
 # -- PARADISE --------------------------------------------------------------------------------------
-def paradise(source: Path, out: Path, scale: int, rng: random.Random, task: str = "tip") -> Workload:
+def paradise(
+    source: Path, out: Path, scale: int, rng: random.Random, task: str = "tip"
+) -> Workload:
     """Copies of the test rows (row index = item id), the explicitness lists shifted alike; a model
     that is right 55% of the time."""
     data = Path("paradise", "src", "data")
@@ -102,7 +117,9 @@ def paradise(source: Path, out: Path, scale: int, rng: random.Random, task: str 
             index = copy * len(body) + position
             written.append([str(index), *row[1:]])
             label = int(row[header.index("label")])
-            guess = label if rng.random() < 0.55 else rng.choice([x for x in range(4) if x != label])
+            guess = (
+                label if rng.random() < 0.55 else rng.choice([x for x in range(4) if x != label])
+            )
             predictions.append({"id": index, "label": guess})
     target = out / data
     target.mkdir(parents=True, exist_ok=True)
@@ -112,12 +129,26 @@ def paradise(source: Path, out: Path, scale: int, rng: random.Random, task: str 
         listed = source / data / "rq_variations" / "rq3" / f"{task}_test{threshold}.csv"
         with listed.open(newline="", encoding="utf-8") as handle:
             members = list(csv.reader(handle))
-        shifted = [members[0]] + [[str(copy * len(body) + int(m[0])), *m[1:]] for copy in range(scale) for m in members[1:]]
+        shifted = [members[0]] + [
+            [str(copy * len(body) + int(m[0])), *m[1:]]
+            for copy in range(scale)
+            for m in members[1:]
+        ]
         (target / "rq_variations" / "rq3").mkdir(parents=True, exist_ok=True)
-        with (target / "rq_variations" / "rq3" / f"{task}_test{threshold}.csv").open("w", newline="", encoding="utf-8") as handle:
+        with (target / "rq_variations" / "rq3" / f"{task}_test{threshold}.csv").open(
+            "w", newline="", encoding="utf-8"
+        ) as handle:
             csv.writer(handle).writerows(shifted)
     _jsonl(out / "predictions.jsonl", predictions)
-    return Workload("PARADISE", f"paradise-{task}", "test", scale, out, out / "predictions.jsonl", len(written) - 1)
+    return Workload(
+        "PARADISE",
+        f"paradise-{task}",
+        "test",
+        scale,
+        out,
+        out / "predictions.jsonl",
+        len(written) - 1,
+    )
 
 
 # -- ProPara (leaderboard) ------------------------------------------------------------------------
@@ -131,7 +162,9 @@ def _shift_pid_rows(lines: list[str], copy: int) -> list[str]:
     out = []
     for line in lines:
         head, sep, rest = line.partition("\t")
-        out.append(f"{int(head) + copy * PID_STRIDE}{sep}{rest}" if head.strip().isdigit() else line)
+        out.append(
+            f"{int(head) + copy * PID_STRIDE}{sep}{rest}" if head.strip().isdigit() else line
+        )
     return out
 
 
@@ -148,7 +181,12 @@ def propara(source: Path, out: Path, scale: int, rng: random.Random) -> Workload
             fields = line.split("\t")
             if fields[3] == "MOVE" and rng.random() < 0.3:
                 fields[5] = rng.choice(locations)
-            elif fields[3] == "NONE" and fields[4] == fields[5] and fields[4] not in ("-", "") and rng.random() < 0.2:
+            elif (
+                fields[3] == "NONE"
+                and fields[4] == fields[5]
+                and fields[4] not in ("-", "")
+                and rng.random() < 0.2
+            ):
                 fields[4] = fields[5] = rng.choice(locations)
             predicted.append("\t".join(fields))
     (out / PROPARA_ANSWERS).parent.mkdir(parents=True, exist_ok=True)
@@ -156,7 +194,11 @@ def propara(source: Path, out: Path, scale: int, rng: random.Random) -> Workload
     if (source / PROPARA_GRIDS).is_file():
         grid_lines = (source / PROPARA_GRIDS).read_text(encoding="utf-8").splitlines()
         (out / PROPARA_GRIDS).parent.mkdir(parents=True, exist_ok=True)
-        (out / PROPARA_GRIDS).write_text("\n".join(line for copy in range(scale) for line in _shift_pid_rows(grid_lines, copy)) + "\n", encoding="utf-8")
+        (out / PROPARA_GRIDS).write_text(
+            "\n".join(line for copy in range(scale) for line in _shift_pid_rows(grid_lines, copy))
+            + "\n",
+            encoding="utf-8",
+        )
     (out / "predictions.tsv").write_text("\n".join(predicted) + "\n", encoding="utf-8")
     processes = len({r[0] for r in rows}) * scale
     return Workload("ProPara", "propara", "test", scale, out, out / "predictions.tsv", processes)
@@ -169,22 +211,38 @@ NAACL_DIR = Path("propara", "propara", "tests", "fixtures", "eval")
 def propara_naacl18(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
     """Copies of the test paragraphs in all three evaluation files; predictions take each
     participant's most likely location from the gold label grid, and the runner-up 20% of the time."""
-    para_ids = [line for line in (source / NAACL_DIR / "para_id.test.txt").read_text().splitlines() if line.strip()]
+    para_ids = [
+        line
+        for line in (source / NAACL_DIR / "para_id.test.txt").read_text().splitlines()
+        if line.strip()
+    ]
     labels = (source / NAACL_DIR / "gold_labels.test.tsv").read_text(encoding="utf-8").splitlines()
-    moves = (source / NAACL_DIR / "all-moves.full-grid.tsv").read_text(encoding="utf-8").splitlines()
+    moves = (
+        (source / NAACL_DIR / "all-moves.full-grid.tsv").read_text(encoding="utf-8").splitlines()
+    )
     target = out / NAACL_DIR
     target.mkdir(parents=True, exist_ok=True)
-    (target / "para_id.test.txt").write_text("\n".join(str(int(p) + c * PID_STRIDE) for c in range(scale) for p in para_ids) + "\n")
-    (target / "gold_labels.test.tsv").write_text("\n".join(line for c in range(scale) for line in _shift_pid_rows(labels, c)) + "\n", encoding="utf-8")
+    (target / "para_id.test.txt").write_text(
+        "\n".join(str(int(p) + c * PID_STRIDE) for c in range(scale) for p in para_ids) + "\n"
+    )
+    (target / "gold_labels.test.tsv").write_text(
+        "\n".join(line for c in range(scale) for line in _shift_pid_rows(labels, c)) + "\n",
+        encoding="utf-8",
+    )
     header, body = moves[0], moves[1:]
     (target / "all-moves.full-grid.tsv").write_text(
-        "\n".join([header, *(line for c in range(scale) for line in _shift_pid_rows(body, c))]) + "\n", encoding="utf-8"
+        "\n".join([header, *(line for c in range(scale) for line in _shift_pid_rows(body, c))])
+        + "\n",
+        encoding="utf-8",
     )
     grids = source / PROPARA_GRIDS
     if grids.is_file():
         (out / PROPARA_GRIDS).parent.mkdir(parents=True, exist_ok=True)
         grid_lines = grids.read_text(encoding="utf-8").splitlines()
-        (out / PROPARA_GRIDS).write_text("\n".join(line for c in range(scale) for line in _shift_pid_rows(grid_lines, c)) + "\n", encoding="utf-8")
+        (out / PROPARA_GRIDS).write_text(
+            "\n".join(line for c in range(scale) for line in _shift_pid_rows(grid_lines, c)) + "\n",
+            encoding="utf-8",
+        )
     states: dict[tuple[str, str, str], dict[str, str]] = {}
     for line in labels:
         fields = line.split("\t")
@@ -197,7 +255,15 @@ def propara_naacl18(source: Path, out: Path, scale: int, rng: random.Random) -> 
         for (pid, sid, participant), state in states.items()
     ]
     (out / "predictions.tsv").write_text("\n".join(predicted) + "\n", encoding="utf-8")
-    return Workload("ProPara NAACL'18", "propara-naacl18", "test", scale, out, out / "predictions.tsv", len(para_ids) * scale)
+    return Workload(
+        "ProPara NAACL'18",
+        "propara-naacl18",
+        "test",
+        scale,
+        out,
+        out / "predictions.tsv",
+        len(para_ids) * scale,
+    )
 
 
 # -- PAGED -----------------------------------------------------------------------------------------
@@ -221,7 +287,7 @@ def paged(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
     """Copies of the test documents (dev where test is not staged); each prediction is the gold
     graph text with ~20% of its edge lines dropped, ~10% replaced by lines of other documents and
     some words dropped, as an imperfect extractor would write it."""
-    from runners.paged.gold import document_from_record
+    from procbench.runners.paged.gold import document_from_record
 
     split = "test" if (source / PAGED_DIR / "test.json").is_file() else "dev"
     records = json.loads((source / PAGED_DIR / f"{split}.json").read_text(encoding="utf-8"))
@@ -233,7 +299,9 @@ def paged(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
         for record, lines in zip(records, texts):
             file_index = int(record["file_index"]) + copy * stride
             scaled.append({**record, "file_index": file_index})
-            output = [p for p in (perturbed_flow_line(line, pool, rng) for line in lines) if p is not None]
+            output = [
+                p for p in (perturbed_flow_line(line, pool, rng) for line in lines) if p is not None
+            ]
             predictions.append({"id": file_index, "graph": "\n".join(output)})
     (out / PAGED_DIR).mkdir(parents=True, exist_ok=True)
     (out / PAGED_DIR / f"{split}.json").write_text(json.dumps(scaled), encoding="utf-8")
@@ -248,7 +316,9 @@ PMLLM = Path("pm-llm-benchmark")
 def pmllm(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
     """Copies of the 57 questions (question numbers shifted); each answer and verdict is a real
     model's answer and judge verdict for that question, from a randomly chosen staged model."""
-    questions = sorted(p for p in (source / PMLLM / "questions").iterdir() if p.suffix in (".txt", ".png"))
+    questions = sorted(
+        p for p in (source / PMLLM / "questions").iterdir() if p.suffix in (".txt", ".png")
+    )
     answers_dir = source / PMLLM / "answers"
     verdicts = sorted((source / PMLLM).glob("evaluation-*"))
     verdict_dir = verdicts[0] if verdicts else None
@@ -258,7 +328,11 @@ def pmllm(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
         qid = "cat" + rest.split(".")[0]
         verdict = verdict_dir / answer.name if verdict_dir is not None else None
         text = answer.read_text(encoding="utf-8", errors="replace")
-        judged = verdict.read_text(encoding="utf-8", errors="replace") if verdict is not None and verdict.is_file() else None
+        judged = (
+            verdict.read_text(encoding="utf-8", errors="replace")
+            if verdict is not None and verdict.is_file()
+            else None
+        )
         by_question.setdefault(qid, []).append((text, judged))
     target = out / PMLLM / "questions"
     target.mkdir(parents=True, exist_ok=True)
@@ -270,9 +344,23 @@ def pmllm(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
             shutil.copyfile(question, target / f"{qid}{question.suffix}")
             options = by_question.get(question.stem) or [("(no answer)", "5.0/10 fallback verdict")]
             answer, verdict = rng.choice(options)
-            predictions.append({"id": qid, "answer": answer, "verdict": verdict if verdict is not None else "5.0/10"})
+            predictions.append(
+                {
+                    "id": qid,
+                    "answer": answer,
+                    "verdict": verdict if verdict is not None else "5.0/10",
+                }
+            )
     _jsonl(out / "predictions.jsonl", predictions)
-    return Workload("PM-LLM-Benchmark", "pm-llm-benchmark", "main", scale, out, out / "predictions.jsonl", len(predictions))
+    return Workload(
+        "PM-LLM-Benchmark",
+        "pm-llm-benchmark",
+        "main",
+        scale,
+        out,
+        out / "predictions.jsonl",
+        len(predictions),
+    )
 
 
 GENERATORS: dict[str, Callable[[Path, Path, int, random.Random], Workload]] = {
@@ -297,5 +385,7 @@ def generate(name: str, source: Path, out: Path, scale: int, seed: int = 0) -> W
 def describe(workload: Workload) -> str:
     size = workload.predictions.stat().st_size
     buffer = io.StringIO()
-    buffer.write(f"{workload.task}/{workload.split} x{workload.scale}: {workload.n_items} items, predictions {size / 1e6:.2f} MB")
+    buffer.write(
+        f"{workload.task}/{workload.split} x{workload.scale}: {workload.n_items} items, predictions {size / 1e6:.2f} MB"
+    )
     return buffer.getvalue()

@@ -8,7 +8,17 @@ import platform
 import sys
 from datetime import datetime, timezone
 
-LIBRARIES = ("numpy", "duckdb", "polars", "pyarrow", "nltk", "spacy", "scikit-learn", "streamlit", "ray")
+LIBRARIES = (
+    "numpy",
+    "duckdb",
+    "polars",
+    "pyarrow",
+    "nltk",
+    "spacy",
+    "scikit-learn",
+    "streamlit",
+    "ray",
+)
 
 
 def cpu_model() -> str:

@@ -32,7 +32,10 @@ from procbench.paths import PROJECT_ROOT, SHARED_DIR
 # PAGED's official scorer is not available to run here: it took about 20 s on the 543 dev documents
 # (the figure issue #19 states), which procbench's PAGED time is compared with.
 PAGED_OFFICIAL_DEV_S = 20.0
-OFFICIAL_REQUIREMENTS = ("tqdm", "numpy")  # installed at the versions of procbench's own environment
+OFFICIAL_REQUIREMENTS = (
+    "tqdm",
+    "numpy",
+)  # installed at the versions of procbench's own environment
 
 
 @dataclass(frozen=True)
@@ -81,20 +84,39 @@ def run_once(command: Command, *, timeout: float = 900) -> Run:
     import json
 
     environment = {k: v for k, v in os.environ.items() if k not in _NOT_PASSED_ON} | command.env
-    launcher = [sys.executable, "-S", "-c", _LAUNCHER, json.dumps(list(command.argv)), str(command.cwd)]
+    launcher = [
+        sys.executable,
+        "-S",
+        "-c",
+        _LAUNCHER,
+        json.dumps(list(command.argv)),
+        str(command.cwd),
+    ]
     try:
-        done = subprocess.run(launcher, env=environment, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            launcher, env=environment, capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired:
         return Run(0.0, timeout, 0.0, 124, f"timed out after {timeout:.0f} s")
     try:
         code, cpu, wall, maxrss_kb = json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
-        return Run(0.0, 0.0, 0.0, done.returncode or 1, (done.stderr.strip()[-400:] or "the launcher printed nothing"))
+        return Run(
+            0.0,
+            0.0,
+            0.0,
+            done.returncode or 1,
+            (done.stderr.strip()[-400:] or "the launcher printed nothing"),
+        )
     tail = " | ".join(done.stderr.strip().splitlines()[-3:])[-400:]
-    return Run(cpu, wall, maxrss_kb / 1024, code, "" if code == 0 else tail or f"exit status {code}")
+    return Run(
+        cpu, wall, maxrss_kb / 1024, code, "" if code == 0 else tail or f"exit status {code}"
+    )
 
 
-def alternating(commands: dict[str, Command], reps: int, *, timeout: float = 900) -> dict[str, dict[str, Any]]:
+def alternating(
+    commands: dict[str, Command], reps: int, *, timeout: float = 900
+) -> dict[str, dict[str, Any]]:
     """Median CPU, wall and peak RSS of each command over ``reps`` runs taken in turns; failures reported.
 
     With more than one run, each command first runs once unmeasured (its byte code and caches written).
@@ -129,7 +151,11 @@ def procbench(*args: str, work: Path | None = None) -> Command:
     Its byte code goes under ``work`` (default ``var/bench``), as the official scorers' does.
     """
     script = Path(sys.executable).with_name("procbench")
-    argv = (str(script), *args) if script.is_file() else (sys.executable, "-m", "procbench.console", *args)
+    argv = (
+        (str(script), *args)
+        if script.is_file()
+        else (sys.executable, "-m", "procbench.console", *args)
+    )
     pycache = (work or PROJECT_ROOT / "var" / "bench").absolute() / "procbench-pycache"
     return Command(argv, env={"PYTHONPYCACHEPREFIX": str(pycache)})
 
@@ -179,11 +205,21 @@ def official_python(work: Path) -> tuple[Path | None, str]:
     pins = [f"{name}=={importlib.metadata.version(name)}" for name in OFFICIAL_REQUIREMENTS]
     base = getattr(sys, "_base_executable", sys.executable)
     try:
-        subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=True, capture_output=True, timeout=300)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *pins], check=True, capture_output=True, timeout=600)
+        subprocess.run(
+            [base, "-m", "venv", "--clear", str(venv)], check=True, capture_output=True, timeout=300
+        )
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", *pins],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
         detail = getattr(exc, "stderr", b"") or b""
-        return None, f"could not make the official scorers' environment ({' '.join(pins)}): {detail.decode('utf-8', 'replace').strip()[-200:] or exc}"
+        return (
+            None,
+            f"could not make the official scorers' environment ({' '.join(pins)}): {detail.decode('utf-8', 'replace').strip()[-200:] or exc}",
+        )
     stamp.write_text(" ".join(pins) + "\n", encoding="utf-8")
     return python, ""
 
@@ -198,8 +234,20 @@ def official_propara(python: Path, work: Path, predictions: Path, answers: Path)
     folder = official_root() / "propara-evaluator"  # type: ignore[operator]
     out = work.absolute() / "official-out"
     out.mkdir(parents=True, exist_ok=True)
-    return Command((str(python), "evaluator.py", "--predictions", str(predictions), "--answers", str(answers), "--output", str(out / "propara.json")),
-                   cwd=folder, env={**_official_env(work), "PYTHONPATH": "."})
+    return Command(
+        (
+            str(python),
+            "evaluator.py",
+            "--predictions",
+            str(predictions),
+            "--answers",
+            str(answers),
+            "--output",
+            str(out / "propara.json"),
+        ),
+        cwd=folder,
+        env={**_official_env(work), "PYTHONPATH": "."},
+    )
 
 
 def official_openpi(python: Path, work: Path, predictions: Path, gold: Path) -> Command:

@@ -8,7 +8,14 @@ from typing import Any
 TARGET_QUERY_P95_MS = 50.0
 
 # The goals of issue #19, measured on whole processes (bench/process.py)
-LIGHT_TASKS = ("propara", "paradise-tip", "paradise-warning", "paradise-reverse-tip", "paradise-reverse-warning", "pm-llm-benchmark")
+LIGHT_TASKS = (
+    "propara",
+    "paradise-tip",
+    "paradise-warning",
+    "paradise-reverse-tip",
+    "paradise-reverse-warning",
+    "pm-llm-benchmark",
+)
 TARGET_LIGHT_WALL_S = 0.3
 TARGET_LIGHT_RSS_MB = 120.0
 TARGET_OTHER_RSS_MB = 250.0
@@ -37,7 +44,9 @@ def _met(ok: bool | None) -> str:
 
 
 def _whole(results: dict[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in results.get("whole_process", {}).get("rows", []) if "cpu_s" in r["procbench"]]
+    return [
+        r for r in results.get("whole_process", {}).get("rows", []) if "cpu_s" in r["procbench"]
+    ]
 
 
 def _targets(results: dict[str, Any]) -> list[str]:
@@ -59,7 +68,13 @@ def _targets(results: dict[str, Any]) -> list[str]:
                 ]
             )
         elif limit is not None:
-            rows.append([f"{r['task']} {r['split']}: CPU <= {limit:g}x the official scorer's", r.get("note") or "official scorer not run", "n/a"])
+            rows.append(
+                [
+                    f"{r['task']} {r['split']}: CPU <= {limit:g}x the official scorer's",
+                    r.get("note") or "official scorer not run",
+                    "n/a",
+                ]
+            )
     light = [r for r in at_1x if r["task"] in LIGHT_TASKS]
     if light:
         worst = max(light, key=lambda r: r["procbench"]["wall_s"])
@@ -70,7 +85,10 @@ def _targets(results: dict[str, Any]) -> list[str]:
             [
                 f"ProPara, PARADISE, PM-LLM: < {TARGET_LIGHT_WALL_S} s wall on an idle machine",
                 text,
-                _met(ok) + ("" if ok else f" (load average at start {load}; CPU figures in the table below)"),
+                _met(ok)
+                + (
+                    "" if ok else f" (load average at start {load}; CPU figures in the table below)"
+                ),
             ]
         )
         worst_rss = max(r["procbench"]["peak_rss_mb"] for r in light)
@@ -94,8 +112,18 @@ def _targets(results: dict[str, Any]) -> list[str]:
     for name, figure in results.get("whole_process", {}).get("cli", {}).items():
         if "cpu_s" in figure:
             ok = figure["cpu_s"] < TARGET_CLI_CPU_S
-            why = "" if ok else " (start-up: the interpreter, and typer with the command modules for --help; see Notes)"
-            rows.append([f"`procbench {name}`: < {TARGET_CLI_CPU_S} s CPU", f"{figure['cpu_s']:.3f} s CPU, {figure['wall_s']:.3f} s wall", _met(ok) + why])
+            why = (
+                ""
+                if ok
+                else " (start-up: the interpreter, and typer with the command modules for --help; see Notes)"
+            )
+            rows.append(
+                [
+                    f"`procbench {name}`: < {TARGET_CLI_CPU_S} s CPU",
+                    f"{figure['cpu_s']:.3f} s CPU, {figure['wall_s']:.3f} s wall",
+                    _met(ok) + why,
+                ]
+            )
     openpi_100 = next((r for r in whole if r["task"] == "openpi" and r["scale"] == 100), None)
     if openpi_100:
         ok = openpi_100["procbench"]["wall_s"] < TARGET_OPENPI_100_S
@@ -106,7 +134,16 @@ def _targets(results: dict[str, Any]) -> list[str]:
                 _met(ok),
             ]
         )
-    naacl = next((r for r in results["scoring"] if r.get("task") == "propara-naacl18" and r.get("scale") == 100 and r.get("read_gold_cpu_s") is not None), None)
+    naacl = next(
+        (
+            r
+            for r in results["scoring"]
+            if r.get("task") == "propara-naacl18"
+            and r.get("scale") == 100
+            and r.get("read_gold_cpu_s") is not None
+        ),
+        None,
+    )
     if naacl:
         ok = naacl["read_gold_cpu_s"] < TARGET_NAACL_100_GOLD_S
         rows.append(
@@ -116,7 +153,13 @@ def _targets(results: dict[str, Any]) -> list[str]:
                 _met(ok),
             ]
         )
-    rows.append(["site pages (issue #19 part 5)", "measured by the site's own bench (`make bench-site`)", "n/a here"])
+    rows.append(
+        [
+            "site pages (issue #19 part 5)",
+            "measured by the site's own bench (`make bench-site`)",
+            "n/a here",
+        ]
+    )
     return _table(["goal (issue #19)", "measured", "status"], rows)
 
 
@@ -145,7 +188,15 @@ def _start_up_section(results: dict[str, Any]) -> list[str]:
         "official interpreter": "the official scorers' interpreter, empty (their environment under `var/`)",
     }
     processes = {name: f for name, f in parts.items() if name != "inside" and "cpu_s" in f}
-    rows = [[labels.get(name, name), f"{f['cpu_s']:.3f}", f"{f['wall_s']:.3f}", f"{f['peak_rss_mb']:.0f}"] for name, f in processes.items()]
+    rows = [
+        [
+            labels.get(name, name),
+            f"{f['cpu_s']:.3f}",
+            f"{f['wall_s']:.3f}",
+            f"{f['peak_rss_mb']:.0f}",
+        ]
+        for name, f in processes.items()
+    ]
     lines += _table(["process", "CPU s", "wall s", "peak RSS MB"], rows) + [""]
     inside = parts.get("inside", {})
     if "dataclass_cpu_s" in inside:
@@ -179,10 +230,26 @@ def _whole_process_section(results: dict[str, Any]) -> list[str]:
     for r in section["rows"]:
         ours, theirs = r["procbench"], r.get("official", {})
         if "error" in ours:
-            table.append([f"{r['task']} {r['split']}", f"{r['scale']}x", r["items"], "-", "-", "-", "-", "-", f"error: {ours['error']}"])
+            table.append(
+                [
+                    f"{r['task']} {r['split']}",
+                    f"{r['scale']}x",
+                    r["items"],
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    f"error: {ours['error']}",
+                ]
+            )
             continue
         if "cpu_s" in theirs:
-            official = f"{theirs['cpu_s']:.3f}" + ("" if theirs.get("recorded") else f" / {theirs['wall_s']:.3f} / {theirs['peak_rss_mb']:.0f}")
+            official = f"{theirs['cpu_s']:.3f}" + (
+                ""
+                if theirs.get("recorded")
+                else f" / {theirs['wall_s']:.3f} / {theirs['peak_rss_mb']:.0f}"
+            )
             ratio = f"{ours['cpu_s'] / theirs['cpu_s']:.2f}x"
             note = theirs["what"]
         else:
@@ -201,10 +268,26 @@ def _whole_process_section(results: dict[str, Any]) -> list[str]:
             ]
         )
     lines += _table(
-        ["task / split", "size", "items", "procbench CPU s", "wall s", "peak RSS MB", "official CPU s / wall s / RSS MB", "ratio (CPU)", "official"], table
+        [
+            "task / split",
+            "size",
+            "items",
+            "procbench CPU s",
+            "wall s",
+            "peak RSS MB",
+            "official CPU s / wall s / RSS MB",
+            "ratio (CPU)",
+            "official",
+        ],
+        table,
     ) + [""]
     cli = [
-        [f"`procbench {name}`", f"{f['cpu_s']:.3f}", f"{f['wall_s']:.3f}", f"{f['peak_rss_mb']:.0f}"]
+        [
+            f"`procbench {name}`",
+            f"{f['cpu_s']:.3f}",
+            f"{f['wall_s']:.3f}",
+            f"{f['peak_rss_mb']:.0f}",
+        ]
         if "cpu_s" in f
         else [f"`procbench {name}`", "-", "-", f"error: {f['error']}"]
         for name, f in section.get("cli", {}).items()
@@ -249,15 +332,41 @@ def render(results: dict[str, Any]) -> str:
     labels = {r["task"]: r["benchmark"] for r in results["scoring"] if "task" in r}
     for r in results["scoring"]:
         # a skipped row names its workload (e.g. "paged"): file it under that task's benchmark
-        by_benchmark.setdefault(labels.get(r["benchmark"], r["benchmark"]) if "skipped" in r else r["benchmark"], []).append(r)
+        by_benchmark.setdefault(
+            labels.get(r["benchmark"], r["benchmark"]) if "skipped" in r else r["benchmark"], []
+        ).append(r)
     for benchmark, rows in by_benchmark.items():
         lines += [f"### {benchmark}", ""]
         table = []
         for r in rows:
             if "skipped" in r:
-                table.append([r.get("task", r["benchmark"]), f"{r['scale']}x", "-", "-", "-", "-", "-", "-", f"skipped: {r['skipped']}"])
+                table.append(
+                    [
+                        r.get("task", r["benchmark"]),
+                        f"{r['scale']}x",
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        f"skipped: {r['skipped']}",
+                    ]
+                )
             elif "error" in r:
-                table.append([r.get("task", "?"), f"{r['scale']}x", "-", "-", "-", "-", "-", "-", f"error: {r['error']}"])
+                table.append(
+                    [
+                        r.get("task", "?"),
+                        f"{r['scale']}x",
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        f"error: {r['error']}",
+                    ]
+                )
             else:
                 p = r["phases"]
                 table.append(
@@ -274,7 +383,18 @@ def render(results: dict[str, Any]) -> str:
                     ]
                 )
         lines += _table(
-            ["task / split", "size", "items", "items/s", "wall s", "gold / validate / score / slices s", "peak RSS MB", "import s", "note"], table
+            [
+                "task / split",
+                "size",
+                "items",
+                "items/s",
+                "wall s",
+                "gold / validate / score / slices s",
+                "peak RSS MB",
+                "import s",
+                "note",
+            ],
+            table,
         ) + [""]
 
     lines += ["## Intake", ""]
@@ -286,10 +406,16 @@ def render(results: dict[str, Any]) -> str:
     table = []
     for r in results["intake"]:
         if "error" in r:
-            table.append([r["format"], f"{r['scale']}x", "-", "-", "-", "-", f"error: {r['error']}"])
+            table.append(
+                [r["format"], f"{r['scale']}x", "-", "-", "-", "-", f"error: {r['error']}"]
+            )
         else:
             whole = f"{r['submit_mb_s']:.2f} ({r['submit_s']:.1f} s)" if "submit_s" in r else "-"
-            note = "" if "submit_s" in r else "whole intake not run at this size (its scoring is in the table above)"
+            note = (
+                ""
+                if "submit_s" in r
+                else "whole intake not run at this size (its scoring is in the table above)"
+            )
             table.append(
                 [
                     r["format"],
@@ -301,7 +427,18 @@ def render(results: dict[str, Any]) -> str:
                     note,
                 ]
             )
-    lines += _table(["format", "size", "file MB", "validate MB/s", "whole intake MB/s (s)", "RSS MB before -> after validate -> peak", "note"], table) + [""]
+    lines += _table(
+        [
+            "format",
+            "size",
+            "file MB",
+            "validate MB/s",
+            "whole intake MB/s (s)",
+            "RSS MB before -> after validate -> peak",
+            "note",
+        ],
+        table,
+    ) + [""]
 
     lines += ["## Store and leaderboard queries", ""]
     lines += [
@@ -319,8 +456,21 @@ def render(results: dict[str, Any]) -> str:
             cells = []
             for name in ("task board", "one slice", "compare two submissions", "task list"):
                 entry = q.get(kind, {}).get(name, {})
-                cells.append(f"{entry['p50_ms']:.1f} / {entry['p95_ms']:.1f}" if "p50_ms" in entry else entry.get("error", q.get("error", "n/a")))
-            table.append([f"{s['size']:,}", label, rows_text, f"{s['file_mb']:.0f}", f"{s['build_s']:.1f}", *cells])
+                cells.append(
+                    f"{entry['p50_ms']:.1f} / {entry['p95_ms']:.1f}"
+                    if "p50_ms" in entry
+                    else entry.get("error", q.get("error", "n/a"))
+                )
+            table.append(
+                [
+                    f"{s['size']:,}",
+                    label,
+                    rows_text,
+                    f"{s['file_mb']:.0f}",
+                    f"{s['build_s']:.1f}",
+                    *cells,
+                ]
+            )
         r = s["render"]
         render_table.append(
             [
@@ -367,7 +517,16 @@ def render(results: dict[str, Any]) -> str:
         if "error" in r:
             table.append([r["name"], "-", "-", "-", "-", f"error: {r['error']}"])
         else:
-            table.append([r["metric"], r["items"], f"{r['procbench_s']:.3f}", f"{r['reference_s']:.3f}", f"{r['ratio']:.3f}", "identical"])
+            table.append(
+                [
+                    r["metric"],
+                    r["items"],
+                    f"{r['procbench_s']:.3f}",
+                    f"{r['reference_s']:.3f}",
+                    f"{r['ratio']:.3f}",
+                    "identical",
+                ]
+            )
     lines += _table(["metric", "items", "procbench s", "reference s", "ratio", "results"], table)
     lines += [
         "",
@@ -428,7 +587,9 @@ def render(results: dict[str, Any]) -> str:
                     r["submissions"],
                     f"{r['seconds']:.1f}",
                     r["rescored"],
-                    "" if same is None else ("same rows as local" if same else "DIFFERENT rows from local"),
+                    ""
+                    if same is None
+                    else ("same rows as local" if same else "DIFFERENT rows from local"),
                 ]
             )
     lines += _table(["engine", "submissions", "seconds", "re-scored", "check"], table) + [""]

@@ -21,20 +21,24 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import machine, process, report, stores
-from bench.generate import GENERATORS, Workload, generate
+from procbench.bench import machine, process, report, stores
+from procbench.bench.generate import GENERATORS, Workload, generate
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, default_data_root
 
 SLOW_AT_100 = ("paged",)  # run at 100x only with --full
 
 
-IN_PROCESS = False  # --in-process: measurements share this process (fast smoke runs; RSS then cumulative)
+IN_PROCESS = (
+    False  # --in-process: measurements share this process (fast smoke runs; RSS then cumulative)
+)
 
 
-def run_worker(request: dict[str, Any], *, timeout: float = 900, env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_worker(
+    request: dict[str, Any], *, timeout: float = 900, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """One ``bench.worker`` measurement in a fresh Python process; ``{"error": ...}`` when it fails."""
     if IN_PROCESS:
-        from bench import worker
+        from procbench.bench import worker
 
         saved = {k: os.environ.get(k) for k in (env or {})}
         os.environ.update(env or {})
@@ -49,11 +53,18 @@ def run_worker(request: dict[str, Any], *, timeout: float = 900, env: dict[str, 
                 else:
                     os.environ[key] = value
     environment = {**os.environ, **(env or {})}
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), environment.get("PYTHONPATH", "")]))
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(PROJECT_ROOT), environment.get("PYTHONPATH", "")])
+    )
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "bench.worker", json.dumps(request, default=str)],
-            cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, timeout=timeout, check=False,
+            [sys.executable, "-m", "procbench.bench.worker", json.dumps(request, default=str)],
+            cwd=PROJECT_ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
@@ -72,66 +83,153 @@ def _workload_json(workload: Workload) -> dict[str, Any]:
     return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(workload).items()}
 
 
-def scoring(source: Path, work: Path, scales: list[int], full: bool) -> tuple[list[dict[str, Any]], dict[tuple[str, int], Workload]]:
+def scoring(
+    source: Path, work: Path, scales: list[int], full: bool
+) -> tuple[list[dict[str, Any]], dict[tuple[str, int], Workload]]:
     rows, workloads = [], {}
     for name in GENERATORS:
         for scale in scales:
             if scale >= 100 and name in SLOW_AT_100 and not full:
-                rows.append({"benchmark": name, "scale": scale, "skipped": "run with --full (PAGED at 100x takes minutes)"})
+                rows.append(
+                    {
+                        "benchmark": name,
+                        "scale": scale,
+                        "skipped": "run with --full (PAGED at 100x takes minutes)",
+                    }
+                )
                 continue
             started = time.perf_counter()
             workload = generate(name, source, work / "workloads" / f"{name}-{scale}x", scale)
             generated = time.perf_counter() - started
             workloads[(name, scale)] = workload
-            tasks = [workload.task] + (["openpi-head"] if name == "openpi" and scale == min(scales) else [])
+            tasks = [workload.task] + (
+                ["openpi-head"] if name == "openpi" and scale == min(scales) else []
+            )
             for task in tasks:
                 _say(f"score {task} {workload.split} x{scale} ({workload.n_items} items)")
                 result = run_worker(
-                    {"kind": "score", "task": task, "split": workload.split, "data_root": workload.data_root, "predictions": workload.predictions,
-                     "gold_read": name == "propara-naacl18"}
+                    {
+                        "kind": "score",
+                        "task": task,
+                        "split": workload.split,
+                        "data_root": workload.data_root,
+                        "predictions": workload.predictions,
+                        "gold_read": name == "propara-naacl18",
+                    }
                 )
-                rows.append({"benchmark": workload.benchmark, "task": task, "split": workload.split, "scale": scale, "generate_s": generated, **result})
+                rows.append(
+                    {
+                        "benchmark": workload.benchmark,
+                        "task": task,
+                        "split": workload.split,
+                        "scale": scale,
+                        "generate_s": generated,
+                        **result,
+                    }
+                )
     return rows, workloads
 
 
-def whole_process(work: Path, workloads: dict[tuple[str, int], Workload], reps: int, *, official_scorers: bool = True) -> dict[str, Any]:
+def whole_process(
+    work: Path,
+    workloads: dict[tuple[str, int], Workload],
+    reps: int,
+    *,
+    official_scorers: bool = True,
+) -> dict[str, Any]:
     """``procbench score`` of every workload, start to exit, beside the official scorers (bench/process.py).
 
     Each row is the median of ``reps`` runs taken in turns with its official scorer; the spec cache
     (dsl/cache.py) is warm after the first run, as it is for a user's second command.
     """
-    python, reason = process.official_python(work) if official_scorers else (None, "left out (--skip official)")
+    python, reason = (
+        process.official_python(work) if official_scorers else (None, "left out (--skip official)")
+    )
     rows: list[dict[str, Any]] = []
     for (name, scale), workload in sorted(workloads.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         tasks = [workload.task] + (["openpi-head"] if name == "openpi" and scale == 1 else [])
         for task in tasks:
-            commands = {"procbench": process.procbench("score", task, "--split", workload.split, "--predictions", str(workload.predictions),
-                                                       "--data-dir", str(workload.data_root), "--json", work=work)}
+            commands = {
+                "procbench": process.procbench(
+                    "score",
+                    task,
+                    "--split",
+                    workload.split,
+                    "--predictions",
+                    str(workload.predictions),
+                    "--data-dir",
+                    str(workload.data_root),
+                    "--json",
+                    work=work,
+                )
+            }
             official, note = None, ""
             if task in {"propara", "openpi"} and scale == 1:
                 if python is None:
                     note = f"official scorer skipped: {reason}"
                 elif task == "propara":
-                    answers = workload.data_root / "propara" / "aristo-leaderboard" / "propara" / "data" / workload.split / "answers.tsv"
-                    official = process.official_propara(python, work, workload.predictions.absolute(), answers.absolute())
+                    answers = (
+                        workload.data_root
+                        / "propara"
+                        / "aristo-leaderboard"
+                        / "propara"
+                        / "data"
+                        / workload.split
+                        / "answers.tsv"
+                    )
+                    official = process.official_propara(
+                        python, work, workload.predictions.absolute(), answers.absolute()
+                    )
                 else:
-                    gold = workload.data_root / "openpi" / "data" / "gold" / workload.split / "id_answers.jsonl"
-                    official = process.official_openpi(python, work, workload.predictions.absolute(), gold.absolute())
+                    gold = (
+                        workload.data_root
+                        / "openpi"
+                        / "data"
+                        / "gold"
+                        / workload.split
+                        / "id_answers.jsonl"
+                    )
+                    official = process.official_openpi(
+                        python, work, workload.predictions.absolute(), gold.absolute()
+                    )
             if official is not None:
                 commands["official"] = official
             runs = reps if scale == 1 else 1  # 100x: one run each (tens of seconds)
-            _say(f"whole process: {task} {workload.split} x{scale}" + (" beside the official scorer" if official else "") + f", {runs} run(s)")
+            _say(
+                f"whole process: {task} {workload.split} x{scale}"
+                + (" beside the official scorer" if official else "")
+                + f", {runs} run(s)"
+            )
             measured = process.alternating(commands, runs)
-            row = {"task": task, "split": workload.split, "scale": scale, "items": workload.n_items, "procbench": measured["procbench"], "note": note}
+            row = {
+                "task": task,
+                "split": workload.split,
+                "scale": scale,
+                "items": workload.n_items,
+                "procbench": measured["procbench"],
+                "note": note,
+            }
             if "official" in measured:
-                row["official"] = {**measured["official"], "what": "aristo evaluator.py" if task == "propara" else "eval.simple_eval"}
+                row["official"] = {
+                    **measured["official"],
+                    "what": "aristo evaluator.py" if task == "propara" else "eval.simple_eval",
+                }
             elif task == "paged" and scale == 1:
-                row["official"] = {"cpu_s": process.PAGED_OFFICIAL_DEV_S, "what": "recorded figure (about 20 s for the 543 dev documents)", "recorded": True}
+                row["official"] = {
+                    "cpu_s": process.PAGED_OFFICIAL_DEV_S,
+                    "what": "recorded figure (about 20 s for the 543 dev documents)",
+                    "recorded": True,
+                }
             rows.append(row)
-    commands = {"--help": process.procbench("--help", work=work), "check": process.procbench("check", work=work)}
+    commands = {
+        "--help": process.procbench("--help", work=work),
+        "check": process.procbench("check", work=work),
+    }
     _say("whole process: procbench --help and procbench check")
     cli = process.alternating(commands, reps)
-    floor = process.start_up(work) | ({"official interpreter": process.bare_interpreter(python)} if python is not None else {})
+    floor = process.start_up(work) | (
+        {"official interpreter": process.bare_interpreter(python)} if python is not None else {}
+    )
     _say("start-up: the interpreters alone, and procbench's with the ProPara runner loaded")
     start_up = process.alternating(floor, reps)
     # twice: the worker's interpreter has its own sys.path, hence its own spec-cache key (dsl/cache.py), so its first run fills the cache
@@ -169,7 +267,7 @@ def intake(work: Path, workloads: dict[tuple[str, int], Workload]) -> list[dict[
 def template_store(work: Path, workloads: dict[tuple[str, int], Workload], scale: int) -> Path:
     """One real submission per task through the intake path: the rows the big stores are cloned from."""
     from procbench.api import load_task
-    from submissions.intake import load_reported, submit
+    from procbench.submissions.intake import load_reported, submit
 
     db = work / "stores" / "template.duckdb"
     shutil.rmtree(db.parent / f"{db.name}.raw", ignore_errors=True)
@@ -195,7 +293,9 @@ def template_store(work: Path, workloads: dict[tuple[str, int], Workload], scale
     return db
 
 
-def store_measurements(work: Path, template: Path, sizes: list[int], reps: int, render_reps: int) -> list[dict[str, Any]]:
+def store_measurements(
+    work: Path, template: Path, sizes: list[int], reps: int, render_reps: int
+) -> list[dict[str, Any]]:
     import duckdb
 
     rows = []
@@ -207,7 +307,12 @@ def store_measurements(work: Path, template: Path, sizes: list[int], reps: int, 
         con = duckdb.connect(str(db), read_only=True)
         try:
             # two submissions from the middle of the store, as a visitor's picks would be (not the first rows written)
-            ids = [r[0] for r in con.execute("SELECT submission_id FROM submissions WHERE task = 'openpi' AND NOT is_reference ORDER BY rowid").fetchall()]
+            ids = [
+                r[0]
+                for r in con.execute(
+                    "SELECT submission_id FROM submissions WHERE task = 'openpi' AND NOT is_reference ORDER BY rowid"
+                ).fetchall()
+            ]
             first, second = ids[len(ids) // 2 - 1 : len(ids) // 2 + 1] if len(ids) > 2 else ids[:2]
             slice_value = con.execute(
                 "SELECT min(slice_value) FROM aggregates a JOIN submissions s USING (submission_id) WHERE s.task = 'openpi' AND a.slice = 'domain'"
@@ -229,12 +334,26 @@ def store_measurements(work: Path, template: Path, sizes: list[int], reps: int, 
         render: dict[str, Any] = {"error": "skipped"}
         if render_reps:
             _say(f"board page render on the store of {size}")
-            render = run_worker({"kind": "render", "db": db, "reps": render_reps, "page": "site_pages/board.py"}, timeout=600)
-        rows.append({"size": size, "build_s": built, "rows": stores.counts(db), "file_mb": db.stat().st_size / 1e6, "queries": queries, "render": render})
+            render = run_worker(
+                {"kind": "render", "db": db, "reps": render_reps, "page": "site_pages/board.py"},
+                timeout=600,
+            )
+        rows.append(
+            {
+                "size": size,
+                "build_s": built,
+                "rows": stores.counts(db),
+                "file_mb": db.stat().st_size / 1e6,
+                "queries": queries,
+                "render": render,
+            }
+        )
     return rows
 
 
-def comparisons(workloads: dict[tuple[str, int], Workload], scale: int, quick: bool) -> list[dict[str, Any]]:
+def comparisons(
+    workloads: dict[tuple[str, int], Workload], scale: int, quick: bool
+) -> list[dict[str, Any]]:
     plan = [
         ("openpi", "openpi", 12 if quick else 60),
         ("openpi-dedup", "openpi", 12 if quick else 60),
@@ -248,43 +367,80 @@ def comparisons(workloads: dict[tuple[str, int], Workload], scale: int, quick: b
         if workload is None:
             continue
         _say(f"reference comparison {name}")
-        rows.append({"name": name, **run_worker({"kind": "compare", "name": name, "limit": limit, "workload": _workload_json(workload)})})
+        rows.append(
+            {
+                "name": name,
+                **run_worker(
+                    {
+                        "kind": "compare",
+                        "name": name,
+                        "limit": limit,
+                        "workload": _workload_json(workload),
+                    }
+                ),
+            }
+        )
     return rows
 
 
-def rescore_measurements(source: Path, work: Path, submissions: int, engines: list[str]) -> list[dict[str, Any]]:
+def rescore_measurements(
+    source: Path, work: Path, submissions: int, engines: list[str]
+) -> list[dict[str, Any]]:
     """Stores of ``submissions`` OpenPI test files via intake, then the gold changes and each engine re-scores all."""
     from procbench.api import load_task
-    from submissions.intake import submit
+    from procbench.submissions.intake import submit
 
     spec, runner = load_task("openpi")
     base = work / "rescore"
     shutil.rmtree(base, ignore_errors=True)
-    variants = [generate("openpi", source, base / f"variant-{i}", 1, seed=i) for i in range(submissions)]
+    variants = [
+        generate("openpi", source, base / f"variant-{i}", 1, seed=i) for i in range(submissions)
+    ]
     root = variants[0].data_root
     db = base / "store.duckdb"
     for i, variant in enumerate(variants):
-        submit(spec, runner, data_root=root, split="test", predictions=variant.predictions, model=f"variant-{i}", team=f"team-{i}", db_path=db)
+        submit(
+            spec,
+            runner,
+            data_root=root,
+            split="test",
+            predictions=variant.predictions,
+            model=f"variant-{i}",
+            team=f"team-{i}",
+            db_path=db,
+        )
     changed = base / "changed-root"
     shutil.copytree(root / "openpi", changed / "openpi")
     gold = changed / "openpi" / "data" / "gold" / "test" / "id_answers.jsonl"
-    records = [json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = [
+        json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     changed_record = next(r for r in records if len(r["answers"]) > 1)
-    changed_record["answers"] = changed_record["answers"][:-1]  # one gold answer fewer: a new fingerprint
+    changed_record["answers"] = changed_record["answers"][
+        :-1
+    ]  # one gold answer fewer: a new fingerprint
     gold.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     rows = []
     for engine in engines:
         copy = base / f"store-{engine}.duckdb"
         shutil.copyfile(db, copy)
         if (base / "store.duckdb.raw").exists():
-            shutil.copytree(base / "store.duckdb.raw", base / f"store-{engine}.duckdb.raw", dirs_exist_ok=True)
+            shutil.copytree(
+                base / "store.duckdb.raw", base / f"store-{engine}.duckdb.raw", dirs_exist_ok=True
+            )
         _say(f"rescore {submissions} OpenPI submissions with the {engine} engine")
         rows.append(
             {
                 "engine": engine,
                 "submissions": submissions,
                 **run_worker(
-                    {"kind": "rescore", "engine": engine, "db": copy, "task": "openpi", "data_root": changed},
+                    {
+                        "kind": "rescore",
+                        "engine": engine,
+                        "db": copy,
+                        "task": "openpi",
+                        "data_root": changed,
+                    },
                     env={"PROCBENCH_RAY_CPUS": str(os.cpu_count() or 2)},
                 ),
             }
@@ -299,17 +455,44 @@ def rescore_measurements(source: Path, work: Path, submissions: int, engines: li
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="1x only, a store of 100, few repetitions (seconds, for tests)")
-    parser.add_argument("--full", action="store_true", help="also the slow workloads at 100x (PAGED)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="1x only, a store of 100, few repetitions (seconds, for tests)",
+    )
+    parser.add_argument(
+        "--full", action="store_true", help="also the slow workloads at 100x (PAGED)"
+    )
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "docs" / "performance.md")
     parser.add_argument("--work", type=Path, default=PROJECT_ROOT / "var" / "bench")
-    parser.add_argument("--json", type=Path, default=None, help="also write every raw figure as JSON here")
-    parser.add_argument("--no-ray", action="store_true", help="skip the ray engine in the re-scoring figure")
-    parser.add_argument("--data", type=Path, default=None, help="data root the workloads are built from (default: the real data, else the samples)")
-    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: render, compare, rescore, official")
-    parser.add_argument("--reps", type=int, default=0, help="runs per whole-process figure (default 5, --quick 1)")
-    parser.add_argument("--in-process", action="store_true", help="measure in this process instead of fresh ones (smoke tests)")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write every raw figure as JSON here"
+    )
+    parser.add_argument(
+        "--no-ray", action="store_true", help="skip the ray engine in the re-scoring figure"
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="data root the workloads are built from (default: the real data, else the samples)",
+    )
+    parser.add_argument(
+        "--skip",
+        default="",
+        help="comma-separated parts to leave out: render, compare, rescore, official",
+    )
+    parser.add_argument(
+        "--reps", type=int, default=0, help="runs per whole-process figure (default 5, --quick 1)"
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="measure in this process instead of fresh ones (smoke tests)",
+    )
     args = parser.parse_args(argv)
     global IN_PROCESS
     IN_PROCESS = args.in_process
@@ -318,22 +501,47 @@ def main(argv: list[str] | None = None) -> int:
     scales = [1] if args.quick else [1, 10, 100]
     sizes = [100] if args.quick else [100, 1_000, 10_000]
     started = time.perf_counter()
-    results: dict[str, Any] = {"machine": machine.describe(), "versions": machine.versions(), "source": str(source), "quick": args.quick, "full": args.full}
+    results: dict[str, Any] = {
+        "machine": machine.describe(),
+        "versions": machine.versions(),
+        "source": str(source),
+        "quick": args.quick,
+        "full": args.full,
+    }
     args.work.mkdir(parents=True, exist_ok=True)
     results["scoring"], workloads = scoring(source, args.work, scales, args.full)
-    results["whole_process"] = whole_process(args.work, workloads, args.reps or (1 if args.quick else 5), official_scorers="official" not in skip)
+    results["whole_process"] = whole_process(
+        args.work,
+        workloads,
+        args.reps or (1 if args.quick else 5),
+        official_scorers="official" not in skip,
+    )
     results["intake"] = intake(args.work, workloads)
     _say("template store (one real submission per task)")
     template = template_store(args.work, workloads, scales[0])
     results["stores"] = store_measurements(
-        args.work, template, sizes, reps=5 if args.quick else 30, render_reps=0 if "render" in skip else 1 if args.quick else 2
+        args.work,
+        template,
+        sizes,
+        reps=5 if args.quick else 30,
+        render_reps=0 if "render" in skip else 1 if args.quick else 2,
     )
-    results["comparisons"] = [] if "compare" in skip else comparisons(workloads, scales[0], args.quick)
-    engines = ["local", "processes"] + ([] if args.no_ray else ["ray"])  # processes: one worker per CPU (issue #31)
-    results["rescore"] = [] if "rescore" in skip else rescore_measurements(source, args.work, 3 if args.quick else 8, engines)
+    results["comparisons"] = (
+        [] if "compare" in skip else comparisons(workloads, scales[0], args.quick)
+    )
+    engines = ["local", "processes"] + (
+        [] if args.no_ray else ["ray"]
+    )  # processes: one worker per CPU (issue #31)
+    results["rescore"] = (
+        []
+        if "rescore" in skip
+        else rescore_measurements(source, args.work, 3 if args.quick else 8, engines)
+    )
     results["machine"]["load average at end"] = machine.load_average()
     results["total_s"] = time.perf_counter() - started
-    report.write(args.out, results)  # keeps the site section (`make bench-site`) already in the file
+    report.write(
+        args.out, results
+    )  # keeps the site section (`make bench-site`) already in the file
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
     _say(f"wrote {args.out} in {results['total_s']:.0f} s")

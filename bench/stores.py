@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from submissions import store
+from procbench.submissions import store
 
 TEAMS = 60
 CHUNK = 250  # submissions per bulk insert: each is sorted so that a submission's rows stay together
@@ -64,7 +64,9 @@ def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) ->
             "created_at": "o.created_at - to_seconds(p.i * 37)",
         }
         select = ", ".join(replaced.get(c, f"o.{c}") for c in columns)
-        con.execute(f"INSERT INTO submissions ({', '.join(columns)}) SELECT {select} FROM plan p JOIN origin o USING (k)")
+        con.execute(
+            f"INSERT INTO submissions ({', '.join(columns)}) SELECT {select} FROM plan p JOIN origin o USING (k)"
+        )
         for high in range(n_submissions, 0, -CHUNK):  # oldest first (created_at falls with i)
             bounds = [max(0, high - CHUNK), high]
             con.execute(
@@ -86,14 +88,22 @@ def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) ->
                 bounds,
             )
         status_columns = [r[0] for r in con.execute("DESCRIBE status_history").fetchall()]
-        values = {"submission_id": "p.sid", "status": "st.status", "reason": "''", "changed_at": "o.created_at - to_seconds(p.i * 37)", "actor": "''"}
+        values = {
+            "submission_id": "p.sid",
+            "status": "st.status",
+            "reason": "''",
+            "changed_at": "o.created_at - to_seconds(p.i * 37)",
+            "actor": "''",
+        }
         con.execute(
             f"INSERT INTO status_history ({', '.join(status_columns)}) "
             f"SELECT {', '.join(values.get(c, 'NULL') for c in status_columns)} "
             "FROM plan p JOIN origin o USING (k) CROSS JOIN (VALUES ('received'), ('validated'), ('scored')) st(status)"
         )
         con.execute("INSERT INTO submissions SELECT * FROM template.submissions WHERE is_reference")
-        con.execute("INSERT INTO aggregates SELECT a.* FROM template.aggregates a JOIN template.submissions s USING (submission_id) WHERE s.is_reference")
+        con.execute(
+            "INSERT INTO aggregates SELECT a.* FROM template.aggregates a JOIN template.submissions s USING (submission_id) WHERE s.is_reference"
+        )
         con.execute("COMMIT")
         con.execute("DETACH template")
         con.execute("CHECKPOINT")
@@ -107,6 +117,9 @@ def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) ->
 def counts(db: Path) -> dict[str, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("submissions", "aggregates", "item_scores")}
+        return {
+            t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("submissions", "aggregates", "item_scores")
+        }
     finally:
         con.close()

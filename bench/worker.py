@@ -39,7 +39,7 @@ def _warm(task: str) -> float:
 
     load_task(task)
     if task == "paged":
-        from runners.paged.tokens import tokens
+        from procbench.runners.paged.tokens import tokens
 
         tokens("warm up")
     if task.startswith("paradise"):
@@ -53,7 +53,11 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
 
     import_s = _warm(request["task"])
     _, runner = load_task(request["task"])
-    root, split, predictions = Path(request["data_root"]), request["split"], Path(request["predictions"])
+    root, split, predictions = (
+        Path(request["data_root"]),
+        request["split"],
+        Path(request["predictions"]),
+    )
     read_gold_s = None
     if request.get("gold_read"):  # the reader alone (the gold stage below adds the fingerprint)
         start = time.process_time()
@@ -77,8 +81,15 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
         phases[name] = at - last
         last = at
     return {
-        "items": len(items), "wall_s": wall, "cpu_s": cpu, "phases": phases, "import_s": import_s, "read_gold_cpu_s": read_gold_s,
-        "rss_before_mb": before, "peak_rss_mb": rss_mb(), "primary": metrics.get(request.get("primary", ""), None),
+        "items": len(items),
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "phases": phases,
+        "import_s": import_s,
+        "read_gold_cpu_s": read_gold_s,
+        "rss_before_mb": before,
+        "peak_rss_mb": rss_mb(),
+        "primary": metrics.get(request.get("primary", ""), None),
         "bytes": predictions.stat().st_size if predictions.is_file() else 0,
     }
 
@@ -86,11 +97,15 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
 def intake(request: dict[str, Any]) -> dict[str, Any]:
     """Validation alone (reading the file) and the whole intake (validate, score, store one transaction)."""
     from procbench.api import load_task
-    from submissions.intake import submit
+    from procbench.submissions.intake import submit
 
     import_s = _warm(request["task"])
     spec, runner = load_task(request["task"])
-    root, split, predictions = Path(request["data_root"]), request["split"], Path(request["predictions"])
+    root, split, predictions = (
+        Path(request["data_root"]),
+        request["split"],
+        Path(request["predictions"]),
+    )
     gold, _ = runner.gold(root, split)
     before = rss_mb()
     start = time.perf_counter()
@@ -101,12 +116,26 @@ def intake(request: dict[str, Any]) -> dict[str, Any]:
     del records
     size = predictions.stat().st_size
     result = {
-        "bytes": size, "items": n_items, "validate_s": validate_s, "validate_mb_s": size / 1e6 / validate_s, "import_s": import_s,
-        "rss_before_mb": before, "validate_peak_rss_mb": validate_rss,
+        "bytes": size,
+        "items": n_items,
+        "validate_s": validate_s,
+        "validate_mb_s": size / 1e6 / validate_s,
+        "import_s": import_s,
+        "rss_before_mb": before,
+        "validate_peak_rss_mb": validate_rss,
     }
     if request.get("whole", True):
         start = time.perf_counter()
-        submit(spec, runner, data_root=root, split=split, predictions=predictions, model="bench", team="bench", db_path=Path(request["db"]))
+        submit(
+            spec,
+            runner,
+            data_root=root,
+            split=split,
+            predictions=predictions,
+            model="bench",
+            team="bench",
+            db_path=Path(request["db"]),
+        )
         result["submit_s"] = time.perf_counter() - start
         result["submit_mb_s"] = size / 1e6 / result["submit_s"]
     result["peak_rss_mb"] = rss_mb()
@@ -115,7 +144,7 @@ def intake(request: dict[str, Any]) -> dict[str, Any]:
 
 def queries(request: dict[str, Any]) -> dict[str, Any]:
     """p50/p95 of the site's read queries (``leaderboard.queries``), each opening the store read-only as the site does."""
-    from leaderboard import queries as q
+    from procbench.leaderboard import queries as q
 
     db, reps = Path(request["db"]), int(request["reps"])
     task, split = request["task"], request["split"]
@@ -124,14 +153,18 @@ def queries(request: dict[str, Any]) -> dict[str, Any]:
     cases = {
         "task board": lambda: q.board(db, task, split),
         "one slice": lambda: q.board(db, task, split, slice_name, slice_value),
-        "compare two submissions": lambda: (q.item_scores(db, [first, second]), q.aggregates(db, first), q.aggregates(db, second)),
+        "compare two submissions": lambda: (
+            q.item_scores(db, [first, second]),
+            q.aggregates(db, first),
+            q.aggregates(db, second),
+        ),
         "task list": lambda: q.tasks(db),
     }
     out: dict[str, Any] = {"site": _percentiles(cases, reps)}
     # the same SQL on one connection kept open: what the queries cost without opening the store
     import duckdb
 
-    from submissions.store import CONNECT_CONFIG, submission_rows
+    from procbench.submissions.store import CONNECT_CONFIG, submission_rows
 
     con = duckdb.connect(str(db), read_only=True, config=CONNECT_CONFIG)
     board_sql = (
@@ -140,11 +173,18 @@ def queries(request: dict[str, Any]) -> dict[str, Any]:
     )
     sql_cases = {
         "task board": lambda: con.execute(board_sql, [task, split, "", ""]).fetchall(),
-        "one slice": lambda: con.execute(board_sql, [task, split, slice_name, slice_value]).fetchall(),
+        "one slice": lambda: con.execute(
+            board_sql, [task, split, slice_name, slice_value]
+        ).fetchall(),
         "compare two submissions": lambda: (  # the site's reads (leaderboard.queries.item_scores, aggregates) on the open connection
-            {sid: table.to_pylist() for sid, table in submission_rows(con, "item_scores", [first, second]).items()},
+            {
+                sid: table.to_pylist()
+                for sid, table in submission_rows(con, "item_scores", [first, second]).items()
+            },
             *(
-                submission_rows(con, "aggregates", [sid])[sid].sort_by([(c, "ascending") for c in ("slice", "slice_value", "metric")]).to_pylist()
+                submission_rows(con, "aggregates", [sid])[sid]
+                .sort_by([(c, "ascending") for c in ("slice", "slice_value", "metric")])
+                .to_pylist()
                 for sid in (first, second)
             ),
         ),
@@ -170,7 +210,10 @@ def _percentiles(cases: dict[str, Any], reps: int) -> dict[str, Any]:
                 run()
                 times.append((time.perf_counter() - start) * 1000)
             times.sort()
-            out[name] = {"p50_ms": statistics.median(times), "p95_ms": times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]}
+            out[name] = {
+                "p50_ms": statistics.median(times),
+                "p95_ms": times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))],
+            }
         except Exception as exc:  # noqa: BLE001 - a broken query is reported, not fatal
             out[name] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
     return out
@@ -188,7 +231,9 @@ def render(request: dict[str, Any]) -> dict[str, Any]:
     times, problems = [], []
     for _ in range(int(request["reps"])):
         start = time.perf_counter()
-        at = AppTest.from_file(str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=120).run()
+        at = AppTest.from_file(
+            str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=120
+        ).run()
         page = request.get("page")
         if page:
             at = at.switch_page(page).run()
@@ -200,13 +245,19 @@ def render(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def compare(request: dict[str, Any]) -> dict[str, Any]:
-    from bench import compare as comparisons
-    from bench.generate import Workload
+    from procbench.bench import compare as comparisons
+    from procbench.bench.generate import Workload
 
-    workload = Workload(**{**request["workload"], "data_root": Path(request["workload"]["data_root"]), "predictions": Path(request["workload"]["predictions"])})
+    workload = Workload(
+        **{
+            **request["workload"],
+            "data_root": Path(request["workload"]["data_root"]),
+            "predictions": Path(request["workload"]["predictions"]),
+        }
+    )
     _warm(workload.task if request["name"] != "openpi-dedup" else "openpi-head")
     if request["name"] == "paged":
-        from bench.reference import paged as reference
+        from procbench.bench.reference import paged as reference
 
         reference.tokens("warm up")
         import nltk.translate.bleu_score  # noqa: F401
@@ -235,10 +286,15 @@ def rescore(request: dict[str, Any]) -> dict[str, Any]:
     from procbench.rescore import rescore as do_rescore
 
     if request["engine"] == "ray":
-        import submissions.ray_engine  # noqa: F401  (registers the engine; Ray imports here, not on the clock)
+        import procbench.submissions.ray_engine  # noqa: F401  (registers the engine; Ray imports here, not on the clock)
     _warm(request["task"])
     start = time.perf_counter()
-    report = do_rescore(Path(request["db"]), request["task"], data_root=Path(request["data_root"]), engine=request["engine"])
+    report = do_rescore(
+        Path(request["db"]),
+        request["task"],
+        data_root=Path(request["data_root"]),
+        engine=request["engine"],
+    )
     seconds = time.perf_counter() - start
     con = duckdb.connect(request["db"], read_only=True)
     try:
@@ -248,7 +304,12 @@ def rescore(request: dict[str, Any]) -> dict[str, Any]:
         ).fetchall()
     finally:
         con.close()
-    return {"seconds": seconds, "rescored": len(report.rescored), "failed": [list(f) for f in report.failed][:3], "aggregate_rows": [list(r) for r in rows]}
+    return {
+        "seconds": seconds,
+        "rescored": len(report.rescored),
+        "failed": [list(f) for f in report.failed][:3],
+        "aggregate_rows": [list(r) for r in rows],
+    }
 
 
 def start_up(request: dict[str, Any]) -> dict[str, Any]:
@@ -280,12 +341,30 @@ def start_up(request: dict[str, Any]) -> dict[str, Any]:
     finally:
         dataclasses._process_class = process_class  # type: ignore[attr-defined]
     total = time.process_time() - started
-    own = sorted(m for m in set(sys.modules) - before if m.partition(".")[0] in {"procbench", "runners", "dsl"})
-    return {"task": request["task"], "cpu_s": total, "dataclass_cpu_s": spent[0], "dataclasses": spent[1], "own_modules": len(own),
-            "modules": len(set(sys.modules) - before)}
+    own = sorted(
+        m
+        for m in set(sys.modules) - before
+        if m.partition(".")[0] in {"procbench", "runners", "dsl"}
+    )
+    return {
+        "task": request["task"],
+        "cpu_s": total,
+        "dataclass_cpu_s": spent[0],
+        "dataclasses": spent[1],
+        "own_modules": len(own),
+        "modules": len(set(sys.modules) - before),
+    }
 
 
-KINDS = {"start_up": start_up, "score": score, "intake": intake, "queries": queries, "render": render, "compare": compare, "rescore": rescore}
+KINDS = {
+    "start_up": start_up,
+    "score": score,
+    "intake": intake,
+    "queries": queries,
+    "render": render,
+    "compare": compare,
+    "rescore": rescore,
+}
 
 
 def main() -> None:

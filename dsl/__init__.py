@@ -6,22 +6,38 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dsl.checker import CheckResult, check_file, check_text
-    from dsl.compiler import compile_spec, explain
-    from dsl.errors import Diagnostic, SpecError
-    from dsl.model import TaskSpec
-    from dsl.parser import parse, parse_file
+    from procbench.dsl.checker import CheckResult, check_file, check_text
+    from procbench.dsl.compiler import compile_spec, explain
+    from procbench.dsl.errors import Diagnostic, SpecError
+    from procbench.dsl.model import TaskSpec
+    from procbench.dsl.parser import parse, parse_file
 
-__all__ = ["CheckResult", "Diagnostic", "SpecError", "TaskSpec", "check_file", "check_text", "compile_spec", "explain", "parse", "parse_file"]
+__all__ = [
+    "CheckResult",
+    "Diagnostic",
+    "SpecError",
+    "TaskSpec",
+    "check_file",
+    "check_text",
+    "compile_spec",
+    "explain",
+    "parse",
+    "parse_file",
+]
 
 # Imported on first use (PEP 562): a command that takes a checked spec from the cache (dsl.cache) or only
 # needs an error class should not import the parser (Lark) and the compiler (the registry, NumPy).
 _HOMES = {
-    "CheckResult": "dsl.checker", "check_file": "dsl.checker", "check_text": "dsl.checker",
-    "compile_spec": "dsl.compiler", "explain": "dsl.compiler",
-    "Diagnostic": "dsl.errors", "SpecError": "dsl.errors",
-    "TaskSpec": "dsl.model",
-    "parse": "dsl.parser", "parse_file": "dsl.parser",
+    "CheckResult": "procbench.dsl.checker",
+    "check_file": "procbench.dsl.checker",
+    "check_text": "procbench.dsl.checker",
+    "compile_spec": "procbench.dsl.compiler",
+    "explain": "procbench.dsl.compiler",
+    "Diagnostic": "procbench.dsl.errors",
+    "SpecError": "procbench.dsl.errors",
+    "TaskSpec": "procbench.dsl.model",
+    "parse": "procbench.dsl.parser",
+    "parse_file": "procbench.dsl.parser",
 }
 
 

@@ -18,16 +18,27 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from dsl import model as m
-from dsl import syntax as s
-from dsl.errors import Diagnostic
-from runners import registry
-from runners.predictions import COLLECTION_KINDS, SCALAR_KINDS, FieldType
+from procbench.dsl import model as m
+from procbench.dsl import syntax as s
+from procbench.dsl.errors import Diagnostic
+from procbench.runners import registry
+from procbench.runners.predictions import COLLECTION_KINDS, SCALAR_KINDS, FieldType
 
-TYPE_SPELLINGS = [*SCALAR_KINDS, "list(T)", "ordering(T)", "set(T)", "optional(T)", "enum(v1, v2, ...)"]
+TYPE_SPELLINGS = [
+    *SCALAR_KINDS,
+    "list(T)",
+    "ordering(T)",
+    "set(T)",
+    "optional(T)",
+    "enum(v1, v2, ...)",
+]
 
 # Blocks whose written form differs from what the model keeps (the checker expands them).
-WRITTEN_AS: dict[str, type] = {"metric": m.MetricBlock, "reported": m.ReportedTable, "fetch": m.FetchBlock}
+WRITTEN_AS: dict[str, type] = {
+    "metric": m.MetricBlock,
+    "reported": m.ReportedTable,
+    "fetch": m.FetchBlock,
+}
 
 
 @dataclass(frozen=True)
@@ -41,9 +52,15 @@ class Reference:
 
 
 def describe(value: s.Expr) -> str:
-    return {s.Str: "a string", s.Num: "a number", s.Bool: "true/false", s.Ref: "a name", s.Call: "a call", s.ListExpr: "a list", s.ObjectExpr: "an object"}[
-        type(value)
-    ]
+    return {
+        s.Str: "a string",
+        s.Num: "a number",
+        s.Bool: "true/false",
+        s.Ref: "a name",
+        s.Call: "a call",
+        s.ListExpr: "a list",
+        s.ObjectExpr: "an object",
+    }[type(value)]
 
 
 def literal(value: s.Expr) -> Any:
@@ -81,40 +98,65 @@ class Binder:
         self.warnings: list[Diagnostic] = []
         self.references: list[Reference] = []
         self._reported: set[str] = set()
-        self._strays: set[int] = set()  # blocks holding an unknown attribute or block: their "needs `x = ...`" is that typo again
-        self.quiet_names: set[str] = set()  # what a misspelt block declares (`nomaliser content`): its uses are that one typo again
+        self._strays: set[int] = (
+            set()
+        )  # blocks holding an unknown attribute or block: their "needs `x = ...`" is that typo again
+        self.quiet_names: set[str] = (
+            set()
+        )  # what a misspelt block declares (`nomaliser content`): its uses are that one typo again
 
     # -- reporting ---------------------------------------------------------------------------
     def error(self, span: s.Span, message: str, hint: str = "") -> None:
         self.errors.append(Diagnostic(self.path, span, message, hint, file_text=self.source))
 
     def warn(self, span: s.Span, message: str, hint: str = "") -> None:
-        self.warnings.append(Diagnostic(self.path, span, message, hint, severity="warning", file_text=self.source))
+        self.warnings.append(
+            Diagnostic(self.path, span, message, hint, severity="warning", file_text=self.source)
+        )
 
-    def unknown(self, span: s.Span, what: str, name: str, candidates: list[str] | tuple[str, ...], where: str = "") -> None:
+    def unknown(
+        self,
+        span: s.Span,
+        what: str,
+        name: str,
+        candidates: list[str] | tuple[str, ...],
+        where: str = "",
+    ) -> None:
         """An unknown name, reported once (a field is also a score field): one typo, one error."""
         key = name
         if key in self._reported or name in self.quiet_names:
             return
         self._reported.add(key)
         candidates = [c for c in candidates if c]
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75) or difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+        close = difflib.get_close_matches(
+            name, candidates, n=1, cutoff=0.75
+        ) or difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
         if close:
             hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
         elif candidates:
             shown = sorted(candidates)
-            hint = "expected one of: " + ", ".join(shown[:12]) + (f", ... ({len(shown)} in all)" if len(shown) > 12 else "")
+            hint = (
+                "expected one of: "
+                + ", ".join(shown[:12])
+                + (f", ... ({len(shown)} in all)" if len(shown) > 12 else "")
+            )
         else:
             hint = ""
         self.error(span, f"unknown {what} {name!r}" + (f" in {where}" if where else ""), hint)
 
     def refer(self, namespace: str, name: str, span: s.Span, what: str = "") -> None:
-        self.references.append(Reference(namespace, name, span, what or namespace.replace("_", " ")))
+        self.references.append(
+            Reference(namespace, name, span, what or namespace.replace("_", " "))
+        )
 
     @staticmethod
     def stray_names(cls: type, blk: s.Block) -> set[str]:
         """The names declared by the blocks in ``blk`` that ``cls`` has no place for (a misspelt block type): labels and attributes."""
-        tags = {f.metadata.get("tag") or f.name for f in dataclasses.fields(cls) if f.metadata.get("syntax") in ("block", "blocks", "entries")}
+        tags = {
+            f.metadata.get("tag") or f.name
+            for f in dataclasses.fields(cls)
+            if f.metadata.get("syntax") in ("block", "blocks", "entries")
+        }
         out: set[str] = set()
         for stmt in blk.body:
             if isinstance(stmt, s.Block) and stmt.type not in tags:
@@ -130,8 +172,14 @@ class Binder:
         """
         fields = [f for f in dataclasses.fields(cls) if f.metadata.get("syntax")]
         hints = _hints(cls)
-        by_key = {f.metadata.get("key") or f.name: f for f in fields if f.metadata["syntax"] == "attr"}
-        by_tag = {f.metadata.get("tag") or f.name: f for f in fields if f.metadata["syntax"] in ("block", "blocks", "entries")}
+        by_key = {
+            f.metadata.get("key") or f.name: f for f in fields if f.metadata["syntax"] == "attr"
+        }
+        by_tag = {
+            f.metadata.get("tag") or f.name: f
+            for f in fields
+            if f.metadata["syntax"] in ("block", "blocks", "entries")
+        }
         label_fields = [f for f in fields if f.metadata["syntax"] == "label"]
         errors_before = len(self.errors)
         values: dict[str, Any] = {}
@@ -141,22 +189,37 @@ class Binder:
             label_fields = []
         if len(blk.labels) != len(label_fields):
             if label_fields:
-                example = f"{blk.type} name {{ ... }}" if label_fields[0].metadata["name"] else f'{blk.type} "text" {{ ... }}'
+                example = (
+                    f"{blk.type} name {{ ... }}"
+                    if label_fields[0].metadata["name"]
+                    else f'{blk.type} "text" {{ ... }}'
+                )
                 self.error(blk.span, f"a {blk.type} block takes a name", f"write `{example}`")
             else:
-                self.error(blk.span, f"a {blk.type} block takes no name", f"write `{blk.type} {{ ... }}`")
+                self.error(
+                    blk.span, f"a {blk.type} block takes no name", f"write `{blk.type} {{ ... }}`"
+                )
             return None
         for f, text, bare, span in zip(
-            label_fields, blk.labels, blk.bare_labels or (True,) * len(blk.labels), blk.label_spans or (blk.span,) * len(blk.labels)
+            label_fields,
+            blk.labels,
+            blk.bare_labels or (True,) * len(blk.labels),
+            blk.label_spans or (blk.span,) * len(blk.labels),
         ):
             if f.metadata["name"] and not bare:
                 self.error(
                     span,
                     f"a {blk.type}'s name is written without quotes",
-                    f"write `{blk.type} {text} {{ ... }}`" if text.isidentifier() else "names are letters, digits, _ and -",
+                    f"write `{blk.type} {text} {{ ... }}`"
+                    if text.isidentifier()
+                    else "names are letters, digits, _ and -",
                 )
             elif not f.metadata["name"] and bare:
-                self.error(span, f"a {blk.type} block is labelled with quoted text", f'write `{blk.type} "{text}" {{ ... }}`')
+                self.error(
+                    span,
+                    f"a {blk.type} block is labelled with quoted text",
+                    f'write `{blk.type} "{text}" {{ ... }}`',
+                )
             values[f.name] = text
             where["<label>"] = span
 
@@ -165,22 +228,38 @@ class Binder:
             if isinstance(stmt, s.Attribute):
                 f = by_key.get(stmt.name)
                 if f is None:
-                    self.unknown(stmt.span, "attribute", stmt.name, [*by_key, *by_tag], where=f"a {blk.type} block")
+                    self.unknown(
+                        stmt.span,
+                        "attribute",
+                        stmt.name,
+                        [*by_key, *by_tag],
+                        where=f"a {blk.type} block",
+                    )
                     self._strays.add(id(blk))
                     continue
                 if stmt.type is not None:
                     self.error(
-                        stmt.type.span, f"{stmt.name!r} takes no type annotation", "types are written on data fields: `answers: list(str) = gold.answers`"
+                        stmt.type.span,
+                        f"{stmt.name!r} takes no type annotation",
+                        "types are written on data fields: `answers: list(str) = gold.answers`",
                     )
                     continue
             else:
                 f = by_tag.get(stmt.type)
                 if f is None:
-                    self.unknown(stmt.span, "block", stmt.type, [*by_tag, *by_key], where=f"a {blk.type} block")
+                    self.unknown(
+                        stmt.span,
+                        "block",
+                        stmt.type,
+                        [*by_tag, *by_key],
+                        where=f"a {blk.type} block",
+                    )
                     self._strays.add(id(blk))
                     continue
             earlier = statements.setdefault(f.name, [])
-            if earlier and (isinstance(stmt, s.Attribute) or f.metadata["syntax"] in ("block", "entries")):
+            if earlier and (
+                isinstance(stmt, s.Attribute) or f.metadata["syntax"] in ("block", "entries")
+            ):
                 kind = "attribute" if isinstance(stmt, s.Attribute) else "block"
                 self.error(
                     stmt.span,
@@ -219,7 +298,11 @@ class Binder:
             if not found:
                 if f.default is dataclasses.MISSING and id(blk) not in self._strays:
                     key = f.metadata.get("key") or f.name
-                    self.error(blk.span, f"the {blk.type} block needs `{key} = ...`", f.metadata.get("doc") or "")
+                    self.error(
+                        blk.span,
+                        f"the {blk.type} block needs `{key} = ...`",
+                        f.metadata.get("doc") or "",
+                    )
                 return
             (stmt,) = found
             assert isinstance(stmt, s.Attribute)
@@ -230,17 +313,25 @@ class Binder:
         elif syntax == "block":
             if not found:
                 if f.metadata.get("required") and id(blk) not in self._strays:
-                    self.error(blk.span, f"the {blk.type} block needs a {f.metadata['tag']} block", f"add `{f.metadata['tag']} {{ ... }}`")
+                    self.error(
+                        blk.span,
+                        f"the {blk.type} block needs a {f.metadata['tag']} block",
+                        f"add `{f.metadata['tag']} {{ ... }}`",
+                    )
                 return
             (stmt,) = found
             assert isinstance(stmt, s.Block)
             where[f.name] = stmt.span
-            bound = self.bind(WRITTEN_AS.get(stmt.type) or _strip_optional(hints[f.name]), stmt, parser)
+            bound = self.bind(
+                WRITTEN_AS.get(stmt.type) or _strip_optional(hints[f.name]), stmt, parser
+            )
             if bound is not None:
                 values[f.name] = bound
         elif syntax == "blocks":
             cls_inner = WRITTEN_AS.get(f.metadata["tag"]) or typing.get_args(hints[f.name])[0]
-            bound_all = [self.bind(cls_inner, stmt, parser) for stmt in found if isinstance(stmt, s.Block)]
+            bound_all = [
+                self.bind(cls_inner, stmt, parser) for stmt in found if isinstance(stmt, s.Block)
+            ]
             values[f.name] = tuple(b for b in bound_all if b is not None)
             if found:
                 where[f.name] = found[0].span
@@ -251,12 +342,19 @@ class Binder:
             assert isinstance(stmt, s.Block)
             where[f.name] = stmt.span
             if stmt.labels:
-                self.error(stmt.span, f"a {stmt.type} block takes no name", f"write `{stmt.type} {{ ... }}`")
+                self.error(
+                    stmt.span,
+                    f"a {stmt.type} block takes no name",
+                    f"write `{stmt.type} {{ ... }}`",
+                )
                 return
             entries = []
             for entry in stmt.body:
                 if isinstance(entry, s.Block):
-                    self.error(entry.span, f"a {stmt.type} block holds `name = value` statements, not blocks")
+                    self.error(
+                        entry.span,
+                        f"a {stmt.type} block holds `name = value` statements, not blocks",
+                    )
                     continue
                 parsed = getattr(parser, "parse_" + f.metadata["parse"])(entry)
                 if parsed is not None:
@@ -265,10 +363,14 @@ class Binder:
             names = [e.name for e in stmt.body if isinstance(e, s.Attribute)]
             for i, entry in enumerate(stmt.body):
                 if isinstance(entry, s.Attribute) and entry.name in names[:i]:
-                    self.error(entry.span, f"{entry.name!r} is given twice in this {stmt.type} block")
+                    self.error(
+                        entry.span, f"{entry.name!r} is given twice in this {stmt.type} block"
+                    )
 
     # -- values ------------------------------------------------------------------------------
-    def value(self, expr: s.Expr, annotation: Any, f: dataclasses.Field, parser: Any, where: str) -> Any:
+    def value(
+        self, expr: s.Expr, annotation: Any, f: dataclasses.Field, parser: Any, where: str
+    ) -> Any:
         meta = f.metadata
         if meta.get("parse"):
             result = getattr(parser, "parse_" + meta["parse"])(expr, where)
@@ -277,7 +379,11 @@ class Binder:
         origin = typing.get_origin(annotation)
         if annotation is str:
             if not isinstance(expr, s.Str):
-                hint = f'write it in double quotes: "{expr.dotted}"' if isinstance(expr, s.Ref) else 'e.g. "text"'
+                hint = (
+                    f'write it in double quotes: "{expr.dotted}"'
+                    if isinstance(expr, s.Ref)
+                    else 'e.g. "text"'
+                )
                 self.error(expr.span, f"{where} is text, got {describe(expr)}", hint)
                 return _FAILED
             if meta.get("option") and expr.value not in meta["option"]:
@@ -288,7 +394,11 @@ class Binder:
             return self.name(expr, where, meta.get("refers", ""))
         if annotation is m.DataPath:
             if not isinstance(expr, s.Ref):
-                self.error(expr.span, f"{where} is a path into a data source, got {describe(expr)}", "e.g. answer_meta.answers_metadata")
+                self.error(
+                    expr.span,
+                    f"{where} is a path into a data source, got {describe(expr)}",
+                    "e.g. answer_meta.answers_metadata",
+                )
                 return _FAILED
             self.refer("source", expr.parts[0], expr.span, f"source in {where}")
             return expr.parts
@@ -299,13 +409,18 @@ class Binder:
             return expr.value
         if annotation is int:
             if not isinstance(expr, s.Num) or not isinstance(expr.value, int) or expr.value < 0:
-                self.error(expr.span, f"{where} is a whole number >= 0, got {describe(expr) if not isinstance(expr, s.Num) else expr.value!r}")
+                self.error(
+                    expr.span,
+                    f"{where} is a whole number >= 0, got {describe(expr) if not isinstance(expr, s.Num) else expr.value!r}",
+                )
                 return _FAILED
             return expr.value
         if annotation is m.ComponentCall:
             if not isinstance(expr, s.Call):
                 self.error(
-                    expr.span, f"{where} is a component call like name(...), got {describe(expr)}", f"write {expr.dotted}()" if isinstance(expr, s.Ref) else ""
+                    expr.span,
+                    f"{where} is a component call like name(...), got {describe(expr)}",
+                    f"write {expr.dotted}()" if isinstance(expr, s.Ref) else "",
                 )
                 return _FAILED
             call = self.component(expr, meta["kind"])
@@ -313,7 +428,9 @@ class Binder:
         if origin is tuple:
             inner = typing.get_args(annotation)[0]
             if not isinstance(expr, s.ListExpr):
-                self.error(expr.span, f"{where} is a list, got {describe(expr)}", "write [a, b, ...]")
+                self.error(
+                    expr.span, f"{where} is a list, got {describe(expr)}", "write [a, b, ...]"
+                )
                 return _FAILED
             items = []
             failed = False
@@ -322,14 +439,21 @@ class Binder:
                 failed = failed or got is _FAILED
                 items.append(got)
             return _FAILED if failed else tuple(items)
-        raise TypeError(f"no reader for {annotation!r}")  # pragma: no cover - a schema bug, caught by tests
+        raise TypeError(
+            f"no reader for {annotation!r}"
+        )  # pragma: no cover - a schema bug, caught by tests
 
     def name(self, expr: s.Expr, where: str, refers: str) -> Any:
         if isinstance(expr, s.Str) and expr.value.replace("-", "_").isidentifier():
-            self.error(expr.span, f"{where} is a name, written without quotes", f"write {expr.value}")
+            self.error(
+                expr.span, f"{where} is a name, written without quotes", f"write {expr.value}"
+            )
             return _FAILED
         if not isinstance(expr, s.Ref) or len(expr.parts) != 1:
-            self.error(expr.span, f"{where} is a name, got {describe(expr) if not isinstance(expr, s.Ref) else 'a dotted path'}")
+            self.error(
+                expr.span,
+                f"{where} is a name, got {describe(expr) if not isinstance(expr, s.Ref) else 'a dotted path'}",
+            )
             return _FAILED
         if refers:
             self.refer(refers, expr.parts[0], expr.span)
@@ -338,17 +462,34 @@ class Binder:
     def field_type(self, expr: s.Expr) -> FieldType | None:
         if isinstance(expr, s.Ref) and len(expr.parts) == 1 and expr.parts[0] in SCALAR_KINDS:
             return FieldType(expr.parts[0])
-        if isinstance(expr, s.Call) and expr.callee.dotted in (*COLLECTION_KINDS, "optional") and len(expr.args) == 1 and not expr.kwargs:
+        if (
+            isinstance(expr, s.Call)
+            and expr.callee.dotted in (*COLLECTION_KINDS, "optional")
+            and len(expr.args) == 1
+            and not expr.kwargs
+        ):
             inner = self.field_type(expr.args[0])
             return FieldType(expr.callee.dotted, inner) if inner else None
         if (
             isinstance(expr, s.Call)
             and expr.callee.dotted == "enum"
             and expr.args
-            and all(isinstance(a, (s.Str, s.Num, s.Bool)) or (isinstance(a, s.Ref) and len(a.parts) == 1) for a in expr.args)
+            and all(
+                isinstance(a, (s.Str, s.Num, s.Bool))
+                or (isinstance(a, s.Ref) and len(a.parts) == 1)
+                for a in expr.args
+            )
         ):
-            return FieldType("enum", values=tuple(literal(a) for a in expr.args))  # enum(a, b) names its text values
-        name = expr.callee.dotted if isinstance(expr, s.Call) else expr.dotted if isinstance(expr, s.Ref) else describe(expr)
+            return FieldType(
+                "enum", values=tuple(literal(a) for a in expr.args)
+            )  # enum(a, b) names its text values
+        name = (
+            expr.callee.dotted
+            if isinstance(expr, s.Call)
+            else expr.dotted
+            if isinstance(expr, s.Ref)
+            else describe(expr)
+        )
         self.unknown(expr.span, "type", name, TYPE_SPELLINGS)
         return None
 
@@ -363,7 +504,9 @@ class Binder:
         try:
             comp = registry.get(kind, name)
         except registry.UnknownComponent as exc:
-            if exc.defined_in is not None:  # in a components/ folder nobody allowed: say which file and how to allow it
+            if (
+                exc.defined_in is not None
+            ):  # in a components/ folder nobody allowed: say which file and how to allow it
                 self.error(call.callee.span, str(exc), exc.hint)
             else:
                 self.unknown(call.callee.span, kind, name, registry.names(kind))
@@ -372,7 +515,11 @@ class Binder:
         bound: dict[str, tuple[s.Expr, Any]] = {}
         ok = True
         if len(call.args) > len(params):
-            self.error(call.span, f"{name}() takes at most {len(params)} positional argument(s), got {len(call.args)}", signature(comp))
+            self.error(
+                call.span,
+                f"{name}() takes at most {len(params)} positional argument(s), got {len(call.args)}",
+                signature(comp),
+            )
             return None
         for param, arg in zip(params, call.args):
             bound[param.name] = (arg, None)
@@ -391,12 +538,18 @@ class Binder:
             if param.name not in bound:
                 if param.required:
                     if not strays:
-                        self.error(call.span, f"{name}() needs parameter {param.name!r} ({param.type_name()})", signature(comp))
+                        self.error(
+                            call.span,
+                            f"{name}() needs parameter {param.name!r} ({param.type_name()})",
+                            signature(comp),
+                        )
                     ok = False
                 continue
             expr = bound[param.name][0]
             special = _strip_optional(param.type)
-            if special is registry.NormaliserName:  # the block's steps are written in place of its name
+            if (
+                special is registry.NormaliserName
+            ):  # the block's steps are written in place of its name
                 steps = self.normaliser_steps(expr, f"parameter {param.name!r} of {name}()")
                 if steps is None:
                     ok = False
@@ -421,11 +574,20 @@ class Binder:
                     )
                     ok = False
                     continue
-                self.refer(namespace.replace(" ", "_").replace("-", "_"), expr.parts[0], expr.span, f"{namespace} in {name}()")
+                self.refer(
+                    namespace.replace(" ", "_").replace("-", "_"),
+                    expr.parts[0],
+                    expr.span,
+                    f"{namespace} in {name}()",
+                )
                 values[param.name] = expr.parts[0]
                 continue
             if isinstance(expr, (s.Ref, s.Call)):
-                if not (isinstance(expr, s.Ref) and expr.parts[0] == "params" and expr.parts[-1] in self.quiet_names):  # a misspelt params block's
+                if not (
+                    isinstance(expr, s.Ref)
+                    and expr.parts[0] == "params"
+                    and expr.parts[-1] in self.quiet_names
+                ):  # a misspelt params block's
                     self.error(
                         expr.span,
                         f"parameter {param.name!r} of {name}() must be a literal {param.type_name()}, got {describe(expr)}",
@@ -446,16 +608,26 @@ class Binder:
             values[param.name] = value
         if not ok:
             return None
-        if comp.preset_of is not None:  # the spelled-out call it stands for: same runner, same fingerprint
+        if (
+            comp.preset_of is not None
+        ):  # the spelled-out call it stands for: same runner, same fingerprint
             return m.ComponentCall(kind, comp.preset_of[0], comp.preset_of[1], {"": call.span})
-        return m.ComponentCall(kind, name, tuple((p.name, values[p.name]) for p in params if p.name in values), {"": call.span})
+        return m.ComponentCall(
+            kind,
+            name,
+            tuple((p.name, values[p.name]) for p in params if p.name in values),
+            {"": call.span},
+        )
 
 
 _FAILED = object()
 
 
 def signature(comp: registry.Component) -> str:
-    parts = [f"{p.name}: {p.type_name()}" + ("" if p.required else f" = {p.default!r}") for p in comp.params]
+    parts = [
+        f"{p.name}: {p.type_name()}" + ("" if p.required else f" = {p.default!r}")
+        for p in comp.params
+    ]
     return f"signature: {comp.name}({', '.join(parts)})"
 
 
@@ -467,8 +639,14 @@ def type_ok(value: Any, annotation: Any) -> bool:
     if origin is typing.Literal:
         return value in args
     if origin in (list, tuple):
-        return isinstance(value, tuple) and not (value and value[0] == "__object__") and (not args or all(type_ok(v, args[0]) for v in value))
-    if origin is typing.Union or (origin is not None and str(origin) == "<class 'types.UnionType'>"):
+        return (
+            isinstance(value, tuple)
+            and not (value and value[0] == "__object__")
+            and (not args or all(type_ok(v, args[0]) for v in value))
+        )
+    if origin is typing.Union or (
+        origin is not None and str(origin) == "<class 'types.UnionType'>"
+    ):
         return any(type_ok(value, a) for a in args)
     if annotation is type(None):
         return value is None

@@ -38,11 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runners.paths import PROJECT_ROOT, default_cache_dir
+from procbench.runners.paths import PROJECT_ROOT, default_cache_dir
 
 if TYPE_CHECKING:
-    from dsl.errors import Diagnostic
-    from dsl.model import TaskSpec
+    from procbench.dsl.errors import Diagnostic
+    from procbench.dsl.model import TaskSpec
 
 FORMAT = b"procbench-spec-cache 1\n"
 ENV_DIR = "PROCBENCH_CACHE_DIR"
@@ -110,7 +110,11 @@ def _installed_distributions() -> str:
     names = []
     for entry in sys.path:
         try:
-            names += [f"{entry}/{name}" for name in os.listdir(entry or ".") if name.endswith((".dist-info", ".egg-info", ".pth"))]
+            names += [
+                f"{entry}/{name}"
+                for name in os.listdir(entry or ".")
+                if name.endswith((".dist-info", ".egg-info", ".pth"))
+            ]
         except OSError:
             continue
     return ",".join(sorted(names))
@@ -126,18 +130,24 @@ def per_environment(name: str, compute: Callable[[], dict[str, str]]) -> dict[st
     folder = cache_dir()
     if folder is None:
         return compute()
-    environment = hashlib.sha256(FORMAT + f"{name}\0{sys.version}\0{_installed_distributions()}".encode()).hexdigest()
+    environment = hashlib.sha256(
+        FORMAT + f"{name}\0{sys.version}\0{_installed_distributions()}".encode()
+    ).hexdigest()
     path = folder / "environment" / f"{name}-{environment[:32]}.json"
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         stored = None
-    if isinstance(stored, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in stored.items()):
+    if isinstance(stored, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in stored.items()
+    ):
         return stored
     value = compute()
     try:
         # the same value in other environments (or one since changed): the most recent are kept, as entries are
-        _replace(path, json.dumps(value).encode("utf-8"), stale=f"{name}-*.json", keep=ENTRIES_PER_SPEC)
+        _replace(
+            path, json.dumps(value).encode("utf-8"), stale=f"{name}-*.json", keep=ENTRIES_PER_SPEC
+        )
     except OSError:
         pass  # an unwritable folder: computed again next time
     return value
@@ -155,7 +165,10 @@ def key(path: Path, text: bytes, search: list[Path]) -> str:
     digest = hashlib.sha256(FORMAT)
     digest.update(sys.version.encode() + b"\0" + code_signature().encode() + b"\0")
     digest.update(str(path.resolve()).encode() + b"\0" + hashlib.sha256(text).digest())
-    for folder in [path.parent, *search]:  # a parent spec added to a search folder changes what extends finds
+    for folder in [
+        path.parent,
+        *search,
+    ]:  # a parent spec added to a search folder changes what extends finds
         digest.update(f"{folder}\0{_listing(folder)}\n".encode())
     # the component folders allowed decide which names resolve: a spec checked with them is not a hit without them
     digest.update(os.environ.get(COMPONENTS_ENV, "").encode() + b"\0")
@@ -174,7 +187,11 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         mode = args[1] if len(args) > 1 and isinstance(args[1], str) else "r"
         if "r" in mode or mode == "":
             _recording[-1].add(os.fsdecode(args[0]))
-    elif event in {"os.listdir", "os.scandir"} and args and isinstance(args[0], (str, bytes, os.PathLike)):
+    elif (
+        event in {"os.listdir", "os.scandir"}
+        and args
+        and isinstance(args[0], (str, bytes, os.PathLike))
+    ):
         _recording[-1].add(os.fsdecode(args[0]) + os.sep)
 
 
@@ -182,7 +199,9 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 def _files_read() -> Iterator[set[str]]:
     """Paths opened for reading (and folders listed) in this thread while the block runs."""
     global _hook_installed
-    if not _hook_installed:  # an audit hook cannot be removed: it is installed once and idles when not recording
+    if (
+        not _hook_installed
+    ):  # an audit hook cannot be removed: it is installed once and idles when not recording
         sys.addaudithook(_audit)
         _hook_installed = True
     seen: set[str] = set()
@@ -204,26 +223,56 @@ def _fingerprint(path: str) -> str:
 
 def _dependencies(paths: set[str], spec: Path) -> tuple[tuple[str, str], ...]:
     """The recorded files that are data of the check, each with its fingerprint (code is in the key)."""
-    code_roots = tuple(str(PROJECT_ROOT / p) + os.sep for p in _CODE_PACKAGES) + (sys.prefix, sys.base_prefix)
+    code_roots = tuple(str(PROJECT_ROOT / p) + os.sep for p in _CODE_PACKAGES) + (
+        sys.prefix,
+        sys.base_prefix,
+    )
     keep = []
     for path in sorted(paths):
         absolute = os.path.abspath(path)
-        if absolute.endswith(".pyc"):  # an import read the byte code: the source is what a maintainer edits
+        if absolute.endswith(
+            ".pyc"
+        ):  # an import read the byte code: the source is what a maintainer edits
             import importlib.util  # a miss only: a hit imports neither it nor tempfile (issue #19)
 
             try:
                 absolute = importlib.util.source_from_cache(absolute)
             except ValueError:
                 continue
-        if absolute == str(spec.resolve()) or absolute.endswith(".so") or absolute.startswith(code_roots):
+        if (
+            absolute == str(spec.resolve())
+            or absolute.endswith(".so")
+            or absolute.startswith(code_roots)
+        ):
             continue
         keep.append((absolute, _fingerprint(absolute)))
     return tuple(keep)
 
 
 # -- entries ---------------------------------------------------------------------------------------
-_ALLOWED_MODULES = ("dsl.", "runners.predictions", "runners.tables", "runners._types")
-_ALLOWED_BUILTINS = frozenset({"tuple", "list", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex", "NoneType", "object"})
+_ALLOWED_MODULES = (
+    "dsl.",
+    "procbench.runners.predictions",
+    "procbench.runners.tables",
+    "procbench.runners._types",
+)
+_ALLOWED_BUILTINS = frozenset(
+    {
+        "tuple",
+        "list",
+        "dict",
+        "set",
+        "frozenset",
+        "str",
+        "bytes",
+        "int",
+        "float",
+        "bool",
+        "complex",
+        "NoneType",
+        "object",
+    }
+)
 
 
 class _SpecUnpickler(pickle.Unpickler):
@@ -255,22 +304,30 @@ ENTRIES_PER_SPEC = 4
 
 def _entry_path(folder: Path, entry_key: str, spec: Path, suffix: str = ".pickle") -> Path:
     """One folder per spec file, so that writing a spec's new entry can drop its oldest ones."""
-    return folder / hashlib.sha256(str(spec.resolve()).encode()).hexdigest()[:16] / f"{entry_key}{suffix}"
+    return (
+        folder
+        / hashlib.sha256(str(spec.resolve()).encode()).hexdigest()[:16]
+        / f"{entry_key}{suffix}"
+    )
 
 
-def read(folder: Path, entry_key: str, spec: Path) -> tuple[Any, tuple[tuple[str, str], ...]] | None:
+def read(
+    folder: Path, entry_key: str, spec: Path
+) -> tuple[Any, tuple[tuple[str, str], ...]] | None:
     """The stored value and its recorded files, or None (absent, corrupted, foreign: all a miss)."""
     return _read(_entry_path(folder, entry_key, spec), entry_key, _SpecUnpickler)
 
 
-def _read(file: Path, entry_key: str, unpickler: type[pickle.Unpickler]) -> tuple[Any, tuple[tuple[str, str], ...]] | None:
+def _read(
+    file: Path, entry_key: str, unpickler: type[pickle.Unpickler]
+) -> tuple[Any, tuple[tuple[str, str], ...]] | None:
     try:
         blob = file.read_bytes()
     except OSError:
         return None
     if not blob.startswith(FORMAT):
         return None
-    head, _, payload = blob[len(FORMAT):].partition(b"\n")
+    head, _, payload = blob[len(FORMAT) :].partition(b"\n")
     if head.decode("ascii", "replace") != hashlib.sha256(payload).hexdigest():
         return None
     try:
@@ -282,13 +339,25 @@ def _read(file: Path, entry_key: str, unpickler: type[pickle.Unpickler]) -> tupl
     return value, dependencies
 
 
-def write(folder: Path, entry_key: str, spec: Path, value: Any, dependencies: tuple[tuple[str, str], ...], suffix: str = ".pickle") -> None:
+def write(
+    folder: Path,
+    entry_key: str,
+    spec: Path,
+    value: Any,
+    dependencies: tuple[tuple[str, str], ...],
+    suffix: str = ".pickle",
+) -> None:
     """Store an entry atomically (write to a temporary file, then rename) in place of the spec's older ones; a failure is ignored."""
     try:
         payload = pickle.dumps((entry_key, value, dependencies), protocol=pickle.HIGHEST_PROTOCOL)
         blob = FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
         # the same spec under older code or text, or in another environment: the most recent are kept
-        _replace(_entry_path(folder, entry_key, spec, suffix), blob, stale=f"*{suffix}", keep=ENTRIES_PER_SPEC)
+        _replace(
+            _entry_path(folder, entry_key, spec, suffix),
+            blob,
+            stale=f"*{suffix}",
+            keep=ENTRIES_PER_SPEC,
+        )
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return  # an unwritable folder or an unpicklable spec: the next run checks again
 
@@ -304,7 +373,7 @@ def _replace(target: Path, data: bytes, *, stale: str, keep: int = 1) -> None:
                 others.append((old.stat().st_mtime_ns, old))
             except OSError:
                 continue  # removed meanwhile by another process
-    for _, old in sorted(others, reverse=True)[max(0, keep - 1):]:
+    for _, old in sorted(others, reverse=True)[max(0, keep - 1) :]:
         old.unlink(missing_ok=True)
     import tempfile
 
@@ -332,16 +401,24 @@ def checked_spec(path: str | Path, search: list[Path] | None = None) -> CachedCh
             problems = _spec_path_problems(spec)
             if problems:  # a valid digest is no proof of origin: a spec entry is checked for its data paths as its plan is
                 _refuse_entry(_entry_path(folder, entry_key, path), problems[0])
-            elif all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies) and _load_components_beside(path):
+            elif all(
+                _fingerprint(p) == fingerprint for p, fingerprint in dependencies
+            ) and _load_components_beside(path):
                 return CachedCheck(spec, warnings, source, hit=True)
-    from dsl.checker import check_file
+    from procbench.dsl.checker import check_file
 
     if folder is None:
         result = check_file(path, search=search)
         return CachedCheck(result.spec, result.warnings, result.source)
     with _files_read() as seen:
         result = check_file(path, search=search)
-    write(folder, entry_key, path, (result.spec, list(result.warnings), result.source), _dependencies(seen, path))
+    write(
+        folder,
+        entry_key,
+        path,
+        (result.spec, list(result.warnings), result.source),
+        _dependencies(seen, path),
+    )
     return CachedCheck(result.spec, result.warnings, result.source)
 
 
@@ -364,10 +441,13 @@ def cached_plan(path: str | Path, search: list[Path] | None = None) -> Any | Non
     if found is None:
         return None
     plan, dependencies = found
-    if not (all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies) and _load_components_beside(path)):
+    if not (
+        all(_fingerprint(p) == fingerprint for p, fingerprint in dependencies)
+        and _load_components_beside(path)
+    ):
         return None
     if isinstance(plan, dict):
-        from dsl.plan import path_problems
+        from procbench.dsl.plan import path_problems
 
         problems = path_problems(plan)
         if problems:  # a valid digest is no proof of origin: refused like a spec, said, removed, and the spec re-checked
@@ -379,21 +459,28 @@ def cached_plan(path: str | Path, search: list[Path] | None = None) -> Any | Non
 def _spec_path_problems(spec: Any) -> list[str]:
     """The checker's data-path rule (dsl/checker.py) on a spec read from the cache: why a source or membership path could
     leave the data root."""
-    from runners.paths import relative_path_problems
+    from procbench.runners.paths import relative_path_problems
 
     data = getattr(spec, "data", None)
     problems = []
     for src in getattr(data, "sources", ()) or ():
-        problems += relative_path_problems(f"source {src.name!r}: path", str(src.path).replace("{split}", "split"))
+        problems += relative_path_problems(
+            f"source {src.name!r}: path", str(src.path).replace("{split}", "split")
+        )
     for rule in getattr(data, "labels", ()) or ():
         for member in rule.members:
-            problems += relative_path_problems(f"label {rule.name!r}: membership path", str(member[0]).replace("{split}", "split"))
+            problems += relative_path_problems(
+                f"label {rule.name!r}: membership path", str(member[0]).replace("{split}", "split")
+            )
     return problems
 
 
 def _refuse_entry(entry: Path, reason: str) -> None:
     """Say on stderr that a cache entry was refused (it is not what procbench writes), and remove it."""
-    print(f"warning: refused the cached entry {entry}: {reason}; it was removed and the spec is checked again", file=sys.stderr)
+    print(
+        f"warning: refused the cached entry {entry}: {reason}; it was removed and the spec is checked again",
+        file=sys.stderr,
+    )
     entry.unlink(missing_ok=True)
 
 
@@ -422,7 +509,7 @@ def _load_components_beside(path: Path) -> bool:
     """
     if not os.environ.get(COMPONENTS_ENV, "").strip():
         return True
-    from runners import registry
+    from procbench.runners import registry
 
     try:
         registry.load_operator_components()

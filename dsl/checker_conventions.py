@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dsl import model as m
-from dsl import syntax as s
-from dsl.binding import Binder, describe, literal
-from runners.metrics._base import Metric
-from runners.predictions import FieldType
+from procbench.dsl import model as m
+from procbench.dsl import syntax as s
+from procbench.dsl.binding import Binder, describe, literal
+from procbench.runners.metrics._base import Metric
+from procbench.runners.predictions import FieldType
 
 FORMS = '"empty", "refuse", predict(<value>) or score(<number>)'
 _WORDS = ("empty", "refuse")
@@ -38,7 +38,11 @@ def parse(ck: Binder, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
         ck.unknown(expr.span, f"value for {where}", expr.value, _WORDS)
         return None
     if isinstance(expr, s.Ref) and expr.dotted in _WORDS:
-        ck.error(expr.span, f"{where}: {expr.dotted} is written in double quotes", f'write "{expr.dotted}"')
+        ck.error(
+            expr.span,
+            f"{where}: {expr.dotted} is written in double quotes",
+            f'write "{expr.dotted}"',
+        )
         return None
     if isinstance(expr, s.Call) and expr.callee.dotted in ("predict", "score"):
         form = expr.callee.dotted
@@ -48,18 +52,28 @@ def parse(ck: Binder, expr: s.Expr, where: str) -> tuple[Any, ...] | None:
         (arg,) = expr.args
         if form == "score":
             if not isinstance(arg, s.Num) or isinstance(arg.value, bool):
-                ck.error(arg.span, f"{where}: score(...) takes a number, got {describe(arg)}", "e.g. score(-1) or score(0)")
+                ck.error(
+                    arg.span,
+                    f"{where}: score(...) takes a number, got {describe(arg)}",
+                    "e.g. score(-1) or score(0)",
+                )
                 return None
             return ("score", float(arg.value))
         if not isinstance(arg, (s.Str, s.Num, s.Bool, s.ListExpr)):
-            ck.error(arg.span, f"{where}: predict(...) takes a value of the prediction field, got {describe(arg)}", 'e.g. predict("equally likely")')
+            ck.error(
+                arg.span,
+                f"{where}: predict(...) takes a value of the prediction field, got {describe(arg)}",
+                'e.g. predict("equally likely")',
+            )
             return None
         return ("predict", literal(arg))
     ck.error(expr.span, f"{where} is {FORMS}, got {describe(expr)}", hint)
     return None
 
 
-def declared(ms: m.MeasureSpec, score: m.ScoreSpec, part: str) -> tuple[tuple[Any, ...] | None, Any]:
+def declared(
+    ms: m.MeasureSpec, score: m.ScoreSpec, part: str
+) -> tuple[tuple[Any, ...] | None, Any]:
     """The convention a measure follows for ``part`` as written (its own, else the score block's; None: the default) and whose it is."""
     own = getattr(ms, part)
     if own is not None:
@@ -68,14 +82,22 @@ def declared(ms: m.MeasureSpec, score: m.ScoreSpec, part: str) -> tuple[tuple[An
 
 
 def check(
-    ck: Binder, score: m.ScoreSpec, checked: Sequence[m.MeasureSpec], measured: Sequence[tuple[m.MeasureSpec, Any]], pred: Mapping[str, FieldType]
+    ck: Binder,
+    score: m.ScoreSpec,
+    checked: Sequence[m.MeasureSpec],
+    measured: Sequence[tuple[m.MeasureSpec, Any]],
+    pred: Mapping[str, FieldType],
 ) -> None:
     """Each declared convention fits its measure: a value of the prediction field's type, a score only over one per-item value.
 
     ``score``: the score block as written; ``checked``: its measures that passed their checks; ``measured``: (measure, metric) of each.
     """
     metrics = {ms.name: metric for ms, metric in measured}
-    compared = [(ms, metrics[ms.name]) for ms in checked if ms.metric is not None and ms.gold is not None and ms.prediction is not None]
+    compared = [
+        (ms, metrics[ms.name])
+        for ms in checked
+        if ms.metric is not None and ms.gold is not None and ms.prediction is not None
+    ]
     for ms in score.measures:
         if ms.metric is None and (ms.missing is not None or ms.invalid is not None):
             part = "missing" if ms.missing is not None else "invalid"
@@ -85,25 +107,45 @@ def check(
                 "declare it on a measure with metric, gold and prediction",
             )
     for part in ("missing", "invalid"):
-        if getattr(score, part) is not None and not any(ms.metric is not None for ms in score.measures):
+        if getattr(score, part) is not None and not any(
+            ms.metric is not None for ms in score.measures
+        ):
             ck.error(
                 m.span_of(score, part),
                 f"score: {part} = ... is the default of the measure blocks that compare a prediction field, and this task has none",
                 "remove it: match blocks and scorer components decide for themselves how an absent prediction counts",
             )
-    reported: set[str] = set()  # a score-level convention that fits no measure is one mistake: one error
+    reported: set[str] = (
+        set()
+    )  # a score-level convention that fits no measure is one mistake: one error
     for ms, metric in compared:
         for part in ("missing", "invalid"):
             convention, owner = declared(ms, score, part)
             if convention is None or (owner is score and part in reported):
                 continue
             errors = len(ck.errors)
-            _fits(ck, ms, metric, convention, m.span_of(owner, part), part, pred.get(ms.prediction or ""))
+            _fits(
+                ck,
+                ms,
+                metric,
+                convention,
+                m.span_of(owner, part),
+                part,
+                pred.get(ms.prediction or ""),
+            )
             if owner is score and len(ck.errors) > errors:
                 reported.add(part)
 
 
-def _fits(ck: Binder, ms: m.MeasureSpec, metric: Any, convention: tuple[Any, ...], span: s.Span, part: str, ptype: FieldType | None) -> None:
+def _fits(
+    ck: Binder,
+    ms: m.MeasureSpec,
+    metric: Any,
+    convention: tuple[Any, ...],
+    span: s.Span,
+    part: str,
+    ptype: FieldType | None,
+) -> None:
     form = convention[0]
     if form == "predict" and type(metric).invalid is not Metric.invalid:
         assert ms.metric is not None  # only measures that compare a prediction field get here
@@ -147,4 +189,11 @@ def _shown(value: Any) -> str:
 def _example(ftype: FieldType) -> str:
     if ftype.kind == "enum" and ftype.values:
         return _shown(ftype.values[0])
-    return {"str": '"text"', "int": "0", "float": "0.0", "bool": "false", "list": "[]", "optional": "..."}.get(ftype.kind, "...")
+    return {
+        "str": '"text"',
+        "int": "0",
+        "float": "0.0",
+        "bool": "false",
+        "list": "[]",
+        "optional": "...",
+    }.get(ftype.kind, "...")

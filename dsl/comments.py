@@ -25,7 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
-from dsl import syntax as s
+from procbench.dsl import syntax as s
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,9 @@ class _Spread:
     end: tuple[str, ...]
 
 
-def _with_blanks(group: Sequence[Comment], previous_line: int | None, next_line: int | None) -> tuple[str, ...]:
+def _with_blanks(
+    group: Sequence[Comment], previous_line: int | None, next_line: int | None
+) -> tuple[str, ...]:
     """Comment texts with "" wherever blank lines separated them (from what precedes and what follows)."""
     out: list[str] = []
     for c in group:
@@ -70,7 +72,12 @@ def _with_blanks(group: Sequence[Comment], previous_line: int | None, next_line:
             out.append("")
         out.append(c.text)
         previous_line = c.line
-    if out and next_line is not None and previous_line is not None and next_line > previous_line + 1:
+    if (
+        out
+        and next_line is not None
+        and previous_line is not None
+        and next_line > previous_line + 1
+    ):
         out.append("")
     return tuple(out)
 
@@ -114,9 +121,13 @@ class Attacher:
             if char == "\n":
                 self.line_starts.append(i + 1)
 
-    def file(self, body: tuple[s.Attribute | s.Block, ...]) -> tuple[tuple[s.Attribute | s.Block, ...], tuple[str, ...], tuple[str, ...]]:
+    def file(
+        self, body: tuple[s.Attribute | s.Block, ...]
+    ) -> tuple[tuple[s.Attribute | s.Block, ...], tuple[str, ...], tuple[str, ...]]:
         """(body with comments, header lines, comments after the last statement)."""
-        lines = self.source.split("\n")  # lines as the lexer counts them (str.splitlines also splits at \x0c, \u2028, ...)
+        lines = self.source.split(
+            "\n"
+        )  # lines as the lexer counts them (str.splitlines also splits at \x0c, \u2028, ...)
         first = body[0].span.line if body else len(lines) + 1
         header = _header(lines[: first - 1])
         rest = [c for c in self.comments if c.line >= first]
@@ -126,35 +137,56 @@ class Attacher:
             # moved up from inside the first statement (`task x  # why` before its '{'): printed above it, it would
             # read back as header, so it is header now
             header = _header([*header, "", *body[0].comments.leading])
-            body = (dataclasses.replace(body[0], comments=s.Comments((), body[0].comments.trailing)), *body[1:])
+            body = (
+                dataclasses.replace(body[0], comments=s.Comments((), body[0].comments.trailing)),
+                *body[1:],
+            )
         return body, header, spread.end
 
     # --- statements -------------------------------------------------------------------------------
 
-    def _statements(self, body: tuple[s.Attribute | s.Block, ...], spread: _Spread) -> tuple[s.Attribute | s.Block, ...]:
+    def _statements(
+        self, body: tuple[s.Attribute | s.Block, ...], spread: _Spread
+    ) -> tuple[s.Attribute | s.Block, ...]:
         out: list[s.Attribute | s.Block] = []
-        for stmt, inside, leading, trailing in zip(body, spread.inside, spread.leading, spread.trailing):
+        for stmt, inside, leading, trailing in zip(
+            body, spread.inside, spread.leading, spread.trailing
+        ):
             stmt, hoisted = self._statement(stmt, inside)
             comments = s.Comments(leading + tuple(c.text for c in hoisted), trailing)
             out.append(dataclasses.replace(stmt, comments=comments) if comments else stmt)
         return tuple(out)
 
-    def _statement(self, stmt: s.Attribute | s.Block, comments: list[Comment]) -> tuple[s.Attribute | s.Block, list[Comment]]:
+    def _statement(
+        self, stmt: s.Attribute | s.Block, comments: list[Comment]
+    ) -> tuple[s.Attribute | s.Block, list[Comment]]:
         if not comments:
             return stmt, []
         if isinstance(stmt, s.Attribute):
-            value, hoisted = self._expr(stmt.value, [c for c in comments if _inside(c, stmt.value.span)])
+            value, hoisted = self._expr(
+                stmt.value, [c for c in comments if _inside(c, stmt.value.span)]
+            )
             elsewhere = [c for c in comments if not _inside(c, stmt.value.span)]
-            return dataclasses.replace(stmt, value=value), sorted(hoisted + elsewhere, key=lambda c: c.pos)
+            return dataclasses.replace(stmt, value=value), sorted(
+                hoisted + elsewhere, key=lambda c: c.pos
+            )
         brace = self._opening_brace(stmt)
         outside = [c for c in comments if c.pos < brace]
-        spread = _spread([st.span for st in stmt.body], [c for c in comments if c.pos > brace], brace[0])
+        spread = _spread(
+            [st.span for st in stmt.body], [c for c in comments if c.pos > brace], brace[0]
+        )
         body = self._statements(stmt.body, spread)
-        return dataclasses.replace(stmt, body=body, open_comment=spread.open, end_comments=spread.end), outside
+        return dataclasses.replace(
+            stmt, body=body, open_comment=spread.open, end_comments=spread.end
+        ), outside
 
     def _opening_brace(self, block: s.Block) -> tuple[int, int]:
         """(line, column) of a block's '{': the first one after its type and labels that is not in a comment."""
-        after = _end(block.label_spans[-1]) if block.label_spans else (block.span.line, block.span.column + len(block.type))
+        after = (
+            _end(block.label_spans[-1])
+            if block.label_spans
+            else (block.span.line, block.span.column + len(block.type))
+        )
         i = self.line_starts[after[0] - 1] + after[1] - 1
         while i < len(self.source) and self.source[i] != "{":
             if self.source[i] == "#":
@@ -175,20 +207,43 @@ class Attacher:
             spread = _spread([item.span for item in e.items], comments, e.span.line)
             items: list[s.Expr] = []
             notes: list[s.Comments] = []
-            for item, inside, leading, trailing in zip(e.items, spread.inside, spread.leading, spread.trailing):
+            for item, inside, leading, trailing in zip(
+                e.items, spread.inside, spread.leading, spread.trailing
+            ):
                 item, hoisted = self._expr(item, inside)
                 items.append(item)
                 notes.append(s.Comments(leading + tuple(c.text for c in hoisted), trailing))
             item_comments = tuple(notes) if any(notes) else ()
-            return dataclasses.replace(e, items=tuple(items), item_comments=item_comments, open_comment=spread.open, end_comments=spread.end), []
+            return dataclasses.replace(
+                e,
+                items=tuple(items),
+                item_comments=item_comments,
+                open_comment=spread.open,
+                end_comments=spread.end,
+            ), []
         if isinstance(e, s.ObjectExpr):
             spread = _spread([p.span for p in e.pairs], comments, e.span.line)
             pairs: list[s.Pair] = []
-            for pair, inside, leading, trailing in zip(e.pairs, spread.inside, spread.leading, spread.trailing):
-                value, hoisted = self._expr(pair.value, [c for c in inside if _inside(c, pair.value.span)])
-                hoisted = sorted(hoisted + [c for c in inside if not _inside(c, pair.value.span)], key=lambda c: c.pos)
-                pairs.append(dataclasses.replace(pair, value=value, comments=s.Comments(leading + tuple(c.text for c in hoisted), trailing)))
-            return dataclasses.replace(e, pairs=tuple(pairs), open_comment=spread.open, end_comments=spread.end), []
+            for pair, inside, leading, trailing in zip(
+                e.pairs, spread.inside, spread.leading, spread.trailing
+            ):
+                value, hoisted = self._expr(
+                    pair.value, [c for c in inside if _inside(c, pair.value.span)]
+                )
+                hoisted = sorted(
+                    hoisted + [c for c in inside if not _inside(c, pair.value.span)],
+                    key=lambda c: c.pos,
+                )
+                pairs.append(
+                    dataclasses.replace(
+                        pair,
+                        value=value,
+                        comments=s.Comments(leading + tuple(c.text for c in hoisted), trailing),
+                    )
+                )
+            return dataclasses.replace(
+                e, pairs=tuple(pairs), open_comment=spread.open, end_comments=spread.end
+            ), []
         if isinstance(e, s.Call):
             # all or nothing: moving one comment above the statement while others stay inside would reorder them
             args: list[s.Expr] = []

@@ -15,10 +15,10 @@ import hashlib
 import json
 from typing import Any
 
-from dsl import model as m
-from dsl import plan
-from runners import registry
-from runners.runner import TaskRunner
+from procbench.dsl import model as m
+from procbench.dsl import plan
+from procbench.runners import registry
+from procbench.runners.runner import TaskRunner
 
 # Library versions that can change numbers; part of every fingerprint.
 _VERSIONED_LIBRARIES = ("nltk", "sacrebleu", "rouge-score", "spacy")
@@ -39,7 +39,11 @@ def _argument(value: Any) -> plan.Node:
     """A spec argument as the component takes it: nested calls built (a normaliser's steps as one pipeline), literals thawed."""
     if isinstance(value, m.ComponentCall):
         return _call(value)
-    if isinstance(value, tuple) and value and all(isinstance(v, m.ComponentCall) and v.kind == "normaliser" for v in value):
+    if (
+        isinstance(value, tuple)
+        and value
+        and all(isinstance(v, m.ComponentCall) and v.kind == "normaliser" for v in value)
+    ):
         return _pipeline(value)
     if isinstance(value, tuple) and value[:1] != ("__object__",):
         return ("list", tuple(_argument(v) for v in value))
@@ -80,14 +84,22 @@ def plan_of(spec: m.TaskSpec, digest: str) -> dict[str, Any]:
         "primary": spec.primary,
         "slices": tuple((s.name, s.kind, s.key) for s in spec.slices),
         "digest": digest,
-        "gold": ("reader", _bound(spec.data.reader)) if spec.data.reader is not None else ("table", _table(spec.data)),
+        "gold": ("reader", _bound(spec.data.reader))
+        if spec.data.reader is not None
+        else ("table", _table(spec.data)),
         "predictions": _predictions(spec.predictions, _missing_declared(score)),
-        "scorer": _scorer(score) if score.scorer is not None or score.matches or score.aligns else None,
-        "values": tuple((v.name, v.formula) for v in score.values),  # per-item values computed from the scorer's, in order
+        "scorer": _scorer(score)
+        if score.scorer is not None or score.matches or score.aligns
+        else None,
+        "values": tuple(
+            (v.name, v.formula) for v in score.values
+        ),  # per-item values computed from the scorer's, in order
         "flags": score.flags,
         "aggregate": _bound(score.aggregate) if score.aggregate is not None else None,
         "derive": _bound(score.derive) if score.derive is not None else None,
-        "measures": _measures(spec) if score.measures else None,  # formulas: below, applied after the aggregator
+        "measures": _measures(spec)
+        if score.measures
+        else None,  # formulas: below, applied after the aggregator
         "formulas": {ms.name: ms.formula for ms in score.measures if ms.formula is not None},
     }
 
@@ -95,12 +107,26 @@ def plan_of(spec: m.TaskSpec, digest: str) -> dict[str, Any]:
 def _table(data: m.DataSpec) -> dict[str, Any]:
     """A reader of declared sources, fields and labels (runners.tables.TableReader)."""
     return {
-        "sources": tuple((s.name, s.format, s.path, s.key, s.splits, s.optional) for s in data.sources),
+        "sources": tuple(
+            (s.name, s.format, s.path, s.key, s.splits, s.optional) for s in data.sources
+        ),
         "id_path": data.id_path,
         "fields": tuple((f.name, f.path, plan.type_node(f.type)) for f in data.fields),
-        "labels": tuple((r.name, r.path, dict(r.mapping) if r.mapping else None, r.default, r.members, r.splits) for r in data.labels),
-        "answer_labels": tuple((r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels),
-        "explode": (data.explode.name, data.explode.items, data.explode.id, data.explode.separator, data.explode.where, data.explode.skip)
+        "labels": tuple(
+            (r.name, r.path, dict(r.mapping) if r.mapping else None, r.default, r.members, r.splits)
+            for r in data.labels
+        ),
+        "answer_labels": tuple(
+            (r.name, r.field, r.items, r.text, r.label) for r in data.answer_labels
+        ),
+        "explode": (
+            data.explode.name,
+            data.explode.items,
+            data.explode.id,
+            data.explode.separator,
+            data.explode.where,
+            data.explode.skip,
+        )
         if data.explode
         else None,
     }
@@ -109,15 +135,26 @@ def _table(data: m.DataSpec) -> dict[str, Any]:
 def _predictions(pred: m.PredictionSpec, missing_declared: bool = False) -> plan.Node:
     if pred.reader is not None:
         return ("component", _bound(pred.reader))
-    node = ("schema", pred.format, pred.id_field, tuple((name, plan.type_node(t)) for name, t in pred.fields))
-    return (*node, True) if missing_declared else node  # the plans of tasks that declare nothing stay as they were
+    node = (
+        "schema",
+        pred.format,
+        pred.id_field,
+        tuple((name, plan.type_node(t)) for name, t in pred.fields),
+    )
+    return (
+        (*node, True) if missing_declared else node
+    )  # the plans of tasks that declare nothing stay as they were
 
 
 def _missing_declared(score: m.ScoreSpec) -> bool:
     """Whether every prediction the task compares is counted by a declared missing = ... (only measure blocks compare, and each declares one)."""
     compared = [ms for ms in score.measures if ms.metric is not None]
     own = score.scorer is not None or score.matches or score.aligns
-    return bool(compared) and not own and all(ms.missing is not None or score.missing is not None for ms in compared)
+    return (
+        bool(compared)
+        and not own
+        and all(ms.missing is not None or score.missing is not None for ms in compared)
+    )
 
 
 def _scorer(score: m.ScoreSpec) -> plan.Node:
@@ -135,7 +172,11 @@ def _scorer(score: m.ScoreSpec) -> plan.Node:
             pipelines.append(_pipeline(steps))
         return index[steps]
 
-    derived = dict(registry.get("deriver", score.derive.name).contract.fields) if score.derive is not None else {}
+    derived = (
+        dict(registry.get("deriver", score.derive.name).contract.fields)
+        if score.derive is not None
+        else {}
+    )
     matches = [
         {
             "gold": match.gold,
@@ -163,9 +204,22 @@ def _walk(align: m.AlignSpec) -> dict[str, Any]:
         "similarity": _call(align.similarity),
         "threshold": align.threshold,
         "where": align.where or "",
-        "entities": tuple((e.name, e.places, e.same, _call(e.identity), e.at_least, _call(e.until)) for e in align.entities),
+        "entities": tuple(
+            (e.name, e.places, e.same, _call(e.identity), e.at_least, _call(e.until))
+            for e in align.entities
+        ),
         "tallies": tuple(
-            (c.name, c.of or "", c.by, c.kinds, tuple((name, source, None if sim is None else _call(sim)) for name, (source, sim) in c.stats), c.where or "")
+            (
+                c.name,
+                c.of or "",
+                c.by,
+                c.kinds,
+                tuple(
+                    (name, source, None if sim is None else _call(sim))
+                    for name, (source, sim) in c.stats
+                ),
+                c.where or "",
+            )
             for c in align.counts
         ),
     }
@@ -176,7 +230,11 @@ def _measures(spec: m.TaskSpec) -> list[dict[str, Any]]:
     score = spec.score
     reader = registry.get("reader", spec.data.reader.name).contract if spec.data.reader else None
     gold = dict(reader.fields) if reader else spec.data.field_types()
-    pred = dict(registry.get("predictions", spec.predictions.reader.name).contract.fields) if spec.predictions.reader else dict(spec.predictions.fields)
+    pred = (
+        dict(registry.get("predictions", spec.predictions.reader.name).contract.fields)
+        if spec.predictions.reader
+        else dict(spec.predictions.fields)
+    )
     # a predictions component with one declared field may give that field's value bare (PARADISE's ending index)
     bare = spec.predictions.reader is not None and len(pred) == 1
     if score.derive is not None:  # measures read the fields the deriver gives
@@ -185,13 +243,32 @@ def _measures(spec: m.TaskSpec) -> list[dict[str, Any]]:
     return [_measure(ms, gold, pred, bare, score) for ms in score.measures if ms.formula is None]
 
 
-def _measure(measure: m.MeasureSpec, gold: dict[str, Any], pred: dict[str, Any], bare: bool, score: m.ScoreSpec) -> dict[str, Any]:
-    common = {"name": measure.name, "round": measure.round, "scale": measure.scale, "divide_by": measure.divide_by}
+def _measure(
+    measure: m.MeasureSpec,
+    gold: dict[str, Any],
+    pred: dict[str, Any],
+    bare: bool,
+    score: m.ScoreSpec,
+) -> dict[str, Any]:
+    common = {
+        "name": measure.name,
+        "round": measure.round,
+        "scale": measure.scale,
+        "divide_by": measure.divide_by,
+    }
     if measure.value is not None:
-        return {"kind": "value", **common, "aggregate": measure.aggregate, "value": measure.value, "where": measure.where}
+        return {
+            "kind": "value",
+            **common,
+            "aggregate": measure.aggregate,
+            "value": measure.value,
+            "where": measure.where,
+        }
     if measure.stats:
         return {"kind": "counts", **common, "counts": measure.counts, "stats": measure.stats}
-    assert measure.metric is not None and measure.gold is not None and measure.prediction is not None  # the checker saw to it
+    assert (
+        measure.metric is not None and measure.gold is not None and measure.prediction is not None
+    )  # the checker saw to it
     return {
         "kind": "metric",
         **common,
@@ -201,12 +278,17 @@ def _measure(measure: m.MeasureSpec, gold: dict[str, Any], pred: dict[str, Any],
         "prediction": measure.prediction,
         # a field typed in the spec narrows what the metric accepts (an enum, optional values), so the runtime check is the spec's
         "gold_type": plan.type_node(gold[measure.gold]) if measure.gold in gold else None,
-        "prediction_type": plan.type_node(pred[measure.prediction]) if measure.prediction in pred else None,
+        "prediction_type": plan.type_node(pred[measure.prediction])
+        if measure.prediction in pred
+        else None,
         "normaliser": _pipeline(measure.normaliser) if measure.normaliser else None,
         "bare": bare,
         "where": measure.where,
         # what an item without a prediction, or with one the metric cannot measure, counts as (declared, else the default)
-        **{part: getattr(measure, part) or getattr(score, part) or m.DEFAULT_CONVENTIONS[part] for part in ("missing", "invalid")},
+        **{
+            part: getattr(measure, part) or getattr(score, part) or m.DEFAULT_CONVENTIONS[part]
+            for part in ("missing", "invalid")
+        },
     }
 
 
@@ -216,11 +298,26 @@ def compile_spec(spec: m.TaskSpec) -> TaskRunner:
 
 
 def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
-    calls: list[m.ComponentCall] = [c for c in (spec.data.reader, spec.predictions.reader, spec.score.scorer, spec.score.aggregate) if c]
+    calls: list[m.ComponentCall] = [
+        c
+        for c in (
+            spec.data.reader,
+            spec.predictions.reader,
+            spec.score.scorer,
+            spec.score.aggregate,
+        )
+        if c
+    ]
     if spec.score.derive is not None:
         calls.append(spec.score.derive)
     for match in spec.score.matches:
-        calls += [*_nested_calls(match.similarity), match.matcher, *match.filters, *match.normaliser, *match.similarity_normaliser]
+        calls += [
+            *_nested_calls(match.similarity),
+            match.matcher,
+            *match.filters,
+            *match.normaliser,
+            *match.similarity_normaliser,
+        ]
     for measure in spec.score.measures:
         calls += [c for c in (measure.metric, *measure.normaliser) if c is not None]
     for align in spec.score.aligns:
@@ -265,7 +362,18 @@ _NOT_SCORED = {
     "similarities",
 }
 # Collections whose order means nothing (declared by name); sorted so that reordering a spec keeps its fingerprint.
-_UNORDERED = {"metrics", "slices", "labels", "fields", "matches", "measures", "templates", "answer_labels", "params", "kwargs"}
+_UNORDERED = {
+    "metrics",
+    "slices",
+    "labels",
+    "fields",
+    "matches",
+    "measures",
+    "templates",
+    "answer_labels",
+    "params",
+    "kwargs",
+}
 
 
 def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
@@ -276,20 +384,37 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
             return {k: walk(v, k) for k, v in value.items() if k not in _NOT_SCORED}
         if isinstance(value, list):
             items = [walk(v) for v in value]
-            return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str)) if key in _UNORDERED else items
+            return (
+                sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str))
+                if key in _UNORDERED
+                else items
+            )
         return value
 
     plain = spec.to_dict()
-    for sl in plain["slices"]:  # a slice's value labels are display text (its `values` key, unlike an enum type's values)
+    for sl in plain[
+        "slices"
+    ]:  # a slice's value labels are display text (its `values` key, unlike an enum type's values)
         sl.pop("values", None)
-    for key in ("missing", "invalid"):  # missing/invalid: each measure's effective convention, kept only where it is not the default
-        task_wide = plain["score"].pop(key, None)  # (before ordering, so that writing out a default changes nothing)
+    for key in (
+        "missing",
+        "invalid",
+    ):  # missing/invalid: each measure's effective convention, kept only where it is not the default
+        task_wide = plain["score"].pop(
+            key, None
+        )  # (before ordering, so that writing out a default changes nothing)
         for measure in plain["score"]["measures"]:
             effective = measure.pop(key, None) or task_wide
-            if measure["metric"] is not None and effective is not None and list(effective) != list(m.DEFAULT_CONVENTIONS[key]):
+            if (
+                measure["metric"] is not None
+                and effective is not None
+                and list(effective) != list(m.DEFAULT_CONVENTIONS[key])
+            ):
                 measure[key] = effective
     form = walk(plain)
-    if form["data"].get("explode", 0) is None:  # specs without one keep the fingerprints they had before explode existed
+    if (
+        form["data"].get("explode", 0) is None
+    ):  # specs without one keep the fingerprints they had before explode existed
         del form["data"]["explode"]
     else:  # and an explode without where/skip the one it had before they existed
         for key in ("where", "skip"):
@@ -300,19 +425,32 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
     for key in ("values", "flags"):  # and per-item values and flags
         if form["score"].get(key, 0) == []:
             del form["score"][key]
-    sources = form["data"]["sources"]  # the first source defines the items; the others are joined by key
-    form["data"]["sources"] = sources[:1] + sorted(sources[1:], key=lambda v: json.dumps(v, sort_keys=True))
+    sources = form["data"][
+        "sources"
+    ]  # the first source defines the items; the others are joined by key
+    form["data"]["sources"] = sources[:1] + sorted(
+        sources[1:], key=lambda v: json.dumps(v, sort_keys=True)
+    )
     return form
 
 
 def spec_digest(spec: m.TaskSpec) -> str:
     """sha256 over the spec's semantic form, the versions of the components it uses and of scoring libraries."""
-    versions = {f"{c.kind}:{c.name}": registry.get(c.kind, c.name).version for c in components_used(spec)}
-    from dsl.cache import per_environment
+    versions = {
+        f"{c.kind}:{c.name}": registry.get(c.kind, c.name).version for c in components_used(spec)
+    }
+    from procbench.dsl.cache import per_environment
 
     libraries = per_environment("library-versions", _library_versions)
     payload = json.dumps(
-        {"spec": semantic_form(spec), "components": versions, "libraries": libraries, "signatures": _signatures(spec)}, sort_keys=True, default=str
+        {
+            "spec": semantic_form(spec),
+            "components": versions,
+            "libraries": libraries,
+            "signatures": _signatures(spec),
+        },
+        sort_keys=True,
+        default=str,
     )
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -341,7 +479,9 @@ def _render_convention(measure: m.MeasureSpec, score: m.ScoreSpec, part: str) ->
         how = f"a per-item score of {float(value[0]):g}"
     else:
         how = "scored as unanswered" if form == "empty" else "the file is refused"
-    return f"{what}: {how}" + ("" if declared else f" (the default; declare {part} = ... to change it)")
+    return f"{what}: {how}" + (
+        "" if declared else f" (the default; declare {part} = ... to change it)"
+    )
 
 
 def _render_formula(formula: tuple[Any, ...]) -> str:
@@ -358,21 +498,27 @@ def _render_call(call: m.ComponentCall) -> str:
 def _render_value(value: Any) -> str:
     if isinstance(value, m.ComponentCall):
         return _render_call(value)
-    if isinstance(value, tuple) and value[:1] != ("__object__",) and any(isinstance(v, (m.ComponentCall, tuple)) for v in value):
+    if (
+        isinstance(value, tuple)
+        and value[:1] != ("__object__",)
+        and any(isinstance(v, (m.ComponentCall, tuple)) for v in value)
+    ):
         return "[" + ", ".join(_render_value(v) for v in value) + "]"
     return json.dumps(m.thaw(value))
 
 
 def _explain_value(node: tuple[Any, ...]) -> str:
     """A field or label's path, or its computed value with what it means (runners/data_exprs.py)."""
-    from runners.data_exprs import is_computed, render
+    from procbench.runners.data_exprs import is_computed, render
 
     if not is_computed(node):
         return ".".join(node)
     head = node[0]
 
     def members(match: tuple[tuple[str, Any], ...]) -> str:
-        return " and ".join(f"{member or 'the element'} = {render(value)}" for member, value in match)
+        return " and ".join(
+            f"{member or 'the element'} = {render(value)}" for member, value in match
+        )
 
     if head == "#lookup":
         _, items, match, read, has_default, default = node
@@ -393,14 +539,16 @@ def _explain_value(node: tuple[Any, ...]) -> str:
 
 
 def _explain_explode(ex: m.ExplodeSpec) -> list[str]:
-    from runners.data_exprs import is_computed, render
+    from procbench.runners.data_exprs import is_computed, render
 
     if ex.id[0] == "#join":
         element = ex.separator.join(".".join(path) for path in ex.id[1:])
     elif is_computed(ex.items) and ex.id[0] == "#index":
         element = "the positions in each list, joined by the separator"
     else:
-        element = {"#index": "its 0-based position", "#key": "its mapping key"}.get(ex.id[0], ".".join(ex.id))
+        element = {"#index": "its 0-based position", "#key": "its mapping key"}.get(
+            ex.id[0], ".".join(ex.id)
+        )
     if is_computed(ex.items) and ex.items[0] == "#product":
         over = " x ".join(render(part) for _, part in ex.items[1])
         named = ", ".join(name for name, _ in ex.items[1])
@@ -415,46 +563,94 @@ def _explain_explode(ex: m.ExplodeSpec) -> list[str]:
 
 def explain(spec: m.TaskSpec) -> str:
     """The runner's plan, stage by stage, as text for ``procbench compile --explain``."""
-    lines = [f"task {spec.name} v{spec.version}: {spec.title}", f"fingerprint (spec part): {spec_digest(spec)[:16]}", ""]
+    lines = [
+        f"task {spec.name} v{spec.version}: {spec.title}",
+        f"fingerprint (spec part): {spec_digest(spec)[:16]}",
+        "",
+    ]
     data = spec.data
     lines.append("1. read gold")
-    lines.append(f"   splits: {', '.join(data.splits)}" + (f" (hidden: {', '.join(data.hidden)})" if data.hidden else ""))
+    lines.append(
+        f"   splits: {', '.join(data.splits)}"
+        + (f" (hidden: {', '.join(data.hidden)})" if data.hidden else "")
+    )
     if data.reader:
         lines.append(f"   reader component: {_render_call(data.reader)}")
     for src in data.sources:
-        lines.append(f"   source {src.name}: {src.format} {src.path}" + (f" joined on {src.key}" if src.key else " (primary)"))
+        lines.append(
+            f"   source {src.name}: {src.format} {src.path}"
+            + (f" joined on {src.key}" if src.key else " (primary)")
+        )
     if data.id_path:
-        shown = f"key({data.id_path[1]})" if data.id_path[0] == "#key" else "row_index()" if data.id_path == ("#row",) else ".".join(data.id_path)
+        shown = (
+            f"key({data.id_path[1]})"
+            if data.id_path[0] == "#key"
+            else "row_index()"
+            if data.id_path == ("#row",)
+            else ".".join(data.id_path)
+        )
         lines.append(f"   item id: {shown}")
     if data.explode:
         ex = data.explode
         lines += _explain_explode(ex)
     for binding in data.fields:
-        delimited = next((src.format for src in data.sources if src.name == binding.path[0] and src.format in ("csv", "tsv")), None)
-        cast = f" ({delimited.upper()} cells read as {binding.type.spelling()})" if delimited and binding.type.kind not in ("str", "any") else ""
-        lines.append(f"   field {binding.name}: {binding.type.spelling()} <- {_explain_value(binding.path)}{cast}")
+        delimited = next(
+            (
+                src.format
+                for src in data.sources
+                if src.name == binding.path[0] and src.format in ("csv", "tsv")
+            ),
+            None,
+        )
+        cast = (
+            f" ({delimited.upper()} cells read as {binding.type.spelling()})"
+            if delimited and binding.type.kind not in ("str", "any")
+            else ""
+        )
+        lines.append(
+            f"   field {binding.name}: {binding.type.spelling()} <- {_explain_value(binding.path)}{cast}"
+        )
     for rule in data.labels:
         if rule.members:
-            listed = "; ".join(f"{label!r} if listed in {path}[{column!r}]" for path, column, label in rule.members)
-            lines.append(f"   label {rule.name}: {listed}; else {rule.default!r}" + (f" (splits {', '.join(rule.splits)})" if rule.splits else ""))
+            listed = "; ".join(
+                f"{label!r} if listed in {path}[{column!r}]" for path, column, label in rule.members
+            )
+            lines.append(
+                f"   label {rule.name}: {listed}; else {rule.default!r}"
+                + (f" (splits {', '.join(rule.splits)})" if rule.splits else "")
+            )
             continue
         # map()'s rule (docs/language.md): a value that is no key gets the default, else it is a data error
-        otherwise = f"any other value -> {rule.default!r}" if rule.default is not None else "any other value is an error (no default)"
+        otherwise = (
+            f"any other value -> {rule.default!r}"
+            if rule.default is not None
+            else "any other value is an error (no default)"
+        )
         mapped = f" mapped {dict(rule.mapping)}; {otherwise}" if rule.mapping else ""
         lines.append(f"   label {rule.name} <- {_explain_value(rule.path)}{mapped}")
     for rule in data.answer_labels:
-        lines.append(f"   answer label {rule.name}: {rule.field} restricted by {'.'.join(rule.items)}[].{rule.label}")
+        lines.append(
+            f"   answer label {rule.name}: {rule.field} restricted by {'.'.join(rule.items)}[].{rule.label}"
+        )
     pred = spec.predictions
     lines += ["", "2. validate predictions"]
     if pred.reader:
         lines.append(f"   reader component: {_render_call(pred.reader)}")
     else:
-        lines.append(f"   {pred.format} records keyed by {pred.id_field!r}: " + ", ".join(f"{n}: {t.render()}" for n, t in pred.fields))
-        lines.append("   every problem reported with its line number; missing ids score as empty (warning), unless a measure declares missing = ... (below)")
+        lines.append(
+            f"   {pred.format} records keyed by {pred.id_field!r}: "
+            + ", ".join(f"{n}: {t.render()}" for n, t in pred.fields)
+        )
+        lines.append(
+            "   every problem reported with its line number; missing ids score as empty (warning), unless a measure declares missing = ... (below)"
+        )
     lines += ["", "3. normalise + 4. match"]
     if spec.score.derive:
         gives = registry.get("deriver", spec.score.derive.name).contract.fields
-        lines.append(f"   derive: {_render_call(spec.score.derive)} -> " + ", ".join(f"{k}: {t.spelling()}" for k, t in gives.items()))
+        lines.append(
+            f"   derive: {_render_call(spec.score.derive)} -> "
+            + ", ".join(f"{k}: {t.spelling()}" for k, t in gives.items())
+        )
     if spec.score.scorer:
         lines.append(f"   scorer component: {_render_call(spec.score.scorer)}")
         for param, key in spec.score.metadata_params:
@@ -467,7 +663,11 @@ def explain(spec: m.TaskSpec) -> str:
             lines.append(f"     normalise: {' | '.join(_render_call(s) for s in match.normaliser)}")
         lines.append(
             f"     similarity: {_render_call(match.similarity)}"
-            + (f" after {' | '.join(_render_call(s) for s in match.similarity_normaliser)}" if match.similarity_normaliser else "")
+            + (
+                f" after {' | '.join(_render_call(s) for s in match.similarity_normaliser)}"
+                if match.similarity_normaliser
+                else ""
+            )
         )
         lines.append(f"     matcher: {_render_call(match.matcher)} -> {', '.join(match.outputs)}")
     for name, key in spec.score.flags:
@@ -475,16 +675,29 @@ def explain(spec: m.TaskSpec) -> str:
     for value in spec.score.values:
         lines.append(f"   value {value.name} = {_render_formula(value.formula)} (per item)")
     for measure in (ms for ms in spec.score.measures if ms.formula is None):
-        normalised = f" after {' | '.join(_render_call(s) for s in measure.normaliser)}" if measure.normaliser else ""
+        normalised = (
+            f" after {' | '.join(_render_call(s) for s in measure.normaliser)}"
+            if measure.normaliser
+            else ""
+        )
         what = (
             f"the scorer's {measure.value}"
             if measure.metric is None
             else f"{_render_call(measure.metric)} of gold.{measure.gold} vs prediction.{measure.prediction}{normalised}"
         )
-        only = " on items with " + ", ".join(f"{k} = {v!r}" for k, v in measure.where) if measure.where else ""
+        only = (
+            " on items with " + ", ".join(f"{k} = {v!r}" for k, v in measure.where)
+            if measure.where
+            else ""
+        )
         lines.append(f"   measure {measure.name}: {what}{only}")
         if measure.metric is not None:
-            lines.append("     " + "; ".join(_render_convention(measure, spec.score, part) for part in ("missing", "invalid")))
+            lines.append(
+                "     "
+                + "; ".join(
+                    _render_convention(measure, spec.score, part) for part in ("missing", "invalid")
+                )
+            )
     lines += ["", "5. aggregate"]
     if spec.score.aggregate is not None:
         lines.append(f"   {_render_call(spec.score.aggregate)} over the scorer's per-item values")
@@ -494,14 +707,23 @@ def explain(spec: m.TaskSpec) -> str:
             + (f", divided by {measure.divide_by:g}" if measure.divide_by is not None else "")
             + (f", rounded to {measure.round} digits" if measure.round is not None else "")
         )
-        lines.append(f"   {measure.name}: aggregate = {measure.aggregate}{rounded} -> {', '.join(measure.outputs)}")
+        lines.append(
+            f"   {measure.name}: aggregate = {measure.aggregate}{rounded} -> {', '.join(measure.outputs)}"
+        )
     for measure in spec.score.measures:
         if measure.formula is not None:
             lines.append(f"   {measure.name} = {_render_formula(measure.formula)}")
-    lines += [f"   metrics: {', '.join(mt.name for mt in spec.metrics)}", f"   primary: {spec.primary}"]
+    lines += [
+        f"   metrics: {', '.join(mt.name for mt in spec.metrics)}",
+        f"   primary: {spec.primary}",
+    ]
     lines += ["", "6. slice"]
     for sl in spec.slices:
-        how = "items grouped by label" if sl.kind == "label" else "gold answers restricted by answer label, all items re-scored"
+        how = (
+            "items grouped by label"
+            if sl.kind == "label"
+            else "gold answers restricted by answer label, all items re-scored"
+        )
         lines.append(f"   {sl.name}: {how} {sl.key!r}")
     if not spec.slices:
         lines.append("   (none)")

@@ -14,12 +14,12 @@ import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from dsl import model as m
-from dsl import syntax as s
-from dsl.errors import Diagnostic, SpecError
-from dsl.model import TaskSpec
-from runners._types import GoldDataError, GoldSet
-from runners.runner import TaskRunner
+from procbench.dsl import model as m
+from procbench.dsl import syntax as s
+from procbench.dsl.errors import Diagnostic, SpecError
+from procbench.dsl.model import TaskSpec
+from procbench.runners._types import GoldDataError, GoldSet
+from procbench.runners.runner import TaskRunner
 
 MAX_PER_SPLIT = 10  # data problems shown per split (the reader keeps a capped list and a count)
 MAX_PLACES = 10  # file:line places listed after a finding's first problem
@@ -35,8 +35,12 @@ def _where(spec: TaskSpec, message: str) -> m.Where | None:
         return {"": m.span_of(explode), "path": m.span_of(explode, part)}
     if spec.data.id_path[:1] == ("#key",) and "needs the file to be a JSON object" in message:
         return {"": m.span_of(spec.data, "id_path")}
-    for src in spec.data.sources:  # a join key that records lack, or items with no row under it: the source's key
-        if message.startswith((f"record of source {src.name!r} has no key field", f"source {src.name!r} (")):
+    for src in (
+        spec.data.sources
+    ):  # a join key that records lack, or items with no row under it: the source's key
+        if message.startswith(
+            (f"record of source {src.name!r} has no key field", f"source {src.name!r} (")
+        ):
             return {"": m.span_of(src, "key")}
     if message.startswith("record has ") and " at " in message:  # no usable item id at the id path
         return {"": m.span_of(spec.data, "id_path")}
@@ -53,7 +57,12 @@ def _where(spec: TaskSpec, message: str) -> m.Where | None:
 
 
 def check_against_data(
-    spec: TaskSpec, runner: TaskRunner, data_root: Path, splits: tuple[str, ...] | None = None, *, partial: bool = False
+    spec: TaskSpec,
+    runner: TaskRunner,
+    data_root: Path,
+    splits: tuple[str, ...] | None = None,
+    *,
+    partial: bool = False,
 ) -> tuple[list[Diagnostic], list[str]]:
     """(diagnostics, splits read).  ``splits`` limits the check (default: every split of the task).
 
@@ -67,23 +76,39 @@ class DataRefused(SpecError, ValueError):
     """What ``check --data`` refuses about the split being scored: ``score`` and ``submit`` stop on it, with its diagnostics."""
 
 
-def refuse_unfit_data(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, force: bool = False) -> None:
+def refuse_unfit_data(
+    spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, force: bool = False
+) -> None:
     """Raise DataRefused with :func:`scoring_refusals`' errors, rendered as ``check --data`` renders them; else nothing."""
-    from dsl.cache import cache_dir, code_signature
-    from runners.data_findings import passed_mark, remember_passed
-    from runners.paths import SAMPLE_DATA_ROOT
+    from procbench.dsl.cache import cache_dir, code_signature
+    from procbench.runners.data_findings import passed_mark, remember_passed
+    from procbench.runners.paths import SAMPLE_DATA_ROOT
 
     mark = None if force else passed_mark(runner, data_root, split, cache_dir(), code_signature())
     if mark is not None and mark.is_file():
         return  # checked across splits already, with these files and this checker
-    found = scoring_refusals(spec, runner, data_root, split, partial=Path(data_root) == SAMPLE_DATA_ROOT, force=force)
+    found = scoring_refusals(
+        spec, runner, data_root, split, partial=Path(data_root) == SAMPLE_DATA_ROOT, force=force
+    )
     if found:
-        source = Path(spec.path).read_text(encoding="utf-8") if spec.path and Path(spec.path).is_file() else None
+        source = (
+            Path(spec.path).read_text(encoding="utf-8")
+            if spec.path and Path(spec.path).is_file()
+            else None
+        )
         raise DataRefused(found, source)
     remember_passed(mark)
 
 
-def scoring_refusals(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, partial: bool = False, force: bool = False) -> list[Diagnostic]:
+def scoring_refusals(
+    spec: TaskSpec,
+    runner: TaskRunner,
+    data_root: Path,
+    split: str,
+    *,
+    partial: bool = False,
+    force: bool = False,
+) -> list[Diagnostic]:
     """The errors ``check --data`` reports that concern scoring ``split``: ``score`` and ``submit`` refuse them, in the same words.
 
     The split's own problems (read with the runner's cache, so scoring reads nothing twice), and the
@@ -93,7 +118,7 @@ def scoring_refusals(spec: TaskSpec, runner: TaskRunner, data_root: Path, split:
     rows are display text, not scoring: not refused here.  ``force``: check across splits anyway
     (scoring stopped on the data, and the reason is wanted in the spec's terms).
     """
-    from runners.data_findings import lacks_something
+    from procbench.runners.data_findings import lacks_something
 
     try:
         gold, _ = runner.gold(data_root, split)
@@ -101,19 +126,36 @@ def scoring_refusals(spec: TaskSpec, runner: TaskRunner, data_root: Path, split:
         return read_problems(spec, {split: exc})
     if not force and not lacks_something(runner, gold):
         return []
-    found, _ = _check(spec, runner, data_root, tuple(spec.data.splits), partial=partial, only=split, paper_rows=False)
+    found, _ = _check(
+        spec,
+        runner,
+        data_root,
+        tuple(spec.data.splits),
+        partial=partial,
+        only=split,
+        paper_rows=False,
+    )
     return [d for d in found if d.severity == "error"]
 
 
 def _check(
-    spec: TaskSpec, runner: TaskRunner, data_root: Path, splits: tuple[str, ...], *, partial: bool, only: str | None = None, paper_rows: bool = True
+    spec: TaskSpec,
+    runner: TaskRunner,
+    data_root: Path,
+    splits: tuple[str, ...],
+    *,
+    partial: bool,
+    only: str | None = None,
+    paper_rows: bool = True,
 ) -> tuple[list[Diagnostic], list[str]]:
     """``only``: only that split's reading is reported; the others are read where they can be, and where one cannot
     (absent, unreadable) nothing across splits is reported either."""
     out: list[Diagnostic] = []
     checked: list[str] = []
     failed: dict[str, GoldDataError] = {}
-    unread: list[str] = []  # besides ``only``: splits absent or unreadable, so what holds across splits cannot be told
+    unread: list[
+        str
+    ] = []  # besides ``only``: splits absent or unreadable, so what holds across splits cannot be told
     data_span = m.span_of(spec.data)
     fetch_hint = f"fetch it with `procbench data fetch {spec.name}` or point --data-dir at a copy"
     seen_labels: dict[str, set[str]] = {}
@@ -128,16 +170,42 @@ def _check(
             if isinstance(exc, GoldDataError):
                 failed[split] = exc
             elif isinstance(exc, ValueError):
-                out.append(Diagnostic(spec.path, data_span, f"split {split!r}: the data does not fit the spec ({exc})"))
+                out.append(
+                    Diagnostic(
+                        spec.path,
+                        data_span,
+                        f"split {split!r}: the data does not fit the spec ({exc})",
+                    )
+                )
             elif partial:
-                out.append(Diagnostic(spec.path, data_span, f"split {split!r} is not in this data root ({exc}); not checked", fetch_hint, "warning"))
+                out.append(
+                    Diagnostic(
+                        spec.path,
+                        data_span,
+                        f"split {split!r} is not in this data root ({exc}); not checked",
+                        fetch_hint,
+                        "warning",
+                    )
+                )
             elif spec.fetch and not any(not f.splits or split in f.splits for f in spec.fetch):
                 # no fetch block publishes this split (e.g. a test set kept by its authors): nothing to check
                 out.append(
-                    Diagnostic(spec.path, data_span, f"split {split!r} has no published data (no fetch block covers it); not checked", severity="warning")
+                    Diagnostic(
+                        spec.path,
+                        data_span,
+                        f"split {split!r} has no published data (no fetch block covers it); not checked",
+                        severity="warning",
+                    )
                 )
             else:
-                out.append(Diagnostic(spec.path, data_span, f"split {split!r}: a data file is missing ({exc})", fetch_hint))
+                out.append(
+                    Diagnostic(
+                        spec.path,
+                        data_span,
+                        f"split {split!r}: a data file is missing ({exc})",
+                        fetch_hint,
+                    )
+                )
             continue
         checked.append(split)
         if not gold.items:
@@ -149,7 +217,9 @@ def _check(
         for name, views in gold.answer_views.items():
             seen_answer_labels.setdefault(name, set()).update(views)
     out += read_problems(spec, failed)
-    if not checked or failed or unread:  # what holds across splits is unknown while a split cannot be read: its fix comes first
+    if (
+        not checked or failed or unread
+    ):  # what holds across splits is unknown while a split cannot be read: its fix comes first
         return out, checked
     out += _map_keys(spec, [runner.gold(data_root, split)[0] for split in checked], checked)
     for sl in spec.slices:
@@ -171,7 +241,11 @@ def _check(
                 gold, _ = runner.gold(data_root, split)
                 if not gold.answer_views.get(sl.key):
                     out.append(
-                        Diagnostic(spec.path, m.span_of(sl, "answer_label"), f"slice {sl.name!r}: no answer of split {split!r} carries the label {sl.key!r}")
+                        Diagnostic(
+                            spec.path,
+                            m.span_of(sl, "answer_label"),
+                            f"slice {sl.name!r}: no answer of split {split!r} carries the label {sl.key!r}",
+                        )
                     )
     if paper_rows:
         out += _reported_slice_values(spec, checked, seen_labels, seen_answer_labels, partial)
@@ -186,9 +260,13 @@ def read_problems(spec: TaskSpec, failed: Mapping[str, GoldDataError]) -> list[D
     statement, naming the first problem and where the others are.
     """
     data_span = m.span_of(spec.data)
-    grouped: dict[tuple[int, int], list[tuple[str, str, str]]] = {}  # statement -> (split, problem, file:line)
+    grouped: dict[
+        tuple[int, int], list[tuple[str, str, str]]
+    ] = {}  # statement -> (split, problem, file:line)
     spans = {}
-    alone: dict[tuple[int, int], int] = {}  # problems the readers counted but did not keep, where one statement is all a split got wrong
+    alone: dict[
+        tuple[int, int], int
+    ] = {}  # problems the readers counted but did not keep, where one statement is all a split got wrong
     for split, exc in failed.items():
         keys = set()
         for problem in exc.problems:
@@ -206,9 +284,17 @@ def read_problems(spec: TaskSpec, failed: Mapping[str, GoldDataError]) -> list[D
         more = len(found) - 1 + alone.get(key, 0)
         places = list(dict.fromkeys(p for _, _, p in found[1:] if p))
         others = ", ".join(places[:MAX_PLACES])
-        listed = f": {others}{', ...' if alone.get(key) or len(places) > MAX_PLACES else ''}" if others else ""
+        listed = (
+            f": {others}{', ...' if alone.get(key) or len(places) > MAX_PLACES else ''}"
+            if others
+            else ""
+        )
         tail = f" (and {more} more like it{listed})" if more else ""
-        out.append(Diagnostic(spec.path, spans[key], f"split {split!r}: {first}{tail}", _hint(spec, spans[key])))
+        out.append(
+            Diagnostic(
+                spec.path, spans[key], f"split {split!r}: {first}{tail}", _hint(spec, spans[key])
+            )
+        )
     return out
 
 
@@ -217,7 +303,9 @@ def _hint(spec: TaskSpec, span: s.Span) -> str:
     if span == m.span_of(spec.data, "id_path"):
         return "id = <source>.<field> is the path to each record's item id (or row_index(), key(<source>))"
     if any(src.key is not None and span == m.span_of(src, "key") for src in spec.data.sources):
-        return "key names the field of each of the source's records that holds the item id it joins on"
+        return (
+            "key names the field of each of the source's records that holds the item id it joins on"
+        )
     return "the spec's path or type does not fit the data"
 
 
@@ -236,21 +324,34 @@ def _map_keys(spec: TaskSpec, golds: Sequence[GoldSet], checked: Sequence[str]) 
             unmatched &= set(gold.unmatched_map_keys.get(rule.name, ()))
         for key, _ in rule.mapping:
             if key in unmatched:
-                span = m.span_of(rule, f"map_key:{key}") if f"map_key:{key}" in rule.at else m.span_of(rule, "mapping")
+                span = (
+                    m.span_of(rule, f"map_key:{key}")
+                    if f"map_key:{key}" in rule.at
+                    else m.span_of(rule, "mapping")
+                )
                 message = f"map() key {key!r} of label {rule.name!r} matches no item of split(s) {', '.join(checked)}"
-                out.append(Diagnostic(spec.path, span, message, "map keys are values found at the label's path in the data"))
+                out.append(
+                    Diagnostic(
+                        spec.path,
+                        span,
+                        message,
+                        "map keys are values found at the label's path in the data",
+                    )
+                )
     return out
 
 
-def _class_sets(spec: TaskSpec, runner: TaskRunner, data_root: Path, checked: list[str], partial: bool) -> list[Diagnostic]:
+def _class_sets(
+    spec: TaskSpec, runner: TaskRunner, data_root: Path, checked: list[str], partial: bool
+) -> list[Diagnostic]:
     """Measures over a class set (macro-F1, per class, confusion) against the gold values the data has.
 
     A gold value outside the classes would stop scoring; a class no item has would enter a macro
     average as a 0 (scikit-learn's zero_division=0), so both are findings (a class absent from a
     root holding part of the data, the samples, is a warning).
     """
-    from runners.contracts import MISSING, field_value
-    from runners.metrics._classification import label_text
+    from procbench.runners.contracts import MISSING, field_value
+    from procbench.runners.metrics._classification import label_text
 
     out = []
     for ms in spec.score.measures:
@@ -264,7 +365,10 @@ def _class_sets(spec: TaskSpec, runner: TaskRunner, data_root: Path, checked: li
             for item_id, record in gold.items.items():
                 value = field_value(record, ms.gold)
                 if value is not MISSING and value is not None:
-                    seen.setdefault(label_text(value), gold.origins.get(item_id) or f"item {item_id!r} of split {split!r}")
+                    seen.setdefault(
+                        label_text(value),
+                        gold.origins.get(item_id) or f"item {item_id!r} of split {split!r}",
+                    )
         span = m.span_of(ms, "metric")
         for value, origin in seen.items():
             if value not in declared:
@@ -293,7 +397,11 @@ def _class_sets(spec: TaskSpec, runner: TaskRunner, data_root: Path, checked: li
 
 
 def _reported_slice_values(
-    spec: TaskSpec, checked: list[str], seen_labels: dict[str, set[str]], seen_answers: dict[str, set[str]], partial: bool
+    spec: TaskSpec,
+    checked: list[str],
+    seen_labels: dict[str, set[str]],
+    seen_answers: dict[str, set[str]],
+    partial: bool,
 ) -> list[Diagnostic]:
     """Reported rows on a slice whose values only the data knows (answer labels, label paths): each value must occur.
 
@@ -304,7 +412,9 @@ def _reported_slice_values(
     out = []
     static = {r.name for r in spec.data.labels if r.values() is not None}
     for row in spec.reported:
-        sl = next((x for x in spec.slices if row.slice is not None and x.name == row.slice[0]), None)
+        sl = next(
+            (x for x in spec.slices if row.slice is not None and x.name == row.slice[0]), None
+        )
         if sl is None or row.split not in checked or (sl.kind == "label" and sl.key in static):
             continue
         seen = (seen_answers if sl.kind == "answer_label" else seen_labels).get(sl.key)
@@ -312,10 +422,25 @@ def _reported_slice_values(
         if not seen or value in seen:
             continue
         close = difflib.get_close_matches(value, sorted(seen), n=1)
-        hint = (f"did you mean {close[0]!r}? " if close else "") + f"the data has: {', '.join(sorted(seen)[:12])}"
+        hint = (
+            f"did you mean {close[0]!r}? " if close else ""
+        ) + f"the data has: {', '.join(sorted(seen)[:12])}"
         path = row.path or spec.path
-        text = Path(path).read_text(encoding="utf-8") if path != spec.path and Path(path).is_file() else None
+        text = (
+            Path(path).read_text(encoding="utf-8")
+            if path != spec.path and Path(path).is_file()
+            else None
+        )
         where = "answer label" if sl.kind == "answer_label" else "label"
         message = f"reported row {row.system!r}: no item of split(s) {', '.join(checked)} has the {where} {sl.key!r} = {value!r} (slice {sl.name!r})"
-        out.append(Diagnostic(path, m.span_of(row, "value"), message, hint, "warning" if partial else "error", file_text=text))
+        out.append(
+            Diagnostic(
+                path,
+                m.span_of(row, "value"),
+                message,
+                hint,
+                "warning" if partial else "error",
+                file_text=text,
+            )
+        )
     return out

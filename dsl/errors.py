@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dsl.syntax import Span
+from procbench.dsl.syntax import Span
 
 
 _MAX_SHOWN = 160  # characters of the offending line shown under an error
@@ -33,10 +33,16 @@ class Diagnostic:
                 if self.span.end_line == self.span.line and self.span.end_column > self.span.column:
                     width = self.span.end_column - self.span.column
                 column = max(self.span.column - 1, 0)
-                if len(text) > _MAX_SHOWN:  # a hostile spec's line can be 512 KiB: show a window around the caret
+                if (
+                    len(text) > _MAX_SHOWN
+                ):  # a hostile spec's line can be 512 KiB: show a window around the caret
                     start = max(column - _MAX_SHOWN // 4, 0)
                     shown = text[start : start + _MAX_SHOWN]
-                    text = ("…" if start else "") + shown + ("…" if start + _MAX_SHOWN < len(text) else "")
+                    text = (
+                        ("…" if start else "")
+                        + shown
+                        + ("…" if start + _MAX_SHOWN < len(text) else "")
+                    )
                     column = column - start + (1 if start else 0)
                     width = min(width, _MAX_SHOWN - (column - (1 if start else 0)))
                 gutter = f"{self.span.line:>4} | "

@@ -39,8 +39,10 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from dsl.model import FetchSpec
-from runners.paths import relative_path_problems  # one rule for specs, cached plans and the runtime
+from procbench.dsl.model import FetchSpec
+from procbench.runners.paths import (
+    relative_path_problems,
+)  # one rule for specs, cached plans and the runtime
 
 SPLIT = "{split}"
 LOCK_FORMAT = 1
@@ -49,7 +51,17 @@ REPO_TYPES = ("dataset", "model", "space")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_ENTRY_KEYS = ("path", "url", "hub_repo", "hub_file", "revision", "repo_type", "splits", "size", "sha256")
+_ENTRY_KEYS = (
+    "path",
+    "url",
+    "hub_repo",
+    "hub_file",
+    "revision",
+    "repo_type",
+    "splits",
+    "size",
+    "sha256",
+)
 
 
 class LockError(Exception):
@@ -97,7 +109,9 @@ class FetchOrigin:
     repo_type: str = "dataset"
     into: str = ""  # folder under the data root the files land in, mirroring the origin's layout
     files: tuple[str, ...] = ()
-    splits: tuple[str, ...] = ()  # the splits these files belong to (default: {split} decides, else all)
+    splits: tuple[
+        str, ...
+    ] = ()  # the splits these files belong to (default: {split} decides, else all)
 
 
 @dataclass(frozen=True)
@@ -150,19 +164,27 @@ def origin_problems(origin: Origin, task_splits: Sequence[str]) -> list[str]:
     where = describe(origin)
     problems: list[str] = []
     if bool(origin.url) == bool(origin.hub_repo):
-        problems.append(f'{where} needs exactly one origin: url = "https://.../<commit>/" or hub_repo = "owner/name"')
+        problems.append(
+            f'{where} needs exactly one origin: url = "https://.../<commit>/" or hub_repo = "owner/name"'
+        )
     if origin.url:
         if not origin.url.startswith(("https://", "http://")):
             problems.append(f"{where}: url {origin.url!r} must be an http(s) address")
         if origin.revision:
-            problems.append(f"{where}: revision applies to hub_repo; pin a URL's commit in the address itself")
+            problems.append(
+                f"{where}: revision applies to hub_repo; pin a URL's commit in the address itself"
+            )
     if origin.hub_repo and not re.fullmatch(r"[\w.-]+/[\w.-]+", origin.hub_repo):
         problems.append(f'{where}: hub_repo {origin.hub_repo!r} must be "owner/name"')
     if origin.repo_type not in REPO_TYPES:
-        problems.append(f"{where}: repo_type {origin.repo_type!r} must be one of {', '.join(REPO_TYPES)}")
+        problems.append(
+            f"{where}: repo_type {origin.repo_type!r} must be one of {', '.join(REPO_TYPES)}"
+        )
     problems += _path_problems(f"{where}: into", origin.into, folder=True)
     if _PLACEHOLDER.search(origin.into) or _GLOB_CHARS.search(origin.into):
-        problems.append(f"{where}: into {origin.into!r} must be a plain folder; only files may use {{split}} or globs")
+        problems.append(
+            f"{where}: into {origin.into!r} must be a plain folder; only files may use {{split}} or globs"
+        )
     if not origin.files:
         problems.append(f'{where} lists no files; add files = ["path/relative/to/the/origin"]')
     for name, count in _counts(origin.files).items():
@@ -171,13 +193,19 @@ def origin_problems(origin: Origin, task_splits: Sequence[str]) -> list[str]:
     for file in origin.files:
         problems += _path_problems(f"{where}: file", file)
         if file.endswith("/"):
-            problems.append(f"{where}: file {file!r} names a folder; list its files or use a glob ({file}*)")
+            problems.append(
+                f"{where}: file {file!r} names a folder; list its files or use a glob ({file}*)"
+            )
         for placeholder in _PLACEHOLDER.findall(file):
             if placeholder != SPLIT:
-                problems.append(f"{where}: file {file!r} uses {placeholder}; the only placeholder is {SPLIT}")
+                problems.append(
+                    f"{where}: file {file!r} uses {placeholder}; the only placeholder is {SPLIT}"
+                )
     for split in origin.splits:
         if split not in task_splits:
-            problems.append(f"{where}: splits names {split!r}, which is not a split of the task (splits: {', '.join(task_splits)})")
+            problems.append(
+                f"{where}: splits names {split!r}, which is not a split of the task (splits: {', '.join(task_splits)})"
+            )
     for split, count in _counts(origin.splits).items():
         if count > 1:
             problems.append(f"{where}: splits lists {split!r} {count} times")
@@ -214,7 +242,11 @@ def _match(pattern: list[str], parts: list[str]) -> bool:
         return not parts
     head, rest = pattern[0], pattern[1:]
     if head == "**":
-        return any(_match(rest, parts[i:]) for i in range(len(parts) + 1) if all(not p.startswith(".") for p in parts[:i]))
+        return any(
+            _match(rest, parts[i:])
+            for i in range(len(parts) + 1)
+            if all(not p.startswith(".") for p in parts[:i])
+        )
     if not parts:
         return False
     name = parts[0]
@@ -238,7 +270,10 @@ def _patterns(origin: Origin, task_splits: Sequence[str]) -> list[tuple[str, tup
     out: list[tuple[str, tuple[str, ...]]] = []
     for file in origin.files:
         if SPLIT in file:
-            out += [(file.replace(SPLIT, split), (split,)) for split in (block_splits or tuple(task_splits))]
+            out += [
+                (file.replace(SPLIT, split), (split,))
+                for split in (block_splits or tuple(task_splits))
+            ]
         else:
             out.append((file, block_splits))
     return out
@@ -248,15 +283,27 @@ def _planned(origin: Origin, file: str, splits: tuple[str, ...]) -> PlannedFile:
     path = join_path(origin.into, file)
     if origin.hub_repo:
         return PlannedFile(
-            path, file, hub_repo=origin.hub_repo, revision=origin.revision, repo_type=origin.repo_type or "dataset", splits=splits, origin=origin.name
+            path,
+            file,
+            hub_repo=origin.hub_repo,
+            revision=origin.revision,
+            repo_type=origin.repo_type or "dataset",
+            splits=splits,
+            origin=origin.name,
         )
-    return PlannedFile(path, file, url=join_url(origin.url, file), splits=splits, origin=origin.name)
+    return PlannedFile(
+        path, file, url=join_url(origin.url, file), splits=splits, origin=origin.name
+    )
 
 
-GlobResolver = Callable[[Origin, str], list[str]]  # (origin, glob) -> matching files relative to the origin
+GlobResolver = Callable[
+    [Origin, str], list[str]
+]  # (origin, glob) -> matching files relative to the origin
 
 
-def _expand(origins: Sequence[Origin], task_splits: Sequence[str], resolve: GlobResolver | None) -> tuple[list[PlannedFile], list[str]]:
+def _expand(
+    origins: Sequence[Origin], task_splits: Sequence[str], resolve: GlobResolver | None
+) -> tuple[list[PlannedFile], list[str]]:
     planned: list[PlannedFile] = []
     problems: list[str] = []
     for origin in origins:
@@ -268,21 +315,31 @@ def _expand(origins: Sequence[Origin], task_splits: Sequence[str], resolve: Glob
             if not is_glob(pattern):
                 planned.append(_planned(origin, pattern, splits))
             elif resolve is None:
-                problems.append(f"{describe(origin)}: {pattern!r} is a glob; it expands against a local copy of the files (give a data root)")
+                problems.append(
+                    f"{describe(origin)}: {pattern!r} is a glob; it expands against a local copy of the files (give a data root)"
+                )
             else:
                 matches = resolve(origin, pattern)
                 if not matches:
-                    problems.append(f"{describe(origin)}: {pattern!r} matches no file under {join_path(origin.into, '') or '.'}")
+                    problems.append(
+                        f"{describe(origin)}: {pattern!r} matches no file under {join_path(origin.into, '') or '.'}"
+                    )
                 planned += [_planned(origin, m, splits) for m in matches]
     names = {o.name for o in origins}
     if len(names) < len(origins):
         repeated = sorted(n for n in names if sum(o.name == n for o in origins) > 1)
-        problems.append(f"fetch blocks share a label: {', '.join(repr(n) if n else '(unlabelled)' for n in repeated)}; label each block differently")
+        problems.append(
+            f"fetch blocks share a label: {', '.join(repr(n) if n else '(unlabelled)' for n in repeated)}; label each block differently"
+        )
     by_path: dict[str, PlannedFile] = {}
     for item in planned:
         earlier = by_path.setdefault(item.path, item)
         if earlier is not item:
-            which = "the same fetch block" if earlier.origin == item.origin else f"fetch blocks {earlier.origin!r} and {item.origin!r}"
+            which = (
+                "the same fetch block"
+                if earlier.origin == item.origin
+                else f"fetch blocks {earlier.origin!r} and {item.origin!r}"
+            )
             problems.append(
                 f"{item.path} is declared twice (by {which}); give each file one entry (a second block with `splits` for files shared by some splits)"
             )
@@ -311,9 +368,13 @@ def _local_resolver(root: Path) -> GlobResolver:
     return resolve
 
 
-def expand(origin: Origin, task_splits: Sequence[str], data_root: str | os.PathLike[str] | None = None) -> tuple[PlannedFile, ...]:
+def expand(
+    origin: Origin, task_splits: Sequence[str], data_root: str | os.PathLike[str] | None = None
+) -> tuple[PlannedFile, ...]:
     """The concrete files one block stands for; globs need ``data_root`` (the local copy). Raises LockError."""
-    planned, problems = _expand([origin], task_splits, _local_resolver(Path(data_root)) if data_root is not None else None)
+    planned, problems = _expand(
+        [origin], task_splits, _local_resolver(Path(data_root)) if data_root is not None else None
+    )
     if problems:
         raise LockError(f"{describe(origin)} cannot be expanded", problems)
     return tuple(planned)
@@ -342,7 +403,12 @@ def _sha256(path: Path) -> str:
 def _entry(item: PlannedFile, size: int, sha256: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"path": item.path}
     if item.hub_repo:
-        entry.update(hub_repo=item.hub_repo, hub_file=item.hub_file, revision=item.revision, repo_type=item.repo_type)
+        entry.update(
+            hub_repo=item.hub_repo,
+            hub_file=item.hub_file,
+            revision=item.revision,
+            repo_type=item.repo_type,
+        )
     else:
         entry["url"] = item.url
     entry.update(splits=list(item.splits), size=size, sha256=sha256)
@@ -362,7 +428,10 @@ def write_lock(
     every block problem, every glob that matches nothing and every declared file that is missing.
     """
     if not origins:
-        raise LockError(f"{task_name} has no fetch blocks: there is nothing to lock", hint="a task without fetch blocks needs no lock")
+        raise LockError(
+            f"{task_name} has no fetch blocks: there is nothing to lock",
+            hint="a task without fetch blocks needs no lock",
+        )
     root = Path(data_root)
     planned, problems = _expand(origins, task_splits, _local_resolver(root))
     missing = [item.path for item in planned if not (root / item.path).is_file()]
@@ -371,7 +440,9 @@ def write_lock(
         raise LockError(
             f"cannot lock {task_name} from {root}: {len(problems)} problem(s)",
             problems,
-            "fetch or copy the missing files into the data root (or point --data-dir at a copy that has them)" if missing else "fix the fetch blocks",
+            "fetch or copy the missing files into the data root (or point --data-dir at a copy that has them)"
+            if missing
+            else "fix the fetch blocks",
         )
     entries = []
     for item in planned:
@@ -404,15 +475,31 @@ def lock_text(lock: Mapping[str, Any]) -> str:
         return json.dumps(value, ensure_ascii=False)
 
     files = sorted(lock.get("files", ()), key=lambda e: str(e.get("path", "")))
-    header = [f"  {dump(k)}: {dump(lock.get(k, d))}" for k, d in (("generated", ""), ("format", LOCK_FORMAT), ("task", ""))]
-    entries = ["    {\n" + ",\n".join(f"      {dump(k)}: {dump(e[k])}" for k in _ENTRY_KEYS if k in e) + "\n    }" for e in files]
+    header = [
+        f"  {dump(k)}: {dump(lock.get(k, d))}"
+        for k, d in (("generated", ""), ("format", LOCK_FORMAT), ("task", ""))
+    ]
+    entries = [
+        "    {\n"
+        + ",\n".join(f"      {dump(k)}: {dump(e[k])}" for k in _ENTRY_KEYS if k in e)
+        + "\n    }"
+        for e in files
+    ]
     body = '  "files": [\n' + ",\n".join(entries) + "\n  ]" if entries else '  "files": []'
     return "{\n" + ",\n".join([*header, body]) + "\n}\n"
 
 
 def identity(file: PlannedFile | FetchSpec) -> tuple[Any, ...]:
     """What the lock must agree on with the spec for one file (split order does not matter)."""
-    return (file.path, file.url, file.hub_repo, file.hub_file, file.revision, file.repo_type, frozenset(file.splits))
+    return (
+        file.path,
+        file.url,
+        file.hub_repo,
+        file.hub_file,
+        file.revision,
+        file.repo_type,
+        frozenset(file.splits),
+    )
 
 
 def parse_lock(raw: Any) -> tuple[list[FetchSpec], list[str]]:
@@ -421,7 +508,9 @@ def parse_lock(raw: Any) -> tuple[list[FetchSpec], list[str]]:
         return [], ["the lock is not a JSON object"]
     problems = []
     if raw.get("format") != LOCK_FORMAT:
-        problems.append(f"format is {raw.get('format')!r}; this procbench reads format {LOCK_FORMAT}")
+        problems.append(
+            f"format is {raw.get('format')!r}; this procbench reads format {LOCK_FORMAT}"
+        )
     files = raw.get("files")
     if not isinstance(files, list):
         return [], [*problems, "`files` is missing or not a list"]
@@ -440,9 +529,13 @@ def parse_lock(raw: Any) -> tuple[list[FetchSpec], list[str]]:
         unknown = sorted(set(item) - set(_ENTRY_KEYS))
         if unknown:
             found.append(f"{where} has unknown keys {', '.join(unknown)}")
-        text = {k: item.get(k, "") for k in ("url", "hub_repo", "hub_file", "revision", "repo_type")}
+        text = {
+            k: item.get(k, "") for k in ("url", "hub_repo", "hub_file", "revision", "repo_type")
+        }
         if any(not isinstance(v, str) for v in text.values()):
-            found.append(f"{where}: url, hub_repo, hub_file, revision and repo_type must be strings")
+            found.append(
+                f"{where}: url, hub_repo, hub_file, revision and repo_type must be strings"
+            )
         elif bool(text["url"]) == bool(text["hub_repo"] and text["hub_file"]):
             found.append(f"{where} needs either url, or hub_repo and hub_file")
         size, sha = item.get("size"), item.get("sha256")
@@ -459,14 +552,27 @@ def parse_lock(raw: Any) -> tuple[list[FetchSpec], list[str]]:
         if found:
             problems += found
             continue
-        entries.append(FetchSpec(name=path, path=path, sha256=sha, size=size, splits=tuple(splits), **{k: str(v) for k, v in text.items()}))  # type: ignore[arg-type]
+        entries.append(
+            FetchSpec(
+                name=path,
+                path=path,
+                sha256=sha,  # type: ignore[arg-type]
+                size=size,  # type: ignore[arg-type]
+                splits=tuple(splits),
+                **{k: str(v) for k, v in text.items()},
+            )
+        )
     return entries, problems
 
 
 def _lock_resolver(entries: Sequence[FetchSpec]) -> GlobResolver:
     def resolve(origin: Origin, pattern: str) -> list[str]:
         prefix = join_path(origin.into, "")
-        return sorted(e.path[len(prefix):] for e in entries if e.path.startswith(prefix) and glob_match(pattern, e.path[len(prefix):]))
+        return sorted(
+            e.path[len(prefix) :]
+            for e in entries
+            if e.path.startswith(prefix) and glob_match(pattern, e.path[len(prefix) :])
+        )
 
     return resolve
 
@@ -480,7 +586,9 @@ class Declared:
     task_splits: tuple[str, ...]
 
 
-_DECLARED: ContextVar[dict[Path, Declared] | None] = ContextVar("procbench_lock_declared", default=None)
+_DECLARED: ContextVar[dict[Path, Declared] | None] = ContextVar(
+    "procbench_lock_declared", default=None
+)
 
 
 @contextmanager
@@ -504,7 +612,9 @@ def collecting() -> bool:
     return _DECLARED.get() is not None
 
 
-def read_lock(path: str | os.PathLike[str], origins: Sequence[Origin], task_splits: Sequence[str]) -> tuple[FetchSpec, ...]:
+def read_lock(
+    path: str | os.PathLike[str], origins: Sequence[Origin], task_splits: Sequence[str]
+) -> tuple[FetchSpec, ...]:
     """The files a task's fetch blocks stand for, with the lock's digests, as :class:`FetchSpec`.
 
     A task without fetch blocks needs no lock (returns ``()``).  Raises LockError when the lock is
@@ -520,7 +630,10 @@ def read_lock(path: str | os.PathLike[str], origins: Sequence[Origin], task_spli
         return ()
     task = path.stem
     if not path.is_file():
-        raise LockError(f"{path} is missing: the spec has fetch blocks, and their sizes and digests live in the lock", hint=_hint(task))
+        raise LockError(
+            f"{path} is missing: the spec has fetch blocks, and their sizes and digests live in the lock",
+            hint=_hint(task),
+        )
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -532,16 +645,30 @@ def read_lock(path: str | os.PathLike[str], origins: Sequence[Origin], task_spli
         raise LockError(f"{path} is malformed", problems, _hint(task))
     planned, problems = _expand(origins, task_splits, _lock_resolver(entries))
     if problems:
-        raise LockError(f"{path} cannot be checked: the fetch blocks have problems", problems, "fix the fetch blocks, then " + _hint(task))
+        raise LockError(
+            f"{path} cannot be checked: the fetch blocks have problems",
+            problems,
+            "fix the fetch blocks, then " + _hint(task),
+        )
     locked = {e.path: e for e in entries}
     declared = {p.path: p for p in planned}
-    stale = [f"added: {p} (in the fetch blocks, not in the lock)" for p in sorted(declared.keys() - locked.keys())]
-    stale += [f"removed: {p} (in the lock, no longer in the fetch blocks)" for p in sorted(locked.keys() - declared.keys())]
+    stale = [
+        f"added: {p} (in the fetch blocks, not in the lock)"
+        for p in sorted(declared.keys() - locked.keys())
+    ]
+    stale += [
+        f"removed: {p} (in the lock, no longer in the fetch blocks)"
+        for p in sorted(locked.keys() - declared.keys())
+    ]
     for p in sorted(declared.keys() & locked.keys()):
         if identity(declared[p]) != identity(locked[p]):
             stale.append(f"changed: {p} ({_difference(declared[p], locked[p])})")
     if stale:
-        raise LockError(f"{path} is stale: the spec's fetch blocks and the lock list different files", stale, _hint(task))
+        raise LockError(
+            f"{path} is stale: the spec's fetch blocks and the lock list different files",
+            stale,
+            _hint(task),
+        )
     return tuple(
         FetchSpec(
             name=item.file,
@@ -563,9 +690,13 @@ def _difference(declared: PlannedFile, locked: FetchSpec) -> str:
     parts = []
     for name in ("url", "hub_repo", "hub_file", "revision", "repo_type"):
         if getattr(declared, name) != getattr(locked, name):
-            parts.append(f"{name} {getattr(locked, name)!r} in the lock, {getattr(declared, name)!r} in the spec")
+            parts.append(
+                f"{name} {getattr(locked, name)!r} in the lock, {getattr(declared, name)!r} in the spec"
+            )
     if frozenset(declared.splits) != frozenset(locked.splits):
-        parts.append(f"splits {list(locked.splits)} in the lock, {list(declared.splits)} in the spec")
+        parts.append(
+            f"splits {list(locked.splits)} in the lock, {list(declared.splits)} in the spec"
+        )
     return "; ".join(parts)
 
 

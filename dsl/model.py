@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NewType
 
-from dsl.syntax import NOWHERE, Span
-from runners.predictions import FieldType
-from runners.tables import EXPLODE_INDEX
+from procbench.dsl.syntax import NOWHERE, Span
+from procbench.runners.predictions import FieldType
+from procbench.runners.tables import EXPLODE_INDEX
 
 Name = NewType("Name", str)  # a bare name: declared here or referring to a declaration
 DataPath = NewType("DataPath", tuple)  # a dotted path into a data source: gold.answers
@@ -28,7 +28,14 @@ DataPath = NewType("DataPath", tuple)  # a dotted path into a data source: gold.
 
 
 def attr(
-    default: Any = dataclasses.MISSING, *, key: str = "", refers: str = "", option: tuple[str, ...] = (), kind: str = "", parse: str = "", doc: str = ""
+    default: Any = dataclasses.MISSING,
+    *,
+    key: str = "",
+    refers: str = "",
+    option: tuple[str, ...] = (),
+    kind: str = "",
+    parse: str = "",
+    doc: str = "",
 ) -> Any:
     """An attribute ``key = value`` (``key`` defaults to the field name); no default = required.
 
@@ -36,7 +43,15 @@ def attr(
     allowed strings; ``kind``: the component kind of a call; ``parse``: a binder method for values
     with a shape of their own (``map(...)``, objects).
     """
-    meta = {"syntax": "attr", "key": key, "refers": refers, "option": option, "kind": kind, "parse": parse, "doc": doc}
+    meta = {
+        "syntax": "attr",
+        "key": key,
+        "refers": refers,
+        "option": option,
+        "kind": kind,
+        "parse": parse,
+        "doc": doc,
+    }
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple default")
     return field(default=default, metadata=meta)
@@ -50,7 +65,9 @@ def label(*, refers: str = "", name: bool = True, optional: bool = False, doc: s
 
 def block(tag: str, *, required: bool = True, doc: str = "") -> Any:
     """One nested block ``tag { ... }`` (required unless told otherwise)."""
-    return field(default=None, metadata={"syntax": "block", "tag": tag, "required": required, "doc": doc})
+    return field(
+        default=None, metadata={"syntax": "block", "tag": tag, "required": required, "doc": doc}
+    )
 
 
 def blocks(tag: str, doc: str = "") -> Any:
@@ -105,7 +122,9 @@ class Source:
     format: str = attr(option=("jsonl", "json", "csv", "tsv"))
     path: str = attr(doc="relative to the data root; {split} is filled in")
     key: Name | None = attr(None, doc="the field joined to the item id (secondary sources)")
-    splits: tuple[Name, ...] = attr((), refers="split", doc="the splits that have this source (default: all)")
+    splits: tuple[Name, ...] = attr(
+        (), refers="split", doc="the splits that have this source (default: all)"
+    )
     optional: bool = attr(False, doc="items without a row in this source are allowed")
     at: Where = _where()
 
@@ -137,7 +156,12 @@ class LabelRule:
         if self.members:
             return tuple(dict.fromkeys([m[2] for m in self.members] + [self.default or "other"]))
         if self.mapping:  # without a default, a value that is no key is a data error: the map's labels are all there is
-            return tuple(dict.fromkeys([v for _, v in self.mapping] + ([self.default] if self.default is not None else [])))
+            return tuple(
+                dict.fromkeys(
+                    [v for _, v in self.mapping]
+                    + ([self.default] if self.default is not None else [])
+                )
+            )
         return None
 
 
@@ -163,27 +187,58 @@ class ExplodeSpec:
 
     name: Name = label(doc="the element's name; fields and labels refer to it as <name>.<key>")
     items: DataPath = attr(
-        parse="explode_items", doc="path to the list or mapping in the parent record: <source>.<key>..., product(a = <list>, b = <list>) or distinct(...)"
+        parse="explode_items",
+        doc="path to the list or mapping in the parent record: <source>.<key>..., product(a = <list>, b = <list>) or distinct(...)",
     )
     id: tuple[Any, ...] = attr(
-        EXPLODE_INDEX, parse="explode_id", doc="index (0-based position), key (mapping key), a path into the element: <name>.<key>, or a list of paths (joined)"
+        EXPLODE_INDEX,
+        parse="explode_id",
+        doc="index (0-based position), key (mapping key), a path into the element: <name>.<key>, or a list of paths (joined)",
     )
     separator: str = attr("/", doc="between the parent id and the element id")
-    where: tuple[Any, ...] = attr((), parse="explode_conditions", doc="only the elements meeting this condition (or every one of a list) are items")
-    skip: tuple[Any, ...] = attr((), parse="explode_conditions", doc="elements meeting this condition (or any of a list) are not items")
+    where: tuple[Any, ...] = attr(
+        (),
+        parse="explode_conditions",
+        doc="only the elements meeting this condition (or every one of a list) are items",
+    )
+    skip: tuple[Any, ...] = attr(
+        (),
+        parse="explode_conditions",
+        doc="elements meeting this condition (or any of a list) are not items",
+    )
     at: Where = _where()
 
 
 @dataclass(frozen=True, kw_only=True)
 class DataSpec:
-    splits: tuple[Name, ...] = attr(doc="the task's splits; declared here, referred to by name elsewhere")
-    hidden: tuple[Name, ...] = attr((), refers="split", doc="splits whose items the board never shows")
-    reader: ComponentCall | None = attr(None, kind="reader", doc="a reader component instead of sources")
+    splits: tuple[Name, ...] = attr(
+        doc="the task's splits; declared here, referred to by name elsewhere"
+    )
+    hidden: tuple[Name, ...] = attr(
+        (), refers="split", doc="splits whose items the board never shows"
+    )
+    reader: ComponentCall | None = attr(
+        None, kind="reader", doc="a reader component instead of sources"
+    )
     sources: tuple[Source, ...] = blocks("source")
-    id_path: tuple[str, ...] = attr((), key="id", parse="id_path", doc="the item id: <source>.<key>, key(<source>) (a JSON object's keys) or row_index()")
-    explode: ExplodeSpec | None = block("explode", required=False, doc="one primary record -> many items (before fields: they may read the element)")
-    fields: tuple[FieldBinding, ...] = entries("field_binding", doc="typed gold fields: `name: type = source.path`")
-    labels: tuple[LabelRule, ...] = entries("label_rule", doc="item labels: a path, map(path, {...}, default = ...) or membership([...])")
+    id_path: tuple[str, ...] = attr(
+        (),
+        key="id",
+        parse="id_path",
+        doc="the item id: <source>.<key>, key(<source>) (a JSON object's keys) or row_index()",
+    )
+    explode: ExplodeSpec | None = block(
+        "explode",
+        required=False,
+        doc="one primary record -> many items (before fields: they may read the element)",
+    )
+    fields: tuple[FieldBinding, ...] = entries(
+        "field_binding", doc="typed gold fields: `name: type = source.path`"
+    )
+    labels: tuple[LabelRule, ...] = entries(
+        "label_rule",
+        doc="item labels: a path, map(path, {...}, default = ...) or membership([...])",
+    )
     answer_labels: tuple[AnswerLabelRule, ...] = blocks("answer_label")
     at: Where = _where()
 
@@ -194,9 +249,15 @@ class DataSpec:
 @dataclass(frozen=True, kw_only=True)
 class PredictionSpec:
     format: str = attr(option=("jsonl", "csv", "tsv", "custom"))
-    id_field: Name = attr("id", key="id", refers="schema_field", doc="the schema field holding the item id")
-    fields: tuple[tuple[str, FieldType], ...] = entries("schema_field", tag="schema", doc="schema { name = type ... }")
-    reader: ComponentCall | None = attr(None, kind="predictions", doc="a predictions component instead of a schema")
+    id_field: Name = attr(
+        "id", key="id", refers="schema_field", doc="the schema field holding the item id"
+    )
+    fields: tuple[tuple[str, FieldType], ...] = entries(
+        "schema_field", tag="schema", doc="schema { name = type ... }"
+    )
+    reader: ComponentCall | None = attr(
+        None, kind="predictions", doc="a predictions component instead of a schema"
+    )
     extensions: tuple[str, ...] = attr((), doc="file name extensions accepted on upload")
     at: Where = _where()
 
@@ -211,19 +272,32 @@ class MatchSpec:
     name: Name = label(doc="also the metric family its three outputs belong to")
     gold: Name = attr(refers="score_field")
     prediction: Name = attr(refers="prediction_field")
-    similarity: ComponentCall = attr(parse="similarity", doc="a similarity call, or the name of a similarity block")
+    similarity: ComponentCall = attr(
+        parse="similarity", doc="a similarity call, or the name of a similarity block"
+    )
     matcher: ComponentCall = attr(kind="matcher")
     filters: tuple[ComponentCall, ...] = attr((), kind="filter")
-    normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to every answer first")
-    similarity_normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser applied before the similarity")
-    outputs: tuple[Name, Name, Name] = attr((), parse="outputs", doc="[precision, recall, f1] names; default <name>_p, <name>_r, <name>_f1")
+    normaliser: tuple[ComponentCall, ...] = attr(
+        (), parse="normaliser_ref", doc="a normaliser's name: applied to every answer first"
+    )
+    similarity_normaliser: tuple[ComponentCall, ...] = attr(
+        (), parse="normaliser_ref", doc="a normaliser applied before the similarity"
+    )
+    outputs: tuple[Name, Name, Name] = attr(
+        (),
+        parse="outputs",
+        doc="[precision, recall, f1] names; default <name>_p, <name>_r, <name>_f1",
+    )
     at: Where = _where()
 
 
 # A measure's conventions for predictions it cannot compare as they are (dsl/checker_conventions.py checks them,
 # runners/metrics/_measure.py applies them): ("empty",), ("refuse",), ("predict", value) or ("score", number).
 MISSING_DOC = 'an item with no prediction record: "empty" (scored as unanswered; the default), "refuse" (the file), predict(<value>) or score(<number>)'
-DEFAULT_CONVENTIONS = {"missing": ("empty",), "invalid": ("refuse",)}  # what procbench always did; never written into the checked spec
+DEFAULT_CONVENTIONS = {
+    "missing": ("empty",),
+    "invalid": ("refuse",),
+}  # what procbench always did; never written into the checked spec
 INVALID_DOC = 'a prediction the metric cannot measure (not a permutation of the gold): "refuse" (the default), "empty", predict(<value>) or score(<number>)'
 
 
@@ -236,10 +310,16 @@ class MeasureSpec:
     """
 
     name: Name = label(doc="the output's name (families add suffixes: _p/_r/_f1, _<class>)")
-    metric: ComponentCall | None = attr(None, kind="metric", doc="a metric of the library (procbench components --kind metric)")
+    metric: ComponentCall | None = attr(
+        None, kind="metric", doc="a metric of the library (procbench components --kind metric)"
+    )
     gold: Name | None = attr(None, refers="score_field")
     prediction: Name | None = attr(None, refers="prediction_field")
-    value: Name | None = attr(None, refers="per_item_value", doc="instead of metric, gold and prediction: a per-item value the scorer emits")
+    value: Name | None = attr(
+        None,
+        refers="per_item_value",
+        doc="instead of metric, gold and prediction: a per-item value the scorer emits",
+    )
     # ("metric", name) | ("number", value) | ("call", function, (arguments, ...))
     formula: tuple[Any, ...] | None = attr(
         None,
@@ -248,7 +328,9 @@ class MeasureSpec:
         doc="or computed from other metrics: mean(a, b, ...), f1(p, r), round(x, digits), weighted(x1, w1, x2, w2, ...), names, numbers",
     )
     counts: tuple[str, ...] = attr(
-        (), parse="value_paths", doc="or: prefixes of count values the scorer emits per item (node.XOR), pooled over items and prefixes"
+        (),
+        parse="value_paths",
+        doc="or: prefixes of count values the scorer emits per item (node.XOR), pooled over items and prefixes",
     )
     stats: tuple[tuple[str, ...], ...] = attr(
         (),
@@ -260,11 +342,25 @@ class MeasureSpec:
         option=("", "mean", "sum", "micro", "macro", "weighted", "per_class", "corpus", "pooled"),
         doc="how the per-item statistics combine; default: the metric's first",
     )
-    where: tuple[tuple[str, str], ...] = attr((), parse="where", doc='only the items whose labels have these values: { modality = "text" }')
-    normaliser: tuple[ComponentCall, ...] = attr((), parse="normaliser_ref", doc="a normaliser's name: applied to text values on both sides first")
-    scale: float | None = attr(None, parse="number", doc="multiply every output by this (after aggregating, before rounding)")
+    where: tuple[tuple[str, str], ...] = attr(
+        (),
+        parse="where",
+        doc='only the items whose labels have these values: { modality = "text" }',
+    )
+    normaliser: tuple[ComponentCall, ...] = attr(
+        (),
+        parse="normaliser_ref",
+        doc="a normaliser's name: applied to text values on both sides first",
+    )
+    scale: float | None = attr(
+        None,
+        parse="number",
+        doc="multiply every output by this (after aggregating, before rounding)",
+    )
     divide_by: float | None = attr(
-        None, parse="number", doc="divide every output by this (after scale): `sum / 10` is divide_by = 10, not scale = 0.1, in floating point"
+        None,
+        parse="number",
+        doc="divide every output by this (after scale): `sum / 10` is divide_by = 10, not scale = 0.1, in floating point",
     )
     round: int | None = attr(None, doc="Python round() of every output to this many digits")
     missing: tuple[Any, ...] | None = attr(None, parse="convention", doc=MISSING_DOC)
@@ -275,19 +371,39 @@ class MeasureSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class ScoreSpec:
-    aggregate: ComponentCall | None = attr(None, kind="aggregator", doc="the aggregator of the scorer's or match blocks' per-item values")
+    aggregate: ComponentCall | None = attr(
+        None,
+        kind="aggregator",
+        doc="the aggregator of the scorer's or match blocks' per-item values",
+    )
     scorer: ComponentCall | None = attr(None, kind="scorer")
     derive: ComponentCall | None = attr(
-        None, kind="deriver", doc="a format component that turns each gold and predicted record into the typed fields match and measure blocks compare"
+        None,
+        kind="deriver",
+        doc="a format component that turns each gold and predicted record into the typed fields match and measure blocks compare",
     )
     matches: tuple[MatchSpec, ...] = blocks("match")
     measures: tuple[MeasureSpec, ...] = blocks("measure")
-    aligns: tuple[AlignSpec, ...] = blocks("align", doc="aligned walks: lines paired with their best partners, counted (PAGED)")
-    values: tuple[ItemValueSpec, ...] = blocks("value", doc="per-item values computed from the scorer's, before the measures")
-    flags: tuple[tuple[str, str], ...] = attr((), parse="metadata", doc='formula name <- submission metadata key (1 where true, else 0): { cot = "cot" }')
-    metadata_params: tuple[tuple[str, str], ...] = attr((), key="metadata", parse="metadata", doc="scorer parameter <- submission metadata key")
-    missing: tuple[Any, ...] | None = attr(None, parse="convention", doc="the default of every measure block's missing = ...")
-    invalid: tuple[Any, ...] | None = attr(None, parse="convention", doc="the default of every measure block's invalid = ...")
+    aligns: tuple[AlignSpec, ...] = blocks(
+        "align", doc="aligned walks: lines paired with their best partners, counted (PAGED)"
+    )
+    values: tuple[ItemValueSpec, ...] = blocks(
+        "value", doc="per-item values computed from the scorer's, before the measures"
+    )
+    flags: tuple[tuple[str, str], ...] = attr(
+        (),
+        parse="metadata",
+        doc='formula name <- submission metadata key (1 where true, else 0): { cot = "cot" }',
+    )
+    metadata_params: tuple[tuple[str, str], ...] = attr(
+        (), key="metadata", parse="metadata", doc="scorer parameter <- submission metadata key"
+    )
+    missing: tuple[Any, ...] | None = attr(
+        None, parse="convention", doc="the default of every measure block's missing = ..."
+    )
+    invalid: tuple[Any, ...] | None = attr(
+        None, parse="convention", doc="the default of every measure block's invalid = ..."
+    )
     at: Where = _where()
 
 
@@ -309,10 +425,18 @@ class MetricBlock:
     name: Name = label()
     display: str = attr("", doc="shown on the board (a family's members get ' P', ' R', ' F1')")
     group: str = attr("", doc="the board's column group")
-    description: str = attr("", doc="its definition in one sentence (how it is computed, its unit): the column's help text on the board; not fingerprinted")
+    description: str = attr(
+        "",
+        doc="its definition in one sentence (how it is computed, its unit): the column's help text on the board; not fingerprinted",
+    )
     higher_is_better: bool = attr(True)
     percent: bool = attr(True, doc="shown x100 on the board")
-    family: str = attr("", option=("", "prf"), parse="family", doc="prf: precision, recall and F1 named <name>_p, <name>_r, <name>_f1")
+    family: str = attr(
+        "",
+        option=("", "prf"),
+        parse="family",
+        doc="prf: precision, recall and F1 named <name>_p, <name>_r, <name>_f1",
+    )
     at: Where = _where()
 
 
@@ -323,10 +447,13 @@ class SliceSpec:
     key: str = derived("")
     display: str = attr("", doc="what the slice is, as the board names it")
     label: Name | None = attr(None, refers="label", doc="group items by this item label")
-    answer_label: Name | None = attr(None, refers="answer_label", doc="re-score with gold restricted per answer label")
+    answer_label: Name | None = attr(
+        None, refers="answer_label", doc="re-score with gold restricted per answer label"
+    )
     # (value, label) pairs in the spec's order; display text: not part of the fingerprint (dsl.compiler.semantic_form)
     values: tuple[tuple[str, str], ...] = entries(
-        "value_label", doc='human labels of the slice\'s values: values { exclusive = "Exclusive (XOR)"  "sim > 0.5" = "Similar to a step" }'
+        "value_label",
+        doc='human labels of the slice\'s values: values { exclusive = "Exclusive (XOR)"  "sim > 0.5" = "Similar to a step" }',
     )
     at: Where = _where()
 
@@ -340,9 +467,13 @@ class ReportedRow:
     slice: tuple[str, str] | None = None
     note: str = ""
     at: Where = _where()
-    path: str = field(default="", compare=False)  # the file it is written in: the spec, or the reported file beside it
+    path: str = field(
+        default="", compare=False
+    )  # the file it is written in: the spec, or the reported file beside it
     url: str = ""  # the paper's link (https), shown with the row
-    date: str = ""  # when the paper appeared (YYYY-MM or YYYY-MM-DD): the row's date on the progress chart
+    date: str = (
+        ""  # when the paper appeared (YYYY-MM or YYYY-MM-DD): the row's date on the progress chart
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -357,13 +488,21 @@ class ReportedTable:
     split: Name = attr(refers="split")
     columns: tuple[Name, ...] = attr(refers="metric")
     rows: tuple[tuple[str, str, tuple[float | None, ...]], ...] = attr(
-        parse="rows", doc='{ "System" = [value or _ per column] }, or on a slice { "System" = { value = [...] } }'
+        parse="rows",
+        doc='{ "System" = [value or _ per column] }, or on a slice { "System" = { value = [...] } }',
     )
     slice: Name | None = attr(None, refers="slice", doc="the rows give each value of this slice")
     note: str = attr("", doc="a note on every row")
-    notes: tuple[tuple[str, str], ...] = attr((), parse="notes", doc='a note per row: { "System" = "..." }')
-    url: str = attr("", doc="the paper's link (an https URL: arXiv or ACL Anthology), shown with every row")
-    date: str = attr("", doc="when the paper appeared, YYYY-MM or YYYY-MM-DD: the rows' date on the progress chart")
+    notes: tuple[tuple[str, str], ...] = attr(
+        (), parse="notes", doc='a note per row: { "System" = "..." }'
+    )
+    url: str = attr(
+        "", doc="the paper's link (an https URL: arXiv or ACL Anthology), shown with every row"
+    )
+    date: str = attr(
+        "",
+        doc="when the paper appeared, YYYY-MM or YYYY-MM-DD: the rows' date on the progress chart",
+    )
     at: Where = _where()
 
 
@@ -394,7 +533,8 @@ class FetchBlock:
     repo_type: str = attr("dataset", option=("dataset", "model", "space"))
     into: str = attr("", doc="where under the data root the files land")
     files: tuple[str, ...] = attr(
-        (), doc="paths relative to the origin; {split} expands, globs expand when locking (default: the data sources' paths under `into`)"
+        (),
+        doc="paths relative to the origin; {split} expands, globs expand when locking (default: the data sources' paths under `into`)",
     )
     splits: tuple[Name, ...] = attr((), refers="split")
     at: Where = _where()
@@ -407,7 +547,9 @@ class ImportSpec:
     name: Name = label()
     kind: str = attr(option=("choice", "text_list"))
     field: Name = attr(refers="prediction_field", doc="the prediction record's value field")
-    id_fields: tuple[str, ...] = attr(key="id", doc="dotted paths into the logged item, tried in order")
+    id_fields: tuple[str, ...] = attr(
+        key="id", doc="dotted paths into the logged item, tried in order"
+    )
     id_type: str = attr("str", option=("str", "int"))
     choices: int = attr(0)
     separator: str = attr("")
@@ -426,7 +568,9 @@ class TemplateSpec:
 @dataclass(frozen=True, kw_only=True)
 class NormaliserBlock:
     name: Name = label()
-    steps: tuple[Any, ...] = attr(parse="steps", doc="normaliser calls, or names of other normalisers (inlined)")
+    steps: tuple[Any, ...] = attr(
+        parse="steps", doc="normaliser calls, or names of other normalisers (inlined)"
+    )
     at: Where = _where()
 
 
@@ -442,15 +586,44 @@ class SimilarityBlock:
     """
 
     name: Name = label()
-    use: Any = attr(None, parse="similarity_ref", doc="one similarity: a component call, or another similarity block's name")
-    same: tuple[str, ...] = attr((), parse="field_paths", doc="record members (dotted paths: head.kind) that must be equal for a pair to score above 0")
-    mean: tuple[tuple[str, Any], ...] = entries(parse="similarity_part", doc="record field = a similarity call or a similarity block's name")
-    cases: str | None = attr(None, parse="field_path", doc="a member whose value (in the first record) chooses the similarity from `when`")
-    when: tuple[tuple[str, Any], ...] = entries(parse="similarity_part", doc="with cases: value = the similarity of records with that value")
-    otherwise: Any = attr(None, parse="similarity_ref", doc="with cases: the similarity of records whose value `when` does not name")
-    all_of: tuple[Any, ...] = attr((), key="all", parse="similarity_refs", doc="the product of these similarities of the records (0/1 parts: all of them)")
-    on: str | None = attr(None, parse="field_path", doc="compare this member of the two records (absent in either: 0)")
-    at_least: float | None = attr(None, parse="number", doc="1 where the similarity reaches this value, else 0")
+    use: Any = attr(
+        None,
+        parse="similarity_ref",
+        doc="one similarity: a component call, or another similarity block's name",
+    )
+    same: tuple[str, ...] = attr(
+        (),
+        parse="field_paths",
+        doc="record members (dotted paths: head.kind) that must be equal for a pair to score above 0",
+    )
+    mean: tuple[tuple[str, Any], ...] = entries(
+        parse="similarity_part", doc="record field = a similarity call or a similarity block's name"
+    )
+    cases: str | None = attr(
+        None,
+        parse="field_path",
+        doc="a member whose value (in the first record) chooses the similarity from `when`",
+    )
+    when: tuple[tuple[str, Any], ...] = entries(
+        parse="similarity_part", doc="with cases: value = the similarity of records with that value"
+    )
+    otherwise: Any = attr(
+        None,
+        parse="similarity_ref",
+        doc="with cases: the similarity of records whose value `when` does not name",
+    )
+    all_of: tuple[Any, ...] = attr(
+        (),
+        key="all",
+        parse="similarity_refs",
+        doc="the product of these similarities of the records (0/1 parts: all of them)",
+    )
+    on: str | None = attr(
+        None, parse="field_path", doc="compare this member of the two records (absent in either: 0)"
+    )
+    at_least: float | None = attr(
+        None, parse="number", doc="1 where the similarity reaches this value, else 0"
+    )
     at: Where = _where()
 
 
@@ -460,7 +633,9 @@ class ItemValueSpec:
 
     name: Name = label(doc="the per-item value it writes (measures read it with `value = name`)")
     formula: tuple[Any, ...] = attr(
-        key="from", parse="item_formula", doc="names of the scorer's values, flags and earlier values; numbers; min, max, add, sub, mul, round, pick"
+        key="from",
+        parse="item_formula",
+        doc="names of the scorer's values, flags and earlier values; numbers; min, max, add, sub, mul, round, pick",
     )
     at: Where = _where()
 
@@ -470,11 +645,22 @@ class EntitiesSpec:
     """``entities node { ... }`` in an ``align`` block: records at places of a line that are occurrences of one entity."""
 
     name: Name = label(doc="what count blocks name in `of`")
-    places: tuple[str, ...] = attr(parse="field_paths", doc="the line members holding one (each compared with the partner line's same member)")
-    same: tuple[str, ...] = attr((), parse="field_paths", doc="members two occurrences of one entity share")
-    identity: Any = attr(parse="similarity_ref", doc="the first registered entity scoring at_least with the occurrence is the same entity")
+    places: tuple[str, ...] = attr(
+        parse="field_paths",
+        doc="the line members holding one (each compared with the partner line's same member)",
+    )
+    same: tuple[str, ...] = attr(
+        (), parse="field_paths", doc="members two occurrences of one entity share"
+    )
+    identity: Any = attr(
+        parse="similarity_ref",
+        doc="the first registered entity scoring at_least with the occurrence is the same entity",
+    )
     at_least: float = attr(parse="number")
-    until: Any = attr(parse="similarity_ref", doc="an entity is compared at each occurrence until this first scores 1")
+    until: Any = attr(
+        parse="similarity_ref",
+        doc="an entity is compared at each occurrence until this first scores 1",
+    )
     at: Where = _where()
 
 
@@ -485,9 +671,16 @@ class CountSpec:
     name: Name = label(doc="the prefix of its per-item values")
     of: Name | None = attr(None, doc="an entities block's name (default: the aligned lines)")
     by: str = attr(parse="field_path", doc="the member whose value names the kind counted under")
-    kinds: tuple[str, ...] = attr((), parse="names", doc="the kinds counted (default: the values of `by`'s enum type)")
-    where: str | None = attr(None, parse="field_path", doc="a member that must be non-empty for the record to be counted")
-    stats: tuple[tuple[str, Any], ...] = entries(parse="count_stat", doc="stat = 1 (once per line or entity), a similarity (each comparison) or best(X)")
+    kinds: tuple[str, ...] = attr(
+        (), parse="names", doc="the kinds counted (default: the values of `by`'s enum type)"
+    )
+    where: str | None = attr(
+        None, parse="field_path", doc="a member that must be non-empty for the record to be counted"
+    )
+    stats: tuple[tuple[str, Any], ...] = entries(
+        parse="count_stat",
+        doc="stat = 1 (once per line or entity), a similarity (each comparison) or best(X)",
+    )
     at: Where = _where()
 
 
@@ -501,7 +694,11 @@ class AlignSpec:
     on: str = attr(parse="field_path", doc="the member of a line the lines are aligned on")
     similarity: Any = attr(parse="similarity_ref", doc="how two lines' `on` members compare")
     threshold: float = attr(parse="number", doc="a line whose best partner scores lower is skipped")
-    where: str | None = attr(None, parse="field_path", doc="lines without this member (false, empty) are aligned but add nothing")
+    where: str | None = attr(
+        None,
+        parse="field_path",
+        doc="lines without this member (false, empty) are aligned but add nothing",
+    )
     entities: tuple[EntitiesSpec, ...] = blocks("entities")
     counts: tuple[CountSpec, ...] = blocks("count")
     at: Where = _where()
@@ -519,9 +716,12 @@ class TaskSpec:
     score: ScoreSpec = block("score")
     metrics: tuple[MetricSpec, ...] = blocks("metric")
     primary: Name = attr(refers="metric")
-    rank_by: tuple[Name, ...] = attr((), refers="metric", doc="tie-breaks after the primary metric, in order")
+    rank_by: tuple[Name, ...] = attr(
+        (), refers="metric", doc="tie-breaks after the primary metric, in order"
+    )
     rank_partial: bool = attr(
-        False, doc="rank rows whose file answers only part of the split among the full ones (default: listed with their coverage, unranked)"
+        False,
+        doc="rank rows whose file answers only part of the split among the full ones (default: listed with their coverage, unranked)",
     )
     description: str = attr("", doc='text, or file("name") of a file beside the spec')
     citation: str = attr("", doc='BibTeX, or file("task.bib") beside the spec')
@@ -531,7 +731,10 @@ class TaskSpec:
     extends: Name | None = attr(None, refers="task")
     params: tuple[tuple[str, Any], ...] = entries("param")
     slices: tuple[SliceSpec, ...] = blocks("slice")
-    reported: tuple[ReportedRow, ...] = blocks("reported", doc='paper rows; also `reported = file("task.reported")`, a file beside the spec of reported blocks')
+    reported: tuple[ReportedRow, ...] = blocks(
+        "reported",
+        doc='paper rows; also `reported = file("task.reported")`, a file beside the spec of reported blocks',
+    )
     templates: tuple[TemplateSpec, ...] = blocks("template")
     fetch: tuple[FetchSpec, ...] = blocks("fetch")
     imports: tuple[ImportSpec, ...] = blocks("import")
@@ -551,7 +754,9 @@ class TaskSpec:
 def _plain(value: Any) -> Any:
     """A dataclass tree as plain JSON-ready values, without what equality ignores (positions, the file path)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare}
+        return {
+            f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare
+        }
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     if isinstance(value, Mapping):

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dsl import model as m
-from dsl.binding import Binder
-from runners.names import name_part
+from procbench.dsl import model as m
+from procbench.dsl.binding import Binder
+from procbench.runners.names import name_part
 
 
 def check_generated_names(ck: Binder, measured: Sequence[tuple[m.MeasureSpec, Any]]) -> None:
@@ -26,7 +26,11 @@ def check_generated_names(ck: Binder, measured: Sequence[tuple[m.MeasureSpec, An
         seen: set[str] = set()
         for name in ms.outputs:
             if name in seen:
-                ck.error(m.span_of(ms, "metric"), f"measure {ms.name!r}: {_classes_behind(labels, name)}", _HINT)
+                ck.error(
+                    m.span_of(ms, "metric"),
+                    f"measure {ms.name!r}: {_classes_behind(labels, name)}",
+                    _HINT,
+                )
                 break
             seen.add(name)
             first = owner.get(name)

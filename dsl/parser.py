@@ -14,12 +14,18 @@ import re
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
-from dsl import syntax as s
-from dsl.comments import Attacher, Comment
-from dsl.errors import Diagnostic, SpecError
-from runners.paths import resource
+from procbench.dsl import syntax as s
+from procbench.dsl.comments import Attacher, Comment
+from procbench.dsl.errors import Diagnostic, SpecError
+from procbench.runners.paths import resource
 
 GRAMMAR_PATH = resource("dsl", "procbench.lark")  # package data (runners.paths)
 
@@ -58,12 +64,16 @@ _FRIENDLY = {
 
 
 # the comments of the parse under way (the Lark instance is shared, so the callback cannot hold the list)
-_comments: contextvars.ContextVar[list[Comment] | None] = contextvars.ContextVar("procbench_spec_comments", default=None)
+_comments: contextvars.ContextVar[list[Comment] | None] = contextvars.ContextVar(
+    "procbench_spec_comments", default=None
+)
 
 
 def _collect(token: Token) -> Token:
     sink = _comments.get()
-    if sink is not None:  # None: a parse that did not come through parse() (nothing will attach them)
+    if (
+        sink is not None
+    ):  # None: a parse that did not come through parse() (nothing will attach them)
         sink.append(Comment(token.line, token.column, str(token).rstrip()))
     return token
 
@@ -98,17 +108,27 @@ def _unquote(token: Token) -> str:
     try:
         value = json.loads(token)
     except json.JSONDecodeError:
-        raise _TokenError(token, "invalid escape sequence in string", 'use \\" \\\\ \\n \\t or \\uXXXX; or a """long string""" for raw text') from None
+        raise _TokenError(
+            token,
+            "invalid escape sequence in string",
+            'use \\" \\\\ \\n \\t or \\uXXXX; or a """long string""" for raw text',
+        ) from None
     return value
 
 
 def _number(token: Token) -> int | float:
     text = str(token)
     if len(text) > MAX_NUMBER_CHARS:
-        raise _TokenError(token, f"number literal too long ({len(text)} characters; at most {MAX_NUMBER_CHARS})", "write the number with fewer digits")
+        raise _TokenError(
+            token,
+            f"number literal too long ({len(text)} characters; at most {MAX_NUMBER_CHARS})",
+            "write the number with fewer digits",
+        )
     value = float(text) if any(c in text for c in ".eE") else int(text)
     if isinstance(value, float) and not math.isfinite(value):
-        raise _TokenError(token, "number out of range", "a number must be finite (at most about 1.8e308)")
+        raise _TokenError(
+            token, "number out of range", "a number must be finite (at most about 1.8e308)"
+        )
     return value
 
 
@@ -167,7 +187,9 @@ class _ToSyntax(Transformer):
         return s.Bool(False, _span(meta))
 
     def ref(self, meta, children):
-        return s.Ref(tuple(_unquote(c) if c.type == "STRING" else str(c) for c in children), _span(meta))
+        return s.Ref(
+            tuple(_unquote(c) if c.type == "STRING" else str(c) for c in children), _span(meta)
+        )
 
     def call(self, meta, children):
         callee, *arguments = children
@@ -235,43 +257,78 @@ def _check_limits(source: str, path: str) -> None:
                 column = pos - (source.rfind("\n", 0, pos) + 1) + 1
                 span = s.Span(line, column, line, column + 1)
                 message = f"nesting too deep (more than {MAX_NESTING} brackets open at once)"
-                raise SpecError([Diagnostic(path, span, message, "flatten the value; a spec nests blocks, lists, objects and calls a few levels deep")], source)
+                raise SpecError(
+                    [
+                        Diagnostic(
+                            path,
+                            span,
+                            message,
+                            "flatten the value; a spec nests blocks, lists, objects and calls a few levels deep",
+                        )
+                    ],
+                    source,
+                )
         else:
             depth = max(depth - 1, 0)  # an unbalanced closer is the grammar's error to report
 
 
 def _too_big(path: str, size: int) -> Diagnostic:
     return Diagnostic(
-        path, s.Span(1, 1, 1, 1), f"spec file too large ({size} bytes; at most {MAX_SPEC_BYTES})", "a spec is a few KiB; keep data in files beside it"
+        path,
+        s.Span(1, 1, 1, 1),
+        f"spec file too large ({size} bytes; at most {MAX_SPEC_BYTES})",
+        "a spec is a few KiB; keep data in files beside it",
     )
 
 
 def parse_file(path: str | Path) -> s.SpecFile:
     p = Path(path)
-    with p.open("rb") as handle:  # read at most one byte past the limit, whatever the file is (a FIFO, /dev/zero)
+    with p.open(
+        "rb"
+    ) as handle:  # read at most one byte past the limit, whatever the file is (a FIFO, /dev/zero)
         raw = handle.read(MAX_SPEC_BYTES + 1)
     if len(raw) > MAX_SPEC_BYTES:
         raise SpecError([_too_big(str(p), p.stat().st_size if p.is_file() else len(raw))])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SpecError([Diagnostic(str(p), s.Span(1, 1, 1, 1), f"the file is not UTF-8 ({exc.reason})", "save the spec as UTF-8")]) from None
+        raise SpecError(
+            [
+                Diagnostic(
+                    str(p),
+                    s.Span(1, 1, 1, 1),
+                    f"the file is not UTF-8 ({exc.reason})",
+                    "save the spec as UTF-8",
+                )
+            ]
+        ) from None
     return parse(text, str(p))
 
 
 def _expected(exc: UnexpectedInput) -> list[str]:
     names = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or [])
-    return [_FRIENDLY.get(n, n.lower()) for n in names if not n.startswith("_") and n not in ("COMMENT", "WS")]
+    return [
+        _FRIENDLY.get(n, n.lower())
+        for n in names
+        if not n.startswith("_") and n not in ("COMMENT", "WS")
+    ]
 
 
 def _diagnose(exc: UnexpectedInput, source: str, path: str) -> Diagnostic:
     expected = _expected(exc)
     hint = f"expected {', '.join(expected)}" if expected else ""
-    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+    if isinstance(exc, UnexpectedEOF) or (
+        isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
+    ):
         lines = source.splitlines() or [""]
         span = s.Span(len(lines), len(lines[-1]) + 1, len(lines), len(lines[-1]) + 1)
         missing = "'}'" if source.count("{") > source.count("}") else hint.removeprefix("expected ")
-        return Diagnostic(path, span, "unexpected end of file", f"a block is probably missing its closing '}}' ({hint})" if "'}'" in missing else hint)
+        return Diagnostic(
+            path,
+            span,
+            "unexpected end of file",
+            f"a block is probably missing its closing '}}' ({hint})" if "'}'" in missing else hint,
+        )
     line, column = exc.line, exc.column
     if isinstance(exc, UnexpectedCharacters):
         char = source[exc.pos_in_stream] if 0 <= exc.pos_in_stream < len(source) else "?"
@@ -283,14 +340,21 @@ def _diagnose(exc: UnexpectedInput, source: str, path: str) -> Diagnostic:
                 'close the string with " on the same line, or use """…""" for text over several lines',
             )
         return Diagnostic(
-            path, s.Span(line, column, line, column + 1), f"unexpected character {char!r}", hint or "names start with a letter or _; strings use double quotes"
+            path,
+            s.Span(line, column, line, column + 1),
+            f"unexpected character {char!r}",
+            hint or "names start with a letter or _; strings use double quotes",
         )
     token = exc.token
     width = max(len(str(token)), 1) if "\n" not in str(token) else 1
     text = str(token) if len(str(token)) <= 40 else str(token)[:37] + "..."
     message = f"unexpected {text!r}"
-    if token.type == "DOT" and "'.'" not in expected:  # "gold".answers, 1.x: only a name starts a path
-        hint = 'a path starts with a bare name; quote only the segments after it, e.g. step."ordered?"'
+    if (
+        token.type == "DOT" and "'.'" not in expected
+    ):  # "gold".answers, 1.x: only a name starts a path
+        hint = (
+            'a path starts with a bare name; quote only the segments after it, e.g. step."ordered?"'
+        )
     elif token.type == "EQUAL" and "'{'" in expected:
         hint = "a block is written `name \"label\" { ... }`; an attribute `name = value` has a single name before '='"
     elif token.type in ("NAME", "STRING") and "'='" in expected:

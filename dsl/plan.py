@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from runners.predictions import FieldType
-    from runners.runner import TaskRunner
+    from procbench.runners.predictions import FieldType
+    from procbench.runners.runner import TaskRunner
 
 FORMAT = 2  # bump when a plan's shape changes: older plans are then a miss
 _PLAIN = (str, int, float, bool, type(None))
@@ -55,8 +55,16 @@ def call_node(kind: str, name: str, arguments: Sequence[tuple[str, Node]]) -> No
 
 def type_node(field_type: FieldType) -> Node:
     """A value type as plain data (a record's members and a list's item type nested)."""
-    members = tuple((name, type_node(t)) for name, t in field_type.values) if field_type.kind == "record" else tuple(field_type.values)
-    return (field_type.kind, None if field_type.item is None else type_node(field_type.item), members)
+    members = (
+        tuple((name, type_node(t)) for name, t in field_type.values)
+        if field_type.kind == "record"
+        else tuple(field_type.values)
+    )
+    return (
+        field_type.kind,
+        None if field_type.item is None else type_node(field_type.item),
+        members,
+    )
 
 
 # -- the data paths a plan reads (checked like a spec's: a cached plan is untrusted input) -------------
@@ -69,10 +77,15 @@ def path_problems(plan: Mapping[str, Any]) -> list[str]:
     (``runners.paths.relative_path_problems``), and any ``{...}`` in them other than ``{split}``; [] for a sound plan."""
     import string
 
-    from runners.paths import relative_path_problems
+    from procbench.runners.paths import relative_path_problems
 
     gold = plan.get("gold")
-    if not (isinstance(gold, (tuple, list)) and len(gold) == 2 and gold[0] == "table" and isinstance(gold[1], Mapping)):
+    if not (
+        isinstance(gold, (tuple, list))
+        and len(gold) == 2
+        and gold[0] == "table"
+        and isinstance(gold[1], Mapping)
+    ):
         return []  # a reader component reads its own files (its code, not the plan, names them)
     table = gold[1]
     named: list[tuple[str, Any]] = []
@@ -86,7 +99,9 @@ def path_problems(plan: Mapping[str, Any]) -> list[str]:
             problems.append(f"{what} is {type(value).__name__}, not a path")
             continue
         try:
-            fields = {field for _, field, _, _ in string.Formatter().parse(value) if field is not None}
+            fields = {
+                field for _, field, _, _ in string.Formatter().parse(value) if field is not None
+            }
         except ValueError as exc:
             problems.append(f"{what} {value!r}: {exc}")
             continue
@@ -101,15 +116,17 @@ def path_problems(plan: Mapping[str, Any]) -> list[str]:
 def build(plan: Mapping[str, Any]) -> TaskRunner:
     """The runner of the spec the plan was made of (``dsl.compiler.compile_spec``); UnsafePlan when a data path of the
     plan could leave the data root (the runtime checks each resolved path again when it opens it)."""
-    from runners.runner import SliceDef, TaskRunner
+    from procbench.runners.runner import SliceDef, TaskRunner
 
     problems = path_problems(plan)
     if problems:
-        raise UnsafePlan(f"the plan of task {plan.get('name')!r} reads outside the data root: {problems[0]}")
+        raise UnsafePlan(
+            f"the plan of task {plan.get('name')!r} reads outside the data root: {problems[0]}"
+        )
 
     make_scorer, aggregate = _scoring(plan)
     if plan["formulas"]:
-        from runners.metrics import with_derived
+        from procbench.runners.metrics import with_derived
 
         aggregate = with_derived(aggregate, plan["formulas"])
     return TaskRunner(
@@ -134,7 +151,7 @@ def build_node(node: Node) -> Any:
 
 
 def _component(kind: str, name: str) -> Any:
-    from runners import registry
+    from procbench.runners import registry
 
     return registry.get(kind, name)
 
@@ -156,17 +173,19 @@ def _argument(node: Node) -> Any:
 
 
 def _pipeline(node: Node) -> Any:
-    from runners.text import Pipeline
+    from procbench.runners.text import Pipeline
 
     _, steps, names = node
     return Pipeline.of([build_node(s) for s in steps], list(names))
 
 
 def _field_type(node: Node) -> FieldType:
-    from runners.predictions import FieldType
+    from procbench.runners.predictions import FieldType
 
     kind, item, members = node
-    values = tuple((name, _field_type(t)) for name, t in members) if kind == "record" else tuple(members)
+    values = (
+        tuple((name, _field_type(t)) for name, t in members) if kind == "record" else tuple(members)
+    )
     return FieldType(kind, None if item is None else _field_type(item), values)
 
 
@@ -178,7 +197,7 @@ def _gold_reader(gold: Node) -> Any:
 
 def _contract_checked(bound: Bound) -> Any:
     """A reader component whose gold is checked against its declared contract before anyone scores it."""
-    from runners.contracts import check_gold_against_contract
+    from procbench.runners.contracts import check_gold_against_contract
 
     _, name, kwargs = bound
     comp = _component("reader", name)
@@ -194,7 +213,14 @@ def _contract_checked(bound: Bound) -> Any:
 
 
 def _table_reader(table: Mapping[str, Any]) -> Any:
-    from runners.tables import AnswerLabel, Explode, ItemLabel, Membership, TableReader, TableSource
+    from procbench.runners.tables import (
+        AnswerLabel,
+        Explode,
+        ItemLabel,
+        Membership,
+        TableReader,
+        TableSource,
+    )
 
     return TableReader(
         sources=tuple(TableSource(*source) for source in table["sources"]),
@@ -212,10 +238,17 @@ def _table_reader(table: Mapping[str, Any]) -> Any:
 def _prediction_reader(predictions: Node) -> Any:
     if predictions[0] == "component":
         return _bind(predictions[1])
-    from runners.predictions import SchemaReader
+    from procbench.runners.predictions import SchemaReader
 
-    _, file_format, id_field, fields, *declared = predictions  # declared: (True,) where every measure declares missing = ...
-    return SchemaReader(file_format, id_field, tuple((name, _field_type(t)) for name, t in fields), missing_declared=bool(declared))
+    _, file_format, id_field, fields, *declared = (
+        predictions  # declared: (True,) where every measure declares missing = ...
+    )
+    return SchemaReader(
+        file_format,
+        id_field,
+        tuple((name, _field_type(t)) for name, t in fields),
+        missing_declared=bool(declared),
+    )
 
 
 # -- scoring ----------------------------------------------------------------------------------------
@@ -227,9 +260,11 @@ def _scoring(plan: Mapping[str, Any]) -> tuple[Any, Any]:
     own_aggregate = _bind(plan["aggregate"]) if plan["aggregate"] is not None else None
     if plan["measures"] is None:
         return _derived(plan, own_scorer), own_aggregate
-    from runners.metrics import Measures, combined
+    from procbench.runners.metrics import Measures, combined
 
-    make, aggregate = combined(Measures(tuple(_measure_stage(m) for m in plan["measures"])), own_scorer, own_aggregate)
+    make, aggregate = combined(
+        Measures(tuple(_measure_stage(m) for m in plan["measures"])), own_scorer, own_aggregate
+    )
     return _derived(plan, make), aggregate
 
 
@@ -237,7 +272,7 @@ def _scorer_factory(scorer: Node) -> Any:
     """Submission metadata -> scorer: an aligned walk, a scorer component or match stages."""
     how = scorer[0]
     if how == "aligns":
-        from runners.alignment import WalkScorer
+        from procbench.runners.alignment import WalkScorer
 
         walker = WalkScorer(tuple(_walk(walk) for walk in scorer[1]))
         return lambda metadata: walker
@@ -254,9 +289,11 @@ def _scorer_factory(scorer: Node) -> Any:
     return lambda metadata: match_scorer
 
 
-def _with_item_values(make: Any, formulas: tuple[tuple[str, Any], ...], flags: tuple[tuple[str, str], ...]) -> Any:
+def _with_item_values(
+    make: Any, formulas: tuple[tuple[str, Any], ...], flags: tuple[tuple[str, str], ...]
+) -> Any:
     """The scorer followed by the score block's ``value`` formulas, its ``flags`` read from the submission's metadata."""
-    from runners.metrics._derived import ItemFormulas, flag_values
+    from procbench.runners.metrics._derived import ItemFormulas, flag_values
 
     return lambda metadata: ItemFormulas(make(metadata), formulas, flag_values(flags, metadata))
 
@@ -264,8 +301,8 @@ def _with_item_values(make: Any, formulas: tuple[tuple[str, Any], ...], flags: t
 def _match_scorer(pipelines: Sequence[Node], matches: Sequence[Mapping[str, Any]]) -> Any:
     from dataclasses import replace
 
-    from runners.generic import MatchScorer, MatchStage
-    from runners.matching import PairScorer
+    from procbench.runners.generic import MatchScorer, MatchStage
+    from procbench.runners.matching import PairScorer
 
     built: dict[int, Any] = {}  # equal normalisers share one memo
 
@@ -279,51 +316,102 @@ def _match_scorer(pipelines: Sequence[Node], matches: Sequence[Mapping[str, Any]
         similarity = build_node(match["similarity"])
         # a similarity that scores empty text itself (phrases, records) gets no empty-answer guard
         pairs = PairScorer(
-            similarity, pipeline(match["normaliser"]), pipeline(match["similarity_normaliser"]), guard_empty=not getattr(similarity, "scores_empty_text", False)
+            similarity,
+            pipeline(match["normaliser"]),
+            pipeline(match["similarity_normaliser"]),
+            guard_empty=not getattr(similarity, "scores_empty_text", False),
         )
         filters = tuple(build_node(f) for f in match["filters"])
-        stage = MatchStage(match["gold"], match["prediction"], filters, pairs, build_node(match["matcher"]), match["outputs"])
+        stage = MatchStage(
+            match["gold"],
+            match["prediction"],
+            filters,
+            pairs,
+            build_node(match["matcher"]),
+            match["outputs"],
+        )
         answers = match["answers"]  # the deriver's type of the gold field
-        stages.append(replace(stage, answers=_field_type(answers)) if answers is not None else stage)
+        stages.append(
+            replace(stage, answers=_field_type(answers)) if answers is not None else stage
+        )
     return MatchScorer(tuple(stages))
 
 
 def _walk(walk: Mapping[str, Any]) -> Any:
     """An align block as the runtime walk (runners/alignment.py), its similarities built from their calls."""
-    from runners.alignment import AlignedWalk, Entities, Stat, Tally
+    from procbench.runners.alignment import AlignedWalk, Entities, Stat, Tally
 
     entities = tuple(
-        Entities(name, places, same, build_node(identity), at_least, build_node(until)) for name, places, same, identity, at_least, until in walk["entities"]
+        Entities(name, places, same, build_node(identity), at_least, build_node(until))
+        for name, places, same, identity, at_least, until in walk["entities"]
     )
     tallies = tuple(
-        Tally(name, of, by, kinds, tuple(Stat(stat, source, None if sim is None else build_node(sim)) for stat, source, sim in stats), where)
+        Tally(
+            name,
+            of,
+            by,
+            kinds,
+            tuple(
+                Stat(stat, source, None if sim is None else build_node(sim))
+                for stat, source, sim in stats
+            ),
+            where,
+        )
         for name, of, by, kinds, stats, where in walk["tallies"]
     )
     similarity = build_node(walk["similarity"])
     symmetric = bool(getattr(similarity, "symmetric", False))
-    return AlignedWalk(walk["name"], walk["gold"], walk["prediction"], walk["on"], similarity, walk["threshold"], walk["where"], entities, tallies, symmetric)
+    return AlignedWalk(
+        walk["name"],
+        walk["gold"],
+        walk["prediction"],
+        walk["on"],
+        similarity,
+        walk["threshold"],
+        walk["where"],
+        entities,
+        tallies,
+        symmetric,
+    )
 
 
 def _measure_stage(measure: Mapping[str, Any]) -> Any:
-    from runners.metrics import MeasureStage
+    from procbench.runners.metrics import MeasureStage
 
-    common = {"round_digits": measure["round"], "scale": measure["scale"], "divide_by": measure["divide_by"]}
+    common = {
+        "round_digits": measure["round"],
+        "scale": measure["scale"],
+        "divide_by": measure["divide_by"],
+    }
     if measure["kind"] == "value":
-        from runners.metrics._base import Value
+        from procbench.runners.metrics._base import Value
 
         return MeasureStage(
-            measure["name"], Value(), measure["aggregate"], "", "", (), (), value_name=measure["value"], where=measure["where"], **common
+            measure["name"],
+            Value(),
+            measure["aggregate"],
+            "",
+            "",
+            (),
+            (),
+            value_name=measure["value"],
+            where=measure["where"],
+            **common,
         )
     if measure["kind"] == "counts":
-        from runners.metrics._counts import MicroCounts
+        from procbench.runners.metrics._counts import MicroCounts
 
         counted = MicroCounts(measure["counts"], measure["stats"])
-        return MeasureStage(measure["name"], counted, "micro", "", "", (), (), reads=counted.reads, **common)
+        return MeasureStage(
+            measure["name"], counted, "micro", "", "", (), (), reads=counted.reads, **common
+        )
     metric = build_node(measure["metric"])
     gold_types, prediction_types = metric.accepts(measure["aggregate"])
     # a field typed in the spec or a contract narrows what the metric accepts (an enum, optional values)
     gold_type = _field_type(measure["gold_type"]) if measure["gold_type"] is not None else None
-    prediction_type = _field_type(measure["prediction_type"]) if measure["prediction_type"] is not None else None
+    prediction_type = (
+        _field_type(measure["prediction_type"]) if measure["prediction_type"] is not None else None
+    )
     if gold_type is not None:
         gold_types = (gold_type,)
     if prediction_type is not None:
@@ -341,7 +429,9 @@ def _measure_stage(measure: Mapping[str, Any]) -> Any:
         _pipeline(measure["normaliser"]) if measure["normaliser"] is not None else None,
         bare_prediction=measure["bare"],
         where=measure["where"],
-        missing=tuple(measure.get("missing") or ("empty",)),  # plans cached before conventions existed have none: the defaults
+        missing=tuple(
+            measure.get("missing") or ("empty",)
+        ),  # plans cached before conventions existed have none: the defaults
         invalid=tuple(measure.get("invalid") or ("refuse",)),
         **common,
     )
@@ -351,7 +441,7 @@ def _derived(plan: Mapping[str, Any], make: Any) -> Any:
     """The scorer factory, seeing every record through the score block's deriver when it has one."""
     if plan["derive"] is None or make is None:
         return make
-    from runners.generic import Derived
+    from procbench.runners.generic import Derived
 
     derive = _bind(plan["derive"])
     return lambda metadata: Derived(derive, make(metadata))

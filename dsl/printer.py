@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from dsl import syntax as s
+from procbench.dsl import syntax as s
 
 INDENT = "  "
 WIDTH = 100
@@ -38,12 +38,18 @@ def _key(name: str) -> str:
 def _keys(e: s.ObjectExpr) -> list[str]:
     """An object's keys as printed: all quoted when one must be, so that a table's row names line up."""
     keys = [_key(p.key) for p in e.pairs]
-    return keys if all(k == p.key for k, p in zip(keys, e.pairs)) else [_string(p.key) for p in e.pairs]
+    return (
+        keys
+        if all(k == p.key for k, p in zip(keys, e.pairs))
+        else [_string(p.key) for p in e.pairs]
+    )
 
 
 def ref(e: s.Ref) -> str:
     """A dotted path: segments after the first quoted when they are not names (``step."ordered?"``)."""
-    return ".".join([e.parts[0], *(part if _NAME.fullmatch(part) else _string(part) for part in e.parts[1:])])
+    return ".".join(
+        [e.parts[0], *(part if _NAME.fullmatch(part) else _string(part) for part in e.parts[1:])]
+    )
 
 
 def _label(text: str, bare: bool) -> str:
@@ -73,11 +79,17 @@ def expr(e: s.Expr) -> str:
 
 def _has_comments(e: s.Expr) -> bool:
     if isinstance(e, s.ListExpr):
-        return bool(e.open_comment or e.end_comments or any(e.item_comments)) or any(_has_comments(i) for i in e.items)
+        return bool(e.open_comment or e.end_comments or any(e.item_comments)) or any(
+            _has_comments(i) for i in e.items
+        )
     if isinstance(e, s.ObjectExpr):
-        return bool(e.open_comment or e.end_comments) or any(p.comments or _has_comments(p.value) for p in e.pairs)
+        return bool(e.open_comment or e.end_comments) or any(
+            p.comments or _has_comments(p.value) for p in e.pairs
+        )
     if isinstance(e, s.Call):
-        return any(_has_comments(a) for a in e.args) or any(_has_comments(k.value) for k in e.kwargs)
+        return any(_has_comments(a) for a in e.args) or any(
+            _has_comments(k.value) for k in e.kwargs
+        )
     return False
 
 
@@ -91,7 +103,10 @@ def _value(e: s.Expr, depth: int, column: int, suffix: int) -> str:
         return flat
     if isinstance(e, s.Call) and _has_comments(e):
         args = [_value(a, depth, 0, 0) if _has_comments(a) else expr(a) for a in e.args]
-        args += [f"{k.name} = {_value(k.value, depth, 0, 0) if _has_comments(k.value) else expr(k.value)}" for k in e.kwargs]
+        args += [
+            f"{k.name} = {_value(k.value, depth, 0, 0) if _has_comments(k.value) else expr(k.value)}"
+            for k in e.kwargs
+        ]
         return f"{ref(e.callee)}({', '.join(args)})"
     return expr(e)
 
@@ -147,14 +162,28 @@ def _statement(stmt: s.Attribute | s.Block, depth: int, width: int) -> list[str]
     pad = INDENT * depth
     if isinstance(stmt, s.Attribute):
         prefix = f"{pad}{_head(stmt).ljust(width)} = "
-        return [_with_trailing(prefix + _value(stmt.value, depth, len(prefix), 0), stmt.comments.trailing)]
-    bare = stmt.bare_labels if len(stmt.bare_labels) == len(stmt.labels) else (False,) * len(stmt.labels)  # a tree built by hand: quote
-    opener = f"{pad}{stmt.type}" + "".join(f" {_label(label, b)}" for label, b in zip(stmt.labels, bare))
+        return [
+            _with_trailing(
+                prefix + _value(stmt.value, depth, len(prefix), 0), stmt.comments.trailing
+            )
+        ]
+    bare = (
+        stmt.bare_labels
+        if len(stmt.bare_labels) == len(stmt.labels)
+        else (False,) * len(stmt.labels)
+    )  # a tree built by hand: quote
+    opener = f"{pad}{stmt.type}" + "".join(
+        f" {_label(label, b)}" for label, b in zip(stmt.labels, bare)
+    )
     trailing = stmt.comments.trailing
     inner_comments = _block_has_inner_comments(stmt)
     if not stmt.body and not inner_comments:
         return [_with_trailing(f"{opener} {{}}", trailing)]
-    if not inner_comments and len(stmt.body) <= FLAT_STATEMENTS and all(_attributes_only(x) for x in stmt.body):
+    if (
+        not inner_comments
+        and len(stmt.body) <= FLAT_STATEMENTS
+        and all(_attributes_only(x) for x in stmt.body)
+    ):
         flat = [_statement(x, 0, 0) for x in stmt.body]
         one_line = f"{opener} {{ " + "  ".join(x[0] for x in flat) + " }"
         if all(len(x) == 1 for x in flat) and len(one_line) <= WIDTH and "\n" not in one_line:

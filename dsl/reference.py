@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runners import registry
-from runners.paths import PROJECT_ROOT
+from procbench.runners import registry
+from procbench.runners.paths import PROJECT_ROOT
 
 BEGIN = "<!-- components:begin -->"
 END = "<!-- components:end -->"
@@ -93,7 +93,11 @@ def describe(comp: registry.Component) -> dict[str, Any]:
     """A JSON-ready description (``procbench components --json``)."""
     params = []
     for p in comp.params:
-        entry: dict[str, Any] = {"name": p.name, "type": type_spelling(p.type), "required": p.required}
+        entry: dict[str, Any] = {
+            "name": p.name,
+            "type": type_spelling(p.type),
+            "required": p.required,
+        }
         if not p.required:
             entry["default"] = p.default if _is_json(p.default) else repr(p.default)
         params.append(entry)
@@ -126,7 +130,11 @@ def render_reference(components: Sequence[registry.Component] | None = None) -> 
 
     Only built-ins: an installed plugin or a test's components must not change the shipped docs.
     """
-    shipped = [c for c in (registry.all_components() if components is None else components) if c.origin == registry.BUILTIN_ORIGIN]
+    shipped = [
+        c
+        for c in (registry.all_components() if components is None else components)
+        if c.origin == registry.BUILTIN_ORIGIN
+    ]
     out = [
         f"<!-- Generated from the component registry by `{REGENERATE}` (python -m dsl.reference --write): edit the docstrings, not this text. -->",
         "",
@@ -145,15 +153,22 @@ def render_reference(components: Sequence[registry.Component] | None = None) -> 
         out += ["", f"#### {kind}", ""]
         for comp in of_kind:
             doc = first_paragraph(comp.doc)
-            out.append(f"- `{signature(comp)}` (version {comp.version})" + (f": {_markdown(doc)}" if doc else ""))
+            out.append(
+                f"- `{signature(comp)}` (version {comp.version})"
+                + (f": {_markdown(doc)}" if doc else "")
+            )
             out += [f"  - {contract_line(line)}" for line in comp.contract.describe()]
             if comp.preset_of is not None:
                 name, arguments = comp.preset_of
-                out.append(f"  - preset of `{name}({', '.join(f'{k} = {json.dumps(v)}' for k, v in arguments)})`: checked and fingerprinted as that call")
+                out.append(
+                    f"  - preset of `{name}({', '.join(f'{k} = {json.dumps(v)}' for k, v in arguments)})`: checked and fingerprinted as that call"
+                )
     return "\n".join(out) + "\n"
 
 
-MAX_NAMES = 16  # a contract line listing more names than this is cut in the docs (the CLI lists all)
+MAX_NAMES = (
+    16  # a contract line listing more names than this is cut in the docs (the CLI lists all)
+)
 
 
 def contract_line(line: str) -> str:
@@ -161,14 +176,22 @@ def contract_line(line: str) -> str:
     title, sep, rest = " ".join(line.split()).partition(": ")
     names = rest.split(", ") if sep else []
     if len(names) > MAX_NAMES:
-        rest = ", ".join(names[:MAX_NAMES]) + f" and {len(names) - MAX_NAMES} more (`procbench components` lists them)"
+        rest = (
+            ", ".join(names[:MAX_NAMES])
+            + f" and {len(names) - MAX_NAMES} more (`procbench components` lists them)"
+        )
     return _markdown(f"{title}{sep}{rest}")
 
 
 def _markdown(text: str) -> str:
     """Text safe in Markdown: outside `code`, ``*`` and a ``<`` that would open a tag are escaped (``q<n>_tp``)."""
     parts = re.split(r"(`[^`]*`)", text)
-    return "".join(part if part.startswith("`") else re.sub(r"<(?=[A-Za-z/!?])", "&lt;", part).replace("*", "\\*") for part in parts)
+    return "".join(
+        part
+        if part.startswith("`")
+        else re.sub(r"<(?=[A-Za-z/!?])", "&lt;", part).replace("*", "\\*")
+        for part in parts
+    )
 
 
 def section_of(text: str) -> str | None:
@@ -182,15 +205,26 @@ def section_of(text: str) -> str | None:
 def with_section(text: str, section: str) -> str:
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
-        raise ValueError(f"{BEGIN} ... {END} markers not found: put them where the component reference belongs")
+        raise ValueError(
+            f"{BEGIN} ... {END} markers not found: put them where the component reference belongs"
+        )
     return text[: start + len(BEGIN)] + "\n" + section + text[end:]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dsl.reference", description="Generate the component reference in docs/language.md.")
-    parser.add_argument("--write", action="store_true", help="rewrite the section between the markers")
-    parser.add_argument("--check", action="store_true", help="exit 1 when the section is out of date")
-    parser.add_argument("--doc", type=Path, default=DOC_PATH, help="the Markdown file (default: docs/language.md)")
+    parser = argparse.ArgumentParser(
+        prog="python -m dsl.reference",
+        description="Generate the component reference in docs/language.md.",
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="rewrite the section between the markers"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when the section is out of date"
+    )
+    parser.add_argument(
+        "--doc", type=Path, default=DOC_PATH, help="the Markdown file (default: docs/language.md)"
+    )
     args = parser.parse_args(argv)
     problems = registry.load_problems()
     if problems:  # a broken module would silently drop its components from the docs
@@ -204,7 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     updated = with_section(text, section)
     if args.check:
         if updated != text:
-            print(f"{args.doc}: the component reference is out of date; run `{REGENERATE}`", file=sys.stderr)
+            print(
+                f"{args.doc}: the component reference is out of date; run `{REGENERATE}`",
+                file=sys.stderr,
+            )
             return 1
         return 0
     if updated != text:

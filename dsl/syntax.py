@@ -136,9 +136,13 @@ class Block:
     # per label: True when written as a bare name (`metric exact_p`), False when quoted text
     bare_labels: tuple[bool, ...] = ()
     label_spans: tuple[Span, ...] = ()
-    comments: Comments = field(default=NO_COMMENTS, compare=False)  # trailing: after the closing '}'
+    comments: Comments = field(
+        default=NO_COMMENTS, compare=False
+    )  # trailing: after the closing '}'
     open_comment: str | None = field(default=None, compare=False)  # after the opening '{'
-    end_comments: tuple[str, ...] = field(default=(), compare=False)  # at the end of the body, before '}'
+    end_comments: tuple[str, ...] = field(
+        default=(), compare=False
+    )  # at the end of the body, before '}'
 
     def attributes(self) -> list[Attribute]:
         return [s for s in self.body if isinstance(s, Attribute)]
@@ -158,4 +162,6 @@ class SpecFile:
     # the lines before the first statement (comments flush left, "" for a blank line) and the comments after the last
     header: tuple[str, ...] = field(default=(), compare=False)
     end_comments: tuple[str, ...] = field(default=(), compare=False)
-    comments: tuple[str, ...] = field(default=(), compare=False)  # every comment of the source, in order (as lexed)
+    comments: tuple[str, ...] = field(
+        default=(), compare=False
+    )  # every comment of the source, in order (as lexed)

@@ -10,11 +10,13 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runners.paths import SPECS_DIR
+from procbench.runners.paths import SPECS_DIR
 
-if TYPE_CHECKING:  # the checker and compiler (Lark, the registry, NumPy) are imported when a spec is loaded
-    from dsl.model import TaskSpec
-    from runners.runner import TaskRunner
+if (
+    TYPE_CHECKING
+):  # the checker and compiler (Lark, the registry, NumPy) are imported when a spec is loaded
+    from procbench.dsl.model import TaskSpec
+    from procbench.runners.runner import TaskRunner
 
 
 def spec_path(name_or_path: str | Path) -> Path:
@@ -38,8 +40,10 @@ def all_spec_paths() -> list[Path]:
 
 @functools.lru_cache(maxsize=64)
 def _load(path: str, mtime: float) -> tuple[TaskSpec, TaskRunner]:
-    from dsl.cache import checked_spec  # checked specs are cached by content (dsl/cache.py)
-    from dsl.compiler import compile_spec
+    from procbench.dsl.cache import (
+        checked_spec,
+    )  # checked specs are cached by content (dsl/cache.py)
+    from procbench.dsl.compiler import compile_spec
 
     result = checked_spec(path, search=[SPECS_DIR])
     return result.spec, compile_spec(result.spec)
@@ -57,8 +61,8 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
     A hit imports the task's component modules and none of the spec language; a miss checks and
     compiles as :func:`load_task` does, then stores the spec's plan.  Raises SpecError.
     """
-    from dsl.cache import cached_plan
-    from dsl.plan import FORMAT, build, is_plain
+    from procbench.dsl.cache import cached_plan
+    from procbench.dsl.plan import FORMAT, build, is_plain
 
     path = Path(str(spec_path(name_or_path).resolve()))
     plan = cached_plan(path, search=[SPECS_DIR])
@@ -68,8 +72,8 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
         except Exception:  # noqa: BLE001 - a plan that does not build (planted, damaged) is a miss; compiling raises any real error
             pass
     spec, runner = load_task(path)
-    from dsl.cache import store_plan
-    from dsl.compiler import plan_of
+    from procbench.dsl.cache import store_plan
+    from procbench.dsl.compiler import plan_of
 
     plan = plan_of(spec, runner.spec_digest)
     if is_plain(plan):  # always, for what the checker accepts; anything else is not stored

@@ -19,32 +19,37 @@ from types import MappingProxyType
 import numpy as np
 import polars as pl
 
-from leaderboard import config, queries, semantics
-from leaderboard.model import SliceInfo, TaskInfo
+from procbench.leaderboard import config, queries, semantics
+from procbench.leaderboard.model import SliceInfo, TaskInfo
 from procbench import comparison
-from procbench.comparison import ANSWER_LABEL_SLICE as ANSWER_LABEL_SLICE  # the board's reasons, shared with procbench compare
+from procbench.comparison import (
+    ANSWER_LABEL_SLICE as ANSWER_LABEL_SLICE,
+)  # the board's reasons, shared with procbench compare
 from procbench.comparison import DIFFERENT_ITEMS as DIFFERENT_ITEMS
 from procbench.comparison import NO_AGGREGATOR as NO_AGGREGATOR
 from procbench.comparison import NO_ITEMS_REPORTED as NO_ITEMS_REPORTED
 from procbench.comparison import NO_METRIC as NO_METRIC
 from procbench.comparison import NOT_REPRODUCED as NOT_REPRODUCED
 from procbench.comparison import too_few_items as too_few_items
-from runners import stats
-from runners._types import ItemScore
-from runners.stats import Bootstrap, PairedResult
+from procbench.runners import stats
+from procbench.runners._types import ItemScore
+from procbench.runners.stats import Bootstrap, PairedResult
+
 # the board's bootstrap recipe, shared with procbench.export.eee; the interval floor is read in one place,
 # min_interval_items() (the PROCBENCH_MIN_INTERVAL_ITEMS setting, else submissions.intervals.MIN_INTERVAL_ITEMS): no copy of it here
-from submissions.intervals import MIN_INTERVAL_ENV as MIN_INTERVAL_ENV
-from submissions.intervals import TaskAggregator as TaskAggregator
-from submissions.intervals import aggregator as aggregator
-from submissions.intervals import min_interval_items as min_interval_items
-from submissions.intervals import pooled as pooled
+from procbench.submissions.intervals import MIN_INTERVAL_ENV as MIN_INTERVAL_ENV
+from procbench.submissions.intervals import TaskAggregator as TaskAggregator
+from procbench.submissions.intervals import aggregator as aggregator
+from procbench.submissions.intervals import min_interval_items as min_interval_items
+from procbench.submissions.intervals import pooled as pooled
 
 
 @functools.lru_cache(maxsize=4096)
 def _items(db: str, submission_id: str) -> tuple[ItemScore, ...]:
     # for_aggregates: everything here publishes intervals and tests over >= config.MIN_ITEMS items (the hidden-split floor), never items
-    return tuple(queries.item_scores(Path(db), [submission_id], for_aggregates=True).get(submission_id, []))
+    return tuple(
+        queries.item_scores(Path(db), [submission_id], for_aggregates=True).get(submission_id, [])
+    )
 
 
 def items_of(db: Path, submission_id: str) -> list[ItemScore]:
@@ -56,7 +61,9 @@ def _labels(db: str, task: str, split: str, fingerprint: str, dimension: str) ->
     return queries.item_labels(Path(db), task, split, fingerprint, dimension)
 
 
-def slice_items(db: Path, info: TaskInfo, items: Sequence[ItemScore], sl: SliceInfo | None, value: str) -> list[ItemScore]:
+def slice_items(
+    db: Path, info: TaskInfo, items: Sequence[ItemScore], sl: SliceInfo | None, value: str
+) -> list[ItemScore]:
     """The items of one slice value (all items for the whole split)."""
     if sl is None:
         return list(items)
@@ -86,7 +93,15 @@ def reproduces(db: str, task: str, submission_id: str) -> bool:
 
 @functools.lru_cache(maxsize=2048)
 def _bootstrap(
-    db: str, task: str, split: str, fingerprint: str, submission_id: str, slice_name: str, slice_value: str, metrics: tuple[str, ...], min_items: int,
+    db: str,
+    task: str,
+    split: str,
+    fingerprint: str,
+    submission_id: str,
+    slice_name: str,
+    slice_value: str,
+    metrics: tuple[str, ...],
+    min_items: int,
     where: tuple[tuple[str, str], ...] = (),
 ) -> Bootstrap | None:
     agg = aggregator(task)
@@ -99,17 +114,38 @@ def _bootstrap(
     info_items = _restricted(db, task, split, fingerprint, info_items, where)
     if len(info_items) < min_items:
         return None
-    from leaderboard import bootcache  # issue #19: kept on disk beside the store, computed once per fingerprint
+    from procbench.leaderboard import (
+        bootcache,
+    )  # issue #19: kept on disk beside the store, computed once per fingerprint
 
     # a restricted metric's bootstrap is keyed by its items too (an unrestricted one keeps the key it always had)
-    parts = (task, split, fingerprint, submission_id, slice_name, slice_value, metrics) + ((where,) if where else ())
+    parts = (task, split, fingerprint, submission_id, slice_name, slice_value, metrics) + (
+        (where,) if where else ()
+    )
     return bootcache.load_or_compute(
-        db, parts, config.N_RESAMPLES, config.SEED,
-        lambda: stats.bootstrap(info_items, agg.aggregate, metrics, n_resamples=config.N_RESAMPLES, seed=config.SEED, linear=agg.linear),
+        db,
+        parts,
+        config.N_RESAMPLES,
+        config.SEED,
+        lambda: stats.bootstrap(
+            info_items,
+            agg.aggregate,
+            metrics,
+            n_resamples=config.N_RESAMPLES,
+            seed=config.SEED,
+            linear=agg.linear,
+        ),
     )
 
 
-def _restricted(db: str, task: str, split: str, fingerprint: str, items: list[ItemScore], where: tuple[tuple[str, str], ...]) -> list[ItemScore]:
+def _restricted(
+    db: str,
+    task: str,
+    split: str,
+    fingerprint: str,
+    items: list[ItemScore],
+    where: tuple[tuple[str, str], ...],
+) -> list[ItemScore]:
     """The items a restricted metric is computed over (its measure's ``where``, from the stored item labels).
 
     Issue #30: PM-LLM's C1 sums the 8 ``category = cat01`` questions; resampling all 57 questions gave C1 intervals
@@ -122,7 +158,14 @@ def _restricted(db: str, task: str, split: str, fingerprint: str, items: list[It
     return items
 
 
-def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "", metric: str = "") -> Bootstrap | None:
+def bootstrap_of(
+    db: Path,
+    info: TaskInfo,
+    submission_id: str,
+    sl: SliceInfo | None = None,
+    value: str = "",
+    metric: str = "",
+) -> Bootstrap | None:
     """The bootstrap of one submission on the whole split or one item slice; None where it cannot be had.
 
     With ``metric``: over the items that metric is computed over (its measure's ``where``), holding the metrics restricted
@@ -134,10 +177,21 @@ def bootstrap_of(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | N
     if sl is not None and not sl.per_item:
         return None
     where = info.restriction(metric) if metric else ()
-    metrics = tuple(m.name for m in info.metrics if info.restriction(m.name) == where) or (metric or info.primary,)
+    metrics = tuple(m.name for m in info.metrics if info.restriction(m.name) == where) or (
+        metric or info.primary,
+    )
     key = sl.key if sl is not None else ""
     return _bootstrap(
-        str(db), info.task, info.split, info.fingerprint, submission_id, key, value if sl is not None else "", metrics, min_interval_items(), where
+        str(db),
+        info.task,
+        info.split,
+        info.fingerprint,
+        submission_id,
+        key,
+        value if sl is not None else "",
+        metrics,
+        min_interval_items(),
+        where,
     )
 
 
@@ -164,7 +218,14 @@ class Uncertainty:
 
 
 def uncertainty(
-    db: Path, info: TaskInfo, submission_id: str, metric: str, *, is_reference: bool = False, sl: SliceInfo | None = None, value: str = ""
+    db: Path,
+    info: TaskInfo,
+    submission_id: str,
+    metric: str,
+    *,
+    is_reference: bool = False,
+    sl: SliceInfo | None = None,
+    value: str = "",
 ) -> Uncertainty:
     """The interval of ``metric`` for one row, or why there is none (reported row, few items, answer-label slice, no spread, ...).
 
@@ -194,8 +255,10 @@ NO_SPREAD_PREFIX = "no spread: "
 def no_spread(info: TaskInfo, metric: str, value: float, n_items: int) -> str:
     """Why a metric whose every resample gives one value shows no interval (said, not shown as "100.00 – 100.00")."""
     sem = semantics.describe(info, metric)
-    where = "its maximum" if sem.high is not None and sem.at_bound(value) and value >= sem.high else (
-        "its minimum" if sem.low is not None and sem.at_bound(value) else "one value"
+    where = (
+        "its maximum"
+        if sem.high is not None and sem.at_bound(value) and value >= sem.high
+        else ("its minimum" if sem.low is not None and sem.at_bound(value) else "one value")
     )
     shown = info.metric(metric).shown(value)
     return (
@@ -204,7 +267,14 @@ def no_spread(info: TaskInfo, metric: str, value: float, n_items: int) -> str:
     )
 
 
-def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceInfo | None = None, value: str = "", metric: str = "") -> str:
+def no_bootstrap_reason(
+    db: Path,
+    info: TaskInfo,
+    submission_id: str,
+    sl: SliceInfo | None = None,
+    value: str = "",
+    metric: str = "",
+) -> str:
     """Why ``bootstrap_of`` gave None for this row (the checks in the order it makes them); counts the items ``metric`` covers."""
     if sl is not None and not sl.per_item:
         return ANSWER_LABEL_SLICE
@@ -218,7 +288,14 @@ def no_bootstrap_reason(db: Path, info: TaskInfo, submission_id: str, sl: SliceI
     return too_few_items(covered_items(db, info, submission_id, metric, sl, value))
 
 
-def covered_items(db: Path, info: TaskInfo, submission_id: str, metric: str = "", sl: SliceInfo | None = None, value: str = "") -> int:
+def covered_items(
+    db: Path,
+    info: TaskInfo,
+    submission_id: str,
+    metric: str = "",
+    sl: SliceInfo | None = None,
+    value: str = "",
+) -> int:
     """How many of the row's stored items ``metric`` is computed over on the whole split or one slice value (its measure's
     ``where``; every item without ``metric``): the count an interval of it is bootstrapped over, interval or not."""
     items = slice_items(db, info, items_of(db, submission_id), sl, value)
@@ -226,10 +303,20 @@ def covered_items(db: Path, info: TaskInfo, submission_id: str, metric: str = ""
     return len(_restricted(str(db), info.task, info.split, info.fingerprint, items, where))
 
 
-def pair_reasons(db: Path, info: TaskInfo, metric: str, sides: Sequence[tuple[str, bool]], sl: SliceInfo | None = None, value: str = "") -> list[str]:
+def pair_reasons(
+    db: Path,
+    info: TaskInfo,
+    metric: str,
+    sides: Sequence[tuple[str, bool]],
+    sl: SliceInfo | None = None,
+    value: str = "",
+) -> list[str]:
     """Why two rows (``(submission id, is reference)`` each) have no paired interval: each side's reason as the board gives it for
     that row (:func:`uncertainty`), once each; ``[DIFFERENT_ITEMS]`` when both have intervals of their own."""
-    reasons = [uncertainty(db, info, sid, metric, is_reference=ref, sl=sl, value=value).reason for sid, ref in sides]
+    reasons = [
+        uncertainty(db, info, sid, metric, is_reference=ref, sl=sl, value=value).reason
+        for sid, ref in sides
+    ]
     return list(dict.fromkeys(r for r in reasons if r)) or [DIFFERENT_ITEMS]
 
 
@@ -245,11 +332,19 @@ def covers(db: Path, info: TaskInfo, metric: str, sl: SliceInfo | None, value: s
         return True
     if any(key == sl.key for key, _ in where):
         return all(wanted == value for key, wanted in where if key == sl.key)
-    members = [item for item, label in _labels(str(db), info.task, info.split, info.fingerprint, sl.key).items() if label == value]
-    restricting = {key: _labels(str(db), info.task, info.split, info.fingerprint, key) for key, _ in where}
+    members = [
+        item
+        for item, label in _labels(str(db), info.task, info.split, info.fingerprint, sl.key).items()
+        if label == value
+    ]
+    restricting = {
+        key: _labels(str(db), info.task, info.split, info.fingerprint, key) for key, _ in where
+    }
     if not all(restricting.values()):
         return True
-    return any(all(restricting[key].get(item) == wanted for key, wanted in where) for item in members)
+    return any(
+        all(restricting[key].get(item) == wanted for key, wanted in where) for item in members
+    )
 
 
 def interval(boot: Bootstrap | None, metric: str) -> stats.Interval | None:
@@ -265,7 +360,12 @@ def compare(a: Bootstrap | None, b: Bootstrap | None, metric: str) -> PairedResu
 
 
 def tie_group(
-    db: Path, info: TaskInfo, ranked_ids: Sequence[str], metric: str, sl: SliceInfo | None = None, value: str = ""
+    db: Path,
+    info: TaskInfo,
+    ranked_ids: Sequence[str],
+    metric: str,
+    sl: SliceInfo | None = None,
+    value: str = "",
 ) -> tuple[str | None, dict[str, PairedResult]]:
     """The leader (first of ``ranked_ids`` with a bootstrap) and the ids a paired test cannot separate from it."""
     boots = {sid: bootstrap_of(db, info, sid, sl, value, metric) for sid in ranked_ids}
@@ -304,6 +404,8 @@ def _per_item_values(db: str, task: str, submission_id: str, metric: str) -> Map
     return MappingProxyType(per_item_metric(task, _items(db, submission_id), metric))
 
 
-def permutation_p(task: str, a: Sequence[ItemScore], b: Sequence[ItemScore], metric: str) -> float | None:
+def permutation_p(
+    task: str, a: Sequence[ItemScore], b: Sequence[ItemScore], metric: str
+) -> float | None:
     """Approximate randomisation p-value of A − B through the task's aggregator (procbench.comparison.permutation_p)."""
     return comparison.permutation_p(task, a, b, metric)

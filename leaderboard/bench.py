@@ -31,9 +31,9 @@ import polars as pl
 
 from procbench.api import all_spec_paths, load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners._types import GoldSet, InvalidPredictions, ItemScore
-from runners.runner import TaskRunner
-from submissions import store
+from procbench.runners._types import GoldSet, InvalidPredictions, ItemScore
+from procbench.runners.runner import TaskRunner
+from procbench.submissions import store
 
 FAMILIES = ("heuristic", "neural", "llm")
 TEAMS = tuple(f"team-{n:02d}" for n in range(40))
@@ -49,13 +49,19 @@ class TaskPool:
     gold: GoldSet
     runner: TaskRunner
     samples: tuple[dict[str, ItemScore], ...]  # per sample: item id -> its item scores
-    views: tuple[dict[str, dict[str, list[ItemScore]]], ...]  # per sample: answer-label slice -> value -> re-scored items
+    views: tuple[
+        dict[str, dict[str, list[ItemScore]]], ...
+    ]  # per sample: answer-label slice -> value -> re-scored items
 
 
 def _pool(spec_path: Path, data_root: Path) -> TaskPool | None:
     spec, runner = load_task(spec_path)
     folder = SAMPLE_SUBMISSIONS_DIR / spec.name
-    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json")) if folder.is_dir() else []
+    files = (
+        sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json"))
+        if folder.is_dir()
+        else []
+    )
     for split in sorted(spec.data.splits, key=lambda s: (s != "test", s != "dev")):
         try:
             gold, fingerprint = runner.gold(data_root, split)
@@ -73,11 +79,14 @@ def _pool(spec_path: Path, data_root: Path) -> TaskPool | None:
             for sl in runner.slices:
                 if sl.kind != "label":
                     per_slice[sl.name] = {
-                        value: runner.score(GoldSet(items=view, labels=gold.labels), predictions) for value, view in gold.answer_views.get(sl.key, {}).items()
+                        value: runner.score(GoldSet(items=view, labels=gold.labels), predictions)
+                        for value, view in gold.answer_views.get(sl.key, {}).items()
                     }
             views.append(per_slice)
         if samples:
-            return TaskPool(spec.name, split, fingerprint, gold, runner, tuple(samples), tuple(views))
+            return TaskPool(
+                spec.name, split, fingerprint, gold, runner, tuple(samples), tuple(views)
+            )
     return None
 
 
@@ -88,7 +97,9 @@ def _mixed(pool: TaskPool, rng: random.Random) -> tuple[list[ItemScore], list[in
     return [pool.samples[c][i] for c, i in zip(choice, ids)], choice
 
 
-def _aggregates(pool: TaskPool, items: list[ItemScore], choice: list[int]) -> list[tuple[str, str, str, float, int]]:
+def _aggregates(
+    pool: TaskPool, items: list[ItemScore], choice: list[int]
+) -> list[tuple[str, str, str, float, int]]:
     aggregate = pool.runner.aggregate
     rows = [("", "", m, float(v), len(items)) for m, v in aggregate(items).items()]
     by_id = {i.item_id: i for i in items}
@@ -103,13 +114,24 @@ def _aggregates(pool: TaskPool, items: list[ItemScore], choice: list[int]) -> li
             groups = {}
             for value in pool.views[0].get(sl.name, {}):
                 per_sample = [{i.item_id: i for i in v[sl.name][value]} for v in pool.views]
-                groups[value] = [per_sample[c][item_id] for c, item_id in zip(choice, order) if item_id in per_sample[c]]
+                groups[value] = [
+                    per_sample[c][item_id]
+                    for c, item_id in zip(choice, order)
+                    if item_id in per_sample[c]
+                ]
         for value, group in sorted(groups.items()):
             rows += [(sl.name, value, m, float(v), len(group)) for m, v in aggregate(group).items()]
     return rows
 
 
-def generate(db_path: Path, n_submissions: int, *, seed: int = 0, data_root: Path = SAMPLE_DATA_ROOT, log: Callable[[str], None] = print) -> int:
+def generate(
+    db_path: Path,
+    n_submissions: int,
+    *,
+    seed: int = 0,
+    data_root: Path = SAMPLE_DATA_ROOT,
+    log: Callable[[str], None] = print,
+) -> int:
     """Add ``n_submissions`` generated submissions, spread evenly over every task with sample submissions."""
     pools = [p for p in (_pool(path, data_root) for path in all_spec_paths()) if p is not None]
     rng = random.Random(seed)
@@ -126,7 +148,21 @@ def generate(db_path: Path, n_submissions: int, *, seed: int = 0, data_root: Pat
         if rng.random() < 0.8:
             metadata["family"] = rng.choice(FAMILIES)
         created = start + timedelta(minutes=n)
-        subs.append((sid, pool.task, pool.split, pool.fingerprint, team, f"model-{n:05d}", f"{seed}:{n}", json.dumps(metadata), False, len(items), created))
+        subs.append(
+            (
+                sid,
+                pool.task,
+                pool.split,
+                pool.fingerprint,
+                team,
+                f"model-{n:05d}",
+                f"{seed}:{n}",
+                json.dumps(metadata),
+                False,
+                len(items),
+                created,
+            )
+        )
         history += [(sid, status, "", created) for status in ("received", "validated", "scored")]
         item_rows += [(sid, i.item_id, m, float(v)) for i in items for m, v in i.values.items()]
         aggregate_rows += [(sid, *row) for row in _aggregates(pool, items, choice)]
@@ -149,15 +185,36 @@ def generate(db_path: Path, n_submissions: int, *, seed: int = 0, data_root: Pat
             },
         ),
         "status_history": pl.DataFrame(
-            history, orient="row", schema={"submission_id": pl.String, "status": pl.String, "reason": pl.String, "changed_at": pl.Datetime("us")}
+            history,
+            orient="row",
+            schema={
+                "submission_id": pl.String,
+                "status": pl.String,
+                "reason": pl.String,
+                "changed_at": pl.Datetime("us"),
+            },
         ),
         "item_scores": pl.DataFrame(
-            item_rows, orient="row", schema={"submission_id": pl.String, "item_id": pl.String, "metric": pl.String, "value": pl.Float64}
+            item_rows,
+            orient="row",
+            schema={
+                "submission_id": pl.String,
+                "item_id": pl.String,
+                "metric": pl.String,
+                "value": pl.Float64,
+            },
         ),
         "aggregates": pl.DataFrame(
             aggregate_rows,
             orient="row",
-            schema={"submission_id": pl.String, "slice": pl.String, "slice_value": pl.String, "metric": pl.String, "value": pl.Float64, "n_items": pl.Int32},
+            schema={
+                "submission_id": pl.String,
+                "slice": pl.String,
+                "slice_value": pl.String,
+                "metric": pl.String,
+                "value": pl.Float64,
+                "n_items": pl.Int32,
+            },
         ),
     }
     with store.writer(db_path) as con:
@@ -165,21 +222,35 @@ def generate(db_path: Path, n_submissions: int, *, seed: int = 0, data_root: Pat
         for pool in pools:
             spec, _ = load_task(pool.task)
             store.register_task(
-                con, task=spec.name, split=pool.split, fingerprint=pool.fingerprint, title=spec.title, benchmark=spec.benchmark or spec.name,
-                version=spec.version, primary_metric=spec.primary, hidden=pool.split in spec.data.hidden,
-                spec_json=json.dumps(spec.to_dict(), default=str), labels=pool.gold.labels,
+                con,
+                task=spec.name,
+                split=pool.split,
+                fingerprint=pool.fingerprint,
+                title=spec.title,
+                benchmark=spec.benchmark or spec.name,
+                version=spec.version,
+                primary_metric=spec.primary,
+                hidden=pool.split in spec.data.hidden,
+                spec_json=json.dumps(spec.to_dict(), default=str),
+                labels=pool.gold.labels,
             )
         for table, frame in frames.items():
             con.register("generated", frame.to_arrow())
             columns = ", ".join(frame.columns)
-            con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM generated")  # table names are constants above
+            con.execute(
+                f"INSERT INTO {table} ({columns}) SELECT {columns} FROM generated"
+            )  # table names are constants above
             con.unregister("generated")
         con.execute("COMMIT")
-    log(f"{n_submissions} generated submissions over {len(pools)} tasks: {', '.join(p.task for p in pools)}")
+    log(
+        f"{n_submissions} generated submissions over {len(pools)} tasks: {', '.join(p.task for p in pools)}"
+    )
     return n_submissions
 
 
-def _store_pools(source: Path, rng: random.Random) -> list[tuple[str, str, str, TaskRunner, list[dict[str, ItemScore]], dict[str, dict[str, str]]]]:
+def _store_pools(
+    source: Path, rng: random.Random
+) -> list[tuple[str, str, str, TaskRunner, list[dict[str, ItemScore]], dict[str, dict[str, str]]]]:
     """Per current board of ``source``: (task, split, fingerprint, runner, per-submission item scores, labels by dimension).
 
     Boards with fewer than two stored submissions get seeded item permutations of the one they have as extra
@@ -187,21 +258,28 @@ def _store_pools(source: Path, rng: random.Random) -> list[tuple[str, str, str, 
     """
     out = []
     with store.reader(source) as con:
-        boards = con.execute("SELECT task, split, fingerprint FROM current_tasks ORDER BY task").fetchall()
+        boards = con.execute(
+            "SELECT task, split, fingerprint FROM current_tasks ORDER BY task"
+        ).fetchall()
         for task, split, fingerprint in boards:
             try:
                 _, runner = load_task(task)
             except Exception:  # noqa: BLE001 - a spec this checkout cannot load is left out of the fixture
                 continue
-            ids = [r[0] for r in con.execute(
-                "SELECT submission_id FROM submissions WHERE task = ? AND split = ? AND fingerprint = ? AND NOT is_reference AND n_items > 0 "
-                "ORDER BY submission_id",
-                [task, split, fingerprint],
-            ).fetchall()]
+            ids = [
+                r[0]
+                for r in con.execute(
+                    "SELECT submission_id FROM submissions WHERE task = ? AND split = ? AND fingerprint = ? AND NOT is_reference AND n_items > 0 "
+                    "ORDER BY submission_id",
+                    [task, split, fingerprint],
+                ).fetchall()
+            ]
             sources: list[dict[str, ItemScore]] = []
             for sid in ids:
                 values: dict[str, dict[str, float]] = {}
-                for item_id, metric, value in con.execute("SELECT item_id, metric, value FROM item_scores WHERE submission_id = ?", [sid]).fetchall():
+                for item_id, metric, value in con.execute(
+                    "SELECT item_id, metric, value FROM item_scores WHERE submission_id = ?", [sid]
+                ).fetchall():
                     values.setdefault(item_id, {})[metric] = value
                 if values:
                     sources.append({i: ItemScore(i, v) for i, v in sorted(values.items())})
@@ -215,14 +293,22 @@ def _store_pools(source: Path, rng: random.Random) -> list[tuple[str, str, str, 
                 sources.append({i: ItemScore(i, first[j].values) for i, j in zip(order, shuffled)})
             labels: dict[str, dict[str, str]] = {}
             for item_id, dimension, value in con.execute(
-                "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ?", [task, split, fingerprint]
+                "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ?",
+                [task, split, fingerprint],
             ).fetchall():
                 labels.setdefault(dimension, {})[item_id] = value
             out.append((task, split, fingerprint, runner, sources, labels))
     return out
 
 
-def generate_from_store(source: Path, db_path: Path, n_submissions: int, *, seed: int = 0, log: Callable[[str], None] = print) -> int:
+def generate_from_store(
+    source: Path,
+    db_path: Path,
+    n_submissions: int,
+    *,
+    seed: int = 0,
+    log: Callable[[str], None] = print,
+) -> int:
     """A copy of the real store ``source`` (``procbench demo`` on real data) plus ``n_submissions`` generated rows.
 
     Each generated submission is a per-item mixture of the stored submissions of one current board (seeded
@@ -234,15 +320,20 @@ def generate_from_store(source: Path, db_path: Path, n_submissions: int, *, seed
     """
     import shutil
 
-    from submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
+    from procbench.submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
 
     for suffix in ("", ".wal", ".lock"):
         Path(str(db_path) + suffix).unlink(missing_ok=True)
     shutil.rmtree(Path(str(db_path) + ".cache"), ignore_errors=True)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with store.reader(source):
-        shutil.copyfile(source, db_path)  # the reader's shared lock: no writer mid-copy; its WAL is checkpointed on detach
-    for beside in (".raw", ".inputs"):  # the stored prediction files of the real rows (Compare and Items read them back)
+        shutil.copyfile(
+            source, db_path
+        )  # the reader's shared lock: no writer mid-copy; its WAL is checkpointed on detach
+    for beside in (
+        ".raw",
+        ".inputs",
+    ):  # the stored prediction files of the real rows (Compare and Items read them back)
         if Path(str(source) + beside).is_dir():
             shutil.rmtree(Path(str(db_path) + beside), ignore_errors=True)
             shutil.copytree(Path(str(source) + beside), Path(str(db_path) + beside))
@@ -251,24 +342,54 @@ def generate_from_store(source: Path, db_path: Path, n_submissions: int, *, seed
     start = datetime(2025, 1, 1)
     schemas: dict[str, dict[str, Any]] = {
         "submissions": {
-            "submission_id": pl.String, "task": pl.String, "split": pl.String, "fingerprint": pl.String, "team": pl.String, "model": pl.String,
-            "content_sha256": pl.String, "metadata_json": pl.String, "is_reference": pl.Boolean, "n_items": pl.Int32, "created_at": pl.Datetime("us"),
-            "size_class": pl.String, "weights": pl.String, "method_family": pl.String,
+            "submission_id": pl.String,
+            "task": pl.String,
+            "split": pl.String,
+            "fingerprint": pl.String,
+            "team": pl.String,
+            "model": pl.String,
+            "content_sha256": pl.String,
+            "metadata_json": pl.String,
+            "is_reference": pl.Boolean,
+            "n_items": pl.Int32,
+            "created_at": pl.Datetime("us"),
+            "size_class": pl.String,
+            "weights": pl.String,
+            "method_family": pl.String,
         },
-        "status_history": {"submission_id": pl.String, "status": pl.String, "reason": pl.String, "changed_at": pl.Datetime("us")},
-        "item_scores": {"submission_id": pl.String, "item_id": pl.String, "metric": pl.String, "value": pl.Float64},
+        "status_history": {
+            "submission_id": pl.String,
+            "status": pl.String,
+            "reason": pl.String,
+            "changed_at": pl.Datetime("us"),
+        },
+        "item_scores": {
+            "submission_id": pl.String,
+            "item_id": pl.String,
+            "metric": pl.String,
+            "value": pl.Float64,
+        },
         "aggregates": {
-            "submission_id": pl.String, "slice": pl.String, "slice_value": pl.String, "metric": pl.String, "value": pl.Float64, "n_items": pl.Int32,
+            "submission_id": pl.String,
+            "slice": pl.String,
+            "slice_value": pl.String,
+            "metric": pl.String,
+            "value": pl.Float64,
+            "n_items": pl.Int32,
         },
     }
     rows: dict[str, list[Any]] = {table: [] for table in schemas}
 
-    def flush(con: Any) -> None:  # a batch at a time: 10 000 real-size submissions hold ~60 M item rows
+    def flush(
+        con: Any,
+    ) -> None:  # a batch at a time: 10 000 real-size submissions hold ~60 M item rows
         for table, schema in schemas.items():
             frame = pl.DataFrame(rows[table], orient="row", schema=schema)
             con.register("generated", frame.to_arrow())
             columns = ", ".join(frame.columns)
-            con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM generated")  # table names are constants above
+            con.execute(
+                f"INSERT INTO {table} ({columns}) SELECT {columns} FROM generated"
+            )  # table names are constants above
             con.unregister("generated")
             rows[table].clear()
 
@@ -282,13 +403,37 @@ def generate_from_store(source: Path, db_path: Path, n_submissions: int, *, seed
             items = [sources[c][i] for c, i in zip(choice, ids) if i in sources[c]]
             sid = store.submission_id(task, split, "bench", f"{seed}:{n}", fingerprint)
             created = start + timedelta(minutes=n)
-            card = (rng.choice(SIZE_CLASSES[1:]), rng.choice(WEIGHTS), rng.choice(METHOD_FAMILIES[1:]))
+            card = (
+                rng.choice(SIZE_CLASSES[1:]),
+                rng.choice(WEIGHTS),
+                rng.choice(METHOD_FAMILIES[1:]),
+            )
             metadata = json.dumps({"source": "generated (procbench site generate)"})
-            rows["submissions"].append((sid, task, split, fingerprint, rng.choice(TEAMS), f"model-{n:05d}", f"{seed}:{n}", metadata, False, len(items),
-                                        created, *card))
-            rows["status_history"] += [(sid, status, "", created) for status in ("received", "validated", "scored")]
-            rows["item_scores"] += [(sid, i.item_id, m, float(v)) for i in items for m, v in i.values.items()]
-            rows["aggregates"] += [(sid, "", "", m, float(v), len(items)) for m, v in runner.aggregate(items).items()]
+            rows["submissions"].append(
+                (
+                    sid,
+                    task,
+                    split,
+                    fingerprint,
+                    rng.choice(TEAMS),
+                    f"model-{n:05d}",
+                    f"{seed}:{n}",
+                    metadata,
+                    False,
+                    len(items),
+                    created,
+                    *card,
+                )
+            )
+            rows["status_history"] += [
+                (sid, status, "", created) for status in ("received", "validated", "scored")
+            ]
+            rows["item_scores"] += [
+                (sid, i.item_id, m, float(v)) for i in items for m, v in i.values.items()
+            ]
+            rows["aggregates"] += [
+                (sid, "", "", m, float(v), len(items)) for m, v in runner.aggregate(items).items()
+            ]
             for sl in runner.slices:
                 if sl.kind != "label" or sl.key not in labels:
                     continue
@@ -297,11 +442,16 @@ def generate_from_store(source: Path, db_path: Path, n_submissions: int, *, seed
                     if item.item_id in labels[sl.key]:
                         groups.setdefault(labels[sl.key][item.item_id], []).append(item)
                 for value, group in sorted(groups.items()):
-                    rows["aggregates"] += [(sid, sl.name, value, m, float(v), len(group)) for m, v in runner.aggregate(group).items()]
+                    rows["aggregates"] += [
+                        (sid, sl.name, value, m, float(v), len(group))
+                        for m, v in runner.aggregate(group).items()
+                    ]
             if (n + 1) % 250 == 0 or n + 1 == n_submissions:
                 flush(con)
             if (n + 1) % 1000 == 0:
                 log(f"  {n + 1} generated")
         con.execute("COMMIT")
-    log(f"{n_submissions} generated submissions over {len(pools)} real boards of {source}: {', '.join(p[0] for p in pools)}")
+    log(
+        f"{n_submissions} generated submissions over {len(pools)} real boards of {source}: {', '.join(p[0] for p in pools)}"
+    )
     return n_submissions

@@ -20,12 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from leaderboard.model import MetricInfo, TaskInfo
+from procbench.leaderboard.model import MetricInfo, TaskInfo
 
 CARD = ("Kind", "Weights", "Family", "Size class", "Parameters", "Contamination", "Paper", "Code")
 BOOKKEEPING = ("Team", "Run by", "Judged by", "Items", "Source", "Submitted")
-MARKED = ("suspected", "confirmed")  # contamination words shown beside the model even without the card columns
-MODEL_PX = (120, 200)  # the Model column: as wide as its longest name within these bounds (longer names end in "…"; hover shows them)
+MARKED = (
+    "suspected",
+    "confirmed",
+)  # contamination words shown beside the model even without the card columns
+MODEL_PX = (
+    120,
+    200,
+)  # the Model column: as wide as its longest name within these bounds (longer names end in "…"; hover shows them)
 RANK_PX = 48
 METRIC_PX = (60, 96)  # a metric column: as wide as its header, within these bounds
 CI_LABEL = "95% CI"
@@ -62,11 +68,23 @@ def order(
     (``boardview.beside_bounded``).
     """
     present = set(columns)
-    marks = [] if details else (["Kind"] if "reported" in set(kinds) else []) + (
-        ["Contamination"] if set(MARKED) & {c.split(" (")[0] for c in contamination} else []
+    marks = (
+        []
+        if details
+        else (["Kind"] if "reported" in set(kinds) else [])
+        + (["Contamination"] if set(MARKED) & {c.split(" (")[0] for c in contamination} else [])
     )
-    others = [c for c in (beside_bounded or [m.display for m in info.metrics]) if c != metric.display]
-    lead = ["Rank", metric.display, ci_column(metric), *(["Tie group"] if any(ties) else []), "Model", *marks]
+    others = [
+        c for c in (beside_bounded or [m.display for m in info.metrics]) if c != metric.display
+    ]
+    lead = [
+        "Rank",
+        metric.display,
+        ci_column(metric),
+        *(["Tie group"] if any(ties) else []),
+        "Model",
+        *marks,
+    ]
     shown = [*lead, *others, "Details", "Coverage"]
     if details:
         shown += [c for c in CARD if c not in shown] + [c for c in BOOKKEEPING if c not in shown]
@@ -77,5 +95,7 @@ def groups_of(shown: Sequence[str]) -> dict[str, list[str]]:
     """The shown columns by group (``metric``, ``card``, ``bookkeeping``), in their order: what the page's caption and the tests read."""
     out: dict[str, list[str]] = {"metric": [], "card": [], "bookkeeping": []}
     for column in shown:
-        out["card" if column in CARD else "bookkeeping" if column in BOOKKEEPING else "metric"].append(column)
+        out[
+            "card" if column in CARD else "bookkeeping" if column in BOOKKEEPING else "metric"
+        ].append(column)
     return out

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import polars as pl
 
-from leaderboard import analysis, cache, metadata, queries, semantics, sitedata
-from leaderboard.model import MetricInfo, SliceInfo, TaskInfo
-from runners.stats import PairedResult
-from submissions.external import is_external
-from submissions.judging import SELF, judged_by
+from procbench.leaderboard import analysis, cache, metadata, queries, semantics, sitedata
+from procbench.leaderboard.model import MetricInfo, SliceInfo, TaskInfo
+from procbench.runners.stats import PairedResult
+from procbench.submissions.external import is_external
+from procbench.submissions.judging import SELF, judged_by
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,9 @@ class BoardFilters:
     families: tuple[str, ...] = ()
     teams: tuple[str, ...] = ()
     sizes: tuple[str, ...] = ()  # size classes as the site words them (metadata.SIZE_LABELS)
-    contamination: tuple[str, ...] = ()  # issue #34: the card's mark as the site words it (metadata.CONTAMINATION_WORDS)
+    contamination: tuple[
+        str, ...
+    ] = ()  # issue #34: the card's mark as the site words it (metadata.CONTAMINATION_WORDS)
     run_by: tuple[str, ...] = ()  # who ran the model (metadata.RUN_BY_WORDS)
     judged: tuple[str, ...] = ()  # who judged the verdicts (JUDGED_WORDS)
 
@@ -41,14 +43,24 @@ class BoardView:
     tied: dict[str, PairedResult] = field(default_factory=dict)
     n_rows: int = 0
     interval_rows: int = 0  # submitted rows bootstrapped (intervals and the tie test)
-    facets: dict[str, list[str]] = field(default_factory=dict)  # every value of each facet before filtering
+    facets: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # every value of each facet before filtering
     covered_rows: int = 0  # rows of the board, of every kind, down to the last bootstrapped one (what "top N" counts)
-    ci_notes: dict[str, str] = field(default_factory=dict)  # submission id -> why its row shows no interval
-    provenance: queries.BoardProvenance | None = None  # what every row was scored on (the board's title says it)
+    ci_notes: dict[str, str] = field(
+        default_factory=dict
+    )  # submission id -> why its row shows no interval
+    provenance: queries.BoardProvenance | None = (
+        None  # what every row was scored on (the board's title says it)
+    )
     # issue #30: the metric asked for when it is not defined on this slice (the view is ranked by ``sort_metric`` instead)
     requested: str = ""
-    undefined: tuple[str, ...] = ()  # metrics not defined on this slice value (no item they are computed over): shown empty
-    shared: dict[int, int] = field(default_factory=dict)  # rank -> rows sharing it (equal values: competition ranking, 1, 1, 3)
+    undefined: tuple[
+        str, ...
+    ] = ()  # metrics not defined on this slice value (no item they are computed over): shown empty
+    shared: dict[int, int] = field(
+        default_factory=dict
+    )  # rank -> rows sharing it (equal values: competition ranking, 1, 1, 3)
 
     @property
     def scope(self) -> str:
@@ -57,7 +69,10 @@ class BoardView:
         return f"{rows} ({self.interval_rows} submitted row{'s' if self.interval_rows != 1 else ''} with per-item scores, bootstrapped)"
 
 
-VERDICTS_BY_KEYS = ("verdicts_by", "judge_model")  # metadata naming the model whose verdicts a self-judged file carries
+VERDICTS_BY_KEYS = (
+    "verdicts_by",
+    "judge_model",
+)  # metadata naming the model whose verdicts a self-judged file carries
 
 
 def grader(metadata_row: dict[str, object]) -> str:
@@ -85,7 +100,11 @@ def beside_bounded(info: TaskInfo, columns: Sequence[str]) -> list[str]:
     by_display = {m.display: m for m in info.metrics}
     shown = [c for c in columns if c in by_display]
     names = {by_display[c].name: c for c in shown}
-    variants = {names[queries.bounded_variant(by_display[c].name)] for c in shown if queries.bounded_variant(by_display[c].name) in names}
+    variants = {
+        names[queries.bounded_variant(by_display[c].name)]
+        for c in shown
+        if queries.bounded_variant(by_display[c].name) in names
+    }
     out: list[str] = []
     for column in shown:
         if column in variants:
@@ -97,7 +116,16 @@ def beside_bounded(info: TaskInfo, columns: Sequence[str]) -> list[str]:
     return out + [c for c in shown if c not in out]
 
 
-FACETS = ("kind", "access", "family", "size", "team", "contamination", "run_by", "judged")  # what the board filters on
+FACETS = (
+    "kind",
+    "access",
+    "family",
+    "size",
+    "team",
+    "contamination",
+    "run_by",
+    "judged",
+)  # what the board filters on
 # issue #34: who judged a row's verdicts, as the Judged-by filter words it (the stored `judge` mark: a model, "self" or none)
 JUDGED_WORDS = {"board": "the board's judge", SELF: "self-judged", "": "no judge"}
 
@@ -108,7 +136,10 @@ def judged_word(judge: str) -> str:
 
 def _with_facets(frame: pl.DataFrame, stored: dict[str, dict[str, object]]) -> pl.DataFrame:
     """The model card of every row (metadata.card: card columns, else metadata keys), one reading for every page."""
-    cards = [metadata.card({**row, **stored.get(row["submission_id"], {})}) for row in frame.iter_rows(named=True)]
+    cards = [
+        metadata.card({**row, **stored.get(row["submission_id"], {})})
+        for row in frame.iter_rows(named=True)
+    ]
     return frame.with_columns(
         pl.Series("kind", [c.kind for c in cards], dtype=pl.String),
         pl.Series("access", [c.access for c in cards], dtype=pl.String),
@@ -117,18 +148,43 @@ def _with_facets(frame: pl.DataFrame, stored: dict[str, dict[str, object]]) -> p
         pl.Series("parameters", [c.parameters for c in cards], dtype=pl.String),
         pl.Series("paper", [c.paper_url for c in cards], dtype=pl.String),
         pl.Series("code", [c.code_url for c in cards], dtype=pl.String),
-        pl.Series("judge", [judged_by(metadata.parse(m)) for m in frame["metadata_json"]], dtype=pl.String),
-        pl.Series("contamination", [metadata.CONTAMINATION_WORDS.get(c.contamination, c.contamination) for c in cards], dtype=pl.String),
+        pl.Series(
+            "judge", [judged_by(metadata.parse(m)) for m in frame["metadata_json"]], dtype=pl.String
+        ),
+        pl.Series(
+            "contamination",
+            [metadata.CONTAMINATION_WORDS.get(c.contamination, c.contamination) for c in cards],
+            dtype=pl.String,
+        ),
         pl.Series("contamination_mark", [c.contamination_mark for c in cards], dtype=pl.String),
-        pl.Series("run_by", [metadata.RUN_BY_WORDS.get(c.run_by, c.run_by) for c in cards], dtype=pl.String),
-        pl.Series("judge_prompt_digest", [str(stored.get(sid, {}).get("judge_prompt_digest") or "") for sid in frame["submission_id"]], dtype=pl.String),
-    ).with_columns(pl.col("judge").map_elements(judged_word, return_dtype=pl.String).alias("judged"))
+        pl.Series(
+            "run_by",
+            [metadata.RUN_BY_WORDS.get(c.run_by, c.run_by) for c in cards],
+            dtype=pl.String,
+        ),
+        pl.Series(
+            "judge_prompt_digest",
+            [
+                str(stored.get(sid, {}).get("judge_prompt_digest") or "")
+                for sid in frame["submission_id"]
+            ],
+            dtype=pl.String,
+        ),
+    ).with_columns(
+        pl.col("judge").map_elements(judged_word, return_dtype=pl.String).alias("judged")
+    )
 
 
 def _filtered(frame: pl.DataFrame, filters: BoardFilters) -> pl.DataFrame:
     for column, chosen in (
-        ("kind", filters.kinds), ("access", filters.access), ("family", filters.families), ("size", filters.sizes), ("team", filters.teams),
-        ("contamination", filters.contamination), ("run_by", filters.run_by), ("judged", filters.judged),
+        ("kind", filters.kinds),
+        ("access", filters.access),
+        ("family", filters.families),
+        ("size", filters.sizes),
+        ("team", filters.teams),
+        ("contamination", filters.contamination),
+        ("run_by", filters.run_by),
+        ("judged", filters.judged),
     ):
         if chosen:
             frame = frame.filter(pl.col(column).is_in(list(chosen)))
@@ -139,18 +195,24 @@ def _fmt_interval(metric: MetricInfo, low: float, high: float) -> str:
     return f"{metric.shown(low):.2f} – {metric.shown(high):.2f}"
 
 
-def _group_ranks(self_judged: Sequence[bool], keys: Sequence[Sequence[float | None]]) -> list[int | None]:
+def _group_ranks(
+    self_judged: Sequence[bool], keys: Sequence[Sequence[float | None]]
+) -> list[int | None]:
     """Competition ranks within each rank group of the sorted rows (board-judged first, then self-judged): equal values share a rank (1, 1, 3).
 
     ``keys``: each row's ranking values (the ranking metric, then the spec's tie-breaks where it ranks by the primary).
     A row without a value of the ranking metric (a paper that did not report it) gets no rank (None) and takes no place:
     it is listed, not ranked.
     """
-    compared = [None if not k or k[0] is None or k[0] != k[0] else tuple(k) for k in keys]  # missing or NaN: not ranked
+    compared = [
+        None if not k or k[0] is None or k[0] != k[0] else tuple(k) for k in keys
+    ]  # missing or NaN: not ranked
     return semantics.competition_ranks([bool(f) for f in self_judged], compared)
 
 
-def _answered(stored: dict[str, tuple[int | None, int]], ids: Sequence[str], reference: Sequence[bool]) -> list[tuple[int, int] | None]:
+def _answered(
+    stored: dict[str, tuple[int | None, int]], ids: Sequence[str], reference: Sequence[bool]
+) -> list[tuple[int, int] | None]:
     """Each row's (answered, items of the split); None for a reported row (no file) and rows stored before coverage was kept."""
     out: list[tuple[int, int] | None] = []
     for sid, ref in zip(ids, reference):
@@ -159,7 +221,9 @@ def _answered(stored: dict[str, tuple[int | None, int]], ids: Sequence[str], ref
     return out
 
 
-def row_coverage(db: Path, task: str, split: str, submission_id: str, is_reference: bool) -> tuple[int, int] | None:
+def row_coverage(
+    db: Path, task: str, split: str, submission_id: str, is_reference: bool
+) -> tuple[int, int] | None:
     """One row's (answered, items of the split) as the board reads it (:func:`coverage_text` words it); the Submission, Compare and
     Model pages' (issue #33: a partial file's coverage on every page)."""
     return _answered(sitedata.coverage(db, task, split), [submission_id], [is_reference])[0]
@@ -216,12 +280,31 @@ def view(
     The result is shared between sessions: read-only.
     """
     choices = (
-        info.task, info.split, info.fingerprint, sl.name if sl else "", slice_value if sl else "", tuple(groups), filters, sort_metric,
-        int(interval_rows), analysis.min_interval_items(),
+        info.task,
+        info.split,
+        info.fingerprint,
+        sl.name if sl else "",
+        slice_value if sl else "",
+        tuple(groups),
+        filters,
+        sort_metric,
+        int(interval_rows),
+        analysis.min_interval_items(),
     )
     return cache.memo(
-        db, "boardview.build", choices,
-        lambda: build(db, info, sl=sl, slice_value=slice_value, groups=groups, filters=filters, sort_metric=sort_metric, interval_rows=interval_rows),
+        db,
+        "boardview.build",
+        choices,
+        lambda: build(
+            db,
+            info,
+            sl=sl,
+            slice_value=slice_value,
+            groups=groups,
+            filters=filters,
+            sort_metric=sort_metric,
+            interval_rows=interval_rows,
+        ),
     )
 
 
@@ -243,20 +326,32 @@ def build(
     (``semantics.rank_metric``; ``requested`` names the one asked for).
     """
     requested = sort_metric or info.primary
-    defined = {m.name: analysis.covers(db, info, m.name, sl, slice_value) for m in info.metrics} if sl is not None else {}
+    defined = (
+        {m.name: analysis.covers(db, info, m.name, sl, slice_value) for m in info.metrics}
+        if sl is not None
+        else {}
+    )
     metric = info.metric(semantics.rank_metric(info, requested, defined))
     undefined = tuple(name for name, ok in defined.items() if not ok)
-    wide = sitedata.board(db, info.task, info.split, sl.name if sl else "", slice_value if sl else "")  # cached per store version
+    wide = sitedata.board(
+        db, info.task, info.split, sl.name if sl else "", slice_value if sl else ""
+    )  # cached per store version
     if wide.is_empty():
         return BoardView(pl.DataFrame(), pl.DataFrame(), metric)
-    wide = wide.with_columns([pl.lit(None, dtype=pl.Float64).alias(name) for name in undefined if name in wide.columns])
+    wide = wide.with_columns(
+        [pl.lit(None, dtype=pl.Float64).alias(name) for name in undefined if name in wide.columns]
+    )
     wide = _with_facets(wide, sitedata.cards(db, info.task, info.split))
     facets = {c: sorted(set(wide[c].to_list())) for c in FACETS}
     wide = _filtered(wide, filters)
     if metric.name not in wide.columns:
         wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(metric.name))
     # Ranking by the primary metric uses the spec's tie-breaks (rank_by), e.g. PM-LLM's (Score, total, C1..C5).
-    keys = [metric] + ([info.metric(name) for name in info.rank_by if name in wide.columns] if metric.name == info.primary else [])
+    keys = [metric] + (
+        [info.metric(name) for name in info.rank_by if name in wide.columns]
+        if metric.name == info.primary
+        else []
+    )
     # issue #17: rows whose verdicts the submitter supplied (judge "self") are ranked apart, after the
     # rows the board's own judge graded (or that need no judge): their own rank group, numbered from 1.
     wide = wide.with_columns((pl.col("judge") == SELF).alias("self_judged"))
@@ -264,12 +359,16 @@ def build(
     # full rows of its rank group, unless the spec ranks partial rows (`rank_partial = true`)
     stored_coverage = sitedata.coverage(db, info.task, info.split)
     unranked = [
-        not info.rank_partial and is_partial(a) for a in _answered(stored_coverage, wide["submission_id"].to_list(), wide["is_reference"].to_list())
+        not info.rank_partial and is_partial(a)
+        for a in _answered(
+            stored_coverage, wide["submission_id"].to_list(), wide["is_reference"].to_list()
+        )
     ]
     wide = wide.with_columns(pl.Series("unranked_partial", unranked, dtype=pl.Boolean))
     wide = wide.sort(
         ["self_judged", "unranked_partial"] + [k.name for k in keys] + ["created_at"],
-        descending=[False, False] + [k.higher_is_better for k in keys] + [False], nulls_last=True,
+        descending=[False, False] + [k.higher_is_better for k in keys] + [False],
+        nulls_last=True,
     )
     ids = wide["submission_id"].to_list()
     ranking = list(zip(*(wide[k.name].to_list() for k in keys)))
@@ -277,13 +376,18 @@ def build(
     # so is a partial row (above)
     ranking = [
         () if part or is_external(ref, metadata.parse(m)) else k
-        for k, ref, m, part in zip(ranking, wide["is_reference"], wide["metadata_json"], wide["unranked_partial"])
+        for k, ref, m, part in zip(
+            ranking, wide["is_reference"], wide["metadata_json"], wide["unranked_partial"]
+        )
     ]
     ranks = _group_ranks(wide["self_judged"].to_list(), ranking)
     with_items = [sid for sid, ref in zip(ids, wide["is_reference"]) if not ref]
     bootstrapped = with_items[: max(0, interval_rows)]
     # one call per row: the interval, or the reason there is none (reported row, few items, ...)
-    found = {sid: analysis.uncertainty(db, info, sid, metric.name, sl=sl, value=slice_value) for sid in bootstrapped}
+    found = {
+        sid: analysis.uncertainty(db, info, sid, metric.name, sl=sl, value=slice_value)
+        for sid in bootstrapped
+    }
     intervals = {sid: u.interval for sid, u in found.items()}
     ci_notes = {sid: u.reason for sid, u in found.items() if u.interval is None}
     for sid, ref in zip(ids, wide["is_reference"]):
@@ -292,16 +396,31 @@ def build(
     covered = ids.index(bootstrapped[-1]) + 1 if bootstrapped else 0
     group = dict(zip(ids, wide["self_judged"]))
     partial = dict(zip(ids, wide["unranked_partial"]))
-    ranked_boot = [sid for sid in bootstrapped if not partial[sid]]  # an unranked partial row is in no tie group
-    contenders = [sid for sid in ranked_boot if group[sid] == group[ranked_boot[0]]] if ranked_boot else []  # a tie group never mixes judges
-    leader, tied = analysis.tie_group(db, info, contenders, metric.name, sl, slice_value) if contenders else (None, {})
+    ranked_boot = [
+        sid for sid in bootstrapped if not partial[sid]
+    ]  # an unranked partial row is in no tie group
+    contenders = (
+        [sid for sid in ranked_boot if group[sid] == group[ranked_boot[0]]] if ranked_boot else []
+    )  # a tie group never mixes judges
+    leader, tied = (
+        analysis.tie_group(db, info, contenders, metric.name, sl, slice_value)
+        if contenders
+        else (None, {})
+    )
     judged = any(wide["judge"])
     graders = [grader(metadata.parse(m)) for m in wide["metadata_json"]]
     judge_text = [
-        (f"self-judged (verdicts by {g})" if g else "self-judged") if j == SELF else (f"judge: {j}" if j else "") for j, g in zip(wide["judge"], graders)
+        (f"self-judged (verdicts by {g})" if g else "self-judged")
+        if j == SELF
+        else (f"judge: {j}" if j else "")
+        for j, g in zip(wide["judge"], graders)
     ]
 
-    shown = [m for m in info.metrics if (not groups or m.group in groups) and m.name in wide.columns and m.name != metric.name]
+    shown = [
+        m
+        for m in info.metrics
+        if (not groups or m.group in groups) and m.name in wide.columns and m.name != metric.name
+    ]
     low = [intervals.get(sid).low if intervals.get(sid) else None for sid in ids]  # type: ignore[union-attr]
     high = [intervals.get(sid).high if intervals.get(sid) else None for sid in ids]  # type: ignore[union-attr]
     p_leader = [tied[sid].p_value if sid in tied else None for sid in ids]
@@ -309,15 +428,25 @@ def build(
     leader_word = "leader" if leader is not None and ids and ids[0] == leader else "best submitted"
     tie_mark = [leader_word if sid == leader else ("tied" if sid in tied else "") for sid in ids]
     ci_text = [
-        _fmt_interval(metric, lo, hi) if lo is not None and hi is not None else short_reason(ci_notes.get(sid, "")) for sid, lo, hi in zip(ids, low, high)
+        _fmt_interval(metric, lo, hi)
+        if lo is not None and hi is not None
+        else short_reason(ci_notes.get(sid, ""))
+        for sid, lo, hi in zip(ids, low, high)
     ]
     items = [n if not ref else None for n, ref in zip(wide["n_items"], wide["is_reference"])]
     answered = _answered(stored_coverage, ids, wide["is_reference"].to_list())
-    described = {m.name: semantics.describe(info, m) for m in info.metrics if m.name in wide.columns}
+    described = {
+        m.name: semantics.describe(info, m) for m in info.metrics if m.name in wide.columns
+    }
     # issue #30: every value above its metric's range, named per row (the page's caption explains, the bounded variant beside)
-    above = [
-        "; ".join(name for name, sem in described.items() if sem.above(row.get(name))) for row in wide.select(list(described)).iter_rows(named=True)
-    ] if described else [""] * len(ids)
+    above = (
+        [
+            "; ".join(name for name, sem in described.items() if sem.above(row.get(name)))
+            for row in wide.select(list(described)).iter_rows(named=True)
+        ]
+        if described
+        else [""] * len(ids)
+    )
 
     table = pl.DataFrame(
         {
@@ -371,7 +500,8 @@ def build(
             "split": [info.split] * len(ids),
             "slice": [sl.name if sl else ""] * len(ids),
             "slice_value": [slice_value if sl else ""] * len(ids),
-            "slice_value_label": [sl.value_labels.get(slice_value, "") if sl else ""] * len(ids),  # the spec's label; the raw value stays
+            "slice_value_label": [sl.value_labels.get(slice_value, "") if sl else ""]
+            * len(ids),  # the spec's label; the raw value stays
             "sort_metric": [metric.name] * len(ids),
             "ci_low": pl.Series(low, dtype=pl.Float64),
             "ci_high": pl.Series(high, dtype=pl.Float64),
@@ -386,6 +516,18 @@ def build(
         strict=False,
     )
     return BoardView(
-        table, export, metric, leader, tied, len(ids), len(bootstrapped), facets, covered, ci_notes, sitedata.board_provenance(db, info.task, info.split),
-        requested if requested != metric.name else "", undefined, semantics.shared_ranks(ranks),
+        table,
+        export,
+        metric,
+        leader,
+        tied,
+        len(ids),
+        len(bootstrapped),
+        facets,
+        covered,
+        ci_notes,
+        sitedata.board_provenance(db, info.task, info.split),
+        requested if requested != metric.name else "",
+        undefined,
+        semantics.shared_ranks(ranks),
     )

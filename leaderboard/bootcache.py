@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runners.stats import Bootstrap
+from procbench.runners.stats import Bootstrap
 
 FORMAT = 1  # bump when the file layout or what a bootstrap means changes
 
@@ -56,8 +56,12 @@ def save(path: Path, boot: Bootstrap) -> None:
         try:
             with os.fdopen(handle, "wb") as out:
                 np.savez(
-                    out, item_ids=np.array(boot.item_ids, dtype=str), metrics=np.array(boot.metrics, dtype=str),
-                    estimate=boot.estimate, replicates=boot.replicates, seed=np.array(boot.seed),
+                    out,
+                    item_ids=np.array(boot.item_ids, dtype=str),
+                    metrics=np.array(boot.metrics, dtype=str),
+                    estimate=boot.estimate,
+                    replicates=boot.replicates,
+                    seed=np.array(boot.seed),
                 )
             os.replace(temporary, path)
         finally:
@@ -65,7 +69,13 @@ def save(path: Path, boot: Bootstrap) -> None:
                 os.unlink(temporary)
 
 
-def load_or_compute(db: str | Path, parts: tuple[object, ...], n_resamples: int, seed: int, compute: Callable[[], Bootstrap]) -> Bootstrap:
+def load_or_compute(
+    db: str | Path,
+    parts: tuple[object, ...],
+    n_resamples: int,
+    seed: int,
+    compute: Callable[[], Bootstrap],
+) -> Bootstrap:
     """The bootstrap stored under ``parts`` (and the resampling settings), else ``compute()`` it and keep it."""
     path = folder(db) / f"{key(parts, n_resamples, seed)}.npz"
     found = load(path)

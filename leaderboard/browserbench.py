@@ -38,8 +38,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from leaderboard import live, streamclient
-from submissions import store
+from procbench.leaderboard import live, streamclient
+from procbench.submissions import store
 
 BEGIN = "<!-- site-bench:begin -->"
 END = "<!-- site-bench:end -->"
@@ -128,8 +128,14 @@ class ViewResult:
 def views(db: Path, main_task: str = "openpi") -> list[View]:
     """Home, every current board, and the other pages on ``main_task`` (else the first board), PAGED's graphs."""
     with store.reader(db) as con:
-        boards = con.execute("SELECT task, split FROM current_tasks ORDER BY task, split").fetchall()
-        counts = dict(con.execute("SELECT task, count(*) FROM submissions WHERE NOT is_reference GROUP BY task").fetchall())
+        boards = con.execute(
+            "SELECT task, split FROM current_tasks ORDER BY task, split"
+        ).fetchall()
+        counts = dict(
+            con.execute(
+                "SELECT task, count(*) FROM submissions WHERE NOT is_reference GROUP BY task"
+            ).fetchall()
+        )
         split_of = {t: s for t, s in boards}
         task = main_task if main_task in split_of else boards[0][0]
         top = con.execute(
@@ -142,7 +148,9 @@ def views(db: Path, main_task: str = "openpi") -> list[View]:
     out += [
         View(f"charts · {task}", f"charts?{q}", "charts"),
         View(f"compare · {task}", f"compare?{q}", "compare"),
-        View(f"submission · {task}", f"submission?id={top[0]}" if top else "submission", "submission"),
+        View(
+            f"submission · {task}", f"submission?id={top[0]}" if top else "submission", "submission"
+        ),
         View("model", f"model?model={top[1]}" if top else "model", "model"),
         View(f"items · {task}", f"items?{q}" + (f"&id={top[0]}" if top else ""), "items"),
         View(f"task · {task}", f"task?task={task}", "task"),
@@ -150,7 +158,13 @@ def views(db: Path, main_task: str = "openpi") -> list[View]:
         View(f"upload · {task}", f"upload?{q}", "upload"),
     ]
     if counts.get("paged", 0) >= 2:  # Compare needs two submissions
-        out.append(View("compare · paged (graphs)", f"compare?task=paged&split={split_of['paged']}", "compare-graph"))
+        out.append(
+            View(
+                "compare · paged (graphs)",
+                f"compare?task=paged&split={split_of['paged']}",
+                "compare-graph",
+            )
+        )
     return out
 
 
@@ -167,12 +181,17 @@ def _result(page: Any) -> Load:
     r = page.evaluate(RESULT)
     if r["exception"]:
         raise RuntimeError(f"{page.url}: the page shows an exception")
-    return Load(None if r["fcp"] is None else r["fcp"] / 1000, r["content"] / 1000, r["done"] / 1000)
+    return Load(
+        None if r["fcp"] is None else r["fcp"] / 1000, r["content"] / 1000, r["done"] / 1000
+    )
 
 
 def load(context: Any, server: live.Server, view: View, *, cpu: bool = False) -> Load:
     """One view in a new tab of ``context``; with ``cpu``, the server's CPU seconds spent on it."""
-    before, client = server.cpu_seconds(), live.client_cpu_seconds(server.process.pid) if cpu else 0.0
+    before, client = (
+        server.cpu_seconds(),
+        live.client_cpu_seconds(server.process.pid) if cpu else 0.0,
+    )
     page = _open(context, f"{server.url}/{view.path}", view.kind)
     try:
         result = _result(page)
@@ -189,13 +208,19 @@ def load(context: Any, server: live.Server, view: View, *, cpu: bool = False) ->
 def _crowd(context: Any, server: live.Server, view: View) -> dict[str, Any]:
     """:data:`CONCURRENT` viewers of a warm ``view`` at once, with where the CPU went (server, browser, the rest of the machine)."""
     load(context, server, view)  # warm the server and the browser cache first
-    server_cpu, client_cpu, busy = server.cpu_seconds(), live.client_cpu_seconds(server.process.pid), live.machine_busy_seconds()
+    server_cpu, client_cpu, busy = (
+        server.cpu_seconds(),
+        live.client_cpu_seconds(server.process.pid),
+        live.machine_busy_seconds(),
+    )
     wall = time.monotonic()
     pages = [_open(context, f"{server.url}/{view.path}", view.kind) for _ in range(CONCURRENT)]
     try:
         loads = [_result(p) for p in pages]
         wall = time.monotonic() - wall
-        client_cpu = live.client_cpu_seconds(server.process.pid) - client_cpu  # read before the tabs close
+        client_cpu = (
+            live.client_cpu_seconds(server.process.pid) - client_cpu
+        )  # read before the tabs close
     finally:
         for p in pages:
             p.close()
@@ -204,10 +229,17 @@ def _crowd(context: Any, server: live.Server, view: View) -> dict[str, Any]:
     fcp = [x.fcp_s for x in loads if x.fcp_s is not None]
     content = [x.content_s for x in loads]
     return {
-        "view": view.name, "pages": len(loads), "wall_s": wall, "server_cpu_s": server_cpu, "browser_cpu_s": client_cpu,
-        "other_cpu_s": max(0.0, busy - server_cpu - client_cpu), "cpus": os.cpu_count(),
-        "fcp_p50_s": _percentile(fcp, 0.5) if fcp else None, "fcp_p95_s": _percentile(fcp, 0.95) if fcp else None,
-        "content_p50_s": _percentile(content, 0.5), "content_p95_s": _percentile(content, 0.95),
+        "view": view.name,
+        "pages": len(loads),
+        "wall_s": wall,
+        "server_cpu_s": server_cpu,
+        "browser_cpu_s": client_cpu,
+        "other_cpu_s": max(0.0, busy - server_cpu - client_cpu),
+        "cpus": os.cpu_count(),
+        "fcp_p50_s": _percentile(fcp, 0.5) if fcp else None,
+        "fcp_p95_s": _percentile(fcp, 0.95) if fcp else None,
+        "content_p50_s": _percentile(content, 0.5),
+        "content_p95_s": _percentile(content, 0.95),
         "done_p95_s": _percentile([x.done_s for x in loads], 0.95),
     }
 
@@ -218,7 +250,9 @@ def _protocol_crowd(server: live.Server, view: View) -> dict[str, Any]:
     A failure is reported in the result (``error``) rather than raised, as a failing view is: the rest of the bench stands.
     """
     try:
-        streamclient.crowd(server.url, view.path, 1)  # warm-up: the server's caches, as the browser crowd had
+        streamclient.crowd(
+            server.url, view.path, 1
+        )  # warm-up: the server's caches, as the browser crowd had
         server_cpu, client_cpu, wall = server.cpu_seconds(), time.process_time(), time.monotonic()
         sessions = streamclient.crowd(server.url, view.path, CONCURRENT)
         wall, client_cpu = time.monotonic() - wall, time.process_time() - client_cpu
@@ -227,10 +261,16 @@ def _protocol_crowd(server: live.Server, view: View) -> dict[str, Any]:
         return {"view": view.name, "error": f"{type(e).__name__}: {e}"[:300]}
     content, finished = [s.content_s for s in sessions], [s.finished_s for s in sessions]
     return {
-        "view": view.name, "sessions": len(sessions), "wall_s": wall, "server_cpu_s": server_cpu, "client_cpu_s": client_cpu,
+        "view": view.name,
+        "sessions": len(sessions),
+        "wall_s": wall,
+        "server_cpu_s": server_cpu,
+        "client_cpu_s": client_cpu,
         "first_delta_p95_s": _percentile([s.first_delta_s for s in sessions], 0.95),
-        "content_p50_s": _percentile(content, 0.5), "content_p95_s": _percentile(content, 0.95),
-        "finished_p50_s": _percentile(finished, 0.5), "finished_p95_s": _percentile(finished, 0.95),
+        "content_p50_s": _percentile(content, 0.5),
+        "content_p95_s": _percentile(content, 0.95),
+        "finished_p50_s": _percentile(finished, 0.5),
+        "finished_p95_s": _percentile(finished, 0.95),
         "received_bytes": sessions[0].received_bytes,
     }
 
@@ -241,7 +281,14 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 
 def bench_store(
-    name: str, db: Path, *, env: dict[str, str], work: Path, log: Callable[[str], None] = print, only: Sequence[str] = (), browser: Any = None
+    name: str,
+    db: Path,
+    *,
+    env: dict[str, str],
+    work: Path,
+    log: Callable[[str], None] = print,
+    only: Sequence[str] = (),
+    browser: Any = None,
 ) -> dict[str, Any]:
     """Every view of one store: first ever, cold and warm loads, server CPU per warm view, and the concurrent board.
 
@@ -249,7 +296,9 @@ def bench_store(
     """
     chosen = [v for v in views(db) if not only or any(o in v.name for o in only)]
     results = {v.name: ViewResult(v.name, v.path) for v in chosen}
-    shutil.rmtree(Path(str(db) + ".cache"), ignore_errors=True)  # the bootstrap cache: the first-ever views compute it
+    shutil.rmtree(
+        Path(str(db) + ".cache"), ignore_errors=True
+    )  # the bootstrap cache: the first-ever views compute it
     work.mkdir(parents=True, exist_ok=True)
     with contextlib.nullcontext(browser) if browser is not None else live.chromium() as browser:
         with live.serving(db, env=env, log=work / f"{name}-first.log") as server:
@@ -268,13 +317,20 @@ def bench_store(
                 context = browser.new_context(viewport={"width": 1440, "height": 900})
                 try:
                     results[v.name].cold = load(context, server, v)
-                    results[v.name].warm = [load(context, server, v, cpu=True) for _ in range(WARM_REPEATS)]
+                    results[v.name].warm = [
+                        load(context, server, v, cpu=True) for _ in range(WARM_REPEATS)
+                    ]
                 except Exception as e:  # noqa: BLE001
                     results[v.name].error = f"{type(e).__name__}: {e}"[:300]
                 context.close()
             r = results[v.name]
-            log(f"{name:<5} cold / warm {v.name:<34} {_fmt(r.cold)}  /  {_fmt(r.warm[-1] if r.warm else None)}  cpu {r.warm_median('cpu_s')}")
-        board = next((v for v in chosen if v.kind == "board" and "openpi" in v.name), next((v for v in chosen if v.kind == "board"), None))
+            log(
+                f"{name:<5} cold / warm {v.name:<34} {_fmt(r.cold)}  /  {_fmt(r.warm[-1] if r.warm else None)}  cpu {r.warm_median('cpu_s')}"
+            )
+        board = next(
+            (v for v in chosen if v.kind == "board" and "openpi" in v.name),
+            next((v for v in chosen if v.kind == "board"), None),
+        )
         crowd: dict[str, Any] = {}
         protocol: dict[str, Any] = {}
         if board is not None:
@@ -282,21 +338,35 @@ def bench_store(
                 context = browser.new_context(viewport={"width": 1440, "height": 900})
                 crowd = _crowd(context, server, board)
                 context.close()
-                log(f"{name:<5} {crowd['pages']} at once on {board.name}: content p50 {crowd['content_p50_s']:.2f} s, p95 {crowd['content_p95_s']:.2f} s; "
-                    f"CPU server {crowd['server_cpu_s']:.1f} s, browser {crowd['browser_cpu_s']:.1f} s, other {crowd['other_cpu_s']:.1f} s")
+                log(
+                    f"{name:<5} {crowd['pages']} at once on {board.name}: content p50 {crowd['content_p50_s']:.2f} s, p95 {crowd['content_p95_s']:.2f} s; "
+                    f"CPU server {crowd['server_cpu_s']:.1f} s, browser {crowd['browser_cpu_s']:.1f} s, other {crowd['other_cpu_s']:.1f} s"
+                )
                 protocol = _protocol_crowd(server, board)
-                log(f"{name:<5} {CONCURRENT} at once without browsers on {board.name}: {_protocol_summary(protocol)}")
+                log(
+                    f"{name:<5} {CONCURRENT} at once without browsers on {board.name}: {_protocol_summary(protocol)}"
+                )
     with store.reader(db) as con:
-        n_subs, n_items = con.execute("SELECT count(*), coalesce(sum(n_items), 0) FROM submissions WHERE NOT is_reference").fetchone() or (0, 0)
-    return {"store": str(db), "submissions": n_subs, "item_rows": n_items, "views": [asdict(r) for r in results.values()], "concurrent": crowd,
-            "concurrent_protocol": protocol}
+        n_subs, n_items = con.execute(
+            "SELECT count(*), coalesce(sum(n_items), 0) FROM submissions WHERE NOT is_reference"
+        ).fetchone() or (0, 0)
+    return {
+        "store": str(db),
+        "submissions": n_subs,
+        "item_rows": n_items,
+        "views": [asdict(r) for r in results.values()],
+        "concurrent": crowd,
+        "concurrent_protocol": protocol,
+    }
 
 
 def _protocol_summary(protocol: dict[str, Any]) -> str:
     if "error" in protocol:
         return f"failed: {protocol['error'].splitlines()[0][:120]}"
-    return (f"content p50 {protocol['content_p50_s']:.2f} s, p95 {protocol['content_p95_s']:.2f} s; script finished p50 {protocol['finished_p50_s']:.2f} s, "
-            f"p95 {protocol['finished_p95_s']:.2f} s; all done in {protocol['wall_s']:.2f} s; server CPU {protocol['server_cpu_s']:.2f} s")
+    return (
+        f"content p50 {protocol['content_p50_s']:.2f} s, p95 {protocol['content_p95_s']:.2f} s; script finished p50 {protocol['finished_p50_s']:.2f} s, "
+        f"p95 {protocol['finished_p95_s']:.2f} s; all done in {protocol['wall_s']:.2f} s; server CPU {protocol['server_cpu_s']:.2f} s"
+    )
 
 
 def _fmt(x: Load | None) -> str:
@@ -308,16 +378,35 @@ def _fmt(x: Load | None) -> str:
 
 def machine() -> dict[str, Any]:
     load1, load5, _ = os.getloadavg()
-    return {"cpus": os.cpu_count(), "load_1m": round(load1, 2), "load_5m": round(load5, 2), "python": platform.python_version(),
-            "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    return {
+        "cpus": os.cpu_count(),
+        "load_1m": round(load1, 2),
+        "load_5m": round(load5, 2),
+        "python": platform.python_version(),
+        "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
 
 
 def run(
-    stores: dict[str, Path], *, output: Path, doc: Path | None, env: dict[str, str], log: Callable[[str], None] = print, only: Sequence[str] = ()
+    stores: dict[str, Path],
+    *,
+    output: Path,
+    doc: Path | None,
+    env: dict[str, str],
+    log: Callable[[str], None] = print,
+    only: Sequence[str] = (),
 ) -> dict[str, Any]:
     before = machine()
-    results = {"machine": before, "goals": GOALS, "stores": {name: bench_store(name, db, env=env, work=output.parent / "bench-site", log=log, only=only)
-                                                           for name, db in stores.items()}}
+    results = {
+        "machine": before,
+        "goals": GOALS,
+        "stores": {
+            name: bench_store(
+                name, db, env=env, work=output.parent / "bench-site", log=log, only=only
+            )
+            for name, db in stores.items()
+        },
+    }
     results["machine_after"] = machine()
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=1))
@@ -351,30 +440,58 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     verdicts: list[str] = []
     for name, store_result in results["stores"].items():
-        lines += [f"### {name} store: {store_result['submissions']:,} submissions, {store_result['item_rows']:,} item rows", "",
-                  "| view | first ever: content | cold: paint / content | warm: paint / content / done | CPU per warm view: server / browser |",
-                  "|---|---|---|---|---|"]
-        worst = {"warm_paint": 0.0, "warm_content": 0.0, "cold_paint": 0.0, "cold_content": 0.0, "cpu": 0.0}
+        lines += [
+            f"### {name} store: {store_result['submissions']:,} submissions, {store_result['item_rows']:,} item rows",
+            "",
+            "| view | first ever: content | cold: paint / content | warm: paint / content / done | CPU per warm view: server / browser |",
+            "|---|---|---|---|---|",
+        ]
+        worst = {
+            "warm_paint": 0.0,
+            "warm_content": 0.0,
+            "cold_paint": 0.0,
+            "cold_content": 0.0,
+            "cpu": 0.0,
+        }
         for v in store_result["views"]:
-            r = ViewResult(v["view"], v["path"], Load(**v["first_ever"]) if v["first_ever"] else None, Load(**v["cold"]) if v["cold"] else None,
-                           [Load(**w) for w in v["warm"]], v["error"])
+            r = ViewResult(
+                v["view"],
+                v["path"],
+                Load(**v["first_ever"]) if v["first_ever"] else None,
+                Load(**v["cold"]) if v["cold"] else None,
+                [Load(**w) for w in v["warm"]],
+                v["error"],
+            )
             if r.error:
                 lines.append(f"| {r.view} | failed: {r.error.splitlines()[0][:80]} | | | |")
                 continue
             first = _s(r.first_ever.content_s) if r.first_ever else "–"
             cold = f"{_s(r.cold.fcp_s)} / {_s(r.cold.content_s)}" if r.cold else "–"
             warm = f"{_s(r.warm_median('fcp_s'))} / {_s(r.warm_median('content_s'))} / {_s(r.warm_median('done_s'))}"
-            lines.append(f"| {r.view} | {first} | {cold} | {warm} | {_s(r.warm_median('cpu_s'))} / {_s(r.warm_median('browser_cpu_s'))} |")
-            for key, value in (("warm_paint", r.warm_median("fcp_s")), ("warm_content", r.warm_median("content_s")),
-                               ("cold_paint", r.cold.fcp_s if r.cold else None), ("cold_content", r.cold.content_s if r.cold else None),
-                               ("cpu", r.warm_median("cpu_s"))):
+            lines.append(
+                f"| {r.view} | {first} | {cold} | {warm} | {_s(r.warm_median('cpu_s'))} / {_s(r.warm_median('browser_cpu_s'))} |"
+            )
+            for key, value in (
+                ("warm_paint", r.warm_median("fcp_s")),
+                ("warm_content", r.warm_median("content_s")),
+                ("cold_paint", r.cold.fcp_s if r.cold else None),
+                ("cold_content", r.cold.content_s if r.cold else None),
+                ("cpu", r.warm_median("cpu_s")),
+            ):
                 worst[key] = max(worst[key], value or 0.0)
         crowd = store_result.get("concurrent") or {}
-        shares = [(w.get("browser_cpu_s") or 0.0, w.get("cpu_s") or 0.0) for v in store_result["views"] for w in v["warm"]]
+        shares = [
+            (w.get("browser_cpu_s") or 0.0, w.get("cpu_s") or 0.0)
+            for v in store_result["views"]
+            for w in v["warm"]
+        ]
         server_total, browser_total = sum(x[1] for x in shares), sum(x[0] for x in shares)
         if server_total > 0:
-            lines += ["", f"Warm views spent {browser_total / server_total:.0f}× more CPU in the browser tab ({browser_total:.1f} s) than in the server "
-                      f"({server_total:.1f} s): what remains of a warm view's wait is mostly Streamlit's own page start and drawing in the browser."]
+            lines += [
+                "",
+                f"Warm views spent {browser_total / server_total:.0f}× more CPU in the browser tab ({browser_total:.1f} s) than in the server "
+                f"({server_total:.1f} s): what remains of a warm view's wait is mostly Streamlit's own page start and drawing in the browser.",
+            ]
         lines.append("")
         if crowd:
             lines.append(
@@ -387,7 +504,10 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append("")
         protocol = store_result.get("concurrent_protocol") or {}
         if protocol and "error" in protocol:
-            lines += [f"The same {CONCURRENT} viewers without browsers on {protocol['view']}: {_protocol_summary(protocol)}.", ""]
+            lines += [
+                f"The same {CONCURRENT} viewers without browsers on {protocol['view']}: {_protocol_summary(protocol)}.",
+                "",
+            ]
         elif protocol:
             lines += [
                 f"The same {protocol['sessions']} viewers without browsers ({protocol['sessions']} sessions at once over Streamlit's websocket protocol "
@@ -419,7 +539,11 @@ def markdown(results: dict[str, Any]) -> str:
                 f"({_mark(protocol['content_p95_s'] < GOALS['concurrent_p95_s'])})"
             )
         verdicts.append(verdict + ".")
-    lines += ["Goals, on the worst view of each store (first paint as the goals say it; content, the stricter reading, beside it):", "", *verdicts]
+    lines += [
+        "Goals, on the worst view of each store (first paint as the goals say it; content, the stricter reading, beside it):",
+        "",
+        *verdicts,
+    ]
     return "\n".join(lines)
 
 

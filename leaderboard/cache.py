@@ -34,7 +34,9 @@ from typing import Any, ParamSpec, TypeVar
 P = ParamSpec("P")
 R = TypeVar("R")
 
-MAX_ENTRIES = 4096  # per process; a board view needs a handful, a 10 000-row store's pages a few hundred
+MAX_ENTRIES = (
+    4096  # per process; a board view needs a handful, a 10 000-row store's pages a few hundred
+)
 _READER_NAME = "procbench-store-reader"
 _reading = threading.Lock()  # one store read at a time
 _lock = threading.Lock()

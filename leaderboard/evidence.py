@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from leaderboard import queries
+from procbench.leaderboard import queries
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, resolve_data_root
-from runners._types import GoldSet
-from submissions.store import reader
+from procbench.runners._types import GoldSet
+from procbench.submissions.store import reader
 
 
 def candidate_roots() -> list[Path]:
@@ -76,7 +76,11 @@ def as_text(record: Any) -> str:
     if isinstance(record, str):
         return record
     plain = _plain(record)
-    if isinstance(plain, Mapping) and plain and all(v is None or isinstance(v, (str, int, float, bool)) for v in plain.values()):
+    if (
+        isinstance(plain, Mapping)
+        and plain
+        and all(v is None or isinstance(v, (str, int, float, bool)) for v in plain.values())
+    ):
         return "\n".join(_field(str(k), v) for k, v in plain.items())
     try:
         return json.dumps(plain, indent=1, ensure_ascii=False, default=str)
@@ -97,11 +101,18 @@ def raw_storage(db: Path) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _predictions(db: str, submission_id: str, task: str, split: str, fingerprint: str) -> Mapping[str, Any] | None:
-    from submissions import blobs  # the raw-file store (migration 002)
+def _predictions(
+    db: str, submission_id: str, task: str, split: str, fingerprint: str
+) -> Mapping[str, Any] | None:
+    from procbench.submissions import blobs  # the raw-file store (migration 002)
 
     with reader(db) as con:
-        columns = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'submissions'").fetchall()}
+        columns = {
+            r[0]
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'submissions'"
+            ).fetchall()
+        }
         name = "s.filename" if "filename" in columns else "''"
         row = con.execute(
             f"SELECT r.location, r.content_sha256, {name} FROM submissions s JOIN raw_files r ON r.content_sha256 = s.content_sha256 WHERE s.submission_id = ?",
@@ -114,12 +125,16 @@ def _predictions(db: str, submission_id: str, task: str, split: str, fingerprint
     if gold_set is None:
         return None
     _, runner = load_task(task)
-    with blobs.materialise(blobs.blob_path(Path(db), location), filename or "predictions.jsonl", expected_sha256=sha) as path:
+    with blobs.materialise(
+        blobs.blob_path(Path(db), location), filename or "predictions.jsonl", expected_sha256=sha
+    ) as path:
         records, _ = runner.validate(path, gold_set)
     return records
 
 
-def predictions(db: Path, submission_id: str, task: str, split: str, fingerprint: str) -> Mapping[str, Any] | None:
+def predictions(
+    db: Path, submission_id: str, task: str, split: str, fingerprint: str
+) -> Mapping[str, Any] | None:
     """The submission's prediction records by item id, or None when the store has no raw file for it."""
     if not raw_storage(db):
         return None

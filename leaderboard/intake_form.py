@@ -21,14 +21,14 @@ from typing import Any
 
 import polars as pl
 
-from leaderboard import boardview, evidence, queries
-from leaderboard.model import TaskInfo
+from procbench.leaderboard import boardview, evidence, queries
+from procbench.leaderboard.model import TaskInfo
 from procbench.api import load_task
 from procbench.paths import resolve_data_root
-from runners._types import InvalidPredictions, Problem
-from submissions import submit
-from submissions.judging import SELF
-from submissions.staging import BadFileName, FileRefused, IntakeLimits, stage
+from procbench.runners._types import InvalidPredictions, Problem
+from procbench.submissions import submit
+from procbench.submissions.judging import SELF
+from procbench.submissions.staging import BadFileName, FileRefused, IntakeLimits, stage
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,11 @@ class ValidationReport:
 
     def problem_table(self) -> pl.DataFrame:
         return pl.DataFrame(
-            {"Line": [p.line for p in self.problems], "Item": [p.item_id or "" for p in self.problems], "Problem": [p.message for p in self.problems]},
+            {
+                "Line": [p.line for p in self.problems],
+                "Item": [p.item_id or "" for p in self.problems],
+                "Problem": [p.message for p in self.problems],
+            },
             schema={"Line": pl.Int64, "Item": pl.String, "Problem": pl.String},
         )
 
@@ -84,7 +88,15 @@ def data_root(db: Path, task: str, split: str) -> Path:
     return resolve_data_root(None)
 
 
-def validate(db: Path, task: str, split: str, path: Path, *, filename: str | None = None, limits: IntakeLimits | None = None) -> ValidationReport:
+def validate(
+    db: Path,
+    task: str,
+    split: str,
+    path: Path,
+    *,
+    filename: str | None = None,
+    limits: IntakeLimits | None = None,
+) -> ValidationReport:
     """The live report: every problem with its line, or the number of records and the warnings.
 
     issue #17: the upload goes through intake's own staging (``stage``: name check, size and line
@@ -99,13 +111,18 @@ def validate(db: Path, task: str, split: str, path: Path, *, filename: str | Non
     except (FileNotFoundError, ValueError) as exc:
         return ValidationReport(False, error=str(exc))
     try:
-        with stage(path, filename=filename, limits=limits or IntakeLimits.from_env(), scratch=path.parent) as staged:
+        with stage(
+            path, filename=filename, limits=limits or IntakeLimits.from_env(), scratch=path.parent
+        ) as staged:
             try:
                 records, notes = runner.validate(staged.path, gold)
             except InvalidPredictions as exc:
                 return ValidationReport(False, problems=tuple(exc.problems))
             except Exception as exc:  # noqa: BLE001 - intake refuses a reader failure too (ScoringFailed); say so, never raise at the visitor
-                return ValidationReport(False, problems=(Problem(None, f"the task's reader failed on this file: {exc}"),))
+                return ValidationReport(
+                    False,
+                    problems=(Problem(None, f"the task's reader failed on this file: {exc}"),),
+                )
     except BadFileName as exc:
         return ValidationReport(False, error=str(exc))
     except FileRefused as exc:
@@ -119,13 +136,17 @@ def parse_metadata(text: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(text)
-    except RecursionError:  # issue #29: a deeply nested text is the visitor's mistake, shown as one, never a traceback
+    except (
+        RecursionError
+    ):  # issue #29: a deeply nested text is the visitor's mistake, shown as one, never a traceback
         raise ValueError("metadata is nested too deeply") from None
     if not isinstance(value, dict):
-        raise ValueError("metadata must be a JSON object, e.g. {\"open\": true}")
-    from submissions.metadata_checks import check_metadata
+        raise ValueError('metadata must be a JSON object, e.g. {"open": true}')
+    from procbench.submissions.metadata_checks import check_metadata
 
-    return check_metadata(value)  # intake's own limits (size, depth, finite numbers), said before the upload is sent
+    return check_metadata(
+        value
+    )  # intake's own limits (size, depth, finite numbers), said before the upload is sent
 
 
 def accepted_arguments() -> set[str]:
@@ -149,8 +170,12 @@ def send(
     spec, runner = load_task(task)
     accepted = accepted_arguments()
     arguments: dict[str, Any] = {
-        "data_root": data_root(db, task, split), "split": split, "predictions": path, "model": model,
-        "team": team or ("anonymous" if "token" not in accepted or not token else None), "db_path": db,
+        "data_root": data_root(db, task, split),
+        "split": split,
+        "predictions": path,
+        "model": model,
+        "team": team or ("anonymous" if "token" not in accepted or not token else None),
+        "db_path": db,
         "metadata": dict(metadata or {}),
     }
     if token and "token" in accepted:
@@ -158,16 +183,32 @@ def send(
     if "filename" in accepted:
         arguments["filename"] = filename
     if card and "card" in accepted:
-        from submissions.details import ModelCard
+        from procbench.submissions.details import ModelCard
 
         arguments["card"] = ModelCard(**card)
     elif card:  # an older intake: keep what the submitter said as metadata
         arguments["metadata"].update({k: v for k, v in card.items() if v and v != "unknown"})
     outcome = submit(spec, runner, **arguments)
-    return place(db, task, split, outcome.submission_id, outcome.created, tuple(outcome.warnings), getattr(outcome, "receipt", ""))
+    return place(
+        db,
+        task,
+        split,
+        outcome.submission_id,
+        outcome.created,
+        tuple(outcome.warnings),
+        getattr(outcome, "receipt", ""),
+    )
 
 
-def place(db: Path, task: str, split: str, submission_id: str, created: bool = True, warnings: tuple[str, ...] = (), receipt: str = "") -> Placed:
+def place(
+    db: Path,
+    task: str,
+    split: str,
+    submission_id: str,
+    created: bool = True,
+    warnings: tuple[str, ...] = (),
+    receipt: str = "",
+) -> Placed:
     row = queries.task_row(db, task, split)
     if row is None:
         return Placed(submission_id, created, None, 0, None, warnings, receipt)
@@ -179,9 +220,22 @@ def place(db: Path, task: str, split: str, submission_id: str, created: bool = T
     row = view.export.row(ids.index(submission_id), named=True)
     # issue #17: a self-judged row is ranked within its own group (leaderboard.boardview), counted among its peers
     judge = row.get("judge") or ""
-    peers = [(j == SELF) == (judge == SELF) for j in view.export["judge"]] if "judge" in view.export.columns else [True] * len(ids)
+    peers = (
+        [(j == SELF) == (judge == SELF) for j in view.export["judge"]]
+        if "judge" in view.export.columns
+        else [True] * len(ids)
+    )
     extra = {"judge": judge} if judge else {}
-    return Placed(submission_id, created, row["rank"], sum(peers), row.get(info.primary), warnings, receipt, extra)
+    return Placed(
+        submission_id,
+        created,
+        row["rank"],
+        sum(peers),
+        row.get(info.primary),
+        warnings,
+        receipt,
+        extra,
+    )
 
 
 def scratch() -> tempfile.TemporaryDirectory[str]:

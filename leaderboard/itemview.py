@@ -14,15 +14,21 @@ from typing import Any
 
 import streamlit as st
 
-from leaderboard import evidence, ui
-from leaderboard.model import TaskInfo
+from procbench.leaderboard import evidence, ui
+from procbench.leaderboard.model import TaskInfo
 
 LEGEND = (
     "Colours: :green[**matched**] (in the gold and in the prediction) · :red[**missed**] (in the gold, not predicted) · "
     ":orange[**spurious**] (predicted, not in the gold). Use a graph's fullscreen button to zoom."
 )
-MATCHINGS = ("soft", "strict")  # runners.paged.dot.Matching values; soft first: the headline scores' matching
-MATCHING_LABELS = {"soft": "soft (as the headline scores)", "strict": "strict (as the strict counts)"}
+MATCHINGS = (
+    "soft",
+    "strict",
+)  # runners.paged.dot.Matching values; soft first: the headline scores' matching
+MATCHING_LABELS = {
+    "soft": "soft (as the headline scores)",
+    "strict": "strict (as the strict counts)",
+}
 MATCHING_LEGEND = {
     "soft": (
         "Matched by **soft** matching, as the headline scores (Actor, Action, constraints, flows) count: an actor, action or "
@@ -57,7 +63,9 @@ def show(
     else:
         columns = st.columns(1 + len(predictions))
         columns[0].markdown("**Gold**")
-        _text(columns[0], evidence.as_text(gold_item) if gold_item is not None else "(not available)")
+        _text(
+            columns[0], evidence.as_text(gold_item) if gold_item is not None else "(not available)"
+        )
         for column, (name, preds) in zip(columns[1:], predictions.items()):
             if preds is not None:
                 column.markdown(f"**{ui.escape(name)}**")
@@ -75,24 +83,41 @@ TEXT_BOX_PX = 560
 
 
 def _text(column: Any, text: str) -> None:
-    target = column.container(height=TEXT_BOX_PX) if len(text) > LONG_TEXT_CHARS or text.count("\n") > 40 else column
+    target = (
+        column.container(height=TEXT_BOX_PX)
+        if len(text) > LONG_TEXT_CHARS or text.count("\n") > 40
+        else column
+    )
     target.code(text, language=None, wrap_lines=True)
 
 
 def _graphs(item_id: str, gold_item: Any, predictions: Mapping[str, Any | None]) -> None:
-    from runners.paged.dot import Matching, draw_document, to_dot
-    from runners.paged.parse import graph_of_gold_lines
+    from procbench.runners.paged.dot import Matching, draw_document, to_dot
+    from procbench.runners.paged.parse import graph_of_gold_lines
 
     layout = st.radio("Graph layout", LAYOUTS, horizontal=True, key="layout", bind="query-params")
-    chosen = st.radio("Colours by", MATCHINGS, horizontal=True, key="matching", format_func=MATCHING_LABELS.__getitem__) or MATCHINGS[0]
+    chosen = (
+        st.radio(
+            "Colours by",
+            MATCHINGS,
+            horizontal=True,
+            key="matching",
+            format_func=MATCHING_LABELS.__getitem__,
+        )
+        or MATCHINGS[0]
+    )
     st.markdown(LEGEND)
     st.markdown(MATCHING_LEGEND[chosen])
     # titles are markdown (tab labels and headings both render it): the name, a model's on the Items page, is escaped
-    panels: list[tuple[str, str]] = [("Gold", to_dot(graph_of_gold_lines(gold_item.lines), title="gold"))]
+    panels: list[tuple[str, str]] = [
+        ("Gold", to_dot(graph_of_gold_lines(gold_item.lines), title="gold"))
+    ]
     for name, preds in predictions.items():
         if preds is None:
             continue
-        gold_dot, predicted_dot = draw_document(gold_item, preds.get(item_id) or "", matching=Matching(chosen))
+        gold_dot, predicted_dot = draw_document(
+            gold_item, preds.get(item_id) or "", matching=Matching(chosen)
+        )
         safe = ui.escape(name)
         panels.append((f"{safe}: prediction", predicted_dot))
         panels.append((f"{safe}: gold, coloured by what {safe} missed", gold_dot))

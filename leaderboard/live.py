@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from leaderboard import serve
+from procbench.leaderboard import serve
 from procbench.paths import PROJECT_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -45,14 +45,18 @@ def free_port() -> int:
 class Server:
     """One ``streamlit run`` process serving ``db``; ``cpu_seconds()`` is its user + system time so far."""
 
-    def __init__(self, db: Path, *, env: Mapping[str, str] | None = None, log: Path | None = None) -> None:
+    def __init__(
+        self, db: Path, *, env: Mapping[str, str] | None = None, log: Path | None = None
+    ) -> None:
         self.db = db
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = serve.command(port=self.port)  # exactly what `procbench leaderboard` runs
         self._log = log.open("w") if log is not None else subprocess.DEVNULL
         full_env = {**os.environ, **(env or {}), "PROCBENCH_DB": str(db)}
-        self.process = subprocess.Popen(command, env=full_env, stdout=self._log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
+        self.process = subprocess.Popen(
+            command, env=full_env, stdout=self._log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT
+        )
 
     def wait_ready(self, timeout_s: float = 120.0) -> float:
         """Block until the health endpoint answers; returns the seconds it took."""
@@ -124,7 +128,9 @@ def machine_busy_seconds() -> float:
 
 
 @contextmanager
-def serving(db: Path, *, env: Mapping[str, str] | None = None, log: Path | None = None) -> Iterator[Server]:
+def serving(
+    db: Path, *, env: Mapping[str, str] | None = None, log: Path | None = None
+) -> Iterator[Server]:
     server = Server(db, env=env, log=log)
     try:
         server.wait_ready()
@@ -141,7 +147,9 @@ def chromium() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS)
+        )
         try:
             yield browser
         finally:

@@ -52,14 +52,22 @@ class Card:
     code_url: str
     description: str = ""
     contamination: str = UNKNOWN  # issue #34: unknown (not stated) | none | suspected | confirmed
-    contamination_source: str = ""  # where the exposure is stated (a link or a citation), shown as text
-    run_by: str = UNKNOWN  # who ran the model: submitter | operator | paper | unknown (migration 009)
+    contamination_source: str = (
+        ""  # where the exposure is stated (a link or a citation), shown as text
+    )
+    run_by: str = (
+        UNKNOWN  # who ran the model: submitter | operator | paper | unknown (migration 009)
+    )
 
     @property
     def contamination_mark(self) -> str:
         """The board's word for the card's contamination: 'confirmed: <source>', 'suspected', 'none known', 'not stated'."""
         word = CONTAMINATION_WORDS.get(self.contamination, self.contamination)
-        return f"{word} ({self.contamination_source})" if self.contamination_source and self.contamination in ("suspected", "confirmed") else word
+        return (
+            f"{word} ({self.contamination_source})"
+            if self.contamination_source and self.contamination in ("suspected", "confirmed")
+            else word
+        )
 
     def rows(self) -> list[tuple[str, str]]:
         """(field, value) pairs in the order every page shows them."""
@@ -77,8 +85,18 @@ class Card:
 
 
 # issue #34: how the stored contamination and run_by values read on the site (submissions.details.CONTAMINATION, RUN_BY)
-CONTAMINATION_WORDS = {UNKNOWN: "not stated", "none": "none known", "suspected": "suspected", "confirmed": "confirmed"}
-RUN_BY_WORDS = {"submitter": "the submitter", "operator": "the board's operator", "paper": "a paper (reported)", UNKNOWN: UNKNOWN}
+CONTAMINATION_WORDS = {
+    UNKNOWN: "not stated",
+    "none": "none known",
+    "suspected": "suspected",
+    "confirmed": "confirmed",
+}
+RUN_BY_WORDS = {
+    "submitter": "the submitter",
+    "operator": "the board's operator",
+    "paper": "a paper (reported)",
+    UNKNOWN: UNKNOWN,
+}
 
 
 # kept for callers of the first version of this module
@@ -159,6 +177,21 @@ def card(row: Mapping[str, Any]) -> Card:
     )
 
 
-def facets(metadata_json: str | None, is_reference: bool, *, weights: str = "", method_family: str = "", size_class: str = "") -> Card:
+def facets(
+    metadata_json: str | None,
+    is_reference: bool,
+    *,
+    weights: str = "",
+    method_family: str = "",
+    size_class: str = "",
+) -> Card:
     """The card from the three facet columns and the metadata (the first version's signature)."""
-    return card({"metadata_json": metadata_json, "is_reference": is_reference, "weights": weights, "method_family": method_family, "size_class": size_class})
+    return card(
+        {
+            "metadata_json": metadata_json,
+            "is_reference": is_reference,
+            "weights": weights,
+            "method_family": method_family,
+            "size_class": size_class,
+        }
+    )

@@ -30,7 +30,9 @@ class MetricInfo:
 @dataclass(frozen=True)
 class SliceInfo:
     name: str
-    kind: str  # "label": a subset of items (resamplable); "answer_label": gold restricted, re-scored
+    kind: (
+        str  # "label": a subset of items (resamplable); "answer_label": gold restricted, re-scored
+    )
     key: str
     display: str
     # value -> its human label, where the spec gives one (a slice's ``values`` table; see docs/site.md)
@@ -80,11 +82,19 @@ class TaskInfo:
             for m in spec.get("metrics", [])
         )
         slices = tuple(
-            SliceInfo(s["name"], s.get("kind", "label"), s.get("key", s["name"]), s.get("display") or s["name"], _value_labels(s.get("values")))
+            SliceInfo(
+                s["name"],
+                s.get("kind", "label"),
+                s.get("key", s["name"]),
+                s.get("display") or s["name"],
+                _value_labels(s.get("values")),
+            )
             for s in spec.get("slices", [])
         )
         score = spec.get("score") or {}
-        aggregate = (score.get("aggregate") or {}) if not score.get("measures") else {}  # measures are not a plain mean or sum
+        aggregate = (
+            (score.get("aggregate") or {}) if not score.get("measures") else {}
+        )  # measures are not a plain mean or sum
         return cls(
             task=row["task"],
             split=row["split"],
@@ -112,7 +122,11 @@ class TaskInfo:
     def params(self) -> dict[str, Any]:
         """The spec's parameters (what a variant such as ``openpi-head`` changes), by name."""
         raw = self.spec.get("params") or []
-        pairs = raw.items() if isinstance(raw, Mapping) else [p for p in raw if isinstance(p, (list, tuple)) and len(p) == 2]
+        pairs = (
+            raw.items()
+            if isinstance(raw, Mapping)
+            else [p for p in raw if isinstance(p, (list, tuple)) and len(p) == 2]
+        )
         return {str(k): v for k, v in pairs}
 
     @property
@@ -153,7 +167,10 @@ class TaskInfo:
         for measure in score.get("measures") or []:
             if metric not in (measure.get("outputs") or [measure.get("name")]):
                 continue
-            if any(key == sl.key for key, _ in measure.get("where") or []) or measure.get("aggregate") == "sum":
+            if (
+                any(key == sl.key for key, _ in measure.get("where") or [])
+                or measure.get("aggregate") == "sum"
+            ):
                 return False
             return True
         return aggregate.get("name") != "sum"
@@ -161,7 +178,10 @@ class TaskInfo:
     @property
     def linear(self) -> str | None:
         """'mean' / 'sum' when the aggregator is the plain, unrounded mean or sum of per-item values."""
-        if self.aggregator in ("mean", "sum") and self.aggregator_kwargs.get("round_digits") is None:
+        if (
+            self.aggregator in ("mean", "sum")
+            and self.aggregator_kwargs.get("round_digits") is None
+        ):
             return self.aggregator
         return None
 
@@ -171,5 +191,9 @@ def _value_labels(raw: Any) -> dict[str, str]:
     if isinstance(raw, Mapping):
         return {str(k): str(v) for k, v in raw.items()}
     if isinstance(raw, (list, tuple)):
-        return {str(pair[0]): str(pair[1]) for pair in raw if isinstance(pair, (list, tuple)) and len(pair) == 2}
+        return {
+            str(pair[0]): str(pair[1])
+            for pair in raw
+            if isinstance(pair, (list, tuple)) and len(pair) == 2
+        }
     return {}

@@ -16,13 +16,27 @@ from urllib.parse import quote
 
 import polars as pl
 
-from leaderboard import boardview, cache, sitedata
-from leaderboard.model import TaskInfo
+from procbench.leaderboard import boardview, cache, sitedata
+from procbench.leaderboard.model import TaskInfo
 
 SCHEMA: dict[str, Any] = {  # polars dtypes (classes and instances)
-    "benchmark": pl.String, "task": pl.String, "split": pl.String, "board": pl.String, "submission_id": pl.String, "model": pl.String, "team": pl.String,
-    "kind": pl.String, "rank": pl.Int64, "ranked": pl.Int64, "value": pl.Float64, "shown": pl.Float64, "metric": pl.String,
-    "unit": pl.String, "created_at": pl.Datetime("us"), "position": pl.Int64, "coverage": pl.String,
+    "benchmark": pl.String,
+    "task": pl.String,
+    "split": pl.String,
+    "board": pl.String,
+    "submission_id": pl.String,
+    "model": pl.String,
+    "team": pl.String,
+    "kind": pl.String,
+    "rank": pl.Int64,
+    "ranked": pl.Int64,
+    "value": pl.Float64,
+    "shown": pl.Float64,
+    "metric": pl.String,
+    "unit": pl.String,
+    "created_at": pl.Datetime("us"),
+    "position": pl.Int64,
+    "coverage": pl.String,
 }
 
 
@@ -44,17 +58,34 @@ def _ranks(db: Path) -> pl.DataFrame:
             continue
         export = view.export
         metric = info.primary_metric
-        values = export[metric.name].to_list() if metric.name in export.columns else [None] * export.height
+        values = (
+            export[metric.name].to_list()
+            if metric.name in export.columns
+            else [None] * export.height
+        )
         ranked = sum(1 for r in export["rank"].to_list() if r is not None)
         for position, (r, value) in enumerate(zip(export.iter_rows(named=True), values)):
             rows.append(
                 {
-                    "benchmark": info.benchmark, "task": info.task, "split": info.split, "board": board_label(info.task, info.split),
+                    "benchmark": info.benchmark,
+                    "task": info.task,
+                    "split": info.split,
+                    "board": board_label(info.task, info.split),
                     "submission_id": r["submission_id"],
-                    "model": r["model"], "team": r["team"], "kind": r["kind"], "rank": r["rank"], "ranked": ranked, "value": value,
-                    "shown": metric.shown(value), "metric": metric.display, "unit": "%" if metric.percent else "own unit", "created_at": r["created_at"],
+                    "model": r["model"],
+                    "team": r["team"],
+                    "kind": r["kind"],
+                    "rank": r["rank"],
+                    "ranked": ranked,
+                    "value": value,
+                    "shown": metric.shown(value),
+                    "metric": metric.display,
+                    "unit": "%" if metric.percent else "own unit",
+                    "created_at": r["created_at"],
                     "position": position,  # the row's place on the board (0: the board's first row, its leader)
-                    "coverage": r["coverage"],  # '5 / 6 · partial' (issue #33: a partial row is listed, unranked)
+                    "coverage": r[
+                        "coverage"
+                    ],  # '5 / 6 · partial' (issue #33: a partial row is listed, unranked)
                 }
             )
     return pl.DataFrame(rows, schema=SCHEMA)
@@ -65,14 +96,22 @@ def models(db: Path) -> list[str]:
     frame = ranks(db)
     if frame.is_empty():
         return []
-    best = frame.group_by("model").agg(pl.col("rank").min().alias("best")).sort(["best", "model"], nulls_last=True)
+    best = (
+        frame.group_by("model")
+        .agg(pl.col("rank").min().alias("best"))
+        .sort(["best", "model"], nulls_last=True)
+    )
     return best["model"].to_list()
 
 
 def benchmarks(db: Path) -> list[str]:
     """Every benchmark with a current board, in the order of its first board (task, split)."""
     frame = ranks(db)
-    return list(dict.fromkeys(frame.sort(["task", "split"])["benchmark"].to_list())) if not frame.is_empty() else []
+    return (
+        list(dict.fromkeys(frame.sort(["task", "split"])["benchmark"].to_list()))
+        if not frame.is_empty()
+        else []
+    )
 
 
 def boards_of(db: Path, benchmark: str) -> list[str]:
@@ -92,12 +131,18 @@ def matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
     """
     frame = ranks(db)
     if query.strip():
-        frame = frame.filter(pl.col("model").str.to_lowercase().str.contains(query.strip().lower(), literal=True))
+        frame = frame.filter(
+            pl.col("model").str.to_lowercase().str.contains(query.strip().lower(), literal=True)
+        )
     if frame.is_empty():
         return pl.DataFrame(schema={"Model": pl.String, "Page": pl.String, "Boards": pl.Int64})
     counts = frame.group_by("model").agg(pl.col("board").n_unique().alias("Boards"))
     if benchmark:
-        counts = counts.filter(pl.col("model").is_in(frame.filter(pl.col("benchmark") == benchmark)["model"].unique().to_list()))
+        counts = counts.filter(
+            pl.col("model").is_in(
+                frame.filter(pl.col("benchmark") == benchmark)["model"].unique().to_list()
+            )
+        )
     column = "benchmark" if not benchmark else "board"
     chosen = frame if not benchmark else frame.filter(pl.col("benchmark") == benchmark)
     columns = list(dict.fromkeys(chosen.sort(["task", "split"])[column].to_list()))
@@ -105,23 +150,46 @@ def matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
     best = (
         chosen.filter(pl.col("rank").is_not_null())
         .sort(["rank", "ranked", "task", "split"], descending=[False, True, False, False])
-        .group_by(["model", column], maintain_order=True).first()
+        .group_by(["model", column], maintain_order=True)
+        .first()
     )
     several = {b for b in columns if column == "benchmark" and len(boards_of(db, b)) > 1}
     best = best.with_columns(
-        pl.Series("cell", [cell(r, r[column] in several) for r in best.iter_rows(named=True)], dtype=pl.String)
+        pl.Series(
+            "cell",
+            [cell(r, r[column] in several) for r in best.iter_rows(named=True)],
+            dtype=pl.String,
+        )
     )
-    wide = counts.join(best.pivot(on=column, index="model", values="cell"), on="model", how="left") if best.height else counts
+    wide = (
+        counts.join(best.pivot(on=column, index="model", values="cell"), on="model", how="left")
+        if best.height
+        else counts
+    )
     order = {m: i for i, m in enumerate(models(db))}
-    wide = wide.with_columns(pl.col("model").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_order")).sort(["_order", "model"])
-    wide = wide.with_columns(pl.Series("Page", [f"model?model={quote(m, safe='')}" for m in wide["model"]], dtype=pl.String))
-    return wide.select(pl.col("model").alias("Model"), "Page", "Boards", *[c for c in columns if c in wide.columns])
+    wide = wide.with_columns(
+        pl.col("model")
+        .replace_strict(order, default=len(order), return_dtype=pl.Int64)
+        .alias("_order")
+    ).sort(["_order", "model"])
+    wide = wide.with_columns(
+        pl.Series(
+            "Page", [f"model?model={quote(m, safe='')}" for m in wide["model"]], dtype=pl.String
+        )
+    )
+    return wide.select(
+        pl.col("model").alias("Model"), "Page", "Boards", *[c for c in columns if c in wide.columns]
+    )
 
 
 def cell(row: dict[str, Any], name_board: bool = False) -> str:
     """A model's place on a board as Home's grid shows it: '#2 of 2 · 41.79', 'only row · 41.79' ('on openpi-head' where named)."""
     place = "only row" if row["ranked"] == 1 else f"#{row['rank']} of {row['ranked']}"
-    value = f" · {row['shown']:.2f}{' %' if row['unit'] == '%' else ''}" if row["shown"] is not None else ""
+    value = (
+        f" · {row['shown']:.2f}{' %' if row['unit'] == '%' else ''}"
+        if row["shown"] is not None
+        else ""
+    )
     return place + value + (f" on {row['task']}" if name_board else "")
 
 
@@ -147,8 +215,17 @@ def variants(infos: Sequence[TaskInfo]) -> list[tuple[str, str, str]]:
         parent = by_task.get(child.parent)
         if parent is None or parent.task == child.task:
             continue
-        changed = [f"{k} = {_spec_value(v)}" for k, v in child.params.items() if parent.params.get(k) != v]
-        out.append((child.task, parent.task, (f"with {', '.join(changed)}" if changed else "with its own settings") + f" — {child.title}"))
+        changed = [
+            f"{k} = {_spec_value(v)}" for k, v in child.params.items() if parent.params.get(k) != v
+        ]
+        out.append(
+            (
+                child.task,
+                parent.task,
+                (f"with {', '.join(changed)}" if changed else "with its own settings")
+                + f" — {child.title}",
+            )
+        )
     return out
 
 
@@ -167,4 +244,6 @@ def variant_notes(infos: Sequence[TaskInfo], escape: Callable[[str], str]) -> di
 
 def of_model(db: Path, model: str) -> pl.DataFrame:
     """Every row of one model on every current board, with its rank and how many rows are ranked there."""
-    return ranks(db).filter(pl.col("model") == model).sort(["task", "split", "rank"], nulls_last=True)
+    return (
+        ranks(db).filter(pl.col("model") == model).sort(["task", "split", "rank"], nulls_last=True)
+    )

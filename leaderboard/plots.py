@@ -45,7 +45,9 @@ def vega_lite(chart: alt.TopLevelMixin) -> dict[str, Any]:
     datasets: dict[str, bytes] = {}
     alt.data_transformers.register(_TRANSFORMER, _to_arrow_dataset)
     with _converting:
-        theme = alt.theme.enable("none") if alt.theme.active == "default" else contextlib.nullcontext()
+        theme = (
+            alt.theme.enable("none") if alt.theme.active == "default" else contextlib.nullcontext()
+        )
         with theme, alt.data_transformers.enable(_TRANSFORMER, datasets=datasets):
             spec = chart.to_dict()
     spec["datasets"] = {**spec.get("datasets", {}), **datasets}
@@ -64,10 +66,16 @@ def _fixed_height() -> alt.AutoSizeParams:
 
 def _colour(scale: alt.Scale | None, title: str = "system") -> alt.Color:
     legend = alt.Legend(orient="bottom", columns=2, labelLimit=360, title=title)
-    return alt.Color("system:N", scale=scale, legend=legend) if scale is not None else alt.Color("system:N", legend=legend)
+    return (
+        alt.Color("system:N", scale=scale, legend=legend)
+        if scale is not None
+        else alt.Color("system:N", legend=legend)
+    )
 
 
-def slice_bars(frame: pl.DataFrame, metric_title: str, *, scale: alt.Scale | None = None) -> alt.Chart | alt.LayerChart:
+def slice_bars(
+    frame: pl.DataFrame, metric_title: str, *, scale: alt.Scale | None = None
+) -> alt.Chart | alt.LayerChart:
     """Grouped bars: one group per slice value, one bar per system; error bars where ``low``/``high`` are set.
 
     ``frame``: columns ``system``, ``slice_value``, ``value``, ``n_items`` and optionally ``low``, ``high``.
@@ -95,17 +103,23 @@ def slice_bars(frame: pl.DataFrame, metric_title: str, *, scale: alt.Scale | Non
     return bars.properties(height=340, autosize=_fixed_height())
 
 
-def axis_scales(frame: pl.DataFrame, axes: Sequence[str], floors: Mapping[str, float] | None = None) -> dict[str, float]:
+def axis_scales(
+    frame: pl.DataFrame, axes: Sequence[str], floors: Mapping[str, float] | None = None
+) -> dict[str, float]:
     """Each axis's own rim: the largest value any system has on it (at least its floor, e.g. 1.0 for a fraction)."""
     floors = floors or {}
     out = {}
     for axis in axes:
-        values = frame.filter((pl.col("axis") == axis) & pl.col("value").is_not_null())["value"].to_list()
+        values = frame.filter((pl.col("axis") == axis) & pl.col("value").is_not_null())[
+            "value"
+        ].to_list()
         out[axis] = max([floors.get(axis, 0.0), *values]) or 1.0
     return out
 
 
-def radar_points(frame: pl.DataFrame, axes: Sequence[str], scales: Mapping[str, float] | None = None) -> pl.DataFrame:
+def radar_points(
+    frame: pl.DataFrame, axes: Sequence[str], scales: Mapping[str, float] | None = None
+) -> pl.DataFrame:
     """Cartesian points of each system's polygon, each axis on its own scale (``scales``: axis -> value at the rim).
 
     ``frame``: columns ``system``, ``axis``, ``value``.  A missing value is left out, never drawn as 0:
@@ -116,7 +130,11 @@ def radar_points(frame: pl.DataFrame, axes: Sequence[str], scales: Mapping[str, 
     rows = []
     n = len(axes)
     for system in dict.fromkeys(frame["system"].to_list()):
-        mine = {a: v for a, v in frame.filter(pl.col("system") == system).select("axis", "value").iter_rows() if v is not None}
+        mine = {
+            a: v
+            for a, v in frame.filter(pl.col("system") == system).select("axis", "value").iter_rows()
+            if v is not None
+        }
         complete = all(a in mine for a in axes)
         order_axes = [*axes, axes[0]] if complete else list(axes)
         segment = 0
@@ -128,15 +146,37 @@ def radar_points(frame: pl.DataFrame, axes: Sequence[str], scales: Mapping[str, 
             value = raw / (scales.get(axis) or 1.0)
             angle = math.pi / 2 - 2 * math.pi * (order % n) / n
             rows.append(
-                {"system": system, "axis": axis, "value": value, "raw": raw, "order": order, "segment": f"{system}#{segment}",
-                 "x": value * math.cos(angle), "y": value * math.sin(angle)}
+                {
+                    "system": system,
+                    "axis": axis,
+                    "value": value,
+                    "raw": raw,
+                    "order": order,
+                    "segment": f"{system}#{segment}",
+                    "x": value * math.cos(angle),
+                    "y": value * math.sin(angle),
+                }
             )
-    schema = {"system": pl.String, "axis": pl.String, "value": pl.Float64, "raw": pl.Float64, "order": pl.Int64, "segment": pl.String,
-              "x": pl.Float64, "y": pl.Float64}
+    schema = {
+        "system": pl.String,
+        "axis": pl.String,
+        "value": pl.Float64,
+        "raw": pl.Float64,
+        "order": pl.Int64,
+        "segment": pl.String,
+        "x": pl.Float64,
+        "y": pl.Float64,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
-def radar(frame: pl.DataFrame, axes: Sequence[str], *, scales: Mapping[str, float] | None = None, scale: alt.Scale | None = None) -> alt.LayerChart:
+def radar(
+    frame: pl.DataFrame,
+    axes: Sequence[str],
+    *,
+    scales: Mapping[str, float] | None = None,
+    scale: alt.Scale | None = None,
+) -> alt.LayerChart:
     """A radar chart (as in PAGED's Figure 7): one polygon per system, every axis on its own scale (rim value in its label)."""
     n = len(axes)
     scales = scales or {}
@@ -144,30 +184,69 @@ def radar(frame: pl.DataFrame, axes: Sequence[str], *, scales: Mapping[str, floa
     for ring in (0.25, 0.5, 0.75, 1.0):
         for order in range(n + 1):
             angle = math.pi / 2 - 2 * math.pi * (order % n) / n
-            grid_rows.append({"ring": ring, "order": order, "x": ring * math.cos(angle), "y": ring * math.sin(angle)})
+            grid_rows.append(
+                {
+                    "ring": ring,
+                    "order": order,
+                    "x": ring * math.cos(angle),
+                    "y": ring * math.sin(angle),
+                }
+            )
     spokes = []
     for index, axis in enumerate(axes):
         angle = math.pi / 2 - 2 * math.pi * index / n
-        spokes += [{"axis": axis, "end": 0, "x": 0.0, "y": 0.0}, {"axis": axis, "end": 1, "x": math.cos(angle), "y": math.sin(angle)}]
+        spokes += [
+            {"axis": axis, "end": 0, "x": 0.0, "y": 0.0},
+            {"axis": axis, "end": 1, "x": math.cos(angle), "y": math.sin(angle)},
+        ]
     labels = [
-        {"axis": f"{axis} (rim {scales[axis]:.3g})" if axis in scales else axis,
-         "x": 1.18 * math.cos(math.pi / 2 - 2 * math.pi * i / n), "y": 1.12 * math.sin(math.pi / 2 - 2 * math.pi * i / n)}
+        {
+            "axis": f"{axis} (rim {scales[axis]:.3g})" if axis in scales else axis,
+            "x": 1.18 * math.cos(math.pi / 2 - 2 * math.pi * i / n),
+            "y": 1.12 * math.sin(math.pi / 2 - 2 * math.pi * i / n),
+        }
         for i, axis in enumerate(axes)
     ]
     domain = alt.Scale(domain=[-1.45, 1.45])
     x, y = alt.X("x:Q", scale=domain, axis=None), alt.Y("y:Q", scale=domain, axis=None)
-    grid = alt.Chart(pl.DataFrame(grid_rows).to_pandas()).mark_line(color="#ddd").encode(x=x, y=y, detail="ring:N", order="order:Q")
-    spoke = alt.Chart(pl.DataFrame(spokes).to_pandas()).mark_line(color="#ddd").encode(x=x, y=y, detail="axis:N", order="end:Q")
-    text = alt.Chart(pl.DataFrame(labels).to_pandas()).mark_text(fontSize=11, color="#444").encode(x=x, y=y, text="axis:N")
+    grid = (
+        alt.Chart(pl.DataFrame(grid_rows).to_pandas())
+        .mark_line(color="#ddd")
+        .encode(x=x, y=y, detail="ring:N", order="order:Q")
+    )
+    spoke = (
+        alt.Chart(pl.DataFrame(spokes).to_pandas())
+        .mark_line(color="#ddd")
+        .encode(x=x, y=y, detail="axis:N", order="end:Q")
+    )
+    text = (
+        alt.Chart(pl.DataFrame(labels).to_pandas())
+        .mark_text(fontSize=11, color="#444")
+        .encode(x=x, y=y, text="axis:N")
+    )
     points = radar_points(frame, axes, scales).to_pandas()
-    shapes = alt.Chart(points).mark_line(point=True, strokeWidth=2, opacity=0.85).encode(
-        x=x, y=y, color=_colour(scale), detail="segment:N", order="order:Q",
-        tooltip=[alt.Tooltip("system:N"), alt.Tooltip("axis:N"), alt.Tooltip("raw:Q", format=".3f", title="value")],
+    shapes = (
+        alt.Chart(points)
+        .mark_line(point=True, strokeWidth=2, opacity=0.85)
+        .encode(
+            x=x,
+            y=y,
+            color=_colour(scale),
+            detail="segment:N",
+            order="order:Q",
+            tooltip=[
+                alt.Tooltip("system:N"),
+                alt.Tooltip("axis:N"),
+                alt.Tooltip("raw:Q", format=".3f", title="value"),
+            ],
+        )
     )
     return alt.layer(grid, spoke, text, shapes).properties(width=560, height=560)
 
 
-def seen_unseen(frame: pl.DataFrame, x_title: str, y_title: str, *, scale: alt.Scale | None = None) -> alt.LayerChart:
+def seen_unseen(
+    frame: pl.DataFrame, x_title: str, y_title: str, *, scale: alt.Scale | None = None
+) -> alt.LayerChart:
     """One point per system: its value on one slice value (x) against another (y), with the diagonal.
 
     ``frame``: columns ``system``, ``x``, ``y``, ``n_x``, ``n_y`` (rows missing either value are left out).
@@ -176,7 +255,11 @@ def seen_unseen(frame: pl.DataFrame, x_title: str, y_title: str, *, scale: alt.S
     data = frame.to_pandas()
     values = [v for v in [*frame["x"].to_list(), *frame["y"].to_list()] if v is not None]
     top = max(values + [1e-9]) * 1.05
-    diagonal = alt.Chart(pl.DataFrame({"x": [0.0, top], "y": [0.0, top]}).to_pandas()).mark_line(color="#999", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
+    diagonal = (
+        alt.Chart(pl.DataFrame({"x": [0.0, top], "y": [0.0, top]}).to_pandas())
+        .mark_line(color="#999", strokeDash=[4, 4])
+        .encode(x="x:Q", y="y:Q")
+    )
     points = (
         alt.Chart(data)
         .mark_circle(size=110)
@@ -202,31 +285,49 @@ def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
     ``frame``: columns ``produced_at``, ``value``, ``best``, ``system``, ``date_source`` (how the date is known:
     ``leaderboard.progress.SOURCES``, the points' legend).
     """
-    from leaderboard.progress import SOURCES
+    from procbench.leaderboard.progress import SOURCES
 
     present = frame.filter(pl.col("value").is_not_null())
     data = present.to_pandas()
     # Vega's automatic time labels turn a short span into ".950"-style milliseconds: name the unit the span needs.
-    first, last = (present["produced_at"].min(), present["produced_at"].max()) if present.height else (None, None)
+    first, last = (
+        (present["produced_at"].min(), present["produced_at"].max())
+        if present.height
+        else (None, None)
+    )
     span = (last - first).total_seconds() if first is not None and last is not None else 0.0  # type: ignore[operator]
     if span < 3600 and first is not None:
         axis = alt.Axis(format="%H:%M:%S", labelOverlap=True)
         title = f"produced on {first.strftime('%Y-%m-%d')} (time of day)"
     else:
-        axis = alt.Axis(format="%Y-%m-%d %H:%M" if span < 2 * 86400 else "%Y-%m-%d", labelOverlap=True)
+        axis = alt.Axis(
+            format="%Y-%m-%d %H:%M" if span < 2 * 86400 else "%Y-%m-%d", labelOverlap=True
+        )
         title = "date the result was produced"
     legend = alt.Legend(orient="bottom", title="dated by")
-    points = alt.Chart(data).mark_point(size=70, filled=True).encode(
-        x=alt.X("produced_at:T", title=title, axis=axis),
-        y=alt.Y("value:Q", title=metric_title),
-        shape=alt.Shape("date_source:N", scale=alt.Scale(domain=list(SOURCES)), legend=legend),
-        color=alt.Color("date_source:N", scale=alt.Scale(domain=list(SOURCES), range=["#6a3d9a", "#e15759", "#9e9e9e"]), legend=legend),
-        tooltip=[
-            alt.Tooltip("system:N"),
-            alt.Tooltip("value:Q", format=".2f"),
-            alt.Tooltip("produced_at:T", title="produced"),
-            alt.Tooltip("date_source:N", title="dated by"),
-        ],
+    points = (
+        alt.Chart(data)
+        .mark_point(size=70, filled=True)
+        .encode(
+            x=alt.X("produced_at:T", title=title, axis=axis),
+            y=alt.Y("value:Q", title=metric_title),
+            shape=alt.Shape("date_source:N", scale=alt.Scale(domain=list(SOURCES)), legend=legend),
+            color=alt.Color(
+                "date_source:N",
+                scale=alt.Scale(domain=list(SOURCES), range=["#6a3d9a", "#e15759", "#9e9e9e"]),
+                legend=legend,
+            ),
+            tooltip=[
+                alt.Tooltip("system:N"),
+                alt.Tooltip("value:Q", format=".2f"),
+                alt.Tooltip("produced_at:T", title="produced"),
+                alt.Tooltip("date_source:N", title="dated by"),
+            ],
+        )
     )
-    best = alt.Chart(data).mark_line(interpolate="step-after", color="#4e79a7", strokeWidth=2.5).encode(x="produced_at:T", y="best:Q")
+    best = (
+        alt.Chart(data)
+        .mark_line(interpolate="step-after", color="#4e79a7", strokeWidth=2.5)
+        .encode(x="produced_at:T", y="best:Q")
+    )
     return alt.layer(points, best).properties(height=300, autosize=_fixed_height())

@@ -77,7 +77,13 @@ class History:
         return text
 
 
-SCHEMA: dict[str, Any] = {"produced_at": pl.Datetime("us"), "value": pl.Float64, "best": pl.Float64, "system": pl.String, "date_source": pl.String}
+SCHEMA: dict[str, Any] = {
+    "produced_at": pl.Datetime("us"),
+    "value": pl.Float64,
+    "best": pl.Float64,
+    "system": pl.String,
+    "date_source": pl.String,
+}
 
 
 def history(rows: pl.DataFrame, *, higher_is_better: bool, scale: float = 1.0) -> History:
@@ -96,6 +102,8 @@ def history(rows: pl.DataFrame, *, higher_is_better: bool, scale: float = 1.0) -
             continue
         points.append((when, float(row["value"]) * scale, str(row["model"]), source))
     points.sort(key=lambda p: p[0])
-    frame = pl.DataFrame(points, schema={k: v for k, v in SCHEMA.items() if k != "best"}, orient="row")
+    frame = pl.DataFrame(
+        points, schema={k: v for k, v in SCHEMA.items() if k != "best"}, orient="row"
+    )
     best = frame["value"].cum_max() if higher_is_better else frame["value"].cum_min()
     return History(frame.with_columns(best.alias("best")).select(list(SCHEMA)), left_out)

@@ -18,12 +18,14 @@ from typing import Any, cast
 import duckdb
 import polars as pl
 
-from leaderboard import cache, metadata
-from runners._types import ItemScore
-from submissions import queries as rules  # who may see what: one rule for the CLI and the site
-from submissions import pending as pending_rows
-from submissions import provenance, store
-from submissions.store import reader
+from procbench.leaderboard import cache, metadata
+from procbench.runners._types import ItemScore
+from procbench.submissions import (
+    queries as rules,
+)  # who may see what: one rule for the CLI and the site
+from procbench.submissions import pending as pending_rows
+from procbench.submissions import provenance, store
+from procbench.submissions.store import reader
 
 
 def _frame(con, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
@@ -51,7 +53,9 @@ def task_row(db: Path, task: str, split: str) -> dict[str, Any] | None:
     return frame.row(0, named=True) if frame.height else None
 
 
-def pending(db: Path, task: str | None = None, split: str | None = None) -> list[pending_rows.Pending]:
+def pending(
+    db: Path, task: str | None = None, split: str | None = None
+) -> list[pending_rows.Pending]:
     """Rows being computed (a model baseline started after the board was served), oldest first."""
     with reader(db) as con:
         return pending_rows.listed(con, task, split)
@@ -110,7 +114,13 @@ class BoardProvenance:
     def label(self) -> str:
         """One line for a board's title, e.g. 'scored on the bundled sample data (8 items)'."""
         items = f" ({self.gold_items} items)" if self.gold_items is not None else ""
-        return "scored on " + DATA_LABELS.get(self.data_kind, DATA_LABELS[provenance.UNKNOWN]).format(split=self.split) + items
+        return (
+            "scored on "
+            + DATA_LABELS.get(self.data_kind, DATA_LABELS[provenance.UNKNOWN]).format(
+                split=self.split
+            )
+            + items
+        )
 
     @property
     def caveat(self) -> str:
@@ -128,12 +138,23 @@ class BoardProvenance:
 def board_provenance(db: Path, task: str, split: str) -> BoardProvenance | None:
     """The data kind, gold item count, lock digest and scorer digest of a board (None without the board)."""
     with reader(db) as con:
-        columns = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'tasks'").fetchall()}
-        if "data_kind" not in columns:  # a store older than migration 004 that could not be upgraded
-            row = con.execute("SELECT fingerprint, 'unknown', NULL, '', '' FROM current_tasks WHERE task = ? AND split = ?", [task, split]).fetchone()
+        columns = {
+            r[0]
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'tasks'"
+            ).fetchall()
+        }
+        if (
+            "data_kind" not in columns
+        ):  # a store older than migration 004 that could not be upgraded
+            row = con.execute(
+                "SELECT fingerprint, 'unknown', NULL, '', '' FROM current_tasks WHERE task = ? AND split = ?",
+                [task, split],
+            ).fetchone()
         else:
             row = con.execute(
-                "SELECT fingerprint, data_kind, gold_items, data_digest, scorer_digest FROM current_tasks WHERE task = ? AND split = ?", [task, split]
+                "SELECT fingerprint, data_kind, gold_items, data_digest, scorer_digest FROM current_tasks WHERE task = ? AND split = ?",
+                [task, split],
             ).fetchone()
     if row is None:
         return None
@@ -143,7 +164,9 @@ def board_provenance(db: Path, task: str, split: str) -> BoardProvenance | None:
 def all_provenance(db: Path) -> dict[tuple[str, str], BoardProvenance]:
     """(task, split) -> its board's provenance, for every current board (Home's titles and overview)."""
     with reader(db) as con:
-        rows = con.execute("SELECT task, split, fingerprint, data_kind, gold_items, data_digest, scorer_digest FROM current_tasks").fetchall()
+        rows = con.execute(
+            "SELECT task, split, fingerprint, data_kind, gold_items, data_digest, scorer_digest FROM current_tasks"
+        ).fetchall()
     return {(r[0], r[1]): BoardProvenance(*r) for r in rows}
 
 
@@ -155,7 +178,11 @@ def source_of(metadata_json: str | None, is_reference: bool) -> str:
     return str(source) if source else ""
 
 
-CARD_COLUMNS = ("weights", "method_family", "size_class")  # model-card columns of newer stores (migration 002)
+CARD_COLUMNS = (
+    "weights",
+    "method_family",
+    "size_class",
+)  # model-card columns of newer stores (migration 002)
 
 
 def board_columns(db: Path) -> set[str]:
@@ -165,10 +192,17 @@ def board_columns(db: Path) -> set[str]:
 
 
 def _board_columns(con) -> set[str]:
-    return {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'board'").fetchall()}
+    return {
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'board'"
+        ).fetchall()
+    }
 
 
-def board(db: Path, task: str, split: str, slice_name: str = "", slice_value: str = "") -> pl.DataFrame:
+def board(
+    db: Path, task: str, split: str, slice_name: str = "", slice_value: str = ""
+) -> pl.DataFrame:
     """One row per visible submission, one column per metric, for the whole split or one slice value.
 
     Model-card columns are included when the store has them, else they read as empty strings.  The
@@ -191,21 +225,42 @@ def board(db: Path, task: str, split: str, slice_name: str = "", slice_value: st
         if long.is_empty():
             return long
         scored = long.filter(~pl.col("is_reference"))
-        stored = _stored_metrics(con, (scored if scored.height else long)["submission_id"][0], slice_name, slice_value)
+        stored = _stored_metrics(
+            con, (scored if scored.height else long)["submission_id"][0], slice_name, slice_value
+        )
     # the source of a reported row's numbers, as a field (the UI links it; '' for submissions)
-    long = long.with_columns(pl.Series("source", [source_of(m, r) for m, r in zip(long["metadata_json"], long["is_reference"])], dtype=pl.String))
-    index = ["submission_id", "model", "team", "is_reference", "metadata_json", "source", *CARD_COLUMNS, "created_at", "n_items"]
+    long = long.with_columns(
+        pl.Series(
+            "source",
+            [source_of(m, r) for m, r in zip(long["metadata_json"], long["is_reference"])],
+            dtype=pl.String,
+        )
+    )
+    index = [
+        "submission_id",
+        "model",
+        "team",
+        "is_reference",
+        "metadata_json",
+        "source",
+        *CARD_COLUMNS,
+        "created_at",
+        "n_items",
+    ]
     wide = long.pivot(on="metric", index=index, values="value")
     metrics = wide.columns[len(index) :]
     rank = {m: i for i, m in enumerate(stored)}
-    return wide.select(index + sorted(metrics, key=lambda m: (rank.get(m, len(rank)), metrics.index(m))))
+    return wide.select(
+        index + sorted(metrics, key=lambda m: (rank.get(m, len(rank)), metrics.index(m)))
+    )
 
 
 def _stored_metrics(con, submission_id: str, slice_name: str, slice_value: str) -> list[str]:
     """The metrics of one submission's row of a slice value, in the order they were stored."""
     try:
         rows = con.execute(
-            "SELECT metric FROM aggregates_packed WHERE submission_id = ? AND slice = ? AND slice_value = ?", [submission_id, slice_name, slice_value]
+            "SELECT metric FROM aggregates_packed WHERE submission_id = ? AND slice = ? AND slice_value = ?",
+            [submission_id, slice_name, slice_value],
         ).fetchall()
     except duckdb.CatalogException:  # a store older than migration 003
         rows = con.execute(
@@ -224,10 +279,14 @@ def slice_values(db: Path, task: str, split: str, slice_name: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def slice_table(db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None) -> pl.DataFrame:
+def slice_table(
+    db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None
+) -> pl.DataFrame:
     """Visible submissions' values on every value of one slice (long: one row per metric); optionally only some ids."""
     only = " AND submission_id IN (SELECT unnest(?))" if submission_ids is not None else ""
-    params: list[Any] = [task, split, slice_name] + ([list(submission_ids)] if submission_ids is not None else [])
+    params: list[Any] = [task, split, slice_name] + (
+        [list(submission_ids)] if submission_ids is not None else []
+    )
     with reader(db) as con:
         return _frame(
             con,
@@ -239,7 +298,9 @@ def slice_table(db: Path, task: str, split: str, slice_name: str, submission_ids
         )
 
 
-def figures(db: Path, task: str, split: str, submission_ids: Sequence[str], metric: str) -> pl.DataFrame:
+def figures(
+    db: Path, task: str, split: str, submission_ids: Sequence[str], metric: str
+) -> pl.DataFrame:
     """One metric of some visible submissions on the whole split and every slice value (submissions.queries.board_figures)."""
     return rules.board_figures(db, task, split, list(submission_ids), metric)
 
@@ -267,18 +328,30 @@ def aggregates(db: Path, submission_id: str) -> pl.DataFrame:
     """A submission's aggregates as the public may see them (submissions.queries.public_aggregates: no small
     slices of hidden splits), the same rule as the board view's."""
     with reader(db) as con:
-        rows = store.submission_rows(con, "aggregates", [submission_id])[submission_id]  # reads where its rows lie, not the whole table
-        hidden_split, is_reference = rules.hidden_flags(con, [submission_id]).get(submission_id, (False, False))
-    frame = cast(pl.DataFrame, pl.from_arrow(rows)).sort(["slice", "slice_value", "metric"])  # a table gives a frame
+        rows = store.submission_rows(con, "aggregates", [submission_id])[
+            submission_id
+        ]  # reads where its rows lie, not the whole table
+        hidden_split, is_reference = rules.hidden_flags(con, [submission_id]).get(
+            submission_id, (False, False)
+        )
+    frame = cast(pl.DataFrame, pl.from_arrow(rows)).sort(
+        ["slice", "slice_value", "metric"]
+    )  # a table gives a frame
     return rules.public_aggregates(frame, hidden_split=hidden_split, is_reference=is_reference)
 
 
 def status_history(db: Path, submission_id: str) -> pl.DataFrame:
     with reader(db) as con:
-        return _frame(con, "SELECT status, reason, changed_at FROM status_history WHERE submission_id = ? ORDER BY changed_at, rowid", [submission_id])
+        return _frame(
+            con,
+            "SELECT status, reason, changed_at FROM status_history WHERE submission_id = ? ORDER BY changed_at, rowid",
+            [submission_id],
+        )
 
 
-def item_scores(db: Path, submission_ids: Sequence[str], *, for_aggregates: bool = False) -> dict[str, list[ItemScore]]:
+def item_scores(
+    db: Path, submission_ids: Sequence[str], *, for_aggregates: bool = False
+) -> dict[str, list[ItemScore]]:
     """Per-item statistics of each submission (reference rows have none), items in id order.
 
     PermissionError when a submission's split is hidden (submissions.queries.check_items_readable), unless
@@ -289,7 +362,9 @@ def item_scores(db: Path, submission_ids: Sequence[str], *, for_aggregates: bool
     return rules.item_score_lists(db, list(submission_ids), for_aggregates=for_aggregates)
 
 
-def item_labels(db: Path, task: str, split: str, fingerprint: str, dimension: str) -> dict[str, str]:
+def item_labels(
+    db: Path, task: str, split: str, fingerprint: str, dimension: str
+) -> dict[str, str]:
     """Item id -> label value of one slice dimension, under one fingerprint (submissions.queries.item_labels)."""
     return rules.item_labels(db, task, split, fingerprint, dimension)
 
@@ -313,7 +388,9 @@ def table_names(db: Path) -> frozenset[str]:
     """The store's tables, kept per store version: pages ask on every view (``evidence.raw_storage``), and an
     uncached ask attached the whole file for it (a few ms each on a 10 000-submission store)."""
     with reader(db) as con:
-        return frozenset(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
+        return frozenset(
+            r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        )
 
 
 def spec_of(row: dict[str, Any]) -> dict[str, Any]:
@@ -361,8 +438,19 @@ def flags_above_one(frame: pl.DataFrame, task: str, percent: dict[str, bool]) ->
             continue
         for sid, value in zip(frame["submission_id"], frame[metric]):
             note = above_one(task, is_percent, value)
-            if note and bounded_variant(metric) in percent:  # the spec declares the corrected variant: name its column
+            if (
+                note and bounded_variant(metric) in percent
+            ):  # the spec declares the corrected variant: name its column
                 note += f" Here: {bounded_variant(metric)}."
             if note:
                 rows.append((sid, metric, float(value), note))
-    return pl.DataFrame(rows, schema={"submission_id": pl.String, "metric": pl.String, "value": pl.Float64, "note": pl.String}, orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={
+            "submission_id": pl.String,
+            "metric": pl.String,
+            "value": pl.Float64,
+            "note": pl.String,
+        },
+        orient="row",
+    )

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from leaderboard import browserbench, live
-from submissions import store
+from procbench.leaderboard import browserbench, live
+from procbench.submissions import store
 
 WIDTH = 1440
 MAX_HEIGHT = 12_000
@@ -26,7 +26,11 @@ def views(db: Path) -> list[tuple[str, str, str]]:
     """(file name, address, content kind) for every screenshot."""
     with store.reader(db) as con:
         boards = con.execute("SELECT task, split FROM current_tasks ORDER BY task").fetchall()
-        counts = dict(con.execute("SELECT task, count(*) FROM submissions WHERE NOT is_reference AND NOT deleted GROUP BY task").fetchall())
+        counts = dict(
+            con.execute(
+                "SELECT task, count(*) FROM submissions WHERE NOT is_reference AND NOT deleted GROUP BY task"
+            ).fetchall()
+        )
         model = con.execute(
             "SELECT model FROM submissions WHERE NOT is_reference AND NOT deleted GROUP BY model ORDER BY count(DISTINCT task) DESC, model LIMIT 1"
         ).fetchone()
@@ -38,17 +42,40 @@ def views(db: Path) -> list[tuple[str, str, str]]:
     split_of = dict(boards)
     out = [("home.png", "", "home")]
     several = {t for t, _ in boards if sum(1 for u, _ in boards if u == t) > 1}
-    out += [(f"board-{t}-{s}.png" if t in several else f"board-{t}.png", f"board?task={t}&split={s}", "board") for t, s in boards]
+    out += [
+        (
+            f"board-{t}-{s}.png" if t in several else f"board-{t}.png",
+            f"board?task={t}&split={s}",
+            "board",
+        )
+        for t, s in boards
+    ]
     if model:
         out.append((f"model-{_safe(model[0])}.png", f"model?model={model[0]}", "model"))
     if "pm-llm-benchmark" in top:
-        out.append(("submission-pm-llm-benchmark.png", f"submission?id={top['pm-llm-benchmark']}", "submission"))
+        out.append(
+            (
+                "submission-pm-llm-benchmark.png",
+                f"submission?id={top['pm-llm-benchmark']}",
+                "submission",
+            )
+        )
     for task in ("pm-llm-benchmark", "paradise-tip", "openpi"):
         if counts.get(task, 0) >= 2:
-            out.append((f"charts-{task}.png", f"charts?task={task}&split={split_of[task]}", "charts"))
-            out.append((f"compare-{task}.png", f"compare?task={task}&split={split_of[task]}", "compare"))
+            out.append(
+                (f"charts-{task}.png", f"charts?task={task}&split={split_of[task]}", "charts")
+            )
+            out.append(
+                (f"compare-{task}.png", f"compare?task={task}&split={split_of[task]}", "compare")
+            )
     if "paged" in top:
-        out.append(("items-paged.png", f"items?task=paged&split={split_of['paged']}&id={top['paged']}", "items"))
+        out.append(
+            (
+                "items-paged.png",
+                f"items?task=paged&split={split_of['paged']}&id={top['paged']}",
+                "items",
+            )
+        )
     return out
 
 
@@ -59,7 +86,9 @@ def _safe(name: str) -> str:
 def _shoot(context: Any, url: str, kind: str, path: Path) -> None:
     page = context.new_page()
     page.set_default_timeout(browserbench.TIMEOUT_MS)
-    page.add_init_script(script=browserbench.PROBE.replace("__SELECTOR__", json.dumps(browserbench.CONTENT[kind])))
+    page.add_init_script(
+        script=browserbench.PROBE.replace("__SELECTOR__", json.dumps(browserbench.CONTENT[kind]))
+    )
     try:
         page.goto(url, wait_until="commit")
         page.wait_for_function(browserbench.READY, polling=100, timeout=browserbench.TIMEOUT_MS)
@@ -75,12 +104,22 @@ def _shoot(context: Any, url: str, kind: str, path: Path) -> None:
         page.close()
 
 
-def take(db: Path, out: Path, *, names: Sequence[str] = (), log: Callable[[str], None] = print, browser: Any = None) -> list[Path]:
+def take(
+    db: Path,
+    out: Path,
+    *,
+    names: Sequence[str] = (),
+    log: Callable[[str], None] = print,
+    browser: Any = None,
+) -> list[Path]:
     """Screenshots of every view of ``db`` (or those whose file name starts with one of ``names``) into ``out``; returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     chosen = [v for v in views(db) if not names or v[0].startswith(tuple(names))]
-    with contextlib.nullcontext(browser) if browser is not None else live.chromium() as browser, live.serving(db) as server:
+    with (
+        contextlib.nullcontext(browser) if browser is not None else live.chromium() as browser,
+        live.serving(db) as server,
+    ):
         context = browser.new_context(viewport={"width": WIDTH, "height": 1000})
         for name, address, kind in chosen:
             path = out / name

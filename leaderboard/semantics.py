@@ -18,10 +18,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from leaderboard import queries
-from leaderboard.model import MetricInfo, TaskInfo
+from procbench.leaderboard import queries
+from procbench.leaderboard.model import MetricInfo, TaskInfo
 from procbench import comparison
-
 
 
 @dataclass(frozen=True)
@@ -35,15 +34,24 @@ class MetricSemantics:
     unit: str  # "%" (a fraction shown x100) or "own unit"
     range_source: str  # where the range comes from, in words
     where: tuple[tuple[str, str], ...] = ()  # the item labels it is computed over; () = every item
-    aggregate: str = ""  # its measure's aggregation (sum, mean, micro, ...), '' where the spec has none
+    aggregate: str = (
+        ""  # its measure's aggregation (sum, mean, micro, ...), '' where the spec has none
+    )
     bounded: str = ""  # the spec's bounded variant of this metric ('' when none is declared)
 
     def above(self, value: float | None) -> bool:
         """Whether ``value`` lies above the metric's range (NaN and None never do)."""
-        return value is not None and self.high is not None and not math.isnan(value) and value > self.high + 1e-12
+        return (
+            value is not None
+            and self.high is not None
+            and not math.isnan(value)
+            and value > self.high + 1e-12
+        )
 
     def at_bound(self, value: float) -> bool:
-        return any(b is not None and math.isclose(value, b, abs_tol=1e-12) for b in (self.low, self.high))
+        return any(
+            b is not None and math.isclose(value, b, abs_tol=1e-12) for b in (self.low, self.high)
+        )
 
     @property
     def range_text(self) -> str:
@@ -61,7 +69,11 @@ class MetricSemantics:
     @property
     def covers_text(self) -> str:
         """The items it is computed over, in words: 'the items with category = cat01' ('' for every item)."""
-        return "the items with " + " and ".join(f"{k} = {v}" for k, v in self.where) if self.where else ""
+        return (
+            "the items with " + " and ".join(f"{k} = {v}" for k, v in self.where)
+            if self.where
+            else ""
+        )
 
 
 def _measure(info: TaskInfo, metric: str) -> dict:
@@ -74,7 +86,7 @@ def _measure(info: TaskInfo, metric: str) -> dict:
 @functools.lru_cache(maxsize=256)
 def library_range(name: str) -> tuple[float | None, float | None] | None:
     """The range a library metric declares where it is registered (``runners.metrics``: ``Metric.value_range``); None when unknown."""
-    from runners import registry
+    from procbench.runners import registry
 
     try:
         built = registry.get("metric", name).build()
@@ -89,7 +101,11 @@ def describe(info: TaskInfo, metric: str | MetricInfo) -> MetricSemantics:
     m = metric if isinstance(metric, MetricInfo) else info.metric(metric)
     measure = _measure(info, m.name)
     library = measure.get("metric") or {}
-    declared = library_range(str(library.get("name"))) if isinstance(library, dict) and library.get("name") else None
+    declared = (
+        library_range(str(library.get("name")))
+        if isinstance(library, dict) and library.get("name")
+        else None
+    )
     if declared is not None and not measure.get("scale") and not measure.get("divide_by"):
         low, high = declared
         source = f"the library metric {library.get('name')}'s declared range"
@@ -99,7 +115,14 @@ def describe(info: TaskInfo, metric: str | MetricInfo) -> MetricSemantics:
         low, high, source = None, None, "not declared (percent = false)"
     variant = queries.bounded_variant(m.name)
     return MetricSemantics(
-        m.name, m.display, low, high, "%" if m.percent else "own unit", source, info.restriction(m.name), str(measure.get("aggregate") or ""),
+        m.name,
+        m.display,
+        low,
+        high,
+        "%" if m.percent else "own unit",
+        source,
+        info.restriction(m.name),
+        str(measure.get("aggregate") or ""),
         variant if any(x.name == variant for x in info.metrics) else "",
     )
 
@@ -109,23 +132,35 @@ def above_range_note(info: TaskInfo, names: Sequence[str]) -> str:
     flagged = [describe(info, n) for n in dict.fromkeys(names)]
     if not flagged:
         return ""
-    parts = [s.display + (f" → {info.metric(s.bounded).display}" if s.bounded else "") for s in flagged]
-    return queries.above_one(info.task, True, 2.0) + " Above its range here: " + "; ".join(parts) + "."
+    parts = [
+        s.display + (f" → {info.metric(s.bounded).display}" if s.bounded else "") for s in flagged
+    ]
+    return (
+        queries.above_one(info.task, True, 2.0) + " Above its range here: " + "; ".join(parts) + "."
+    )
 
 
 def bounded_note(info: TaskInfo, names: Sequence[str]) -> str:
     """Why an official figure and its bounded variant differ (said wherever both are shown, above 100 % or not); '' without variants."""
-    pairs = [(s.display, info.metric(s.bounded).display) for s in (describe(info, n) for n in dict.fromkeys(names)) if s.bounded]
+    pairs = [
+        (s.display, info.metric(s.bounded).display)
+        for s in (describe(info, n) for n in dict.fromkeys(names))
+        if s.bounded
+    ]
     if not pairs:
         return ""
     listed = "; ".join(f"{a} (official) and {b}" for a, b in pairs)
     return (
         f"{listed}: the official scorer's figure and its corrected (bounded) variant, shown side by side. "
-        + queries.above_one(info.task, True, 2.0).replace("Above 100 % as", "The official figure is computed as", 1)
+        + queries.above_one(info.task, True, 2.0).replace(
+            "Above 100 % as", "The official figure is computed as", 1
+        )
     )
 
 
-def competition_ranks(groups: Sequence[object], keys: Sequence[tuple[object, ...] | None]) -> list[int | None]:
+def competition_ranks(
+    groups: Sequence[object], keys: Sequence[tuple[object, ...] | None]
+) -> list[int | None]:
     """Ranks within each group of sorted rows, equal keys sharing a rank ("competition": 1, 1, 3); None for rows without a key.
 
     ``groups``: each row's rank group (rows of one group are ranked together, numbered from 1); ``keys``: each row's

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from procbench.paths import PROJECT_ROOT
-from runners.extras import require
+from procbench.runners.extras import require
 
 APP = PROJECT_ROOT / "leaderboard" / "app.py"
 DEFAULT_ADDRESS = "127.0.0.1"  # the Upload page writes to the store: listening beyond this machine is the operator's explicit choice
@@ -36,4 +36,13 @@ def command(*, port: int, address: str = DEFAULT_ADDRESS, headless: bool = True)
     require("site", "the leaderboard site (procbench leaderboard)", ("streamlit", "altair"))
     settings = {**dict(SETTINGS), "server.headless": str(headless).lower()}
     flags = [f"--{name}={value}" for name, value in settings.items()]
-    return [sys.executable, "-m", "streamlit", "run", str(APP), f"--server.address={address}", f"--server.port={port}", *flags]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        f"--server.address={address}",
+        f"--server.port={port}",
+        *flags,
+    ]

@@ -15,14 +15,23 @@ from typing import Any
 
 import polars as pl
 
-from leaderboard import cache, queries
-from submissions import ledger as ledgers
-from submissions.store import reader
+from procbench.leaderboard import cache, queries
+from procbench.submissions import ledger as ledgers
+from procbench.submissions.store import reader
 
 # model-card and provenance columns the site shows when the store has them (migrations 002, 004)
 CARD = (
-    "size_class", "weights", "method_family", "paper_url", "code_url", "description", "filename",
-    "contamination", "contamination_source", "run_by", "judge_prompt_digest",  # migration 009 (issue #34)
+    "size_class",
+    "weights",
+    "method_family",
+    "paper_url",
+    "code_url",
+    "description",
+    "filename",
+    "contamination",
+    "contamination_source",
+    "run_by",
+    "judge_prompt_digest",  # migration 009 (issue #34)
 )
 TASK_EXTRA = ("data_kind", "gold_items")
 
@@ -37,22 +46,41 @@ status_history = cache.cached(queries.status_history)
 submissions_of = cache.cached(queries.submissions_of)
 _slice_table = cache.cached(queries.slice_table)
 _figures = cache.cached(queries.figures)
-board_provenance = cache.cached(queries.board_provenance)  # what a board was scored on; None without the board
-all_provenance = cache.cached(queries.all_provenance)  # (task, split) -> the same, every current board
-ledger = cache.cached(ledgers.ledger)  # the public submission ledger (issue #34): counts, dates and reasons, no figures
-pending = cache.cached(queries.pending)  # rows being computed: marking and unmarking them are writes, so a new store version
+board_provenance = cache.cached(
+    queries.board_provenance
+)  # what a board was scored on; None without the board
+all_provenance = cache.cached(
+    queries.all_provenance
+)  # (task, split) -> the same, every current board
+ledger = cache.cached(
+    ledgers.ledger
+)  # the public submission ledger (issue #34): counts, dates and reasons, no figures
+pending = cache.cached(
+    queries.pending
+)  # rows being computed: marking and unmarking them are writes, so a new store version
 
 
-def slice_table(db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None) -> pl.DataFrame:
-    return _slice_table(db, task, split, slice_name, tuple(submission_ids) if submission_ids is not None else None)
+def slice_table(
+    db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None
+) -> pl.DataFrame:
+    return _slice_table(
+        db, task, split, slice_name, tuple(submission_ids) if submission_ids is not None else None
+    )
 
 
-def figures(db: Path, task: str, split: str, submission_ids: Sequence[str], metric: str) -> pl.DataFrame:
+def figures(
+    db: Path, task: str, split: str, submission_ids: Sequence[str], metric: str
+) -> pl.DataFrame:
     return _figures(db, task, split, tuple(submission_ids), metric)
 
 
 def _columns(con: Any, table: str) -> set[str]:
-    return {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
+    return {
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+        ).fetchall()
+    }
 
 
 def _present(con: Any, table: str, wanted: Sequence[str], alias: str, default: str = "''") -> str:
@@ -78,7 +106,10 @@ def coverage(db: Path, task: str, split: str) -> dict[str, tuple[int | None, int
     """Submission id -> (items it answered, items of the split); answered is None where the store does not know (before migration 007)."""
     with reader(db) as con:
         answered = _present(con, "submissions", ("n_answered",), "s", default="NULL")
-        rows = con.execute(f"SELECT s.submission_id, {answered}, s.n_items FROM submissions s WHERE s.task = ? AND s.split = ?", [task, split]).fetchall()
+        rows = con.execute(
+            f"SELECT s.submission_id, {answered}, s.n_items FROM submissions s WHERE s.task = ? AND s.split = ?",
+            [task, split],
+        ).fetchall()
     return {r[0]: (r[1], r[2]) for r in rows}
 
 
@@ -88,7 +119,8 @@ def card_of(db: Path, submission_id: str) -> dict[str, Any]:
     with reader(db) as con:
         columns = _present(con, "submissions", CARD, "s")
         row = con.execute(
-            f"SELECT s.submission_id, s.metadata_json, s.is_reference, {columns} FROM submissions s WHERE s.submission_id = ?", [submission_id]
+            f"SELECT s.submission_id, s.metadata_json, s.is_reference, {columns} FROM submissions s WHERE s.submission_id = ?",
+            [submission_id],
         ).fetchone()
     names = ("submission_id", "metadata_json", "is_reference", *CARD)
     return dict(zip(names, row)) if row else {}

@@ -80,11 +80,15 @@ def _is_content(element: Element, content: str) -> bool:
         return False
     if content == TABLE:  # the table with its rows, not an empty frame
         table = element.dataframe
-        return bool(table.arrow_data.data) or (table.HasField("lazy_data") and bool(table.lazy_data.initial_chunk.data))
+        return bool(table.arrow_data.data) or (
+            table.HasField("lazy_data") and bool(table.lazy_data.initial_chunk.data)
+        )
     return True
 
 
-async def session(url: str, path: str, *, content: str = TABLE, timeout_s: float = TIMEOUT_S) -> Session:
+async def session(
+    url: str, path: str, *, content: str = TABLE, timeout_s: float = TIMEOUT_S
+) -> Session:
     """Load ``path`` of the site at ``url`` once, as a new browser tab does, and close; raise :class:`StreamError` if it is not shown."""
     parts = urlsplit(url)
     started = time.monotonic()
@@ -93,14 +97,19 @@ async def session(url: str, path: str, *, content: str = TABLE, timeout_s: float
     messages = received = 0
     async with asyncio.timeout(timeout_s):
         async with connect(
-            f"ws://{parts.netloc}{STREAM}", origin=Origin(f"{parts.scheme}://{parts.netloc}"),
-            subprotocols=[Subprotocol("streamlit")], max_size=MAX_MESSAGE_BYTES, proxy=None,
+            f"ws://{parts.netloc}{STREAM}",
+            origin=Origin(f"{parts.scheme}://{parts.netloc}"),
+            subprotocols=[Subprotocol("streamlit")],
+            max_size=MAX_MESSAGE_BYTES,
+            proxy=None,
         ) as socket:
             await socket.send(BackMsg(rerun_script=client_state(path, url)).SerializeToString())
             async for frame in socket:
                 now = time.monotonic() - started
                 if not isinstance(frame, bytes):
-                    raise StreamError(f"{path}: the server sent a text frame (Streamlit sends binary protobufs only)")
+                    raise StreamError(
+                        f"{path}: the server sent a text frame (Streamlit sends binary protobufs only)"
+                    )
                 messages, received = messages + 1, received + len(frame)
                 msg = ForwardMsg.FromString(frame)
                 kind = msg.WhichOneof("type")
@@ -111,7 +120,11 @@ async def session(url: str, path: str, *, content: str = TABLE, timeout_s: float
                     if msg.delta.WhichOneof("type") == "new_element":
                         element = msg.delta.new_element
                         if element.WhichOneof("type") == "exception":
-                            raise StreamError(f"{path}: the page shows an exception: {element.exception.type}: {element.exception.message}"[:500])
+                            raise StreamError(
+                                f"{path}: the page shows an exception: {element.exception.type}: {element.exception.message}"[
+                                    :500
+                                ]
+                            )
                         if content_at is None and _is_content(element, content):
                             content_at, content_element = now, element
                 elif kind == "script_finished":
@@ -119,10 +132,16 @@ async def session(url: str, path: str, *, content: str = TABLE, timeout_s: float
                     if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                         continue  # the script reran itself; the page comes with the next run
                     if status != ForwardMsg.FINISHED_SUCCESSFULLY:
-                        raise StreamError(f"{path}: the script did not finish ({ForwardMsg.ScriptFinishedStatus.Name(status)})")
+                        raise StreamError(
+                            f"{path}: the script did not finish ({ForwardMsg.ScriptFinishedStatus.Name(status)})"
+                        )
                     if first_delta is None or content_at is None:
-                        raise StreamError(f"{path}: the script finished without the page's {content}")
-                    return Session(first_delta, content_at, now, messages, received, content_element)
+                        raise StreamError(
+                            f"{path}: the script finished without the page's {content}"
+                        )
+                    return Session(
+                        first_delta, content_at, now, messages, received, content_element
+                    )
     raise StreamError(f"{path}: the server closed the connection before the script finished")
 
 

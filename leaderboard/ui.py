@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import streamlit as st
 
-from leaderboard import config, sitedata
-from leaderboard.metadata import Card
-from leaderboard.model import WHOLE_SPLIT, MetricInfo, SliceInfo, TaskInfo
+from procbench.leaderboard import config, sitedata
+from procbench.leaderboard.metadata import Card
+from procbench.leaderboard.model import WHOLE_SPLIT, MetricInfo, SliceInfo, TaskInfo
 
 if TYPE_CHECKING:
     import altair as alt
@@ -34,8 +34,26 @@ MAX_TABLE_PX = 1800  # taller tables scroll inside their frame (every row is sti
 STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})  # Streamlit's own
 # One colour per system on a page: systems take colours in the order they are listed (Tableau 20).
 PALETTE = (
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
-    "#a0cbe8", "#ffbe7d", "#ff9d9a", "#86bcb6", "#8cd17d", "#f1ce63", "#d4a6c8", "#fabfd2", "#d7b5a6", "#79706e",
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+    "#a0cbe8",
+    "#ffbe7d",
+    "#ff9d9a",
+    "#86bcb6",
+    "#8cd17d",
+    "#f1ce63",
+    "#d4a6c8",
+    "#fabfd2",
+    "#d7b5a6",
+    "#79706e",
 )
 UNITS_NOTE = (
     "Downloads hold raw values: fractions in [0, 1] for metrics the board shows in % (multiply by 100 to get the board's figures), "
@@ -58,7 +76,9 @@ def natural_key(text: Any) -> tuple[tuple[int, int, str], ...]:
             continue
         if part[0].isascii() and part[0].isdigit():
             digits = part.lstrip("0") or "0"
-            parts.append((0, len(digits), digits + "\x00" + part))  # equal numbers: "01" after "1", so the order is total
+            parts.append(
+                (0, len(digits), digits + "\x00" + part)
+            )  # equal numbers: "01" after "1", so the order is total
         else:
             parts.append((1, 0, part))
     return tuple(parts)
@@ -78,7 +98,9 @@ def database() -> Path:
     """The store, or stop the page with a message when there is none."""
     db = config.database()
     if not db.exists():
-        st.error(f"No database at {code(db)}. Build one with `procbench demo` or `procbench submit`.")
+        st.error(
+            f"No database at {code(db)}. Build one with `procbench demo` or `procbench submit`."
+        )
         st.stop()
     return db
 
@@ -123,7 +145,9 @@ def note_unknown_values(choices: Mapping[str, tuple[str, Sequence[Any]]]) -> dic
         if not unknown:
             continue
         found[key] = unknown
-        listed = ", ".join(code(v) for v in allowed[:30]) + (f" (and {len(allowed) - 30} more)" if len(allowed) > 30 else "")
+        listed = ", ".join(code(v) for v in allowed[:30]) + (
+            f" (and {len(allowed) - 30} more)" if len(allowed) > 30 else ""
+        )
         st.warning(
             f"Unknown {escape(label.lower())} {', '.join(code(v) for v in unknown)} in the address ({code(key)}): left out, "
             f"so {'this filter shows every row' if len(unknown) == len(st.query_params.get_all(key)) else 'only the known values filter'}. "
@@ -143,12 +167,22 @@ def note_bad_whole_number(key: str, label: str, low: int, high: int, default: in
         number = None
     if number is not None and low <= number <= high:
         return None
-    st.warning(f"{escape(label)}: {code(text)} in the address ({code(key)}) is not a whole number from {low} to {high}; showing {default}.")
+    st.warning(
+        f"{escape(label)}: {code(text)} in the address ({code(key)}) is not a whole number from {low} to {high}; showing {default}."
+    )
     return text
 
 
 def url_choice(
-    where: Any, label: str, options: list[Any], *, key: str, index: int = 0, format_func: Any = str, strict: bool = False, **kwargs: Any
+    where: Any,
+    label: str,
+    options: list[Any],
+    *,
+    key: str,
+    index: int = 0,
+    format_func: Any = str,
+    strict: bool = False,
+    **kwargs: Any,
 ) -> Any:
     """A selectbox whose raw value (not its formatted label) lives in the URL parameter ``key``.
 
@@ -164,19 +198,30 @@ def url_choice(
         index = texts.index(current)
     elif current is not None and current != "":
         if strict:
-            st.error(f"No {escape(label.lower())} {code(current)} on this site. Choose one of: {', '.join(code(t) for t in texts[:30])}.")
-            value = where.selectbox(label, options, index=None, format_func=format_func, placeholder="choose…", **kwargs)
+            st.error(
+                f"No {escape(label.lower())} {code(current)} on this site. Choose one of: {', '.join(code(t) for t in texts[:30])}."
+            )
+            value = where.selectbox(
+                label, options, index=None, format_func=format_func, placeholder="choose…", **kwargs
+            )
             if value is None:
                 st.stop()
             st.query_params[key] = str(value)
             return value
         shown = texts[min(index, max(len(texts) - 1, 0))] if texts else ""
-        st.warning(f"Unknown {escape(label.lower())} {code(current)} in the address: showing {code(shown)} instead.")
-    value = where.selectbox(label, options, index=min(index, max(len(options) - 1, 0)), format_func=format_func, **kwargs)
+        st.warning(
+            f"Unknown {escape(label.lower())} {code(current)} in the address: showing {code(shown)} instead."
+        )
+    value = where.selectbox(
+        label,
+        options,
+        index=min(index, max(len(options) - 1, 0)),
+        format_func=format_func,
+        **kwargs,
+    )
     if value is not None:
         st.query_params[key] = str(value)
     return value
-
 
 
 def metric_choice(where: Any, info: Any) -> str:
@@ -184,18 +229,35 @@ def metric_choice(where: Any, info: Any) -> str:
     names = [m.name for m in info.metrics] or [info.primary]
     return str(
         url_choice(
-            where, "Metric", names, index=names.index(info.primary) if info.primary in names else 0, key="metric", format_func=lambda n: info.metric(n).display
+            where,
+            "Metric",
+            names,
+            index=names.index(info.primary) if info.primary in names else 0,
+            key="metric",
+            format_func=lambda n: info.metric(n).display,
         )
     )
 
-def url_multi(where: Any, label: str, options: list[Any], *, key: str, default: list[Any], format_func: Any = str, **kwargs: Any) -> list[Any]:
+
+def url_multi(
+    where: Any,
+    label: str,
+    options: list[Any],
+    *,
+    key: str,
+    default: list[Any],
+    format_func: Any = str,
+    **kwargs: Any,
+) -> list[Any]:
     """A multiselect whose raw values live in the repeated URL parameter ``key`` (unknown values are reported)."""
     present = key in st.query_params
     asked = st.query_params.get_all(key) if present else []
     texts = {str(o) for o in options}
     unknown = [a for a in asked if a not in texts]
     if unknown:
-        st.warning(f"Unknown {escape(label.lower())} in the address, left out: {', '.join(code(u) for u in unknown)}.")
+        st.warning(
+            f"Unknown {escape(label.lower())} in the address, left out: {', '.join(code(u) for u in unknown)}."
+        )
     chosen = [o for o in options if str(o) in asked] if present else list(default)
     value = where.multiselect(label, options, default=chosen, format_func=format_func, **kwargs)
     st.query_params[key] = [str(v) for v in value]
@@ -218,7 +280,14 @@ def slice_choice_label(sl: SliceInfo) -> str:
     return f"{sl.name}: {sl.display}" if sl.display and sl.display != sl.name else sl.name
 
 
-def pick_slice(db: Path, info: TaskInfo, *, container: Any = None, allow_answer_label: bool = True, key: str = "slice") -> tuple[SliceInfo | None, str]:
+def pick_slice(
+    db: Path,
+    info: TaskInfo,
+    *,
+    container: Any = None,
+    allow_answer_label: bool = True,
+    key: str = "slice",
+) -> tuple[SliceInfo | None, str]:
     """A selector for every slice dimension the spec declares, then its value (``slice``, ``value``)."""
     where = container or st.sidebar
     slices = [s for s in info.slices if allow_answer_label or s.per_item]
@@ -238,15 +307,22 @@ def pick_slice(db: Path, info: TaskInfo, *, container: Any = None, allow_answer_
 
 def computing_note(db: Path, task: str | None = None, split: str | None = None) -> None:
     """Say which rows are still being computed (of one board, or all on Home), so a board never looks complete before it is."""
-    for row in sitedata.pending(db, task, split):  # cached per store version: a warm view reads nothing
+    for row in sitedata.pending(
+        db, task, split
+    ):  # cached per store version: a warm view reads nothing
         where = "" if task else f" for {row.task} ({row.split})"
         started = f", started {row.started_at:%H:%M} UTC" if row.started_at is not None else ""
-        st.info(f"Computing{escape(where)}: {escape(row.what)}{started}. Its row appears here once it is stored; reload to see it.", icon="⏳")
+        st.info(
+            f"Computing{escape(where)}: {escape(row.what)}{started}. Its row appears here once it is stored; reload to see it.",
+            icon="⏳",
+        )
 
 
 def task_caption(info: TaskInfo) -> None:
     hidden = " · **hidden split**: per-item scores and gold are never shown" if info.hidden else ""
-    st.caption(f"task {code(info.task)} · split {code(info.split)} · version {escape(info.version)} · fingerprint {code(info.fingerprint[:12])}{hidden}")
+    st.caption(
+        f"task {code(info.task)} · split {code(info.split)} · version {escape(info.version)} · fingerprint {code(info.fingerprint[:12])}{hidden}"
+    )
 
 
 def submission_label(row: Mapping[str, Any]) -> str:
@@ -257,7 +333,13 @@ def submission_label(row: Mapping[str, Any]) -> str:
 # -- tables ----------------------------------------------------------------------------------------
 
 
-def table(frame: pl.DataFrame, *, column_config: Mapping[str, Any] | None = None, column_order: Sequence[str] | None = None, key: str | None = None) -> None:
+def table(
+    frame: pl.DataFrame,
+    *,
+    column_config: Mapping[str, Any] | None = None,
+    column_order: Sequence[str] | None = None,
+    key: str | None = None,
+) -> None:
     """A full-width table that shows every row (taller tables scroll inside) and "–" where a value is missing."""
     height = min(ROW_PX * (frame.height + 1) + 3, MAX_TABLE_PX)
     st.dataframe(
@@ -287,7 +369,10 @@ def metric_help(metric: MetricInfo) -> str:
 
 
 def metric_columns(metrics: Iterable[MetricInfo], *, fmt: str = "%.2f") -> dict[str, Any]:
-    return {m.display: st.column_config.NumberColumn(m.display, format=fmt, help=metric_help(m)) for m in metrics}
+    return {
+        m.display: st.column_config.NumberColumn(m.display, format=fmt, help=metric_help(m))
+        for m in metrics
+    }
 
 
 def definition_lines(metrics: Iterable[MetricInfo]) -> str:
@@ -299,18 +384,31 @@ def definition_lines(metrics: Iterable[MetricInfo]) -> str:
     )
 
 
-def definitions(info: TaskInfo, metrics: Iterable[MetricInfo] | None = None, *, expanded: bool = False) -> None:
+def definitions(
+    info: TaskInfo, metrics: Iterable[MetricInfo] | None = None, *, expanded: bool = False
+) -> None:
     """An expander with every shown metric's definition and every slice's values, as the spec states them."""
     chosen = list(metrics if metrics is not None else info.metrics)
     with st.expander("What the columns mean", expanded=expanded):
         st.markdown(definition_lines(chosen))
         if info.slices:
-            st.caption("Slices: " + "; ".join(f"{code(s.name)} — {escape(s.display)}" + _value_list(s) for s in info.slices))
+            st.caption(
+                "Slices: "
+                + "; ".join(
+                    f"{code(s.name)} — {escape(s.display)}" + _value_list(s) for s in info.slices
+                )
+            )
 
 
 def _value_list(sl: SliceInfo) -> str:
     """A slice's labelled values as the caption lists them: `` (`cat01` = C1 PCo: process context, ...)``; '' without labels."""
-    return " (" + ", ".join(f"{code(v)} = {escape(label)}" for v, label in sl.value_labels.items()) + ")" if sl.value_labels else ""
+    return (
+        " ("
+        + ", ".join(f"{code(v)} = {escape(label)}" for v, label in sl.value_labels.items())
+        + ")"
+        if sl.value_labels
+        else ""
+    )
 
 
 # -- systems in charts -------------------------------------------------------------------------------
@@ -327,7 +425,11 @@ def system_names(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         for row, team in zip(same, teams):
             name = model
             if len(same) > 1:
-                name = f"{model} — {team}" if teams.count(team) == 1 else f"{model} — {team} · {str(row['submission_id'])[:8]}"
+                name = (
+                    f"{model} — {team}"
+                    if teams.count(team) == 1
+                    else f"{model} — {team} · {str(row['submission_id'])[:8]}"
+                )
             if row.get("is_reference") and "(reported)" not in name:
                 name += " [reported]"
             out[str(row["submission_id"])] = name
@@ -349,11 +451,17 @@ def card_table(card: Card, *, key: str) -> None:
     """The model card, the same on the board's rows, the Submission page and the model page."""
     rows = card.rows()
     table(
-        pl.DataFrame({"Field": [r[0] for r in rows], "Value": [r[1] for r in rows]}, schema={"Field": pl.String, "Value": pl.String}),
+        pl.DataFrame(
+            {"Field": [r[0] for r in rows], "Value": [r[1] for r in rows]},
+            schema={"Field": pl.String, "Value": pl.String},
+        ),
         key=key,
     )
     if card.paper_url or card.code_url:
-        links = [f"[paper]({card.paper_url})" if card.paper_url else "", f"[code]({card.code_url})" if card.code_url else ""]
+        links = [
+            f"[paper]({card.paper_url})" if card.paper_url else "",
+            f"[code]({card.code_url})" if card.code_url else "",
+        ]
         st.markdown(" · ".join(x for x in links if x))  # plain http(s) URLs only (metadata.card)
 
 
@@ -365,9 +473,18 @@ def downloads(frame: pl.DataFrame, stem: str, *, key: str = "", note: str = UNIT
     left, right = st.columns(2)
     # Deferred: the files are written when a visitor clicks, not on every view (serialising Home's tables as JSON
     # on each run was half of a warm view's server CPU on a 10 000-submission store; `make bench-site`).
-    left.download_button("Download CSV", lambda: frame.write_csv(), file_name=f"{stem}.csv", mime="text/csv", key=f"csv-{key or stem}")
+    left.download_button(
+        "Download CSV",
+        lambda: frame.write_csv(),
+        file_name=f"{stem}.csv",
+        mime="text/csv",
+        key=f"csv-{key or stem}",
+    )
     right.download_button(
-        "Download JSON", lambda: json.dumps(frame.to_dicts(), default=str, indent=1), file_name=f"{stem}.json", mime="application/json",
+        "Download JSON",
+        lambda: json.dumps(frame.to_dicts(), default=str, indent=1),
+        file_name=f"{stem}.json",
+        mime="application/json",
         key=f"json-{key or stem}",
     )
     if note:
@@ -379,7 +496,9 @@ def as_fractions(frame: pl.DataFrame, metrics: Iterable[MetricInfo]) -> pl.DataF
     out = frame
     for m in metrics:
         if m.display in out.columns:
-            out = out.with_columns((pl.col(m.display) / (100 if m.percent else 1)).alias(m.display)).rename({m.display: m.name})
+            out = out.with_columns(
+                (pl.col(m.display) / (100 if m.percent else 1)).alias(m.display)
+            ).rename({m.display: m.name})
     return out
 
 

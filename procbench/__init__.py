@@ -31,18 +31,32 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dsl import SpecError
-    from dsl.datacheck import DataRefused
-    from procbench.api import SpecCheck, all_spec_paths, check, fetch, load_task, score, spec_path, submit
+    from procbench.dsl import SpecError
+    from procbench.dsl.datacheck import DataRefused
+    from procbench.api import (
+        SpecCheck,
+        all_spec_paths,
+        check,
+        fetch,
+        load_task,
+        score,
+        spec_path,
+        submit,
+    )
     from procbench.comparison import Comparison, CompareError, compare
     from procbench.data import FetchError, FetchResult
     from procbench.partial import Coverage
     from procbench.results import ScoreResult, SubmitResult
-    from runners._types import GoldDataError, InvalidPredictions
-    from runners.extras import MissingExtra
-    from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
+    from procbench.runners._types import GoldDataError, InvalidPredictions
+    from procbench.runners.extras import MissingExtra
+    from procbench.submissions.errors import (
+        MissingData,
+        RejectedPredictions,
+        ScoringFailed,
+        SubmissionRefused,
+    )
 
-# name -> the module that defines it (the wheel's build rewrites these module names to procbench.*, build_hooks/)
+# name -> the module that defines it
 _HOMES: dict[str, str] = {
     # functions
     "all_spec_paths": "procbench.api",
@@ -62,22 +76,44 @@ _HOMES: dict[str, str] = {
     "SubmitResult": "procbench.results",
     # exceptions: every one the API raises
     "CompareError": "procbench.comparison",
-    "DataRefused": "dsl.datacheck",
+    "DataRefused": "procbench.dsl.datacheck",
     "FetchError": "procbench.data",
-    "GoldDataError": "runners._types",
-    "InvalidPredictions": "runners._types",
-    "MissingData": "submissions.errors",
-    "MissingExtra": "runners.extras",
-    "RejectedPredictions": "submissions.errors",
-    "ScoringFailed": "submissions.errors",
-    "SpecError": "dsl.errors",
-    "SubmissionRefused": "submissions.errors",
+    "GoldDataError": "procbench.runners._types",
+    "InvalidPredictions": "procbench.runners._types",
+    "MissingData": "procbench.submissions.errors",
+    "MissingExtra": "procbench.runners.extras",
+    "RejectedPredictions": "procbench.submissions.errors",
+    "ScoringFailed": "procbench.submissions.errors",
+    "SpecError": "procbench.dsl.errors",
+    "SubmissionRefused": "procbench.submissions.errors",
 }
 
 __all__ = [  # every name of _HOMES (tests/test_api.py checks)
-    "CompareError", "Comparison", "Coverage", "DataRefused", "FetchError", "FetchResult", "GoldDataError", "InvalidPredictions", "MissingData",
-    "MissingExtra", "RejectedPredictions", "ScoreResult", "ScoringFailed", "SpecCheck", "SpecError", "SubmissionRefused", "SubmitResult",
-    "all_spec_paths", "check", "compare", "fetch", "load_task", "score", "spec_path", "submit",
+    "CompareError",
+    "Comparison",
+    "Coverage",
+    "DataRefused",
+    "FetchError",
+    "FetchResult",
+    "GoldDataError",
+    "InvalidPredictions",
+    "MissingData",
+    "MissingExtra",
+    "RejectedPredictions",
+    "ScoreResult",
+    "ScoringFailed",
+    "SpecCheck",
+    "SpecError",
+    "SubmissionRefused",
+    "SubmitResult",
+    "all_spec_paths",
+    "check",
+    "compare",
+    "fetch",
+    "load_task",
+    "score",
+    "spec_path",
+    "submit",
 ]
 __version__ = "0.1.0"
 

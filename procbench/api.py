@@ -51,16 +51,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from dsl import SpecError
-from dsl.tasks import all_spec_paths, load_task, spec_path  # re-exported: the API names them
-from runners.paths import DEFAULT_DB, SAMPLE_DATA_ROOT, SPECS_DIR, resolve_data_root
+from procbench.dsl import SpecError
+from procbench.dsl.tasks import (
+    all_spec_paths,
+    load_task,
+    spec_path,
+)  # re-exported: the API names them
+from procbench.runners.paths import DEFAULT_DB, SAMPLE_DATA_ROOT, SPECS_DIR, resolve_data_root
 
-if TYPE_CHECKING:  # the checker and compiler (Lark, the registry, NumPy) are imported when a spec is loaded
-    from dsl.model import TaskSpec
+if (
+    TYPE_CHECKING
+):  # the checker and compiler (Lark, the registry, NumPy) are imported when a spec is loaded
+    from procbench.dsl.model import TaskSpec
     from procbench.data import FetchResult
     from procbench.results import ScoreResult, SubmitResult
-    from runners.runner import TaskRunner
-    from submissions.provenance import DataProvenance
+    from procbench.runners.runner import TaskRunner
+    from procbench.submissions.provenance import DataProvenance
 
 # What ``score`` and ``submit`` take as predictions: a file, records (one mapping per line of the file they
 # stand for) or a data frame (polars or pandas: one row per record).
@@ -74,14 +80,22 @@ def _records(predictions: Any) -> Iterator[Any]:
     """The records of a polars/pandas data frame (its rows as dicts, columns in order), or of an iterable of records."""
     package = type(predictions).__module__.split(".")[0]
     if package == "polars":
-        frame = predictions.collect() if hasattr(predictions, "collect") and not hasattr(predictions, "iter_rows") else predictions
+        frame = (
+            predictions.collect()
+            if hasattr(predictions, "collect") and not hasattr(predictions, "iter_rows")
+            else predictions
+        )
         yield from frame.iter_rows(named=True)
-    elif package == "pandas" and hasattr(predictions, "to_dict") and hasattr(predictions, "columns"):
+    elif (
+        package == "pandas" and hasattr(predictions, "to_dict") and hasattr(predictions, "columns")
+    ):
         import polars as pl  # through Arrow: NumPy scalars and nulls become JSON's ints, floats and nulls
 
         yield from pl.from_pandas(predictions).iter_rows(named=True)
     elif isinstance(predictions, (str, bytes, Mapping)):
-        raise TypeError(f"predictions must be a file path, an iterable of records (dicts) or a data frame, not a single {type(predictions).__name__}")
+        raise TypeError(
+            f"predictions must be a file path, an iterable of records (dicts) or a data frame, not a single {type(predictions).__name__}"
+        )
     else:
         yield from predictions
 
@@ -91,10 +105,14 @@ def _line(record: Any, fmt: str, number: int) -> str:
     if fmt in ("csv", "tsv"):
         values = list(record.values()) if isinstance(record, Mapping) else list(record)
         buffer = io.StringIO()
-        csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n").writerow(["" if v is None else v for v in values])
+        csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n").writerow(
+            ["" if v is None else v for v in values]
+        )
         return buffer.getvalue()
     if not isinstance(record, Mapping):
-        raise TypeError(f"record {number}: a {fmt} prediction file's records are dicts (one JSON object per line), not {type(record).__name__}")
+        raise TypeError(
+            f"record {number}: a {fmt} prediction file's records are dicts (one JSON object per line), not {type(record).__name__}"
+        )
     try:
         return json.dumps(dict(record), ensure_ascii=False, allow_nan=False, default=_plain) + "\n"
     except (TypeError, ValueError) as exc:
@@ -122,8 +140,10 @@ def prediction_file(spec: TaskSpec, predictions: Predictions) -> Iterator[Path]:
         yield Path(predictions)
         return
     fmt = spec.predictions.format
-    suffix = SUFFIXES.get(fmt) or (spec.predictions.extensions[0] if spec.predictions.extensions else ".jsonl")
-    from runners._types import InvalidPredictions
+    suffix = SUFFIXES.get(fmt) or (
+        spec.predictions.extensions[0] if spec.predictions.extensions else ".jsonl"
+    )
+    from procbench.runners._types import InvalidPredictions
 
     with tempfile.TemporaryDirectory(prefix="procbench-records-") as folder:
         path = Path(folder) / f"predictions{suffix}"
@@ -132,7 +152,9 @@ def prediction_file(spec: TaskSpec, predictions: Predictions) -> Iterator[Path]:
                 handle.write(_line(record, fmt, number))
         try:
             yield path
-        except InvalidPredictions as exc:  # the problems by record number, not by a temporary file's line
+        except (
+            InvalidPredictions
+        ) as exc:  # the problems by record number, not by a temporary file's line
             if exc.source in (str(path), path.name):
                 exc.source = RECORDS_SOURCE
                 exc.args = (exc.render(), *exc.args[1:])
@@ -141,7 +163,7 @@ def prediction_file(spec: TaskSpec, predictions: Predictions) -> Iterator[Path]:
 
 def provenance(spec: TaskSpec, runner: TaskRunner, root: Path, split: str) -> DataProvenance:
     """What the gold of ``split`` under ``root`` is, as the store records it (``submissions.provenance``)."""
-    from submissions.provenance import of
+    from procbench.submissions.provenance import of
 
     gold, _ = runner.gold(root, split)
     return of(spec, split, root, gold_items=len(gold.items), scorer_digest=runner.spec_digest)
@@ -149,7 +171,7 @@ def provenance(spec: TaskSpec, runner: TaskRunner, root: Path, split: str) -> Da
 
 def reported_file_paths() -> list[Path]:
     """The files of paper rows beside the specs (``reported = file("task.reported")``): spec syntax, not tasks."""
-    from dsl.checker import REPORTED_SUFFIX
+    from procbench.dsl.checker import REPORTED_SUFFIX
 
     return sorted(SPECS_DIR.glob(f"*{REPORTED_SUFFIX}"))
 
@@ -181,31 +203,46 @@ def score(
     from procbench.partial import prediction_ids, restrict
     from procbench.results import ScoreResult, int_ids, class_labels
 
-    from dsl.datacheck import refuse_unfit_data
+    from procbench.dsl.datacheck import refuse_unfit_data
 
     from procbench.partial import Coverage
 
     spec, runner = load_task(task)
     root = resolve_data_root(data_dir)
     coverage = None
-    refuse_unfit_data(spec, runner, root, split)  # what check --data refuses about this split, in its words (DataRefused)
+    refuse_unfit_data(
+        spec, runner, root, split
+    )  # what check --data refuses about this split, in its words (DataRefused)
     try:
         with prediction_file(spec, predictions) as path:
             if partial:
                 gold, fingerprint = runner.gold(root, split)
                 gold, coverage = restrict(gold, prediction_ids(path))
                 records, notes = runner.validate(path, gold)
-                evaluation = runner.evaluate_records(gold, fingerprint, split, records, notes, metadata)
+                evaluation = runner.evaluate_records(
+                    gold, fingerprint, split, records, notes, metadata
+                )
                 note = f"partial run: {coverage.scored} of {coverage.total} items scored ({coverage.fraction:.1%}); not comparable with full runs"
                 evaluation.warnings.insert(0, note)
             else:
                 evaluation = runner.evaluate(root, split, path, metadata)
-                coverage = Coverage(evaluation.n_items, evaluation.n_items)  # every item of the split scored (``answered``: with a record)
+                coverage = Coverage(
+                    evaluation.n_items, evaluation.n_items
+                )  # every item of the split scored (``answered``: with a record)
     except ValueError:
-        refuse_unfit_data(spec, runner, root, split, force=True)  # scoring stopped on the gold (a value outside a class set): say it as check --data does
+        refuse_unfit_data(
+            spec, runner, root, split, force=True
+        )  # scoring stopped on the gold (a value outside a class set): say it as check --data does
         raise
     known = provenance(spec, runner, root, split)
-    return ScoreResult(evaluation, partial=partial, coverage=coverage, int_ids=int_ids(spec), classes=class_labels(spec), provenance=known)
+    return ScoreResult(
+        evaluation,
+        partial=partial,
+        coverage=coverage,
+        int_ids=int_ids(spec),
+        classes=class_labels(spec),
+        provenance=known,
+    )
 
 
 def submit(
@@ -231,7 +268,7 @@ def submit(
     are never submitted: score them with ``score(..., partial=True)``.
     """
     from procbench.results import ScoreResult, SubmitResult, class_labels, int_ids
-    from submissions.intake import submit as do_submit
+    from procbench.submissions.intake import submit as do_submit
 
     from procbench.partial import Coverage
 
@@ -252,8 +289,21 @@ def submit(
     evaluation = outcome.evaluation
     known = provenance(spec, runner, root, split)
     coverage = Coverage(evaluation.n_items, evaluation.n_items)
-    scored = ScoreResult(evaluation, coverage=coverage, int_ids=int_ids(spec), classes=class_labels(spec), provenance=known)
-    return SubmitResult(outcome.submission_id, outcome.created, scored, outcome.team, outcome.receipt, tuple(outcome.warnings))
+    scored = ScoreResult(
+        evaluation,
+        coverage=coverage,
+        int_ids=int_ids(spec),
+        classes=class_labels(spec),
+        provenance=known,
+    )
+    return SubmitResult(
+        outcome.submission_id,
+        outcome.created,
+        scored,
+        outcome.team,
+        outcome.receipt,
+        tuple(outcome.warnings),
+    )
 
 
 def fetch(
@@ -277,9 +327,17 @@ def fetch(
 
     items = data.plan(target, split=split)
     root = Path(to).expanduser().resolve() if to else data.default_fetch_root()
-    report = data.fetch_all(items, root, cache_dir=Path(cache_dir) if cache_dir else None, mirror=mirror, show_progress=show_progress)
+    report = data.fetch_all(
+        items,
+        root,
+        cache_dir=Path(cache_dir) if cache_dir else None,
+        mirror=mirror,
+        show_progress=show_progress,
+    )
     if not report.ok:
-        raise data.FetchError("\n".join(f"{item.spec.path}: {error}" for item, error in report.failures))
+        raise data.FetchError(
+            "\n".join(f"{item.spec.path}: {error}" for item, error in report.failures)
+        )
     return list(report.results)
 
 
@@ -298,34 +356,59 @@ class SpecCheck:
         return not self.errors
 
 
-def check(specs: str | Path | Sequence[str | Path] | None = None, *, data: bool = False, data_dir: str | Path | None = None) -> list[SpecCheck]:
+def check(
+    specs: str | Path | Sequence[str | Path] | None = None,
+    *,
+    data: bool = False,
+    data_dir: str | Path | None = None,
+) -> list[SpecCheck]:
     """Check specs (default: every spec in ``specs/``) as ``procbench check [--data]`` does; never raises for spec errors.
 
     ``data=True`` also checks fields and slices against the data where it is present.
     """
-    from dsl.cache import checked_spec
-    from dsl.compiler import compile_spec
+    from procbench.dsl.cache import checked_spec
+    from procbench.dsl.compiler import compile_spec
 
-    paths = [spec_path(s) for s in ([specs] if isinstance(specs, (str, Path)) else specs)] if specs else all_spec_paths()
+    paths = (
+        [spec_path(s) for s in ([specs] if isinstance(specs, (str, Path)) else specs)]
+        if specs
+        else all_spec_paths()
+    )
     out = []
     for path in paths:
         try:
             result = checked_spec(path, search=[path.parent])
         except SpecError as exc:
-            out.append(SpecCheck(path, None, errors=tuple(d.render(exc.source) for d in exc.diagnostics)))
+            out.append(
+                SpecCheck(path, None, errors=tuple(d.render(exc.source) for d in exc.diagnostics))
+            )
             continue
         warnings = [w.render(result.source) for w in result.warnings]
         errors: list[str] = []
         checked: list[str] = []
         if data:
-            from dsl.datacheck import check_against_data
+            from procbench.dsl.datacheck import check_against_data
 
             root = resolve_data_root(data_dir)
-            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT)
+            diagnostics, checked = check_against_data(
+                result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT
+            )
             errors += [d.render(result.source) for d in diagnostics if d.severity == "error"]
             warnings += [d.render(result.source) for d in diagnostics if d.severity != "error"]
-        out.append(SpecCheck(path, result.spec.name, tuple(errors), tuple(warnings), tuple(checked)))
+        out.append(
+            SpecCheck(path, result.spec.name, tuple(errors), tuple(warnings), tuple(checked))
+        )
     return out
 
 
-__all__ = ["SpecCheck", "SpecError", "all_spec_paths", "check", "fetch", "load_task", "score", "spec_path", "submit"]
+__all__ = [
+    "SpecCheck",
+    "SpecError",
+    "all_spec_paths",
+    "check",
+    "fetch",
+    "load_task",
+    "score",
+    "spec_path",
+    "submit",
+]

@@ -15,7 +15,15 @@ import typer
 # store are imported by the commands that use them, so `procbench --help` does not pay for them.
 from procbench import console_commands
 from procbench.cli_options import DbOption
-from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_FINDINGS, EXIT_INVALID_PREDICTIONS, EXIT_NOT_COMPARABLE, EXIT_REFUSED, EXIT_SPEC_ERROR, EXIT_USAGE
+from procbench.exit_codes import (
+    EXIT_DATA_MISSING,
+    EXIT_FINDINGS,
+    EXIT_INVALID_PREDICTIONS,
+    EXIT_NOT_COMPARABLE,
+    EXIT_REFUSED,
+    EXIT_SPEC_ERROR,
+    EXIT_USAGE,
+)
 from procbench.paths import DEFAULT_DB
 
 __all__ = ["EXIT_DATA_MISSING", "EXIT_INVALID_PREDICTIONS", "EXIT_SPEC_ERROR", "app"]
@@ -42,7 +50,10 @@ class _App(typer.Typer):
 
 # Help and usage errors in plain text (rich_markup_mode=None): Rich's import costs more than the rest of `--help`.
 app = _App(
-    add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Declarative evaluation and leaderboard for procedural-text benchmarks."
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Declarative evaluation and leaderboard for procedural-text benchmarks.",
 )
 
 
@@ -60,10 +71,26 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="more log lines on stderr (-v: each step, -vv: debug)")] = 0,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="only warnings and errors on stderr (no progress lines)")] = False,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="more log lines on stderr (-v: each step, -vv: debug)",
+        ),
+    ] = 0,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="only warnings and errors on stderr (no progress lines)"
+        ),
+    ] = False,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="print procbench's version and exit")
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="print procbench's version and exit"
+        ),
     ] = False,
 ) -> None:
     """Declarative evaluation and leaderboard for procedural-text benchmarks (exit statuses: docs/submissions.md, "Exit codes")."""
@@ -95,17 +122,33 @@ def _load(spec: str) -> Any:
 
 # --components DIR on the commands that load specs: the operator allows the component modules in DIR (docs/submissions.md)
 ComponentsOption = Annotated[
-    Optional[list[Path]], typer.Option("--components", help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS")
+    Optional[list[Path]],
+    typer.Option(
+        "--components",
+        help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS",
+    ),
 ]
 
 
 @app.command()
 def check(
-    specs: Annotated[Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/)")] = None,
-    data: Annotated[bool, typer.Option("--data", help="also check fields and slices against the data, where present")] = False,
+    specs: Annotated[
+        Optional[list[str]],
+        typer.Argument(help="spec files or task names (default: every spec in specs/)"),
+    ] = None,
+    data: Annotated[
+        bool,
+        typer.Option("--data", help="also check fields and slices against the data, where present"),
+    ] = False,
     data_dir: Annotated[Optional[Path], typer.Option(help="data root for --data")] = None,
     components: ComponentsOption = None,
-    ship: Annotated[bool, typer.Option("--ship", help="also list what a task must have before it ships (lock, samples, baseline)")] = False,
+    ship: Annotated[
+        bool,
+        typer.Option(
+            "--ship",
+            help="also list what a task must have before it ships (lock, samples, baseline)",
+        ),
+    ] = False,
 ) -> None:
     """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error (--ship: 1 when a requirement is missing)."""
     with _as_typer():
@@ -115,15 +158,20 @@ def check(
 @app.command()
 def fmt(
     specs: Annotated[
-        Optional[list[str]], typer.Argument(help="spec files or task names (default: every spec in specs/ and the reported files beside them)")
+        Optional[list[str]],
+        typer.Argument(
+            help="spec files or task names (default: every spec in specs/ and the reported files beside them)"
+        ),
     ] = None,
-    check_only: Annotated[bool, typer.Option("--check", help="only report files that are not canonical")] = False,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="only report files that are not canonical")
+    ] = False,
 ) -> None:
     """Rewrite specs in canonical form (parse → print → parse is the identity; comments stay where they are)."""
-    from dsl.comments import in_order
-    from dsl.errors import SpecError
-    from dsl.parser import parse, parse_file
-    from dsl.printer import format_file
+    from procbench.dsl.comments import in_order
+    from procbench.dsl.errors import SpecError
+    from procbench.dsl.parser import parse, parse_file
+    from procbench.dsl.printer import format_file
     from procbench.api import all_spec_paths, reported_file_paths, spec_path
 
     paths = [spec_path(s) for s in specs] if specs else [*all_spec_paths(), *reported_file_paths()]
@@ -139,7 +187,10 @@ def fmt(
         if canonical == tree.source:
             continue
         again = parse(canonical, str(path))
-        if not in_order(tree) == in_order(again) == list(tree.comments) or format_file(again) != canonical:
+        if (
+            not in_order(tree) == in_order(again) == list(tree.comments)
+            or format_file(again) != canonical
+        ):
             # a safety net: never rewrite a file when the printer would lose, reorder or keep moving its comments
             _err(
                 f"{path}: error: fmt cannot keep this file's comments in place; the file is left as it is\n  hint: this is a bug in procbench fmt; please "
@@ -160,15 +211,22 @@ def fmt(
 @app.command("compile")
 def compile_(
     spec: str,
-    explain_plan: Annotated[bool, typer.Option("--explain", help="print the runner's plan stage by stage")] = False,
-    out_dir: Annotated[Path, typer.Option(help="folder to write <task>.predictions.schema.json into (created if absent)")] = Path("."),
+    explain_plan: Annotated[
+        bool, typer.Option("--explain", help="print the runner's plan stage by stage")
+    ] = False,
+    out_dir: Annotated[
+        Path,
+        typer.Option(
+            help="folder to write <task>.predictions.schema.json into (created if absent)"
+        ),
+    ] = Path("."),
     components: ComponentsOption = None,
 ) -> None:
     """Compile a spec: write its prediction-file JSON Schema into --out-dir (default: the current directory); --explain prints the plan."""
     console_commands.allow_components(components)
     task, _ = _load(spec)
-    from dsl import explain
-    from submissions.schema import prediction_schema
+    from procbench.dsl import explain
+    from procbench.submissions.schema import prediction_schema
 
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{task.name}.predictions.schema.json"
@@ -183,17 +241,30 @@ def score(
     spec: str,
     split: Annotated[str, typer.Option(help="split to score against")],
     predictions: Annotated[Path, typer.Option(help="prediction file")],
-    data_dir: Annotated[Optional[Path], typer.Option(help="data root (default: PROCBENCH_DATA, then ../shared/data, then the bundled samples)")] = None,
+    data_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="data root (default: PROCBENCH_DATA, then ../shared/data, then the bundled samples)"
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
-    metadata: Annotated[Optional[list[str]], typer.Option(help="submission metadata key=value (e.g. cot=true)")] = None,
+    metadata: Annotated[
+        Optional[list[str]], typer.Option(help="submission metadata key=value (e.g. cot=true)")
+    ] = None,
     partial: Annotated[
-        bool, typer.Option("--partial", help="score only the items the file names (a --limit run); reports coverage, never a board result")
+        bool,
+        typer.Option(
+            "--partial",
+            help="score only the items the file names (a --limit run); reports coverage, never a board result",
+        ),
     ] = False,
     components: ComponentsOption = None,
 ) -> None:
     """Score a prediction file and print the metrics (and slices)."""
     with _as_typer():
-        console_commands.score(spec, split, predictions, data_dir, as_json, metadata, partial, components)
+        console_commands.score(
+            spec, split, predictions, data_dir, as_json, metadata, partial, components
+        )
 
 
 # `procbench submit` (with teams, tokens and the model card) lives in procbench/cli_admin.py.
@@ -203,7 +274,12 @@ def score(
 def demo(
     db: Annotated[Path, typer.Option()] = Path("var/demo.duckdb"),
     fresh: Annotated[bool, typer.Option(help="delete the database first")] = True,
-    neural: Annotated[bool, typer.Option(help="run the neural baselines whose model is installed (their files are reused while unchanged)")] = True,
+    neural: Annotated[
+        bool,
+        typer.Option(
+            help="run the neural baselines whose model is installed (their files are reused while unchanged)"
+        ),
+    ] = True,
 ) -> None:
     """Build the board: from the real data when the data root has it (PROCBENCH_DATA or ../shared/data), else the bundled samples."""
     from procbench.demo import build_board
@@ -214,7 +290,9 @@ def demo(
         for suffix in ("", ".wal", ".lock", ".gated"):
             Path(str(db) + suffix).unlink(missing_ok=True)
         shutil.rmtree(Path(str(db) + ".raw"), ignore_errors=True)
-        shutil.rmtree(Path(str(db) + ".inputs"), ignore_errors=True)  # the prediction files build_board writes
+        shutil.rmtree(
+            Path(str(db) + ".inputs"), ignore_errors=True
+        )  # the prediction files build_board writes
     n = build_board(db, heavy=neural)
     typer.echo(f"demo database {db}: {n} submissions")
 
@@ -224,11 +302,17 @@ def leaderboard(
     db: DbOption = DEFAULT_DB,
     port: Annotated[int, typer.Option(min=1, max=65535, help="the port to listen on")] = 8501,
     address: Annotated[
-        str, typer.Option(help="the interface to listen on; 0.0.0.0 serves other machines too (and their users the Upload page)")
+        str,
+        typer.Option(
+            help="the interface to listen on; 0.0.0.0 serves other machines too (and their users the Upload page)"
+        ),
     ] = "127.0.0.1",
     headless: Annotated[bool, typer.Option(help="do not open a browser")] = True,
     run_baselines: Annotated[
-        bool, typer.Option(help="once the site answers, run the baselines that need a model into the store (their boards say 'computing' meanwhile)")
+        bool,
+        typer.Option(
+            help="once the site answers, run the baselines that need a model into the store (their boards say 'computing' meanwhile)"
+        ),
     ] = False,
 ) -> None:
     """Serve the Streamlit leaderboard over a procbench database."""
@@ -240,21 +324,37 @@ def leaderboard(
     if not db.exists():
         _err(f"error: no database at {db} (build one with `procbench demo` or `procbench submit`)")
         raise typer.Exit(EXIT_DATA_MISSING)
-    raise typer.Exit(serve_board(db, port=port, address=address, headless=headless, run_baselines=run_baselines))
+    raise typer.Exit(
+        serve_board(db, port=port, address=address, headless=headless, run_baselines=run_baselines)
+    )
 
 
 # `procbench compare`: an unknown metric or slice is a bad option value; an unknown submission refused as `admin items` refuses it
-EXIT_COMPARE = {"metric": EXIT_USAGE, "slice": EXIT_USAGE, "unknown": EXIT_REFUSED, "board": EXIT_NOT_COMPARABLE, "different": EXIT_NOT_COMPARABLE}
+EXIT_COMPARE = {
+    "metric": EXIT_USAGE,
+    "slice": EXIT_USAGE,
+    "unknown": EXIT_REFUSED,
+    "board": EXIT_NOT_COMPARABLE,
+    "different": EXIT_NOT_COMPARABLE,
+}
 
 
 @app.command()
 def compare(
     a: Annotated[str, typer.Argument(help="submission id of A")],
     b: Annotated[str, typer.Argument(help="submission id of B")],
-    metric: Annotated[Optional[str], typer.Option(help="metric to compare (default: the task's primary metric)")] = None,
-    slice_: Annotated[Optional[str], typer.Option("--slice", help="one slice value, DIM=VALUE (default: the whole split)")] = None,
+    metric: Annotated[
+        Optional[str], typer.Option(help="metric to compare (default: the task's primary metric)")
+    ] = None,
+    slice_: Annotated[
+        Optional[str],
+        typer.Option("--slice", help="one slice value, DIM=VALUE (default: the whole split)"),
+    ] = None,
     db: DbOption = DEFAULT_DB,
-    permutation: Annotated[bool, typer.Option(help="also run the approximate randomisation test (1000 re-aggregations)")] = True,
+    permutation: Annotated[
+        bool,
+        typer.Option(help="also run the approximate randomisation test (1000 re-aggregations)"),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """A − B as the site's Compare page computes it: paired bootstrap interval and p-value, approximate randomisation p, the verdict
@@ -263,12 +363,14 @@ def compare(
     from procbench.comparison import compare as compare_submissions
 
     try:
-        result = compare_submissions(a, b, metric=metric, slice=slice_, db=db, permutation=permutation)
+        result = compare_submissions(
+            a, b, metric=metric, slice=slice_, db=db, permutation=permutation
+        )
     except FileNotFoundError as exc:
         _err(f"error: {exc} (build one with `procbench demo` or `procbench submit`)")
         raise typer.Exit(EXIT_DATA_MISSING) from None
     except CompareError as exc:
-        from submissions.display import for_terminal
+        from procbench.submissions.display import for_terminal
 
         _err(f"error: {for_terminal(str(exc))}")
         raise typer.Exit(EXIT_COMPARE[exc.kind]) from None

@@ -17,14 +17,19 @@ from typing import Annotated, Any, Optional
 import typer
 
 from procbench.cli_options import DbOption
-from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_FAILED, EXIT_FINDINGS, EXIT_REFUSED, EXIT_SPEC_ERROR
+from procbench.exit_codes import (
+    EXIT_DATA_MISSING,
+    EXIT_FAILED,
+    EXIT_FINDINGS,
+    EXIT_REFUSED,
+    EXIT_SPEC_ERROR,
+)
 from procbench.paths import DEFAULT_DB
-
 
 
 def _say(text: str, *, err: bool = False) -> None:
     """Print a line that may hold stored text (names, reasons): escaped for the terminal (issue #17)."""
-    from submissions.display import for_terminal
+    from procbench.submissions.display import for_terminal
 
     typer.echo(for_terminal(text, newlines=True), err=err)
 
@@ -45,11 +50,20 @@ def submit(
     split: Annotated[str, typer.Option()],
     predictions: Annotated[Path, typer.Option(help="prediction file (plain, or gzip-compressed)")],
     model: Annotated[str, typer.Option(help="model name shown on the board")],
-    team: Annotated[Optional[str], typer.Option(help="team (default: the token's team, else 'anonymous')")] = None,
-    token: Annotated[Optional[str], typer.Option(envvar="PROCBENCH_TOKEN", help="the team's token (required once the team has one)")] = None,
+    team: Annotated[
+        Optional[str], typer.Option(help="team (default: the token's team, else 'anonymous')")
+    ] = None,
+    token: Annotated[
+        Optional[str],
+        typer.Option(
+            envvar="PROCBENCH_TOKEN", help="the team's token (required once the team has one)"
+        ),
+    ] = None,
     db: DbOption = DEFAULT_DB,
     data_dir: Annotated[Optional[Path], typer.Option()] = None,
-    metadata: Annotated[Optional[list[str]], typer.Option(help="key=value read by some scorers, e.g. cot=true")] = None,
+    metadata: Annotated[
+        Optional[list[str]], typer.Option(help="key=value read by some scorers, e.g. cot=true")
+    ] = None,
     size_class: Annotated[
         str,
         typer.Option(
@@ -62,21 +76,53 @@ def submit(
     paper_url: Annotated[str, typer.Option(help="http(s) link to the paper")] = "",
     code_url: Annotated[str, typer.Option(help="http(s) link to the code")] = "",
     description: Annotated[str, typer.Option(help="free text shown with the submission")] = "",
-    contamination: Annotated[str, typer.Option(help="known exposure to this benchmark's data: unknown | none | suspected | confirmed")] = "unknown",
-    contamination_source: Annotated[str, typer.Option(help="where that exposure is stated (a link or a citation)")] = "",
-    run_by: Annotated[str, typer.Option(help="who ran the model: submitter | operator (the board's own run)")] = "submitter",
+    contamination: Annotated[
+        str,
+        typer.Option(
+            help="known exposure to this benchmark's data: unknown | none | suspected | confirmed"
+        ),
+    ] = "unknown",
+    contamination_source: Annotated[
+        str, typer.Option(help="where that exposure is stated (a link or a citation)")
+    ] = "",
+    run_by: Annotated[
+        str, typer.Option(help="who ran the model: submitter | operator (the board's own run)")
+    ] = "submitter",
     components: Annotated[
-        Optional[list[Path]], typer.Option("--components", help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS")
+        Optional[list[Path]],
+        typer.Option(
+            "--components",
+            help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS",
+        ),
     ] = None,
 ) -> None:
     """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
-    from procbench import console_commands  # the command itself, without typer: the console runs it lean (issue #31)
+    from procbench import (
+        console_commands,
+    )  # the command itself, without typer: the console runs it lean (issue #31)
     from procbench.cli import _as_typer
 
     with _as_typer():
         console_commands.submit(
-            spec, split, predictions, model, team, token, db, data_dir, metadata, size_class, weights, method, paper_url, code_url, description,
-            contamination, contamination_source, run_by, components,
+            spec,
+            split,
+            predictions,
+            model,
+            team,
+            token,
+            db,
+            data_dir,
+            metadata,
+            size_class,
+            weights,
+            method,
+            paper_url,
+            code_url,
+            description,
+            contamination,
+            contamination_source,
+            run_by,
+            components,
         )
 
 
@@ -89,21 +135,27 @@ def _replace_command(app: typer.Typer, name: str, callback) -> None:
 
 # -- teams -------------------------------------------------------------------------------------------
 
-team_app = typer.Typer(no_args_is_help=True, help="Teams and their tokens (only token hashes are stored).")
+team_app = typer.Typer(
+    no_args_is_help=True, help="Teams and their tokens (only token hashes are stored)."
+)
 
 
 def _expiry(days: Optional[float]):
-    from submissions.store import now
+    from procbench.submissions.store import now
 
     return now() + timedelta(days=days) if days is not None else None
 
 
 @team_app.command("create")
 def team_create(
-    name: str, db: DbOption = DEFAULT_DB, expires_days: Annotated[Optional[float], typer.Option(help="the token expires after this many days")] = None
+    name: str,
+    db: DbOption = DEFAULT_DB,
+    expires_days: Annotated[
+        Optional[float], typer.Option(help="the token expires after this many days")
+    ] = None,
 ) -> None:
     """Create a team and print its token (shown once; keep it secret)."""
-    from submissions import auth, store
+    from procbench.submissions import auth, store
 
     try:
         auth.check_new_team(name)  # before opening the store: a refused name must not create one
@@ -123,11 +175,17 @@ def team_token(
     revoke_old: Annotated[bool, typer.Option(help="revoke the team's other tokens")] = False,
 ) -> None:
     """Issue a new token for a team (printed once)."""
-    from submissions import auth, store
+    from procbench.submissions import auth, store
 
     try:
         with store.writer(db, create=False) as con, store.transaction(con):
-            token = auth.issue_token(con, name, now=store.now(), expires_at=_expiry(expires_days), revoke_others=revoke_old)
+            token = auth.issue_token(
+                con,
+                name,
+                now=store.now(),
+                expires_at=_expiry(expires_days),
+                revoke_others=revoke_old,
+            )
     except (ValueError, FileNotFoundError) as exc:
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_REFUSED) from None
@@ -137,7 +195,7 @@ def team_token(
 @team_app.command("revoke")
 def team_revoke(name: str, db: DbOption = DEFAULT_DB) -> None:
     """Revoke every token of a team (it then cannot submit until it gets a new one)."""
-    from submissions import auth, store
+    from procbench.submissions import auth, store
 
     try:
         with store.writer(db, create=False) as con, store.transaction(con):
@@ -151,37 +209,50 @@ def team_revoke(name: str, db: DbOption = DEFAULT_DB) -> None:
 @team_app.command("list")
 def team_list(db: DbOption = DEFAULT_DB) -> None:
     """Teams, their live tokens and the latest expiry."""
-    from submissions import auth, store
+    from procbench.submissions import auth, store
 
     try:
         with store.reader(db) as con:
             rows = auth.list_teams(con, now=store.now())
-    except FileNotFoundError as exc:  # a mistyped --db: a message, as the other team commands give (docs/submissions.md)
+    except (
+        FileNotFoundError
+    ) as exc:  # a mistyped --db: a message, as the other team commands give (docs/submissions.md)
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_REFUSED) from None
     for team, live, expires in rows:
-        _say(f"{team:<24} {live} live token{'s' if live != 1 else ''}" + (f", latest expiry {expires:%Y-%m-%d %H:%M} UTC" if expires else ""))
+        _say(
+            f"{team:<24} {live} live token{'s' if live != 1 else ''}"
+            + (f", latest expiry {expires:%Y-%m-%d %H:%M} UTC" if expires else "")
+        )
 
 
 # -- admin -------------------------------------------------------------------------------------------
 
-admin_app = typer.Typer(no_args_is_help=True, help="Quotas, hiding and deleting submissions, receipts, consistency.")
+admin_app = typer.Typer(
+    no_args_is_help=True, help="Quotas, hiding and deleting submissions, receipts, consistency."
+)
 
 
 @admin_app.command("quota")
 def admin_quota(
     task: str,
     db: DbOption = DEFAULT_DB,
-    per_day: Annotated[Optional[int], typer.Option(help="scored submissions per team in any 24 hours")] = None,
-    max_attempts: Annotated[Optional[int], typer.Option(help="hard cap on attempts per team (scored + failed)")] = None,
+    per_day: Annotated[
+        Optional[int], typer.Option(help="scored submissions per team in any 24 hours")
+    ] = None,
+    max_attempts: Annotated[
+        Optional[int], typer.Option(help="hard cap on attempts per team (scored + failed)")
+    ] = None,
     split: Annotated[str, typer.Option(help="one split (default: every split of the task)")] = "",
     clear: Annotated[bool, typer.Option(help="remove the quota")] = False,
 ) -> None:
     """Set (or --clear) a task's quota, counted per team and split."""
-    from submissions import quotas, store
+    from procbench.submissions import quotas, store
 
     try:
-        quotas.check_limits(per_day=per_day, max_attempts=max_attempts)  # before opening the store: a refusal must not create one
+        quotas.check_limits(
+            per_day=per_day, max_attempts=max_attempts
+        )  # before opening the store: a refusal must not create one
     except ValueError as exc:
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_REFUSED) from None
@@ -191,7 +262,9 @@ def admin_quota(
             typer.echo(f"quota of {task}{' / ' + split if split else ''} cleared")
             return
         try:
-            quotas.set_quota(con, task, split=split, per_day=per_day, max_attempts=max_attempts, now=store.now())
+            quotas.set_quota(
+                con, task, split=split, per_day=per_day, max_attempts=max_attempts, now=store.now()
+            )
         except ValueError as exc:
             _err(f"error: {exc}")
             raise typer.Exit(EXIT_REFUSED) from None
@@ -204,7 +277,7 @@ def admin_quota(
 @admin_app.command("quotas")
 def admin_quotas(db: DbOption = DEFAULT_DB) -> None:
     """List the quotas."""
-    from submissions import quotas, store
+    from procbench.submissions import quotas, store
 
     with store.reader(db) as con:
         for q in quotas.list_quotas(con):
@@ -216,18 +289,22 @@ def admin_quotas(db: DbOption = DEFAULT_DB) -> None:
 
 def _action(action: str):
     def command(
-        submission: Annotated[str, typer.Argument(help="submission id (or a unique prefix of 6+ characters)")],
+        submission: Annotated[
+            str, typer.Argument(help="submission id (or a unique prefix of 6+ characters)")
+        ],
         reason: Annotated[str, typer.Option(help="why (kept in the history)")] = "",
         db: DbOption = DEFAULT_DB,
     ) -> None:
-        from submissions.admin import apply
+        from procbench.submissions.admin import apply
 
         try:
             result = apply(db, submission, action, reason=reason, actor=_actor())
         except (LookupError, FileNotFoundError) as exc:
             _err(f"error: {exc}")
             raise typer.Exit(EXIT_REFUSED) from None
-        typer.echo(f"{action}: submission {result.origin_id} ({result.rows} row{'s' if result.rows != 1 else ''} incl. re-scored copies)")
+        typer.echo(
+            f"{action}: submission {result.origin_id} ({result.rows} row{'s' if result.rows != 1 else ''} incl. re-scored copies)"
+        )
 
     command.__doc__ = {
         "hide": "Hide a submission from the board (kept, with history).",
@@ -245,11 +322,24 @@ for _name in ("hide", "unhide", "delete", "restore"):
 @admin_app.command("check")
 def admin_check(
     db: DbOption = DEFAULT_DB,
-    fix: Annotated[bool, typer.Option("--fix", help="remove orphan raw files (failed stores) and staging leftovers (killed intakes)")] = False,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="remove orphan raw files (failed stores) and staging leftovers (killed intakes)",
+        ),
+    ] = False,
 ) -> None:
     """Check the store for half-written submissions, missing raw files, orphan raw files and staging leftovers (exit 1 if any)."""
-    from submissions.admin import check_boards, check_consistency, collect_orphans, collect_staging, orphan_blobs, staging_leftovers
-    from submissions.blobs import blob_root
+    from procbench.submissions.admin import (
+        check_boards,
+        check_consistency,
+        collect_orphans,
+        collect_staging,
+        orphan_blobs,
+        staging_leftovers,
+    )
+    from procbench.submissions.blobs import blob_root
 
     if not db.exists():
         _err(f"error: no procbench database at {db}")
@@ -267,7 +357,9 @@ def admin_check(
     else:
         orphans = orphan_blobs(db)
         for location in orphans:
-            _say(f"orphan raw file {location} in {blob_root(db)}: no raw_files row references it (a failed store; `procbench admin check --fix` removes it)")
+            _say(
+                f"orphan raw file {location} in {blob_root(db)}: no raw_files row references it (a failed store; `procbench admin check --fix` removes it)"
+            )
     orphans += _staging_leftovers(db, fix, collect_staging if fix else staging_leftovers)
     if problems or orphans:
         raise typer.Exit(EXIT_FINDINGS)
@@ -276,24 +368,28 @@ def admin_check(
 
 def _staging_leftovers(db: Path, fix: bool, find: Any) -> list[str]:
     """issue #29: staging folders a killed intake left under ``<db>.raw/tmp``: listed (a problem), or removed with --fix (reported)."""
-    from submissions.blobs import scratch_root
+    from procbench.submissions.blobs import scratch_root
 
     found = find(db)
     if fix:
         if found:
-            _say(f"removed {len(found)} staging leftover{'s' if len(found) != 1 else ''} from {scratch_root(db)}" + "".join(
-                f"\n  {left.name} ({left.size_bytes} bytes)" for left in found))
+            _say(
+                f"removed {len(found)} staging leftover{'s' if len(found) != 1 else ''} from {scratch_root(db)}"
+                + "".join(f"\n  {left.name} ({left.size_bytes} bytes)" for left in found)
+            )
         return []
     for left in found:
-        _say(f"staging leftover {left.name} in {scratch_root(db)} ({left.size_bytes} bytes): a killed intake's copy of an upload "
-             "(`procbench admin check --fix` removes it)")
+        _say(
+            f"staging leftover {left.name} in {scratch_root(db)} ({left.size_bytes} bytes): a killed intake's copy of an upload "
+            "(`procbench admin check --fix` removes it)"
+        )
     return [left.name for left in found]
 
 
 @admin_app.command("receipt")
 def admin_receipt(receipt: str, db: DbOption = DEFAULT_DB) -> None:
     """What happened to a refused submission, by its receipt."""
-    from submissions.queries import failure
+    from procbench.submissions.queries import failure
 
     try:
         row = failure(db, receipt)
@@ -301,21 +397,29 @@ def admin_receipt(receipt: str, db: DbOption = DEFAULT_DB) -> None:
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_REFUSED) from None
     if row is None:
-        _err(f"no failure with receipt {receipt!r} (a stored submission has its receipt in `submissions.receipt_id`)")
+        _err(
+            f"no failure with receipt {receipt!r} (a stored submission has its receipt in `submissions.receipt_id`)"
+        )
         raise typer.Exit(EXIT_REFUSED)
-    from submissions.display import for_terminal
+    from procbench.submissions.display import for_terminal
 
     # the fields are the submitter's text (names, a split, a reason quoting their file): escaped, and
     # kept on their line (only the reason may span lines)
     task, split, team, model = (for_terminal(row[k]) for k in ("task", "split", "team", "model"))
-    _say(f"{row['created_at']:%Y-%m-%d %H:%M:%S} UTC  {task} / {split}  team {team}  model {model}  stage {row['stage']}")
+    _say(
+        f"{row['created_at']:%Y-%m-%d %H:%M:%S} UTC  {task} / {split}  team {team}  model {model}  stage {row['stage']}"
+    )
     _say(row["reason"])
 
 
 @admin_app.command("items")
-def admin_items(submission: str, db: DbOption = DEFAULT_DB, admin: Annotated[bool, typer.Option(help="include hidden splits and submissions")] = False) -> None:
+def admin_items(
+    submission: str,
+    db: DbOption = DEFAULT_DB,
+    admin: Annotated[bool, typer.Option(help="include hidden splits and submissions")] = False,
+) -> None:
     """Per-item scores of a submission as JSON lines (refused on hidden splits without --admin)."""
-    from submissions.queries import item_scores
+    from procbench.submissions.queries import item_scores
 
     try:
         frame = item_scores(db, submission, admin=admin)
@@ -328,19 +432,35 @@ def admin_items(submission: str, db: DbOption = DEFAULT_DB, admin: Annotated[boo
 
 # -- which fingerprint each board shows (issue #29) ----------------------------------------------------
 
-board_app = typer.Typer(no_args_is_help=True, help="Which fingerprint each board shows: list, point (logged, undoable), undo, log.")
+board_app = typer.Typer(
+    no_args_is_help=True,
+    help="Which fingerprint each board shows: list, point (logged, undoable), undo, log.",
+)
 
 
 @board_app.command("list")
-def board_list(task: str, db: DbOption = DEFAULT_DB, split: Annotated[Optional[str], typer.Option(help="one split")] = None) -> None:
+def board_list(
+    task: str,
+    db: DbOption = DEFAULT_DB,
+    split: Annotated[Optional[str], typer.Option(help="one split")] = None,
+) -> None:
     """Every fingerprint registered for a task's boards: its data, its rows, and which one each board shows (*)."""
-    from submissions import boards, store
+    from procbench.submissions import boards, store
 
     if not db.exists():
         _err(f"error: no procbench database at {db}")
         raise typer.Exit(EXIT_REFUSED)
     with store.reader(db) as con:
-        splits = [split] if split else [r[0] for r in con.execute("SELECT DISTINCT split FROM tasks WHERE task = ? ORDER BY split", [task]).fetchall()]
+        splits = (
+            [split]
+            if split
+            else [
+                r[0]
+                for r in con.execute(
+                    "SELECT DISTINCT split FROM tasks WHERE task = ? ORDER BY split", [task]
+                ).fetchall()
+            ]
+        )
         listed = {name: boards.registered(con, task, name) for name in splits}
     if not any(listed.values()):
         _err(f"error: no board of {task}{' / ' + split if split else ''} in {db}")
@@ -350,7 +470,8 @@ def board_list(task: str, db: DbOption = DEFAULT_DB, split: Annotated[Optional[s
             items = f"{r.gold_items} items" if r.gold_items is not None else "? items"
             _say(
                 f"{'*' if r.current else ' '} {task} / {name}  {r.fingerprint[:12]}  {r.data_kind:<10} {items:<11} {r.rows:>5} rows  "
-                f"registered {r.registered_at:%Y-%m-%d %H:%M:%S}" + (f"  data root {r.data_root}" if r.data_root else "")
+                f"registered {r.registered_at:%Y-%m-%d %H:%M:%S}"
+                + (f"  data root {r.data_root}" if r.data_root else "")
             )
 
 
@@ -358,12 +479,17 @@ def board_list(task: str, db: DbOption = DEFAULT_DB, split: Annotated[Optional[s
 def board_point(
     task: str,
     split: str,
-    fingerprint: Annotated[str, typer.Argument(help="a registered fingerprint of the board (or a unique prefix of 6+ characters)")],
+    fingerprint: Annotated[
+        str,
+        typer.Argument(
+            help="a registered fingerprint of the board (or a unique prefix of 6+ characters)"
+        ),
+    ],
     reason: Annotated[str, typer.Option(help="why (kept in the board's log)")] = "",
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Show another registered fingerprint on a board; logged (who, when, from, to, why) and undoable."""
-    from submissions.admin import point_board
+    from procbench.submissions.admin import point_board
 
     try:
         moved = point_board(db, task, split, fingerprint, reason=reason, actor=_actor())
@@ -373,26 +499,39 @@ def board_point(
     if moved is None:
         _say(f"{task} / {split} already shows that fingerprint; nothing changed")
         return
-    _say(f"{task} / {split}: the board now shows {moved.to_fingerprint[:12]} (was {moved.from_fingerprint[:12] or '-'}; move {moved.seq})")
+    _say(
+        f"{task} / {split}: the board now shows {moved.to_fingerprint[:12]} (was {moved.from_fingerprint[:12] or '-'}; move {moved.seq})"
+    )
 
 
 @board_app.command("undo")
-def board_undo(task: str, split: str, reason: Annotated[str, typer.Option(help="why (kept in the board's log)")] = "", db: DbOption = DEFAULT_DB) -> None:
+def board_undo(
+    task: str,
+    split: str,
+    reason: Annotated[str, typer.Option(help="why (kept in the board's log)")] = "",
+    db: DbOption = DEFAULT_DB,
+) -> None:
     """Undo a board's latest move: show the fingerprint it showed before (itself a logged move)."""
-    from submissions.admin import undo_board
+    from procbench.submissions.admin import undo_board
 
     try:
         moved = undo_board(db, task, split, reason=reason, actor=_actor())
     except (LookupError, FileNotFoundError) as exc:
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_REFUSED) from None
-    _say(f"{task} / {split}: the board now shows {moved.to_fingerprint[:12]} again (was {moved.from_fingerprint[:12]}; move {moved.seq})")
+    _say(
+        f"{task} / {split}: the board now shows {moved.to_fingerprint[:12]} again (was {moved.from_fingerprint[:12]}; move {moved.seq})"
+    )
 
 
 @board_app.command("log")
-def board_log(task: str, db: DbOption = DEFAULT_DB, split: Annotated[Optional[str], typer.Option(help="one split")] = None) -> None:
+def board_log(
+    task: str,
+    db: DbOption = DEFAULT_DB,
+    split: Annotated[Optional[str], typer.Option(help="one split")] = None,
+) -> None:
     """Every move of a task's boards, oldest first: when, how, who, from, to, why."""
-    from submissions import boards, store
+    from procbench.submissions import boards, store
 
     if not db.exists():
         _err(f"error: no procbench database at {db}")
@@ -413,25 +552,47 @@ admin_app.add_typer(board_app, name="board")
 
 def rescore(
     task: Annotated[str, typer.Argument(help="task name or spec file")],
-    engine: Annotated[str, typer.Option(help="local, processes (local worker processes), or an engine registered in submissions.engines (e.g. ray)")] = "local",
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="local, processes (local worker processes), or an engine registered in submissions.engines (e.g. ray)"
+        ),
+    ] = "local",
     split: Annotated[Optional[list[str]], typer.Option(help="only these splits")] = None,
     db: DbOption = DEFAULT_DB,
     data_dir: Annotated[Optional[Path], typer.Option()] = None,
-    inline: Annotated[bool, typer.Option(help="ship raw files inside the jobs (workers without the store's disk)")] = False,
+    inline: Annotated[
+        bool, typer.Option(help="ship raw files inside the jobs (workers without the store's disk)")
+    ] = False,
     workers: Annotated[
-        Optional[int], typer.Option(min=1, help="worker processes of --engine processes (default: the CPU count, or PROCBENCH_WORKERS)")
+        Optional[int],
+        typer.Option(
+            min=1,
+            help="worker processes of --engine processes (default: the CPU count, or PROCBENCH_WORKERS)",
+        ),
     ] = None,
 ) -> None:
     """Re-score stored raw files under the spec's current fingerprint (old results are kept)."""
     if workers is not None and engine != "processes":
-        raise typer.BadParameter("--workers is a setting of --engine processes", param_hint="--workers")
-    from dsl import SpecError
+        raise typer.BadParameter(
+            "--workers is a setting of --engine processes", param_hint="--workers"
+        )
+    from procbench.dsl import SpecError
     from procbench.paths import resolve_data_root
     from procbench.rescore import DataKindMismatch
     from procbench.rescore import rescore as do_rescore
 
     try:
-        report = do_rescore(db, task, data_root=resolve_data_root(data_dir), engine=engine, splits=split, inline=inline, actor=_actor(), workers=workers)
+        report = do_rescore(
+            db,
+            task,
+            data_root=resolve_data_root(data_dir),
+            engine=engine,
+            splits=split,
+            inline=inline,
+            actor=_actor(),
+            workers=workers,
+        )
     except DataKindMismatch as exc:  # issue #29: refused before anything ran
         _err(f"error: {exc}")
         raise typer.Exit(EXIT_DATA_MISSING) from None
@@ -443,9 +604,13 @@ def rescore(
         raise typer.Exit(EXIT_REFUSED) from None
     for split_name, fingerprint in report.fingerprints.items():
         if split_name in report.moved:
-            typer.echo(f"{report.task} / {split_name}: the board now shows fingerprint {fingerprint[:12]} (was {report.moved[split_name][0][:12]})")
+            typer.echo(
+                f"{report.task} / {split_name}: the board now shows fingerprint {fingerprint[:12]} (was {report.moved[split_name][0][:12]})"
+            )
         elif split_name in report.kept:
-            typer.echo(f"{report.task} / {split_name}: new fingerprint {fingerprint[:12]} registered; the board was not moved")
+            typer.echo(
+                f"{report.task} / {split_name}: new fingerprint {fingerprint[:12]} registered; the board was not moved"
+            )
         else:
             typer.echo(f"{report.task} / {split_name}: current fingerprint {fingerprint[:12]}")
     for split_name in report.skipped_splits:
@@ -454,7 +619,9 @@ def rescore(
         _err(f"failed: {origin}: {reason}")
     for split_name, why in report.kept.items():
         _err(f"board kept: {report.task} / {split_name}: {why}")
-    typer.echo(f"re-scored {len(report.rescored)}, already current {report.up_to_date}, failed {len(report.failed)}")
+    typer.echo(
+        f"re-scored {len(report.rescored)}, already current {report.up_to_date}, failed {len(report.failed)}"
+    )
     if report.failed:
         raise typer.Exit(EXIT_FAILED)
 
@@ -469,7 +636,7 @@ def export_board(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """The board (visible submissions, current fingerprints; one row per metric and slice value)."""
-    from submissions.export import export_board as do_export
+    from procbench.submissions.export import export_board as do_export
 
     try:
         n = do_export(db, out, fmt=fmt, task=task)
@@ -481,11 +648,13 @@ def export_board(
 
 def export_ledger(
     out: Annotated[Path, typer.Option(help="output file (.json or .csv)")],
-    fmt: Annotated[str, typer.Option("--format", help="json | csv (default: from the file's suffix)")] = "",
+    fmt: Annotated[
+        str, typer.Option("--format", help="json | csv (default: from the file's suffix)")
+    ] = "",
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """The public submission ledger: per team, model, task and split, the attempts, refusals, hidden and retracted rows (issue #34)."""
-    from submissions.ledger import export_ledger as do_export
+    from procbench.submissions.ledger import export_ledger as do_export
 
     if not Path(db).exists():  # nothing to read: create no store
         _err(f"error: no procbench database at {db}")

@@ -12,16 +12,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runners import data_kind
+from procbench.runners import data_kind
 
 
 def announce(spec: str, task: str, split: str, root: Path) -> str:
     """Print the data-root line to stderr; returns the data kind (``real``, ``sample``, ``unverified``, ``unlocked``)."""
-    from dsl.tasks import spec_path
+    from procbench.dsl.tasks import spec_path
 
     try:
         kind = data_kind.kind_of(spec_path(spec), split, root)
-    except (FileNotFoundError, ValueError):  # the spec was loaded by name or path already; a vanished file is only a note lost
+    except (
+        FileNotFoundError,
+        ValueError,
+    ):  # the spec was loaded by name or path already; a vanished file is only a note lost
         kind = data_kind.SAMPLE if data_kind.is_sample_root(root) else data_kind.UNVERIFIED
     sys.stderr.write(data_kind.describe(root, kind, task, split) + "\n")
     sys.stderr.flush()
@@ -37,7 +40,9 @@ def refusal(exc: Any, runner: Any, root: Path, split: str, kind: str) -> str:
         items: int | None = len(gold.items)
     except (FileNotFoundError, ValueError):
         items = None
-    single = data_kind.sample_mismatch(exc.problems, exc.count, items=items, task=runner.name, split=split, source=exc.source)
+    single = data_kind.sample_mismatch(
+        exc.problems, exc.count, items=items, task=runner.name, split=split, source=exc.source
+    )
     if not single:
         return f"{exc.render()}\n  note: {data_kind.describe(root, kind, runner.name, split)}"
     shown = [p.render(exc.source) for p in exc.problems[:3]]

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from dsl import SpecError
+from procbench.dsl import SpecError
 from procbench.cli_options import DbOption
 from procbench.exit_codes import (
     EXIT_DATA_MISSING,
@@ -21,8 +21,12 @@ from procbench.exit_codes import (
 )
 from procbench.paths import DEFAULT_DB
 
-export_app = typer.Typer(no_args_is_help=True, help="Export a task or the board to the Hugging Face ecosystem.")
-import_app = typer.Typer(no_args_is_help=True, help="Turn another harness's per-item log into a prediction file.")
+export_app = typer.Typer(
+    no_args_is_help=True, help="Export a task or the board to the Hugging Face ecosystem."
+)
+import_app = typer.Typer(
+    no_args_is_help=True, help="Turn another harness's per-item log into a prediction file."
+)
 
 
 def _err(text: str) -> None:
@@ -35,7 +39,12 @@ def _err(text: str) -> None:
 @export_app.command("evaluate")
 def export_evaluate(
     spec: Annotated[str, typer.Argument(help="task name or spec file")],
-    directory: Annotated[Path, typer.Argument(help="where the module goes (DIR/<task>/ unless DIR is already named after the task)")],
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            help="where the module goes (DIR/<task>/ unless DIR is already named after the task)"
+        ),
+    ],
 ) -> None:
     """Write a Hugging Face `evaluate` metric module that scores in-memory predictions with procbench."""
     from procbench.export.evaluate_module import write_module
@@ -54,9 +63,15 @@ def export_evaluate(
 
 @export_app.command("hub-dataset")
 def export_hub_dataset(
-    directory: Annotated[Path, typer.Argument(help="folder to write (Parquet per task, README.md card, metrics.json)")],
+    directory: Annotated[
+        Path,
+        typer.Argument(help="folder to write (Parquet per task, README.md card, metrics.json)"),
+    ],
     db: DbOption = DEFAULT_DB,
-    push: Annotated[Optional[str], typer.Option(help="also upload the folder to this Hub dataset repo (org/name)")] = None,
+    push: Annotated[
+        Optional[str],
+        typer.Option(help="also upload the folder to this Hub dataset repo (org/name)"),
+    ] = None,
     private: Annotated[bool, typer.Option(help="create the Hub repo private")] = False,
 ) -> None:
     """Write the public board as a dataset folder ready for `huggingface_hub.upload_folder`; --push uploads it."""
@@ -66,7 +81,9 @@ def export_hub_dataset(
         _err(f"error: no database at {db}")
         raise typer.Exit(EXIT_DATA_MISSING)
     folder = write_dataset(db, directory)
-    typer.echo(f"wrote {folder.root}: {len(folder.tasks)} task(s), {folder.rows} row(s), {len(folder.details)} per-item details file(s)")
+    typer.echo(
+        f"wrote {folder.root}: {len(folder.tasks)} task(s), {folder.rows} row(s), {len(folder.details)} per-item details file(s)"
+    )
     for task, path in folder.tasks.items():
         typer.echo(f"  {path.relative_to(folder.root)}  ({task})")
     if push:
@@ -80,10 +97,19 @@ def export_hub_dataset(
 
 @export_app.command("eee")
 def export_eee(
-    task: Annotated[Optional[str], typer.Argument(help="only this task's boards (default: every task)")] = None,
+    task: Annotated[
+        Optional[str], typer.Argument(help="only this task's boards (default: every task)")
+    ] = None,
     db: DbOption = DEFAULT_DB,
-    out: Annotated[Path, typer.Option(help="folder to write (data/<task>/<team>/<model>/<uuid>.json and _samples.jsonl)")] = Path("eee"),
-    organization: Annotated[str, typer.Option(help="source_organization_name of the records: who runs this board")] = "procbench",
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="folder to write (data/<task>/<team>/<model>/<uuid>.json and _samples.jsonl)"
+        ),
+    ] = Path("eee"),
+    organization: Annotated[
+        str, typer.Option(help="source_organization_name of the records: who runs this board")
+    ] = "procbench",
 ) -> None:
     """Write the public board as Every Eval Ever records: one per visible row and split, per-instance lines for public splits."""
     from procbench.export.eee import export_eee as write_eee
@@ -96,18 +122,28 @@ def export_eee(
     except LookupError as exc:
         _err(f"error: {exc.args[0]}")
         raise typer.Exit(EXIT_DATA_MISSING) from None
-    typer.echo(f"wrote {folder.root}: {len(folder.records)} record(s), {len(folder.instances)} per-instance file(s) ({folder.instance_lines} line(s))")
+    typer.echo(
+        f"wrote {folder.root}: {len(folder.records)} record(s), {len(folder.instances)} per-instance file(s) ({folder.instance_lines} line(s))"
+    )
 
 
 @export_app.command("eval-results")
 def export_eval_results(
     db: DbOption = DEFAULT_DB,
-    out: Annotated[Path, typer.Option(help="folder to write <model>/.eval_results/<task>.yaml into")] = Path("eval_results"),
+    out: Annotated[
+        Path, typer.Option(help="folder to write <model>/.eval_results/<task>.yaml into")
+    ] = Path("eval_results"),
     model: Annotated[Optional[str], typer.Option(help="only this model's files")] = None,
     dataset_prefix: Annotated[
-        str, typer.Option(help="dataset id prefix for tasks whose spec names no Hub dataset (<prefix>/<task>)")
+        str,
+        typer.Option(
+            help="dataset id prefix for tasks whose spec names no Hub dataset (<prefix>/<task>)"
+        ),
     ] = "procbench",
-    source_url: Annotated[Optional[str], typer.Option(help="the board's address, named as the source of submitted rows")] = None,
+    source_url: Annotated[
+        Optional[str],
+        typer.Option(help="the board's address, named as the source of submitted rows"),
+    ] = None,
 ) -> None:
     """Write the Hub's .eval_results YAML files for each model on the board (one entry per board it is ranked on)."""
     from procbench.export.eval_results import write_eval_results
@@ -117,9 +153,13 @@ def export_eval_results(
         raise typer.Exit(EXIT_DATA_MISSING)
     written = write_eval_results(db, out, model=model, prefix=dataset_prefix, source_url=source_url)
     if not written.files:
-        _err(f"error: no ranked row{' of model ' + repr(model[:100]) if model else ''} on the board")
+        _err(
+            f"error: no ranked row{' of model ' + repr(model[:100]) if model else ''} on the board"
+        )
         raise typer.Exit(EXIT_DATA_MISSING)
-    typer.echo(f"wrote {written.entries} entr{'y' if written.entries == 1 else 'ies'} for {len(written.files)} model(s) under {out}")
+    typer.echo(
+        f"wrote {written.entries} entr{'y' if written.entries == 1 else 'ies'} for {len(written.files)} model(s) under {out}"
+    )
     for name, paths in written.files.items():
         for path in paths:
             typer.echo(f"  {path.relative_to(out)}")
@@ -128,7 +168,15 @@ def export_eval_results(
 # -- import --------------------------------------------------------------------------------------
 
 
-def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_dir: Path | None, **reader: object) -> None:
+def _import(
+    fmt: str,
+    log: Path,
+    task: str,
+    out: Path,
+    split: str | None,
+    data_dir: Path | None,
+    **reader: object,
+) -> None:
     from procbench.imports import ImportFailed, ImportOptions, import_log
 
     options = ImportOptions(
@@ -145,7 +193,15 @@ def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_d
     if split is not None:
         _refuse_unknown_split(task, split)
     try:
-        imported = import_log(fmt, log, task, split=split, data_dir=data_dir, options=options, **reader)  # type: ignore[arg-type]
+        imported = import_log(
+            fmt,  # type: ignore[arg-type]
+            log,
+            task,
+            split=split,
+            data_dir=data_dir,
+            options=options,
+            **reader,  # type: ignore[arg-type]
+        )
     except KeyError as exc:
         _err(f"error: {exc.args[0]}")
         raise typer.Exit(EXIT_SPEC_ERROR) from None
@@ -157,7 +213,9 @@ def _import(fmt: str, log: Path, task: str, out: Path, split: str | None, data_d
         _err("no prediction file was written")
         raise typer.Exit(EXIT_INVALID_PREDICTIONS) from None
     except (FileNotFoundError, ValueError) as exc:
-        _err(f"error: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root, or fetch it with `procbench data fetch {task}`")
+        _err(
+            f"error: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root, or fetch it with `procbench data fetch {task}`"
+        )
         raise typer.Exit(EXIT_DATA_MISSING) from None
     for warning in imported.warnings:
         _err(f"warning: {warning}")
@@ -180,7 +238,9 @@ def _refuse_unknown_split(task: str, split: str) -> None:
         raise typer.Exit(EXIT_UNKNOWN_SPLIT)
 
 
-def score_command(task: str, split: str | None, out: Path, data_dir: Path | None, imported: object) -> str:
+def score_command(
+    task: str, split: str | None, out: Path, data_dir: Path | None, imported: object
+) -> str:
     """The complete ``procbench score`` command for an imported file: the data root spelled out (never left to a fallback),
     and ``--partial`` when the log answers only part of the split (a --limit run)."""
     import shlex
@@ -190,11 +250,25 @@ def score_command(task: str, split: str | None, out: Path, data_dir: Path | None
     root = resolve_data_root(data_dir).resolve()
     n_split = getattr(imported, "n_split_items", None)
     partial = n_split is not None and len(getattr(imported, "records", ())) < n_split
-    parts = ["procbench", "score", task, "--split", split or "<split>", "--predictions", str(out), "--data-dir", str(root)]
-    return " ".join(shlex.quote(p) if not p.startswith("<") else p for p in parts) + (" --partial" if partial else "")
+    parts = [
+        "procbench",
+        "score",
+        task,
+        "--split",
+        split or "<split>",
+        "--predictions",
+        str(out),
+        "--data-dir",
+        str(root),
+    ]
+    return " ".join(shlex.quote(p) if not p.startswith("<") else p for p in parts) + (
+        " --partial" if partial else ""
+    )
 
 
-SplitOption = Annotated[Optional[str], typer.Option(help="check ids and items against this split's gold (recommended)")]
+SplitOption = Annotated[
+    Optional[str], typer.Option(help="check ids and items against this split's gold (recommended)")
+]
 DataDirOption = Annotated[Optional[Path], typer.Option(help="data root for --split")]
 IdFieldOption = Annotated[
     Optional[str],
@@ -203,11 +277,18 @@ IdFieldOption = Annotated[
         "leading `doc.`/`metadata.` is accepted too); default: the task's mapping"
     ),
 ]
-SeparatorOption = Annotated[Optional[str], typer.Option(help="split generated text on this instead of the task's separator")]
-UnansweredOption = Annotated[
-    str, typer.Option(help="an output naming no answer: refuse (list it as a problem) or wrong (count it wrong, as the harness's accuracy does)")
+SeparatorOption = Annotated[
+    Optional[str], typer.Option(help="split generated text on this instead of the task's separator")
 ]
-IdOffsetOption = Annotated[int, typer.Option(help="add this to every integer item id (e.g. -1 for a log numbered from 1)")]
+UnansweredOption = Annotated[
+    str,
+    typer.Option(
+        help="an output naming no answer: refuse (list it as a problem) or wrong (count it wrong, as the harness's accuracy does)"
+    ),
+]
+IdOffsetOption = Annotated[
+    int, typer.Option(help="add this to every integer item id (e.g. -1 for a log numbered from 1)")
+]
 
 
 def _check_unanswered(value: str) -> None:
@@ -217,14 +298,29 @@ def _check_unanswered(value: str) -> None:
 
 @import_app.command("lm-eval")
 def import_lm_eval(
-    log: Annotated[Path, typer.Argument(help="lm-evaluation-harness samples_<task>_<date>.jsonl (from --log_samples)")],
+    log: Annotated[
+        Path,
+        typer.Argument(
+            help="lm-evaluation-harness samples_<task>_<date>.jsonl (from --log_samples)"
+        ),
+    ],
     task: Annotated[str, typer.Option(help="procbench task the log answers")],
     out: Annotated[Path, typer.Option(help="prediction file to write (JSON lines)")],
     split: SplitOption = None,
     data_dir: DataDirOption = None,
-    filter_name: Annotated[Optional[str], typer.Option("--filter", help="which filter's responses, when the log has several")] = None,
-    raw: Annotated[bool, typer.Option(help="use `resps` (before filters) instead of `filtered_resps`")] = False,
-    choice_rule: Annotated[str, typer.Option(help="multiple choice: acc (argmax log-likelihood) or acc_norm (per character)")] = "acc",
+    filter_name: Annotated[
+        Optional[str],
+        typer.Option("--filter", help="which filter's responses, when the log has several"),
+    ] = None,
+    raw: Annotated[
+        bool, typer.Option(help="use `resps` (before filters) instead of `filtered_resps`")
+    ] = False,
+    choice_rule: Annotated[
+        str,
+        typer.Option(
+            help="multiple choice: acc (argmax log-likelihood) or acc_norm (per character)"
+        ),
+    ] = "acc",
     separator: SeparatorOption = None,
     id_field: IdFieldOption = None,
     unanswered: UnansweredOption = "refuse",
@@ -235,8 +331,19 @@ def import_lm_eval(
         raise typer.BadParameter("--choice-rule is acc or acc_norm")
     _check_unanswered(unanswered)
     _import(
-        "lm-eval", log, task, out, split, data_dir, filter_name=filter_name, raw=raw, choice_rule=choice_rule, separator=separator, id_field=id_field,
-        unanswered=unanswered, id_offset=id_offset,
+        "lm-eval",
+        log,
+        task,
+        out,
+        split,
+        data_dir,
+        filter_name=filter_name,
+        raw=raw,
+        choice_rule=choice_rule,
+        separator=separator,
+        id_field=id_field,
+        unanswered=unanswered,
+        id_offset=id_offset,
     )
 
 
@@ -265,7 +372,17 @@ def import_inspect(
     if errored not in ("refuse", "wrong", "skip"):
         raise typer.BadParameter("--errored is refuse, wrong or skip")
     _import(
-        "inspect", log, task, out, split, data_dir, epoch=epoch, separator=separator, id_field=id_field, unanswered=unanswered, id_offset=id_offset,
+        "inspect",
+        log,
+        task,
+        out,
+        split,
+        data_dir,
+        epoch=epoch,
+        separator=separator,
+        id_field=id_field,
+        unanswered=unanswered,
+        id_offset=id_offset,
         errored=errored,
     )
 
@@ -274,25 +391,54 @@ def import_inspect(
 def import_eee(
     record: Annotated[Path, typer.Argument(help="an EEE aggregate record (<uuid>.json)")],
     db: DbOption = DEFAULT_DB,
-    task: Annotated[Optional[str], typer.Option(help="the procbench task (default: the one a procbench record names)")] = None,
-    split: Annotated[Optional[str], typer.Option(help="the split (default: the record's, else test)")] = None,
-    samples: Annotated[Optional[Path], typer.Option(help="its per-instance file (default: the <uuid>_samples.jsonl beside the record)")] = None,
-    team: Annotated[Optional[str], typer.Option(help="team of a re-scored row (default: the record's team, else its organization)")] = None,
-    token: Annotated[Optional[str], typer.Option(envvar="PROCBENCH_TOKEN", help="the team's token (required once the team has one)")] = None,
+    task: Annotated[
+        Optional[str],
+        typer.Option(help="the procbench task (default: the one a procbench record names)"),
+    ] = None,
+    split: Annotated[
+        Optional[str], typer.Option(help="the split (default: the record's, else test)")
+    ] = None,
+    samples: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="its per-instance file (default: the <uuid>_samples.jsonl beside the record)"
+        ),
+    ] = None,
+    team: Annotated[
+        Optional[str],
+        typer.Option(
+            help="team of a re-scored row (default: the record's team, else its organization)"
+        ),
+    ] = None,
+    token: Annotated[
+        Optional[str],
+        typer.Option(
+            envvar="PROCBENCH_TOKEN", help="the team's token (required once the team has one)"
+        ),
+    ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Put an Every Eval Ever record on the board: re-scored through intake when its instances hold the predictions, else an unranked external row."""
     from procbench.imports.eee import EeeRefused
     from procbench.imports.eee import import_eee as do_import
     from procbench.paths import resolve_data_root
-    from runners._types import InvalidPredictions
-    from submissions.errors import MissingData, ScoringFailed, SubmissionRefused
+    from procbench.runners._types import InvalidPredictions
+    from procbench.submissions.errors import MissingData, ScoringFailed, SubmissionRefused
 
     if not record.is_file():
         _err(f"error: no record file at {record}")
         raise typer.Exit(EXIT_DATA_MISSING)
     try:
-        done = do_import(record, db_path=db, data_root=resolve_data_root(data_dir), task=task, split=split, samples=samples, team=team, token=token)
+        done = do_import(
+            record,
+            db_path=db,
+            data_root=resolve_data_root(data_dir),
+            task=task,
+            split=split,
+            samples=samples,
+            team=team,
+            token=token,
+        )
     except EeeRefused as exc:
         _err(f"error: {exc}")
         _err("nothing was stored")
@@ -315,8 +461,14 @@ def import_eee(
     for warning in done.warnings:
         _err(f"warning: {warning}")
     state = "stored" if done.created else "already stored"
-    what = "re-scored by the board (ranked)" if done.how == "rescored" else "an external row (unranked, shown with its source)"
-    typer.echo(f"{state}: submission {done.submission_id}, {done.record.task} / {done.record.split}, model {done.record.model!r}: {what}")
+    what = (
+        "re-scored by the board (ranked)"
+        if done.how == "rescored"
+        else "an external row (unranked, shown with its source)"
+    )
+    typer.echo(
+        f"{state}: submission {done.submission_id}, {done.record.task} / {done.record.split}, model {done.record.model!r}: {what}"
+    )
 
 
 def _receipt(exc: BaseException) -> str:

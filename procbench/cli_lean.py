@@ -24,7 +24,19 @@ from pathlib import Path
 from typing import Any
 
 # typer.Option / typer.Argument settings this parser does not implement: a parameter using one goes to typer.
-_UNSUPPORTED = ("callback", "prompt", "parser", "click_type", "is_eager", "exists", "resolve_path", "allow_dash", "count", "min", "max")
+_UNSUPPORTED = (
+    "callback",
+    "prompt",
+    "parser",
+    "click_type",
+    "is_eager",
+    "exists",
+    "resolve_path",
+    "allow_dash",
+    "count",
+    "min",
+    "max",
+)
 
 
 class _NotLean(Exception):
@@ -33,7 +45,9 @@ class _NotLean(Exception):
 
 def _is_empty(default: Any) -> bool:
     """``inspect.Parameter.empty``: a signature's parameter without a default (only a loaded ``inspect`` can have made one)."""
-    inspect = sys.modules.get("inspect")  # importing inspect costs the lean commands several milliseconds (issue #19)
+    inspect = sys.modules.get(
+        "inspect"
+    )  # importing inspect costs the lean commands several milliseconds (issue #19)
     return inspect is not None and default is inspect.Parameter.empty
 
 
@@ -47,18 +61,38 @@ class Param:
     """
 
     def __init__(
-        self, name: str, *, option: bool, base: Any, default: Any, many: bool = False, decls: Sequence[str] = (), envvar: str = ""
+        self,
+        name: str,
+        *,
+        option: bool,
+        base: Any,
+        default: Any,
+        many: bool = False,
+        decls: Sequence[str] = (),
+        envvar: str = "",
     ) -> None:
-        if base not in (str, Path, bool) or (base is bool and many) or (envvar and (not option or many or base is bool)):
+        if (
+            base not in (str, Path, bool)
+            or (base is bool and many)
+            or (envvar and (not option or many or base is bool))
+        ):
             raise _NotLean(name)
         self.envvar = envvar
         self.required = default is ... or _is_empty(default)
-        self.name, self.option, self.default, self.many = name, option, ... if self.required else default, many
+        self.name, self.option, self.default, self.many = (
+            name,
+            option,
+            ... if self.required else default,
+            many,
+        )
         self.convert: Callable[[str], Any] = Path if base is Path else str
         self.flag = base is bool
         self.names: dict[str, bool] = {}  # option spelling -> the value it sets (flags) or True
         if option:
-            declared = tuple(decls) or (f"--{name.replace('_', '-')}" + (f"/--no-{name.replace('_', '-')}" if self.flag else ""),)
+            declared = tuple(decls) or (
+                f"--{name.replace('_', '-')}"
+                + (f"/--no-{name.replace('_', '-')}" if self.flag else ""),
+            )
             for decl in declared:
                 on, _, off = decl.partition("/")
                 if not on.startswith("--") or (off and not (self.flag and off.startswith("--"))):
@@ -80,7 +114,9 @@ def _from_typer(name: str, hint: Any, default: Any) -> Param:
 
     info = default if isinstance(default, ParameterInfo) else None
     if info is not None:
-        if any(getattr(info, attr, None) for attr in _UNSUPPORTED) or getattr(info, "default_factory", None):
+        if any(getattr(info, attr, None) for attr in _UNSUPPORTED) or getattr(
+            info, "default_factory", None
+        ):
             raise _NotLean(name)
         if not isinstance(info, (OptionInfo, ArgumentInfo)):
             raise _NotLean(name)
@@ -93,14 +129,20 @@ def _from_typer(name: str, hint: Any, default: Any) -> Param:
     # typer: an OptionInfo is an option, an ArgumentInfo an argument; a bare parameter is an option when it has a default
     option = isinstance(info, OptionInfo) or (info is None and not required)
     decls = tuple(info.param_decls or ()) if option and info is not None else ()
-    return Param(name, option=option, base=base, default=default, many=many, decls=decls, envvar=envvar)
+    return Param(
+        name, option=option, base=base, default=default, many=many, decls=decls, envvar=envvar
+    )
 
 
 def _base_type(hint: Any) -> tuple[Any, bool]:
     """``Optional[list[str]]`` -> (str, True); ``Optional[Path]`` -> (Path, False)."""
     import types
 
-    args = [a for a in typing.get_args(hint) if a is not type(None)] if typing.get_origin(hint) in (typing.Union, types.UnionType) else [hint]
+    args = (
+        [a for a in typing.get_args(hint) if a is not type(None)]
+        if typing.get_origin(hint) in (typing.Union, types.UnionType)
+        else [hint]
+    )
     if len(args) != 1:
         return None, False
     (inner,) = args
@@ -114,7 +156,10 @@ def params_of(fn: Callable[..., Any]) -> list[Param]:
     """The command's parameters as typer reads them (its own reading of the signature and annotations)."""
     from typer.utils import get_params_from_function
 
-    return [_from_typer(meta.name, meta.annotation, meta.default) for meta in get_params_from_function(fn).values()]
+    return [
+        _from_typer(meta.name, meta.annotation, meta.default)
+        for meta in get_params_from_function(fn).values()
+    ]
 
 
 def parse(fn: Callable[..., Any] | Sequence[Param], argv: Sequence[str]) -> dict[str, Any] | None:

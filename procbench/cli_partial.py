@@ -7,24 +7,39 @@ from pathlib import Path
 from typing import Any
 
 
-def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path, metadata: dict[str, Any], as_json: bool, data_kind: str = "") -> int:
+def score_partial_cli(
+    task: str,
+    split: str,
+    predictions: Path,
+    data_root: Path,
+    metadata: dict[str, Any],
+    as_json: bool,
+    data_kind: str = "",
+) -> int:
     """``procbench score --partial``: print the metrics over the scored items and the coverage; returns the exit status."""
     import typer
 
-    from dsl.errors import SpecError
+    from procbench.dsl.errors import SpecError
     from procbench.api import score
     from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR
-    from runners._types import InvalidPredictions
+    from procbench.runners._types import InvalidPredictions
 
     try:
-        result = score(task, predictions, split=split, data_dir=data_root, metadata=metadata, partial=True)
+        result = score(
+            task, predictions, split=split, data_dir=data_root, metadata=metadata, partial=True
+        )
     except InvalidPredictions as exc:
         typer.echo(exc.render(), err=True)
         return EXIT_INVALID_PREDICTIONS
     except FileNotFoundError as exc:
-        typer.echo(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root", err=True)
+        typer.echo(
+            f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root",
+            err=True,
+        )
         return EXIT_DATA_MISSING
-    except SpecError as exc:  # DataRefused: what check --data refuses about the split, as it says it
+    except (
+        SpecError
+    ) as exc:  # DataRefused: what check --data refuses about the split, as it says it
         typer.echo(str(exc), err=True)
         return EXIT_SPEC_ERROR
     except ValueError as exc:
@@ -42,7 +57,9 @@ def score_partial_cli(task: str, split: str, predictions: Path, data_root: Path,
     coverage = result.coverage
     assert coverage is not None
     share = f"{coverage.scored} of {coverage.total} items ({coverage.fraction:.1%})"
-    typer.echo(f"{result.task} / {result.split}: PARTIAL, {share}  (fingerprint {result.fingerprint[:12]})")
+    typer.echo(
+        f"{result.task} / {result.split}: PARTIAL, {share}  (fingerprint {result.fingerprint[:12]})"
+    )
     for name, value in result.metrics.items():
         typer.echo(f"  {name:<24} {value:.6f}")
     return 0

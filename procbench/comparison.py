@@ -27,22 +27,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners import stats
-from runners._types import ItemScore
-from runners.paths import DEFAULT_DB
-from runners.stats import Bootstrap, PairedResult
-from submissions import intervals
-from submissions import queries as rules
-from submissions.display import for_terminal
-from submissions.store import reader
+from procbench.runners import stats
+from procbench.runners._types import ItemScore
+from procbench.runners.paths import DEFAULT_DB
+from procbench.runners.stats import Bootstrap, PairedResult
+from procbench.submissions import intervals
+from procbench.submissions import queries as rules
+from procbench.submissions.display import for_terminal
+from procbench.submissions.store import reader
 
-ALPHA = stats.DEFAULT_ALPHA  # tied when the paired bootstrap gives p >= ALPHA (the board's tie group)
+ALPHA = (
+    stats.DEFAULT_ALPHA
+)  # tied when the paired bootstrap gives p >= ALPHA (the board's tie group)
 
 # Why a pair has no paired interval, in the board's words (leaderboard.analysis gives a row's reason the same way).
 NO_ITEMS_REPORTED = "reported in the literature: no per-item scores to resample"
 ANSWER_LABEL_SLICE = "this slice re-scores every item against restricted gold; only the whole split's item scores are stored"
 NOT_REPRODUCED = "the stored figures are not reproduced by today's aggregator from the stored items (the spec changed)"
-NO_AGGREGATOR = "this site cannot load the task's spec, so it cannot recompute the metric on resamples"
+NO_AGGREGATOR = (
+    "this site cannot load the task's spec, so it cannot recompute the metric on resamples"
+)
 NO_METRIC = "this row has no value of the metric"
 DIFFERENT_ITEMS = "the two were scored on different items, so there is no paired test"
 SAME_SUBMISSION = "A and B are the same submission"
@@ -135,16 +139,21 @@ class Comparison:
         where = f"{self.slice} = {self.slice_value}" if self.slice else "whole split"
         lines = [
             f"{self.task} / {self.split} ({where}), metric {self.metric} ({'higher' if self.higher_is_better else 'lower'} is better"
-            + (", in %" if self.percent else "") + ")",
+            + (", in %" if self.percent else "")
+            + ")",
             f"A  {self.a.submission_id}  {for_terminal(self.a.model)} — {for_terminal(self.a.team)}: {shown(self.a.value)}",
             f"B  {self.b.submission_id}  {for_terminal(self.b.model)} — {for_terminal(self.b.team)}: {shown(self.b.value)}",
             f"A − B: {shown(self.delta)}",
         ]
         if self.ci_low is not None and self.ci_high is not None:
-            lines.append(f"{self.confidence:.0%} CI of A − B: {shown(self.ci_low)} – {shown(self.ci_high)} over {self.n_items} items")
+            lines.append(
+                f"{self.confidence:.0%} CI of A − B: {shown(self.ci_low)} – {shown(self.ci_high)} over {self.n_items} items"
+            )
             lines.append(f"paired bootstrap p = {format_p(self.p_value, self.n_resamples)}")
         if self.p_permutation is not None:
-            lines.append(f"approximate randomisation p = {format_p(self.p_permutation)} ({self.n_resamples} permutations, seed {self.seed})")
+            lines.append(
+                f"approximate randomisation p = {format_p(self.p_permutation)} ({self.n_resamples} permutations, seed {self.seed})"
+            )
         lines.append(self.verdict_text)
         return "\n".join(lines)
 
@@ -174,15 +183,23 @@ def paired(a: Bootstrap | None, b: Bootstrap | None, metric: str) -> PairedResul
     return stats.paired(a, b, metric, 1.0 - ALPHA)
 
 
-def permutation_p(task: str, a: Sequence[ItemScore], b: Sequence[ItemScore], metric: str) -> float | None:
+def permutation_p(
+    task: str, a: Sequence[ItemScore], b: Sequence[ItemScore], metric: str
+) -> float | None:
     """Approximate randomisation p-value of A − B over the items both were scored on, through the task's aggregator."""
     agg = intervals.aggregator(task)
     if agg is None or not a or not b:
         return None
-    return stats.permutation_test(a, b, agg.aggregate, [metric], n_permutations=intervals.N_RESAMPLES, seed=intervals.SEED)[metric]
+    return stats.permutation_test(
+        a, b, agg.aggregate, [metric], n_permutations=intervals.N_RESAMPLES, seed=intervals.SEED
+    )[metric]
 
 
-def restricted(items: Sequence[ItemScore], where: Sequence[tuple[str, str]], labels: Mapping[str, Mapping[str, str]]) -> list[ItemScore]:
+def restricted(
+    items: Sequence[ItemScore],
+    where: Sequence[tuple[str, str]],
+    labels: Mapping[str, Mapping[str, str]],
+) -> list[ItemScore]:
     """The items a restricted metric is computed over (its measure's ``where``); a key without stored labels restricts nothing."""
     out = list(items)
     for key, wanted in where:
@@ -207,20 +224,31 @@ class _Board:
 
     def labels(self, key: str) -> dict[str, str]:
         if key not in self._labels:
-            self._labels[key] = rules.item_labels(self.db, self.task, self.split, self.fingerprint, key)
+            self._labels[key] = rules.item_labels(
+                self.db, self.task, self.split, self.fingerprint, key
+            )
         return self._labels[key]
 
     def items(self, sid: str) -> list[ItemScore]:
         if sid not in self._items:
             # for aggregates: only figures over at least the interval floor (>= the hidden-split floor) are published
-            self._items[sid] = rules.item_score_lists(self.db, [sid], for_aggregates=True).get(sid, [])
+            self._items[sid] = rules.item_score_lists(self.db, [sid], for_aggregates=True).get(
+                sid, []
+            )
         return self._items[sid]
 
     def metrics(self) -> list[dict[str, Any]]:
         return [m for m in self.spec.get("metrics") or [] if isinstance(m, dict) and m.get("name")]
 
     def slice_entry(self, name: str) -> dict[str, Any] | None:
-        return next((s for s in self.spec.get("slices") or [] if isinstance(s, dict) and s.get("name") == name), None)
+        return next(
+            (
+                s
+                for s in self.spec.get("slices") or []
+                if isinstance(s, dict) and s.get("name") == name
+            ),
+            None,
+        )
 
     def restriction(self, metric: str) -> tuple[tuple[str, str], ...]:
         """The item labels ``metric`` is restricted to (the site's ``TaskInfo.restriction``)."""
@@ -240,12 +268,16 @@ class _Board:
         restricting = {k: self.labels(k) for k, _ in where}
         if not all(restricting.values()):
             return True
-        return any(all(restricting[k].get(item) == wanted for k, wanted in where) for item in members)
+        return any(
+            all(restricting[k].get(item) == wanted for k, wanted in where) for item in members
+        )
 
     def reproduces(self, sid: str) -> bool:
         agg = intervals.aggregator(self.task)
         stored = rules.aggregates(self.db, sid)
-        whole = {m: v for s, m, v in zip(stored["slice"], stored["metric"], stored["value"]) if s == ""}
+        whole = {
+            m: v for s, m, v in zip(stored["slice"], stored["metric"], stored["value"]) if s == ""
+        }
         return agg is not None and intervals.reproduces(agg, self.items(sid), whole)
 
     def bootstrap(self, sid: str, metric: str, key: str, value: str) -> Bootstrap | None:
@@ -261,10 +293,21 @@ class _Board:
         chosen = restricted(chosen, where, {k: self.labels(k) for k, _ in where})
         if len(chosen) < intervals.min_interval_items():
             return None
-        names = tuple(str(m["name"]) for m in self.metrics() if self.restriction(str(m["name"])) == where) or (metric,)
-        return stats.bootstrap(chosen, agg.aggregate, names, n_resamples=intervals.N_RESAMPLES, seed=intervals.SEED, linear=agg.linear)
+        names = tuple(
+            str(m["name"]) for m in self.metrics() if self.restriction(str(m["name"])) == where
+        ) or (metric,)
+        return stats.bootstrap(
+            chosen,
+            agg.aggregate,
+            names,
+            n_resamples=intervals.N_RESAMPLES,
+            seed=intervals.SEED,
+            linear=agg.linear,
+        )
 
-    def reason(self, sid: str, is_reference: bool, metric: str, key: str, value: str, per_item: bool) -> str:
+    def reason(
+        self, sid: str, is_reference: bool, metric: str, key: str, value: str, per_item: bool
+    ) -> str:
         """Why one side has no bootstrap (the board's ``uncertainty`` reason), '' when it has one."""
         if is_reference:
             return NO_ITEMS_REPORTED
@@ -288,19 +331,32 @@ class _Board:
 
 
 def _side(row: Mapping[str, Any], value: float | None) -> Side:
-    return Side(str(row["submission_id"]), str(row.get("model") or ""), str(row.get("team") or ""), bool(row["is_reference"]), value)
+    return Side(
+        str(row["submission_id"]),
+        str(row.get("model") or ""),
+        str(row.get("team") or ""),
+        bool(row["is_reference"]),
+        value,
+    )
 
 
-def _figures(db: Path, task: str, split: str, sids: list[str], metric: str, key: str, value: str) -> list[float | None]:
+def _figures(
+    db: Path, task: str, split: str, sids: list[str], metric: str, key: str, value: str
+) -> list[float | None]:
     """Each submission's figure of ``metric`` on the slice as the board shows it (the ``board`` view, as the site reads it)."""
     frame = rules.board_figures(db, task, split, sids, metric)
     on_board = set(frame["submission_id"].to_list())
     for sid in sids:
         if sid not in on_board:
             raise CompareError(
-                "board", f"submission {sid!r} is not on the {task} / {split} board (another fingerprint than the board's, or a row it does not show)"
+                "board",
+                f"submission {sid!r} is not on the {task} / {split} board (another fingerprint than the board's, or a row it does not show)",
             )
-    found = {r["submission_id"]: r["value"] for r in frame.iter_rows(named=True) if r["slice"] == key and r["slice_value"] == value}
+    found = {
+        r["submission_id"]: r["value"]
+        for r in frame.iter_rows(named=True)
+        if r["slice"] == key and r["slice_value"] == value
+    }
     if any(sid not in found for sid in sids):
         raise CompareError(
             "slice",
@@ -341,62 +397,108 @@ def compare(
     for what in ("task", "split", "fingerprint"):
         if ra[what] != rb[what]:
             raise CompareError(
-                "different", f"A and B are on different {what}s ({ra[what]!r} and {rb[what]!r}): a paired comparison needs the same board and items"
+                "different",
+                f"A and B are on different {what}s ({ra[what]!r} and {rb[what]!r}): a paired comparison needs the same board and items",
             )
     task, split, fingerprint = str(ra["task"]), str(ra["split"]), str(ra["fingerprint"])
     with reader(db) as con:
         found = con.execute(
-            "SELECT spec_json, primary_metric FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [task, split, fingerprint]
+            "SELECT spec_json, primary_metric FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?",
+            [task, split, fingerprint],
         ).fetchone()
     if found is None:
-        raise CompareError("different", f"the store has no task {task!r} / {split!r} under fingerprint {fingerprint[:12]}")
+        raise CompareError(
+            "different",
+            f"the store has no task {task!r} / {split!r} under fingerprint {fingerprint[:12]}",
+        )
     board = _Board(db, task, split, fingerprint, json.loads(found[0]), bool(ra["hidden_split"]))
     metrics = {str(m["name"]): m for m in board.metrics()}
     name = metric or str(found[1] or board.spec.get("primary") or "")
     if name not in metrics:
-        raise CompareError("metric", f"{task} has no metric {name[:100]!r} (its metrics: {', '.join(metrics)})")
+        raise CompareError(
+            "metric", f"{task} has no metric {name[:100]!r} (its metrics: {', '.join(metrics)})"
+        )
     key, value, per_item = "", "", True
     if slice:
         dim, sep, value = slice.partition("=")
         entry = board.slice_entry(dim.strip())
         if not sep or entry is None:
-            names = ", ".join(str(s.get("name")) for s in board.spec.get("slices") or [] if isinstance(s, dict))
-            raise CompareError("slice", f"{task} has no slice {dim.strip()[:100]!r} (give DIM=VALUE; its slices: {names or 'none'})")
+            names = ", ".join(
+                str(s.get("name")) for s in board.spec.get("slices") or [] if isinstance(s, dict)
+            )
+            raise CompareError(
+                "slice",
+                f"{task} has no slice {dim.strip()[:100]!r} (give DIM=VALUE; its slices: {names or 'none'})",
+            )
         value = value.strip()
         key, per_item = str(entry["name"]), entry.get("kind", "label") == "label"
     fa, fb = _figures(db, task, split, [a, b], name, key, value)
     info = metrics[name]
     common = dict(
-        task=task, split=split, fingerprint=fingerprint, metric=name, higher_is_better=bool(info.get("higher_is_better", True)),
-        percent=bool(info.get("percent", True)), slice=key, slice_value=value, a=_side(ra, fa), b=_side(rb, fb),
-        delta=None if fa is None or fb is None else fa - fb, hidden_split=board.hidden,
+        task=task,
+        split=split,
+        fingerprint=fingerprint,
+        metric=name,
+        higher_is_better=bool(info.get("higher_is_better", True)),
+        percent=bool(info.get("percent", True)),
+        slice=key,
+        slice_value=value,
+        a=_side(ra, fa),
+        b=_side(rb, fb),
+        delta=None if fa is None or fb is None else fa - fb,
+        hidden_split=board.hidden,
     )
     if a == b:
-        return Comparison(**common, n_items=None, ci_low=None, ci_high=None, p_value=None, p_permutation=None, verdict="not tested",  # type: ignore[arg-type]
-                          reasons=(SAME_SUBMISSION,))
+        return Comparison(
+            **common,  # type: ignore[arg-type]
+            n_items=None,
+            ci_low=None,
+            ci_high=None,
+            p_value=None,
+            p_permutation=None,
+            verdict="not tested",
+            reasons=(SAME_SUBMISSION,),
+        )
     if not board.covers(name, key, value):
         where = " and ".join(f"{k} = {v}" for k, v in board.restriction(name))
         why = f"{name} counts only the items with {where}; {key} = {value} holds none of them, so a figure there compares nothing"
-        return Comparison(**common, n_items=None, ci_low=None, ci_high=None, p_value=None, p_permutation=None, verdict="not tested",  # type: ignore[arg-type]
-                          reasons=(why,))
+        return Comparison(
+            **common,  # type: ignore[arg-type]
+            n_items=None,
+            ci_low=None,
+            ci_high=None,
+            p_value=None,
+            p_permutation=None,
+            verdict="not tested",
+            reasons=(why,),
+        )
     boot_a = board.bootstrap(a, name, key, value) if per_item else None
     boot_b = board.bootstrap(b, name, key, value) if per_item else None
     result = paired(boot_a, boot_b, name)
     reasons: tuple[str, ...] = ()
     if result is None:
-        found_reasons = [board.reason(sid, bool(r["is_reference"]), name, key, value, per_item) for sid, r in ((a, ra), (b, rb))]
+        found_reasons = [
+            board.reason(sid, bool(r["is_reference"]), name, key, value, per_item)
+            for sid, r in ((a, ra), (b, rb))
+        ]
         reasons = tuple(dict.fromkeys(r for r in found_reasons if r)) or (DIFFERENT_ITEMS,)
     p_perm = None
     if permutation and per_item:
         items_a, items_b = board.items(a), board.items(b)
         if key:  # a slice: its items only, and only where the paired bootstrap could be had (never a test over a few items)
             labels = board.labels(key)
-            items_a = [i for i in items_a if labels.get(i.item_id) == value] if result is not None else []
-            items_b = [i for i in items_b if labels.get(i.item_id) == value] if result is not None else []
+            items_a = (
+                [i for i in items_a if labels.get(i.item_id) == value] if result is not None else []
+            )
+            items_b = (
+                [i for i in items_b if labels.get(i.item_id) == value] if result is not None else []
+            )
         p_perm = permutation_p(task, items_a, items_b, name)
     verdict = "not tested"
     if result is not None and math.isfinite(result.low) and math.isfinite(result.high):
-        better_a = (result.low > 0) == bool(info.get("higher_is_better", True))  # separated: the interval is on one side of 0
+        better_a = (result.low > 0) == bool(
+            info.get("higher_is_better", True)
+        )  # separated: the interval is on one side of 0
         verdict = "tied" if result.tied else ("A better" if better_a else "B better")
     return Comparison(
         **common,  # type: ignore[arg-type]

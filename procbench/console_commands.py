@@ -22,7 +22,13 @@ from typing import Any, Optional
 from procbench.cli_lean import Param, parse
 from procbench.paths import DEFAULT_DB, SAMPLE_DATA_ROOT, resolve_data_root
 
-from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR, EXIT_UNKNOWN_SPLIT, unknown_split
+from procbench.exit_codes import (
+    EXIT_DATA_MISSING,
+    EXIT_INVALID_PREDICTIONS,
+    EXIT_SPEC_ERROR,
+    EXIT_UNKNOWN_SPLIT,
+    unknown_split,
+)
 
 
 class CommandExit(Exception):
@@ -61,8 +67,8 @@ def parse_metadata(pairs: list[str]) -> dict[str, object]:
 
 def load(spec: str) -> Any:
     """The checked spec and compiled runner of a task name or spec file; CommandExit(3) with the error shown."""
-    from dsl.errors import SpecError
-    from dsl.tasks import load_task
+    from procbench.dsl.errors import SpecError
+    from procbench.dsl.tasks import load_task
 
     try:
         return load_task(spec)
@@ -80,7 +86,7 @@ def load_runner(spec: str) -> Any:
     CommandExit(3) with the error shown.  A SpecError can only come from a loaded ``dsl.errors``: the
     plan's path imports none of the spec language, not even its errors.
     """
-    from dsl.tasks import load_runner as load_task_runner
+    from procbench.dsl.tasks import load_runner as load_task_runner
 
     try:
         return load_task_runner(spec)
@@ -88,7 +94,7 @@ def load_runner(spec: str) -> Any:
         err(f"error: {exc}")
         raise CommandExit(EXIT_SPEC_ERROR) from None
     except Exception as exc:
-        errors = sys.modules.get("dsl.errors")
+        errors = sys.modules.get("procbench.dsl.errors")
         if errors is None or not isinstance(exc, errors.SpecError):
             raise
         err(str(exc))
@@ -98,13 +104,17 @@ def load_runner(spec: str) -> Any:
 def allow_components(folders: Optional[list[Path]]) -> None:
     """``--components DIR``: the operator allows the component modules in DIR (runners.registry.allow_folders)."""
     if folders:
-        from runners import registry
+        from procbench.runners import registry
 
         registry.allow_folders(folders)
 
 
 def check(
-    specs: Optional[list[str]] = None, data: bool = False, data_dir: Optional[Path] = None, components: Optional[list[Path]] = None, ship: bool = False
+    specs: Optional[list[str]] = None,
+    data: bool = False,
+    data_dir: Optional[Path] = None,
+    components: Optional[list[Path]] = None,
+    ship: bool = False,
 ) -> None:
     """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error (--ship: 1 when a requirement is missing)."""
     allow_components(components)
@@ -115,15 +125,17 @@ def check(
         if status:
             raise CommandExit(status)
         return
-    from dsl.cache import checked_spec
-    from dsl.errors import SpecError
-    from dsl.tasks import all_spec_paths, spec_path
+    from procbench.dsl.cache import checked_spec
+    from procbench.dsl.errors import SpecError
+    from procbench.dsl.tasks import all_spec_paths, spec_path
 
     paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
     failed = 0
     for path in paths:
         try:
-            result = checked_spec(path, search=[path.parent])  # cached by content: an unchanged spec is not re-checked
+            result = checked_spec(
+                path, search=[path.parent]
+            )  # cached by content: an unchanged spec is not re-checked
         except SpecError as exc:
             err(str(exc))
             failed += 1
@@ -132,11 +144,13 @@ def check(
             err(warning.render(result.source))
         note = ""
         if data:
-            from dsl.compiler import compile_spec
-            from dsl.datacheck import check_against_data
+            from procbench.dsl.compiler import compile_spec
+            from procbench.dsl.datacheck import check_against_data
 
             root = resolve_data_root(data_dir)
-            diagnostics, checked = check_against_data(result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT)
+            diagnostics, checked = check_against_data(
+                result.spec, compile_spec(result.spec), root, partial=root == SAMPLE_DATA_ROOT
+            )
             for d in diagnostics:
                 err(d.render(result.source))
             if any(d.severity == "error" for d in diagnostics):
@@ -148,16 +162,18 @@ def check(
         raise CommandExit(EXIT_SPEC_ERROR)
 
 
-def refuse_unfit_data(spec: str, runner: Any, root: Path, split: str, *, force: bool = False) -> None:
+def refuse_unfit_data(
+    spec: str, runner: Any, root: Path, split: str, *, force: bool = False
+) -> None:
     """What ``check --data`` refuses about the split (dsl.datacheck.DataRefused, in its words); nothing when the data fits.
 
     The split is read once, into the runner's cache, and scoring reuses it.  The spec language is
     imported only when the split lacks something a check across splits looks for, or is unreadable:
     a clean run stays on the rebuilt runner.
     """
-    from dsl.cache import cache_dir, code_signature
-    from runners._types import GoldDataError
-    from runners.data_findings import lacks_something, passed_mark, remember_passed
+    from procbench.dsl.cache import cache_dir, code_signature
+    from procbench.runners._types import GoldDataError
+    from procbench.runners.data_findings import lacks_something, passed_mark, remember_passed
 
     mark = None
     if not force:
@@ -171,8 +187,8 @@ def refuse_unfit_data(spec: str, runner: Any, root: Path, split: str, *, force: 
             mark = passed_mark(runner, root, split, cache_dir(), code_signature())
             if mark is not None and mark.is_file():
                 return  # checked across splits already, with these files and this checker
-    from dsl.datacheck import refuse_unfit_data as refuse
-    from dsl.tasks import load_task
+    from procbench.dsl.datacheck import refuse_unfit_data as refuse
+    from procbench.dsl.tasks import load_task
 
     task, _ = load_task(spec)
     refuse(task, runner, root, split, force=force)
@@ -181,14 +197,18 @@ def refuse_unfit_data(spec: str, runner: Any, root: Path, split: str, *, force: 
 
 def _code_loaded(spec: Any) -> str:
     """``; code: FILE, ...``: the operator-allowed component files the spec uses ('' when it uses only installed code)."""
-    from runners import registry
+    from procbench.runners import registry
 
-    if not registry.operator_folders():  # nothing but installed code can be in use: no lookup (the lean check stays lean)
+    if (
+        not registry.operator_folders()
+    ):  # nothing but installed code can be in use: no lookup (the lean check stays lean)
         return ""
-    from dsl.compiler import components_used
+    from procbench.dsl.compiler import components_used
 
     origins = {registry.get(c.kind, c.name).origin for c in components_used(spec)}
-    files = sorted(o for o in origins if o != registry.BUILTIN_ORIGIN and not o.startswith("entry point"))
+    files = sorted(
+        o for o in origins if o != registry.BUILTIN_ORIGIN and not o.startswith("entry point")
+    )
     return f"; code: {', '.join(files)}" if files else ""
 
 
@@ -204,7 +224,7 @@ def score(
 ) -> None:
     """Score a prediction file and print the metrics (and slices)."""
     allow_components(components)
-    from runners._types import InvalidPredictions
+    from procbench.runners._types import InvalidPredictions
 
     runner = load_runner(spec)
     root = resolve_data_root(data_dir)
@@ -214,28 +234,42 @@ def score(
     if not predictions.is_file():
         err(f"error: no prediction file at {predictions}")
         raise CommandExit(EXIT_DATA_MISSING)
-    from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
+    from procbench import (
+        cli_data_root,
+    )  # issue #29: say which data root is read, and when it is the bundled samples
 
     kind = cli_data_root.announce(spec, runner.name, split, root)
-    if partial:  # issue #18: metrics over the scored items only, with the coverage (procbench.partial)
+    if (
+        partial
+    ):  # issue #18: metrics over the scored items only, with the coverage (procbench.partial)
         from procbench.cli_partial import score_partial_cli
 
-        raise CommandExit(score_partial_cli(spec, split, predictions, root, parse_metadata(metadata or []), as_json, kind))
+        raise CommandExit(
+            score_partial_cli(
+                spec, split, predictions, root, parse_metadata(metadata or []), as_json, kind
+            )
+        )
     try:
         refuse_unfit_data(spec, runner, root, split)
         try:
             evaluation = runner.evaluate(root, split, predictions, parse_metadata(metadata or []))
         except ValueError:
-            refuse_unfit_data(spec, runner, root, split, force=True)  # scoring stopped on the gold: say why as check --data does
+            refuse_unfit_data(
+                spec, runner, root, split, force=True
+            )  # scoring stopped on the gold: say why as check --data does
             raise
     except InvalidPredictions as exc:
         err(cli_data_root.refusal(exc, runner, root, split, kind))
         raise CommandExit(EXIT_INVALID_PREDICTIONS) from None
     except FileNotFoundError as exc:
-        err(f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root")
+        err(
+            f"error: missing data: {exc}\n  hint: point --data-dir or PROCBENCH_DATA at the data root"
+        )
         raise CommandExit(EXIT_DATA_MISSING) from None
     except ValueError as exc:
-        datacheck = sys.modules.get("dsl.datacheck")  # loaded only when something was wrong with the data
+        datacheck = sys.modules.get(
+            "procbench.dsl.datacheck"
+        )  # loaded only when something was wrong with the data
         if datacheck is not None and isinstance(exc, datacheck.DataRefused):
             err(str(exc))
             raise CommandExit(EXIT_SPEC_ERROR) from None
@@ -243,11 +277,25 @@ def score(
         raise CommandExit(EXIT_DATA_MISSING) from None
     for warning in evaluation.warnings:
         err(f"warning: {warning}")
-    if as_json:  # the warnings printed above, kept in the object too (as a --partial run's; issue #33)
-        echo(json.dumps({**evaluation.to_json(), "partial": False, "warnings": list(evaluation.warnings), "data_kind": kind}, indent=2))
+    if (
+        as_json
+    ):  # the warnings printed above, kept in the object too (as a --partial run's; issue #33)
+        echo(
+            json.dumps(
+                {
+                    **evaluation.to_json(),
+                    "partial": False,
+                    "warnings": list(evaluation.warnings),
+                    "data_kind": kind,
+                },
+                indent=2,
+            )
+        )
         return
     answered = "" if evaluation.answered is None else f", {evaluation.answered} answered"
-    echo(f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items{answered}  (fingerprint {evaluation.fingerprint[:12]})")
+    echo(
+        f"{evaluation.task} / {evaluation.split}: {evaluation.n_items} items{answered}  (fingerprint {evaluation.fingerprint[:12]})"
+    )
     for name, value in evaluation.metrics.items():
         echo(f"  {name:<24} {value:.6f}")
 
@@ -281,24 +329,45 @@ def submit(
     from procbench.exit_codes import EXIT_FAILED, EXIT_REFUSED
 
     allow_components(components)
-    from runners._types import InvalidPredictions
-    from submissions import submit as do_submit
-    from submissions.details import ModelCard
-    from submissions.errors import MissingData, ScoringFailed, SubmissionRefused
+    from procbench.runners._types import InvalidPredictions
+    from procbench.submissions import submit as do_submit
+    from procbench.submissions.details import ModelCard
+    from procbench.submissions.errors import MissingData, ScoringFailed, SubmissionRefused
 
     task, runner = load(spec)
     if not predictions.is_file():
         _stored_text(f"error: no prediction file at {predictions}", err=True)
         raise CommandExit(EXIT_DATA_MISSING)
-    card = ModelCard(size_class, weights, method, paper_url, code_url, description, contamination, contamination_source)
-    from procbench import cli_data_root  # issue #29: say which data root is read, and when it is the bundled samples
+    card = ModelCard(
+        size_class,
+        weights,
+        method,
+        paper_url,
+        code_url,
+        description,
+        contamination,
+        contamination_source,
+    )
+    from procbench import (
+        cli_data_root,
+    )  # issue #29: say which data root is read, and when it is the bundled samples
 
     root = resolve_data_root(data_dir)
     kind = cli_data_root.announce(spec, task.name, split, root) if split in task.data.splits else ""
     try:
         outcome = do_submit(
-            task, runner, data_root=root, split=split, predictions=predictions, model=model, team=team,
-            token=token, db_path=db, metadata=parse_metadata(metadata or []), card=card, run_by=run_by,
+            task,
+            runner,
+            data_root=root,
+            split=split,
+            predictions=predictions,
+            model=model,
+            team=team,
+            token=token,
+            db_path=db,
+            metadata=parse_metadata(metadata or []),
+            card=card,
+            run_by=run_by,
         )
     except InvalidPredictions as exc:
         _stored_text(cli_data_root.refusal(exc, runner, root, split, kind), err=True)
@@ -308,7 +377,11 @@ def submit(
         _stored_text(f"error: {exc.message}", err=True)
         _stored_text(f"nothing was stored{_receipt(exc)}", err=True)
         # intake refuses an unknown split at stage `request`, with a receipt: its own status (issue #33)
-        raise CommandExit(EXIT_UNKNOWN_SPLIT if exc.stage == "request" and split not in runner.splits else EXIT_REFUSED) from None
+        raise CommandExit(
+            EXIT_UNKNOWN_SPLIT
+            if exc.stage == "request" and split not in runner.splits
+            else EXIT_REFUSED
+        ) from None
     except (MissingData, FileNotFoundError, ValueError) as exc:
         _stored_text(f"error: {exc}", err=True)
         raise CommandExit(EXIT_DATA_MISSING) from None
@@ -319,7 +392,9 @@ def submit(
     for warning in outcome.warnings:
         _stored_text(f"warning: {warning}", err=True)
     answered, n_items = outcome.evaluation.answered, outcome.evaluation.n_items
-    if answered is not None and answered < n_items:  # issue #33: a partial file (a --limit run) is stored whole; say so
+    if (
+        answered is not None and answered < n_items
+    ):  # issue #33: a partial file (a --limit run) is stored whole; say so
         _stored_text(
             f"warning: partial: the file answers {answered} of {n_items} items; the other {n_items - answered} count by the task's missing convention, "
             f"and the board shows the row's coverage as '{answered} / {n_items} · partial'",
@@ -327,13 +402,15 @@ def submit(
         )
     state = "stored" if outcome.created else "already stored (same file, task, split and team)"
     primary = outcome.evaluation.metrics.get(task.primary, float("nan"))
-    _stored_text(f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})")
+    _stored_text(
+        f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})"
+    )
     _say_if_not_shown(db, task.name, split, outcome.evaluation.fingerprint)
 
 
 def _stored_text(text: str, *, err: bool = False) -> None:
     """Print a line that may hold stored text (names, reasons): escaped for the terminal (issue #17)."""
-    from submissions.display import for_terminal
+    from procbench.submissions.display import for_terminal
 
     echo(for_terminal(text, newlines=True), err=err)
 
@@ -345,7 +422,7 @@ def _receipt(exc: BaseException) -> str:
 
 def _say_if_not_shown(db: Path, task: str, split: str, fingerprint: str) -> None:
     """Warn when a stored row's fingerprint is not the one its board shows (issue #29: registering never moves a board)."""
-    from submissions import boards, store
+    from procbench.submissions import boards, store
 
     with store.reader(db) as con:
         shown = boards.current(con, task, split)
@@ -365,7 +442,9 @@ def _metadata_is_well_formed(kwargs: dict[str, Any]) -> bool:
 
 # name -> (the function, its parameters as procbench/cli.py declares them to typer, a test of the parsed
 # arguments that the lean run can report every error of: False hands the line to typer)
-COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict[str, Any]], bool]]] = {
+COMMANDS: dict[
+    str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict[str, Any]], bool]]
+] = {
     "score": (
         score,
         (
@@ -389,7 +468,14 @@ COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict
             Param("model", option=True, base=str, default=...),
             Param("team", option=True, base=str, default=None),
             Param("token", option=True, base=str, default=None, envvar="PROCBENCH_TOKEN"),
-            Param("db", option=True, base=Path, default=DEFAULT_DB, decls=("--db",), envvar="PROCBENCH_DB"),  # procbench/cli_options.py DB_ENV (typer's module)
+            Param(
+                "db",
+                option=True,
+                base=Path,
+                default=DEFAULT_DB,
+                decls=("--db",),
+                envvar="PROCBENCH_DB",
+            ),  # procbench/cli_options.py DB_ENV (typer's module)
             Param("data_dir", option=True, base=Path, default=None),
             Param("metadata", option=True, base=str, many=True, default=None),
             Param("size_class", option=True, base=str, default="unknown"),
@@ -401,7 +487,14 @@ COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict
             Param("contamination", option=True, base=str, default="unknown"),
             Param("contamination_source", option=True, base=str, default=""),
             Param("run_by", option=True, base=str, default="submitter"),
-            Param("components", option=True, base=Path, many=True, default=None, decls=("--components",)),
+            Param(
+                "components",
+                option=True,
+                base=Path,
+                many=True,
+                default=None,
+                decls=("--components",),
+            ),
         ),
         _metadata_is_well_formed,
     ),

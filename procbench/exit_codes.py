@@ -28,18 +28,51 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 # status -> (name, what it means); the docs' table is made from this
 MEANINGS: dict[int, tuple[str, str]] = {
     EXIT_OK: ("ok", "done"),
-    EXIT_FINDINGS: ("findings", "nothing failed, something is to be done (`fmt --check`: a file is not canonical; `check --ship`: a requirement is missing)"),
-    EXIT_USAGE: ("usage", "a bad command line (click's own status): an unknown flag, an option without its value, a value out of its range"),
-    EXIT_SPEC_ERROR: ("spec error", "a spec does not check (`file:line:col`, the line, a caret and a hint), or the data does not fit it"),
-    EXIT_DATA_MISSING: ("missing data", "the data root, a data file, the store (`--db`), an input file (predictions, log, record) or rows to export: absent"),
-    EXIT_REFUSED: ("refused", "the store or a service refused the request: token, quota, name, link, an unknown submission, no judge configured"),
-    EXIT_FAILED: ("scoring failed", "the scorer or the store failed while running (see the receipt)"),
-    EXIT_NOT_COMPARABLE: ("not comparable", "`compare`: the two rows are of another task, split or fingerprint, or not on their board"),
-    EXIT_INVALID_PREDICTIONS: ("invalid predictions", "the prediction file or imported log is refused (every problem listed with its line)"),
+    EXIT_FINDINGS: (
+        "findings",
+        "nothing failed, something is to be done (`fmt --check`: a file is not canonical; `check --ship`: a requirement is missing)",
+    ),
+    EXIT_USAGE: (
+        "usage",
+        "a bad command line (click's own status): an unknown flag, an option without its value, a value out of its range",
+    ),
+    EXIT_SPEC_ERROR: (
+        "spec error",
+        "a spec does not check (`file:line:col`, the line, a caret and a hint), or the data does not fit it",
+    ),
+    EXIT_DATA_MISSING: (
+        "missing data",
+        "the data root, a data file, the store (`--db`), an input file (predictions, log, record) or rows to export: absent",
+    ),
+    EXIT_REFUSED: (
+        "refused",
+        "the store or a service refused the request: token, quota, name, link, an unknown submission, no judge configured",
+    ),
+    EXIT_FAILED: (
+        "scoring failed",
+        "the scorer or the store failed while running (see the receipt)",
+    ),
+    EXIT_NOT_COMPARABLE: (
+        "not comparable",
+        "`compare`: the two rows are of another task, split or fingerprint, or not on their board",
+    ),
+    EXIT_INVALID_PREDICTIONS: (
+        "invalid predictions",
+        "the prediction file or imported log is refused (every problem listed with its line)",
+    ),
     EXIT_UNKNOWN_SPLIT: ("unknown split", "the task has no such split (its splits are listed)"),
-    EXIT_FETCH_FAILED: ("fetch failed", "a download or upload failed or did not verify (`data fetch`, `export hub-dataset --push`)"),
-    EXIT_MISSING_EXTRA: ("missing extra", "the feature needs an optional extra that is not installed (the `pip install` command is named)"),
-    EXIT_TIMEOUT: ("timeout", "a deadline passed (`data fetch --deadline`, a judge request past its `--timeout`)"),
+    EXIT_FETCH_FAILED: (
+        "fetch failed",
+        "a download or upload failed or did not verify (`data fetch`, `export hub-dataset --push`)",
+    ),
+    EXIT_MISSING_EXTRA: (
+        "missing extra",
+        "the feature needs an optional extra that is not installed (the `pip install` command is named)",
+    ),
+    EXIT_TIMEOUT: (
+        "timeout",
+        "a deadline passed (`data fetch --deadline`, a judge request past its `--timeout`)",
+    ),
     EXIT_INTERRUPTED: ("interrupted", "stopped with Ctrl-C"),
 }
 

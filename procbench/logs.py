@@ -52,7 +52,14 @@ class Progress:
 
     def step(self, what: str) -> None:
         self.done += 1
-        PROGRESS.info("[%d/%d] %s: %s (%.0f s)", self.done, self.total, self.label, what, time.monotonic() - self.started)
+        PROGRESS.info(
+            "[%d/%d] %s: %s (%.0f s)",
+            self.done,
+            self.total,
+            self.label,
+            what,
+            time.monotonic() - self.started,
+        )
 
 
 def version_line() -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runners._types import GoldSet
+from procbench.runners._types import GoldSet
 
 JSON_LINE_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
@@ -32,7 +32,12 @@ class Coverage:
         return self.scored / self.total if self.total else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scored": self.scored, "total": self.total, "fraction": self.fraction, "missing_first": list(self.missing)}
+        return {
+            "scored": self.scored,
+            "total": self.total,
+            "fraction": self.fraction,
+            "missing_first": list(self.missing),
+        }
 
 
 def prediction_ids(path: Path) -> list[str]:
@@ -65,16 +70,21 @@ def restrict(gold: GoldSet, ids: list[str]) -> tuple[GoldSet, Coverage]:
     wanted = set(ids)
     keep = [item_id for item_id in gold.items if item_id in wanted]
     if not keep:
-        raise ValueError("the prediction file names none of the split's items: nothing to score (another split or task?)")
+        raise ValueError(
+            "the prediction file names none of the split's items: nothing to score (another split or task?)"
+        )
     kept = set(keep)
     subset = GoldSet(
         items={i: gold.items[i] for i in keep},
         labels={i: v for i, v in gold.labels.items() if i in kept},
         answer_views={
-            dim: {value: {i: g for i, g in view.items() if i in kept} for value, view in values.items()} for dim, values in gold.answer_views.items()
+            dim: {
+                value: {i: g for i, g in view.items() if i in kept}
+                for value, view in values.items()
+            }
+            for dim, values in gold.answer_views.items()
         },
         origins={i: o for i, o in gold.origins.items() if i in kept},
     )
     missing = tuple(i for i in gold.items if i not in kept)
     return subset, Coverage(len(keep), len(gold.items), missing[:10])
-

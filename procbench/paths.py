@@ -1,6 +1,6 @@
 """Where things live: defined once in :mod:`runners.paths` (the bottom layer), re-exported here."""
 
-from runners.paths import (
+from procbench.runners.paths import (
     DEFAULT_DB,
     INSTALLED,
     PROJECT_ROOT,

@@ -32,16 +32,19 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from procbench.partial import Coverage
-from runners.runner import Evaluation, SliceResult
+from procbench.runners.runner import Evaluation, SliceResult
 
 if TYPE_CHECKING:
     import pandas
     import polars
 
-    from runners.stats import Interval
-    from submissions.provenance import DataProvenance
+    from procbench.runners.stats import Interval
+    from procbench.submissions.provenance import DataProvenance
 
-CLASS_SUFFIXES = (":gold", ":prediction")  # the statistics of a measure over declared classes: class indices
+CLASS_SUFFIXES = (
+    ":gold",
+    ":prediction",
+)  # the statistics of a measure over declared classes: class indices
 
 
 def _typed_labels(labels: Sequence[Any]) -> tuple[Any, ...]:
@@ -59,7 +62,9 @@ def _field(obj: Any, name: str, default: Any = None) -> Any:
 
 def int_ids(spec: Any) -> bool:
     """Whether the task's items are row indices (its ``import`` block says ``id_type = "int"``); ``spec``: parsed or ``to_dict()``."""
-    return any(_field(block, "id_type", "str") == "int" for block in _field(spec, "imports", ()) or ())
+    return any(
+        _field(block, "id_type", "str") == "int" for block in _field(spec, "imports", ()) or ()
+    )
 
 
 def class_labels(spec: Any) -> dict[str, tuple[Any, ...]]:
@@ -69,7 +74,11 @@ def class_labels(spec: Any) -> dict[str, tuple[Any, ...]]:
         metric = _field(measure, "metric")
         if metric is None:
             continue
-        kwargs = metric.kwargs_dict() if hasattr(metric, "kwargs_dict") else {k: v for k, v in metric.get("kwargs") or ()}
+        kwargs = (
+            metric.kwargs_dict()
+            if hasattr(metric, "kwargs_dict")
+            else {k: v for k, v in metric.get("kwargs") or ()}
+        )
         if "labels" in kwargs:
             out[_field(measure, "name")] = _typed_labels(kwargs["labels"])
     return out
@@ -89,11 +98,19 @@ def typed_value(name: str, value: Any, classes: Mapping[str, tuple[Any, ...]]) -
 
 
 def item_row(
-    item_id: str, labels: Mapping[str, Any], values: Mapping[str, Any], *, int_ids: bool, classes: Mapping[str, tuple[Any, ...]], label_name: Any = None
+    item_id: str,
+    labels: Mapping[str, Any],
+    values: Mapping[str, Any],
+    *,
+    int_ids: bool,
+    classes: Mapping[str, tuple[Any, ...]],
+    label_name: Any = None,
 ) -> dict[str, Any]:
     """One item's row: ``id`` (an int when the items are row indices), its slice labels (named by ``label_name(dimension)``,
     the bare dimension by default) and its per-item values (:func:`typed_value`)."""
-    row: dict[str, Any] = {"id": int(item_id) if int_ids and item_id.lstrip("-").isdigit() else item_id}
+    row: dict[str, Any] = {
+        "id": int(item_id) if int_ids and item_id.lstrip("-").isdigit() else item_id
+    }
     row.update({(label_name(k) if label_name else k): v for k, v in labels.items()})
     for name, value in values.items():
         row[name] = typed_value(name, value, classes)
@@ -112,11 +129,17 @@ def item_frame(rows: Sequence[Mapping[str, Any]], *, int_ids: bool) -> polars.Da
             schema[name] = pl.Boolean
         elif present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
             schema[name] = pl.Int64
-        elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        elif present and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in present
+        ):
             schema[name] = pl.Float64
         else:
             schema[name] = pl.String
-    return pl.DataFrame([dict(r) for r in rows], schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    return (
+        pl.DataFrame([dict(r) for r in rows], schema=schema, orient="row")
+        if rows
+        else pl.DataFrame(schema=schema)
+    )
 
 
 @dataclass(frozen=True)
@@ -190,10 +213,16 @@ class ScoreResult:
 
     @cached_property
     def _bootstrap(self) -> tuple[dict[str, Interval], dict[str, str]]:
-        from submissions.intervals import whole_split_intervals
+        from procbench.submissions.intervals import whole_split_intervals
 
         metrics = list(self.evaluation.metrics)
-        return whole_split_intervals(self.task, self.evaluation.items, self.evaluation.metrics, metrics, self.evaluation.item_labels)
+        return whole_split_intervals(
+            self.task,
+            self.evaluation.items,
+            self.evaluation.metrics,
+            metrics,
+            self.evaluation.item_labels,
+        )
 
     @property
     def intervals(self) -> dict[str, Interval]:
@@ -214,7 +243,16 @@ class ScoreResult:
     def item_rows(self) -> list[dict[str, Any]]:
         """One dict per item: ``id``, the item's slice labels, its per-item values (typed as the module says: :func:`item_row`)."""
         labels = self.evaluation.item_labels
-        return [item_row(item.item_id, labels.get(item.item_id, {}), item.values, int_ids=self.int_ids, classes=self.classes) for item in self.evaluation.items]
+        return [
+            item_row(
+                item.item_id,
+                labels.get(item.item_id, {}),
+                item.values,
+                int_ids=self.int_ids,
+                classes=self.classes,
+            )
+            for item in self.evaluation.items
+        ]
 
     def to_dict(self, *, intervals: bool = False) -> dict[str, Any]:
         """Plain JSON-ready data: what ``procbench score --json`` prints (coverage and ``data_kind`` included), plus partial,
@@ -224,7 +262,9 @@ class ScoreResult:
             **as_json,
             "partial": self.partial,
             # a partial run's coverage is of the split (scored / total); a whole run's, answered / total (missing predictions counted by the spec's convention)
-            "coverage": self.coverage.to_dict() if self.partial and self.coverage else as_json["coverage"],
+            "coverage": self.coverage.to_dict()
+            if self.partial and self.coverage
+            else as_json["coverage"],
             "data_kind": self.data_kind,
             "data_digest": self.data_digest,
             "scorer_digest": self.provenance.scorer_digest if self.provenance else "",
@@ -233,7 +273,14 @@ class ScoreResult:
         }
         if intervals:
             out["intervals"] = {
-                name: {"low": i.low, "high": i.high, "estimate": i.estimate, "confidence": i.confidence, "n_items": i.n_items, "n_resamples": i.n_resamples}
+                name: {
+                    "low": i.low,
+                    "high": i.high,
+                    "estimate": i.estimate,
+                    "confidence": i.confidence,
+                    "n_items": i.n_items,
+                    "n_resamples": i.n_resamples,
+                }
                 for name, i in self.intervals.items()
             }
             out["interval_reasons"] = self.interval_reasons
@@ -249,7 +296,7 @@ class ScoreResult:
 
     def to_pandas(self) -> pandas.DataFrame:
         """Per-item scores as a pandas DataFrame (through polars; pandas is imported only here: the ``frames`` extra)."""
-        from runners.extras import require
+        from procbench.runners.extras import require
 
         require("frames", "ScoreResult.to_pandas()")
         return self.to_polars().to_pandas()

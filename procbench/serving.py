@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from leaderboard import serve
+from procbench.leaderboard import serve
 
 READY_TIMEOUT_S = 120.0
 
@@ -44,7 +44,9 @@ def exposure_warning(address: str) -> str:
     )
 
 
-def wait_until_serving(process: subprocess.Popen[bytes], url: str, timeout_s: float = READY_TIMEOUT_S) -> bool:
+def wait_until_serving(
+    process: subprocess.Popen[bytes], url: str, timeout_s: float = READY_TIMEOUT_S
+) -> bool:
     """Whether the server answered its health check before it exited or ``timeout_s`` passed."""
     import httpx
 
@@ -60,16 +62,26 @@ def wait_until_serving(process: subprocess.Popen[bytes], url: str, timeout_s: fl
 
 
 def serve_board(
-    db: Path, *, port: int, address: str, headless: bool = True, run_baselines: bool = False, log: Callable[[str], None] = print
+    db: Path,
+    *,
+    port: int,
+    address: str,
+    headless: bool = True,
+    run_baselines: bool = False,
+    log: Callable[[str], None] = print,
 ) -> int:
     """Serve ``db`` until the server exits (its exit status); with ``run_baselines``, run the neural baselines meanwhile."""
     env = {**os.environ, "PROCBENCH_DB": str(db.resolve())}
-    process = subprocess.Popen(serve.command(port=port, address=address, headless=headless), env=env)
+    process = subprocess.Popen(
+        serve.command(port=port, address=address, headless=headless), env=env
+    )
     try:
         if run_baselines:
             host = "127.0.0.1" if address in ("0.0.0.0", "::") else address
             if wait_until_serving(process, f"http://{host}:{port}"):
-                log(f"the board is served at http://{host}:{port}; running the baselines that need a model")
+                log(
+                    f"the board is served at http://{host}:{port}; running the baselines that need a model"
+                )
                 run_pending_baselines(db, log=log)
         return process.wait()
     except KeyboardInterrupt:
@@ -89,6 +101,8 @@ def run_pending_baselines(db: Path, *, log: Callable[[str], None] = print) -> in
         return 0
     jobs = neural_jobs(chosen.data_root, log=log)
     if not jobs:
-        log("no baseline that needs a model is installed (the `models` extra): the board is complete")
+        log(
+            "no baseline that needs a model is installed (the `models` extra): the board is complete"
+        )
         return 0
     return run_neural_jobs(db, chosen.data_root, jobs, log=log)

@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from procbench.runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
-from procbench.exit_codes import EXIT_FINDINGS as EXIT_MISSING  # like `fmt --check`: nothing is wrong with the spec, something is missing beside it
+from procbench.exit_codes import (
+    EXIT_FINDINGS as EXIT_MISSING,
+)  # like `fmt --check`: nothing is wrong with the spec, something is missing beside it
 from procbench.exit_codes import EXIT_SPEC_ERROR
 
 # Tasks whose real board rows come from upstream answers, not from a baseline (procbench/demo.py fills them).
@@ -49,7 +51,9 @@ def sample_submission_files(spec: Any) -> list[Path]:
     for name in (spec.name, *([str(spec.extends)] if spec.extends else [])):
         folder = SAMPLE_SUBMISSIONS_DIR / name
         if folder.is_dir():
-            files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json"))
+            files = sorted(
+                p for p in folder.iterdir() if p.is_file() and not p.name.endswith(".meta.json")
+            )
             if files:
                 return files
     return []
@@ -57,17 +61,26 @@ def sample_submission_files(spec: Any) -> list[Path]:
 
 def requirements(spec: Any, runner: Any, spec_file: Path) -> list[Missing]:
     """Every ship requirement ``spec`` (checked, with its compiled ``runner``) does not meet."""
-    from dsl import lock as locking
-    from dsl.datacheck import check_against_data
+    from procbench.dsl import lock as locking
+    from procbench.dsl.datacheck import check_against_data
 
     missing: list[Missing] = []
     lock = locking.lock_path(spec_file)
-    if spec.fetch and not lock.is_file():  # a stale or missing lock already fails the check; kept for a spec read some other way
-        missing.append(Missing(f"data lock: no {lock.name}", f"run `procbench data lock {spec.name}` with the upstream files under the data root"))
+    if (
+        spec.fetch and not lock.is_file()
+    ):  # a stale or missing lock already fails the check; kept for a spec read some other way
+        missing.append(
+            Missing(
+                f"data lock: no {lock.name}",
+                f"run `procbench data lock {spec.name}` with the upstream files under the data root",
+            )
+        )
     diagnostics, checked = check_against_data(spec, runner, SAMPLE_DATA_ROOT, partial=True)
     errors = [d for d in diagnostics if d.severity == "error"]
     if not checked or errors:
-        detail = f": {errors[0].message}" if errors else f": no split of {spec.name} under samples/data"
+        detail = (
+            f": {errors[0].message}" if errors else f": no split of {spec.name} under samples/data"
+        )
         missing.append(
             Missing(
                 "bundled sample data" + detail,
@@ -80,13 +93,15 @@ def requirements(spec: Any, runner: Any, spec_file: Path) -> list[Missing]:
     if not scored:
         missing.append(
             Missing(
-                f"sample submissions: none of {len(files)} scores on the samples" if files else f"sample submissions: none in samples/submissions/{spec.name}/",
+                f"sample submissions: none of {len(files)} scores on the samples"
+                if files
+                else f"sample submissions: none in samples/submissions/{spec.name}/",
                 f"add prediction files (e.g. a good and a weak one) under samples/submissions/{spec.name}/ "
                 f"that `procbench score {spec.name} --data-dir samples/data` accepts",
             )
         )
     if spec.fetch and spec.name not in UPSTREAM_ROWS:
-        from runners import baselines
+        from procbench.runners import baselines
 
         if not baselines.for_task(spec.name):
             missing.append(
@@ -99,7 +114,7 @@ def requirements(spec: Any, runner: Any, spec_file: Path) -> list[Missing]:
 
 
 def _scores(runner: Any, predictions: Path, splits: Sequence[str]) -> bool:
-    from runners._types import InvalidPredictions
+    from procbench.runners._types import InvalidPredictions
 
     for split in splits:
         try:
@@ -111,15 +126,17 @@ def _scores(runner: Any, predictions: Path, splits: Sequence[str]) -> bool:
 
 
 def _say(text: str, *, err: bool = False) -> None:
-    stream = sys.stderr if err else sys.stdout  # printed here: procbench/console_commands.py calls this module
+    stream = (
+        sys.stderr if err else sys.stdout
+    )  # printed here: procbench/console_commands.py calls this module
     stream.write(text + "\n")
     stream.flush()
 
 
 def check_ship(specs: Sequence[str] | None) -> int:
     """Check each spec (default: every spec in specs/) and list every ship requirement it misses; the exit status."""
-    from dsl.errors import SpecError
-    from dsl.tasks import all_spec_paths, load_task, spec_path
+    from procbench.dsl.errors import SpecError
+    from procbench.dsl.tasks import all_spec_paths, load_task, spec_path
 
     paths = [spec_path(s) for s in specs] if specs else all_spec_paths()
     status = 0
@@ -132,7 +149,10 @@ def check_ship(specs: Sequence[str] | None) -> int:
             continue
         missing = requirements(spec, runner, path)
         if missing:
-            _say(f"{path}: task {spec.name} cannot ship yet: {len(missing)} requirement(s) missing (docs/adding-a-benchmark.md, 'Before it ships')", err=True)
+            _say(
+                f"{path}: task {spec.name} cannot ship yet: {len(missing)} requirement(s) missing (docs/adding-a-benchmark.md, 'Before it ships')",
+                err=True,
+            )
             for item in missing:
                 _say(item.render(), err=True)
             status = max(status, EXIT_MISSING)

@@ -12,7 +12,9 @@ from typing import Any
 
 
 MAX_PROBLEMS = 200  # problems kept and listed for one prediction file; the rest are only counted
-MAX_PROBLEM_CHARS = 500  # one problem's message is cut to this length (it may quote the user's text)
+MAX_PROBLEM_CHARS = (
+    500  # one problem's message is cut to this length (it may quote the user's text)
+)
 
 
 def clip(text: str, limit: int) -> str:
@@ -84,7 +86,10 @@ class ProblemList:
         """The kept problems, closed by a :class:`MoreProblems` entry when some were only counted."""
         if not self.more:
             return list(self.kept)
-        return [*self.kept, MoreProblems(None, f"... and {self.more} more problems", count=self.more)]
+        return [
+            *self.kept,
+            MoreProblems(None, f"... and {self.more} more problems", count=self.more),
+        ]
 
     def __len__(self) -> int:
         """Every problem found, counted ones included."""

@@ -28,8 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from runners.record_rules import member_at, score_pair
-from runners.similarity import Similarity  # noqa: TC001
+from procbench.runners.record_rules import member_at, score_pair
+from procbench.runners.similarity import Similarity  # noqa: TC001
 
 SIDES = ("p", "r")
 StatSource = Literal["once", "each", "best"]
@@ -56,7 +56,9 @@ class Tally:
     where: str = ""  # a member that must be non-empty for the record to be counted
 
     def keys(self, side: str) -> list[str]:
-        return [f"{self.name}.{kind}.{side}_{stat.name}" for kind in self.kinds for stat in self.stats]
+        return [
+            f"{self.name}.{kind}.{side}_{stat.name}" for kind in self.kinds for stat in self.stats
+        ]
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,9 @@ class _Entity:
     key: tuple[Any, ...]
     prepared: Any  # the identity similarity's preparation of the first occurrence
     settled: bool = False  # `until` scored 1: not compared again
-    best: dict[str, float] = field(default_factory=dict)  # value key -> best score so far (best(X) stats)
+    best: dict[str, float] = field(
+        default_factory=dict
+    )  # value key -> best score so far (best(X) stats)
 
 
 @dataclass(frozen=True)
@@ -103,11 +107,17 @@ class AlignedWalk:
             out.append(f"{self.name}.{side}_aligned")
         return tuple(out)
 
-    def __call__(self, gold_lines: Sequence[Any], predicted_lines: Sequence[Any]) -> dict[str, float]:
+    def __call__(
+        self, gold_lines: Sequence[Any], predicted_lines: Sequence[Any]
+    ) -> dict[str, float]:
         values: dict[str, float] = dict.fromkeys(self.keys(), 0)
         matrix = self._similarities(predicted_lines, gold_lines)
         _Pass(self, "p", values).run(predicted_lines, gold_lines, matrix)
-        transposed = [list(column) for column in zip(*matrix)] if self.symmetric else self._similarities(gold_lines, predicted_lines)
+        transposed = (
+            [list(column) for column in zip(*matrix)]
+            if self.symmetric
+            else self._similarities(gold_lines, predicted_lines)
+        )
         _Pass(self, "r", values).run(gold_lines, predicted_lines, transposed)
         return values
 
@@ -128,16 +138,30 @@ class _Pass:
 
     def __init__(self, walk: AlignedWalk, side: str, values: dict[str, float]) -> None:
         self.walk, self.side, self.values = walk, side, values
-        self.registries: dict[str, dict[tuple[Any, ...], list[_Entity]]] = {e.name: {} for e in walk.entities}
-        self.resolved: dict[str, dict[tuple[Any, ...], _Entity]] = {e.name: {} for e in walk.entities}
+        self.registries: dict[str, dict[tuple[Any, ...], list[_Entity]]] = {
+            e.name: {} for e in walk.entities
+        }
+        self.resolved: dict[str, dict[tuple[Any, ...], _Entity]] = {
+            e.name: {} for e in walk.entities
+        }
         self.line_tallies = [t for t in walk.tallies if not t.of]
-        self.entity_tallies = {e.name: [t for t in walk.tallies if t.of == e.name] for e in walk.entities}
+        self.entity_tallies = {
+            e.name: [t for t in walk.tallies if t.of == e.name] for e in walk.entities
+        }
         # tally -> kind -> its stats with the value each adds to (the keys are built once, not per record)
-        self.stat_keys = {id(t): {kind: [(f"{t.name}.{kind}.{side}_{stat.name}", stat) for stat in t.stats] for kind in t.kinds} for t in walk.tallies}
+        self.stat_keys = {
+            id(t): {
+                kind: [(f"{t.name}.{kind}.{side}_{stat.name}", stat) for stat in t.stats]
+                for kind in t.kinds
+            }
+            for t in walk.tallies
+        }
 
     _score = staticmethod(score_pair)
 
-    def run(self, these: Sequence[Any], others: Sequence[Any], similarities: list[list[float]]) -> None:
+    def run(
+        self, these: Sequence[Any], others: Sequence[Any], similarities: list[list[float]]
+    ) -> None:
         if not others:
             return
         walk, aligned = self.walk, 0
@@ -194,7 +218,9 @@ class _Pass:
                 continue
             best = entity.best.get(key)
             if best is None:
-                values[key] += score  # the first comparison adds what an `each` stat adds: equal sums where none repeats
+                values[key] += (
+                    score  # the first comparison adds what an `each` stat adds: equal sums where none repeats
+                )
                 entity.best[key] = score
             elif score > best:
                 values[key] += score - best
@@ -212,7 +238,10 @@ class _Pass:
         prepared = identity.prepare(record)
         key = tuple(member_at(record, path) for path in entities.same)
         candidates = self.registries[entities.name].setdefault(key, [])
-        found = next((e for e in candidates if identity.score(e.prepared, prepared) >= entities.at_least), None)
+        found = next(
+            (e for e in candidates if identity.score(e.prepared, prepared) >= entities.at_least),
+            None,
+        )
         if found is None:
             found = _Entity(record, key, prepared)
             candidates.append(found)
@@ -257,7 +286,7 @@ class WalkScorer:
         return tuple(key for walk in self.walks for key in walk.keys())
 
     def __call__(self, gold: Any, predictions: Mapping[str, Any]) -> list[Any]:
-        from runners._types import ItemScore
+        from procbench.runners._types import ItemScore
 
         out = []
         for item_id, record in gold.items.items():

@@ -62,7 +62,9 @@ def cast_cell(ftype: CellType, text: str) -> Any:
             return None
         return text if ftype.item is None else cast_cell(ftype.item, text)
     if not text.strip():
-        raise BadCell(f"an empty cell, but {ftype.spelling()} needs a value (declare optional({ftype.spelling()}) where cells may be empty)")
+        raise BadCell(
+            f"an empty cell, but {ftype.spelling()} needs a value (declare optional({ftype.spelling()}) where cells may be empty)"
+        )
     if kind in ("int", "float"):
         try:
             return _number(kind, text)
@@ -95,4 +97,6 @@ def cast_cell(ftype: CellType, text: str) -> Any:
     try:  # JSON text of a list or record: the type's own depth- and shape-checked reading
         return ftype.from_text(text)
     except ValueError:
-        raise BadCell(f"{ftype.spelling()} is written as JSON text of such a value in a cell") from None
+        raise BadCell(
+            f"{ftype.spelling()} is written as JSON text of such a value in a cell"
+        ) from None

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeGuard
 
-from runners._types import DataProblem, DataProblems, GoldSet
-from runners.predictions import COLLECTION_KINDS, FieldType
-from runners.predictions import describe_value as describe
+from procbench.runners._types import DataProblem, DataProblems, GoldSet
+from procbench.runners.predictions import COLLECTION_KINDS, FieldType
+from procbench.runners.predictions import describe_value as describe
 
 MISSING = object()
 
@@ -56,14 +56,24 @@ def checker(ftype: FieldType, collections: tuple[type, ...] = (list,)) -> Check:
         if kind == "list" and item is not None and item.kind == "str" and collections == (list,):
             return is_str_list
         each = checker(item, collections) if item is not None else None
-        return lambda value: isinstance(value, collections) and (each is None or all(each(v) for v in value))
+        return lambda value: isinstance(value, collections) and (
+            each is None or all(each(v) for v in value)
+        )
     return ftype.accepts
 
 
 def mismatch(ftype: FieldType, value: Any, collections: tuple[type, ...] = (list,)) -> str:
     """What is wrong with ``value`` as a ``ftype``: its shape, or the first element that does not fit."""
-    target = ftype.item if ftype.kind == "optional" and value is not None and ftype.item is not None else ftype
-    if target.kind in COLLECTION_KINDS and target.item is not None and isinstance(value, collections):
+    target = (
+        ftype.item
+        if ftype.kind == "optional" and value is not None and ftype.item is not None
+        else ftype
+    )
+    if (
+        target.kind in COLLECTION_KINDS
+        and target.item is not None
+        and isinstance(value, collections)
+    ):
         each = checker(target.item, collections)
         for position, element in enumerate(value, 1):
             if not each(element):
@@ -78,7 +88,9 @@ def field_value(record: Any, name: str) -> Any:
     return getattr(record, name, MISSING)
 
 
-def check_gold_against_contract(gold: GoldSet, fields: Mapping[str, FieldType], labels: Collection[str], source: str) -> None:
+def check_gold_against_contract(
+    gold: GoldSet, fields: Mapping[str, FieldType], labels: Collection[str], source: str
+) -> None:
     """Raise :class:`GoldDataError` where a reader component's gold breaks its declared contract.
 
     ``fields``: gold field -> type (``Contract.fields``).  Records may be mappings (the field is a
@@ -103,7 +115,13 @@ def check_gold_against_contract(gold: GoldSet, fields: Mapping[str, FieldType], 
                 value = field_value(record, name)
                 if value is MISSING:
                     if ftype.kind != "optional":
-                        problems.add(DataProblem.at(origins.get(item_id), item_id, f"field {name!r} ({ftype.spelling()}, declared by {source}) is missing"))
+                        problems.add(
+                            DataProblem.at(
+                                origins.get(item_id),
+                                item_id,
+                                f"field {name!r} ({ftype.spelling()}, declared by {source}) is missing",
+                            )
+                        )
                 elif not ok(value):
                     problems.add(
                         DataProblem.at(
@@ -122,7 +140,11 @@ def check_gold_against_contract(gold: GoldSet, fields: Mapping[str, FieldType], 
             item_labels = gold.labels.get(item_id, {})
             if label not in item_labels:
                 problems.add(
-                    DataProblem.at(origins.get(item_id), item_id, f"label {label!r} (declared by {source}) is missing; {len(carried)} other items carry it")
+                    DataProblem.at(
+                        origins.get(item_id),
+                        item_id,
+                        f"label {label!r} (declared by {source}) is missing; {len(carried)} other items carry it",
+                    )
                 )
             elif values and item_labels[label] not in values:
                 problems.add(

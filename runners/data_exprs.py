@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runners.contracts import describe
+from procbench.runners.contracts import describe
 
 MISSING = object()
 Node = tuple[Any, ...]
@@ -40,12 +40,22 @@ class ExprError(ValueError):
 
 
 def is_path(node: Any) -> bool:
-    return isinstance(node, tuple) and bool(node) and all(isinstance(p, str) for p in node) and not node[0].startswith("#")
+    return (
+        isinstance(node, tuple)
+        and bool(node)
+        and all(isinstance(p, str) for p in node)
+        and not node[0].startswith("#")
+    )
 
 
 def is_computed(node: Any) -> bool:
     """Whether a field or label path is a computed value rather than a plain path."""
-    return isinstance(node, tuple) and bool(node) and isinstance(node[0], str) and node[0].startswith("#")
+    return (
+        isinstance(node, tuple)
+        and bool(node)
+        and isinstance(node[0], str)
+        and node[0].startswith("#")
+    )
 
 
 def lookup(record: Any, path: Sequence[str]) -> Any:
@@ -101,11 +111,15 @@ def evaluate(node: Node, scope: Mapping[str, Any]) -> Any:
             if accept(element):
                 value = lookup(element, read) if read else element
                 if value is MISSING:
-                    raise ExprError(f"lookup: element {render(node[1])}[{position}] has no {'.'.join(read)}")
+                    raise ExprError(
+                        f"lookup: element {render(node[1])}[{position}] has no {'.'.join(read)}"
+                    )
                 return value
         if has_default:
             return default
-        raise ExprError(f"lookup: no element of {render(node[1])} has {_render_match(match, scope)}, and the lookup has no default")
+        raise ExprError(
+            f"lookup: no element of {render(node[1])} has {_render_match(match, scope)}, and the lookup has no default"
+        )
     if head == "#distinct":
         _, _, member, match = node
         return distinct(elements, member, _matcher(match, scope), render(node[1]))
@@ -115,7 +129,11 @@ def evaluate(node: Node, scope: Mapping[str, Any]) -> Any:
 def _present(elements: Sequence[Any], members: Sequence[str], where: Node) -> None:
     """Each member must be a key of some element of a non-empty list (``""``: the element itself)."""
     for member in members:
-        if member and elements and not any(isinstance(e, Mapping) and member in e for e in elements):
+        if (
+            member
+            and elements
+            and not any(isinstance(e, Mapping) and member in e for e in elements)
+        ):
             raise ExprError(f"no element of {render(where)} has a member {member!r}")
 
 
@@ -135,7 +153,9 @@ def distinct(elements: Sequence[Any], member: Sequence[str], accept: Any, where:
     return out
 
 
-def elements_of(node: Node, scope: Mapping[str, Any]) -> list[tuple[tuple[int, ...], Any, str]] | None:
+def elements_of(
+    node: Node, scope: Mapping[str, Any]
+) -> list[tuple[tuple[int, ...], Any, str]] | None:
     """An explode's items from a computed node: (positions, element, where it is) each, and None if the node is a path.
 
     A product's element is ``{name: element, ...}`` with the positions of each part; a distinct's
@@ -148,7 +168,11 @@ def elements_of(node: Node, scope: Mapping[str, Any]) -> list[tuple[tuple[int, .
         for name, part in node[1]:
             found = _list(part, scope)
             where = render(part)
-            combos = [(pos + (i,), {**record, name: element}, at + [f"{where}[{i}]"]) for pos, record, at in combos for i, element in enumerate(found)]
+            combos = [
+                (pos + (i,), {**record, name: element}, at + [f"{where}[{i}]"])
+                for pos, record, at in combos
+                for i, element in enumerate(found)
+            ]
         return [(pos, record, " x ".join(at)) for pos, record, at in combos]
     found = evaluate(node, scope)
     if type(found) is not list:
@@ -193,7 +217,10 @@ def _matcher(match: tuple[tuple[str, Node], ...], scope: Mapping[str, Any]) -> A
 
 
 def _render_match(match: tuple[tuple[str, Node], ...], scope: Mapping[str, Any]) -> str:
-    parts = [f"{member or 'the value'} = {json.dumps(evaluate(node, scope), default=str)}" for member, node in match]
+    parts = [
+        f"{member or 'the value'} = {json.dumps(evaluate(node, scope), default=str)}"
+        for member, node in match
+    ]
     return ", ".join(parts) or "any member"
 
 
@@ -216,11 +243,17 @@ def render(node: Any) -> str:
         return f"{head[1:]}({render(node[1])}, {match_text(node[2])})"
     if head == "#lookup":
         _, items, match, read, has_default, default = node
-        text = f"lookup({render(items)}, {match_text(match)}" + (f", {'.'.join(read)}" if read else "")
+        text = f"lookup({render(items)}, {match_text(match)}" + (
+            f", {'.'.join(read)}" if read else ""
+        )
         return text + (f", default = {json.dumps(default)})" if has_default else ")")
     if head == "#distinct":
         _, items, member, match = node
-        return f"distinct({render(items)}" + (f", {'.'.join(member)}" if member else "") + (f", where = {match_text(match)})" if match else ")")
+        return (
+            f"distinct({render(items)}"
+            + (f", {'.'.join(member)}" if member else "")
+            + (f", where = {match_text(match)})" if match else ")")
+        )
     if head == "#product":
         return "product(" + ", ".join(f"{name} = {render(part)}" for name, part in node[1]) + ")"
     return str(node)

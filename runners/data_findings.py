@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from runners._types import GoldSet
-from runners.runner import TaskRunner
+from procbench.runners._types import GoldSet
+from procbench.runners.runner import TaskRunner
 
 
 def lacks_something(runner: TaskRunner, gold: GoldSet) -> bool:
@@ -29,10 +29,14 @@ def lacks_something(runner: TaskRunner, gold: GoldSet) -> bool:
             wanted.difference_update(labels)
             if not wanted:
                 break
-    return bool(wanted) or any(sl.kind == "answer_label" and not gold.answer_views.get(sl.key) for sl in runner.slices)
+    return bool(wanted) or any(
+        sl.kind == "answer_label" and not gold.answer_views.get(sl.key) for sl in runner.slices
+    )
 
 
-def passed_mark(runner: TaskRunner, data_root: Path, split: str, folder: Path | None, code: str) -> Path | None:
+def passed_mark(
+    runner: TaskRunner, data_root: Path, split: str, folder: Path | None, code: str
+) -> Path | None:
     """The file whose presence says the check across splits passed for ``split``, for this spec (its digest),
     this checker (``code``, the spec cache's code signature) and every split's source files as they are
     (size and modification time; stat only).  None where that cannot be told: no cache folder, a reader
@@ -41,7 +45,9 @@ def passed_mark(runner: TaskRunner, data_root: Path, split: str, folder: Path | 
     sources = getattr(runner.read_gold, "sources", None)
     if folder is None or not sources:
         return None
-    digest = hashlib.sha256(f"{runner.spec_digest}\0{code}\0{Path(data_root).resolve()}\0{split}\n".encode())
+    digest = hashlib.sha256(
+        f"{runner.spec_digest}\0{code}\0{Path(data_root).resolve()}\0{split}\n".encode()
+    )
     for each in runner.splits:
         for source in sources:
             if source.splits and each not in source.splits:

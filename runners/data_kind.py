@@ -21,8 +21,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from runners._types import MoreProblems, Problem
-from runners.paths import SAMPLE_DATA_ROOT
+from procbench.runners._types import MoreProblems, Problem
+from procbench.runners.paths import SAMPLE_DATA_ROOT
 
 REAL, SAMPLE, UNVERIFIED, UNLOCKED = "real", "sample", "unverified", "unlocked"
 
@@ -50,7 +50,10 @@ def matches(files: Iterable[tuple[str, int, str]], data_root: Path) -> bool:
             stat = path.stat()
         except OSError:
             return False
-        if stat.st_size != size or _file_sha256(str(path), stat.st_size, stat.st_mtime_ns) != sha256:
+        if (
+            stat.st_size != size
+            or _file_sha256(str(path), stat.st_size, stat.st_mtime_ns) != sha256
+        ):
             return False
     return True
 
@@ -67,7 +70,11 @@ def lock_files(spec_file: Path, split: str) -> list[tuple[str, int, str]]:
     lock = spec_file.with_name(spec_file.stem + ".lock")
     try:
         listed = json.loads(lock.read_text(encoding="utf-8")).get("files", [])
-        return [(str(f["path"]), int(f["size"]), str(f["sha256"])) for f in listed if not f.get("splits") or split in f["splits"]]
+        return [
+            (str(f["path"]), int(f["size"]), str(f["sha256"]))
+            for f in listed
+            if not f.get("splits") or split in f["splits"]
+        ]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return []
 
@@ -96,7 +103,9 @@ def describe(data_root: Path, kind: str, task: str, split: str) -> str:
     return f"data root: {data_root} (unverified data for {task} / {split}: its files do not match the spec's lock)"
 
 
-def sample_mismatch(problems: list[Problem], total: int, *, items: int | None, task: str, split: str, source: str) -> str:
+def sample_mismatch(
+    problems: list[Problem], total: int, *, items: int | None, task: str, split: str, source: str
+) -> str:
     """The one message for a file whose ids are not sample ids, scored against the bundled samples ('' when none is).
 
     ``problems`` are a refused file's ``runners._types.Problem`` list (the readers say ``unknown id …`` for
@@ -106,7 +115,9 @@ def sample_mismatch(problems: list[Problem], total: int, *, items: int | None, t
     if not unknown:
         return ""
     listed = [p for p in problems if not isinstance(p, MoreProblems)]
-    if unknown == len(listed):  # every listed problem is an unknown id: the counted rest are taken to be too
+    if unknown == len(
+        listed
+    ):  # every listed problem is an unknown id: the counted rest are taken to be too
         unknown = max(unknown, total)
     among = f"the {items} items" if items is not None else "the items"
     return (

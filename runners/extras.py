@@ -40,9 +40,16 @@ class MissingExtra(ModuleNotFoundError):
         self.extra = extra
         self.feature = feature
         self.module = module
-        super().__init__(f"{feature} needs the {extra!r} extra (no module {module!r}): pip install \"procbench[{extra}]\"", name=module)
+        super().__init__(
+            f'{feature} needs the {extra!r} extra (no module {module!r}): pip install "procbench[{extra}]"',
+            name=module,
+        )
 
-    def __reduce__(self) -> tuple[type[MissingExtra], tuple[str, str, str]]:  # picklable (Ray workers, multiprocessing)
+    def __reduce__(
+        self,
+    ) -> tuple[
+        type[MissingExtra], tuple[str, str, str]
+    ]:  # picklable (Ray workers, multiprocessing)
         return (type(self), (self.extra, self.feature, self.module))
 
 

@@ -7,12 +7,18 @@ from dataclasses import dataclass, field, replace
 import typing
 from typing import Any
 
-from runners._types import DataProblem, DataProblems, GoldSet, ItemScore
-from runners.contracts import MISSING, describe, is_str_list, mismatch
-from runners.filters import AnswerFilter
-from runners.matching import PRF, Matcher, PairBatch, PairScorer
-from runners.predictions import FieldType
-from runners.registry import SAME_AS_SCORER, GoldField, PredictionField, ValueName, component
+from procbench.runners._types import DataProblem, DataProblems, GoldSet, ItemScore
+from procbench.runners.contracts import MISSING, describe, is_str_list, mismatch
+from procbench.runners.filters import AnswerFilter
+from procbench.runners.matching import PRF, Matcher, PairBatch, PairScorer
+from procbench.runners.predictions import FieldType
+from procbench.runners.registry import (
+    SAME_AS_SCORER,
+    GoldField,
+    PredictionField,
+    ValueName,
+    component,
+)
 
 
 def _rounded(values: dict[str, float], digits: int | None) -> dict[str, float]:
@@ -24,17 +30,30 @@ def mean(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict
     """Plain mean over items of every per-item value (0.0 for no items); optionally Python-rounded."""
     keys = list(dict.fromkeys(k for item in items for k in item.values))
     n = len(items)
-    return _rounded({k: (sum(item.values.get(k, 0.0) for item in items) / n if n else 0.0) for k in keys}, round_digits)
+    return _rounded(
+        {k: (sum(item.values.get(k, 0.0) for item in items) / n if n else 0.0) for k in keys},
+        round_digits,
+    )
 
 
 @component("aggregator", "sum", emits=SAME_AS_SCORER)
 def total(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict[str, float]:
     """Sum over items of every per-item value; optionally Python-rounded."""
     keys = list(dict.fromkeys(k for item in items for k in item.values))
-    return _rounded({k: float(sum(item.values.get(k, 0.0) for item in items)) for k in keys}, round_digits)
+    return _rounded(
+        {k: float(sum(item.values.get(k, 0.0) for item in items)) for k in keys}, round_digits
+    )
 
 
-@component("aggregator", "micro_prf", emits=lambda p: (f"{p.get('prefix', '')}p", f"{p.get('prefix', '')}r", f"{p.get('prefix', '')}f1"))
+@component(
+    "aggregator",
+    "micro_prf",
+    emits=lambda p: (
+        f"{p.get('prefix', '')}p",
+        f"{p.get('prefix', '')}r",
+        f"{p.get('prefix', '')}f1",
+    ),
+)
 def micro_prf(
     items: Sequence[ItemScore],
     *,
@@ -96,26 +115,36 @@ class MatchScorer:
     """
 
     stages: tuple[MatchStage, ...]
-    _batches: dict[tuple[int, ...], PairBatch] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _batches: dict[tuple[int, ...], PairBatch] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
 
     def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
         item_ids = list(gold.items)
         predicted = [predictions.get(item_id) for item_id in item_ids]
-        gold_lists: dict[str, list[list[str]]] = {}  # checked once per field, shared by the stages reading it
+        gold_lists: dict[
+            str, list[list[str]]
+        ] = {}  # checked once per field, shared by the stages reading it
         answer_lists: dict[str, list[list[str]]] = {}
         inputs = []
         for stage in self.stages:
             golds = gold_lists.get(stage.gold_field)
             if golds is None:
-                golds = gold_lists[stage.gold_field] = _gold_lists(gold, item_ids, stage.gold_field, stage.answers)
+                golds = gold_lists[stage.gold_field] = _gold_lists(
+                    gold, item_ids, stage.gold_field, stage.answers
+                )
             raw = answer_lists.get(stage.prediction_field)
             if raw is None:
-                raw = answer_lists[stage.prediction_field] = _prediction_lists(item_ids, predicted, stage.prediction_field, stage.answers)
+                raw = answer_lists[stage.prediction_field] = _prediction_lists(
+                    item_ids, predicted, stage.prediction_field, stage.answers
+                )
             answers = raw
             if stage.filters:
                 answers = []
                 for listed in raw:
-                    listed = list(listed)  # a filter gets its own copy: the records are scored again for slices
+                    listed = list(
+                        listed
+                    )  # a filter gets its own copy: the records are scored again for slices
                     for f in stage.filters:
                         listed = f(listed)
                     answers.append(listed)
@@ -143,11 +172,17 @@ class MatchScorer:
             out.append(ItemScore(item_id, values))
         return out
 
-    def _groups(self, inputs: list[tuple[list[list[str]], list[list[str]]]]) -> list[tuple[int, ...]]:
+    def _groups(
+        self, inputs: list[tuple[list[list[str]], list[list[str]]]]
+    ) -> list[tuple[int, ...]]:
         """Runs of consecutive stages that can share one batch (the same answers, matcher and normalisers)."""
         groups: list[tuple[int, ...]] = []
         for i, stage in enumerate(self.stages):
-            if groups and self._can_join(self.stages[groups[-1][0]], stage) and inputs[groups[-1][0]] == inputs[i]:
+            if (
+                groups
+                and self._can_join(self.stages[groups[-1][0]], stage)
+                and inputs[groups[-1][0]] == inputs[i]
+            ):
                 groups[-1] = (*groups[-1], i)
             else:
                 groups.append((i,))
@@ -155,7 +190,11 @@ class MatchScorer:
 
     @staticmethod
     def _can_join(first: MatchStage, stage: MatchStage) -> bool:
-        return hasattr(first.matcher, "score_shared") and first.matcher == stage.matcher and PairBatch.shareable([first.pairs, stage.pairs])
+        return (
+            hasattr(first.matcher, "score_shared")
+            and first.matcher == stage.matcher
+            and PairBatch.shareable([first.pairs, stage.pairs])
+        )
 
 
 @dataclass(frozen=True)
@@ -167,13 +206,19 @@ class Derived:
     labels and origins are the gold's; a missing prediction stays missing.
     """
 
-    derive: Callable[[Any, Any], Mapping[str, Any]]  # (record, its gold record or None for the gold itself)
+    derive: Callable[
+        [Any, Any], Mapping[str, Any]
+    ]  # (record, its gold record or None for the gold itself)
     scorer: Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
 
     def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
         derive = self.derive
         items = {item_id: derive(record, None) for item_id, record in gold.items.items()}
-        derived = {item_id: derive(predictions[item_id], gold.items[item_id]) for item_id in items if predictions.get(item_id) is not None}
+        derived = {
+            item_id: derive(predictions[item_id], gold.items[item_id])
+            for item_id in items
+            if predictions.get(item_id) is not None
+        }
         return self.scorer(replace(gold, items=items), derived)
 
 
@@ -181,14 +226,20 @@ def _is_answer_list(value: Any, wanted: FieldType) -> bool:
     return is_str_list(value) if wanted is STR_LIST else wanted.accepts(value)
 
 
-def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str, wanted: FieldType) -> list[list[Any]]:
+def _gold_lists(
+    gold: GoldSet, item_ids: Sequence[str], name: str, wanted: FieldType
+) -> list[list[Any]]:
     """Each item's gold field ``name``, checked to be a list of ``wanted``'s items (a tuple is accepted from Python-built gold)."""
     spelled = wanted.spelling()
     out: list[list[Any]] = []
     problems: DataProblems | None = None
     for item_id in item_ids:
         record = gold.items[item_id]
-        value = record.get(name, MISSING) if type(record) is dict or isinstance(record, Mapping) else MISSING
+        value = (
+            record.get(name, MISSING)
+            if type(record) is dict or isinstance(record, Mapping)
+            else MISSING
+        )
         if type(value) is tuple:
             value = list(value)
         if _is_answer_list(value, wanted):
@@ -208,7 +259,9 @@ def _gold_lists(gold: GoldSet, item_ids: Sequence[str], name: str, wanted: Field
     return out
 
 
-def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: str, wanted: FieldType) -> list[list[Any]]:
+def _prediction_lists(
+    item_ids: Sequence[str], predicted: Sequence[Any], name: str, wanted: FieldType
+) -> list[list[Any]]:
     """Each item's prediction field ``name`` (no record: no answers), checked to be a list of ``wanted``'s items."""
     out: list[list[Any]] = []
     bad: list[str] = []
@@ -216,7 +269,11 @@ def _prediction_lists(item_ids: Sequence[str], predicted: Sequence[Any], name: s
         if record is None:
             out.append([])
             continue
-        value = record.get(name, MISSING) if type(record) is dict or isinstance(record, Mapping) else MISSING
+        value = (
+            record.get(name, MISSING)
+            if type(record) is dict or isinstance(record, Mapping)
+            else MISSING
+        )
         if _is_answer_list(value, wanted):
             out.append(typing.cast(list[Any], value))
             continue
@@ -247,6 +304,10 @@ def field_match(
     for item_id, record in gold.items.items():
         predicted = (predictions.get(item_id) or {}).get(prediction_field)
         expected = record.get(gold_field) if isinstance(record, Mapping) else None
-        hit = predicted is not None and expected is not None and str(predicted).strip() == str(expected).strip()
+        hit = (
+            predicted is not None
+            and expected is not None
+            and str(predicted).strip() == str(expected).strip()
+        )
         out.append(ItemScore(item_id, {output: 1.0 if hit else 0.0}))
     return out

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 
-from runners.registry import component
-from runners.similarity import PairKernel, Similarity
-from runners.text import IDENTITY, Pipeline
+from procbench.runners.registry import component
+from procbench.runners.similarity import PairKernel, Similarity
+from procbench.runners.text import IDENTITY, Pipeline
 
 if TYPE_CHECKING:
     import numpy as np
 else:  # imported on first use: see runners.lazy_numpy
-    from runners.lazy_numpy import np
+    from procbench.runners.lazy_numpy import np
 
 # Past this many distinct strings a pair scorer forgets what it encoded (bounded memory when one
 # process scores many submissions); the next call re-encodes what it needs.
@@ -95,7 +95,10 @@ class PairBatch:
         if not scorers or not all(s.batchable for s in scorers):
             raise ValueError("every scorer of a batch needs a similarity with a pair kernel")
         first = scorers[0]
-        if any(s.content is not first.content or s.similarity_input is not first.similarity_input for s in scorers):
+        if any(
+            s.content is not first.content or s.similarity_input is not first.similarity_input
+            for s in scorers
+        ):
             raise ValueError("the scorers of a batch must share their normalisers")
         self.scorers = tuple(scorers)
         self._reset()
@@ -103,7 +106,12 @@ class PairBatch:
     @staticmethod
     def shareable(scorers: Sequence[PairScorer]) -> bool:
         first = scorers[0]
-        return all(s.batchable and s.content is first.content and s.similarity_input is first.similarity_input for s in scorers)
+        return all(
+            s.batchable
+            and s.content is first.content
+            and s.similarity_input is first.similarity_input
+            for s in scorers
+        )
 
     def _reset(self) -> None:
         self.encoded: dict[str, tuple[bool, int]] = {}
@@ -132,9 +140,17 @@ class PairBatch:
         for kernel in self.kernels:
             kernel.extend(fresh)
         pairs = [encoded[raw] for raw in raws]
-        return np.fromiter((e for e, _ in pairs), dtype=bool, count=len(pairs)), np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
+        return np.fromiter((e for e, _ in pairs), dtype=bool, count=len(pairs)), np.fromiter(
+            (i for _, i in pairs), dtype=np.int64, count=len(pairs)
+        )
 
-    def pairs(self, gold: np.ndarray, prediction: np.ndarray, gold_empty: np.ndarray, prediction_empty: np.ndarray) -> IndexPairs:
+    def pairs(
+        self,
+        gold: np.ndarray,
+        prediction: np.ndarray,
+        gold_empty: np.ndarray,
+        prediction_empty: np.ndarray,
+    ) -> IndexPairs:
         """The index pairs of a chunk, as their sorted distinct keys: computed once for every scorer."""
         keys, inverse = np.unique((gold << 32) | prediction, return_inverse=True)
         return IndexPairs(keys, inverse, gold_empty, prediction_empty)
@@ -156,7 +172,11 @@ class PairBatch:
         values = values[pairs.inverse]
         if self.scorers[k].guard_empty:
             gold_empty, prediction_empty = pairs.gold_empty, pairs.prediction_empty
-            values = np.where(gold_empty | prediction_empty, np.where(gold_empty & prediction_empty, 1.0, 0.0), values)
+            values = np.where(
+                gold_empty | prediction_empty,
+                np.where(gold_empty & prediction_empty, 1.0, 0.0),
+                values,
+            )
         return values
 
 
@@ -221,14 +241,18 @@ class EmptySides:
 
 
 # OpenPI's conventions: nothing vs nothing is perfect; predicting nothing keeps precision 1.
-OPENPI_EMPTY_SIDES = EmptySides(both=(1.0, 1.0, 1.0), gold=(0.0, 1.0, 0.0), prediction=(1.0, 0.0, 0.0))
+OPENPI_EMPTY_SIDES = EmptySides(
+    both=(1.0, 1.0, 1.0), gold=(0.0, 1.0, 0.0), prediction=(1.0, 0.0, 0.0)
+)
 
 
 RecallRule = Literal["best", "precision_if_same_size"]
 
 
 class Matcher(Protocol):
-    def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF: ...
+    def __call__(
+        self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer
+    ) -> PRF: ...
 
 
 @dataclass(frozen=True)
@@ -260,9 +284,15 @@ class _PairLayout:
         return cls(
             row_of_pair=first_row[item_of_pair] + offset // columns_here,
             column_of_pair=first_column[item_of_pair] + offset % columns_here,
-            row_starts=block_start[item_of_row] + (np.arange(len(item_of_row)) - first_row[item_of_row]) * columns_per_item[item_of_row],
-            column_major=block_start[item_of_pair] + (offset % rows_here) * columns_here + offset // rows_here,
-            column_starts=block_start[item_of_column] + (np.arange(len(item_of_column)) - first_column[item_of_column]) * rows_per_item[item_of_column],
+            row_starts=block_start[item_of_row]
+            + (np.arange(len(item_of_row)) - first_row[item_of_row])
+            * columns_per_item[item_of_row],
+            column_major=block_start[item_of_pair]
+            + (offset % rows_here) * columns_here
+            + offset // rows_here,
+            column_starts=block_start[item_of_column]
+            + (np.arange(len(item_of_column)) - first_column[item_of_column])
+            * rows_per_item[item_of_column],
         )
 
 
@@ -298,13 +328,20 @@ class BestMatch:
         precision, recall = precision_sum / len(predictions), recall_sum / len(gold)
         return PRF(precision, recall, f1_of(precision, recall))
 
-    def score_many(self, golds: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]], pairs: PairScorer) -> list[PRF]:
+    def score_many(
+        self,
+        golds: Sequence[Sequence[str]],
+        predictions: Sequence[Sequence[str]],
+        pairs: PairScorer,
+    ) -> list[PRF]:
         """``[self(g, p, pairs) for g, p in zip(golds, predictions)]``, vectorised when the similarity allows."""
         if not pairs.batchable:
             return [self(g, p, pairs) for g, p in zip(golds, predictions)]
         return self.score_shared(golds, predictions, pairs.batch())[0]
 
-    def score_shared(self, golds: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]], batch: PairBatch) -> list[list[PRF]]:
+    def score_shared(
+        self, golds: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]], batch: PairBatch
+    ) -> list[list[PRF]]:
         """``score_many`` under each scorer of ``batch`` at once: the answers are encoded and laid out once."""
         outs: list[list[PRF | None]] = [[None] * len(golds) for _ in batch.scorers]
         chunk: list[tuple[int, Sequence[str], list[str]]] = []
@@ -324,7 +361,12 @@ class BestMatch:
             self._score_chunk(chunk, batch, outs)
         return outs  # type: ignore[return-value]
 
-    def _score_chunk(self, chunk: Sequence[tuple[int, Sequence[str], list[str]]], batch: PairBatch, outs: list[list[PRF | None]]) -> None:
+    def _score_chunk(
+        self,
+        chunk: Sequence[tuple[int, Sequence[str], list[str]]],
+        batch: PairBatch,
+        outs: list[list[PRF | None]],
+    ) -> None:
         # rows: the distinct predictions of each item; columns: every gold answer of each item
         row_raws: list[str] = []
         column_raws: list[str] = []
@@ -340,7 +382,9 @@ class BestMatch:
         batch.start()
         row_empty, row_index = batch.encode(row_raws)
         column_empty, column_index = batch.encode(column_raws)
-        layout = _PairLayout.of(np.asarray(rows_per_item, dtype=np.int64), np.asarray(columns_per_item, dtype=np.int64))
+        layout = _PairLayout.of(
+            np.asarray(rows_per_item, dtype=np.int64), np.asarray(columns_per_item, dtype=np.int64)
+        )
         rows, columns = layout.row_of_pair, layout.column_of_pair
         gold_index, prediction_index = column_index[columns], row_index[rows]
         pairs = batch.pairs(gold_index, prediction_index, column_empty[columns], row_empty[rows])
@@ -373,7 +417,9 @@ class BestMatch:
 
 
 @component("matcher", "best_match", takes="list(any)")
-def best_match(dedup: bool = False, *, threshold: float = 0.0, recall: RecallRule = "best") -> Matcher:
+def best_match(
+    dedup: bool = False, *, threshold: float = 0.0, recall: RecallRule = "best"
+) -> Matcher:
     """Best-match soft P/R/F1 (OpenPI); ``dedup`` drops repeated predictions, ``threshold`` zeroes weak best scores.
 
     ``recall = "precision_if_same_size"``: ProPara's quirk, recall reuses the precision numerator
@@ -401,7 +447,9 @@ class OneToOne:
         if empty is not None:
             return empty
         gold_prepared = [pairs.prepare(g) for g in gold]
-        matrix = np.array([[pairs.score(g, pairs.prepare(p)) for g in gold_prepared] for p in predictions])
+        matrix = np.array(
+            [[pairs.score(g, pairs.prepare(p)) for g in gold_prepared] for p in predictions]
+        )
         rows, cols = linear_sum_assignment(matrix, maximize=True)
         total = float(sum(v for v in matrix[rows, cols] if v >= self.threshold))
         precision, recall = total / len(predictions), total / len(gold)

@@ -4,11 +4,11 @@ The bottom of the layers (docs/architecture.md): every package reads these paths
 here, so each is defined once.  ``procbench.paths`` re-exports them for the CLI and the API.
 
 Shipped resources (specs, migrations and prediction schemas, samples, the grammar, the leaderboard's
-app) are found beside this package's folder: in a checkout that is the
-repository root (``specs/`` beside ``runners/``); in an installed wheel, the ``procbench`` package,
-which holds the same layout (``procbench/specs/`` beside ``procbench/runners/``; see
-build_hooks/procbench_build.py).  They are read, never written: what procbench generates goes to a
-folder the user names, the current directory (``var/``) or the user's cache folder.
+app) are found in the ``procbench`` package folder.  In a checkout, ``procbench/`` holds links to the
+top-level folders the repository keeps (``procbench/runners`` -> ``runners/``, ``procbench/specs`` ->
+``specs/``; docs/architecture.md "One import name"); in an installed wheel the same names are real
+folders.  They are read, never written: what procbench generates goes to a folder the user names, the
+current directory (``var/``) or the user's cache folder.
 """
 
 from __future__ import annotations
@@ -16,28 +16,35 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-INSTALLED = __name__.startswith("procbench.")  # an installed wheel (procbench.runners.paths), not a checkout
-
 
 def _resource_root() -> Path:
-    # The folder of this package, runners (a checkout) or procbench.runners (the wheel), as
-    # ``importlib.resources.files`` gives it for a package on the file system; that module itself
-    # (zipfile, tempfile, shutil) costs every command several milliseconds of start-up (issue #19).
+    # procbench/ (this module is procbench/runners/paths.py), found from __file__ as
+    # ``importlib.resources.files`` would; that module itself (zipfile, tempfile, shutil) costs every
+    # command several milliseconds of start-up (issue #19).  __file__ keeps the link's path: in a
+    # checkout it is <checkout>/procbench/runners/paths.py, not <checkout>/runners/paths.py.
     package = Path(__file__).parent
-    if not package.is_dir():  # e.g. a zip import: the resources are read as files (DuckDB, Polars, glob)
+    if (
+        not package.is_dir()
+    ):  # e.g. a zip import: the resources are read as files (DuckDB, Polars, glob)
         raise RuntimeError(f"procbench must be installed as files, not from an archive ({package})")
     return package.parent
 
 
-RESOURCE_ROOT = _resource_root()  # holds specs/, schema/, samples/ and the packages' sources
-PROJECT_ROOT = RESOURCE_ROOT  # the checkout (where docs/ and bench/ live); installed, the procbench package
+RESOURCE_ROOT = _resource_root()  # the procbench package: specs/, schema/, samples/ and the sources
+# A checkout's procbench/runners is a link to the top-level runners/ beside pyproject.toml; a wheel's is a folder.
+INSTALLED = not (RESOURCE_ROOT / "runners").is_symlink()
+PROJECT_ROOT = (
+    RESOURCE_ROOT if INSTALLED else RESOURCE_ROOT.parent
+)  # the checkout (docs/, bench/, var/); installed, the package
 SPECS_DIR = RESOURCE_ROOT / "specs"
 SCHEMA_DIR = RESOURCE_ROOT / "schema"
 SAMPLES_DIR = RESOURCE_ROOT / "samples"
 SAMPLE_DATA_ROOT = SAMPLES_DIR / "data"
 SAMPLE_SUBMISSIONS_DIR = SAMPLES_DIR / "submissions"
 SHARED_DIR = PROJECT_ROOT.parent / "shared"  # beside a checkout only (see default_data_root)
-DEFAULT_DB = Path("var/procbench.duckdb")  # the store when no --db / PROCBENCH_DB is given (in the current directory)
+DEFAULT_DB = Path(
+    "var/procbench.duckdb"
+)  # the store when no --db / PROCBENCH_DB is given (in the current directory)
 
 
 def resource(*parts: str) -> Path:
@@ -78,7 +85,9 @@ def resolve_data_root(explicit: str | os.PathLike[str] | None) -> Path:
     if explicit:
         return Path(explicit).expanduser().resolve()
     fetched = default_fetch_root()
-    return default_data_root() or (fetched if fetched.is_dir() and any(fetched.iterdir()) else SAMPLE_DATA_ROOT)
+    return default_data_root() or (
+        fetched if fetched.is_dir() and any(fetched.iterdir()) else SAMPLE_DATA_ROOT
+    )
 
 
 def parity_root() -> Path | None:
@@ -111,12 +120,16 @@ def relative_path_problems(what: str, value: str, *, folder: bool = False) -> li
     if "\\" in value:
         problems.append(f"{what} {value!r} contains a backslash; write paths with '/'")
     if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
-        problems.append(f"{what} {value!r} is absolute; it must be relative (to the data root or the origin)")
+        problems.append(
+            f"{what} {value!r} is absolute; it must be relative (to the data root or the origin)"
+        )
     parts = value.removesuffix("/").split("/") if folder else value.split("/")
     if ".." in parts:
         problems.append(f"{what} {value!r} contains '..', which would leave the data root")
     if any(part in ("", ".") for part in parts) and not value.startswith("/"):
-        problems.append(f"{what} {value!r} has an empty or '.' segment; write it without '//' or './'")
+        problems.append(
+            f"{what} {value!r} has an empty or '.' segment; write it without '//' or './'"
+        )
     if any(ord(ch) < 32 for ch in value):
         problems.append(f"{what} {value!r} contains a control character")
     return problems
@@ -135,5 +148,7 @@ def under_data_root(root: Path, relative: str, what: str) -> Path:
     path = root / relative
     inside, resolved = root.resolve(), path.resolve()
     if not resolved.is_relative_to(inside):
-        raise OutsideDataRoot(f"{what} {relative!r} resolves to {resolved}, outside the data root {inside} (a link?); nothing is read from it")
+        raise OutsideDataRoot(
+            f"{what} {relative!r} resolves to {resolved}, outside the data root {inside} (a link?); nothing is read from it"
+        )
     return path

@@ -26,9 +26,18 @@ _VOWELS = frozenset("aeiou")
 
 # NLTK_EXTENSIONS: words stemmed by a table before the rules (NLTK's "pool")
 _IRREGULAR = {
-    "sky": ("sky", "skies"), "die": ("dying",), "lie": ("lying",), "tie": ("tying",), "news": ("news",),
-    "inning": ("innings", "inning"), "outing": ("outings", "outing"), "canning": ("cannings", "canning"),
-    "howe": ("howe",), "proceed": ("proceed",), "exceed": ("exceed",), "succeed": ("succeed",),
+    "sky": ("sky", "skies"),
+    "die": ("dying",),
+    "lie": ("lying",),
+    "tie": ("tying",),
+    "news": ("news",),
+    "inning": ("innings", "inning"),
+    "outing": ("outings", "outing"),
+    "canning": ("cannings", "canning"),
+    "howe": ("howe",),
+    "proceed": ("proceed",),
+    "exceed": ("exceed",),
+    "succeed": ("succeed",),
 }
 _POOL = {form: stem for stem, forms in _IRREGULAR.items() for form in forms}
 
@@ -72,29 +81,67 @@ class PorterStemmer:
         self._nltk = mode == NLTK_EXTENSIONS
         positive = self._positive
         step2 = [
-            ("ational", "ate", positive), ("tional", "tion", positive), ("enci", "ence", positive), ("anci", "ance", positive),
+            ("ational", "ate", positive),
+            ("tional", "tion", positive),
+            ("enci", "ence", positive),
+            ("anci", "ance", positive),
             ("izer", "ize", positive),
             ("abli", "able", positive) if mode == ORIGINAL_ALGORITHM else ("bli", "ble", positive),
-            ("alli", "al", positive), ("entli", "ent", positive), ("eli", "e", positive), ("ousli", "ous", positive),
-            ("ization", "ize", positive), ("ation", "ate", positive), ("ator", "ate", positive), ("alism", "al", positive),
-            ("iveness", "ive", positive), ("fulness", "ful", positive), ("ousness", "ous", positive), ("aliti", "al", positive),
-            ("iviti", "ive", positive), ("biliti", "ble", positive),
+            ("alli", "al", positive),
+            ("entli", "ent", positive),
+            ("eli", "e", positive),
+            ("ousli", "ous", positive),
+            ("ization", "ize", positive),
+            ("ation", "ate", positive),
+            ("ator", "ate", positive),
+            ("alism", "al", positive),
+            ("iveness", "ive", positive),
+            ("fulness", "ful", positive),
+            ("ousness", "ous", positive),
+            ("aliti", "al", positive),
+            ("iviti", "ive", positive),
+            ("biliti", "ble", positive),
         ]
         if mode == NLTK_EXTENSIONS:
-            step2.append(("fulli", "ful", positive))  # and -logi, whose condition is not on the stem: see _step2
+            step2.append(
+                ("fulli", "ful", positive)
+            )  # and -logi, whose condition is not on the stem: see _step2
         elif mode == MARTIN_EXTENSIONS:
             step2.append(("logi", "log", positive))
         self._step2_rules = step2
         self._step3_rules = [
-            ("icate", "ic", positive), ("ative", "", positive), ("alize", "al", positive), ("iciti", "ic", positive),
-            ("ical", "ic", positive), ("ful", "", positive), ("ness", "", positive),
+            ("icate", "ic", positive),
+            ("ative", "", positive),
+            ("alize", "al", positive),
+            ("iciti", "ic", positive),
+            ("ical", "ic", positive),
+            ("ful", "", positive),
+            ("ness", "", positive),
         ]
         more_than_one = self._more_than_one
-        self._step4_rules = [
-            (suffix, "", more_than_one) for suffix in ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent")
-        ] + [("ion", "", lambda stem: _measure(stem) > 1 and stem[-1] in "st")] + [
-            (suffix, "", more_than_one) for suffix in ("ou", "ism", "ate", "iti", "ous", "ive", "ize")
-        ]
+        self._step4_rules = (
+            [
+                (suffix, "", more_than_one)
+                for suffix in (
+                    "al",
+                    "ance",
+                    "ence",
+                    "er",
+                    "ic",
+                    "able",
+                    "ible",
+                    "ant",
+                    "ement",
+                    "ment",
+                    "ent",
+                )
+            ]
+            + [("ion", "", lambda stem: _measure(stem) > 1 and stem[-1] in "st")]
+            + [
+                (suffix, "", more_than_one)
+                for suffix in ("ou", "ism", "ate", "iti", "ous", "ive", "ize")
+            ]
+        )
 
     def __repr__(self) -> str:
         return f"PorterStemmer({self.mode!r})"
@@ -172,15 +219,21 @@ class PorterStemmer:
         if self._nltk:
             if word.endswith("alli") and _measure(word[:-4]) > 0:
                 return self._step2(word[:-4] + "al")
-            if word.endswith("logi"):  # NLTK's last rule, tested first here: no other suffix of step 2 ends in "gi"
-                return word[:-1] if _measure(word[:-3]) > 0 else word  # its condition keeps the "l" of "logi"
+            if word.endswith(
+                "logi"
+            ):  # NLTK's last rule, tested first here: no other suffix of step 2 ends in "gi"
+                return (
+                    word[:-1] if _measure(word[:-3]) > 0 else word
+                )  # its condition keeps the "l" of "logi"
         return self._first_rule(word, self._step2_rules)
 
     def stem(self, word: str) -> str:
         stem = word.lower()
         if self._nltk and stem in _POOL:
             return _POOL[stem]
-        if self.mode != ORIGINAL_ALGORITHM and len(word) <= 2:  # the length of the word as given, as NLTK checks it
+        if (
+            self.mode != ORIGINAL_ALGORITHM and len(word) <= 2
+        ):  # the length of the word as given, as NLTK checks it
             return stem
         stem = self._step1a(stem)
         stem = self._step1b(stem)

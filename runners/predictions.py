@@ -16,9 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runners._types import MAX_PROBLEMS as MAX_PROBLEMS  # re-exported: the one cap of every reader lives in _types
-from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
-from runners.cells import BadCell, cast_cell
+from procbench.runners._types import (
+    MAX_PROBLEMS as MAX_PROBLEMS,
+)  # re-exported: the one cap of every reader lives in _types
+from procbench.runners._types import (
+    GoldSet,
+    InvalidPredictions,
+    PredictionWarning,
+    Problem,
+    ProblemList,
+)
+from procbench.runners.cells import BadCell, cast_cell
 
 
 SCALAR_KINDS = ("str", "int", "float", "bool", "any")
@@ -28,7 +36,9 @@ COLLECTION_KINDS = ("list", "ordering", "set")
 
 # Limits on one prediction, whatever the schema says (submitted files are untrusted): each is far
 # above what any shipped benchmark's answers need, and far below what makes a scorer run for minutes.
-MAX_JSON_DEPTH = 64  # nesting of one JSON line (a deeper line is refused at its line, never a RecursionError)
+MAX_JSON_DEPTH = (
+    64  # nesting of one JSON line (a deeper line is refused at its line, never a RecursionError)
+)
 MAX_TEXT_CHARS = 100_000  # characters of one string value, anywhere in a record
 MAX_LIST_ITEMS = 10_000  # elements of one list value, anywhere in a record
 
@@ -95,7 +105,10 @@ def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
         if isinstance(current, (list, dict)):
             if depth > limit:
                 return True
-            stack.extend((child, depth + 1) for child in (current.values() if isinstance(current, dict) else current))
+            stack.extend(
+                (child, depth + 1)
+                for child in (current.values() if isinstance(current, dict) else current)
+            )
     return False
 
 
@@ -123,7 +136,9 @@ def loads_bounded(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> Any:
     return _loads(text.decode("utf-8") if isinstance(text, bytes) else text, limit)
 
 
-def oversize(value: Any, max_text: int = MAX_TEXT_CHARS, max_items: int = MAX_LIST_ITEMS) -> str | None:
+def oversize(
+    value: Any, max_text: int = MAX_TEXT_CHARS, max_items: int = MAX_LIST_ITEMS
+) -> str | None:
     """Why a (depth-checked) value breaks the per-answer limits, or None: the first string or list too long."""
     stack = [value]
     while stack:
@@ -180,7 +195,9 @@ class FieldType:
         if head in (*COLLECTION_KINDS, "optional"):
             return FieldType(head, FieldType.parse(inner))
         if head == "enum":
-            return FieldType("enum", values=tuple(v.strip().strip('"') for v in inner.split(",") if v.strip()))
+            return FieldType(
+                "enum", values=tuple(v.strip().strip('"') for v in inner.split(",") if v.strip())
+            )
         if head == "record":
             members = []
             for part in _top_level_parts(inner):
@@ -202,12 +219,23 @@ class FieldType:
         if wanted.kind == "any" or self.kind == "any":
             return True
         if wanted.kind == "optional":
-            return self.fits(wanted.item) if self.kind != "optional" else (self.item is None or wanted.item is None or self.item.fits(wanted.item))
+            return (
+                self.fits(wanted.item)
+                if self.kind != "optional"
+                else (self.item is None or wanted.item is None or self.item.fits(wanted.item))
+            )
         if self.kind == "enum":
-            return wanted.kind == "enum" and set(self.values) <= set(wanted.values) or wanted.kind == "str" and all(isinstance(v, str) for v in self.values)
+            return (
+                wanted.kind == "enum"
+                and set(self.values) <= set(wanted.values)
+                or wanted.kind == "str"
+                and all(isinstance(v, str) for v in self.values)
+            )
         if self.kind != wanted.kind:
             return self.kind == "int" and wanted.kind == "float"
-        if self.kind in COLLECTION_KINDS:  # an ordering or a set is no list, nor the reverse: the declared kind fixes the meaning
+        if (
+            self.kind in COLLECTION_KINDS
+        ):  # an ordering or a set is no list, nor the reverse: the declared kind fixes the meaning
             return self.item is None or wanted.item is None or self.item.fits(wanted.item)
         if self.kind == "record":  # every member the other side wants, of a fitting type
             mine = self.members()
@@ -247,12 +275,21 @@ class FieldType:
             return isinstance(value, (int, float)) and not isinstance(value, bool)
         if k == "bool":
             return isinstance(value, bool)
-        if k in COLLECTION_KINDS:  # a JSON list; whether an ordering's items are distinct is the metric's question (Metric.invalid)
-            return isinstance(value, list) and (self.item is None or all(self.item.accepts(v) for v in value))
+        if (
+            k in COLLECTION_KINDS
+        ):  # a JSON list; whether an ordering's items are distinct is the metric's question (Metric.invalid)
+            return isinstance(value, list) and (
+                self.item is None or all(self.item.accepts(v) for v in value)
+            )
         if k == "enum":
             return any(value == v and type(value) is type(v) for v in self.values)
-        if k == "record":  # a mapping with the members, or an object with them as attributes (a frozen dataclass)
-            return all((v := member_of(value, name)) is not _ABSENT and t.accepts(v) for name, t in self.values)
+        if (
+            k == "record"
+        ):  # a mapping with the members, or an object with them as attributes (a frozen dataclass)
+            return all(
+                (v := member_of(value, name)) is not _ABSENT and t.accepts(v)
+                for name, t in self.values
+            )
         return False
 
     def from_text(self, text: str) -> Any:
@@ -336,9 +373,14 @@ class SchemaReader:
                         report(line, f"missing field {name!r} ({ftype.render()})")
                         ok = False
                 elif not ftype.accepts(record[name]):
-                    report(line, f"field {name!r} must be {ftype.render()}, got {_describe(record[name])}")
+                    report(
+                        line,
+                        f"field {name!r} must be {ftype.render()}, got {_describe(record[name])}",
+                    )
                     ok = False
-                elif (why := oversize(record[name], self.max_text_chars, self.max_list_items)) is not None:
+                elif (
+                    why := oversize(record[name], self.max_text_chars, self.max_list_items)
+                ) is not None:
                     report(line, f"field {name!r} is too long: {why}")
                     ok = False
             if not ok or self.id_field not in record:
@@ -365,7 +407,9 @@ class SchemaReader:
                 else 'score as empty (the default; a measure\'s missing = ... declares otherwise: "refuse", predict(<value>), score(<number>))'
             )
             warnings.warn(
-                PredictionWarning(f"{len(missing)} of {len(gold.items)} items have no prediction and {counted} (first: {missing[0]!r})"),
+                PredictionWarning(
+                    f"{len(missing)} of {len(gold.items)} items have no prediction and {counted} (first: {missing[0]!r})"
+                ),
                 stacklevel=2,
             )
         return records
@@ -388,9 +432,15 @@ class SchemaReader:
                 yield 1, {}, _decode_message(exc)
                 return
             header = [h.lstrip("\ufeff").strip() for h in header]
-            absent = [name for name, t in self.fields if name not in header and t.kind != "optional"]
+            absent = [
+                name for name, t in self.fields if name not in header and t.kind != "optional"
+            ]
             if absent:
-                yield 1, {}, f"header lacks column(s) {', '.join(absent)} (found: {', '.join(header)})"
+                yield (
+                    1,
+                    {},
+                    f"header lacks column(s) {', '.join(absent)} (found: {', '.join(header)})",
+                )
                 return
             while True:
                 try:
@@ -413,7 +463,9 @@ class SchemaReader:
                     yield line, {}, error
 
 
-def _typed_row(header: list[str], row: list[str], types: Mapping[str, FieldType]) -> tuple[dict[str, Any], list[str]]:
+def _typed_row(
+    header: list[str], row: list[str], types: Mapping[str, FieldType]
+) -> tuple[dict[str, Any], list[str]]:
     """A delimited row's declared columns read as their types (runners/cells.py), and a message per cell that does not read."""
     record: dict[str, Any] = {}
     errors = []
@@ -448,7 +500,9 @@ def json_objects(path: Path, shape: str = "") -> Iterator[tuple[int, dict[str, A
                 continue
             # issue #30: decoded with its line ending, a line cut short failed *after* the newline ("column 1" of the
             # next line) or inside it ("Invalid control character"): the column is the line's own, as an editor shows it
-            text = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
+            text = (
+                text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
+            )
             try:
                 value = _loads(text)
             except json.JSONDecodeError as exc:
@@ -461,7 +515,11 @@ def json_objects(path: Path, shape: str = "") -> Iterator[tuple[int, dict[str, A
                 yield number, {}, f"not valid JSON: {exc}"
                 continue
             if not isinstance(value, dict):
-                yield number, {}, f"expected a JSON object{' ' + shape if shape else ''}, got {_describe(value)}"
+                yield (
+                    number,
+                    {},
+                    f"expected a JSON object{' ' + shape if shape else ''}, got {_describe(value)}",
+                )
                 continue
             yield number, value, None
 
@@ -494,6 +552,8 @@ def describe_value(value: Any) -> str:
 
 
 def _describe(value: Any) -> str:
-    if isinstance(value, list) and value:  # the type check failed on an element, not on the list itself
+    if (
+        isinstance(value, list) and value
+    ):  # the type check failed on an element, not on the list itself
         return "a list with a non-matching element"
     return describe_value(value)

@@ -23,14 +23,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from runners.predictions import member_of
-from runners.registry import SimilarityParts, component
-from runners.similarity import Similarity  # noqa: TC001
+from procbench.runners.predictions import member_of
+from procbench.runners.registry import SimilarityParts, component
+from procbench.runners.similarity import Similarity  # noqa: TC001
 
 
 def member_at(record: Any, path: str) -> Any:
     """``record``'s member at a dotted path; None where any step is missing or None."""
-    if type(record) is dict and "." not in path:  # the common case (a deriver's records), without the general walk
+    if (
+        type(record) is dict and "." not in path
+    ):  # the common case (a deriver's records), without the general walk
         return record.get(path)
     value = record
     for name in _steps(path):
@@ -57,7 +59,9 @@ def _differ(a: Any, b: Any, same: Sequence[str]) -> bool:
 
 def score_pair(similarity: Similarity, a: Any, b: Any) -> float:
     """``similarity`` of two values as they are (each prepared first, unless the similarity compares records as they are)."""
-    if type(similarity) in _RECORDS_AS_THEY_ARE:  # their prepare keeps the record: not called (the walks call these millions of times)
+    if (
+        type(similarity) in _RECORDS_AS_THEY_ARE
+    ):  # their prepare keeps the record: not called (the walks call these millions of times)
         return similarity.score(a, b)
     return similarity.score(similarity.prepare(a), similarity.prepare(b))
 
@@ -123,7 +127,9 @@ class Cases:
     scores_empty_text: bool = field(default=True, init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_chosen", dict(self.when))  # value -> similarity, looked up per record
+        object.__setattr__(
+            self, "_chosen", dict(self.when)
+        )  # value -> similarity, looked up per record
 
     def _choose(self, key: Any) -> Similarity:
         return self._chosen.get(key, self.otherwise) if isinstance(key, str) else self.otherwise  # type: ignore[attr-defined]
@@ -138,7 +144,9 @@ class Cases:
 
 
 @component("similarity", "cases", takes="any", gives="float")
-def cases(same: list[str], field: str, when: SimilarityParts, otherwise: SimilarityParts) -> Similarity:
+def cases(
+    same: list[str], field: str, when: SimilarityParts, otherwise: SimilarityParts
+) -> Similarity:
     """``cases = kind  when { V = X ... }  otherwise = Y``: records compared by the similarity their ``kind`` names.
 
     ``same`` members must be equal first (else 0); the case is chosen by the first record's value.

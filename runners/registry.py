@@ -43,16 +43,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.predictions import FieldType
+from procbench.runners.predictions import FieldType
 
-KINDS = ("reader", "predictions", "scorer", "aggregator", "metric", "normaliser", "similarity", "matcher", "filter", "import_check", "deriver")
+KINDS = (
+    "reader",
+    "predictions",
+    "scorer",
+    "aggregator",
+    "metric",
+    "normaliser",
+    "similarity",
+    "matcher",
+    "filter",
+    "import_check",
+    "deriver",
+)
 
 # Parameter annotations for names a spec declares: the checker wants a bare name there and resolves
 # it (a gold field, a prediction field, a per-item value emitted by the scorer) before anything runs.
 GoldField = typing.NewType("GoldField", str)
 PredictionField = typing.NewType("PredictionField", str)
 ValueName = typing.NewType("ValueName", str)
-NAME_PARAMS = {GoldField: "gold field", PredictionField: "prediction field", ValueName: "per-item value"}
+NAME_PARAMS = {
+    GoldField: "gold field",
+    PredictionField: "prediction field",
+    ValueName: "per-item value",
+}
 # A parameter that takes a normaliser block's name; the checker writes its steps in place of the name
 # (so they are part of the fingerprint) and the compiler passes them as a runners.text.Pipeline.
 NormaliserName = typing.NewType("NormaliserName", str)
@@ -84,12 +100,22 @@ class Contract:
     gives: FieldType | None = None
     needs: Mapping[str, FieldType] = field(default_factory=dict)
     emits: Emits = ()
-    compares: tuple[str, ...] = ()  # metrics: lines saying what gold and prediction may be (per aggregation) and whose numbers it gives
-    aggregations: tuple[str, ...] = ()  # metrics: how its per-item statistics may combine, the default first
-    gold_needs: Mapping[str, FieldType] = field(default_factory=dict)  # derivers: fields read of the gold records only
-    prediction_needs: Mapping[str, FieldType] = field(default_factory=dict)  # derivers: fields read of the predicted records only
+    compares: tuple[
+        str, ...
+    ] = ()  # metrics: lines saying what gold and prediction may be (per aggregation) and whose numbers it gives
+    aggregations: tuple[
+        str, ...
+    ] = ()  # metrics: how its per-item statistics may combine, the default first
+    gold_needs: Mapping[str, FieldType] = field(
+        default_factory=dict
+    )  # derivers: fields read of the gold records only
+    prediction_needs: Mapping[str, FieldType] = field(
+        default_factory=dict
+    )  # derivers: fields read of the predicted records only
 
-    def emitted(self, params: Mapping[str, Any], scorer_emits: tuple[str, ...] = ()) -> tuple[str, ...]:
+    def emitted(
+        self, params: Mapping[str, Any], scorer_emits: tuple[str, ...] = ()
+    ) -> tuple[str, ...]:
         """The names emitted with these spec arguments (defaults filled in by the caller)."""
         if self.emits == SAME_AS_SCORER:
             return scorer_emits
@@ -101,27 +127,48 @@ class Contract:
         """One line per declared part, for ``procbench components`` and the generated reference."""
         out = []
         if self.takes is not None:
-            out.append(f"takes {self.takes.spelling()}" + (f", gives {self.gives.spelling()}" if self.gives else ""))
-        parts = (("fields", self.fields), ("needs", self.needs), ("needs of gold", self.gold_needs), ("needs of predictions", self.prediction_needs))
+            out.append(
+                f"takes {self.takes.spelling()}"
+                + (f", gives {self.gives.spelling()}" if self.gives else "")
+            )
+        parts = (
+            ("fields", self.fields),
+            ("needs", self.needs),
+            ("needs of gold", self.gold_needs),
+            ("needs of predictions", self.prediction_needs),
+        )
         for title, mapping in parts:
             if mapping:
-                out.append(f"{title}: " + ", ".join(f"{k}: {v.spelling()}" for k, v in mapping.items()))
+                out.append(
+                    f"{title}: " + ", ".join(f"{k}: {v.spelling()}" for k, v in mapping.items())
+                )
         if self.labels:
-            out.append("labels: " + ", ".join(k + (f" ({' | '.join(v)})" if v else "") for k, v in self.labels.items()))
+            out.append(
+                "labels: "
+                + ", ".join(
+                    k + (f" ({' | '.join(v)})" if v else "") for k, v in self.labels.items()
+                )
+            )
         if self.aggregations:
-            out.append("aggregate: " + " | ".join(self.aggregations) + f" (default {self.aggregations[0]})")
+            out.append(
+                "aggregate: " + " | ".join(self.aggregations) + f" (default {self.aggregations[0]})"
+            )
         out += list(self.compares)
         if self.emits == SAME_AS_SCORER:
             out.append("emits: the scorer's per-item values")
         elif callable(self.emits):
-            out.append("emits: " + (inspect.getdoc(self.emits) or "names computed from its arguments"))
+            out.append(
+                "emits: " + (inspect.getdoc(self.emits) or "names computed from its arguments")
+            )
         elif self.emits:
             out.append("emits: " + ", ".join(self.emits))
         return out
 
 
 def _types(mapping: Mapping[str, str | FieldType] | None) -> dict[str, FieldType]:
-    return {k: v if isinstance(v, FieldType) else FieldType.parse(v) for k, v in (mapping or {}).items()}
+    return {
+        k: v if isinstance(v, FieldType) else FieldType.parse(v) for k, v in (mapping or {}).items()
+    }
 
 
 def contract(
@@ -203,7 +250,12 @@ class UnknownComponent(LookupError):
     (read, never imported: see :func:`not_allowed_definition`), and ``hint`` how to allow it."""
 
     def __init__(self, kind: str, name: str, suggestions: list[str], defined_in: str | None = None):
-        self.kind, self.name, self.suggestions, self.defined_in = kind, name, suggestions, defined_in
+        self.kind, self.name, self.suggestions, self.defined_in = (
+            kind,
+            name,
+            suggestions,
+            defined_in,
+        )
         self.hint = ""
         if defined_in is not None:
             folder = Path(defined_in.partition(":")[0]).parent
@@ -211,7 +263,9 @@ class UnknownComponent(LookupError):
                 f"procbench never imports code because it sits beside a spec: if you trust {folder}, allow it with "
                 f"`--components {folder}` (check, compile, score, submit) or {COMPONENTS_ENV}={folder}"
             )
-            super().__init__(f"unknown {kind} {name!r}: {defined_in} defines it, but that folder's code is not loaded")
+            super().__init__(
+                f"unknown {kind} {name!r}: {defined_in} defines it, but that folder's code is not loaded"
+            )
             return
         hint = f" (did you mean {', '.join(repr(s) for s in suggestions)}?)" if suggestions else ""
         super().__init__(f"unknown {kind} {name!r}{hint}")
@@ -221,7 +275,12 @@ _REGISTRY: dict[tuple[str, str], Component] = {}
 
 
 def component(
-    kind: str, name: str, *, version: str = "1", preset_of: tuple[str, Mapping[str, Any]] | None = None, **declared: Any
+    kind: str,
+    name: str,
+    *,
+    version: str = "1",
+    preset_of: tuple[str, Mapping[str, Any]] | None = None,
+    **declared: Any,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as a component of ``kind`` under ``name``; returns ``fn`` unchanged.
 
@@ -238,9 +297,24 @@ def component(
         key = (kind, name)
         existing = _REGISTRY.get(key)
         if existing is not None and existing.fn is not fn:
-            if (existing.fn.__module__, existing.fn.__qualname__) != (fn.__module__, fn.__qualname__):
-                raise DuplicateComponent(f"{kind} {name!r} is already registered by {existing.origin} ({existing.fn.__module__})")
-        _REGISTRY[key] = Component(kind, name, version, fn, _params_of(kind, fn), inspect.getdoc(fn) or "", promised, _origin_of(fn), preset)
+            if (existing.fn.__module__, existing.fn.__qualname__) != (
+                fn.__module__,
+                fn.__qualname__,
+            ):
+                raise DuplicateComponent(
+                    f"{kind} {name!r} is already registered by {existing.origin} ({existing.fn.__module__})"
+                )
+        _REGISTRY[key] = Component(
+            kind,
+            name,
+            version,
+            fn,
+            _params_of(kind, fn),
+            inspect.getdoc(fn) or "",
+            promised,
+            _origin_of(fn),
+            preset,
+        )
         return fn
 
     return register
@@ -256,7 +330,12 @@ def get(kind: str, name: str) -> Component:
         return _REGISTRY[(kind, name)]
     except KeyError:
         names = [n for (k, n) in _REGISTRY if k == kind]
-        raise UnknownComponent(kind, name, difflib.get_close_matches(name, names, n=3), not_allowed_definition(kind, name)) from None
+        raise UnknownComponent(
+            kind,
+            name,
+            difflib.get_close_matches(name, names, n=3),
+            not_allowed_definition(kind, name),
+        ) from None
 
 
 def names(kind: str) -> list[str]:
@@ -270,7 +349,14 @@ def all_components() -> list[Component]:
 
 
 # How many leading positional arguments the runtime passes to each kind (the rest are spec parameters).
-_RUNTIME_ARGS = {"reader": 2, "predictions": 2, "scorer": 2, "aggregator": 1, "import_check": 3, "deriver": 2}
+_RUNTIME_ARGS = {
+    "reader": 2,
+    "predictions": 2,
+    "scorer": 2,
+    "aggregator": 1,
+    "import_check": 3,
+    "deriver": 2,
+}
 
 
 def _params_of(kind: str, fn: Callable[..., Any]) -> tuple[Param, ...]:
@@ -280,7 +366,10 @@ def _params_of(kind: str, fn: Callable[..., Any]) -> tuple[Param, ...]:
         for p in inspect.signature(fn).parameters.values()
         if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     ]
-    return tuple(Param(p.name, hints.get(p.name, Any), p.default) for p in params[_RUNTIME_ARGS.get(kind, 0) :])
+    return tuple(
+        Param(p.name, hints.get(p.name, Any), p.default)
+        for p in params[_RUNTIME_ARGS.get(kind, 0) :]
+    )
 
 
 def _type_name(t: Any) -> str:
@@ -307,25 +396,27 @@ def _type_name(t: Any) -> str:
 # notes it (note_folder_beside_spec) so that an unknown name it defines gets a hint naming the file and the flag.
 
 ENTRY_POINT_GROUP = "procbench.components"
-COMPONENTS_ENV = "PROCBENCH_COMPONENTS"  # folders of component modules the operator allows, os.pathsep-separated
+COMPONENTS_ENV = (
+    "PROCBENCH_COMPONENTS"  # folders of component modules the operator allows, os.pathsep-separated
+)
 BUILTIN_ORIGIN = "built-in"
 _OWN_DISTRIBUTION = "procbench"
 
 # The shipped component modules, also listed as entry points in pyproject.toml (a test keeps the two equal).
 _BUILTIN_MODULES = (
-    "runners.generic",
-    "runners.metrics",
-    "runners.text",
-    "runners.similarity",
-    "runners.structured",
-    "runners.record_rules",
-    "runners.matching",
-    "runners.filters",
-    "runners.propara.leaderboard",
-    "runners.propara.naacl18",
-    "runners.paged",
-    "runners.paradise",
-    "runners.pmllm",
+    "procbench.runners.generic",
+    "procbench.runners.metrics",
+    "procbench.runners.text",
+    "procbench.runners.similarity",
+    "procbench.runners.structured",
+    "procbench.runners.record_rules",
+    "procbench.runners.matching",
+    "procbench.runners.filters",
+    "procbench.runners.propara.leaderboard",
+    "procbench.runners.propara.naacl18",
+    "procbench.runners.paged",
+    "procbench.runners.paradise",
+    "procbench.runners.pmllm",
 )
 _BUILTIN_PACKAGES = frozenset(m.partition(".")[0] for m in _BUILTIN_MODULES)
 
@@ -333,11 +424,17 @@ _lock = threading.RLock()  # the leaderboard looks components up from several th
 _loaded = False
 _discovering = False
 _loading_origin: str | None = None  # the entry point or components file being imported
-_module_origins: dict[str, str] = {}  # module named by an entry point or components file -> its origin
+_module_origins: dict[
+    str, str
+] = {}  # module named by an entry point or components file -> its origin
 _problems: list[LoadProblem] = []  # entry points that failed: their components are missing
 _entry_points_done: set[tuple[str, str, str]] = set()
-_spec_dir_files: dict[Path, tuple[int, int]] = {}  # components files imported -> (mtime_ns, size) then
-_folders_beside_specs: set[Path] = set()  # components/ folders seen beside checked specs: read for hints, never imported
+_spec_dir_files: dict[
+    Path, tuple[int, int]
+] = {}  # components files imported -> (mtime_ns, size) then
+_folders_beside_specs: set[Path] = (
+    set()
+)  # components/ folders seen beside checked specs: read for hints, never imported
 
 
 class DuplicateComponent(ValueError):
@@ -391,7 +488,11 @@ def operator_folders() -> tuple[Path, ...]:
     """The folders of component modules the operator allowed: :data:`COMPONENTS_ENV`, in order."""
     import os
 
-    return tuple(Path(p).expanduser() for p in os.environ.get(COMPONENTS_ENV, "").split(os.pathsep) if p.strip())
+    return tuple(
+        Path(p).expanduser()
+        for p in os.environ.get(COMPONENTS_ENV, "").split(os.pathsep)
+        if p.strip()
+    )
 
 
 def allow_folders(folders: Sequence[Path]) -> None:
@@ -411,7 +512,16 @@ def load_operator_components() -> tuple[Path, ...]:
     folders = operator_folders()
     if not folders:
         return ()
-    missing = [LoadProblem(COMPONENTS_ENV, f"{f} is not a folder", str(f), hint="name a folder of component modules (*.py)") for f in folders if not f.is_dir()]
+    missing = [
+        LoadProblem(
+            COMPONENTS_ENV,
+            f"{f} is not a folder",
+            str(f),
+            hint="name a folder of component modules (*.py)",
+        )
+        for f in folders
+        if not f.is_dir()
+    ]
     if missing:
         raise ComponentLoadError(missing)
     return tuple(file for folder in folders for file in load_components_folder(folder))
@@ -432,7 +542,9 @@ def load_components_folder(folder: Path) -> tuple[Path, ...]:
         return ()
     _load_builtin_components()  # first, so that a clash with a built-in is this file's error
     with _lock:
-        problems = [problem for file in files if (problem := _import_components_file(file)) is not None]
+        problems = [
+            problem for file in files if (problem := _import_components_file(file)) is not None
+        ]
     if problems:
         raise ComponentLoadError(problems)
     return tuple(files)
@@ -510,13 +622,13 @@ def _origin(label: str) -> Iterator[None]:
 # (``python -m runners.registry --write-index``); tests/test_registry_index.py keeps it equal to what
 # the modules register. A stale entry costs time, never a result: a name the indexed module does not
 # register, or a module that is gone, falls back to discovering everything.
-INDEX_MODULE = "runners._component_index"
+INDEX_MODULE = "procbench.runners._component_index"
 INDEX_COMMAND = "python -m runners.registry --write-index"
 
 
 def _index() -> Mapping[tuple[str, str], str]:
     try:
-        from runners._component_index import INDEX
+        from procbench.runners._component_index import INDEX
     except ImportError:  # no index (being regenerated): every lookup discovers everything
         return {}
     return INDEX
@@ -543,7 +655,9 @@ def _import_indexed(kind: str, name: str) -> bool:
 def render_index() -> str:
     """The text of runners/_component_index.py: every shipped component and the module that registers it."""
     _load_builtin_components()
-    entries = sorted((c.kind, c.name, c.fn.__module__) for c in _REGISTRY.values() if c.origin == BUILTIN_ORIGIN)
+    entries = sorted(
+        (c.kind, c.name, c.fn.__module__) for c in _REGISTRY.values() if c.origin == BUILTIN_ORIGIN
+    )
     lines = [
         f'"""Generated by `{INDEX_COMMAND}`; do not edit by hand.',
         "",
@@ -551,7 +665,10 @@ def render_index() -> str:
         'this so that a lookup imports one module, not every component module)."""',
         "",
         "INDEX: dict[tuple[str, str], str] = {",
-        *(f"    ({kind!r}, {name!r}): {module!r},".replace("'", '"') for kind, name, module in entries),
+        *(
+            f"    ({kind!r}, {name!r}): {module!r},".replace("'", '"')
+            for kind, name, module in entries
+        ),
         "}",
         "",
     ]
@@ -637,8 +754,17 @@ def _load_entry_point(ep: Any) -> None:
             target = ep.load()
             if ep.attr and callable(target):
                 target()
-    except Exception as exc:  # a broken plugin must not break every spec: record it, report it where asked
-        _problems.append(_problem(exc, label, None, f"fix or uninstall the distribution {key[0]!r} (its entry point is {ep.value!r})"))
+    except (
+        Exception
+    ) as exc:  # a broken plugin must not break every spec: record it, report it where asked
+        _problems.append(
+            _problem(
+                exc,
+                label,
+                None,
+                f"fix or uninstall the distribution {key[0]!r} (its entry point is {ep.value!r})",
+            )
+        )
 
 
 def _entry_point_label(ep: Any) -> str:
@@ -668,7 +794,12 @@ def _import_components_file(file: Path) -> LoadProblem | None:
         sys.modules.pop(name, None)
         _forget_module(name)  # nothing half-registered by a broken file lingers
         _spec_dir_files.pop(resolved, None)
-        return _problem(exc, str(file), resolved, f"fix {file.name}: every *.py in {file.parent} is imported, as --components / {COMPONENTS_ENV} allowed it")
+        return _problem(
+            exc,
+            str(file),
+            resolved,
+            f"fix {file.name}: every *.py in {file.parent} is imported, as --components / {COMPONENTS_ENV} allowed it",
+        )
     _spec_dir_files[resolved] = version
     return None
 
@@ -691,7 +822,14 @@ def _problem(exc: Exception, origin: str, file: Path | None, hint: str) -> LoadP
     """Where ``exc`` arose (the deepest frame in ``file`` when given) as a LoadProblem, no traceback."""
     if isinstance(exc, SyntaxError):
         path = exc.filename or (str(file) if file else None)
-        return LoadProblem(origin, f"syntax error: {exc.msg}", _shown(path, file, origin), exc.lineno or 0, exc.offset or 0, hint)
+        return LoadProblem(
+            origin,
+            f"syntax error: {exc.msg}",
+            _shown(path, file, origin),
+            exc.lineno or 0,
+            exc.offset or 0,
+            hint,
+        )
     import traceback
 
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
@@ -699,9 +837,15 @@ def _problem(exc: Exception, origin: str, file: Path | None, hint: str) -> LoadP
         frames = [f for f in frames if Path(f.filename) == file] or frames
     frame = frames[-1] if frames else None
     if isinstance(exc, DuplicateComponent):
-        message, hint = str(exc), "choose another name: a component cannot replace one registered elsewhere"
+        message, hint = (
+            str(exc),
+            "choose another name: a component cannot replace one registered elsewhere",
+        )
     elif isinstance(exc, ImportError):
-        message, hint = f"import failed: {exc}", "install the missing package in this environment, or remove the import"
+        message, hint = (
+            f"import failed: {exc}",
+            "install the missing package in this environment, or remove the import",
+        )
     else:
         message = f"raised {type(exc).__name__}: {exc}"
     path = _shown(frame.filename, file, origin) if frame else (origin if file is not None else None)
@@ -731,8 +875,16 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m runners.registry", description=_main.__doc__)
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write-index", action="store_true", help=f"write {INDEX_MODULE} from the shipped component modules")
-    group.add_argument("--check-index", action="store_true", help="exit 1 when the index differs from what the modules register")
+    group.add_argument(
+        "--write-index",
+        action="store_true",
+        help=f"write {INDEX_MODULE} from the shipped component modules",
+    )
+    group.add_argument(
+        "--check-index",
+        action="store_true",
+        help="exit 1 when the index differs from what the modules register",
+    )
     args = parser.parse_args(argv)
     text, path = render_index(), index_path()
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
@@ -749,6 +901,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # run as a script this file is ``__main__``: use the module the components register with
-    from runners import registry as _registry
+    from procbench.runners import registry as _registry
 
     raise SystemExit(_registry._main())

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners._types import GoldSet, ItemScore, PredictionWarning
+from procbench.runners._types import GoldSet, ItemScore, PredictionWarning
 
 GoldReader = Callable[[Path, str], GoldSet]
 PredictionReader = Callable[[Path, GoldSet], Mapping[str, Any]]
@@ -52,7 +52,10 @@ def _canonical_general(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_canonical(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"__type__": type(value).__name__, **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+        return {
+            "__type__": type(value).__name__,
+            **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)},
+        }
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
@@ -60,7 +63,9 @@ def _canonical_general(value: Any) -> Any:
 
 def _sort_key(value: Any) -> str:
     """The order of a set's members: their JSON text (``json.dumps`` of a string, without its call overhead)."""
-    return encode_basestring_ascii(value) if type(value) is str else json.dumps(value, sort_keys=True)
+    return (
+        encode_basestring_ascii(value) if type(value) is str else json.dumps(value, sort_keys=True)
+    )
 
 
 _gc_lock = threading.Lock()
@@ -123,7 +128,9 @@ class Evaluation:
     items: list[ItemScore]
     item_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    answered: int | None = None  # items with a prediction record (the rest were scored by the task's missing convention)
+    answered: int | None = (
+        None  # items with a prediction record (the rest were scored by the task's missing convention)
+    )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -134,7 +141,14 @@ class Evaluation:
             "coverage": coverage(self.answered, self.n_items),
             "metrics": self.metrics,
             "slices": {
-                name: {value: {"n_items": r.n_items, "coverage": coverage(r.answered, r.n_items), "metrics": r.metrics} for value, r in values.items()}
+                name: {
+                    value: {
+                        "n_items": r.n_items,
+                        "coverage": coverage(r.answered, r.n_items),
+                        "metrics": r.metrics,
+                    }
+                    for value, r in values.items()
+                }
                 for name, values in self.slices.items()
             },
         }
@@ -153,20 +167,28 @@ class TaskRunner:
     aggregate: Aggregator
     slices: tuple[SliceDef, ...]
     spec_digest: str  # canonical spec + component versions
-    _gold_cache: dict[tuple[str, str], tuple[GoldSet, str]] = field(default_factory=dict, repr=False)
+    _gold_cache: dict[tuple[str, str], tuple[GoldSet, str]] = field(
+        default_factory=dict, repr=False
+    )
 
     # -- stages --------------------------------------------------------------------------------
     def gold(self, data_root: Path, split: str) -> tuple[GoldSet, str]:
         """Read (and cache) the gold of a split; returns it with the fingerprint of spec + gold."""
         if split not in self.splits:
-            raise ValueError(f"task {self.name!r} has no split {split!r} (splits: {', '.join(self.splits)})")
+            raise ValueError(
+                f"task {self.name!r} has no split {split!r} (splits: {', '.join(self.splits)})"
+            )
         key = (str(data_root), split)
         if key not in self._gold_cache:
             with cyclic_gc_paused():
                 gold = self.read_gold(data_root, split)
                 digest = hashlib.sha256()
                 digest.update(self.spec_digest.encode())
-                digest.update(json.dumps(_canonical([gold.items, gold.labels, gold.answer_views]), sort_keys=True).encode())
+                digest.update(
+                    json.dumps(
+                        _canonical([gold.items, gold.labels, gold.answer_views]), sort_keys=True
+                    ).encode()
+                )
             self._gold_cache[key] = (gold, digest.hexdigest())
         return self._gold_cache[key]
 
@@ -175,20 +197,35 @@ class TaskRunner:
         with warnings.catch_warnings(record=True) as caught, cyclic_gc_paused():
             warnings.simplefilter("always", PredictionWarning)
             records = self.read_predictions(path, gold)
-        return records, [str(w.message) for w in caught if issubclass(w.category, PredictionWarning)]
+        return records, [
+            str(w.message) for w in caught if issubclass(w.category, PredictionWarning)
+        ]
 
-    def score(self, gold: GoldSet, predictions: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> list[ItemScore]:
+    def score(
+        self,
+        gold: GoldSet,
+        predictions: Mapping[str, Any],
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[ItemScore]:
         with cyclic_gc_paused():
             return self.make_scorer(metadata or {})(gold, predictions)
 
     def slice_results(
-        self, gold: GoldSet, predictions: Mapping[str, Any], items: Sequence[ItemScore], metadata: Mapping[str, Any] | None = None
+        self,
+        gold: GoldSet,
+        predictions: Mapping[str, Any],
+        items: Sequence[ItemScore],
+        metadata: Mapping[str, Any] | None = None,
     ) -> dict[str, dict[str, SliceResult]]:
         with cyclic_gc_paused():
             return self._slice_results(gold, predictions, items, metadata)
 
     def _slice_results(
-        self, gold: GoldSet, predictions: Mapping[str, Any], items: Sequence[ItemScore], metadata: Mapping[str, Any] | None
+        self,
+        gold: GoldSet,
+        predictions: Mapping[str, Any],
+        items: Sequence[ItemScore],
+        metadata: Mapping[str, Any] | None,
     ) -> dict[str, dict[str, SliceResult]]:
         out: dict[str, dict[str, SliceResult]] = {}
         by_id = {i.item_id: i for i in items}
@@ -199,7 +236,11 @@ class TaskRunner:
                     if sl.key in labels and item_id in by_id:
                         groups.setdefault(labels[sl.key], []).append(by_id[item_id])
                 out[sl.name] = {
-                    value: SliceResult(len(group), self.aggregate(group), sum(1 for i in group if i.item_id in predictions))
+                    value: SliceResult(
+                        len(group),
+                        self.aggregate(group),
+                        sum(1 for i in group if i.item_id in predictions),
+                    )
                     for value, group in sorted(groups.items())
                 }
             else:
@@ -208,12 +249,22 @@ class TaskRunner:
                 for value, view_items in views.items():
                     view = GoldSet(items=view_items, labels=gold.labels)
                     scored = self.score(view, predictions, metadata)
-                    results[value] = SliceResult(len(scored), self.aggregate(scored), sum(1 for i in scored if i.item_id in predictions))
+                    results[value] = SliceResult(
+                        len(scored),
+                        self.aggregate(scored),
+                        sum(1 for i in scored if i.item_id in predictions),
+                    )
                 out[sl.name] = results
         return out
 
     # -- the whole pipeline --------------------------------------------------------------------
-    def evaluate(self, data_root: Path, split: str, predictions_path: Path, metadata: Mapping[str, Any] | None = None) -> Evaluation:
+    def evaluate(
+        self,
+        data_root: Path,
+        split: str,
+        predictions_path: Path,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Evaluation:
         gold, fingerprint = self.gold(data_root, split)
         predictions, notes = self.validate(predictions_path, gold)
         return self.evaluate_records(gold, fingerprint, split, predictions, notes, metadata)
@@ -231,7 +282,13 @@ class TaskRunner:
             return self._evaluation(gold, fingerprint, split, predictions, notes, metadata)
 
     def _evaluation(
-        self, gold: GoldSet, fingerprint: str, split: str, predictions: Mapping[str, Any], notes: list[str] | None, metadata: Mapping[str, Any] | None
+        self,
+        gold: GoldSet,
+        fingerprint: str,
+        split: str,
+        predictions: Mapping[str, Any],
+        notes: list[str] | None,
+        metadata: Mapping[str, Any] | None,
     ) -> Evaluation:
         items = self.score(gold, predictions, metadata)
         return Evaluation(

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 
-from runners.registry import component
+from procbench.runners.registry import component
 
 if TYPE_CHECKING:
     import numpy as np
 else:  # imported on first use: see runners.lazy_numpy
-    from runners.lazy_numpy import np
+    from procbench.runners.lazy_numpy import np
 
 
 class Similarity(Protocol):
@@ -46,7 +46,9 @@ class PairKernel(Protocol):
     def score_pairs(self, gold: np.ndarray, prediction: np.ndarray) -> np.ndarray: ...
 
 
-def _values_of_statistics(statistics: Sequence[np.ndarray], value: Callable[..., float]) -> np.ndarray:
+def _values_of_statistics(
+    statistics: Sequence[np.ndarray], value: Callable[..., float]
+) -> np.ndarray:
     """``value(*row)`` for every row of non-negative integer statistics, computed once per distinct row."""
     columns = [np.asarray(column, dtype=np.int64) for column in statistics]
     if not len(columns[0]):
@@ -134,11 +136,17 @@ class CocoBleu:
 
     def prepare(self, text: str) -> _Ngrams:
         words = text.split()
-        counts = tuple(Counter(tuple(words[i : i + k]) for i in range(len(words) - k + 1)) for k in range(1, self.n + 1))
+        counts = tuple(
+            Counter(tuple(words[i : i + k]) for i in range(len(words) - k + 1))
+            for k in range(1, self.n + 1)
+        )
         return _Ngrams(len(words), counts)
 
     def score(self, gold: _Ngrams, prediction: _Ngrams) -> float:
-        corrects = [sum(min(c, gold.counts[k].get(g, 0)) for g, c in prediction.counts[k].items()) for k in range(self.n)]
+        corrects = [
+            sum(min(c, gold.counts[k].get(g, 0)) for g, c in prediction.counts[k].items())
+            for k in range(self.n)
+        ]
         return self.value(prediction.length, gold.length, *corrects)
 
     def value(self, hypothesis_length: int, reference_length: int, *corrects: int) -> float:
@@ -190,7 +198,10 @@ class _CountTable:
         self._keys = _GrowingCsr()
         self._values = _GrowingCsr()
         self._strings = 0
-        self._sorted: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self._sorted: tuple[np.ndarray, np.ndarray] = (
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+        )
 
     def append(self, values: dict[int, int]) -> None:
         base = self._strings << 32
@@ -205,7 +216,10 @@ class _CountTable:
         _, values = self._values.arrays()
         if len(keys) > done:  # new strings have larger keys: sort only the new part
             order = np.argsort(keys[done:], kind="stable") + done
-            self._sorted = (np.concatenate([self._sorted[0], keys[order]]), np.concatenate([self._sorted[1], values[order]]))
+            self._sorted = (
+                np.concatenate([self._sorted[0], keys[order]]),
+                np.concatenate([self._sorted[1], values[order]]),
+            )
         return offsets, keys, values, *self._sorted
 
 
@@ -260,9 +274,13 @@ class _BleuKernel:
             pair, position = _explode(offsets, prediction)
             wanted = (gold[pair] << 32) | (keys[position] & 0xFFFFFFFF)
             clipped = np.minimum(counts[position], _lookup(sorted_keys, sorted_counts, wanted))
-            corrects.append(np.bincount(pair, weights=clipped, minlength=len(gold)).astype(np.int64))
+            corrects.append(
+                np.bincount(pair, weights=clipped, minlength=len(gold)).astype(np.int64)
+            )
         lengths = np.asarray(self.lengths, dtype=np.int64)
-        return _values_of_statistics([lengths[prediction], lengths[gold], *corrects], self.similarity.value)
+        return _values_of_statistics(
+            [lengths[prediction], lengths[gold], *corrects], self.similarity.value
+        )
 
 
 @component("similarity", "coco_bleu", takes="str", gives="float")
@@ -352,7 +370,11 @@ class _RougeKernel:
         short = np.flatnonzero(gold_lengths <= _WORD_BITS)
         # longest predictions first, so that step i works on a prefix of the pairs
         steps_wanted = prediction_lengths[short]
-        narrow = steps_wanted.astype(np.int16) if len(short) and steps_wanted.max() < 2**15 else steps_wanted
+        narrow = (
+            steps_wanted.astype(np.int16)
+            if len(short) and steps_wanted.max() < 2**15
+            else steps_wanted
+        )
         order = short[np.argsort(-narrow, kind="stable")]  # a radix sort for 16-bit keys
         steps = prediction_lengths[order]
         row_keys = gold[order] << 32
@@ -370,7 +392,10 @@ class _RougeKernel:
         lcs[order] = width.astype(np.int64) - np.bitwise_count(rows & low).astype(np.int64)
         for j in np.flatnonzero(gold_lengths > _WORD_BITS).tolist():
             p, g = int(prediction[j]), int(gold[j])
-            lcs[j] = _lcs_length(tuple(flat[offsets[p] : offsets[p + 1]].tolist()), tuple(flat[offsets[g] : offsets[g + 1]].tolist()))
+            lcs[j] = _lcs_length(
+                tuple(flat[offsets[p] : offsets[p + 1]].tolist()),
+                tuple(flat[offsets[g] : offsets[g + 1]].tolist()),
+            )
         return _values_of_statistics([lcs, prediction_lengths, gold_lengths], self.similarity.value)
 
 
@@ -424,13 +449,21 @@ class NltkBleu:
 
         if not gold or not prediction:
             return 0.0
-        weights = tuple([1.0 / self.n] * self.n) if self.score_kind == "cumulative" else tuple([0.0] * (self.n - 1) + [1.0])
-        smoother = None if self.smoothing == "none" else getattr(SmoothingFunction(), self.smoothing)
+        weights = (
+            tuple([1.0 / self.n] * self.n)
+            if self.score_kind == "cumulative"
+            else tuple([0.0] * (self.n - 1) + [1.0])
+        )
+        smoother = (
+            None if self.smoothing == "none" else getattr(SmoothingFunction(), self.smoothing)
+        )
         import warnings
 
         with warnings.catch_warnings():  # NLTK warns on zero n-gram overlaps; a zero is the answer
             warnings.simplefilter("ignore")
-            return float(sentence_bleu([gold], prediction, weights=weights, smoothing_function=smoother))
+            return float(
+                sentence_bleu([gold], prediction, weights=weights, smoothing_function=smoother)
+            )
 
 
 @component("similarity", "bleu", takes="str", gives="float")
@@ -438,7 +471,9 @@ def bleu(
     n: int = 4,
     *,
     score: Literal["cumulative", "individual"] = "cumulative",
-    smoothing: Literal["none", "method1", "method2", "method3", "method4", "method5", "method6", "method7"] = "none",
+    smoothing: Literal[
+        "none", "method1", "method2", "method3", "method4", "method5", "method6", "method7"
+    ] = "none",
 ) -> Similarity:
     """NLTK sentence BLEU of order ``n`` (brevity penalty against the single reference's length).
 

@@ -37,7 +37,7 @@ from typing import Literal
 
 import numpy as np
 
-from runners._types import ItemScore
+from procbench.runners._types import ItemScore
 
 Aggregate = Callable[[Sequence[ItemScore]], Mapping[str, float]]
 # How a task's aggregate depends on its items, when it allows a faster bootstrap than re-aggregating every resample:
@@ -59,7 +59,9 @@ class Bootstrap:
     item_ids: tuple[str, ...]  # the items in the order the resample indices refer to
     metrics: tuple[str, ...]
     estimate: np.ndarray  # shape (len(metrics),)
-    replicates: np.ndarray  # shape (n_resamples, len(metrics)); NaN where the aggregator gave nothing
+    replicates: (
+        np.ndarray
+    )  # shape (n_resamples, len(metrics)); NaN where the aggregator gave nothing
     seed: int
 
     @property
@@ -103,7 +105,9 @@ class PairedResult:
     @property
     def separated(self) -> bool:
         """Whether the interval of the difference excludes 0 (equivalently ``p_value < 1 - confidence``)."""
-        return bool(np.isfinite(self.low) and np.isfinite(self.high) and (self.low > 0 or self.high < 0))
+        return bool(
+            np.isfinite(self.low) and np.isfinite(self.high) and (self.low > 0 or self.high < 0)
+        )
 
     @property
     def tied(self) -> bool:
@@ -114,7 +118,11 @@ class PairedResult:
 def resample_indices(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
     """Indices of ``n_resamples`` resamples with replacement, shape (n_resamples, n_items)."""
     rng = np.random.default_rng(seed)
-    return rng.integers(0, n_items, size=(n_resamples, n_items)) if n_items else np.zeros((n_resamples, 0), dtype=np.int64)
+    return (
+        rng.integers(0, n_items, size=(n_resamples, n_items))
+        if n_items
+        else np.zeros((n_resamples, 0), dtype=np.int64)
+    )
 
 
 def _in_id_order(items: Sequence[ItemScore]) -> list[ItemScore]:
@@ -131,12 +139,22 @@ def _vector(values: Mapping[str, float], metrics: Sequence[str]) -> np.ndarray:
 
 def _matrix(items: Sequence[ItemScore]) -> tuple[list[str], np.ndarray]:
     keys = list(dict.fromkeys(k for item in items for k in item.values))
-    matrix = np.array([[float(item.values.get(k, 0.0)) for k in keys] for item in items], dtype=float).reshape(len(items), len(keys))
+    matrix = np.array(
+        [[float(item.values.get(k, 0.0)) for k in keys] for item in items], dtype=float
+    ).reshape(len(items), len(keys))
     return keys, matrix
 
 
-def _replicates(items: list[ItemScore], aggregate: Aggregate, metrics: Sequence[str], indices: np.ndarray, linear: Linear) -> np.ndarray:
-    if linear == "pooled_sum" and items:  # one item of pooled values per resample, through the task's own aggregate
+def _replicates(
+    items: list[ItemScore],
+    aggregate: Aggregate,
+    metrics: Sequence[str],
+    indices: np.ndarray,
+    linear: Linear,
+) -> np.ndarray:
+    if (
+        linear == "pooled_sum" and items
+    ):  # one item of pooled values per resample, through the task's own aggregate
         keys, matrix = _matrix(items)
         pooled = np.empty((indices.shape[0], len(metrics)))
         for b, row in enumerate(indices):
@@ -213,7 +231,9 @@ def interval(boot: Bootstrap, metric: str, confidence: float = DEFAULT_CONFIDENC
     """The percentile interval of ``metric`` over the resamples."""
     j = boot.column(metric)
     low, high = _percentiles(boot.replicates[:, j], confidence)
-    return Interval(metric, float(boot.estimate[j]), low, high, boot.n_items, boot.n_resamples, confidence)
+    return Interval(
+        metric, float(boot.estimate[j]), low, high, boot.n_items, boot.n_resamples, confidence
+    )
 
 
 def bootstrap_p_value(deltas: np.ndarray) -> float:
@@ -230,21 +250,40 @@ def bootstrap_p_value(deltas: np.ndarray) -> float:
     return float(min(1.0, 2 * min(below, above) / finite.size))
 
 
-def paired(a: Bootstrap, b: Bootstrap, metric: str, confidence: float = DEFAULT_CONFIDENCE) -> PairedResult:
+def paired(
+    a: Bootstrap, b: Bootstrap, metric: str, confidence: float = DEFAULT_CONFIDENCE
+) -> PairedResult:
     """A minus B from two bootstraps over the same items with the same seed (so the same resamples)."""
     if a.item_ids != b.item_ids or a.seed != b.seed or a.n_resamples != b.n_resamples:
-        raise ValueError("paired comparison needs bootstraps of the same items, seed and number of resamples")
+        raise ValueError(
+            "paired comparison needs bootstraps of the same items, seed and number of resamples"
+        )
     ja, jb = a.column(metric), b.column(metric)
     deltas = a.replicates[:, ja] - b.replicates[:, jb]
     low, high = _percentiles(deltas, confidence)
     value_a, value_b = float(a.estimate[ja]), float(b.estimate[jb])
-    return PairedResult(metric, value_a, value_b, value_a - value_b, low, high, bootstrap_p_value(deltas), a.n_items, a.n_resamples, confidence)
+    return PairedResult(
+        metric,
+        value_a,
+        value_b,
+        value_a - value_b,
+        low,
+        high,
+        bootstrap_p_value(deltas),
+        a.n_items,
+        a.n_resamples,
+        confidence,
+    )
 
 
-def common_items(a: Sequence[ItemScore], b: Sequence[ItemScore]) -> tuple[list[ItemScore], list[ItemScore]]:
+def common_items(
+    a: Sequence[ItemScore], b: Sequence[ItemScore]
+) -> tuple[list[ItemScore], list[ItemScore]]:
     """Both systems restricted to the items both were scored on, in item-id order."""
     shared = {i.item_id for i in a} & {i.item_id for i in b}
-    return _in_id_order([i for i in a if i.item_id in shared]), _in_id_order([i for i in b if i.item_id in shared])
+    return _in_id_order([i for i in a if i.item_id in shared]), _in_id_order(
+        [i for i in b if i.item_id in shared]
+    )
 
 
 def paired_bootstrap(
@@ -260,8 +299,12 @@ def paired_bootstrap(
 ) -> dict[str, PairedResult]:
     """A minus B for each metric, resampling the items both were scored on."""
     a_items, b_items = common_items(a, b)
-    boot_a = bootstrap(a_items, aggregate, metrics, n_resamples=n_resamples, seed=seed, linear=linear)
-    boot_b = bootstrap(b_items, aggregate, metrics, n_resamples=n_resamples, seed=seed, linear=linear)
+    boot_a = bootstrap(
+        a_items, aggregate, metrics, n_resamples=n_resamples, seed=seed, linear=linear
+    )
+    boot_b = bootstrap(
+        b_items, aggregate, metrics, n_resamples=n_resamples, seed=seed, linear=linear
+    )
     return {m: paired(boot_a, boot_b, m, confidence) for m in metrics}
 
 
@@ -289,7 +332,9 @@ def permutation_test(
     return {m: float((reached[j] + 1) / (n_permutations + 1)) for j, m in enumerate(metrics)}
 
 
-def tie_group(leader: Bootstrap, others: Mapping[str, Bootstrap], metric: str, *, alpha: float = DEFAULT_ALPHA) -> dict[str, PairedResult]:
+def tie_group(
+    leader: Bootstrap, others: Mapping[str, Bootstrap], metric: str, *, alpha: float = DEFAULT_ALPHA
+) -> dict[str, PairedResult]:
     """The candidates a paired bootstrap cannot separate from ``leader`` on ``metric``.
 
     Tied means the ``1 - alpha`` interval of the difference contains 0 (:attr:`PairedResult.tied`),
@@ -300,7 +345,11 @@ def tie_group(leader: Bootstrap, others: Mapping[str, Bootstrap], metric: str, *
     """
     tied = {}
     for key, boot in others.items():
-        if boot.item_ids != leader.item_ids or boot.seed != leader.seed or boot.n_resamples != leader.n_resamples:
+        if (
+            boot.item_ids != leader.item_ids
+            or boot.seed != leader.seed
+            or boot.n_resamples != leader.n_resamples
+        ):
             continue
         result = paired(leader, boot, metric, 1.0 - alpha)
         if result.tied:

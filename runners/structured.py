@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from runners._types import PredictionWarning
-from runners.predictions import member_of
-from runners.registry import NormaliserName, SimilarityParts, component
-from runners.similarity import Similarity  # noqa: TC001
-from runners.text import IDENTITY, Pipeline
+from procbench.runners._types import PredictionWarning
+from procbench.runners.predictions import member_of
+from procbench.runners.registry import NormaliserName, SimilarityParts, component
+from procbench.runners.similarity import Similarity  # noqa: TC001
+from procbench.runners.text import IDENTITY, Pipeline
 
 BlankAlternative = Literal["keep", "empties_group"]
 Groups = Literal["all_pairs", "one_to_one"]
@@ -50,17 +50,29 @@ class PhraseOverlap:
         groups = []
         for group in text.split(self.and_separator):
             items = group.strip().split(self.or_separator)
-            if self.blank_alternative == "empties_group" and any(not item.strip() for item in items):
-                groups.append(frozenset({""}))  # upstream's location rule: a blank alternative empties its group
+            if self.blank_alternative == "empties_group" and any(
+                not item.strip() for item in items
+            ):
+                groups.append(
+                    frozenset({""})
+                )  # upstream's location rule: a blank alternative empties its group
             else:
                 groups.append(frozenset(self.alternatives(item) for item in items))
         return text, tuple(groups)
 
-    def score(self, gold: tuple[str, tuple[frozenset[str], ...]], prediction: tuple[str, tuple[frozenset[str], ...]]) -> float:
+    def score(
+        self,
+        gold: tuple[str, tuple[frozenset[str], ...]],
+        prediction: tuple[str, tuple[frozenset[str], ...]],
+    ) -> float:
         if gold[0] == prediction[0]:
             return 1.0
         a, p = gold[1], prediction[1]
-        overlap = _one_to_one(a, p) if self.groups == "one_to_one" else sum(1 for ga in a for gp in p if ga & gp)
+        overlap = (
+            _one_to_one(a, p)
+            if self.groups == "one_to_one"
+            else sum(1 for ga in a for gp in p if ga & gp)
+        )
         denominator = len(a) + len(p) - overlap
         if denominator == 0:
             warnings.warn(
@@ -83,7 +95,9 @@ def _one_to_one(a: Sequence[frozenset[str]], p: Sequence[frozenset[str]]) -> int
     gold_of: dict[int, int] = {}  # prediction group -> its matched gold group
     prediction_of: dict[int, int] = {}
     for start in range(len(a)):
-        reached_from: dict[int, int] = {}  # prediction group -> the gold group the search reached it from
+        reached_from: dict[
+            int, int
+        ] = {}  # prediction group -> the gold group the search reached it from
         stack = [(start, iter(meets[start]))]
         free = None
         while stack and free is None:
@@ -99,7 +113,9 @@ def _one_to_one(a: Sequence[frozenset[str]], p: Sequence[frozenset[str]]) -> int
                 break
             else:
                 stack.pop()
-        while free is not None:  # flip the path: each gold group on it takes the prediction group it reached
+        while (
+            free is not None
+        ):  # flip the path: each gold group on it takes the prediction group it reached
             i = reached_from[free]
             previous = prediction_of.get(i)
             gold_of[free], prediction_of[i] = i, free
@@ -145,16 +161,27 @@ class RecordMean:
     same: tuple[str, ...]
     parts: tuple[tuple[str, Similarity], ...]
     name: str = "record_mean"
-    scores_empty_text: bool = field(default=True, init=False)  # records are not text: no empty-answer guard
+    scores_empty_text: bool = field(
+        default=True, init=False
+    )  # records are not text: no empty-answer guard
 
     def prepare(self, record: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         keys = tuple(member_of(record, name) for name in self.same)
-        return keys, tuple(similarity.prepare(member_of(record, name)) for name, similarity in self.parts)
+        return keys, tuple(
+            similarity.prepare(member_of(record, name)) for name, similarity in self.parts
+        )
 
-    def score(self, gold: tuple[tuple[Any, ...], tuple[Any, ...]], prediction: tuple[tuple[Any, ...], tuple[Any, ...]]) -> float:
+    def score(
+        self,
+        gold: tuple[tuple[Any, ...], tuple[Any, ...]],
+        prediction: tuple[tuple[Any, ...], tuple[Any, ...]],
+    ) -> float:
         if gold[0] != prediction[0]:
             return 0.0
-        total = sum(similarity.score(g, p) for (_, similarity), g, p in zip(self.parts, gold[1], prediction[1]))
+        total = sum(
+            similarity.score(g, p)
+            for (_, similarity), g, p in zip(self.parts, gold[1], prediction[1])
+        )
         return total / len(self.parts)
 
 

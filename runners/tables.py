@@ -21,12 +21,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners._types import DataProblem, DataProblems, GoldSet
-from runners.cells import BadCell, cast_cell
-from runners.contracts import checker, describe, mismatch
-from runners.data_exprs import MISSING, ExprError, elements_of, evaluate, is_computed, lookup, render, roots
-from runners.paths import under_data_root
-from runners.predictions import FieldType
+from procbench.runners._types import DataProblem, DataProblems, GoldSet
+from procbench.runners.cells import BadCell, cast_cell
+from procbench.runners.contracts import checker, describe, mismatch
+from procbench.runners.data_exprs import (
+    MISSING,
+    ExprError,
+    elements_of,
+    evaluate,
+    is_computed,
+    lookup,
+    render,
+    roots,
+)
+from procbench.runners.paths import under_data_root
+from procbench.runners.predictions import FieldType
 
 _DECODER = json.JSONDecoder()  # json.loads without its per-call argument handling
 
@@ -104,8 +113,12 @@ class Explode:
     """
 
     name: str
-    items: tuple[Any, ...]  # a path, or a computed list (runners/data_exprs.py): product(...), distinct(...)
-    id: tuple[Any, ...] = EXPLODE_INDEX  # or ("#join", path, path, ...): the values at the paths, joined by the separator
+    items: tuple[
+        Any, ...
+    ]  # a path, or a computed list (runners/data_exprs.py): product(...), distinct(...)
+    id: tuple[Any, ...] = (
+        EXPLODE_INDEX  # or ("#join", path, path, ...): the values at the paths, joined by the separator
+    )
     separator: str = "/"
     where: tuple[Any, ...] = ()  # conditions an element must meet (all of them) to be an item
     skip: tuple[Any, ...] = ()  # conditions that drop an element (any of them)
@@ -163,7 +176,9 @@ class _Table:
     file: str  # relative to the data root, as errors name it
     rows: Any
     lines: dict[str, int]
-    keys: list[str] | None = None  # a json object's keys, in order (None when the file is not an object)
+    keys: list[str] | None = (
+        None  # a json object's keys, in order (None when the file is not an object)
+    )
 
     def origin(self, line: int) -> str:
         return f"{self.file}#{line}" if self.source.format == "json" else f"{self.file}:{line}"
@@ -174,7 +189,9 @@ class _Collected:
     """What a split's items give, collected while reading: records, labels, origins, answer-label views."""
 
     matched: dict[str, set[str]]  # map() label -> the keys some item matched
-    members: dict[str, dict[str, str] | None]  # membership label -> item id -> label (None: not on this split)
+    members: dict[
+        str, dict[str, str] | None
+    ]  # membership label -> item id -> label (None: not on this split)
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
@@ -200,16 +217,32 @@ class TableReader:
 
     def __call__(self, data_root: Path, split: str) -> GoldSet:
         problems = DataProblems(f"split {split!r}")
-        tables = {s.name: self._load(data_root, split, s, problems) for s in self.sources if not s.splits or split in s.splits}
+        tables = {
+            s.name: self._load(data_root, split, s, problems)
+            for s in self.sources
+            if not s.splits or split in s.splits
+        }
         primary = tables[self.sources[0].name]
         scopes, lines = self._primary_records(primary, problems)
         joined = [t for name, t in tables.items() if t is not primary]
         fields = [
-            (name, path, _root(path), ftype, checker(ftype) if ftype is not None else None, _cast(path, ftype, tables)) for name, path, ftype in self.fields
+            (
+                name,
+                path,
+                _root(path),
+                ftype,
+                checker(ftype) if ftype is not None else None,
+                _cast(path, ftype, tables),
+            )
+            for name, path, ftype in self.fields
         ]
         out = _Collected(
             matched={rule.name: set() for rule in self.labels if rule.mapping},
-            members={rule.name: self._members(data_root, split, rule, problems) for rule in self.labels if rule.members},
+            members={
+                rule.name: self._members(data_root, split, rule, problems)
+                for rule in self.labels
+                if rule.members
+            },
         )
         origins = out.origins
         for parent_id, parent_scope in scopes.items():
@@ -221,7 +254,11 @@ class TableReader:
                     absent.add(table.source.name)
                     if not table.source.optional:
                         problems.add(
-                            DataProblem.at(origin, parent_id, f"source {table.source.name!r} ({table.file}) has no row with {table.source.key} = {parent_id!r}")
+                            DataProblem.at(
+                                origin,
+                                parent_id,
+                                f"source {table.source.name!r} ({table.file}) has no row with {table.source.key} = {parent_id!r}",
+                            )
                         )
                     row = {}
                 parent_scope[table.source.name] = row
@@ -234,14 +271,37 @@ class TableReader:
                 at = _Locator(item_id, origin, tables, absent, parent_id, context)
                 self._bind(item_id, scope, at, fields, problems, out)
         problems.raise_if_any()
-        unmatched = {rule.name: keys for rule in self.labels if rule.mapping and (keys := tuple(k for k in rule.mapping if k not in out.matched[rule.name]))}
+        unmatched = {
+            rule.name: keys
+            for rule in self.labels
+            if rule.mapping
+            and (keys := tuple(k for k in rule.mapping if k not in out.matched[rule.name]))
+        }
         return GoldSet(
-            items=out.items, labels=out.labels, answer_views=_views(out.views, out.items, self.answer_labels), origins=origins, unmatched_map_keys=unmatched
+            items=out.items,
+            labels=out.labels,
+            answer_views=_views(out.views, out.items, self.answer_labels),
+            origins=origins,
+            unmatched_map_keys=unmatched,
         )
 
-    def _bind(self, item_id: str, scope: dict[str, Any], at: _Locator, fields: list[Any], problems: DataProblems, out: _Collected) -> None:
+    def _bind(
+        self,
+        item_id: str,
+        scope: dict[str, Any],
+        at: _Locator,
+        fields: list[Any],
+        problems: DataProblems,
+        out: _Collected,
+    ) -> None:
         """One item's fields, labels and answer labels from its scope (source name -> record), into ``out``."""
-        items, labels, matched, members, views = out.items, out.labels, out.matched, out.members, out.views
+        items, labels, matched, members, views = (
+            out.items,
+            out.labels,
+            out.matched,
+            out.members,
+            out.views,
+        )
         record: dict[str, Any] = {}
         for name, path, source, ftype, ok, cast in fields:
             if is_computed(path):
@@ -257,35 +317,59 @@ class TableReader:
                     try:
                         value = cast_cell(ftype, value)
                     except BadCell as exc:
-                        at.report(problems, source, f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {value!r}: {exc}")
+                        at.report(
+                            problems,
+                            source,
+                            f"field {name!r} <- {'.'.join(path)} must be {ftype.spelling()}, got {value!r}: {exc}",
+                        )
                         record[name] = None
                         continue
             if value is MISSING:
                 value = None
                 if source in scope and (ftype is None or ftype.kind != "optional"):
-                    at.report(problems, source, f"field {name!r} <- {'.'.join(path)} is {at.missing(source)}")
+                    at.report(
+                        problems,
+                        source,
+                        f"field {name!r} <- {'.'.join(path)} is {at.missing(source)}",
+                    )
             elif ok is not None and not ok(value):
-                at.report(problems, source, f"field {name!r} <- {render(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}")
+                at.report(
+                    problems,
+                    source,
+                    f"field {name!r} <- {render(path)} must be {ftype.spelling()}, got {mismatch(ftype, value)}",
+                )
             record[name] = value
         items[item_id] = record
         item_labels = labels[item_id] = {}
         for rule in self.labels:
             if rule.members:
                 if members[rule.name] is not None:
-                    item_labels[rule.name] = members[rule.name].get(item_id, rule.default or "other")
+                    item_labels[rule.name] = members[rule.name].get(
+                        item_id, rule.default or "other"
+                    )
             elif rule.path and _root(rule.path) in scope:
                 value = self._label(scope, rule, at, problems)
                 if value is not None:
                     if rule.mapping is not None:
-                        value = self._mapped(rule, value, at, problems, matched.setdefault(rule.name, set()))
+                        value = self._mapped(
+                            rule, value, at, problems, matched.setdefault(rule.name, set())
+                        )
                     if value is not None:
                         item_labels[rule.name] = value
         for answer_rule in self.answer_labels:
             if answer_rule.items[0] in scope:
-                self._answer_labels(scope, answer_rule, at, problems, views.setdefault(answer_rule.name, {}))
+                self._answer_labels(
+                    scope, answer_rule, at, problems, views.setdefault(answer_rule.name, {})
+                )
 
     def _explode(
-        self, parent_id: str, scope: dict[str, Any], origin: str, absent: set[str], problems: DataProblems, taken: Mapping[str, str]
+        self,
+        parent_id: str,
+        scope: dict[str, Any],
+        origin: str,
+        absent: set[str],
+        problems: DataProblems,
+        taken: Mapping[str, str],
     ) -> list[tuple[str, dict[str, Any], str]]:
         """(item id, scope with the element, where the element is) for each element of the parent's list or mapping."""
         spec = self.explode
@@ -299,7 +383,9 @@ class TableReader:
             return []  # the joined source has no row for this parent: reported once, as a missing row
         found: Any = None
         elements: list[tuple[Any, Any, str, Any]]
-        if is_computed(spec.items):  # product(...), distinct(...): positions are tuples, one per list
+        if is_computed(
+            spec.items
+        ):  # product(...), distinct(...): positions are tuples, one per list
             try:
                 computed = elements_of(spec.items, scope) or []
             except ExprError as exc:
@@ -308,11 +394,19 @@ class TableReader:
             found = []
             elements = [(position, position, at, element) for position, element, at in computed]
         elif type(found := lookup(scope, spec.items)) is list:
-            elements = [(position, position, f"{where}[{position}]", element) for position, element in enumerate(found)]
+            elements = [
+                (position, position, f"{where}[{position}]", element)
+                for position, element in enumerate(found)
+            ]
         elif isinstance(found, Mapping):
-            elements = [(position, key, f"{where}[{json.dumps(key, ensure_ascii=False)}]", element) for position, (key, element) in enumerate(found.items())]
+            elements = [
+                (position, key, f"{where}[{json.dumps(key, ensure_ascii=False)}]", element)
+                for position, (key, element) in enumerate(found.items())
+            ]
         else:
-            fail(f"items <- {where} is {'missing' if found is MISSING else 'null' if found is None else describe(found)}, not a list or a mapping")
+            fail(
+                f"items <- {where} is {'missing' if found is MISSING else 'null' if found is None else describe(found)}, not a list or a mapping"
+            )
             return []
         if spec.id == EXPLODE_KEY and type(found) is list:
             fail(f"id = key needs a mapping, but items <- {where} is a list")
@@ -320,10 +414,14 @@ class TableReader:
         units: list[tuple[str, dict[str, Any], str]] = []
         own: dict[str, str] = {}  # element id -> where the element is (within this parent)
         for position, key, at, element in elements:
-            if (spec.where or spec.skip) and not self._kept(spec, {**scope, spec.name: element}, at, fail):
+            if (spec.where or spec.skip) and not self._kept(
+                spec, {**scope, spec.name: element}, at, fail
+            ):
                 continue
             if spec.id == EXPLODE_INDEX:
-                element_id: Any = spec.separator.join(map(str, position)) if type(position) is tuple else position
+                element_id: Any = (
+                    spec.separator.join(map(str, position)) if type(position) is tuple else position
+                )
             elif spec.id == EXPLODE_KEY:
                 element_id = key
             elif spec.id[0] == EXPLODE_JOIN:
@@ -335,8 +433,14 @@ class TableReader:
                 element_id = spec.separator.join(text for text, _ in parts)
             else:
                 element_id = lookup({spec.name: element}, spec.id)
-                if type(element_id) is not str and (isinstance(element_id, bool) or not isinstance(element_id, (str, int))):
-                    what = "no id" if element_id is MISSING else f"an id that is {describe(element_id)}, not a text or an integer"
+                if type(element_id) is not str and (
+                    isinstance(element_id, bool) or not isinstance(element_id, (str, int))
+                ):
+                    what = (
+                        "no id"
+                        if element_id is MISSING
+                        else f"an id that is {describe(element_id)}, not a text or an integer"
+                    )
                     fail(f"element {at} has {what} at {'.'.join(spec.id)}")
                     continue
             element_id = str(element_id)
@@ -346,7 +450,9 @@ class TableReader:
             own[element_id] = at
             item_id = f"{parent_id}{spec.separator}{element_id}"
             if item_id in taken:
-                fail(f"element {at} makes the item id {item_id!r}, which the item at {taken[item_id]} already has")
+                fail(
+                    f"element {at} makes the item id {item_id!r}, which the item at {taken[item_id]} already has"
+                )
                 continue
             units.append((item_id, {**scope, spec.name: element}, at))
         return units
@@ -363,13 +469,17 @@ class TableReader:
                     return False
                 if type(value) is not bool:
                     shown = "missing" if value is MISSING else describe(value)
-                    fail(f"{what} <- {render(condition)}: element {at} gives {shown}, not true or false")
+                    fail(
+                        f"{what} <- {render(condition)}: element {at} gives {shown}, not true or false"
+                    )
                     return False
                 if value != (what == "where"):
                     return False
         return True
 
-    def _primary_records(self, primary: _Table, problems: DataProblems) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    def _primary_records(
+        self, primary: _Table, problems: DataProblems
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
         """Item id -> {primary source name: record}, in file order, and item id -> line."""
         name = primary.source.name
         by_row = self.id_path == ROW_INDEX
@@ -384,7 +494,9 @@ class TableReader:
                 )
             )
             return {}, {}
-        id_path = self.id_path[1:] if self.id_path[:1] == (name,) else None  # the id within the record, without a scope dict
+        id_path = (
+            self.id_path[1:] if self.id_path[:1] == (name,) else None
+        )  # the id within the record, without a scope dict
         scopes: dict[str, dict[str, Any]] = {}
         lines: dict[str, int] = {}
         for position, (line, record) in enumerate(primary.rows):
@@ -393,10 +505,26 @@ class TableReader:
             elif by_key:
                 item_id = primary.keys[position]
             else:
-                item_id = lookup(record, id_path) if id_path is not None else lookup({name: record}, self.id_path)
-                if type(item_id) is not str and (isinstance(item_id, bool) or not isinstance(item_id, (str, int))):
-                    what = "no id" if item_id is MISSING else f"an id that is {describe(item_id)}, not a text or an integer"
-                    problems.add(DataProblem.at(primary.origin(line), None, f"record has {what} at {'.'.join(self.id_path)}"))
+                item_id = (
+                    lookup(record, id_path)
+                    if id_path is not None
+                    else lookup({name: record}, self.id_path)
+                )
+                if type(item_id) is not str and (
+                    isinstance(item_id, bool) or not isinstance(item_id, (str, int))
+                ):
+                    what = (
+                        "no id"
+                        if item_id is MISSING
+                        else f"an id that is {describe(item_id)}, not a text or an integer"
+                    )
+                    problems.add(
+                        DataProblem.at(
+                            primary.origin(line),
+                            None,
+                            f"record has {what} at {'.'.join(self.id_path)}",
+                        )
+                    )
                     continue
             # a later record with the same id overwrites the earlier one but keeps its position,
             # as the official readers' dicts do
@@ -405,32 +533,54 @@ class TableReader:
             lines[key] = line
         return scopes, lines
 
-    def _load(self, data_root: Path, split: str, source: TableSource, problems: DataProblems) -> _Table:
+    def _load(
+        self, data_root: Path, split: str, source: TableSource, problems: DataProblems
+    ) -> _Table:
         relative = source.path.format(split=split)
-        path = under_data_root(data_root, relative, f"source {source.name!r}: path")  # again at open: a plan may come from the cache
+        path = under_data_root(
+            data_root, relative, f"source {source.name!r}: path"
+        )  # again at open: a plan may come from the cache
         if not path.is_file():
-            raise FileNotFoundError(f"data file for source {source.name!r}, split {split!r} not found: {path}")
+            raise FileNotFoundError(
+                f"data file for source {source.name!r}, split {split!r} not found: {path}"
+            )
         table = _Table(source, relative, [], {})
         keyed = list(iter_keyed_records(path, source.format))
         records = [(line, record) for line, _, record in keyed]
         if source.key is None:
             table.rows = records
-            if source.format == "json" and (not keyed or keyed[0][1] is not None):  # an object (or nothing): its keys can be ids
+            if source.format == "json" and (
+                not keyed or keyed[0][1] is not None
+            ):  # an object (or nothing): its keys can be ids
                 table.keys = [key for _, key, _ in keyed] if keyed or _is_object(path) else None
             return table
         rows: dict[str, Any] = {}
         for line, record in records:
-            key = record.get(source.key, MISSING) if type(record) is dict or isinstance(record, Mapping) else MISSING
+            key = (
+                record.get(source.key, MISSING)
+                if type(record) is dict or isinstance(record, Mapping)
+                else MISSING
+            )
             if key is MISSING or key is None:
-                problems.add(DataProblem.at(table.origin(line), None, f"record of source {source.name!r} has no key field {source.key!r}"))
+                problems.add(
+                    DataProblem.at(
+                        table.origin(line),
+                        None,
+                        f"record of source {source.name!r} has no key field {source.key!r}",
+                    )
+                )
                 continue
-            rows[str(key)] = record  # the last record of an id wins, as a dict built from the file would
+            rows[str(key)] = (
+                record  # the last record of an id wins, as a dict built from the file would
+            )
             table.lines[str(key)] = line
         table.rows = rows
         return table
 
     @staticmethod
-    def _members(data_root: Path, split: str, rule: ItemLabel, problems: DataProblems) -> dict[str, str] | None:
+    def _members(
+        data_root: Path, split: str, rule: ItemLabel, problems: DataProblems
+    ) -> dict[str, str] | None:
         if rule.splits and split not in rule.splits:
             return None
         out: dict[str, str] = {}
@@ -438,18 +588,30 @@ class TableReader:
             relative = member.path.format(split=split)
             path = under_data_root(data_root, relative, f"label {rule.name!r}: membership path")
             if not path.is_file():
-                raise FileNotFoundError(f"membership file for label {rule.name!r} not found: {path}")
+                raise FileNotFoundError(
+                    f"membership file for label {rule.name!r} not found: {path}"
+                )
             fmt = {".csv": "csv", ".tsv": "tsv", ".json": "json"}.get(path.suffix, "jsonl")
             for line, record in iter_records(path, fmt):
                 key = record.get(member.column) if isinstance(record, Mapping) else None
                 if key is None:
-                    problems.add(DataProblem(relative, line, None, f"membership row for label {rule.name!r} has no column {member.column!r}", fmt == "json"))
+                    problems.add(
+                        DataProblem(
+                            relative,
+                            line,
+                            None,
+                            f"membership row for label {rule.name!r} has no column {member.column!r}",
+                            fmt == "json",
+                        )
+                    )
                     continue
                 out.setdefault(str(key), member.label)
         return out
 
     @staticmethod
-    def _mapped(rule: ItemLabel, value: str, at: _Locator, problems: DataProblems, matched: set[str]) -> str | None:
+    def _mapped(
+        rule: ItemLabel, value: str, at: _Locator, problems: DataProblems, matched: set[str]
+    ) -> str | None:
         """``map()``'s one rule (docs/language.md, "Labels through map()"): a key gives its label; any other
         value gives the default, and without a default it is an error (None after reporting it)."""
         assert rule.mapping is not None
@@ -458,13 +620,17 @@ class TableReader:
             return rule.mapping[value]
         if rule.default is not None:
             return rule.default
-        keys = ", ".join(repr(k) for k in list(rule.mapping)[:8]) + (", ..." if len(rule.mapping) > 8 else "")
+        keys = ", ".join(repr(k) for k in list(rule.mapping)[:8]) + (
+            ", ..." if len(rule.mapping) > 8 else ""
+        )
         message = f"label {rule.name!r} <- {render(rule.path)} is {value!r}, which is no key of its map() ({keys}) and it has no default"
         at.report(problems, _root(rule.path), message)
         return None
 
     @staticmethod
-    def _label(scope: Mapping[str, Any], rule: ItemLabel, at: _Locator, problems: DataProblems) -> str | None:
+    def _label(
+        scope: Mapping[str, Any], rule: ItemLabel, at: _Locator, problems: DataProblems
+    ) -> str | None:
         """The label's raw text (before mapping); None after reporting a problem."""
         source = _root(rule.path)
         if is_computed(rule.path):
@@ -480,41 +646,76 @@ class TableReader:
         if value is MISSING or value is None:
             if rule.optional:
                 return UNKNOWN
-            at.report(problems, source, f"label {rule.name!r} <- {render(rule.path)} is {at.missing(source)}" + ("" if value is MISSING else " (null)"))
+            at.report(
+                problems,
+                source,
+                f"label {rule.name!r} <- {render(rule.path)} is {at.missing(source)}"
+                + ("" if value is MISSING else " (null)"),
+            )
             return None
         if isinstance(value, (int, float)):  # numbers and booleans name a label as their text
             return str(value)
-        at.report(problems, source, f"label {rule.name!r} <- {render(rule.path)} must be a text or a number, got {describe(value)}")
+        at.report(
+            problems,
+            source,
+            f"label {rule.name!r} <- {render(rule.path)} must be a text or a number, got {describe(value)}",
+        )
         return None
 
     @staticmethod
-    def _answer_labels(scope: Mapping[str, Any], rule: AnswerLabel, at: _Locator, problems: DataProblems, per_value: dict[str, dict[str, list[str]]]) -> None:
+    def _answer_labels(
+        scope: Mapping[str, Any],
+        rule: AnswerLabel,
+        at: _Locator,
+        problems: DataProblems,
+        per_value: dict[str, dict[str, list[str]]],
+    ) -> None:
         entries = lookup(scope, rule.items)
         source, where = rule.items[0], ".".join(rule.items)
         if type(entries) is not list:
             if isinstance(entries, Mapping) and not entries:
                 return  # OpenPI writes {} instead of [] for the items that have no answers
             if entries is MISSING or entries is None:
-                at.report(problems, source, f"answer_label {rule.name!r}: items <- {where} is {at.missing(source)}")
+                at.report(
+                    problems,
+                    source,
+                    f"answer_label {rule.name!r}: items <- {where} is {at.missing(source)}",
+                )
             else:
-                at.report(problems, source, f"answer_label {rule.name!r}: items <- {where} must be a list of objects, got {describe(entries)}")
+                at.report(
+                    problems,
+                    source,
+                    f"answer_label {rule.name!r}: items <- {where} must be a list of objects, got {describe(entries)}",
+                )
             return
         item_id = at.item_id
         for position, entry in enumerate(entries, 1):
             if type(entry) is not dict and not isinstance(entry, Mapping):
-                at.report(problems, source, f"answer_label {rule.name!r}: entry {position} of {where} must be an object, got {describe(entry)}")
+                at.report(
+                    problems,
+                    source,
+                    f"answer_label {rule.name!r}: entry {position} of {where} must be an object, got {describe(entry)}",
+                )
                 continue
             text, label = entry.get(rule.text, MISSING), entry.get(rule.label, MISSING)
             if type(text) is not str or type(label) is not str:
                 bad = []
                 if not isinstance(text, str):
-                    bad.append(f"has no {rule.text!r}" if text is MISSING else f"{rule.text!r} must be a text, got {describe(text)}")
+                    bad.append(
+                        f"has no {rule.text!r}"
+                        if text is MISSING
+                        else f"{rule.text!r} must be a text, got {describe(text)}"
+                    )
                 if label is MISSING:
                     bad.append(f"has no {rule.label!r}")
                 elif not isinstance(label, (str, int, float)):  # a number names a label as its text
                     bad.append(f"{rule.label!r} must be a text or a number, got {describe(label)}")
                 if bad:
-                    at.report(problems, source, f"answer_label {rule.name!r}: entry {position} of {where} {' and '.join(bad)}")
+                    at.report(
+                        problems,
+                        source,
+                        f"answer_label {rule.name!r}: entry {position} of {where} {' and '.join(bad)}",
+                    )
                     continue
                 text, label = str(text), str(label)
             per_value.setdefault(label, {}).setdefault(item_id, []).append(text)
@@ -529,7 +730,15 @@ class _Locator:
 
     __slots__ = ("item_id", "origin", "tables", "absent", "key", "context")
 
-    def __init__(self, item_id: str, origin: str, tables: Mapping[str, _Table], absent: set[str], key: str | None = None, context: str = ""):
+    def __init__(
+        self,
+        item_id: str,
+        origin: str,
+        tables: Mapping[str, _Table],
+        absent: set[str],
+        key: str | None = None,
+        context: str = "",
+    ):
         self.item_id, self.origin, self.tables, self.absent = item_id, origin, tables, absent
         self.key, self.context = item_id if key is None else key, context
 
@@ -548,7 +757,13 @@ class _Locator:
         table = self.tables.get(source)
         if source in self.absent and table is not None and not table.source.optional:
             return  # the missing row is reported once, not once per field drawn from it
-        problems.add(DataProblem.at(self.where(source), self.item_id, f"{message} (element {self.context})" if self.context else message))
+        problems.add(
+            DataProblem.at(
+                self.where(source),
+                self.item_id,
+                f"{message} (element {self.context})" if self.context else message,
+            )
+        )
 
 
 def _element_id(name: str, element: Any, path: tuple[str, ...]) -> tuple[str, str]:
@@ -556,7 +771,11 @@ def _element_id(name: str, element: Any, path: tuple[str, ...]) -> tuple[str, st
     value = lookup({name: element}, path)
     if type(value) is str or (isinstance(value, int) and not isinstance(value, bool)):
         return str(value), ""
-    what = "no id" if value is MISSING else f"an id that is {describe(value)}, not a text or an integer"
+    what = (
+        "no id"
+        if value is MISSING
+        else f"an id that is {describe(value)}, not a text or an integer"
+    )
     return "", f"{what} at {'.'.join(path)}"
 
 
@@ -591,7 +810,10 @@ def _views(
     for rule in rules:
         per_value = views.get(rule.name, {})
         out[rule.name] = {
-            value: {item_id: {**record, rule.field: list(answers.get(item_id, []))} for item_id, record in items.items()}
+            value: {
+                item_id: {**record, rule.field: list(answers.get(item_id, []))}
+                for item_id, record in items.items()
+            }
             for value, answers in sorted(per_value.items())
         }
     return out

@@ -15,9 +15,11 @@ from typing import Any
 
 from jinja2 import nodes
 
-from runners.templates import LOOP_GUARD, MAX_EXPONENT, MAX_REPEAT, environment
+from procbench.runners.templates import LOOP_GUARD, MAX_EXPONENT, MAX_REPEAT, environment
 
-Problem = tuple[int, str, str]  # (line in the template, the text at fault, message), as access_problems gives
+Problem = tuple[
+    int, str, str
+]  # (line in the template, the text at fault, message), as access_problems gives
 
 # filters that read an attribute named by an argument: (positional index of it, or None) and the keyword
 _ATTRIBUTE_ARGS: dict[str, tuple[int | None, str]] = {
@@ -50,7 +52,11 @@ def _fold(node: nodes.Node | None) -> Any:
         return node.value
     if isinstance(node, nodes.Neg):
         value = _fold(node.node)
-        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else _NOT_FOLDED
+        return (
+            -value
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else _NOT_FOLDED
+        )
     if isinstance(node, (nodes.Pow, nodes.Mul, nodes.Add, nodes.Sub)):
         left, right = _fold(node.left), _fold(node.right)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (left, right)):
@@ -61,11 +67,19 @@ def _fold(node: nodes.Node | None) -> Any:
             if right < 0 or right > MAX_EXPONENT or abs(left).bit_length() * right > 4096:
                 return _NOT_FOLDED
             return left**right
-        return left * right if isinstance(node, nodes.Mul) else left + right if isinstance(node, nodes.Add) else left - right
+        return (
+            left * right
+            if isinstance(node, nodes.Mul)
+            else left + right
+            if isinstance(node, nodes.Add)
+            else left - right
+        )
     return _NOT_FOLDED
 
 
-def _argument(node: nodes.Filter | nodes.Test, index: int | None, keyword: str) -> nodes.Expr | None:
+def _argument(
+    node: nodes.Filter | nodes.Test, index: int | None, keyword: str
+) -> nodes.Expr | None:
     for pair in node.kwargs:
         if pair.key == keyword:
             return pair.value
@@ -120,12 +134,24 @@ def _size_problem(filter_name: str, node: nodes.Filter) -> str | None:
 def _operator_problem(node: nodes.BinExpr) -> str | None:
     """``**`` past MAX_EXPONENT and ``*`` building over MAX_REPEAT items, with constant operands: refused at render."""
     left, right = _fold(node.left), _fold(node.right)
-    if isinstance(node, nodes.Pow) and isinstance(right, (int, float)) and not isinstance(right, bool) and abs(right) > MAX_EXPONENT:
+    if (
+        isinstance(node, nodes.Pow)
+        and isinstance(right, (int, float))
+        and not isinstance(right, bool)
+        and abs(right) > MAX_EXPONENT
+    ):
         return f"a power over {MAX_EXPONENT} (the sandbox refuses it)"
     if isinstance(node, nodes.Mul):
         for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, str) and isinstance(count, int) and not isinstance(count, bool) and len(seq) * count > MAX_REPEAT:
-                return f"'*' building a string over {MAX_REPEAT} characters (the sandbox refuses it)"
+            if (
+                isinstance(seq, str)
+                and isinstance(count, int)
+                and not isinstance(count, bool)
+                and len(seq) * count > MAX_REPEAT
+            ):
+                return (
+                    f"'*' building a string over {MAX_REPEAT} characters (the sandbox refuses it)"
+                )
     return None
 
 
@@ -149,14 +175,18 @@ def _filter_problems(node: nodes.Filter) -> list[str]:
     if attribute is not None:
         problems.append(_attribute_problem(name, attribute))
     if name == "attr" and attribute is None:
-        problems.append("|attr: the attribute must be written as text, so that `check` can see which it is")
+        problems.append(
+            "|attr: the attribute must be written as text, so that `check` can see which it is"
+        )
     if name in ("map", "select", "reject") and attribute is None and node.args:
         # map('upper'), select('odd'): the first argument names a filter or test applied to each item, with the rest
         kind, table = ("filter", env.filters) if name == "map" else ("test", env.tests)
         applied = _fold(node.args[0])
         problems.append(_named_problem(kind, applied, table))
         if kind == "filter" and isinstance(applied, str) and applied in env.filters:
-            inner = nodes.Filter(node.node, applied, node.args[1:], node.kwargs, None, None, lineno=node.lineno)
+            inner = nodes.Filter(
+                node.node, applied, node.args[1:], node.kwargs, None, None, lineno=node.lineno
+            )
             problems.extend(_filter_problems(inner))
     if name in ("selectattr", "rejectattr") and len(node.args) > 1:
         problems.append(_named_problem("test", _fold(node.args[1]), env.tests))
@@ -181,6 +211,8 @@ def filter_problems(parsed: nodes.Template) -> list[Problem]:
         elif isinstance(node, (nodes.Pow, nodes.Mul)):
             message = _operator_problem(node)
             if message:
-                problems.append((node.lineno, "**" if isinstance(node, nodes.Pow) else "*", message))
+                problems.append(
+                    (node.lineno, "**" if isinstance(node, nodes.Pow) else "*", message)
+                )
     problems.sort(key=lambda problem: problem[0])
     return problems

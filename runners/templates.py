@@ -28,7 +28,12 @@ from jinja2.utils import generate_lorem_ipsum
 
 JUDGE = "judge"
 JUDGE_IMAGE = "judge_image"
-JUDGE_VARIABLES = ("question", "answer", "cot", "severe")  # what runners.pmllm.judge.render_prompt passes
+JUDGE_VARIABLES = (
+    "question",
+    "answer",
+    "cot",
+    "severe",
+)  # what runners.pmllm.judge.render_prompt passes
 
 
 @dataclass(frozen=True)
@@ -41,8 +46,16 @@ class TemplateUse:
 KNOWN: dict[str, TemplateUse] = {
     t.name: t
     for t in (
-        TemplateUse(JUDGE, "the LLM judge's prompt for an answer to a textual question (procbench models judge)", JUDGE_VARIABLES),
-        TemplateUse(JUDGE_IMAGE, "the LLM judge's prompt for an answer to a visual question (the image is attached)", JUDGE_VARIABLES),
+        TemplateUse(
+            JUDGE,
+            "the LLM judge's prompt for an answer to a textual question (procbench models judge)",
+            JUDGE_VARIABLES,
+        ),
+        TemplateUse(
+            JUDGE_IMAGE,
+            "the LLM judge's prompt for an answer to a visual question (the image is attached)",
+            JUDGE_VARIABLES,
+        ),
     )
 }
 
@@ -59,7 +72,9 @@ MAX_OUTPUT = 1 << 24
 # `{% for a in question %}{% for b in question %}...` over a few KiB runs for hours; a prompt renders in milliseconds
 MAX_RENDER_SECONDS = 5.0
 LOOP_GUARD = "procbench_loop_deadline"  # the filter every {% for %}'s iterable is wrapped in at compile time (_Sandbox)
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("procbench_template_deadline", default=None)
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "procbench_template_deadline", default=None
+)
 
 _NUMBERS = re.compile(r"\d+")
 
@@ -67,7 +82,9 @@ _NUMBERS = re.compile(r"\d+")
 def _grow(what: str, extra: int) -> None:
     """SecurityError when ``what`` would add more than MAX_REPEAT characters or items to its input."""
     if extra > MAX_REPEAT:
-        raise SecurityError(f"a template may not add over {MAX_REPEAT} characters or items with {what}")
+        raise SecurityError(
+            f"a template may not add over {MAX_REPEAT} characters or items with {what}"
+        )
 
 
 def _check_format(what: str, fmt: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -76,7 +93,9 @@ def _check_format(what: str, fmt: str, args: tuple[Any, ...], kwargs: dict[str, 
         raise SecurityError(f"a template may not format with a width over {MAX_REPEAT} ({what})")
     for value in (*args, *kwargs.values()):
         if isinstance(value, int) and not isinstance(value, bool) and value > MAX_REPEAT:
-            raise SecurityError(f"a template may not format with a width over {MAX_REPEAT} ({what})")
+            raise SecurityError(
+                f"a template may not format with a width over {MAX_REPEAT} ({what})"
+            )
 
 
 def _int(value: Any) -> int:
@@ -89,10 +108,26 @@ def _check_str_method(name: str, text: str, args: tuple[Any, ...], kwargs: dict[
     if name in ("ljust", "rjust", "center", "zfill"):
         _grow(f"str.{name}", _int(first) - len(text))
     elif name == "expandtabs":
-        _grow("str.expandtabs", _int(first if args else kwargs.get("tabsize", 8)) * text.count("\t"))
+        _grow(
+            "str.expandtabs", _int(first if args else kwargs.get("tabsize", 8)) * text.count("\t")
+        )
     elif name in ("format", "format_map"):
-        _check_format(f"str.{name}", text, args if name == "format" else tuple(dict(first).values()) if isinstance(first, dict) else (), kwargs)
-    elif name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        _check_format(
+            f"str.{name}",
+            text,
+            args
+            if name == "format"
+            else tuple(dict(first).values())
+            if isinstance(first, dict)
+            else (),
+            kwargs,
+        )
+    elif (
+        name == "replace"
+        and len(args) >= 2
+        and isinstance(args[0], str)
+        and isinstance(args[1], str)
+    ):
         old, new = args[0], args[1]
         _grow("str.replace", (len(text) + 1 if not old else len(text) // len(old)) * len(new))
     elif name == "join" and args and hasattr(first, "__len__"):
@@ -107,7 +142,9 @@ def _bounded_filters(filters: dict[str, Callable[..., Any]]) -> dict[str, Callab
 
     def guard(name: str, check: Callable[..., None]) -> None:
         original = filters[name]
-        skip = 1 if getattr(original, "jinja_pass_arg", None) is not None else 0  # the environment or eval context
+        skip = (
+            1 if getattr(original, "jinja_pass_arg", None) is not None else 0
+        )  # the environment or eval context
 
         @functools.wraps(original)  # keeps jinja_pass_arg
         def bounded(*args: Any, **kwargs: Any) -> Any:
@@ -119,22 +156,51 @@ def _bounded_filters(filters: dict[str, Callable[..., Any]]) -> dict[str, Callab
     def lines(s: Any) -> int:
         return str(s).count("\n") + 1
 
-    guard("center", lambda value, width=80: _grow("the center filter", _int(width) - len(str(value))))
-    guard("indent", lambda s, width=4, first=False, blank=False: _grow("the indent filter", (len(width) if isinstance(width, str) else _int(width)) * lines(s)))
-    guard("format", lambda value, *args, **kwargs: _check_format("the format filter", str(value), args, kwargs))
-    guard("replace", lambda s, old, new, count=None: _check_str_method("replace", str(s), (str(old), str(new)), {}))
-    guard("wordwrap", lambda s, width=79, break_long_words=True, wrapstring=None, break_on_hyphens=True: _grow(
-        "the wordwrap filter", (len(str(s)) // max(_int(width), 1) + lines(s)) * len(wrapstring or "\n")))
-    guard("batch", lambda value, linecount, fill_with=None: _grow("the batch filter", _int(linecount)))
+    guard(
+        "center", lambda value, width=80: _grow("the center filter", _int(width) - len(str(value)))
+    )
+    guard(
+        "indent",
+        lambda s, width=4, first=False, blank=False: _grow(
+            "the indent filter", (len(width) if isinstance(width, str) else _int(width)) * lines(s)
+        ),
+    )
+    guard(
+        "format",
+        lambda value, *args, **kwargs: _check_format("the format filter", str(value), args, kwargs),
+    )
+    guard(
+        "replace",
+        lambda s, old, new, count=None: _check_str_method(
+            "replace", str(s), (str(old), str(new)), {}
+        ),
+    )
+    guard(
+        "wordwrap",
+        lambda s, width=79, break_long_words=True, wrapstring=None, break_on_hyphens=True: _grow(
+            "the wordwrap filter",
+            (len(str(s)) // max(_int(width), 1) + lines(s)) * len(wrapstring or "\n"),
+        ),
+    )
+    guard(
+        "batch", lambda value, linecount, fill_with=None: _grow("the batch filter", _int(linecount))
+    )
     guard("slice", lambda value, slices, fill_with=None: _grow("the slice filter", _int(slices)))
-    guard("join", lambda value, d="", attribute=None: _grow("the join filter", len(str(d)) * len(value)) if hasattr(value, "__len__") else None)
+    guard(
+        "join",
+        lambda value, d="", attribute=None: _grow("the join filter", len(str(d)) * len(value))
+        if hasattr(value, "__len__")
+        else None,
+    )
     return filters
 
 
 def _past_deadline() -> None:
     deadline = _DEADLINE.get()
     if deadline is not None and time.monotonic() > deadline:
-        raise SecurityError(f"a template may not render for more than {MAX_RENDER_SECONDS:g} seconds (loops over loops?)")
+        raise SecurityError(
+            f"a template may not render for more than {MAX_RENDER_SECONDS:g} seconds (loops over loops?)"
+        )
 
 
 def _loop_deadline(iterable: Iterable[Any]) -> Iterator[Any]:
@@ -176,25 +242,50 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         self.filters = _bounded_filters(dict(self.filters))
         self.filters[LOOP_GUARD] = _loop_deadline
 
-    def _generate(self, source: nodes.Template, name: str | None, filename: str | None, defer_init: bool = False) -> str:
+    def _generate(
+        self,
+        source: nodes.Template,
+        name: str | None,
+        filename: str | None,
+        defer_init: bool = False,
+    ) -> str:
         """Compile with every loop's iterable passed through the deadline check (the parsed tree the checker sees is not changed)."""
         for loop in source.find_all(nodes.For):
-            loop.iter = nodes.Filter(loop.iter, LOOP_GUARD, [], [], None, None, lineno=loop.lineno).set_environment(self)
+            loop.iter = nodes.Filter(
+                loop.iter, LOOP_GUARD, [], [], None, None, lineno=loop.lineno
+            ).set_environment(self)
         return super()._generate(source, name, filename, defer_init)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
             for seq, count in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(count, int) and len(seq) * count > MAX_REPEAT:
-                    raise SecurityError(f"a template may not build a sequence over {MAX_REPEAT} items with '*'")
+                if (
+                    isinstance(seq, (str, list, tuple))
+                    and isinstance(count, int)
+                    and len(seq) * count > MAX_REPEAT
+                ):
+                    raise SecurityError(
+                        f"a template may not build a sequence over {MAX_REPEAT} items with '*'"
+                    )
         elif operator == "**" and isinstance(right, (int, float)) and abs(right) > MAX_EXPONENT:
             raise SecurityError(f"a template may not raise to a power over {MAX_EXPONENT}")
         elif operator == "%" and isinstance(left, str):
-            _check_format("'%'", left, right if isinstance(right, tuple) else tuple(right.values()) if isinstance(right, dict) else (right,), {})
+            _check_format(
+                "'%'",
+                left,
+                right
+                if isinstance(right, tuple)
+                else tuple(right.values())
+                if isinstance(right, dict)
+                else (right,),
+                {},
+            )
         return super().call_binop(context, operator, left, right)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (Jinja2's signature)
-        method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format to format safely
+        method = getattr(
+            __obj, "__wrapped__", __obj
+        )  # the sandbox wraps str.format to format safely
         target = getattr(method, "__self__", None)
         if isinstance(target, str):
             _check_str_method(getattr(method, "__name__", ""), target, args, kwargs)
@@ -214,8 +305,18 @@ def render(template: jinja2.Template, what: str, **variables: Any) -> str:
     (a template is untrusted input: its failure is a message, never a traceback)."""
     try:
         return template.render(**variables)
-    except (jinja2.TemplateError, TypeError, ValueError, AttributeError, LookupError, ArithmeticError, RecursionError) as exc:
-        detail = exc.message if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: {exc}"
+    except (
+        jinja2.TemplateError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        LookupError,
+        ArithmeticError,
+        RecursionError,
+    ) as exc:
+        detail = (
+            exc.message if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: {exc}"
+        )
         raise RenderRefused(f"{what} could not be rendered: {detail}") from None
 
 
@@ -225,14 +326,28 @@ def environment() -> jinja2.Environment:
     return _Sandbox(autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
 
 
-_WHAT = {"Const": "a literal", "List": "a literal", "Tuple": "a literal", "Dict": "a literal", "Filter": "a filter's result", "Call": "a call's result"}
-_LOADS = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)  # need a loader; templates have none
+_WHAT = {
+    "Const": "a literal",
+    "List": "a literal",
+    "Tuple": "a literal",
+    "Dict": "a literal",
+    "Filter": "a filter's result",
+    "Call": "a call's result",
+}
+_LOADS = (
+    nodes.Include,
+    nodes.Import,
+    nodes.FromImport,
+    nodes.Extends,
+)  # need a loader; templates have none
 # {% set %} is refused too: `{% set a = answer ~ answer %}{% set b = a ~ a %}...` doubles a string per line,
 # and Jinja's `~` cannot be bounded in the sandbox; a template only prints what it is given
 _STATEMENTS = (nodes.Assign, nodes.AssignBlock)
 
 
-def access_problems(parsed: nodes.Template, variables: tuple[str, ...]) -> list[tuple[int, str, str]]:
+def access_problems(
+    parsed: nodes.Template, variables: tuple[str, ...]
+) -> list[tuple[int, str, str]]:
     """(line in the template, the text at fault, message) for each chain of attribute or item accesses whose
     object is not one of ``variables`` (``cycler.__init__``, a name set inside the template, a literal, a call's
     result) or that reaches an underscore name, for each include/import/extends, and for each call (a method,
@@ -240,24 +355,40 @@ def access_problems(parsed: nodes.Template, variables: tuple[str, ...]) -> list[
     template only reads what it is given."""
     problems: list[tuple[int, str, str]] = []
     inner: set[int] = set()  # the accesses inside a chain already looked at (`a.b.c` is one chain)
-    faulty: set[int] = set()  # the outermost access of each chain refused: a call of it is that one mistake
+    faulty: set[int] = (
+        set()
+    )  # the outermost access of each chain refused: a call of it is that one mistake
     for node in parsed.find_all((nodes.Getattr, nodes.Getitem, *_LOADS, *_STATEMENTS)):
         if isinstance(node, _LOADS):
             kind = type(node).__name__.lower()
             problems.append((node.lineno, kind, f"{kind} is not available in spec templates"))
             continue
         if isinstance(node, _STATEMENTS):
-            problems.append((node.lineno, "set", "set is not available in spec templates (a template prints its variables)"))
+            problems.append(
+                (
+                    node.lineno,
+                    "set",
+                    "set is not available in spec templates (a template prints its variables)",
+                )
+            )
             continue
         if id(node) in inner:
             continue
         keys, root = [], node
         while isinstance(root, (nodes.Getattr, nodes.Getitem)):
             inner.add(id(root))
-            keys.append(root.attr if isinstance(root, nodes.Getattr) else (root.arg.value if isinstance(root.arg, nodes.Const) else None))
+            keys.append(
+                root.attr
+                if isinstance(root, nodes.Getattr)
+                else (root.arg.value if isinstance(root.arg, nodes.Const) else None)
+            )
             root = root.node
         if not (isinstance(root, nodes.Name) and root.name in variables):
-            what = root.name if isinstance(root, nodes.Name) else _WHAT.get(type(root).__name__, "an expression")
+            what = (
+                root.name
+                if isinstance(root, nodes.Name)
+                else _WHAT.get(type(root).__name__, "an expression")
+            )
             described = repr(what) if isinstance(root, nodes.Name) else what
             problems.append(
                 (
@@ -268,9 +399,17 @@ def access_problems(parsed: nodes.Template, variables: tuple[str, ...]) -> list[
             )
             faulty.add(id(node))
             continue
-        internal = next((k for k in reversed(keys) if isinstance(k, str) and k.startswith("_")), None)
+        internal = next(
+            (k for k in reversed(keys) if isinstance(k, str) and k.startswith("_")), None
+        )
         if internal is not None:
-            problems.append((node.lineno, internal, f"access to {internal!r} is not allowed (names starting with '_' are internal)"))
+            problems.append(
+                (
+                    node.lineno,
+                    internal,
+                    f"access to {internal!r} is not allowed (names starting with '_' are internal)",
+                )
+            )
             faulty.add(id(node))
     # a template prints what it is given: no calls at all (`question.ljust(10**9)`, `range(...)`, `lipsum(...)`,
     # macros), so nothing it runs can build a huge value; the sandbox bounds them at render time as well
@@ -278,10 +417,22 @@ def access_problems(parsed: nodes.Template, variables: tuple[str, ...]) -> list[
         if id(call.node) in faulty:
             continue
         callee = call.node
-        name = callee.attr if isinstance(callee, nodes.Getattr) else callee.name if isinstance(callee, nodes.Name) else ""
-        what, shown = (f"{name}(", f"{name}(...)") if name else ("(", "a call")  # `what` with its bracket: the call, not the name elsewhere
+        name = (
+            callee.attr
+            if isinstance(callee, nodes.Getattr)
+            else callee.name
+            if isinstance(callee, nodes.Name)
+            else ""
+        )
+        what, shown = (
+            (f"{name}(", f"{name}(...)") if name else ("(", "a call")
+        )  # `what` with its bracket: the call, not the name elsewhere
         problems.append(
-            (call.lineno, what, f"{shown}: calls are not available in spec templates (a template prints its variables; use filters such as |trim, |upper)")
+            (
+                call.lineno,
+                what,
+                f"{shown}: calls are not available in spec templates (a template prints its variables; use filters such as |trim, |upper)",
+            )
         )
     problems.sort(key=lambda problem: problem[0])  # stable: in the template's order, line by line
     return problems

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from runners.registry import component
+from procbench.runners.registry import component
 
 Step = Callable[[str], str]
 
@@ -41,7 +41,13 @@ def delete_chars(chars: str) -> Step:
     return lambda text: text.translate(table)
 
 
-@component("normaliser", "delete_punctuation", takes="str", gives="str", preset_of=("delete_chars", {"chars": ASCII_PUNCTUATION}))
+@component(
+    "normaliser",
+    "delete_punctuation",
+    takes="str",
+    gives="str",
+    preset_of=("delete_chars", {"chars": ASCII_PUNCTUATION}),
+)
 def delete_punctuation() -> Step:
     """``delete_chars`` of the 32 ASCII punctuation characters, Python's ``string.punctuation``; other characters stay.
 
@@ -105,7 +111,7 @@ def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
     # NLTK's Porter in NLTK_EXTENSIONS mode is the stemmer the OpenPI and ProPara scorers use: runners.porter
     # computes it without importing NLTK (whose package init pulls SciPy, scikit-learn and pandas).
     if algorithm == "porter":
-        from runners.porter import PorterStemmer
+        from procbench.runners.porter import PorterStemmer
 
         return functools.lru_cache(maxsize=None)(PorterStemmer(mode.upper()).stem)
     if algorithm == "porter2":
@@ -114,14 +120,20 @@ def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
         from stemming.porter2 import stem as porter2
 
         return functools.lru_cache(maxsize=None)(porter2)
-    from nltk.stem.snowball import SnowballStemmer  # no shipped spec uses Snowball: NLTK's own, imported here
+    from nltk.stem.snowball import (
+        SnowballStemmer,
+    )  # no shipped spec uses Snowball: NLTK's own, imported here
 
     return functools.lru_cache(maxsize=None)(SnowballStemmer("english").stem)
 
 
 @component("normaliser", "stem", takes="str", gives="str")
 def stem(
-    algorithm: StemAlgorithm = "porter", *, mode: PorterMode = "nltk_extensions", unit: Literal["token", "whole"] = "token", keep_empty: bool = False
+    algorithm: StemAlgorithm = "porter",
+    *,
+    mode: PorterMode = "nltk_extensions",
+    unit: Literal["token", "whole"] = "token",
+    keep_empty: bool = False,
 ) -> Step:
     """Stem each whitespace token (dropping tokens whose stem is empty, unless ``keep_empty``), or the whole string as one word.
 
@@ -174,4 +186,3 @@ class Pipeline:
 
 
 IDENTITY = Pipeline(())
-

@@ -6,7 +6,7 @@
 --   baselines), 'paper' (a reported row) or 'unknown' (a submitted row stored before this migration).
 -- * judge_prompt_digest: for a row graded by an LLM judge, sha256 of the prompts the judge was given
 --   (the spec's judge templates, and the chain-of-thought sentence when asked for); '' otherwise.  The
---   judge's model id is the `judge` key intake writes in metadata_json (submissions.judging).
+--   judge's model id is the `judge` key intake writes in metadata_json (procbench.submissions.judging).
 -- The board view keeps its columns; pages read these from `submissions`.
 --
 -- 001-008 are released and never edited.

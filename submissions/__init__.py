@@ -5,10 +5,15 @@ enforce hidden splits and hidden submissions; ``engines`` re-score stored files,
 application layer (``procbench.rescore``; the demo board: ``procbench.demo``).
 """
 
-from submissions.details import ModelCard
-from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
-from submissions.intake import SubmissionOutcome, load_reported, submit
-from submissions.staging import IntakeLimits
+from procbench.submissions.details import ModelCard
+from procbench.submissions.errors import (
+    MissingData,
+    RejectedPredictions,
+    ScoringFailed,
+    SubmissionRefused,
+)
+from procbench.submissions.intake import SubmissionOutcome, load_reported, submit
+from procbench.submissions.staging import IntakeLimits
 
 __all__ = [
     "IntakeLimits",

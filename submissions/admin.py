@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from submissions import blobs, boards, staging, store
+from procbench.submissions import blobs, boards, staging, store
 
 # action -> (column, value it sets, status recorded)
 ACTIONS = {
@@ -24,7 +24,15 @@ class ActionResult:
     rows: int  # rows of the lineage changed (the original and its re-scored copies)
 
 
-def apply(db_path: Path, submission_id: str, action: str, *, reason: str = "", actor: str = "", now: datetime | None = None) -> ActionResult:
+def apply(
+    db_path: Path,
+    submission_id: str,
+    action: str,
+    *,
+    reason: str = "",
+    actor: str = "",
+    now: datetime | None = None,
+) -> ActionResult:
     """Hide, unhide, delete or restore a submission and every re-scored copy of it.
 
     Nothing is removed: the flags change and each row gets a status event with the reason.
@@ -33,20 +41,33 @@ def apply(db_path: Path, submission_id: str, action: str, *, reason: str = "", a
         raise ValueError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
     column, value, status = ACTIONS[action]
     stamp = now or store.now()
-    with store.writer(db_path, create=False) as con, store.transaction(con):  # nothing to act on in a new store: create none
+    with (
+        store.writer(db_path, create=False) as con,
+        store.transaction(con),
+    ):  # nothing to act on in a new store: create none
         rows = con.execute(
             "SELECT origin_id, submission_id FROM submissions WHERE submission_id = ? OR (length(?) >= 6 AND starts_with(submission_id, ?))",
             [submission_id, submission_id, submission_id],
         ).fetchall()
-        origins = {origin or sid for origin, sid in rows}  # '' (rows inserted by other tools) means itself
+        origins = {
+            origin or sid for origin, sid in rows
+        }  # '' (rows inserted by other tools) means itself
         if not origins:
             raise LookupError(f"no submission {submission_id!r}")
         if len(origins) > 1:
             raise LookupError(f"{submission_id!r} is ambiguous; give more of the id")
         (origin,) = origins
         lineage = "submission_id = ? OR origin_id = ?"
-        ids = [r[0] for r in con.execute(f"SELECT submission_id FROM submissions WHERE {lineage} ORDER BY created_at", [origin, origin]).fetchall()]
-        con.execute(f"UPDATE submissions SET {column} = ? WHERE {lineage}", [value, origin, origin])  # column is from ACTIONS, not user input
+        ids = [
+            r[0]
+            for r in con.execute(
+                f"SELECT submission_id FROM submissions WHERE {lineage} ORDER BY created_at",
+                [origin, origin],
+            ).fetchall()
+        ]
+        con.execute(
+            f"UPDATE submissions SET {column} = ? WHERE {lineage}", [value, origin, origin]
+        )  # column is from ACTIONS, not user input
         for sid in ids:
             store.add_status(con, sid, store.StatusEvent(status, stamp, reason, actor))
     return ActionResult(origin, len(ids))
@@ -95,7 +116,9 @@ def check_consistency(db_path: Path) -> list[str]:
         )
         locations = con.execute("SELECT content_sha256, location FROM raw_files").fetchall()
     problems += [
-        f"raw file {sha} is missing from {blobs.blob_root(db_path)}" for sha, location in locations if not blobs.blob_path(db_path, location).is_file()
+        f"raw file {sha} is missing from {blobs.blob_root(db_path)}"
+        for sha, location in locations
+        if not blobs.blob_path(db_path, location).is_file()
     ]
     return problems
 
@@ -115,15 +138,39 @@ def check_boards(db_path: Path) -> list[str]:
 
 
 def point_board(
-    db_path: Path, task: str, split: str, fingerprint: str, *, reason: str = "", actor: str = "", now: datetime | None = None
+    db_path: Path,
+    task: str,
+    split: str,
+    fingerprint: str,
+    *,
+    reason: str = "",
+    actor: str = "",
+    now: datetime | None = None,
 ) -> boards.Move | None:
     """Show a registered fingerprint (or unique prefix) on a board, logged; None when it already shows it."""
     with store.writer(db_path, create=False) as con, store.transaction(con):
         target = boards.resolve(con, task, split, fingerprint)
-        return boards.move(con, task, split, target, how=boards.POINT, reason=reason, actor=actor, at=now or store.now())
+        return boards.move(
+            con,
+            task,
+            split,
+            target,
+            how=boards.POINT,
+            reason=reason,
+            actor=actor,
+            at=now or store.now(),
+        )
 
 
-def undo_board(db_path: Path, task: str, split: str, *, reason: str = "", actor: str = "", now: datetime | None = None) -> boards.Move:
+def undo_board(
+    db_path: Path,
+    task: str,
+    split: str,
+    *,
+    reason: str = "",
+    actor: str = "",
+    now: datetime | None = None,
+) -> boards.Move:
     """Undo a board's latest move (a move back to the fingerprint it showed before, itself logged)."""
     with store.writer(db_path, create=False) as con, store.transaction(con):
         log = boards.moves(con, task, split)
@@ -131,9 +178,20 @@ def undo_board(db_path: Path, task: str, split: str, *, reason: str = "", actor:
             raise LookupError(f"the board {task} / {split} has no move to undo")
         latest = log[-1]
         why = f"undo of move {latest.seq} ({latest.how})" + (f": {reason}" if reason else "")
-        moved = boards.move(con, task, split, latest.from_fingerprint, how=boards.POINT, reason=why, actor=actor, at=now or store.now())
+        moved = boards.move(
+            con,
+            task,
+            split,
+            latest.from_fingerprint,
+            how=boards.POINT,
+            reason=why,
+            actor=actor,
+            at=now or store.now(),
+        )
         if moved is None:  # cannot happen while the log is the only writer of the pointer
-            raise LookupError(f"the board {task} / {split} already shows {latest.from_fingerprint[:12]}")
+            raise LookupError(
+                f"the board {task} / {split} already shows {latest.from_fingerprint[:12]}"
+            )
         return moved
 
 
@@ -150,12 +208,19 @@ def _blob_files(db_path: Path) -> list[str]:
     found = []
     for folder in sorted(root.iterdir()):
         if folder.is_dir() and not folder.is_symlink() and _BLOB_FOLDER.fullmatch(folder.name):
-            found += [f"{folder.name}/{f.name}" for f in sorted(folder.iterdir()) if f.is_file() or f.is_symlink()]
+            found += [
+                f"{folder.name}/{f.name}"
+                for f in sorted(folder.iterdir())
+                if f.is_file() or f.is_symlink()
+            ]
     return found
 
 
 def _referenced(con) -> set[str]:
-    return {Path(location).as_posix() for (location,) in con.execute("SELECT location FROM raw_files").fetchall()}
+    return {
+        Path(location).as_posix()
+        for (location,) in con.execute("SELECT location FROM raw_files").fetchall()
+    }
 
 
 def orphan_blobs(db_path: Path) -> list[str]:

@@ -16,7 +16,7 @@ from datetime import datetime
 
 import duckdb
 
-from submissions.details import ANONYMOUS_TEAM, DetailError, check_name, same_name
+from procbench.submissions.details import ANONYMOUS_TEAM, DetailError, check_name, same_name
 
 TOKEN_PREFIX = "pbt_"
 
@@ -70,16 +70,22 @@ def check_new_team(team: str) -> str:
     Needs no store, so a refused name is refused before one is opened."""
     check_name("team", team)
     if same_name(team, ANONYMOUS_TEAM):
-        raise DetailError(f"the team name {team!r} is reserved (it is the team of submissions sent without a token or a team)")
+        raise DetailError(
+            f"the team name {team!r} is reserved (it is the team of submissions sent without a token or a team)"
+        )
     return team
 
 
-def create_team(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, expires_at: datetime | None = None) -> str:
+def create_team(
+    con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, expires_at: datetime | None = None
+) -> str:
     """Create a team with a fresh token; returns the token (not stored).  The caller commits."""
     check_new_team(team)
     existing = similar_team(con, team)
     if existing == team:
-        raise ValueError(f"team {team!r} already exists (issue a new token with `procbench team token {team}`)")
+        raise ValueError(
+            f"team {team!r} already exists (issue a new token with `procbench team token {team}`)"
+        )
     if existing is not None:
         raise ValueError(
             f"team {team!r} is too close to the existing team {existing!r} (the same name up to case, spacing, accents or look-alike letters); choose another "
@@ -89,30 +95,47 @@ def create_team(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, exp
     return issue_token(con, team, now=now, expires_at=expires_at)
 
 
-def issue_token(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime, expires_at: datetime | None = None, revoke_others: bool = False) -> str:
+def issue_token(
+    con: duckdb.DuckDBPyConnection,
+    team: str,
+    *,
+    now: datetime,
+    expires_at: datetime | None = None,
+    revoke_others: bool = False,
+) -> str:
     """A new token for an existing team; returns it (only its hash is stored)."""
     if same_name(team, ANONYMOUS_TEAM):
-        check_new_team(team)  # a store from before the name was reserved may hold the team: it still gets no token
+        check_new_team(
+            team
+        )  # a store from before the name was reserved may hold the team: it still gets no token
     if not team_exists(con, team):
         raise ValueError(f"no team {team!r} (create it with `procbench team create {team}`)")
     if revoke_others:
         revoke_tokens(con, team, now=now)
     token = new_token()
     con.execute(
-        "INSERT INTO team_tokens (token_hash, team, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, NULL)", [hash_token(token), team, now, expires_at]
+        "INSERT INTO team_tokens (token_hash, team, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, NULL)",
+        [hash_token(token), team, now, expires_at],
     )
     return token
 
 
 def revoke_tokens(con: duckdb.DuckDBPyConnection, team: str, *, now: datetime) -> int:
     """Revoke every live token of a team; returns how many."""
-    (count,) = con.execute("SELECT count(*) FROM team_tokens WHERE team = ? AND revoked_at IS NULL", [team]).fetchone()  # type: ignore[misc]
-    con.execute("UPDATE team_tokens SET revoked_at = ? WHERE team = ? AND revoked_at IS NULL", [now, team])
+    (count,) = con.execute(
+        "SELECT count(*) FROM team_tokens WHERE team = ? AND revoked_at IS NULL", [team]
+    ).fetchone()  # type: ignore[misc]
+    con.execute(
+        "UPDATE team_tokens SET revoked_at = ? WHERE team = ? AND revoked_at IS NULL", [now, team]
+    )
     return int(count)
 
 
 def _token(con: duckdb.DuckDBPyConnection, token: str) -> TokenInfo | None:
-    row = con.execute("SELECT team, created_at, expires_at, revoked_at FROM team_tokens WHERE token_hash = ?", [hash_token(token)]).fetchone()
+    row = con.execute(
+        "SELECT team, created_at, expires_at, revoked_at FROM team_tokens WHERE token_hash = ?",
+        [hash_token(token)],
+    ).fetchone()
     return TokenInfo(*row) if row else None
 
 
@@ -121,7 +144,9 @@ def team_has_tokens(con: duckdb.DuckDBPyConnection, team: str) -> bool:
     return protected_team(con, team) is not None
 
 
-def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str | None, now: datetime) -> str:
+def authenticate(
+    con: duckdb.DuckDBPyConnection, *, team: str | None, token: str | None, now: datetime
+) -> str:
     """The team a submission is stored under, or AuthError with the reason.
 
     ``team=None`` takes the token's team (or ``anonymous`` without a token).
@@ -130,7 +155,9 @@ def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str
         name = team if team is not None else "anonymous"
         protected = protected_team(con, name)
         if protected == name:
-            raise AuthError(f"team {name!r} requires a token: pass --token (ask the team's admin for one)")
+            raise AuthError(
+                f"team {name!r} requires a token: pass --token (ask the team's admin for one)"
+            )
         if protected is not None:
             raise AuthError(
                 f"team {name!r} is too close to team {protected!r} (the same name up to case, spacing, accents or look-alike letters), which requires a "
@@ -143,7 +170,9 @@ def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str
     if team is not None and not same_name(team, info.team):
         raise AuthError(f"the token does not belong to team {team!r}; nothing was stored")
     if info.revoked_at is not None:
-        raise AuthError(f"the token of team {info.team!r} was revoked on {info.revoked_at:%Y-%m-%d %H:%M} UTC; ask for a new one")
+        raise AuthError(
+            f"the token of team {info.team!r} was revoked on {info.revoked_at:%Y-%m-%d %H:%M} UTC; ask for a new one"
+        )
     if info.expires_at is not None and info.expires_at <= now:
         raise AuthError(
             f"the token of team {info.team!r} expired on {info.expires_at:%Y-%m-%d %H:%M} UTC; ask for a new one (procbench team token {info.team})"
@@ -151,7 +180,9 @@ def authenticate(con: duckdb.DuckDBPyConnection, *, team: str | None, token: str
     return info.team
 
 
-def list_teams(con: duckdb.DuckDBPyConnection, *, now: datetime) -> list[tuple[str, int, datetime | None]]:
+def list_teams(
+    con: duckdb.DuckDBPyConnection, *, now: datetime
+) -> list[tuple[str, int, datetime | None]]:
     """(team, live tokens, latest expiry) for every team."""
     rows = con.execute(
         """

@@ -31,9 +31,13 @@ MiB = 1 << 20
 
 
 def _make_stream(path: Path, size_mb: int) -> None:
-    from runners.paths import SAMPLE_SUBMISSIONS_DIR
+    from procbench.runners.paths import SAMPLE_SUBMISSIONS_DIR
 
-    line = (SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl").read_bytes().splitlines(keepends=True)[0]
+    line = (
+        (SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl")
+        .read_bytes()
+        .splitlines(keepends=True)[0]
+    )
     block = line * max(1, MiB // len(line))
     with path.open("wb") as handle:
         while handle.tell() < size_mb * MiB:
@@ -43,17 +47,22 @@ def _make_stream(path: Path, size_mb: int) -> None:
 def _gold_as_predictions(folder: Path, data_root: Path) -> Path:
     gold = data_root / "openpi" / "data" / "gold" / "test" / "id_answers.jsonl"
     out = folder / "gold-as-predictions.jsonl"
-    out.write_text("".join(json.dumps({"id": r["id"], "answers": r["answers"]}) + "\n" for r in map(json.loads, gold.read_text().splitlines())))
+    out.write_text(
+        "".join(
+            json.dumps({"id": r["id"], "answers": r["answers"]}) + "\n"
+            for r in map(json.loads, gold.read_text().splitlines())
+        )
+    )
     return out
 
 
 def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
     """Runs inside the subprocess."""
-    from dsl.tasks import load_task
-    from runners.paths import SAMPLE_DATA_ROOT, default_data_root
-    from runners._types import InvalidPredictions
-    from submissions import submit
-    from submissions.staging import IntakeLimits, stage
+    from procbench.dsl.tasks import load_task
+    from procbench.runners.paths import SAMPLE_DATA_ROOT, default_data_root
+    from procbench.runners._types import InvalidPredictions
+    from procbench.submissions import submit
+    from procbench.submissions.staging import IntakeLimits, stage
 
     stream = work / "stream.jsonl"
     raised = IntakeLimits(max_bytes=(size_mb + 64) * MiB)
@@ -73,22 +82,48 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
         start = time.perf_counter()
         try:
             submit(
-                spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=stream, model="m", team="t", db_path=work / "stream.duckdb", limits=raised
+                spec,
+                runner,
+                data_root=SAMPLE_DATA_ROOT,
+                split="test",
+                predictions=stream,
+                model="m",
+                team="t",
+                db_path=work / "stream.duckdb",
+                limits=raised,
             )
         except InvalidPredictions as exc:
             outcome = f"refused with {len(exc.problems)} problems listed"
         else:
             outcome = "stored (unexpected)"
-        return {"bytes": stream.stat().st_size, "seconds": time.perf_counter() - start, "outcome": outcome}
+        return {
+            "bytes": stream.stat().st_size,
+            "seconds": time.perf_counter() - start,
+            "outcome": outcome,
+        }
     if name == "valid":
         root = default_data_root() or SAMPLE_DATA_ROOT
         path = _gold_as_predictions(work, root)
         runner.gold(root, "test")
         start = time.perf_counter()
-        stored = submit(spec, runner, data_root=root, split="test", predictions=path, model="m", team="t", db_path=work / "valid.duckdb")
-        return {"bytes": path.stat().st_size, "seconds": time.perf_counter() - start, "items": stored.evaluation.n_items, "data": str(root)}
+        stored = submit(
+            spec,
+            runner,
+            data_root=root,
+            split="test",
+            predictions=path,
+            model="m",
+            team="t",
+            db_path=work / "valid.duckdb",
+        )
+        return {
+            "bytes": path.stat().st_size,
+            "seconds": time.perf_counter() - start,
+            "items": stored.evaluation.n_items,
+            "data": str(root),
+        }
     if name == "burst":
-        from runners.paths import SAMPLE_SUBMISSIONS_DIR
+        from procbench.runners.paths import SAMPLE_SUBMISSIONS_DIR
 
         base = (SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl").read_text()
         files = []
@@ -99,8 +134,21 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
         runner.gold(SAMPLE_DATA_ROOT, "test")
         start = time.perf_counter()
         for p in files:
-            submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=p, model=p.stem, team="t", db_path=work / "burst.duckdb")
-        return {"bytes": sum(p.stat().st_size for p in files), "seconds": time.perf_counter() - start, "submissions": len(files)}
+            submit(
+                spec,
+                runner,
+                data_root=SAMPLE_DATA_ROOT,
+                split="test",
+                predictions=p,
+                model=p.stem,
+                team="t",
+                db_path=work / "burst.duckdb",
+            )
+        return {
+            "bytes": sum(p.stat().st_size for p in files),
+            "seconds": time.perf_counter() - start,
+            "submissions": len(files),
+        }
     raise ValueError(name)
 
 
@@ -117,7 +165,19 @@ def _run(name: str, work: Path, size_mb: int) -> dict[str, Any]:
     env = {**os.environ}
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "submissions.bench_intake", "--scenario", name, "--work", str(work), "--size-mb", str(size_mb)], stdout=out, env=env
+            [
+                sys.executable,
+                "-m",
+                "procbench.submissions.bench_intake",
+                "--scenario",
+                name,
+                "--work",
+                str(work),
+                "--size-mb",
+                str(size_mb),
+            ],
+            stdout=out,
+            env=env,
         )
         status = os.waitpid(proc.pid, 0)[1]
         out.seek(0)
@@ -126,12 +186,16 @@ def _run(name: str, work: Path, size_mb: int) -> dict[str, Any]:
         raise RuntimeError(f"scenario {name} failed:\n{text}")
     result = json.loads(text.strip().splitlines()[-1])
     result["peak_rss_mib"] = round(result["peak_rss_mib"], 1)
-    result["mb_per_s"] = round(result["bytes"] / MiB / result["seconds"], 1) if result["seconds"] else None
+    result["mb_per_s"] = (
+        round(result["bytes"] / MiB / result["seconds"], 1) if result["seconds"] else None
+    )
     return result
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--scenarios", default="stage,stream,gzip,valid,burst")
     parser.add_argument("--json", type=Path)
@@ -150,13 +214,20 @@ def main() -> None:
         if {"stage", "stream", "gzip"} & set(names):
             _make_stream(work / "stream.jsonl", args.size_mb)
         if "gzip" in names:
-            with (work / "stream.jsonl").open("rb") as src, gzip.open(work / "stream.jsonl.gz", "wb", compresslevel=1) as dst:
+            with (
+                (work / "stream.jsonl").open("rb") as src,
+                gzip.open(work / "stream.jsonl.gz", "wb", compresslevel=1) as dst,
+            ):
                 while chunk := src.read(MiB):
                     dst.write(chunk)
         for name in names:
             results[name] = _run(name, work, args.size_mb)
             r = results[name]
-            extra = {k: v for k, v in r.items() if k not in ("bytes", "seconds", "peak_rss_mib", "mb_per_s")}
+            extra = {
+                k: v
+                for k, v in r.items()
+                if k not in ("bytes", "seconds", "peak_rss_mib", "mb_per_s")
+            }
             print(
                 f"{name:<7} {r['bytes'] / MiB:9.1f} MiB  {r['seconds']:8.2f} s  {r['mb_per_s'] or 0:8.1f} MiB/s  peak RSS {r['peak_rss_mib']:7.1f} MiB  "
                 f"{extra or ''}",

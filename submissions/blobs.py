@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from submissions.staging import CHUNK, StagedFile, safe_filename
+from procbench.submissions.staging import CHUNK, StagedFile, safe_filename
 
 CODEC = "gzip"
 COMPRESS_LEVEL = 6
@@ -66,7 +66,9 @@ def put(db_path: Path, staged: StagedFile) -> RawBlob:
         try:
             with (
                 os.fdopen(fd, "wb") as raw_out,
-                gzip.GzipFile(filename="", mode="wb", fileobj=raw_out, compresslevel=COMPRESS_LEVEL, mtime=0) as out,
+                gzip.GzipFile(
+                    filename="", mode="wb", fileobj=raw_out, compresslevel=COMPRESS_LEVEL, mtime=0
+                ) as out,
                 staged.path.open("rb") as src,
             ):
                 while chunk := src.read(CHUNK):
@@ -102,7 +104,9 @@ def record(con: duckdb.DuckDBPyConnection, blob: RawBlob, at: datetime) -> None:
 
 
 @contextlib.contextmanager
-def materialise(compressed: Path | bytes, filename: str, *, expected_sha256: str, scratch: Path | None = None) -> Iterator[Path]:
+def materialise(
+    compressed: Path | bytes, filename: str, *, expected_sha256: str, scratch: Path | None = None
+) -> Iterator[Path]:
     """Decompress a stored blob (a path or its bytes) to a scratch file named ``filename``.
 
     The content is checked against ``expected_sha256``; the scratch file vanishes on exit.
@@ -111,11 +115,17 @@ def materialise(compressed: Path | bytes, filename: str, *, expected_sha256: str
     with tempfile.TemporaryDirectory(prefix="procbench-raw-", dir=scratch) as tmp:
         target = Path(tmp) / name
         digest = hashlib.sha256()
-        source = gzip.open(compressed, "rb") if isinstance(compressed, Path) else gzip.GzipFile(fileobj=io.BytesIO(compressed), mode="rb")
+        source = (
+            gzip.open(compressed, "rb")
+            if isinstance(compressed, Path)
+            else gzip.GzipFile(fileobj=io.BytesIO(compressed), mode="rb")
+        )
         with source as packed, target.open("wb") as out:
             while chunk := packed.read(CHUNK):
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != expected_sha256:
-            raise ValueError(f"stored file {expected_sha256[:12]}… is corrupt (its content hash is {digest.hexdigest()[:12]}…)")
+            raise ValueError(
+                f"stored file {expected_sha256[:12]}… is corrupt (its content hash is {digest.hexdigest()[:12]}…)"
+            )
         yield target

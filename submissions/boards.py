@@ -39,20 +39,39 @@ class Move:
 
 def current(con: duckdb.DuckDBPyConnection, task: str, split: str) -> str | None:
     """The fingerprint the board of ``task`` / ``split`` shows (None: no board)."""
-    row = con.execute("SELECT fingerprint FROM current_tasks WHERE task = ? AND split = ?", [task, split]).fetchone()
+    row = con.execute(
+        "SELECT fingerprint FROM current_tasks WHERE task = ? AND split = ?", [task, split]
+    ).fetchone()
     return str(row[0]) if row else None
 
 
 def has_board(con: duckdb.DuckDBPyConnection, task: str, split: str) -> bool:
-    return con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? LIMIT 1", [task, split]).fetchone() is not None
+    return (
+        con.execute(
+            "SELECT 1 FROM tasks WHERE task = ? AND split = ? LIMIT 1", [task, split]
+        ).fetchone()
+        is not None
+    )
 
 
 def _latest_seq(con: duckdb.DuckDBPyConnection, task: str, split: str) -> int:
-    row = con.execute("SELECT coalesce(max(seq), 0) FROM board_moves WHERE task = ? AND split = ?", [task, split]).fetchone()
+    row = con.execute(
+        "SELECT coalesce(max(seq), 0) FROM board_moves WHERE task = ? AND split = ?", [task, split]
+    ).fetchone()
     return int(row[0]) if row else 0
 
 
-def move(con: duckdb.DuckDBPyConnection, task: str, split: str, fingerprint: str, *, how: str, reason: str, actor: str, at: datetime) -> Move | None:
+def move(
+    con: duckdb.DuckDBPyConnection,
+    task: str,
+    split: str,
+    fingerprint: str,
+    *,
+    how: str,
+    reason: str,
+    actor: str,
+    at: datetime,
+) -> Move | None:
     """Point the board at ``fingerprint`` (registered), logged; None when it already shows it."""
     previous = current(con, task, split) or ""
     if previous == fingerprint:
@@ -64,12 +83,24 @@ def move(con: duckdb.DuckDBPyConnection, task: str, split: str, fingerprint: str
 def _append(con: duckdb.DuckDBPyConnection, done: Move) -> Move:
     con.execute(
         "INSERT INTO board_moves (task, split, seq, from_fingerprint, to_fingerprint, how, reason, actor, moved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [done.task, done.split, done.seq, done.from_fingerprint, done.to_fingerprint, done.how, done.reason, done.actor, done.moved_at],
+        [
+            done.task,
+            done.split,
+            done.seq,
+            done.from_fingerprint,
+            done.to_fingerprint,
+            done.how,
+            done.reason,
+            done.actor,
+            done.moved_at,
+        ],
     )
     return done
 
 
-def before_registering(con: duckdb.DuckDBPyConnection, task: str, split: str, fingerprint: str, *, at: datetime) -> Move | None:
+def before_registering(
+    con: duckdb.DuckDBPyConnection, task: str, split: str, fingerprint: str, *, at: datetime
+) -> Move | None:
     """Called before ``fingerprint`` is registered: the first fingerprint of a task and split makes its board.
 
     Any later one waits for a re-scoring or ``admin board point``.  A board with registrations but no
@@ -79,15 +110,44 @@ def before_registering(con: duckdb.DuckDBPyConnection, task: str, split: str, fi
         return None
     shown = current(con, task, split)
     if shown is None:
-        return _append(con, Move(task, split, 1, "", fingerprint, FIRST, "the first fingerprint registered for this board", "", at))
-    return _append(con, Move(task, split, 1, "", shown, FIRST, "the board as it was when another fingerprint was registered", "", at))
+        return _append(
+            con,
+            Move(
+                task,
+                split,
+                1,
+                "",
+                fingerprint,
+                FIRST,
+                "the first fingerprint registered for this board",
+                "",
+                at,
+            ),
+        )
+    return _append(
+        con,
+        Move(
+            task,
+            split,
+            1,
+            "",
+            shown,
+            FIRST,
+            "the board as it was when another fingerprint was registered",
+            "",
+            at,
+        ),
+    )
 
 
 def moves(con: duckdb.DuckDBPyConnection, task: str, split: str | None = None) -> list[Move]:
     """The log of a task's boards (one split, or all), oldest first."""
-    where, params = ("task = ? AND split = ?", [task, split]) if split is not None else ("task = ?", [task])
+    where, params = (
+        ("task = ? AND split = ?", [task, split]) if split is not None else ("task = ?", [task])
+    )
     rows = con.execute(
-        f"SELECT task, split, seq, from_fingerprint, to_fingerprint, how, reason, actor, moved_at FROM board_moves WHERE {where} ORDER BY split, seq", params
+        f"SELECT task, split, seq, from_fingerprint, to_fingerprint, how, reason, actor, moved_at FROM board_moves WHERE {where} ORDER BY split, seq",
+        params,
     ).fetchall()
     return [Move(*row) for row in rows]
 
@@ -115,12 +175,15 @@ def registered(con: duckdb.DuckDBPyConnection, task: str, split: str) -> list[Re
     rows = con.execute(
         f"""
         SELECT t.fingerprint, coalesce(t.data_kind, 'unknown'), t.gold_items, coalesce(t.data_root, ''), t.registered_at,
-               ({_ROWS.replace('task = ? AND split = ? AND fingerprint = ?', 'task = t.task AND split = t.split AND fingerprint = t.fingerprint')})
+               ({_ROWS.replace("task = ? AND split = ? AND fingerprint = ?", "task = t.task AND split = t.split AND fingerprint = t.fingerprint")})
         FROM tasks t WHERE t.task = ? AND t.split = ? ORDER BY t.registered_at
         """,
         [task, split],
     ).fetchall()
-    return [Registered(fp, kind, items, root, at, int(n), fp == shown) for fp, kind, items, root, at, n in rows]
+    return [
+        Registered(fp, kind, items, root, at, int(n), fp == shown)
+        for fp, kind, items, root, at, n in rows
+    ]
 
 
 def resolve(con: duckdb.DuckDBPyConnection, task: str, split: str, fingerprint: str) -> str:
@@ -128,11 +191,17 @@ def resolve(con: duckdb.DuckDBPyConnection, task: str, split: str, fingerprint: 
     known = [r.fingerprint for r in registered(con, task, split)]
     if not known:
         raise LookupError(f"no board {task} / {split} in this store")
-    found = [fp for fp in known if fp == fingerprint or (len(fingerprint) >= 6 and fp.startswith(fingerprint))]
+    found = [
+        fp
+        for fp in known
+        if fp == fingerprint or (len(fingerprint) >= 6 and fp.startswith(fingerprint))
+    ]
     if len(found) != 1:
         listed = ", ".join(fp[:12] for fp in known)
         what = "is ambiguous" if found else "is not registered"
-        raise LookupError(f"fingerprint {fingerprint!r} {what} for {task} / {split} (registered: {listed})")
+        raise LookupError(
+            f"fingerprint {fingerprint!r} {what} for {task} / {split} (registered: {listed})"
+        )
     return found[0]
 
 

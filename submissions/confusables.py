@@ -36,10 +36,14 @@ def data_file() -> Path:
     """Unicode's ``confusables.txt`` inside the installed data package (located, not imported)."""
     spec = importlib.util.find_spec(DATA_PACKAGE)
     if spec is None or spec.origin is None:
-        raise ConfusablesUnavailable(f"the {DATA_PACKAGE!r} package (Unicode's confusables data) is not installed; reinstall procbench with its dependencies")
+        raise ConfusablesUnavailable(
+            f"the {DATA_PACKAGE!r} package (Unicode's confusables data) is not installed; reinstall procbench with its dependencies"
+        )
     path = Path(spec.origin).parent / "assets" / "confusables.txt"
     if not path.is_file():
-        raise ConfusablesUnavailable(f"the {DATA_PACKAGE!r} package has no assets/confusables.txt; reinstall the pinned version")
+        raise ConfusablesUnavailable(
+            f"the {DATA_PACKAGE!r} package has no assets/confusables.txt; reinstall the pinned version"
+        )
     return path
 
 
@@ -59,13 +63,25 @@ def parse(text: str) -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _table() -> dict[int, str]:
-    table = {ord(source): target for source, target in parse(data_file().read_text(encoding="utf-8")).items()}
-    for point in range(0x250, 0x20000):  # the blocks that hold Latin small capitals (IPA, phonetic extensions, Latin extended)
+    table = {
+        ord(source): target
+        for source, target in parse(data_file().read_text(encoding="utf-8")).items()
+    }
+    for point in range(
+        0x250, 0x20000
+    ):  # the blocks that hold Latin small capitals (IPA, phonetic extensions, Latin extended)
         name = unicodedata.name(chr(point), "")
         letter = name[len(_SMALL_CAPITAL) :]
-        if name.startswith(_SMALL_CAPITAL) and len(letter) == 1 and letter.isascii() and letter.isalpha():
+        if (
+            name.startswith(_SMALL_CAPITAL)
+            and len(letter) == 1
+            and letter.isascii()
+            and letter.isalpha()
+        ):
             table.setdefault(point, letter.lower())
-            for source, target in list(table.items()):  # a character whose prototype is this small capital (Cyrillic в → ʙ) is the letter too
+            for source, target in list(
+                table.items()
+            ):  # a character whose prototype is this small capital (Cyrillic в → ʙ) is the letter too
                 if target == chr(point):
                     table[source] = letter.lower()
     return table
@@ -83,7 +99,9 @@ def _fold(text: str) -> str:
     into ``ς``) before the skeleton could map them to what they imitate."""
     for _ in range(_MAX_ROUNDS):
         folded = unicodedata.normalize("NFKC", skeleton(text)).casefold()
-        folded = "".join(c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c))
+        folded = "".join(
+            c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c)
+        )
         if folded == text:
             break
         text = folded

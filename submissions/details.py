@@ -17,11 +17,22 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-from submissions import confusables
+from procbench.submissions import confusables
 
 # Parameter-count classes (none: no learned weights; <1B, 1-10B, 10-100B, >100B), plus the classes
 # the PM-LLM-Benchmark paper groups models by (commercial, big open-source, small <= 8 GB, tiny <= 4 GB).
-SIZE_CLASSES = ("unknown", "none", "small", "medium", "large", "xlarge", "commercial", "big open-source", "small (<=8 gb)", "tiny (<=4 gb)")
+SIZE_CLASSES = (
+    "unknown",
+    "none",
+    "small",
+    "medium",
+    "large",
+    "xlarge",
+    "commercial",
+    "big open-source",
+    "small (<=8 gb)",
+    "tiny (<=4 gb)",
+)
 WEIGHTS = ("unknown", "open", "closed")
 METHOD_FAMILIES = ("unknown", "heuristic", "neural", "llm")
 # Known exposure of the model to the benchmark's data (issue #34): not stated, none known, suspected, confirmed.
@@ -58,11 +69,14 @@ _REFUSED_IN_NAMES = {
     "Zl": "a line separator",
     "Zp": "a paragraph separator",
 }
-REFERENCE_TEAM = "reference"  # the team of the rows reported in the literature (``reported`` blocks)
+REFERENCE_TEAM = (
+    "reference"  # the team of the rows reported in the literature (``reported`` blocks)
+)
 RESERVED_TEAMS = (REFERENCE_TEAM,)
 # the team of a submission with neither a token nor a team: anyone may submit under it, so no team of that
 # name (in any form name_key folds to it) may be created with a token, which would lock everyone out of it
 ANONYMOUS_TEAM = "anonymous"
+
 
 @lru_cache(maxsize=8192)  # every team name is compared on each submission that names a team
 def name_keys(value: str) -> frozenset[str]:
@@ -74,13 +88,19 @@ def name_keys(value: str) -> frozenset[str]:
     upper case.  Deliberately coarse: a false match only means a name needs the matching team's token,
     or another name.
     """
-    visible = "".join(c for c in value if not c.isspace() and unicodedata.category(c) not in _REFUSED_IN_NAMES)
-    return frozenset("".join(c for c in key if not c.isspace()) for key in confusables.keys(visible))
+    visible = "".join(
+        c for c in value if not c.isspace() and unicodedata.category(c) not in _REFUSED_IN_NAMES
+    )
+    return frozenset(
+        "".join(c for c in key if not c.isspace()) for key in confusables.keys(visible)
+    )
 
 
 def name_key(value: str) -> str:
     """One of :func:`name_keys` (the form as written), for a stable sort or a display; compare with :func:`same_name`."""
-    visible = "".join(c for c in value if not c.isspace() and unicodedata.category(c) not in _REFUSED_IN_NAMES)
+    visible = "".join(
+        c for c in value if not c.isspace() and unicodedata.category(c) not in _REFUSED_IN_NAMES
+    )
     return "".join(c for c in confusables.key_as_written(visible) if not c.isspace())
 
 
@@ -99,11 +119,15 @@ def check_name(kind: str, value: str) -> str:
     for c in value:
         what = _REFUSED_IN_NAMES.get(unicodedata.category(c))
         if what:
-            raise DetailError(f"the {kind} name contains {what} (U+{ord(c):04X}); names must be visible text")
+            raise DetailError(
+                f"the {kind} name contains {what} (U+{ord(c):04X}); names must be visible text"
+            )
     if value != value.strip():
         raise DetailError(f"the {kind} name starts or ends with a space")
     if kind == "team" and any(same_name(value, r) for r in RESERVED_TEAMS):
-        raise DetailError(f"the team name {value!r} is reserved (it is the team of results reported in the literature)")
+        raise DetailError(
+            f"the team name {value!r} is reserved (it is the team of results reported in the literature)"
+        )
     return value
 
 
@@ -114,7 +138,9 @@ def check_url(kind: str, value: str) -> str:
         raise DetailError(f"the {kind} URL is not a plain URL")
     parts = urlsplit(value)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise DetailError(f"the {kind} URL must start with http:// or https:// (got {value[:60]!r})")
+        raise DetailError(
+            f"the {kind} URL must start with http:// or https:// (got {value[:60]!r})"
+        )
     return value
 
 
@@ -130,7 +156,9 @@ def _source(value: str) -> str:
     if len(value) > MAX_SOURCE_CHARS:
         raise DetailError(f"the contamination source is longer than {MAX_SOURCE_CHARS} characters")
     if _has_control(value) or any(unicodedata.category(c) in _REFUSED_IN_NAMES for c in value):
-        raise DetailError("the contamination source must be one line of visible text (a link or a citation)")
+        raise DetailError(
+            "the contamination source must be one line of visible text (a link or a citation)"
+        )
     return value.strip()
 
 

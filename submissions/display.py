@@ -19,12 +19,20 @@ import unicodedata
 _ESCAPED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 # ASCII punctuation that means something inline in (GitHub-flavoured) Markdown or in HTML, and `$`
 # (math on the Hugging Face Hub); CommonMark lets any ASCII punctuation be backslash-escaped.
-_MARKDOWN = frozenset("\\`*_{}[]<>#+!|~&$:")  # ( ) need no escape: they make a link only after an (escaped) ]
+_MARKDOWN = frozenset(
+    "\\`*_{}[]<>#+!|~&$:"
+)  # ( ) need no escape: they make a link only after an (escaped) ]
 
 
 def _escape(c: str) -> str:
     code = ord(c)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
 
 
 def for_terminal(text: object, *, newlines: bool = False) -> str:
@@ -34,7 +42,10 @@ def for_terminal(text: object, *, newlines: bool = False) -> str:
     ``\\r`` is always escaped (it would let a line overwrite what came before it).
     """
     keep = "\n\t" if newlines else ""
-    return "".join(_escape(c) if c not in keep and unicodedata.category(c) in _ESCAPED else c for c in str(text))
+    return "".join(
+        _escape(c) if c not in keep and unicodedata.category(c) in _ESCAPED else c
+        for c in str(text)
+    )
 
 
 def for_markdown(text: object) -> str:

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from submissions.rows import AggregateRow, ItemRow
+from procbench.submissions.rows import AggregateRow, ItemRow
 
 if TYPE_CHECKING:
-    from dsl.model import TaskSpec
-    from runners.runner import TaskRunner
+    from procbench.dsl.model import TaskSpec
+    from procbench.runners.runner import TaskRunner
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,9 @@ class RescoreJob:
     raw_path: str | None = None  # gzip blob on a filesystem the worker can read
     raw_gzip: bytes | None = None  # or the gzip bytes themselves
     metadata_json: str = "{}"  # the submission's metadata (some scorers read it, e.g. cot=true)
-    expected_fingerprint: str = ""  # the coordinator's fingerprint; a worker computing another fails the job
+    expected_fingerprint: str = (
+        ""  # the coordinator's fingerprint; a worker computing another fails the job
+    )
     change: str = ""  # what differs from the stored row's fingerprint (the spec, the data), for a failure's reason
 
 
@@ -57,7 +59,9 @@ class RescoreResult:
     items: tuple[ItemRow, ...] = ()
     aggregates: tuple[AggregateRow, ...] = ()
     warnings: tuple[str, ...] = ()
-    n_answered: int | None = None  # items with a prediction record (the row's coverage, migration 007)
+    n_answered: int | None = (
+        None  # items with a prediction record (the row's coverage, migration 007)
+    )
 
 
 @dataclass(frozen=True)
@@ -76,8 +80,8 @@ class PortableTask:
 
 def portable_task(spec_path: str | Path) -> PortableTask:
     """The :class:`PortableTask` of a spec file (checked and planned here, on the coordinator)."""
-    from dsl.compiler import plan_of
-    from dsl.tasks import load_task
+    from procbench.dsl.compiler import plan_of
+    from procbench.dsl.tasks import load_task
 
     spec, runner = load_task(spec_path)
     return PortableTask(spec, plan_of(spec, runner.spec_digest), installed_version())
@@ -93,11 +97,13 @@ def installed_version() -> str:
         return ""
 
 
-_RUNNERS: dict[str, TaskRunner] = {}  # plan digest -> runner: a worker process builds each task's runner (and reads its gold) once
+_RUNNERS: dict[
+    str, TaskRunner
+] = {}  # plan digest -> runner: a worker process builds each task's runner (and reads its gold) once
 
 
 def _runner_of(task: PortableTask) -> TaskRunner:
-    from dsl.plan import build
+    from procbench.dsl.plan import build
 
     digest = str(task.plan.get("digest", ""))
     runner = _RUNNERS.get(digest)
@@ -114,15 +120,15 @@ Engine = Callable[[Sequence[RescoreJob]], Iterable[RescoreResult]]
 def run_job(job: RescoreJob, task: PortableTask | None = None) -> RescoreResult:
     """Score one job in this process (under ``task`` when given, else the spec file the job names); never raises
     (a failure is a result with ``ok=False``)."""
-    from runners._types import InvalidPredictions
-    from submissions.blobs import materialise
-    from submissions.judging import regrade_for_rescore
-    from submissions.rows import aggregate_rows, item_rows
+    from procbench.runners._types import InvalidPredictions
+    from procbench.submissions.blobs import materialise
+    from procbench.submissions.judging import regrade_for_rescore
+    from procbench.submissions.rows import aggregate_rows, item_rows
 
     scratch = ""
     try:
         if task is None:
-            from dsl.tasks import load_task
+            from procbench.dsl.tasks import load_task
 
             spec, runner = load_task(job.spec_path)
         else:
@@ -146,26 +152,46 @@ def run_job(job: RescoreJob, task: PortableTask | None = None) -> RescoreResult:
             scratch = str(path)
             records, notes = runner.validate(path, gold)
             metadata = json.loads(job.metadata_json)
-            records = regrade_for_rescore(spec, gold, records, metadata)  # issue #17: a board-judged row is judged again, never by its file's verdicts
-            evaluation = runner.evaluate_records(gold, fingerprint, job.split, records, notes, metadata)
+            records = regrade_for_rescore(
+                spec, gold, records, metadata
+            )  # issue #17: a board-judged row is judged again, never by its file's verdicts
+            evaluation = runner.evaluate_records(
+                gold, fingerprint, job.split, records, notes, metadata
+            )
         return RescoreResult(
-            job.job_id, True, fingerprint, "", evaluation.n_items, item_rows(evaluation), aggregate_rows(evaluation), tuple(evaluation.warnings),
+            job.job_id,
+            True,
+            fingerprint,
+            "",
+            evaluation.n_items,
+            item_rows(evaluation),
+            aggregate_rows(evaluation),
+            tuple(evaluation.warnings),
             evaluation.answered,
         )
     except InvalidPredictions as exc:
         # issue #29: say what changed (the data, the spec) and name the stored file, never its scratch copy
         why = f": {job.change}" if job.change else " under the current spec and data"
-        return RescoreResult(job.job_id, False, "", _named(f"no longer valid{why}: {exc.render()}", scratch, job.filename))
+        return RescoreResult(
+            job.job_id,
+            False,
+            "",
+            _named(f"no longer valid{why}: {exc.render()}", scratch, job.filename),
+        )
     except Exception as exc:  # noqa: BLE001 - one bad job must not sink the batch
         last = traceback.format_exception_only(exc)[-1].strip()
-        return RescoreResult(job.job_id, False, "", _named(f"re-scoring failed: {last}", scratch, job.filename))
+        return RescoreResult(
+            job.job_id, False, "", _named(f"re-scoring failed: {last}", scratch, job.filename)
+        )
 
 
 def _named(reason: str, scratch: str, filename: str) -> str:
     """``reason`` with the scratch copy's path (a temporary folder) replaced by the stored file's name."""
     if not scratch:
         return reason
-    return reason.replace(scratch, filename).replace(str(Path(scratch).parent), "<the stored file's scratch copy>")
+    return reason.replace(scratch, filename).replace(
+        str(Path(scratch).parent), "<the stored file's scratch copy>"
+    )
 
 
 def run_local(jobs: Sequence[RescoreJob]) -> list[RescoreResult]:

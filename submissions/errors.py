@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from runners._types import InvalidPredictions, Problem
+from procbench.runners._types import InvalidPredictions, Problem
 
 STAGES = ("request", "auth", "quota", "data", "file", "validate", "score", "store")
 
@@ -20,7 +20,14 @@ STAGES = ("request", "auth", "quota", "data", "file", "validate", "score", "stor
 class RejectedPredictions(InvalidPredictions):
     """The prediction file was refused (limits, encoding, schema, ids); nothing stored."""
 
-    def __init__(self, problems: Sequence[Problem], source: str = "", *, receipt: str, stage: str = "validate"):
+    def __init__(
+        self,
+        problems: Sequence[Problem],
+        source: str = "",
+        *,
+        receipt: str,
+        stage: str = "validate",
+    ):
         self.receipt = receipt
         self.stage = stage
         super().__init__(problems, source)
@@ -29,7 +36,9 @@ class RejectedPredictions(InvalidPredictions):
 class SubmissionRefused(ValueError):
     """The request was refused before or instead of storing (auth, quota, bad name, unknown split)."""
 
-    def __init__(self, message: str, *, receipt: str, stage: str, next_slot: datetime | None = None):
+    def __init__(
+        self, message: str, *, receipt: str, stage: str, next_slot: datetime | None = None
+    ):
         self.message = message
         self.receipt = receipt
         self.stage = stage

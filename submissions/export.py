@@ -7,13 +7,31 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from submissions.store import reader
+from procbench.submissions.store import reader
 
 FORMATS = ("csv", "parquet", "json")
 COLUMNS = (
-    "task", "split", "submission_id", "team", "model", "is_reference", "slice", "slice_value", "metric", "value",
-    "slice_n_items", "n_items", "fingerprint", "size_class", "weights", "method_family", "paper_url", "code_url",
-    "description", "metadata_json", "created_at",
+    "task",
+    "split",
+    "submission_id",
+    "team",
+    "model",
+    "is_reference",
+    "slice",
+    "slice_value",
+    "metric",
+    "value",
+    "slice_n_items",
+    "n_items",
+    "fingerprint",
+    "size_class",
+    "weights",
+    "method_family",
+    "paper_url",
+    "code_url",
+    "description",
+    "metadata_json",
+    "created_at",
 )
 # What every row was scored on (migration 004, from the board's task row): real split, sample or unverified data.
 PROVENANCE_COLUMNS = ("data_kind", "gold_items", "data_digest", "scorer_digest")
@@ -23,10 +41,20 @@ def board_frame(db: Path, task: str | None = None) -> pl.DataFrame:
     """The board view in long form (one row per submission, slice value and metric), what each row was scored on, its coverage (n_answered of n_items)."""
     where, params = ("WHERE b.task = ?", [task]) if task else ("", [])
     with reader(db) as con:
-        if task and not con.execute("SELECT 1 FROM current_tasks WHERE task = ?", [task]).fetchall():
-            known = ", ".join(r[0] for r in con.execute("SELECT DISTINCT task FROM current_tasks ORDER BY task").fetchall())
+        if (
+            task
+            and not con.execute("SELECT 1 FROM current_tasks WHERE task = ?", [task]).fetchall()
+        ):
+            known = ", ".join(
+                r[0]
+                for r in con.execute(
+                    "SELECT DISTINCT task FROM current_tasks ORDER BY task"
+                ).fetchall()
+            )
             raise LookupError(f"no task {task!r} in {db} (tasks: {known or 'none'})")
-        columns = ", ".join([f"b.{c}" for c in COLUMNS] + [f"t.{c}" for c in PROVENANCE_COLUMNS] + [_answered(con)])
+        columns = ", ".join(
+            [f"b.{c}" for c in COLUMNS] + [f"t.{c}" for c in PROVENANCE_COLUMNS] + [_answered(con)]
+        )
         sql = (
             f"SELECT {columns} FROM board b JOIN current_tasks t ON t.task = b.task AND t.split = b.split"
             f" LEFT JOIN submissions s ON s.submission_id = b.submission_id {where}"
@@ -37,7 +65,9 @@ def board_frame(db: Path, task: str | None = None) -> pl.DataFrame:
 
 def _answered(con: duckdb.DuckDBPyConnection) -> str:
     """The row's coverage numerator (migration 007: items with a prediction record); NULL in a store that predates it."""
-    found = con.execute("SELECT 1 FROM information_schema.columns WHERE table_name = 'submissions' AND column_name = 'n_answered'").fetchall()
+    found = con.execute(
+        "SELECT 1 FROM information_schema.columns WHERE table_name = 'submissions' AND column_name = 'n_answered'"
+    ).fetchall()
     return "s.n_answered" if found else "NULL::INTEGER AS n_answered"
 
 

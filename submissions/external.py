@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from submissions import boards, store
-from submissions.details import REFERENCE_TEAM, check_name
-from submissions.metadata_checks import check_metadata
-from submissions.rows import aggregate_frame, item_frame
+from procbench.submissions import boards, store
+from procbench.submissions.details import REFERENCE_TEAM, check_name
+from procbench.submissions.metadata_checks import check_metadata
+from procbench.submissions.rows import aggregate_frame, item_frame
 
 EXTERNAL = "every-eval-ever"  # metadata "external" of such a row
 
@@ -67,10 +67,29 @@ def store_external(
             return ExternalOutcome(sid, False, fingerprint)
         stamp = store.now()
         row = store.SubmissionRow(
-            submission_id=sid, task=task, split=split, fingerprint=fingerprint, team=REFERENCE_TEAM, model=model, content_sha256=digest,
-            n_items=0, created_at=stamp, metadata=meta, is_reference=True, reported_on=reported_on, run_by="unknown",
+            submission_id=sid,
+            task=task,
+            split=split,
+            fingerprint=fingerprint,
+            team=REFERENCE_TEAM,
+            model=model,
+            content_sha256=digest,
+            n_items=0,
+            created_at=stamp,
+            metadata=meta,
+            is_reference=True,
+            reported_on=reported_on,
+            run_by="unknown",
         )
-        history = [store.StatusEvent("scored", stamp, f"imported from an Every Eval Ever record ({json.dumps(meta.get('evaluation_id', ''))})")]
+        history = [
+            store.StatusEvent(
+                "scored",
+                stamp,
+                f"imported from an Every Eval Ever record ({json.dumps(meta.get('evaluation_id', ''))})",
+            )
+        ]
         aggregates = aggregate_frame(sid, [(s, v, m, float(x), 0) for s, v, m, x in values])
-        store.insert_submission(con, row, items=item_frame(sid, []), aggregates=aggregates, history=history)
+        store.insert_submission(
+            con, row, items=item_frame(sid, []), aggregates=aggregates, history=history
+        )
     return ExternalOutcome(sid, True, fingerprint)

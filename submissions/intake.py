@@ -23,22 +23,43 @@ from typing import Any
 
 import duckdb
 
-from dsl.datacheck import refuse_unfit_data
-from dsl.model import TaskSpec
-from runners._types import InvalidPredictions, Problem, clip
-from runners.pmllm.judge import JudgeError
-from runners.runner import Evaluation, TaskRunner
-from submissions import blobs, provenance, store
-from submissions import judging  # issue #17 (self-judged verdicts)
-from submissions.auth import AuthError, authenticate
-from submissions.details import MAX_NAME_CHARS, REFERENCE_TEAM, RUN_BY, DetailError, ModelCard, check_name  # REFERENCE_TEAM: reserved there (issue #17)
-from submissions.errors import MissingData, RejectedPredictions, ScoringFailed, SubmissionRefused
-from submissions.metadata_checks import check_metadata
-from submissions.quotas import RESERVED_STAGE, QuotaExceeded, check_quota, quota_for
-from submissions.rows import aggregate_frame, aggregate_rows, item_frame, item_rows
-from submissions.staging import BadFileName, FileRefused, IntakeLimits, StagedFile, StagingFailed, stage
+from procbench.dsl.datacheck import refuse_unfit_data
+from procbench.dsl.model import TaskSpec
+from procbench.runners._types import InvalidPredictions, Problem, clip
+from procbench.runners.pmllm.judge import JudgeError
+from procbench.runners.runner import Evaluation, TaskRunner
+from procbench.submissions import blobs, provenance, store
+from procbench.submissions import judging  # issue #17 (self-judged verdicts)
+from procbench.submissions.auth import AuthError, authenticate
+from procbench.submissions.details import (
+    MAX_NAME_CHARS,
+    REFERENCE_TEAM,
+    RUN_BY,
+    DetailError,
+    ModelCard,
+    check_name,
+)  # REFERENCE_TEAM: reserved there (issue #17)
+from procbench.submissions.errors import (
+    MissingData,
+    RejectedPredictions,
+    ScoringFailed,
+    SubmissionRefused,
+)
+from procbench.submissions.metadata_checks import check_metadata
+from procbench.submissions.quotas import RESERVED_STAGE, QuotaExceeded, check_quota, quota_for
+from procbench.submissions.rows import aggregate_frame, aggregate_rows, item_frame, item_rows
+from procbench.submissions.staging import (
+    BadFileName,
+    FileRefused,
+    IntakeLimits,
+    StagedFile,
+    StagingFailed,
+    stage,
+)
 
-MAX_REASON_CHARS = 20_000  # of a failures row's reason and of a ScoringFailed message (they may quote the file)
+MAX_REASON_CHARS = (
+    20_000  # of a failures row's reason and of a ScoringFailed message (they may quote the file)
+)
 INTERNAL_STAGE = "internal"  # issue #29: intake itself failed (a bug, not the file's fault): logged, not counted against max_attempts
 
 
@@ -79,9 +100,14 @@ def register_spec(
     only for a new fingerprint (the lock's files are hashed once per process).
     """
     known = None
-    new = not con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [spec.name, split, fingerprint]).fetchone()
+    new = not con.execute(
+        "SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?",
+        [spec.name, split, fingerprint],
+    ).fetchone()
     if new and runner is not None and data_root is not None:
-        known = provenance.of(spec, split, data_root, gold_items=gold_items, scorer_digest=runner.spec_digest)
+        known = provenance.of(
+            spec, split, data_root, gold_items=gold_items, scorer_digest=runner.spec_digest
+        )
     store.register_task(
         con,
         task=spec.name,
@@ -118,20 +144,33 @@ class _Attempt:
     content: str = ""
     unlogged: str = ""  # why the failures row could not be written, if it could not
     shown: str = ""  # the file's name as the user gave it (the CLI's file, the site's upload): what messages name (issue #29)
-    reserved: bool = False  # holds one of the team's max_attempts (a failures row at stage ``attempt``)
+    reserved: bool = (
+        False  # holds one of the team's max_attempts (a failures row at stage ``attempt``)
+    )
     settled: bool = False  # the reservation was replaced by a failure or a stored submission
 
     def log(self, stage: str, reason: str) -> None:
         """Write the failures row (in place of this attempt's reservation); never masks the original error."""
-        self.settled = True  # issue #29: whatever happens below, release() must not run a second write
+        self.settled = (
+            True  # issue #29: whatever happens below, release() must not run a second write
+        )
         try:
             # issue #17: a refused request never creates a store (no store yet: nothing is logged), and
             # the request's own strings are stored cut to the name limit (a refused 10 MB name is not kept)
             with store.writer(self.db_path, create=False) as con, store.transaction(con):
                 release_attempt(con, self.receipt)
                 store.record_failure(
-                    con, receipt_id=self.receipt, task=_cut(self.task), split=_cut(self.split), team=_cut(self.team), model=_cut(self.model),
-                    filename=_cut(self.filename), content_sha256=self.content, stage=stage, reason=clip(reason, MAX_REASON_CHARS), at=self.clock(),
+                    con,
+                    receipt_id=self.receipt,
+                    task=_cut(self.task),
+                    split=_cut(self.split),
+                    team=_cut(self.team),
+                    model=_cut(self.model),
+                    filename=_cut(self.filename),
+                    content_sha256=self.content,
+                    stage=stage,
+                    reason=clip(reason, MAX_REASON_CHARS),
+                    at=self.clock(),
                 )
         except Exception as exc:  # noqa: BLE001 - the user's error matters more than the log's
             self.unlogged = f"{type(exc).__name__}: {exc}"
@@ -148,7 +187,9 @@ class _Attempt:
         except Exception:  # noqa: BLE001, S110 - never masks the original error; a left reservation expires (quotas.STALE_ATTEMPT)
             pass
 
-    def refuse(self, stage: str, message: str, next_slot: datetime | None = None) -> SubmissionRefused:
+    def refuse(
+        self, stage: str, message: str, next_slot: datetime | None = None
+    ) -> SubmissionRefused:
         self.log(stage, message)
         return SubmissionRefused(message, receipt=self.receipt, stage=stage, next_slot=next_slot)
 
@@ -201,7 +242,14 @@ class _ScoringClock:
 
 
 def _gate(
-    con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: str | None, token: str | None, now: datetime, sid_for: Callable[[str], str]
+    con: duckdb.DuckDBPyConnection,
+    *,
+    task: str,
+    split: str,
+    team: str | None,
+    token: str | None,
+    now: datetime,
+    sid_for: Callable[[str], str],
 ) -> tuple[str, bool]:
     """(the team to store under, whether this exact submission is already stored).
 
@@ -214,11 +262,11 @@ def _gate(
     return resolved, False
 
 
-
-
 def release_attempt(con: duckdb.DuckDBPyConnection, receipt: str) -> None:
     """Drop the attempt reserved under ``receipt`` (replaced by its failure, or by the stored submission)."""
-    con.execute("DELETE FROM failures WHERE receipt_id = ? AND stage = ?", [receipt, RESERVED_STAGE])
+    con.execute(
+        "DELETE FROM failures WHERE receipt_id = ? AND stage = ?", [receipt, RESERVED_STAGE]
+    )
 
 
 def _reserve(con: duckdb.DuckDBPyConnection, attempt: _Attempt, team: str, now: datetime) -> None:
@@ -231,8 +279,17 @@ def _reserve(con: duckdb.DuckDBPyConnection, attempt: _Attempt, team: str, now: 
     still counted: the file did reach the scorer.
     """
     store.record_failure(
-        con, receipt_id=attempt.receipt, task=attempt.task, split=attempt.split, team=team, model=attempt.model, filename=attempt.filename,
-        content_sha256=attempt.content, stage=RESERVED_STAGE, reason="attempt reserved: the file is being validated and scored", at=now,
+        con,
+        receipt_id=attempt.receipt,
+        task=attempt.task,
+        split=attempt.split,
+        team=team,
+        model=attempt.model,
+        filename=attempt.filename,
+        content_sha256=attempt.content,
+        stage=RESERVED_STAGE,
+        reason="attempt reserved: the file is being validated and scored",
+        at=now,
     )
     attempt.reserved = True
 
@@ -241,7 +298,9 @@ def _precheck(attempt: _Attempt, **gate: Any) -> str:
     """Auth and quota before any scoring work; with a ``max_attempts`` cap, the attempt is reserved under the lock."""
     token, team = gate["token"], gate["team"]
     if not attempt.db_path.exists() and token:
-        raise attempt.refuse("auth", "the token is not valid (unknown or mistyped); nothing was stored")
+        raise attempt.refuse(
+            "auth", "the token is not valid (unknown or mistyped); nothing was stored"
+        )
     if not attempt.db_path.exists() or (not token and not store.is_gated(attempt.db_path)):
         return team if team is not None else "anonymous"  # no tokens, no quotas: nothing to refuse
     try:
@@ -297,22 +356,43 @@ def submit(
     db_path = Path(db_path)
     clock: Callable[[], datetime] = (lambda: now) if now is not None else store.now
     received = clock()
-    attempt = _Attempt(db_path, new_receipt(), spec.name, split, team or "", model, filename if filename is not None else predictions.name, clock)
-    attempt.shown = filename if filename is not None else predictions.name  # the upload's own name (.gz included), as failures rows keep it
+    attempt = _Attempt(
+        db_path,
+        new_receipt(),
+        spec.name,
+        split,
+        team or "",
+        model,
+        filename if filename is not None else predictions.name,
+        clock,
+    )
+    attempt.shown = (
+        filename if filename is not None else predictions.name
+    )  # the upload's own name (.gz included), as failures rows keep it
     try:
         check_name("model", model)
         if team is not None:
             check_name("team", team)
         card = (card or ModelCard()).checked()
-        if run_by not in RUN_BY or run_by in ("paper", "unknown"):  # papers' rows come from specs; unknown is for rows stored before 009
+        if run_by not in RUN_BY or run_by in (
+            "paper",
+            "unknown",
+        ):  # papers' rows come from specs; unknown is for rows stored before 009
             raise DetailError(f"run_by must be submitter or operator (got {run_by!r})")
-        metadata = check_metadata(metadata)  # issue #29: size, depth, non-finite numbers; before anything is staged
+        metadata = check_metadata(
+            metadata
+        )  # issue #29: size, depth, non-finite numbers; before anything is staged
     except DetailError as exc:
         raise attempt.refuse("request", str(exc)) from None
     if split not in spec.data.splits:
-        raise attempt.refuse("request", f"task {spec.name!r} has no split {split!r} (splits: {', '.join(spec.data.splits)})")
+        raise attempt.refuse(
+            "request",
+            f"task {spec.name!r} has no split {split!r} (splits: {', '.join(spec.data.splits)})",
+        )
     try:
-        refuse_unfit_data(spec, runner, data_root, split)  # what check --data refuses about this split, in its words (reads it once, cached)
+        refuse_unfit_data(
+            spec, runner, data_root, split
+        )  # what check --data refuses about this split, in its words (reads it once, cached)
         gold, fingerprint = runner.gold(data_root, split)
     except FileNotFoundError as exc:
         message = f"missing data for {spec.name} / {split}: {exc}"
@@ -326,11 +406,17 @@ def submit(
         try:
             judge = judging.BoardJudge.from_env()
         except JudgeError as exc:
-            raise attempt.refuse("judge", f"the board's judge is misconfigured: {exc}; nothing was stored") from None
+            raise attempt.refuse(
+                "judge", f"the board's judge is misconfigured: {exc}; nothing was stored"
+            ) from None
     try:
-        scratch = blobs.scratch_root(db_path) if db_path.exists() else None  # issue #17: no store yet, no folder beside it
+        scratch = (
+            blobs.scratch_root(db_path) if db_path.exists() else None
+        )  # issue #17: no store yet, no folder beside it
         with stage(predictions, filename=filename, limits=limits, scratch=scratch) as staged:
-            store.crash_point("intake.staged")  # tests: a process killed with its private copy on disk (admin check --fix removes it)
+            store.crash_point(
+                "intake.staged"
+            )  # tests: a process killed with its private copy on disk (admin check --fix removes it)
             return _score_and_store(
                 spec,
                 runner,
@@ -360,7 +446,11 @@ def submit(
         raise
     except Exception as exc:  # issue #29: a crash anywhere still leaves a receipt and a failures row, and frees the attempt slot
         attempt.log(INTERNAL_STAGE, f"intake failed: {type(exc).__name__}: {clip(str(exc), 2000)}")
-        raise ScoringFailed(f"intake failed ({type(exc).__name__}); nothing was stored", receipt=attempt.receipt, stage=INTERNAL_STAGE) from exc
+        raise ScoringFailed(
+            f"intake failed ({type(exc).__name__}); nothing was stored",
+            receipt=attempt.receipt,
+            stage=INTERNAL_STAGE,
+        ) from exc
     finally:
         if not attempt.settled:  # stored, or left by a BaseException (KeyboardInterrupt, a worker's SystemExit): the slot is freed
             attempt.release()
@@ -410,11 +500,17 @@ def _score_and_store(
         attempt.log("validate", str(exc))
         raise ScoringFailed(str(exc), receipt=attempt.receipt, stage="validate") from None
     except InvalidPredictions as exc:
-        raise attempt.reject("validate", _unstaged_problems(exc.problems, staged, attempt.shown), attempt.shown) from None
+        raise attempt.reject(
+            "validate", _unstaged_problems(exc.problems, staged, attempt.shown), attempt.shown
+        ) from None
     except Exception as exc:  # a reader bug must still leave a receipt
         reason = _unstaged(str(exc), staged, attempt.shown)
         attempt.log("validate", f"the task's reader failed: {type(exc).__name__}: {reason}")
-        raise ScoringFailed(clip(f"the task's reader failed on this file: {reason}", MAX_REASON_CHARS), receipt=attempt.receipt, stage="validate") from exc
+        raise ScoringFailed(
+            clip(f"the task's reader failed on this file: {reason}", MAX_REASON_CHARS),
+            receipt=attempt.receipt,
+            stage="validate",
+        ) from exc
     notes = [_unstaged(note, staged, attempt.shown) for note in notes]
     validated = attempt.clock()
     if judge is not None and judging.judged_task(spec):
@@ -423,62 +519,121 @@ def _score_and_store(
         try:
             records = judge.grade(spec, gold, records, metadata, db_path=attempt.db_path)
         except (JudgeError, OSError) as exc:
-            raise attempt.refuse("judge", f"the board's judge ({judge.model}) could not grade this file: {exc}; nothing was stored") from None
+            raise attempt.refuse(
+                "judge",
+                f"the board's judge ({judge.model}) could not grade this file: {exc}; nothing was stored",
+            ) from None
         metadata = judging.mark(metadata, records, board_judge=judge.model)
     else:
-        metadata = judging.mark(metadata, records)  # issue #17: verdicts read from the file are the submitter's; the `judge` key is intake's alone
+        metadata = judging.mark(
+            metadata, records
+        )  # issue #17: verdicts read from the file are the submitter's; the `judge` key is intake's alone
     try:
-        evaluation = clock.run(lambda: runner.evaluate_records(gold, fingerprint, split, records, notes, metadata))
+        evaluation = clock.run(
+            lambda: runner.evaluate_records(gold, fingerprint, split, records, notes, metadata)
+        )
     except OverTime as exc:  # the scorer did not finish in time: ScoringFailed, exit 6 (docs/submissions.md's table)
         attempt.log("score", str(exc))
         raise ScoringFailed(str(exc), receipt=attempt.receipt, stage="score") from None
-    except InvalidPredictions as exc:  # a measure's missing/invalid = "refuse": the file's problems, as validation's are
-        raise attempt.reject("score", _unstaged_problems(exc.problems, staged, attempt.shown), attempt.shown) from None
+    except (
+        InvalidPredictions
+    ) as exc:  # a measure's missing/invalid = "refuse": the file's problems, as validation's are
+        raise attempt.reject(
+            "score", _unstaged_problems(exc.problems, staged, attempt.shown), attempt.shown
+        ) from None
     except Exception as exc:
-        if isinstance(exc, ValueError):  # scoring stopped on the gold (a value outside a class set): say why as check --data does
+        if isinstance(
+            exc, ValueError
+        ):  # scoring stopped on the gold (a value outside a class set): say why as check --data does
             try:
                 refuse_unfit_data(spec, runner, data_root, split, force=True)
             except ValueError as refused:
                 raise attempt.refuse("data", str(refused)) from exc
         reason = _unstaged(str(exc), staged, attempt.shown)
         attempt.log("score", f"scoring failed: {type(exc).__name__}: {reason}")
-        raise ScoringFailed(clip(f"scoring failed: {reason}", MAX_REASON_CHARS), receipt=attempt.receipt) from exc
+        raise ScoringFailed(
+            clip(f"scoring failed: {reason}", MAX_REASON_CHARS), receipt=attempt.receipt
+        ) from exc
     scored = attempt.clock()
 
     # Everything but the inserts is prepared before taking the store's lock.
     items, aggregates = item_rows(evaluation), aggregate_rows(evaluation)
-    frames = {attempt.team: (item_frame(sid_for(attempt.team), items), aggregate_frame(sid_for(attempt.team), aggregates))}
-    history = [store.StatusEvent("received", received), store.StatusEvent("validated", validated), store.StatusEvent("scored", scored)]
+    frames = {
+        attempt.team: (
+            item_frame(sid_for(attempt.team), items),
+            aggregate_frame(sid_for(attempt.team), aggregates),
+        )
+    }
+    history = [
+        store.StatusEvent("received", received),
+        store.StatusEvent("validated", validated),
+        store.StatusEvent("scored", scored),
+    ]
     try:
         store.crash_point("intake.before_blob")
         blob = blobs.put(attempt.db_path, staged)
         store.crash_point("intake.before_store")
         with store.writer(attempt.db_path) as con, store.transaction(con):
-            release_attempt(con, attempt.receipt)  # stored or a duplicate, the reservation ends here (counted again if stored)
+            release_attempt(
+                con, attempt.receipt
+            )  # stored or a duplicate, the reservation ends here (counted again if stored)
             resolved, duplicate = _gate(con, now=scored, **gate)
             sid = sid_for(resolved)
             if duplicate:
-                row = con.execute("SELECT receipt_id, model FROM submissions WHERE submission_id = ?", [sid]).fetchone()
-                if row and row[1] != attempt.model:  # issue #18: never hand back another model's row as this one's
+                row = con.execute(
+                    "SELECT receipt_id, model FROM submissions WHERE submission_id = ?", [sid]
+                ).fetchone()
+                if (
+                    row and row[1] != attempt.model
+                ):  # issue #18: never hand back another model's row as this one's
                     raise _StoredUnderAnotherModel(
                         f"this file is already stored for {spec.name}/{split} as model {row[1]!r} (submission {sid}); a file is stored once, "
                         f"so it cannot also be {attempt.model!r}; nothing was stored\n  hint: submit {attempt.model!r}'s own predictions, or resubmit "
                         f"under the name {row[1]!r} to get the stored submission back"
                     )
                 attempt.settled = True  # the reservation is released in this transaction
-                return SubmissionOutcome(sid, False, evaluation, notes, row[0] if row else "", resolved)
-            if resolved not in frames:  # the team changed between the pre-check and now (a token revoked and reissued)
+                return SubmissionOutcome(
+                    sid, False, evaluation, notes, row[0] if row else "", resolved
+                )
+            if (
+                resolved not in frames
+            ):  # the team changed between the pre-check and now (a token revoked and reissued)
                 frames[resolved] = (item_frame(sid, items), aggregate_frame(sid, aggregates))
-            register_spec(con, spec, split, fingerprint, gold.labels, runner=runner, data_root=data_root, gold_items=len(gold.items))
-            blob = blobs.put(attempt.db_path, staged)  # again under the lock (a stat when present): `admin check --fix` may have collected it as an orphan
+            register_spec(
+                con,
+                spec,
+                split,
+                fingerprint,
+                gold.labels,
+                runner=runner,
+                data_root=data_root,
+                gold_items=len(gold.items),
+            )
+            blob = blobs.put(
+                attempt.db_path, staged
+            )  # again under the lock (a stat when present): `admin check --fix` may have collected it as an orphan
             blobs.record(con, blob, scored)
             row = store.SubmissionRow(
-                submission_id=sid, task=spec.name, split=split, fingerprint=fingerprint, team=resolved, model=attempt.model,
-                content_sha256=staged.sha256, n_items=evaluation.n_items, n_answered=evaluation.answered, created_at=scored, metadata=metadata,
-                receipt_id=attempt.receipt, filename=staged.filename, card=card, run_by=run_by,
+                submission_id=sid,
+                task=spec.name,
+                split=split,
+                fingerprint=fingerprint,
+                team=resolved,
+                model=attempt.model,
+                content_sha256=staged.sha256,
+                n_items=evaluation.n_items,
+                n_answered=evaluation.answered,
+                created_at=scored,
+                metadata=metadata,
+                receipt_id=attempt.receipt,
+                filename=staged.filename,
+                card=card,
+                run_by=run_by,
                 judge_prompt_digest=judging.board_prompt_digest(spec, metadata),
             )
-            store.insert_submission(con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history)
+            store.insert_submission(
+                con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history
+            )
             store.crash_point("store.before_commit")
     except _StoredUnderAnotherModel as exc:
         raise attempt.refuse("duplicate", str(exc)) from None
@@ -487,15 +642,21 @@ def _score_and_store(
     except QuotaExceeded as exc:
         raise attempt.refuse("quota", str(exc), exc.next_slot) from None
     except (duckdb.Error, OSError, TimeoutError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)  # issue #29: an OSError's text names temporary paths
+        reason = (
+            exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        )  # issue #29: an OSError's text names temporary paths
         attempt.log("store", f"the store failed: {type(exc).__name__}: {reason}")
-        raise ScoringFailed(f"the store failed: {reason}", receipt=attempt.receipt, stage="store") from exc
+        raise ScoringFailed(
+            f"the store failed: {reason}", receipt=attempt.receipt, stage="store"
+        ) from exc
     attempt.settled = True  # the reservation was released in the storing transaction
     store.crash_point("store.after_commit")
     return SubmissionOutcome(sid, True, evaluation, notes, attempt.receipt, resolved)
 
 
-def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_path: Path) -> list[str]:
+def load_reported(
+    spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_path: Path
+) -> list[str]:
     """Store the spec's ``reported`` rows (paper numbers) as reference entries; returns their ids.
 
     Each row declares the data it was reported on (``reported_on``: the lock digest of its split,
@@ -510,10 +671,15 @@ def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_pat
             gold, fingerprint = runner.gold(data_root, row.split)
         except (FileNotFoundError, ValueError):
             continue  # that split's data is not here; the row is loaded where it is
-        content = hashlib.sha256(json.dumps([row.system, row.source, row.values, row.slice], default=str).encode()).hexdigest()
+        content = hashlib.sha256(
+            json.dumps([row.system, row.source, row.values, row.slice], default=str).encode()
+        ).hexdigest()
         sid = store.submission_id(spec.name, row.split, REFERENCE_TEAM, content, fingerprint)
         slice_name, slice_value = row.slice or ("", "")
-        aggregates = aggregate_frame(sid, [(slice_name, slice_value, metric, float(value), 0) for metric, value in row.values])
+        aggregates = aggregate_frame(
+            sid,
+            [(slice_name, slice_value, metric, float(value), 0) for metric, value in row.values],
+        )
         prepared.append((row, gold, fingerprint, sid, content, aggregates))
     if not prepared:
         return []
@@ -521,14 +687,39 @@ def load_reported(spec: TaskSpec, runner: TaskRunner, *, data_root: Path, db_pat
         for row, gold, fingerprint, sid, content, aggregates in prepared:
             if store.exists(con, sid):
                 continue
-            register_spec(con, spec, row.split, fingerprint, gold.labels, runner=runner, data_root=data_root, gold_items=len(gold.items))
+            register_spec(
+                con,
+                spec,
+                row.split,
+                fingerprint,
+                gold.labels,
+                runner=runner,
+                data_root=data_root,
+                gold_items=len(gold.items),
+            )
             stamp = store.now()
             stored = store.SubmissionRow(
-                submission_id=sid, task=spec.name, split=row.split, fingerprint=fingerprint, team=REFERENCE_TEAM,
-                model=row.system, content_sha256=content, n_items=0, created_at=stamp,
-                metadata={"source": row.source, "note": row.note, **({"date": row.date} if row.date else {})}, is_reference=True,
-                reported_on=provenance.lock_digest(spec, row.split), card=ModelCard(paper_url=row.url), run_by="paper",
+                submission_id=sid,
+                task=spec.name,
+                split=row.split,
+                fingerprint=fingerprint,
+                team=REFERENCE_TEAM,
+                model=row.system,
+                content_sha256=content,
+                n_items=0,
+                created_at=stamp,
+                metadata={
+                    "source": row.source,
+                    "note": row.note,
+                    **({"date": row.date} if row.date else {}),
+                },
+                is_reference=True,
+                reported_on=provenance.lock_digest(spec, row.split),
+                card=ModelCard(paper_url=row.url),
+                run_by="paper",
             )
             history = [store.StatusEvent("scored", stamp, "reported in the literature")]
-            store.insert_submission(con, stored, items=item_frame(sid, []), aggregates=aggregates, history=history)
+            store.insert_submission(
+                con, stored, items=item_frame(sid, []), aggregates=aggregates, history=history
+            )
     return [sid for _, _, _, sid, _, _ in prepared]

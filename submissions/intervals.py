@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dsl import SpecError
-from dsl.model import MeasureSpec, ScoreSpec
-from dsl.tasks import load_task
-from runners import stats
-from runners._types import ItemScore
-from runners.stats import Aggregate, Linear
+from procbench.dsl import SpecError
+from procbench.dsl.model import MeasureSpec, ScoreSpec
+from procbench.dsl.tasks import load_task
+from procbench.runners import stats
+from procbench.runners._types import ItemScore
+from procbench.runners.stats import Aggregate, Linear
 
 N_RESAMPLES = stats.DEFAULT_RESAMPLES  # resamples per bootstrap (intervals, paired tests)
 SEED = stats.DEFAULT_SEED  # one seed for every bootstrap: same items -> same resamples -> paired
@@ -35,7 +35,9 @@ MIN_ITEMS = 5  # fewer items: no interval or test (the hidden-split floor, submi
 MIN_INTERVAL_ITEMS = max(30, MIN_ITEMS)
 MIN_INTERVAL_ENV = "PROCBENCH_MIN_INTERVAL_ITEMS"  # a board operator's (or a test's) floor; never below the hidden-split floor
 
-METHOD = "percentile bootstrap over items"  # how an interval is computed, in words (exports name it)
+METHOD = (
+    "percentile bootstrap over items"  # how an interval is computed, in words (exports name it)
+)
 
 
 def min_interval_items() -> int:
@@ -67,13 +69,19 @@ def aggregator(task: str) -> TaskAggregator | None:
         return None
     call = spec.score.aggregate
     kwargs = dict(call.kwargs) if call is not None else {}
-    plain = call is not None and not spec.score.measures  # measures reduce statistics (corpus BLEU, macro-F1) or combine metrics: not linear
-    linear: Linear = call.name if plain and call.name in ("mean", "sum") and kwargs.get("round_digits") is None else None  # type: ignore[union-attr, assignment]
+    plain = (
+        call is not None and not spec.score.measures
+    )  # measures reduce statistics (corpus BLEU, macro-F1) or combine metrics: not linear
+    linear: Linear = (
+        call.name  # type: ignore[assignment, union-attr]
+        if plain and call.name in ("mean", "sum") and kwargs.get("round_digits") is None  # type: ignore[union-attr]
+        else None
+    )
     return TaskAggregator(runner.aggregate, linear or pooled(spec.score))
 
 
 def pooled(score: ScoreSpec) -> Linear:
-    """"pooled_sum" when every measure is a ratio of pooled counts or a formula over measures, else None.
+    """ "pooled_sum" when every measure is a ratio of pooled counts or a formula over measures, else None.
 
     Then a resample's metrics are those of one item holding the resample's summed counts. Whole counts sum
     exactly in any order and BLEU sums to within a unit in the last place, so the fast path gives the plain
@@ -82,7 +90,10 @@ def pooled(score: ScoreSpec) -> Linear:
     """
     if score.aggregate is not None or not score.measures:
         return None
-    if all(ms.formula is not None or (ms.stats and not ms.where) or _pools_counts(ms) for ms in score.measures):
+    if all(
+        ms.formula is not None or (ms.stats and not ms.where) or _pools_counts(ms)
+        for ms in score.measures
+    ):
         return "pooled_sum"
     return None
 
@@ -97,7 +108,9 @@ def _pools_counts(measure: MeasureSpec) -> bool:
     return measure.metric is not None and not measure.where and measure.aggregate == "pooled"
 
 
-def reproduces(agg: TaskAggregator, items: Sequence[ItemScore], stored: Mapping[str, float]) -> bool:
+def reproduces(
+    agg: TaskAggregator, items: Sequence[ItemScore], stored: Mapping[str, float]
+) -> bool:
     """Whether ``agg`` gives back the stored whole-split figures (metric -> value) from the stored items."""
     if not items:
         return False
@@ -125,7 +138,11 @@ NO_SPREAD = "no spread: all items score alike, so every resample gives one value
 
 
 def whole_split_intervals(
-    task: str, items: Sequence[ItemScore], stored: Mapping[str, float], metrics: Sequence[str], labels: Mapping[str, Mapping[str, str]] | None = None
+    task: str,
+    items: Sequence[ItemScore],
+    stored: Mapping[str, float],
+    metrics: Sequence[str],
+    labels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, stats.Interval], dict[str, str]]:
     """The intervals the board shows for one submission on its whole split, per metric, and for each other metric why it has none.
 
@@ -136,9 +153,15 @@ def whole_split_intervals(
     """
     agg = aggregator(task)
     if agg is None:
-        return {}, dict.fromkeys(metrics, "the task's spec is not available here, so the metric cannot be recomputed on resamples")
+        return {}, dict.fromkeys(
+            metrics,
+            "the task's spec is not available here, so the metric cannot be recomputed on resamples",
+        )
     if not reproduces(agg, items, stored):
-        return {}, dict.fromkeys(metrics, "the stored figures are not reproduced by today's aggregator from the stored items (the spec changed)")
+        return {}, dict.fromkeys(
+            metrics,
+            "the stored figures are not reproduced by today's aggregator from the stored items (the spec changed)",
+        )
     groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for metric in metrics:
         groups.setdefault(restriction(task, metric), []).append(metric)
@@ -150,9 +173,21 @@ def whole_split_intervals(
             if labels and any(key in per_item for per_item in labels.values()):
                 chosen = [i for i in chosen if (labels.get(i.item_id) or {}).get(key) == wanted]
         if len(chosen) < min_interval_items():
-            reasons.update(dict.fromkeys(names, f"only {len(chosen)} items (an interval needs at least {min_interval_items()})"))
+            reasons.update(
+                dict.fromkeys(
+                    names,
+                    f"only {len(chosen)} items (an interval needs at least {min_interval_items()})",
+                )
+            )
             continue
-        boot = stats.bootstrap(chosen, agg.aggregate, tuple(names), n_resamples=N_RESAMPLES, seed=SEED, linear=agg.linear)
+        boot = stats.bootstrap(
+            chosen,
+            agg.aggregate,
+            tuple(names),
+            n_resamples=N_RESAMPLES,
+            seed=SEED,
+            linear=agg.linear,
+        )
         for metric in names:
             interval = stats.interval(boot, metric, CONFIDENCE)
             column = boot.replicates[:, boot.column(metric)]

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsl.model import TaskSpec
-from runners._types import GoldSet
-from runners.pmllm.judge import JudgeError, JudgeSettings, judge_answers
-from runners.templates import JUDGE, JUDGE_IMAGE
+from procbench.dsl.model import TaskSpec
+from procbench.runners._types import GoldSet
+from procbench.runners.pmllm.judge import JudgeError, JudgeSettings, judge_answers
+from procbench.runners.templates import JUDGE, JUDGE_IMAGE
 
 JUDGE_KEY = "judge"
 SELF = "self"  # the verdicts came with the prediction file
@@ -59,18 +59,28 @@ class BoardJudge:
         if not url and not model:
             return None
         if not url or not model:
-            raise JudgeError(f"the board's judge is half configured: set both {ENV_URL} and {ENV_MODEL}, or neither")
+            raise JudgeError(
+                f"the board's judge is half configured: set both {ENV_URL} and {ENV_MODEL}, or neither"
+            )
         if model == SELF:
             raise JudgeError(f"{ENV_MODEL} may not be {SELF!r} (the mark of self-judged rows)")
         timeout = os.environ.get(ENV_TIMEOUT, "").strip()
         try:
             timeout_s = float(timeout) if timeout else cls.timeout_s
         except ValueError:
-            raise JudgeError(f"{ENV_TIMEOUT} must be a number of seconds, got {timeout!r}") from None
+            raise JudgeError(
+                f"{ENV_TIMEOUT} must be a number of seconds, got {timeout!r}"
+            ) from None
         if not timeout_s > 0:
             raise JudgeError(f"{ENV_TIMEOUT} must be positive, got {timeout!r}")
         cache = os.environ.get(ENV_CACHE, "").strip()
-        return cls(base_url=url, model=model, api_key=os.environ.get(ENV_KEY, ""), cache_dir=Path(cache) if cache else None, timeout_s=timeout_s)
+        return cls(
+            base_url=url,
+            model=model,
+            api_key=os.environ.get(ENV_KEY, ""),
+            cache_dir=Path(cache) if cache else None,
+            timeout_s=timeout_s,
+        )
 
     def settings(self, spec: TaskSpec) -> JudgeSettings:
         """Client settings with the spec's ``judge`` / ``judge_image`` prompts."""
@@ -78,24 +88,48 @@ class BoardJudge:
         if spec.template(JUDGE_IMAGE) is not None:
             templates["image_template"] = spec.template(JUDGE_IMAGE)
         return JudgeSettings(
-            base_url=self.base_url, model=self.model, api_key=self.api_key, concurrency=self.concurrency,
-            max_retries=self.max_retries, backoff_s=self.backoff_s, timeout_s=self.timeout_s, **templates,
+            base_url=self.base_url,
+            model=self.model,
+            api_key=self.api_key,
+            concurrency=self.concurrency,
+            max_retries=self.max_retries,
+            backoff_s=self.backoff_s,
+            timeout_s=self.timeout_s,
+            **templates,
         )
 
-    def grade(self, spec: TaskSpec, gold: GoldSet, records: Mapping[str, Any], metadata: Mapping[str, Any], *, db_path: Path | None) -> dict[str, Any]:
+    def grade(
+        self,
+        spec: TaskSpec,
+        gold: GoldSet,
+        records: Mapping[str, Any],
+        metadata: Mapping[str, Any],
+        *,
+        db_path: Path | None,
+    ) -> dict[str, Any]:
         """``records`` with the submitter's verdicts discarded and every non-empty answer graded by this judge.
 
         The verdict cache is ``cache_dir``, else ``<store>.judge`` beside ``db_path`` (never the
         ``procbench judge`` command's cache, which a submitter's runs fill), else none kept.
         Raises JudgeError (the endpoint refused or kept failing; nothing is half graded)."""
         answers = {qid: without_verdict(record) for qid, record in records.items()}
-        cot = wants_cot(metadata)  # the prompt's chain-of-thought sentence, as `procbench judge --cot`
+        cot = wants_cot(
+            metadata
+        )  # the prompt's chain-of-thought sentence, as `procbench judge --cot`
         with tempfile.TemporaryDirectory(prefix="procbench-judge-") as scratch:
-            cache = self.cache_dir or (Path(db_path).with_name(Path(db_path).name + ".judge") if db_path is not None else Path(scratch))
-            return judge_answers(gold.items, answers, self.settings(spec), cot=cot, cache_dir=cache).answers
+            cache = self.cache_dir or (
+                Path(db_path).with_name(Path(db_path).name + ".judge")
+                if db_path is not None
+                else Path(scratch)
+            )
+            return judge_answers(
+                gold.items, answers, self.settings(spec), cot=cot, cache_dir=cache
+            ).answers
 
 
-def regrade_for_rescore(spec: TaskSpec, gold: GoldSet, records: Mapping[str, Any], metadata: Mapping[str, Any]) -> Mapping[str, Any]:
+def regrade_for_rescore(
+    spec: TaskSpec, gold: GoldSet, records: Mapping[str, Any], metadata: Mapping[str, Any]
+) -> Mapping[str, Any]:
     """The records a re-scoring job scores: those of a row the board's judge graded at intake are graded
     again by that judge (its verdicts are not in the stored file, which may carry the submitter's own);
     JudgeError when this process has no such judge configured, so the row fails rather than being
@@ -125,7 +159,11 @@ def prompt_digest(spec: TaskSpec, metadata: Mapping[str, Any]) -> str:
     the operator's configuration), and is recorded as the row's ``judge`` metadata instead."""
     if not judged_task(spec):
         return ""
-    parts = [spec.template(JUDGE) or "", spec.template(JUDGE_IMAGE) or "", f"cot={wants_cot(metadata)}"]
+    parts = [
+        spec.template(JUDGE) or "",
+        spec.template(JUDGE_IMAGE) or "",
+        f"cot={wants_cot(metadata)}",
+    ]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
@@ -144,7 +182,11 @@ def without_verdict(record: Any) -> Any:
     """A record with its ``verdict`` discarded (None); records without one are returned as they are."""
     if isinstance(record, Mapping):
         return {**record, "verdict": None} if "verdict" in record else record
-    if dataclasses.is_dataclass(record) and not isinstance(record, type) and any(f.name == "verdict" for f in dataclasses.fields(record)):
+    if (
+        dataclasses.is_dataclass(record)
+        and not isinstance(record, type)
+        and any(f.name == "verdict" for f in dataclasses.fields(record))
+    ):
         return dataclasses.replace(record, verdict=None)
     return record
 
@@ -152,13 +194,19 @@ def without_verdict(record: Any) -> Any:
 def carries_verdicts(records: Mapping[str, Any]) -> bool:
     """Whether a reader's records hold verdicts read from the file (a ``verdict`` that is not None)."""
     for record in records.values():
-        verdict = record.get("verdict") if isinstance(record, Mapping) else getattr(record, "verdict", None)
+        verdict = (
+            record.get("verdict")
+            if isinstance(record, Mapping)
+            else getattr(record, "verdict", None)
+        )
         if verdict is not None:
             return True
     return False
 
 
-def mark(metadata: Mapping[str, Any], records: Mapping[str, Any], *, board_judge: str = "") -> dict[str, Any]:
+def mark(
+    metadata: Mapping[str, Any], records: Mapping[str, Any], *, board_judge: str = ""
+) -> dict[str, Any]:
     """``metadata`` with ``judge`` set by intake: ``board_judge`` when the board's own judge graded the
     answers (the file's verdicts discarded, :meth:`BoardJudge.grade`), else ``"self"`` when the file
     carried verdicts, else absent."""

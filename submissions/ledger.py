@@ -28,13 +28,33 @@ from pathlib import Path
 
 import polars as pl
 
-from submissions.details import REFERENCE_TEAM
-from submissions.store import reader
+from procbench.submissions.details import REFERENCE_TEAM
+from procbench.submissions.store import reader
 
-REFUSED_STAGES = ("validate", "score")  # the failures that count as attempts (submissions.quotas.COUNTED_FAILURE_STAGES, less reservations)
-ACTIONS = ("hidden", "unhidden", "deleted", "restored")  # the status events of submissions.admin.apply
+REFUSED_STAGES = (
+    "validate",
+    "score",
+)  # the failures that count as attempts (submissions.quotas.COUNTED_FAILURE_STAGES, less reservations)
+ACTIONS = (
+    "hidden",
+    "unhidden",
+    "deleted",
+    "restored",
+)  # the status events of submissions.admin.apply
 FORMATS = ("json", "csv")
-SUMMARY_COLUMNS = ("team", "model", "task", "split", "attempts", "stored", "refused", "hidden", "retracted", "first_at", "last_at")
+SUMMARY_COLUMNS = (
+    "team",
+    "model",
+    "task",
+    "split",
+    "attempts",
+    "stored",
+    "refused",
+    "hidden",
+    "retracted",
+    "first_at",
+    "last_at",
+)
 EVENT_COLUMNS = ("team", "model", "task", "split", "action", "reason", "at")
 
 _SUMMARY = f"""
@@ -72,15 +92,23 @@ class Ledger:
 
 
 def _counts(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(pl.col(c).cast(pl.Int64) for c in ("attempts", "stored", "refused", "hidden", "retracted"))
+    return frame.with_columns(
+        pl.col(c).cast(pl.Int64) for c in ("attempts", "stored", "refused", "hidden", "retracted")
+    )
 
 
 def ledger(db: Path) -> Ledger:
     """The ledger of a store (one read)."""
     with reader(db) as con:
-        summary = pl.from_arrow(con.sql(_SUMMARY, params=[REFERENCE_TEAM, *REFUSED_STAGES, REFERENCE_TEAM]).to_arrow_table())
+        summary = pl.from_arrow(
+            con.sql(
+                _SUMMARY, params=[REFERENCE_TEAM, *REFUSED_STAGES, REFERENCE_TEAM]
+            ).to_arrow_table()
+        )
         events = pl.from_arrow(con.sql(_EVENTS, params=[REFERENCE_TEAM, *ACTIONS]).to_arrow_table())
-    assert isinstance(summary, pl.DataFrame) and isinstance(events, pl.DataFrame)  # a table gives a frame
+    assert isinstance(summary, pl.DataFrame) and isinstance(
+        events, pl.DataFrame
+    )  # a table gives a frame
     return Ledger(_counts(summary).select(SUMMARY_COLUMNS), events.select(EVENT_COLUMNS))
 
 
@@ -94,12 +122,24 @@ def with_events(found: Ledger) -> pl.DataFrame:
     """The summary with each row's events in one text column (``events``), for a table or a CSV file."""
     keys = ["team", "model", "task", "split"]
     texts = found.events.with_columns(
-        pl.struct("action", "reason", "at").map_elements(lambda e: event_text(e["action"], e["reason"], e["at"]), return_dtype=pl.String).alias("event")
+        pl.struct("action", "reason", "at")
+        .map_elements(
+            lambda e: event_text(e["action"], e["reason"], e["at"]), return_dtype=pl.String
+        )
+        .alias("event")
     )
-    joined = texts.group_by(keys, maintain_order=True).agg(pl.col("event").str.join("; ").alias("events")) if texts.height else None
+    joined = (
+        texts.group_by(keys, maintain_order=True).agg(
+            pl.col("event").str.join("; ").alias("events")
+        )
+        if texts.height
+        else None
+    )
     if joined is None:
         return found.summary.with_columns(pl.lit("").alias("events"))
-    return found.summary.join(joined, on=keys, how="left", nulls_equal=True).with_columns(pl.col("events").fill_null(""))
+    return found.summary.join(joined, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.col("events").fill_null("")
+    )
 
 
 def export_ledger(db: Path, out: Path, *, fmt: str = "") -> int:
@@ -109,12 +149,16 @@ def export_ledger(db: Path, out: Path, *, fmt: str = "") -> int:
     """
     fmt = fmt or out.suffix.lstrip(".").lower()
     if fmt not in FORMATS:
-        raise ValueError(f"unknown ledger format {fmt!r} (one of {', '.join(FORMATS)}; or name the file .json or .csv)")
+        raise ValueError(
+            f"unknown ledger format {fmt!r} (one of {', '.join(FORMATS)}; or name the file .json or .csv)"
+        )
     found = ledger(db)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
         with_events(found).write_csv(out)
     else:
         document = {"summary": found.summary.to_dicts(), "events": found.events.to_dicts()}
-        out.write_text(json.dumps(document, indent=1, default=str, ensure_ascii=False) + "\n", encoding="utf-8")
+        out.write_text(
+            json.dumps(document, indent=1, default=str, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return found.summary.height

@@ -15,17 +15,25 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from submissions.details import DetailError
+from procbench.submissions.details import DetailError
 
-MAX_METADATA_BYTES = 64 * 1024  # of the stored JSON text; a model's settings and a few links take a few hundred bytes
+MAX_METADATA_BYTES = (
+    64 * 1024
+)  # of the stored JSON text; a model's settings and a few links take a few hundred bytes
 MAX_METADATA_DEPTH = 16  # levels of objects and lists, the metadata object itself being the first
 
 
 def _scalar_bytes(value: Any) -> int:
     if isinstance(value, str):
-        return len(value) * 4 // 3 + 2 if len(value) > MAX_METADATA_BYTES else len(value.encode("utf-8", "surrogatepass")) + 2
+        return (
+            len(value) * 4 // 3 + 2
+            if len(value) > MAX_METADATA_BYTES
+            else len(value.encode("utf-8", "surrogatepass")) + 2
+        )
     if isinstance(value, int) and not isinstance(value, bool):
-        return value.bit_length() // 3 + 2  # about its decimal digits, without converting a huge number
+        return (
+            value.bit_length() // 3 + 2
+        )  # about its decimal digits, without converting a huge number
     return 8
 
 
@@ -38,7 +46,9 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
-        raise DetailError(f"the metadata must be an object of names and values, not a {type(metadata).__name__}")
+        raise DetailError(
+            f"the metadata must be an object of names and values, not a {type(metadata).__name__}"
+        )
     too_large = f"the metadata is larger than {MAX_METADATA_BYTES // 1024} KiB of JSON (the metadata limit); nothing was stored"
     size = 0
     stack: list[tuple[Any, tuple[Any, ...]]] = [(metadata, ())]
@@ -46,7 +56,9 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         value, parts = stack.pop()
         if isinstance(value, (Mapping, list, tuple)):
             if len(parts) >= MAX_METADATA_DEPTH:
-                raise DetailError(f"the metadata is nested more than {MAX_METADATA_DEPTH} levels deep (at {_path(parts)}); nothing was stored")
+                raise DetailError(
+                    f"the metadata is nested more than {MAX_METADATA_DEPTH} levels deep (at {_path(parts)}); nothing was stored"
+                )
             size += 2 + len(value)
             if size > MAX_METADATA_BYTES:
                 raise DetailError(too_large)
@@ -57,15 +69,21 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
             else:
                 stack.extend((child, (*parts, i)) for i, child in enumerate(value))
         elif isinstance(value, float) and not math.isfinite(value):
-            raise DetailError(f"the metadata value at {_path(parts)} is {value}, which is not a number JSON can hold; nothing was stored")
+            raise DetailError(
+                f"the metadata value at {_path(parts)} is {value}, which is not a number JSON can hold; nothing was stored"
+            )
         else:
             size += _scalar_bytes(value)
         if size > MAX_METADATA_BYTES:
             raise DetailError(too_large)
     try:
-        text = json.dumps(dict(metadata), sort_keys=True, default=str, allow_nan=False)  # exactly as the store writes it
+        text = json.dumps(
+            dict(metadata), sort_keys=True, default=str, allow_nan=False
+        )  # exactly as the store writes it
     except (ValueError, TypeError) as exc:
-        raise DetailError(f"the metadata cannot be stored as JSON ({exc}); nothing was stored") from None
+        raise DetailError(
+            f"the metadata cannot be stored as JSON ({exc}); nothing was stored"
+        ) from None
     if len(text.encode("utf-8", "surrogatepass")) > MAX_METADATA_BYTES:
         raise DetailError(too_large)
     return dict(metadata)

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import duckdb
 
-from submissions.store import now, transaction, writer
+from procbench.submissions.store import now, transaction, writer
 
-STALE_AFTER = timedelta(hours=6)  # far beyond the slowest baseline on a 2-core machine (about 4 minutes)
+STALE_AFTER = timedelta(
+    hours=6
+)  # far beyond the slowest baseline on a 2-core machine (about 4 minutes)
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,15 @@ def mark(db_path: str | Path, rows: Iterable[Pending]) -> None:
 
 def unmark(db_path: str | Path, task: str, split: str, model: str) -> None:
     with writer(db_path) as con:
-        con.execute("DELETE FROM pending_rows WHERE task = ? AND split = ? AND model = ?", [task, split, model])
+        con.execute(
+            "DELETE FROM pending_rows WHERE task = ? AND split = ? AND model = ?",
+            [task, split, model],
+        )
 
 
-def listed(con: duckdb.DuckDBPyConnection, task: str | None = None, split: str | None = None) -> list[Pending]:
+def listed(
+    con: duckdb.DuckDBPyConnection, task: str | None = None, split: str | None = None
+) -> list[Pending]:
     """The fresh marks (of one board, or all), oldest first; none for a store without the table."""
     try:
         found = con.execute(

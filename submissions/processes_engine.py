@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from submissions.engines import ENGINES, RescoreJob, RescoreResult, run_job
+from procbench.submissions.engines import ENGINES, RescoreJob, RescoreResult, run_job
 
 WORKERS_VARIABLE = "PROCBENCH_WORKERS"
 CRASH_ENV = "PROCBENCH_CRASH_AT"  # the store's fault-injection variable (submissions.store.crash_point); WORKER_CRASH_POINT kills a worker
@@ -51,7 +51,9 @@ def default_workers() -> int:
 
 def score_share(jobs: Sequence[RescoreJob]) -> list[RescoreResult]:
     """What a worker runs on its jobs: the local engine's job function on each (it never raises)."""
-    if os.environ.get(CRASH_ENV) == WORKER_CRASH_POINT:  # fault injection (tests): the worker dies as an OOM-killed one would
+    if (
+        os.environ.get(CRASH_ENV) == WORKER_CRASH_POINT
+    ):  # fault injection (tests): the worker dies as an OOM-killed one would
         os.kill(os.getpid(), signal.SIGKILL)
     return [run_job(job) for job in jobs]
 
@@ -75,7 +77,9 @@ def ordered(jobs: Sequence[RescoreJob]) -> deque[RescoreJob]:
     return deque(job for group in groups.values() for job in group)
 
 
-def stream_with_processes(jobs: Sequence[RescoreJob], *, workers: int | None = None) -> Iterator[RescoreResult]:
+def stream_with_processes(
+    jobs: Sequence[RescoreJob], *, workers: int | None = None
+) -> Iterator[RescoreResult]:
     """Score ``jobs`` in ``workers`` processes (this one and ``workers - 1`` spawned ones), yielding each result as it is
     ready; one result per job (a job whose worker died fails, never the call)."""
     if not jobs:
@@ -88,11 +92,17 @@ def stream_with_processes(jobs: Sequence[RescoreJob], *, workers: int | None = N
     if spawned < 1:
         yield from (run_job(job) for job in queue)
         return
-    pool = ProcessPoolExecutor(max_workers=spawned, mp_context=multiprocessing.get_context(START_METHOD), initializer=_start_worker)
+    pool = ProcessPoolExecutor(
+        max_workers=spawned,
+        mp_context=multiprocessing.get_context(START_METHOD),
+        initializer=_start_worker,
+    )
     pending: dict[Future[list[RescoreResult]], RescoreJob] = {}
     broken = False
 
-    def fill() -> None:  # the pool takes jobs from the front of the queue, at most IN_FLIGHT_PER_WORKER per worker at a time
+    def fill() -> (
+        None
+    ):  # the pool takes jobs from the front of the queue, at most IN_FLIGHT_PER_WORKER per worker at a time
         nonlocal broken
         while queue and not broken and len(pending) < IN_FLIGHT_PER_WORKER * spawned:
             job = queue.popleft()

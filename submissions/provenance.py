@@ -21,8 +21,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsl.model import TaskSpec
-from runners import data_kind
+from procbench.dsl.model import TaskSpec
+from procbench.runners import data_kind
 
 REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN = "real", "sample", "unverified", "unlocked", "unknown"
 KINDS = (REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN)
@@ -46,15 +46,22 @@ def lock_digest(spec: TaskSpec, split: str) -> str:
 
 
 def _matches_lock(spec: TaskSpec, split: str, data_root: Path) -> bool:
-    return data_kind.matches(((f.path, f.size, f.sha256) for f in spec.fetch if not f.splits or split in f.splits), data_root)
+    return data_kind.matches(
+        ((f.path, f.size, f.sha256) for f in spec.fetch if not f.splits or split in f.splits),
+        data_root,
+    )
 
 
-def of(spec: TaskSpec, split: str, data_root: Path, *, gold_items: int | None, scorer_digest: str) -> DataProvenance:
+def of(
+    spec: TaskSpec, split: str, data_root: Path, *, gold_items: int | None, scorer_digest: str
+) -> DataProvenance:
     """The provenance of ``split`` read from ``data_root`` (hashes the lock's files once per process)."""
     root = str(data_root)
     if data_kind.is_sample_root(data_root):
         return DataProvenance(SAMPLE, gold_items, "", scorer_digest, root)
-    if not any(not f.splits or split in f.splits for f in spec.fetch):  # no lock for this split: nothing differs from it
+    if not any(
+        not f.splits or split in f.splits for f in spec.fetch
+    ):  # no lock for this split: nothing differs from it
         return DataProvenance(UNLOCKED, gold_items, "", scorer_digest, root)
     if _matches_lock(spec, split, data_root):
         return DataProvenance(REAL, gold_items, lock_digest(spec, split), scorer_digest, root)

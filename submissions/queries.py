@@ -17,9 +17,9 @@ from typing import Any, cast
 
 import polars as pl
 
-from runners._types import ItemScore
-from submissions import store
-from submissions.store import reader
+from procbench.runners._types import ItemScore
+from procbench.submissions import store
+from procbench.submissions.store import reader
 
 MIN_HIDDEN_SLICE_ITEMS = 5  # the same floor as the board view (schema/002_trust.sql)
 
@@ -31,7 +31,9 @@ HIDDEN_SPLIT_SQL = """(
 )"""
 
 
-def public_aggregates(frame: pl.DataFrame, *, hidden_split: bool, is_reference: bool) -> pl.DataFrame:
+def public_aggregates(
+    frame: pl.DataFrame, *, hidden_split: bool, is_reference: bool
+) -> pl.DataFrame:
     """What non-admins see of a submission's aggregates: on a hidden split, the whole-split rows and slices of at
     least ``MIN_HIDDEN_SLICE_ITEMS`` items (reported rows have no items, so nothing to hide)."""
     if not hidden_split or is_reference:
@@ -42,7 +44,8 @@ def public_aggregates(frame: pl.DataFrame, *, hidden_split: bool, is_reference: 
 def hidden_flags(con, sids: list[str]) -> dict[str, tuple[bool, bool]]:
     """submission id -> (its split is hidden, it is a reported row), for the ids the store holds."""
     rows = con.execute(
-        f"SELECT s.submission_id, {HIDDEN_SPLIT_SQL}, s.is_reference FROM submissions s WHERE s.submission_id IN (SELECT unnest(?))", [list(sids)]
+        f"SELECT s.submission_id, {HIDDEN_SPLIT_SQL}, s.is_reference FROM submissions s WHERE s.submission_id IN (SELECT unnest(?))",
+        [list(sids)],
     ).fetchall()
     return {sid: (bool(hidden), bool(reference)) for sid, hidden, reference in rows}
 
@@ -53,8 +56,12 @@ def check_items_readable(con, sids: list[str], *, admin: bool) -> None:
         return
     for sid, (hidden, _) in sorted(hidden_flags(con, sids).items()):
         if hidden:
-            task, split = con.execute("SELECT task, split FROM submissions WHERE submission_id = ?", [sid]).fetchone()
-            raise PermissionError(f"{task} / {split} is a hidden split: only aggregate scores are published")
+            task, split = con.execute(
+                "SELECT task, split FROM submissions WHERE submission_id = ?", [sid]
+            ).fetchone()
+            raise PermissionError(
+                f"{task} / {split} is a hidden split: only aggregate scores are published"
+            )
 
 
 def _frame(con, sql: str, params: list[Any]) -> pl.DataFrame:
@@ -86,7 +93,9 @@ def submission(db: Path, sid: str, *, admin: bool = False) -> dict[str, Any]:
 
 def split_is_hidden(db: Path, task: str, split: str) -> bool:
     with reader(db) as con:
-        row = con.execute("SELECT hidden FROM current_tasks WHERE task = ? AND split = ?", [task, split]).fetchone()
+        row = con.execute(
+            "SELECT hidden FROM current_tasks WHERE task = ? AND split = ?", [task, split]
+        ).fetchone()
     return bool(row and row[0])
 
 
@@ -95,11 +104,17 @@ def item_scores(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
     with reader(db) as con:
         _submission(con, sid, admin)
         check_items_readable(con, [sid], admin=admin)
-        items = store.submission_rows(con, "item_scores", [sid])[sid]  # reads where its rows lie, not the whole table
-    return cast(pl.DataFrame, pl.from_arrow(items)).sort(["item_id", "metric"])  # a table gives a frame, not a series
+        items = store.submission_rows(con, "item_scores", [sid])[
+            sid
+        ]  # reads where its rows lie, not the whole table
+    return cast(pl.DataFrame, pl.from_arrow(items)).sort(
+        ["item_id", "metric"]
+    )  # a table gives a frame, not a series
 
 
-def item_score_lists(db: Path, sids: list[str], *, for_aggregates: bool = False) -> dict[str, list[ItemScore]]:
+def item_score_lists(
+    db: Path, sids: list[str], *, for_aggregates: bool = False
+) -> dict[str, list[ItemScore]]:
     """Per-item statistics of each submission (reported rows have none), items in id order.
 
     PermissionError when a submission's split is hidden (:func:`check_items_readable`), unless ``for_aggregates``:
@@ -112,15 +127,24 @@ def item_score_lists(db: Path, sids: list[str], *, for_aggregates: bool = False)
     with reader(db) as con:
         if not for_aggregates:
             check_items_readable(con, list(grouped), admin=False)
-        tables = store.submission_rows(con, "item_scores", list(grouped))  # reads where their rows lie, not the whole table
+        tables = store.submission_rows(
+            con, "item_scores", list(grouped)
+        )  # reads where their rows lie, not the whole table
     for sid, table in tables.items():
         items = grouped[sid]
-        for item_id, metric, value in zip(*(table[c].to_pylist() for c in ("item_id", "metric", "value"))):
+        for item_id, metric, value in zip(
+            *(table[c].to_pylist() for c in ("item_id", "metric", "value"))
+        ):
             items.setdefault(item_id, {})[metric] = value
-    return {sid: [ItemScore(item_id, values) for item_id, values in sorted(items.items())] for sid, items in grouped.items()}
+    return {
+        sid: [ItemScore(item_id, values) for item_id, values in sorted(items.items())]
+        for sid, items in grouped.items()
+    }
 
 
-def item_labels(db: Path, task: str, split: str, fingerprint: str, dimension: str) -> dict[str, str]:
+def item_labels(
+    db: Path, task: str, split: str, fingerprint: str, dimension: str
+) -> dict[str, str]:
     """Item id -> label value of one slice dimension, under one fingerprint."""
     with reader(db) as con:
         rows = con.execute(
@@ -149,16 +173,28 @@ def aggregates(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
     with reader(db) as con:
         row = _submission(con, sid, admin)
         frame = _frame(
-            con, "SELECT slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id = ? ORDER BY slice, slice_value, metric", [sid]
+            con,
+            "SELECT slice, slice_value, metric, value, n_items FROM aggregates WHERE submission_id = ? ORDER BY slice, slice_value, metric",
+            [sid],
         )
-    return frame if admin else public_aggregates(frame, hidden_split=bool(row["hidden_split"]), is_reference=bool(row["is_reference"]))
+    return (
+        frame
+        if admin
+        else public_aggregates(
+            frame, hidden_split=bool(row["hidden_split"]), is_reference=bool(row["is_reference"])
+        )
+    )
 
 
 def status_history(db: Path, sid: str, *, admin: bool = False) -> pl.DataFrame:
     """The submission's status trail, oldest first (reasons of admin actions included)."""
     with reader(db) as con:
         _submission(con, sid, admin)
-        return _frame(con, "SELECT status, reason, actor, changed_at FROM status_history WHERE submission_id = ? ORDER BY changed_at", [sid])
+        return _frame(
+            con,
+            "SELECT status, reason, actor, changed_at FROM status_history WHERE submission_id = ? ORDER BY changed_at",
+            [sid],
+        )
 
 
 def failure(db: Path, receipt: str) -> dict[str, Any] | None:

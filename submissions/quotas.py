@@ -21,7 +21,9 @@ from datetime import datetime, timedelta
 import duckdb
 
 WINDOW = timedelta(hours=24)
-RESERVED_STAGE = "attempt"  # intake's reservation of an attempt being validated and scored (submissions.intake)
+RESERVED_STAGE = (
+    "attempt"  # intake's reservation of an attempt being validated and scored (submissions.intake)
+)
 # issue #29: a reservation older than this no longer counts.  Intake releases its reservation on every
 # exit path; only a process killed mid-intake (SIGKILL, power loss) leaves one behind, and without a
 # bound it would hold one of the team's attempts for ever.  Far above the longest intake (the scoring
@@ -51,7 +53,15 @@ def check_limits(*, per_day: int | None, max_attempts: int | None) -> None:
             raise ValueError(f"--{name} must be 0 or more (got {value})")
 
 
-def set_quota(con: duckdb.DuckDBPyConnection, task: str, *, split: str = "", per_day: int | None, max_attempts: int | None, now: datetime) -> Quota:
+def set_quota(
+    con: duckdb.DuckDBPyConnection,
+    task: str,
+    *,
+    split: str = "",
+    per_day: int | None,
+    max_attempts: int | None,
+    now: datetime,
+) -> Quota:
     check_limits(per_day=per_day, max_attempts=max_attempts)
     con.execute(
         "INSERT OR REPLACE INTO quotas (task, split, per_day, max_attempts, updated_at) VALUES (?, ?, ?, ?, ?)",
@@ -74,7 +84,12 @@ def quota_for(con: duckdb.DuckDBPyConnection, task: str, split: str) -> Quota | 
 
 
 def list_quotas(con: duckdb.DuckDBPyConnection) -> list[Quota]:
-    return [Quota(*r) for r in con.execute("SELECT task, split, per_day, max_attempts FROM quotas ORDER BY task, split").fetchall()]
+    return [
+        Quota(*r)
+        for r in con.execute(
+            "SELECT task, split, per_day, max_attempts FROM quotas ORDER BY task, split"
+        ).fetchall()
+    ]
 
 
 def _fmt(moment: datetime, now: datetime) -> str:
@@ -83,7 +98,9 @@ def _fmt(moment: datetime, now: datetime) -> str:
     return f"{moment:%Y-%m-%d %H:%M:%S} UTC (in {minutes // 60} h {minutes % 60:02d} min)"
 
 
-def check_quota(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: str, now: datetime) -> None:
+def check_quota(
+    con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: str, now: datetime
+) -> None:
     """Raise QuotaExceeded (with when the next slot opens) if the team may not submit now."""
     quota = quota_for(con, task, split)
     if quota is None:
@@ -96,7 +113,15 @@ def check_quota(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: 
         (failed, running) = con.execute(
             f"SELECT count(*) FILTER (WHERE stage <> ?), count(*) FILTER (WHERE stage = ? AND created_at > ?) FROM failures "
             f"WHERE task = ? AND split = ? AND team = ? AND stage IN ({', '.join('?' for _ in COUNTED_FAILURE_STAGES)})",
-            [RESERVED_STAGE, RESERVED_STAGE, now - STALE_ATTEMPT, task, split, team, *COUNTED_FAILURE_STAGES],
+            [
+                RESERVED_STAGE,
+                RESERVED_STAGE,
+                now - STALE_ATTEMPT,
+                task,
+                split,
+                team,
+                *COUNTED_FAILURE_STAGES,
+            ],
         ).fetchone()  # type: ignore[misc]
         if scored + failed + running >= quota.max_attempts:
             in_progress = f", {running} in progress" if running else ""
@@ -117,7 +142,11 @@ def check_quota(con: duckdb.DuckDBPyConnection, *, task: str, split: str, team: 
         if len(recent) >= quota.per_day:
             # the slot opens when enough of the counted submissions have left the 24-hour window
             next_slot = recent[len(recent) - quota.per_day] + WINDOW if quota.per_day > 0 else None
-            when = f"the next slot opens at {_fmt(next_slot, now)}" if next_slot else "no slot opens (the daily limit is 0)"
+            when = (
+                f"the next slot opens at {_fmt(next_slot, now)}"
+                if next_slot
+                else "no slot opens (the daily limit is 0)"
+            )
             raise QuotaExceeded(
                 f"team {team!r} has {len(recent)} scored submission{'s' if len(recent) != 1 else ''} to {task} / {split} in the last 24 hours "
                 f"(limit {quota.per_day} per day); {when}",

@@ -36,10 +36,20 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from runners.extras import require
-from submissions.engines import ENGINES, PortableTask, RescoreJob, RescoreResult, installed_version, portable_task, run_job
+from procbench.runners.extras import require
+from procbench.submissions.engines import (
+    ENGINES,
+    PortableTask,
+    RescoreJob,
+    RescoreResult,
+    installed_version,
+    portable_task,
+    run_job,
+)
 
-require("distributed", "the ray re-scoring engine (--engine ray)")  # registering an engine that cannot run: one line naming the extra instead
+require(
+    "distributed", "the ray re-scoring engine (--engine ray)"
+)  # registering an engine that cannot run: one line naming the extra instead
 
 ADDRESS_VARIABLE = "PROCBENCH_RAY_ADDRESS"
 CPUS_VARIABLE = "PROCBENCH_RAY_CPUS"
@@ -56,18 +66,31 @@ def _score_batch(task: PortableTask, jobs: list[RescoreJob]) -> list[RescoreResu
         reason = f"the worker runs procbench {mine or '(not installed)'}, the coordinator {task.version}: install the same version on every node"
         return [RescoreResult(job.job_id, False, reason=reason) for job in jobs]
     root = os.environ.get(DATA_VARIABLE, "").strip()
-    return [run_job(dataclasses.replace(job, data_root=root) if root else job, task) for job in jobs]
+    return [
+        run_job(dataclasses.replace(job, data_root=root) if root else job, task) for job in jobs
+    ]
 
 
 def _absolute(job: RescoreJob) -> RescoreJob:
     """The job with its paths made absolute: Ray workers do not share the coordinator's working directory."""
     raw_path = str(Path(job.raw_path).resolve()) if job.raw_path is not None else None
-    return dataclasses.replace(job, spec_path=str(Path(job.spec_path).resolve()), data_root=str(Path(job.data_root).resolve()), raw_path=raw_path)
+    return dataclasses.replace(
+        job,
+        spec_path=str(Path(job.spec_path).resolve()),
+        data_root=str(Path(job.data_root).resolve()),
+        raw_path=raw_path,
+    )
 
 
 def _shipped(job: RescoreJob) -> RescoreJob:
     """The job as a worker gets it: the raw file's bytes instead of its path, no spec path (the task travels beside it)."""
-    raw = job.raw_gzip if job.raw_gzip is not None else Path(job.raw_path).read_bytes() if job.raw_path is not None else None
+    raw = (
+        job.raw_gzip
+        if job.raw_gzip is not None
+        else Path(job.raw_path).read_bytes()
+        if job.raw_path is not None
+        else None
+    )
     return dataclasses.replace(job, spec_path="", raw_path=None, raw_gzip=raw)
 
 
@@ -103,12 +126,18 @@ def _connect(ray: Any, address: str | None) -> bool:
     if ray.is_initialized():
         return False
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
-    options: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False, "include_dashboard": False}
+    options: dict[str, Any] = {
+        "ignore_reinit_error": True,
+        "log_to_driver": False,
+        "include_dashboard": False,
+    }
     if address is None:
         cpus = _positive(CPUS_VARIABLE)
         if cpus:
             options["num_cpus"] = cpus
-        options["_system_config"] = {"worker_niceness": 0}  # Ray's workers run at nice 15 by default: any other work starves them
+        options["_system_config"] = {
+            "worker_niceness": 0
+        }  # Ray's workers run at nice 15 by default: any other work starves them
     else:
         options = {"address": address, "ignore_reinit_error": True, "log_to_driver": False}
     ray.init(**options)
@@ -121,7 +150,9 @@ def _failed(batch: Sequence[RescoreJob], exc: BaseException) -> list[RescoreResu
     return [RescoreResult(job.job_id, False, reason=reason) for job in batch]
 
 
-def stream_with_ray(jobs: Sequence[RescoreJob], *, address: str | None = None, batch_size_most: int | None = None) -> Iterator[RescoreResult]:
+def stream_with_ray(
+    jobs: Sequence[RescoreJob], *, address: str | None = None, batch_size_most: int | None = None
+) -> Iterator[RescoreResult]:
     """Score ``jobs`` on a Ray cluster, yielding each batch's results as it finishes; one result per job (a failed
     batch fails its jobs, never the call)."""
     if not jobs:
@@ -134,7 +165,9 @@ def stream_with_ray(jobs: Sequence[RescoreJob], *, address: str | None = None, b
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         remote = ray.remote(max_retries=1)(_score_batch)
         queue = iter(_batches([_absolute(job) for job in jobs], batch_size(len(jobs), cpus, most)))
-        tasks: dict[str, Any] = {}  # spec path -> the object reference of its PortableTask (put once)
+        tasks: dict[
+            str, Any
+        ] = {}  # spec path -> the object reference of its PortableTask (put once)
         pending: dict[Any, list[RescoreJob]] = {}
         early: list[RescoreResult] = []
 
@@ -142,12 +175,18 @@ def stream_with_ray(jobs: Sequence[RescoreJob], *, address: str | None = None, b
             try:
                 if batch[0].spec_path not in tasks:
                     tasks[batch[0].spec_path] = ray.put(portable_task(batch[0].spec_path))
-                pending[remote.remote(tasks[batch[0].spec_path], [_shipped(job) for job in batch])] = batch
+                pending[
+                    remote.remote(tasks[batch[0].spec_path], [_shipped(job) for job in batch])
+                ] = batch
             except Exception as exc:  # noqa: BLE001 - a spec or raw file that cannot be read fails its jobs
                 early.extend(_failed(batch, exc))
 
-        def fill() -> None:  # at most IN_FLIGHT_PER_CPU batches per CPU in flight: raw files are read as their batch goes
-            while len(pending) < IN_FLIGHT_PER_CPU * cpus and (batch := next(queue, None)) is not None:
+        def fill() -> (
+            None
+        ):  # at most IN_FLIGHT_PER_CPU batches per CPU in flight: raw files are read as their batch goes
+            while (
+                len(pending) < IN_FLIGHT_PER_CPU * cpus and (batch := next(queue, None)) is not None
+            ):
                 submit(batch)
 
         while True:
@@ -170,7 +209,9 @@ def stream_with_ray(jobs: Sequence[RescoreJob], *, address: str | None = None, b
             ray.shutdown()
 
 
-def run_with_ray(jobs: Sequence[RescoreJob], *, address: str | None = None, batch_size_most: int | None = None) -> list[RescoreResult]:
+def run_with_ray(
+    jobs: Sequence[RescoreJob], *, address: str | None = None, batch_size_most: int | None = None
+) -> list[RescoreResult]:
     """Every result of :func:`stream_with_ray`, as a list."""
     return list(stream_with_ray(jobs, address=address, batch_size_most=batch_size_most))
 

@@ -4,22 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from runners.runner import Evaluation
-from submissions.store import ScoreRows
+from procbench.runners.runner import Evaluation
+from procbench.submissions.store import ScoreRows
 
 ItemRow = tuple[str, str, float]  # item_id, metric, value
-AggregateRow = tuple[str, str, str, float, int]  # slice, slice_value, metric, value, n_items ('' '' = whole split)
+AggregateRow = tuple[
+    str, str, str, float, int
+]  # slice, slice_value, metric, value, n_items ('' '' = whole split)
 
 
 def item_rows(evaluation: Evaluation) -> tuple[ItemRow, ...]:
-    return tuple((item.item_id, metric, float(value)) for item in evaluation.items for metric, value in item.values.items())
+    return tuple(
+        (item.item_id, metric, float(value))
+        for item in evaluation.items
+        for metric, value in item.values.items()
+    )
 
 
 def aggregate_rows(evaluation: Evaluation) -> tuple[AggregateRow, ...]:
-    rows: list[AggregateRow] = [("", "", metric, float(value), evaluation.n_items) for metric, value in evaluation.metrics.items()]
+    rows: list[AggregateRow] = [
+        ("", "", metric, float(value), evaluation.n_items)
+        for metric, value in evaluation.metrics.items()
+    ]
     for name, values in evaluation.slices.items():
         for value, result in values.items():
-            rows += [(name, value, metric, float(v), result.n_items) for metric, v in result.metrics.items()]
+            rows += [
+                (name, value, metric, float(v), result.n_items)
+                for metric, v in result.metrics.items()
+            ]
     return tuple(rows)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsl.model import TaskSpec
-from runners.predictions import COLLECTION_KINDS, FieldType
+from procbench.dsl.model import TaskSpec
+from procbench.runners.predictions import COLLECTION_KINDS, FieldType
 
 
 COLLECTION_DOCS = {
@@ -15,15 +15,26 @@ COLLECTION_DOCS = {
 
 
 def _field_schema(t: FieldType) -> dict[str, Any]:
-    if t.kind in COLLECTION_KINDS:  # an ordering or a set is a JSON list too; its kind is what a metric makes of it
+    if (
+        t.kind in COLLECTION_KINDS
+    ):  # an ordering or a set is a JSON list too; its kind is what a metric makes of it
         schema = {"type": "array", "items": _field_schema(t.item) if t.item else {}}
-        return schema if t.kind == "list" else {**schema, "description": f"{t.spelling()}: " + COLLECTION_DOCS[t.kind]}
+        return (
+            schema
+            if t.kind == "list"
+            else {**schema, "description": f"{t.spelling()}: " + COLLECTION_DOCS[t.kind]}
+        )
     if t.kind == "optional":
         inner = _field_schema(t.item) if t.item else {}
         return {"anyOf": [inner, {"type": "null"}]}
     if t.kind == "enum":
         return {"enum": list(t.values)}
-    return {"str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"}, "bool": {"type": "boolean"}}.get(t.kind, {})
+    return {
+        "str": {"type": "string"},
+        "int": {"type": "integer"},
+        "float": {"type": "number"},
+        "bool": {"type": "boolean"},
+    }.get(t.kind, {})
 
 
 def prediction_schema(spec: TaskSpec) -> dict[str, Any]:
@@ -35,7 +46,9 @@ def prediction_schema(spec: TaskSpec) -> dict[str, Any]:
     }
     if pred.reader is not None:
         reader = pred.reader.name
-        schema["description"] = f"{pred.format} prediction files are read by the {reader!r} component; see the task documentation for the format."
+        schema["description"] = (
+            f"{pred.format} prediction files are read by the {reader!r} component; see the task documentation for the format."
+        )
         return schema
     schema.update(
         {

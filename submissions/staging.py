@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from runners._types import Problem
+from procbench.runners._types import Problem
 
 MiB = 1 << 20
 CHUNK = MiB
@@ -40,7 +40,9 @@ class IntakeLimits:
 
     max_bytes: int = 256 * MiB  # the file, and a gzip upload once expanded
     max_line_bytes: int = 64 * MiB
-    max_score_seconds: float = 600.0  # reading and scoring the staged file (submissions.intake); 0 = no limit
+    max_score_seconds: float = (
+        600.0  # reading and scoring the staged file (submissions.intake); 0 = no limit
+    )
 
     @classmethod
     def from_env(cls) -> IntakeLimits:
@@ -79,9 +81,15 @@ class StagingFailed(Exception):
         super().__init__(self.reason)
 
 
-STAGING_PREFIX = "procbench-intake-"  # the folder of one upload being staged, under the store's scratch folder
-OWNER_FILE = ".owner"  # held locked (flock) by the intake that staged the folder, for as long as it lives
-ORPHAN_AGE_S = 600.0  # a staging folder without an owner file this old was left by a crash before it got one
+STAGING_PREFIX = (
+    "procbench-intake-"  # the folder of one upload being staged, under the store's scratch folder
+)
+OWNER_FILE = (
+    ".owner"  # held locked (flock) by the intake that staged the folder, for as long as it lives
+)
+ORPHAN_AGE_S = (
+    600.0  # a staging folder without an owner file this old was left by a crash before it got one
+)
 
 
 class _Sink:
@@ -168,7 +176,12 @@ def leftovers(scratch: Path) -> list[Leftover]:
     now = time.time()
     found = []
     for entry in sorted(scratch.iterdir()):
-        if entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink() and _abandoned(entry, now):
+        if (
+            entry.name.startswith(STAGING_PREFIX)
+            and entry.is_dir()
+            and not entry.is_symlink()
+            and _abandoned(entry, now)
+        ):
             found.append(Leftover(entry.name, _tree_size(entry)))
     return found
 
@@ -230,7 +243,12 @@ class _Scanner:
     def feed(self, chunk: bytes) -> None:
         self.size += len(chunk)
         if self.size > self.limits.max_bytes:
-            raise FileRefused(Problem(None, f"{self.what} is larger than {_mib(self.limits.max_bytes)} (the upload limit)"))
+            raise FileRefused(
+                Problem(
+                    None,
+                    f"{self.what} is larger than {_mib(self.limits.max_bytes)} (the upload limit)",
+                )
+            )
         first = chunk.find(b"\n")
         if first < 0:
             self.run += len(chunk)
@@ -258,10 +276,22 @@ class _Scanner:
             self._refuse_line(self.newlines + 1)
 
     def _refuse_line(self, line: int) -> None:
-        raise FileRefused(Problem(line, f"line is longer than {_mib(self.limits.max_line_bytes)} (the line limit); is this the right file?"))
+        raise FileRefused(
+            Problem(
+                line,
+                f"line is longer than {_mib(self.limits.max_line_bytes)} (the line limit); is this the right file?",
+            )
+        )
 
 
-def scan(handle: BinaryIO, limits: IntakeLimits, *, sink: BinaryIO | None = None, what: str = "the file", chunk_size: int = CHUNK) -> tuple[str, int]:
+def scan(
+    handle: BinaryIO,
+    limits: IntakeLimits,
+    *,
+    sink: BinaryIO | None = None,
+    what: str = "the file",
+    chunk_size: int = CHUNK,
+) -> tuple[str, int]:
     """Stream ``handle`` through the limits (copying to ``sink``); returns (sha256, size)."""
     scanner = _Scanner(limits, what)
     while chunk := handle.read(chunk_size):
@@ -273,12 +303,19 @@ def scan(handle: BinaryIO, limits: IntakeLimits, *, sink: BinaryIO | None = None
 
 def _open_private(source: Path) -> BinaryIO:
     """The upload opened once, read-only, without following a link (O_NOFOLLOW), and only if it is a regular file."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # O_NONBLOCK: a FIFO swapped in must not block the open
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    )  # O_NONBLOCK: a FIFO swapped in must not block the open
     try:
         fd = os.open(source, flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # the path became a link after the check in stage()
-            raise FileRefused(Problem(None, "the file is a symbolic link; symbolic links are not followed: upload the file itself")) from None
+            raise FileRefused(
+                Problem(
+                    None,
+                    "the file is a symbolic link; symbolic links are not followed: upload the file itself",
+                )
+            ) from None
         raise FileRefused(Problem(None, f"the file cannot be read ({exc.strerror})")) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
@@ -292,12 +329,16 @@ def _copy_capped(handle: BinaryIO, out: BinaryIO, limit: int) -> None:
     while chunk := handle.read(CHUNK):
         copied += len(chunk)
         if copied > limit:
-            raise FileRefused(Problem(None, f"the file is larger than {_mib(limit)} (the upload limit)"))
+            raise FileRefused(
+                Problem(None, f"the file is larger than {_mib(limit)} (the upload limit)")
+            )
         out.write(chunk)
 
 
 @contextlib.contextmanager
-def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: Path | None = None) -> Iterator[StagedFile]:
+def stage(
+    source: Path, *, filename: str | None, limits: IntakeLimits, scratch: Path | None = None
+) -> Iterator[StagedFile]:
     """Check, copy and hash ``source``; yields a StagedFile whose private copy vanishes on exit.
 
     issue #17: ``source`` is read exactly once, into a private copy in a fresh 0700 folder, and the
@@ -310,13 +351,23 @@ def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: 
     # issue #17: a symbolic link is refused, never followed (it could point at gold, a key, any file the
     # intake process may read); checked on the path itself (lstat), and again by O_NOFOLLOW when opening
     if source.is_symlink():
-        raise FileRefused(Problem(None, "the file is a symbolic link; symbolic links are not followed: upload the file itself"))
+        raise FileRefused(
+            Problem(
+                None,
+                "the file is a symbolic link; symbolic links are not followed: upload the file itself",
+            )
+        )
     if not source.is_file():
         raise FileRefused(Problem(None, "not a regular file"))
     with _open_private(source) as handle, _staging_folder(scratch) as tmp:
         size = os.fstat(handle.fileno()).st_size
         if size > limits.max_bytes:
-            raise FileRefused(Problem(None, f"the file is {_mib(size)}, larger than {_mib(limits.max_bytes)} (the upload limit)"))
+            raise FileRefused(
+                Problem(
+                    None,
+                    f"the file is {_mib(size)}, larger than {_mib(limits.max_bytes)} (the upload limit)",
+                )
+            )
         folder = Path(tmp) / "upload"  # holds the staged file only, under the upload's name
         try:
             folder.mkdir()
@@ -331,7 +382,9 @@ def stage(source: Path, *, filename: str | None, limits: IntakeLimits, scratch: 
             target = folder / inner
             try:
                 with gzip.open(packed, "rb") as expanding, _private(target) as out:
-                    digest, expanded = scan(cast(BinaryIO, expanding), limits, sink=out, what="the gzip file, expanded,")  # GzipFile reads bytes
+                    digest, expanded = scan(
+                        cast(BinaryIO, expanding), limits, sink=out, what="the gzip file, expanded,"
+                    )  # GzipFile reads bytes
             except (OSError, EOFError, zlib.error) as exc:
                 raise FileRefused(Problem(None, f"not a valid gzip file ({exc})")) from None
             packed.unlink()

@@ -41,19 +41,23 @@ from typing import IO, TYPE_CHECKING, Any
 
 import duckdb
 
-from runners.paths import SCHEMA_DIR
-from submissions import boards
-from submissions.details import ModelCard
-from submissions.provenance import UNKNOWN, DataProvenance
+from procbench.runners.paths import SCHEMA_DIR
+from procbench.submissions import boards
+from procbench.submissions.details import ModelCard
+from procbench.submissions.provenance import UNKNOWN, DataProvenance
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 LOCK_TIMEOUT_S = 300.0
 READ_RETRIES = 50
-CRASH_ENV = "PROCBENCH_CRASH_AT"  # fault injection for the crash-safety tests: the name of a crash point
+CRASH_ENV = (
+    "PROCBENCH_CRASH_AT"  # fault injection for the crash-safety tests: the name of a crash point
+)
 # No replacement scans: a missing table must be an error, never a Python variable of the same name.
-CONNECT_CONFIG: dict[str, str | bool | int | float | list[str]] = {"python_enable_replacements": False}
+CONNECT_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "python_enable_replacements": False
+}
 
 
 def migrations() -> list[tuple[int, str]]:
@@ -88,7 +92,11 @@ def is_gated(db_path: Path) -> bool:
 
 def _refresh_gate_hint(con: duckdb.DuckDBPyConnection, db_path: Path) -> None:
     try:
-        gated = bool(con.execute("SELECT EXISTS (SELECT 1 FROM team_tokens) OR EXISTS (SELECT 1 FROM quotas)").fetchone()[0])  # type: ignore[index]
+        gated = bool(
+            con.execute(  # type: ignore[index]
+                "SELECT EXISTS (SELECT 1 FROM team_tokens) OR EXISTS (SELECT 1 FROM quotas)"
+            ).fetchone()[0]
+        )
     except duckdb.Error:
         gated = True
     hint = gated_path(db_path)
@@ -133,7 +141,9 @@ def _flock(db_path: Path, *, shared: bool, timeout: float = LOCK_TIMEOUT_S) -> I
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"the database {db_path} is busy (waited {timeout:.0f} s for {'readers and ' if not shared else ''}writers)") from None
+                    raise TimeoutError(
+                        f"the database {db_path} is busy (waited {timeout:.0f} s for {'readers and ' if not shared else ''}writers)"
+                    ) from None
                 # jittered backoff, capped low so that many waiting processes take turns quickly
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.05)
@@ -158,7 +168,9 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     pending = [(v, sql) for v, sql in migrations() if v > current]
     if not pending:
         return
-    con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)")
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
     for version, sql in pending:
         con.execute("BEGIN TRANSACTION")
         try:
@@ -192,7 +204,9 @@ class _Session(threading.local):
             self.pid, self.con, self.open, self.using = os.getpid(), None, {}, []
         if self.con is None:
             self.con = duckdb.connect(":memory:", config=CONNECT_CONFIG)
-            self.con.execute("SET enable_progress_bar = false")  # long migrations must not draw on the user's terminal
+            self.con.execute(
+                "SET enable_progress_bar = false"
+            )  # long migrations must not draw on the user's terminal
         return self.con
 
     def discard(self) -> None:
@@ -339,7 +353,9 @@ def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def submission_id(task: str, split: str, team: str, content_sha256: str, fingerprint: str) -> str:
-    return hashlib.sha256("\x1f".join([task, split, team, content_sha256, fingerprint]).encode()).hexdigest()[:20]
+    return hashlib.sha256(
+        "\x1f".join([task, split, team, content_sha256, fingerprint]).encode()
+    ).hexdigest()[:20]
 
 
 def now() -> datetime:
@@ -365,7 +381,11 @@ class ScoreRows:
 
     def columns(self, width: int) -> list[list[Any]]:
         """The rows as ``width`` column lists."""
-        return [list(column) for column in zip(*self.rows)] if self.rows else [[] for _ in range(width)]
+        return (
+            [list(column) for column in zip(*self.rows)]
+            if self.rows
+            else [[] for _ in range(width)]
+        )
 
 
 # one submission's aggregates (a ScoreRows) as a relation, with each row's position: parameters id, n, slices, values, metrics, values, counts
@@ -396,8 +416,12 @@ class SubmissionRow:
     card: ModelCard = field(default_factory=ModelCard)
     hidden: bool = False
     deleted: bool = False
-    reported_on: str = ""  # a reported row: the data digest of the split it was reported on (migration 004)
-    n_answered: int | None = None  # items with a prediction record (migration 007); None: not known (a reported row)
+    reported_on: str = (
+        ""  # a reported row: the data digest of the split it was reported on (migration 004)
+    )
+    n_answered: int | None = (
+        None  # items with a prediction record (migration 007); None: not known (a reported row)
+    )
     run_by: str = "submitter"  # who ran the model (migration 009): submitter | operator | paper (submissions.details.RUN_BY)
     judge_prompt_digest: str = ""  # sha256 of the prompts an LLM judge graded it with (migration 009); '' when no judge graded it
 
@@ -432,14 +456,27 @@ def register_task(
     split makes its board (``submissions.boards``); later ones are shown after a re-scoring or an
     explicit ``procbench admin board point``.
     """
-    exists = con.execute("SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?", [task, split, fingerprint]).fetchone()
+    exists = con.execute(
+        "SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?",
+        [task, split, fingerprint],
+    ).fetchone()
     if exists:
         # Same fingerprint, same scoring: what the spec says about showing it (title, names, decimals, rank_partial, ...)
         # follows the spec registering it now, so a display change reaches the board with the next write.
         con.execute(
             "UPDATE tasks SET title = ?, benchmark = ?, version = ?, primary_metric = ?, spec_json = ?"
             " WHERE task = ? AND split = ? AND fingerprint = ? AND spec_json IS DISTINCT FROM ?",
-            [title, benchmark, version, primary_metric, spec_json, task, split, fingerprint, spec_json],
+            [
+                title,
+                benchmark,
+                version,
+                primary_metric,
+                spec_json,
+                task,
+                split,
+                fingerprint,
+                spec_json,
+            ],
         )
         return
     known = provenance or DataProvenance(UNKNOWN, None, "", "")
@@ -448,10 +485,23 @@ def register_task(
     con.execute(
         "INSERT INTO tasks (task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, registered_at,"
         " data_kind, gold_items, data_digest, scorer_digest, data_root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [task, split, fingerprint, title, benchmark, version, primary_metric, hidden, spec_json, stamp]
+        [
+            task,
+            split,
+            fingerprint,
+            title,
+            benchmark,
+            version,
+            primary_metric,
+            hidden,
+            spec_json,
+            stamp,
+        ]
         + [known.kind, known.gold_items, known.data_digest, known.scorer_digest, known.data_root],
     )
-    rows = [(item_id, dim, value) for item_id, dims in labels.items() for dim, value in dims.items()]
+    rows = [
+        (item_id, dim, value) for item_id, dims in labels.items() for dim, value in dims.items()
+    ]
     if rows:
         item_ids, dimensions, values = ([str(v) for v in column] for column in zip(*rows))
         con.execute(
@@ -462,29 +512,84 @@ def register_task(
 
 
 _SUBMISSION_COLUMNS = (
-    "submission_id", "task", "split", "fingerprint", "team", "model", "content_sha256", "metadata_json", "is_reference",
-    "hidden", "deleted", "n_items", "created_at", "origin_id", "receipt_id", "filename", "size_class", "weights",
-    "method_family", "paper_url", "code_url", "description", "reported_on", "n_answered", "contamination", "contamination_source", "run_by",
+    "submission_id",
+    "task",
+    "split",
+    "fingerprint",
+    "team",
+    "model",
+    "content_sha256",
+    "metadata_json",
+    "is_reference",
+    "hidden",
+    "deleted",
+    "n_items",
+    "created_at",
+    "origin_id",
+    "receipt_id",
+    "filename",
+    "size_class",
+    "weights",
+    "method_family",
+    "paper_url",
+    "code_url",
+    "description",
+    "reported_on",
+    "n_answered",
+    "contamination",
+    "contamination_source",
+    "run_by",
     "judge_prompt_digest",
 )
 
 
 def insert_submission(
-    con: duckdb.DuckDBPyConnection, row: SubmissionRow, *, items: ScoreRows, aggregates: ScoreRows, history: Sequence[StatusEvent]
+    con: duckdb.DuckDBPyConnection,
+    row: SubmissionRow,
+    *,
+    items: ScoreRows,
+    aggregates: ScoreRows,
+    history: Sequence[StatusEvent],
 ) -> None:
     """Insert one scored submission, its per-item scores, aggregates (also packed) and status trail.
 
     The caller holds the transaction; ``items`` and ``aggregates`` are the submission's :class:`ScoreRows`.
     """
     values = [
-        row.submission_id, row.task, row.split, row.fingerprint, row.team, row.model, row.content_sha256,
-        json.dumps(dict(row.metadata), sort_keys=True, default=str), row.is_reference, row.hidden, row.deleted, row.n_items,
-        row.created_at, row.origin_id or row.submission_id, row.receipt_id, row.filename, row.card.size_class, row.card.weights,
-        row.card.method_family, row.card.paper_url, row.card.code_url, row.card.description, row.reported_on, row.n_answered,
-        row.card.contamination, row.card.contamination_source, "paper" if row.is_reference else row.run_by, row.judge_prompt_digest,
+        row.submission_id,
+        row.task,
+        row.split,
+        row.fingerprint,
+        row.team,
+        row.model,
+        row.content_sha256,
+        json.dumps(dict(row.metadata), sort_keys=True, default=str),
+        row.is_reference,
+        row.hidden,
+        row.deleted,
+        row.n_items,
+        row.created_at,
+        row.origin_id or row.submission_id,
+        row.receipt_id,
+        row.filename,
+        row.card.size_class,
+        row.card.weights,
+        row.card.method_family,
+        row.card.paper_url,
+        row.card.code_url,
+        row.card.description,
+        row.reported_on,
+        row.n_answered,
+        row.card.contamination,
+        row.card.contamination_source,
+        "paper" if row.is_reference else row.run_by,
+        row.judge_prompt_digest,
     ]
     placeholders = ", ".join("?" for _ in _SUBMISSION_COLUMNS)
-    con.execute(f"INSERT INTO submissions ({', '.join(_SUBMISSION_COLUMNS)}) VALUES ({placeholders})", values)
+    con.execute(
+        f"INSERT INTO submissions ({', '.join(_SUBMISSION_COLUMNS)}) VALUES ({placeholders})",
+        values,
+    )
     if history:
         rows = ", ".join("(?, ?, ?, ?, ?)" for _ in history)
         con.execute(
@@ -545,7 +650,10 @@ def record_failure(
 
 
 def exists(con: duckdb.DuckDBPyConnection, sid: str) -> bool:
-    return con.execute("SELECT 1 FROM submissions WHERE submission_id = ?", [sid]).fetchone() is not None
+    return (
+        con.execute("SELECT 1 FROM submissions WHERE submission_id = ?", [sid]).fetchone()
+        is not None
+    )
 
 
 # -- read paths (migration 003) --------------------------------------------------------------------
@@ -562,7 +670,10 @@ _PACK = """
 
 ITEM_COLUMNS = ("item_id", "metric", "value")
 AGGREGATE_COLUMNS = ("slice", "slice_value", "metric", "value", "n_items")
-SPANNED = {"item_scores": ITEM_COLUMNS, "aggregates": AGGREGATE_COLUMNS}  # tables row_spans locates rows in -> what a reader gets
+SPANNED = {
+    "item_scores": ITEM_COLUMNS,
+    "aggregates": AGGREGATE_COLUMNS,
+}  # tables row_spans locates rows in -> what a reader gets
 
 
 def _spanned(table: str) -> str:
@@ -599,7 +710,9 @@ def sync_read_paths(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _sync_packed(con: duckdb.DuckDBPyConnection) -> None:
-    stored, packed = con.execute("SELECT (SELECT count(*) FROM aggregates), (SELECT coalesce(sum(len(n_items)), 0) FROM aggregates_packed)").fetchall()[0]
+    stored, packed = con.execute(
+        "SELECT (SELECT count(*) FROM aggregates), (SELECT coalesce(sum(len(n_items)), 0) FROM aggregates_packed)"
+    ).fetchall()[0]
     if stored == packed:
         return
     # Repack the submissions whose packed rows disagree with their aggregates (aggregates of a
@@ -618,8 +731,12 @@ def _sync_packed(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_PACK, [stale])
 
 
-CLUSTER_SHARE = 0.05  # re-cluster aggregates_packed once rows appended since are more than this share of it
-CLUSTER_MIN_ROWS = 4096  # ... and more than this many (scanning fewer costs nothing worth a rewrite)
+CLUSTER_SHARE = (
+    0.05  # re-cluster aggregates_packed once rows appended since are more than this share of it
+)
+CLUSTER_MIN_ROWS = (
+    4096  # ... and more than this many (scanning fewer costs nothing worth a rewrite)
+)
 
 
 def _cluster_packed(con: duckdb.DuckDBPyConnection) -> None:
@@ -628,12 +745,18 @@ def _cluster_packed(con: duckdb.DuckDBPyConnection) -> None:
     Clustered, the board of one task and slice value reads a few vectors of the table instead of
     all of it (the appended rows of every task are interleaved, one submission after another).
     """
-    rows, appended = con.execute("SELECT count(*), count(*) FILTER (WHERE NOT clustered) FROM aggregates_packed").fetchall()[0]
+    rows, appended = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE NOT clustered) FROM aggregates_packed"
+    ).fetchall()[0]
     if appended <= max(CLUSTER_MIN_ROWS, CLUSTER_SHARE * rows):
         return
-    con.execute("CREATE TABLE aggregates_packed_clustered AS SELECT * FROM aggregates_packed ORDER BY task, split, slice, slice_value, rowid")
+    con.execute(
+        "CREATE TABLE aggregates_packed_clustered AS SELECT * FROM aggregates_packed ORDER BY task, split, slice, slice_value, rowid"
+    )
     con.execute("DELETE FROM aggregates_packed")
-    con.execute("INSERT INTO aggregates_packed SELECT * REPLACE (TRUE AS clustered) FROM aggregates_packed_clustered")
+    con.execute(
+        "INSERT INTO aggregates_packed SELECT * REPLACE (TRUE AS clustered) FROM aggregates_packed_clustered"
+    )
     con.execute("DROP TABLE aggregates_packed_clustered")
 
 
@@ -646,19 +769,29 @@ def _sync_spans(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     """Record the spans of the rows appended to ``table`` since the last sync; False when its spans no longer hold."""
     table = _spanned(table)
     (total,) = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0]
-    covered, watermark = con.execute("SELECT coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0) FROM row_spans WHERE table_name = ?", [table]).fetchall()[
-        0
-    ]
+    covered, watermark = con.execute(
+        "SELECT coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0) FROM row_spans WHERE table_name = ?",
+        [table],
+    ).fetchall()[0]
     latest = con.execute(
-        "SELECT submission_id, first_row, last_row, n_rows FROM row_spans WHERE table_name = ? ORDER BY last_row DESC LIMIT 1", [table]
+        "SELECT submission_id, first_row, last_row, n_rows FROM row_spans WHERE table_name = ? ORDER BY last_row DESC LIMIT 1",
+        [table],
     ).fetchall()
     if latest:  # a cheap probe for rows deleted or moved by something else: does the last span still hold its rows?
         sid, first, last, n_rows = latest[0]
-        if con.execute(f"SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ? AND submission_id = ?", [first, last, sid]).fetchall()[0][0] != n_rows:
+        if (
+            con.execute(
+                f"SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ? AND submission_id = ?",
+                [first, last, sid],
+            ).fetchall()[0][0]
+            != n_rows
+        ):
             return False
     if total == covered:
         return True
-    (tail,) = con.execute(f"SELECT count(*) FROM {table} WHERE rowid >= ?", [watermark]).fetchall()[0]
+    (tail,) = con.execute(f"SELECT count(*) FROM {table} WHERE rowid >= ?", [watermark]).fetchall()[
+        0
+    ]
     if covered + tail != total:
         return False
     con.execute(
@@ -675,7 +808,9 @@ def _sync_spans(con: duckdb.DuckDBPyConnection, table: str) -> bool:
 _ROWS_PER_SCAN = 32  # submissions read by one scan (each adds a rowid range to its filter)
 
 
-def submission_rows(con: duckdb.DuckDBPyConnection, table: str, sids: Sequence[str]) -> dict[str, pa.Table]:
+def submission_rows(
+    con: duckdb.DuckDBPyConnection, table: str, sids: Sequence[str]
+) -> dict[str, pa.Table]:
     """Each submission's rows of ``item_scores`` (ITEM_COLUMNS) or ``aggregates`` (AGGREGATE_COLUMNS), in no particular order.
 
     A scan reads only where the submissions' spans point (a row group each, typically) and the
@@ -705,13 +840,20 @@ def _rows_of(con: duckdb.DuckDBPyConnection, table: str, wanted: list[str]) -> d
         return {sid: con.sql(plain, params=[sid]).to_arrow_table() for sid in wanted}
     spans = spans or []
     counted = {sid: 0 for sid in wanted} | {sid: n_rows for sid, _, _, n_rows in spans}
-    ranges = " OR ".join(["rowid BETWEEN ? AND ?"] * len(spans) + ["rowid >= ?"])  # rows at or past the watermark: not synced yet
+    ranges = " OR ".join(
+        ["rowid BETWEEN ? AND ?"] * len(spans) + ["rowid >= ?"]
+    )  # rows at or past the watermark: not synced yet
     found = con.sql(
         f"""
-        SELECT submission_id, {', '.join(columns)}, rowid < ? AS spanned FROM {table}
+        SELECT submission_id, {", ".join(columns)}, rowid < ? AS spanned FROM {table}
         WHERE submission_id IN ({", ".join("?" for _ in wanted)}) AND ({ranges})
         """,
-        params=[watermark, *wanted, *(v for _, first, last, _ in spans for v in (first, last)), watermark],
+        params=[
+            watermark,
+            *wanted,
+            *(v for _, first, last, _ in spans for v in (first, last)),
+            watermark,
+        ],
     ).to_arrow_table()
     out: dict[str, pa.Table] = {}
     for sid in wanted:

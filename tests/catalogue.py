@@ -31,8 +31,20 @@ def rows(path: Path) -> list[dict[str, Any]]:
 def score(root: Path, task: str, predictions: Path | None = None) -> tuple[int, str]:
     """``procbench score <task spec> --split test --json`` on the guide's data: the exit code and stdout (the output on failure)."""
     spec = root / "specs" / f"{task}.spec"
-    predicted = predictions or next((root / "predictions").glob(f"{task}.*"))  # the guide's one prediction file of the task
-    args = ["score", str(spec), "--split", "test", "--predictions", str(predicted), "--data-dir", str(root / "data"), "--json"]
+    predicted = predictions or next(
+        (root / "predictions").glob(f"{task}.*")
+    )  # the guide's one prediction file of the task
+    args = [
+        "score",
+        str(spec),
+        "--split",
+        "test",
+        "--predictions",
+        str(predicted),
+        "--data-dir",
+        str(root / "data"),
+        "--json",
+    ]
     result = CliRunner().invoke(app, args)
     return result.exit_code, result.stdout if result.exit_code == 0 else result.output
 
@@ -47,7 +59,9 @@ def scored(root: Path, task: str, predictions: Path | None = None) -> dict[str, 
 def assert_checks_and_is_formatted(root: Path, task: str) -> None:
     """``check --data`` passes against the guide's data and ``fmt --check`` finds the spec canonical."""
     spec = root / "specs" / f"{task}.spec"
-    checked = CliRunner().invoke(app, ["check", str(spec), "--data", "--data-dir", str(root / "data")])
+    checked = CliRunner().invoke(
+        app, ["check", str(spec), "--data", "--data-dir", str(root / "data")]
+    )
     assert checked.exit_code == 0, checked.output
     formatted = CliRunner().invoke(app, ["fmt", "--check", str(spec)])
     assert formatted.exit_code == 0, formatted.output

@@ -6,15 +6,14 @@ module keeps the direct, independent transcription of docs/metrics.md §2B.4–2
 that tests can compare the two on real and generated grids.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from runners.propara.naacl18_gold import NULL, UNK, Label, Paragraph
-from runners.propara.naacl18_grid import GridRow, ParagraphGrid, is_location
+from procbench.runners.propara.naacl18_gold import NULL, UNK, Label, Paragraph
+from procbench.runners.propara.naacl18_grid import GridRow, ParagraphGrid, is_location
 
 QUESTION_IDS = tuple(f"q{n}" for n in range(1, 11))
 OUTCOMES = ("tp", "fp", "tn", "fn")
@@ -67,7 +66,9 @@ def events(rows: Mapping[int, GridRow]) -> Events:
     if ordered and ordered[-1][1].target == NULL:
         destroyed = next((sid for sid, row in reversed(ordered) if row.source != NULL), None)
     moved = frozenset(
-        sid for sid, row in ordered if row.source != NULL and row.target != NULL and row.source != row.target
+        sid
+        for sid, row in ordered
+        if row.source != NULL and row.target != NULL and row.source != row.target
     )
     return Events(created, destroyed, moved)
 
@@ -76,7 +77,9 @@ def events(rows: Mapping[int, GridRow]) -> Events:
 class Counts:
     """TP/FP/TN/FN of each question, as ``{"q1": {"tp": .., ...}, ...}``."""
 
-    table: dict[str, dict[str, int]] = field(default_factory=lambda: {q: dict.fromkeys(OUTCOMES, 0) for q in QUESTION_IDS})
+    table: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {q: dict.fromkeys(OUTCOMES, 0) for q in QUESTION_IDS}
+    )
 
     def add(self, question: str, outcome: str, n: int = 1) -> None:
         self.table[question][outcome] += n
@@ -102,9 +105,16 @@ def count_paragraph(paragraph: Paragraph, grid: ParagraphGrid | None) -> Counts:
 
 
 def _count_annotator(
-    labels: tuple[Label, ...], labelled: frozenset[str], predicted: Mapping[str, Events], grid: ParagraphGrid, counts: Counts
+    labels: tuple[Label, ...],
+    labelled: frozenset[str],
+    predicted: Mapping[str, Events],
+    grid: ParagraphGrid,
+    counts: Counts,
 ) -> None:
-    by_kind = {kind: [label for label in labels if label.kind == kind] for kind in ("create", "destroy", "move")}
+    by_kind = {
+        kind: [label for label in labels if label.kind == kind]
+        for kind in ("create", "destroy", "move")
+    }
     created = {label.participant for label in by_kind["create"]}
     destroyed = {label.participant for label in by_kind["destroy"]}
     moved = {label.participant for label in by_kind["move"]}
@@ -115,11 +125,15 @@ def _count_annotator(
     for label in by_kind["create"]:  # Cat-2 and Cat-3 of creation
         _count_step(counts, "q2", predicted[label.participant].created, label.sid)
         if label.to_location != UNK:
-            _count_location(counts, "q3", grid.rows[label.participant][label.sid].target, label.to_location)
+            _count_location(
+                counts, "q3", grid.rows[label.participant][label.sid].target, label.to_location
+            )
     for label in by_kind["destroy"]:
         _count_step(counts, "q5", predicted[label.participant].destroyed, label.sid)
         if label.from_location != UNK:
-            _count_location(counts, "q6", grid.rows[label.participant][label.sid].source, label.from_location)
+            _count_location(
+                counts, "q6", grid.rows[label.participant][label.sid].source, label.from_location
+            )
     for name in sorted(moved):  # Q8: the set of move steps of each moved participant
         gold_steps = {label.sid for label in by_kind["move"] if label.participant == name}
         steps = predicted[name].moved
@@ -130,9 +144,13 @@ def _count_annotator(
         counts.add("q8", "tn", grid.n_steps - tp - fp - fn)
     for label in by_kind["move"]:  # the row is read only when the gold location is known
         if label.from_location != UNK:
-            _count_location(counts, "q9", grid.rows[label.participant][label.sid].source, label.from_location)
+            _count_location(
+                counts, "q9", grid.rows[label.participant][label.sid].source, label.from_location
+            )
         if label.to_location != UNK:
-            _count_location(counts, "q10", grid.rows[label.participant][label.sid].target, label.to_location)
+            _count_location(
+                counts, "q10", grid.rows[label.participant][label.sid].target, label.to_location
+            )
 
 
 def _count_step(counts: Counts, question: str, predicted_step: int | None, gold_step: int) -> None:

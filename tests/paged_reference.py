@@ -35,9 +35,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runners.paged.model import ACTIONS, GATEWAYS, FlowType, NodeType
-from runners.paged.parse import Edge, Endpoint, Span
-from runners.paged.tokens import bleu1, lexical_f1, lexical_f1_matrix, same_tokens, token_set
+from procbench.runners.paged.model import ACTIONS, GATEWAYS, FlowType, NodeType
+from procbench.runners.paged.parse import Edge, Endpoint, Span
+from procbench.runners.paged.tokens import (
+    bleu1,
+    lexical_f1,
+    lexical_f1_matrix,
+    same_tokens,
+    token_set,
+)
 
 ALIGN_THRESHOLD = 0.5  # a span whose best partner scores lower is skipped entirely
 SAME_NODE_THRESHOLD = 0.8  # registry: two texts of this lexical F1 are one node
@@ -106,7 +112,9 @@ class _Keys:
     soft_total: dict[str, str]  # by soft type (SequenceFlow | Association | ConditionFlow: _num)
     soft_correct: dict[str, str]  # SequenceFlow | Association
     condition_sum: str
-    once_node_sum: dict[NodeType, str]  # the bounded variant: each registered node once, at its best BLEU-1
+    once_node_sum: dict[
+        NodeType, str
+    ]  # the bounded variant: each registered node once, at its best BLEU-1
     once_node_num: dict[NodeType, str]
     once_agent_sum: dict[NodeType, str]
     once_agent_num: dict[NodeType, str]
@@ -127,7 +135,10 @@ class _Keys:
             bleu_agent_num=by_type("bleu_agent.{t}.{side}_num", ACTION_TYPES),
             edge_total={e: f"edge.{e}.{side}_total" for e in EDGE_TYPES},
             edge_correct={e: f"edge.{e}.{side}_correct" for e in EDGE_TYPES},
-            soft_total={**{e: f"bleu_edge.{e}.{side}_total" for e in EDGE_TYPES}, "ConditionFlow": f"bleu_edge.ConditionFlow.{side}_num"},
+            soft_total={
+                **{e: f"bleu_edge.{e}.{side}_total" for e in EDGE_TYPES},
+                "ConditionFlow": f"bleu_edge.ConditionFlow.{side}_num",
+            },
             soft_correct={e: f"bleu_edge.{e}.{side}_correct" for e in EDGE_TYPES},
             condition_sum=f"bleu_edge.ConditionFlow.{side}_sum",
             once_node_sum=by_type("bleu_node_once.{t}.{side}_sum", BLEU_NODE_TYPES),
@@ -140,9 +151,13 @@ class _Keys:
 _KEYS = {side: _Keys.of(side) for side in SIDES}
 _BLEU_NODES = frozenset(BLEU_NODE_TYPES)
 _ALWAYS_SAME = frozenset({NodeType.START, NodeType.END, NodeType.OR})  # strict match by type alone
-_SOFT_BY_TYPE = frozenset({NodeType.START, NodeType.END, NodeType.AND})  # soft edge end: 1 by type alone
+_SOFT_BY_TYPE = frozenset(
+    {NodeType.START, NodeType.END, NodeType.AND}
+)  # soft edge end: 1 by type alone
 _TEXTLESS_GATEWAYS = frozenset({NodeType.XOR, NodeType.OR})
-_START_END = frozenset({NodeType.START, NodeType.END})  # (members are read once: Enum class attributes are slow)
+_START_END = frozenset(
+    {NodeType.START, NodeType.END}
+)  # (members are read once: Enum class attributes are slow)
 _SEQUENCE = FlowType.SEQUENCE
 _FLOW_NAMES = {flow: flow.value for flow in FlowType}
 
@@ -156,7 +171,9 @@ class _Registered:
     source_span: str
     tokens: frozenset[str]  # of the node's text
     matched: bool = False
-    best_bleu: float | None = None  # the bounded variant: its best BLEU-1 so far (None: never compared)
+    best_bleu: float | None = (
+        None  # the bounded variant: its best BLEU-1 so far (None: never compared)
+    )
     best_agent: float | None = None  # likewise for its actor
 
 
@@ -203,7 +220,9 @@ class _Pass:
         """``similarity[i, j]``: lexical F1 of ``these[i]`` and ``others[j]``."""
         if not len(others):
             return
-        best_partners = similarity.argmax(axis=1).tolist()  # argmax: the first of equally good partners wins
+        best_partners = similarity.argmax(
+            axis=1
+        ).tolist()  # argmax: the first of equally good partners wins
         best_values = similarity.max(axis=1).tolist()
         for span, best_j, best in zip(these, best_partners, best_values):
             if best < ALIGN_THRESHOLD:
@@ -215,19 +234,35 @@ class _Pass:
             partner = others[best_j]
             other_edge = partner.edge
             if edge.head is not None:
-                self._node(edge.head, span.agent, edge.source_span, other_edge.head if other_edge.parsed else None, partner.agent)
+                self._node(
+                    edge.head,
+                    span.agent,
+                    edge.source_span,
+                    other_edge.head if other_edge.parsed else None,
+                    partner.agent,
+                )
             if edge.tail is not None:
-                self._node(edge.tail, span.agent, edge.source_span, other_edge.tail if other_edge.parsed else None, partner.agent)
+                self._node(
+                    edge.tail,
+                    span.agent,
+                    edge.source_span,
+                    other_edge.tail if other_edge.parsed else None,
+                    partner.agent,
+                )
             self._edge(edge, other_edge)
 
-    def _node(self, node: Endpoint, agent: str, source_span: str, other: Endpoint | None, other_agent: str) -> None:
+    def _node(
+        self, node: Endpoint, agent: str, source_span: str, other: Endpoint | None, other_agent: str
+    ) -> None:
         """Register the node (or find it registered), then compare it with its partner's node unless already matched."""
         gateway = node.type in GATEWAYS
         key = (node.type, agent, source_span if gateway else node.text)
         entry = self.resolved.get(key)
         if entry is None:
             entry = self._register(node, agent, source_span)
-            if gateway or not node.text or token_set(node.text):  # the node is the same as itself (a text has tokens)
+            if (
+                gateway or not node.text or token_set(node.text)
+            ):  # the node is the same as itself (a text has tokens)
                 self.resolved[key] = entry
         if entry.matched or other is None:
             return
@@ -250,7 +285,14 @@ class _Pass:
         else:
             mine = token_set(text)  # no shared token: lexical F1 0, not computed
             found = next(
-                (e for e in candidates if e.node.text and not mine.isdisjoint(e.tokens) and lexical_f1(e.node.text, text) >= SAME_NODE_THRESHOLD), None
+                (
+                    e
+                    for e in candidates
+                    if e.node.text
+                    and not mine.isdisjoint(e.tokens)
+                    and lexical_f1(e.node.text, text) >= SAME_NODE_THRESHOLD
+                ),
+                None,
             )
         if found is not None:
             return found
@@ -267,7 +309,9 @@ class _Pass:
             stats[keys.once_agent_num[t]] += 1
         return entry
 
-    def _compare(self, entry: _Registered, node: Endpoint, agent: str, other: Endpoint, other_agent: str) -> None:
+    def _compare(
+        self, entry: _Registered, node: Endpoint, agent: str, other: Endpoint, other_agent: str
+    ) -> None:
         t, keys, stats = node.type, self.keys, self.stats
         if strict_node_match(node, other):
             stats[keys.node_correct[t]] += 1
@@ -287,7 +331,9 @@ class _Pass:
             if same_type and t in ACTIONS and agent:
                 agent_score = bleu1(agent, other_agent)
                 stats[keys.bleu_agent_sum[t]] += agent_score
-                entry.best_agent = _raise_best(stats, keys.once_agent_sum[t], entry.best_agent, agent_score)
+                entry.best_agent = _raise_best(
+                    stats, keys.once_agent_sum[t], entry.best_agent, agent_score
+                )
 
     def _edge(self, edge: Edge, other: Edge) -> None:
         flow = edge.type
@@ -298,7 +344,13 @@ class _Pass:
         stats[keys.edge_total[strict_type]] += 1
         stats[keys.soft_total[soft_type]] += 1
         head, tail, other_head, other_tail = edge.head, edge.tail, other.head, other.tail
-        if head is None or tail is None or not other.parsed or other_head is None or other_tail is None:
+        if (
+            head is None
+            or tail is None
+            or not other.parsed
+            or other_head is None
+            or other_tail is None
+        ):
             return  # not both complete
         if (
             flow is other.type
@@ -307,7 +359,11 @@ class _Pass:
             and _texts_match(edge.condition, other.condition)
         ):
             stats[keys.edge_correct[strict_type]] += 1
-        if head.type is not other_head.type or tail.type is not other_tail.type or flow is not other.type:
+        if (
+            head.type is not other_head.type
+            or tail.type is not other_tail.type
+            or flow is not other.type
+        ):
             return
         if _soft_end_score(head, other_head) >= 0.5 and _soft_end_score(tail, other_tail) >= 0.5:
             if soft_type == "ConditionFlow":
@@ -319,7 +375,9 @@ class _Pass:
 def _raise_best(stats: dict[str, float], key: str, best: float | None, score: float) -> float:
     """The bounded variant's sum holds each node's best score: its first score, then only what a better one adds."""
     if best is None:
-        stats[key] += score  # as the official sum on a node's first comparison: bit-equal where nothing is compared twice
+        stats[key] += (
+            score  # as the official sum on a node's first comparison: bit-equal where nothing is compared twice
+        )
         return score
     if score > best:
         stats[key] += score - best

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from runners._types import PredictionWarning
-from runners.propara import summaries
-from runners.propara.action_file import ProcessTracks
+from procbench.runners._types import PredictionWarning
+from procbench.runners.propara import summaries
+from procbench.runners.propara.action_file import ProcessTracks
 
 QUESTIONS = ("inputs", "outputs", "conversions", "moves")
 T = TypeVar("T")
@@ -28,12 +28,24 @@ def _porter() -> Any:
     runners.porter computes it without NLTK, whose package import pulls SciPy, scikit-learn and
     pandas (about 1.5 s); it is checked against NLTK on the ProPara vocabulary (tests/test_porter_oracle.py).
     """
-    from runners.porter import PorterStemmer
+    from procbench.runners.porter import PorterStemmer
 
     return PorterStemmer()
 
 
-ARTICLES = ("a ", "an ", "the ", "your ", "his ", "their ", "my ", "another ", "other ", "this ", "that ")
+ARTICLES = (
+    "a ",
+    "an ",
+    "the ",
+    "your ",
+    "his ",
+    "their ",
+    "my ",
+    "another ",
+    "other ",
+    "this ",
+    "that ",
+)
 
 
 class ZeroDenominator(ArithmeticError):
@@ -51,7 +63,12 @@ def participant_terms(phrase: str) -> list[frozenset[str]]:
 
 def location_terms(phrase: str) -> list[frozenset[str]]:
     """Locations: a group with an empty item becomes {""}; else each item is normalised."""
-    return [frozenset({""}) if any(not item.strip() for item in items) else frozenset(normalise_location(i) for i in items) for items in _groups(phrase)]
+    return [
+        frozenset({""})
+        if any(not item.strip() for item in items)
+        else frozenset(normalise_location(i) for i in items)
+        for items in _groups(phrase)
+    ]
 
 
 @lru_cache(maxsize=65536)
@@ -65,7 +82,9 @@ def normalise_location(item: str) -> str:
     return _porter().stem(text).strip()
 
 
-def _similarity(a: str, p: str, a_terms: list[frozenset[str]], p_terms: list[frozenset[str]]) -> float:
+def _similarity(
+    a: str, p: str, a_terms: list[frozenset[str]], p_terms: list[frozenset[str]]
+) -> float:
     if a == p:
         return 1.0
     overlap = sum(1 for ga in a_terms for gp in p_terms if ga & gp)
@@ -83,7 +102,12 @@ def location_similarity(answer: str, prediction: str) -> float:
     return _similarity(answer, prediction, location_terms(answer), location_terms(prediction))
 
 
-def guarded(similarity: Callable[[str, str], float], answer: str, prediction: str, on_zero_denominator: float) -> float:
+def guarded(
+    similarity: Callable[[str, str], float],
+    answer: str,
+    prediction: str,
+    on_zero_denominator: float,
+) -> float:
     """``similarity(answer, prediction)``; upstream's ZeroDivisionError becomes a warned value.
 
     A zero denominator means every group of one phrase meets every group of the other (e.g.
@@ -94,7 +118,9 @@ def guarded(similarity: Callable[[str, str], float], answer: str, prediction: st
         return similarity(answer, prediction)
     except ZeroDenominator:
         warnings.warn(
-            PredictionWarning(f"similarity of {answer!r} and {prediction!r} has a zero denominator (upstream crashes); scored {on_zero_denominator}"),
+            PredictionWarning(
+                f"similarity of {answer!r} and {prediction!r} has a zero denominator (upstream crashes); scored {on_zero_denominator}"
+            ),
             stacklevel=2,
         )
         return on_zero_denominator
@@ -111,7 +137,9 @@ class PrecisionRecall:
         return 0.0 if total == 0 else 2 * self.precision * self.recall / total
 
 
-def precision_recall(answers: Sequence[T], predictions: Sequence[T], pair_score: Callable[[T, T], float]) -> PrecisionRecall:
+def precision_recall(
+    answers: Sequence[T], predictions: Sequence[T], pair_score: Callable[[T, T], float]
+) -> PrecisionRecall:
     """2A.6, including the quirk that recall reuses the precision numerator when |P| = |A|."""
     if not answers and not predictions:
         return PrecisionRecall(1.0, 1.0)
@@ -120,7 +148,9 @@ def precision_recall(answers: Sequence[T], predictions: Sequence[T], pair_score:
     if not predictions:
         return PrecisionRecall(1.0, 0.0)
     matrix = [[pair_score(a, p) for p in predictions] for a in answers]
-    precision_numerator = sum(max(0.0, max(row[j] for row in matrix)) for j in range(len(predictions)))
+    precision_numerator = sum(
+        max(0.0, max(row[j] for row in matrix)) for j in range(len(predictions))
+    )
     if len(predictions) == len(answers):
         recall_numerator = precision_numerator
     else:
@@ -163,11 +193,19 @@ class PairScorer:
         return sum(parts) / 3
 
 
-def score_process(answer: ProcessTracks, prediction: ProcessTracks, pairs: PairScorer = PairScorer()) -> dict[str, PrecisionRecall]:
+def score_process(
+    answer: ProcessTracks, prediction: ProcessTracks, pairs: PairScorer = PairScorer()
+) -> dict[str, PrecisionRecall]:
     """Precision and recall of each question for one process."""
     return {
-        "inputs": precision_recall(summaries.inputs(answer), summaries.inputs(prediction), pairs.participants),
-        "outputs": precision_recall(summaries.outputs(answer), summaries.outputs(prediction), pairs.participants),
-        "conversions": precision_recall(summaries.conversions(answer), summaries.conversions(prediction), pairs.conversion),
+        "inputs": precision_recall(
+            summaries.inputs(answer), summaries.inputs(prediction), pairs.participants
+        ),
+        "outputs": precision_recall(
+            summaries.outputs(answer), summaries.outputs(prediction), pairs.participants
+        ),
+        "conversions": precision_recall(
+            summaries.conversions(answer), summaries.conversions(prediction), pairs.conversion
+        ),
         "moves": precision_recall(summaries.moves(answer), summaries.moves(prediction), pairs.move),
     }

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from leaderboard import sitedata
-from leaderboard.model import TaskInfo
+from procbench.leaderboard import sitedata
+from procbench.leaderboard.model import TaskInfo
 from procbench.api import load_task
 from procbench.demo import build_demo
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from submissions import load_reported, submit
+from procbench.submissions import load_reported, submit
 
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 
@@ -30,7 +30,16 @@ def build_openpi_sample_store(tmp_path_factory: pytest.TempPathFactory, name: st
     path = tmp_path_factory.mktemp(name) / "board.duckdb"
     spec, runner = load_task("openpi")
     for sample in sorted((SAMPLE_SUBMISSIONS_DIR / "openpi").glob("*.jsonl")):
-        submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=sample, model=sample.stem, team="demo", db_path=path)
+        submit(
+            spec,
+            runner,
+            data_root=SAMPLE_DATA_ROOT,
+            split="test",
+            predictions=sample,
+            model=sample.stem,
+            team="demo",
+            db_path=path,
+        )
     load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=path)
     return path
 
@@ -45,7 +54,9 @@ def private_copy(store: Path, folder: Path) -> Path:
     return copy
 
 
-def page(db: Path, monkeypatch: pytest.MonkeyPatch, name: str, **params: str | list[str]) -> AppTest:
+def page(
+    db: Path, monkeypatch: pytest.MonkeyPatch, name: str, **params: str | list[str]
+) -> AppTest:
     """Page ``name`` of the app over store ``db`` with these URL parameters, run; it must raise nothing."""
     monkeypatch.setenv("PROCBENCH_DB", str(db))
     at = AppTest.from_file(APP, default_timeout=120)

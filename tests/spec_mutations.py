@@ -21,13 +21,15 @@ from dataclasses import dataclass
 
 from lark import Lark, Token
 
-from dsl.parser import GRAMMAR_PATH
+from procbench.dsl.parser import GRAMMAR_PATH
 
 KEYWORDS = frozenset({"true", "false"})
 TYPE_NAMES = frozenset({"str", "int", "float", "bool", "any", "list", "optional", "enum"})
 _FIRST = string.ascii_letters + "_"
 _REST = string.ascii_lowercase + string.digits + "_"
-_ATTEMPTS = 200  # typo draws per mutant before a token is given up (short names have few fresh typos)
+_ATTEMPTS = (
+    200  # typo draws per mutant before a token is given up (short names have few fresh typos)
+)
 
 
 @functools.cache
@@ -52,7 +54,9 @@ class Mutant:
 
     def apply(self, source: str) -> str:
         if source[self.start : self.end] != self.original:
-            raise ValueError(f"{self.spec}:{self.line}:{self.column}: the text there is not {self.original!r}; mutants apply to the text they were made from")
+            raise ValueError(
+                f"{self.spec}:{self.line}:{self.column}: the text there is not {self.original!r}; mutants apply to the text they were made from"
+            )
         return source[: self.start] + self.mutated + source[self.end :]
 
     def describe(self) -> str:
@@ -79,7 +83,11 @@ def lexes_as_one_name(word: str) -> bool:
 
 def is_identifier(word: str) -> bool:
     """Letters, digits and ``_``, not starting with a digit (the typos never add any other character)."""
-    return bool(word) and word[0] in _FIRST and all(c in string.ascii_letters + string.digits + "_" for c in word)
+    return (
+        bool(word)
+        and word[0] in _FIRST
+        and all(c in string.ascii_letters + string.digits + "_" for c in word)
+    )
 
 
 def language_vocabulary() -> frozenset[str]:
@@ -89,13 +97,19 @@ def language_vocabulary() -> frozenset[str]:
     name, so the generator never produces them.  The checker's schema is read defensively: it is
     being rewritten, and the test must keep working whatever shape it takes.
     """
-    from runners import registry
+    from procbench.runners import registry
 
     components = {c.name for c in registry.all_components()}
     # dotted names (propara.answers) are separate NAME tokens in a spec, so their parts count too
-    words = set(KEYWORDS) | set(TYPE_NAMES) | components | {part for name in components for part in name.split(".")} | set(registry.KINDS)
+    words = (
+        set(KEYWORDS)
+        | set(TYPE_NAMES)
+        | components
+        | {part for name in components for part in name.split(".")}
+        | set(registry.KINDS)
+    )
     try:
-        from dsl import checker
+        from procbench.dsl import checker
 
         for block_type, schema in dict(getattr(checker, "SCHEMA", {}) or {}).items():
             words.add(str(block_type))
@@ -108,7 +122,11 @@ def language_vocabulary() -> frozenset[str]:
 
 def typo(word: str, rng: random.Random) -> str:
     """One random edit of ``word``: delete, insert, substitute or transpose one character."""
-    ops = ["insert", "substitute"] + (["delete"] if len(word) > 1 else []) + (["transpose"] if len(word) > 1 else [])
+    ops = (
+        ["insert", "substitute"]
+        + (["delete"] if len(word) > 1 else [])
+        + (["transpose"] if len(word) > 1 else [])
+    )
     op = rng.choice(ops)
     if op == "delete":
         i = rng.randrange(len(word))
@@ -148,11 +166,17 @@ def _spread(roles: list[list[Token]], count: int, rng: random.Random) -> list[To
     n = len(roles)
     if n == 0:
         return []
-    picks = [rng.randrange(i * n // count, (i + 1) * n // count) for i in range(count)] if n >= count else [i % n for i in range(count)]
+    picks = (
+        [rng.randrange(i * n // count, (i + 1) * n // count) for i in range(count)]
+        if n >= count
+        else [i % n for i in range(count)]
+    )
     return [rng.choice(roles[i]) for i in picks]
 
 
-def mutants(source: str, spec: str, *, seed: int | str, count: int, forbidden: Iterable[str] = ()) -> list[Mutant]:
+def mutants(
+    source: str, spec: str, *, seed: int | str, count: int, forbidden: Iterable[str] = ()
+) -> list[Mutant]:
     """Up to ``count`` distinct mutants of ``source``, the same list for the same (source, seed, count, forbidden).
 
     ``forbidden`` adds words no typo may produce (the parents' names, the language's vocabulary);
@@ -166,15 +190,34 @@ def mutants(source: str, spec: str, *, seed: int | str, count: int, forbidden: I
         word = str(token)
         for _ in range(_ATTEMPTS):
             new = typo(word, rng)
-            if new == word or new in banned or (token.start_pos, new) in seen or not is_identifier(new.replace("-", "_")) or not lexes_as_one_name(new):
+            if (
+                new == word
+                or new in banned
+                or (token.start_pos, new) in seen
+                or not is_identifier(new.replace("-", "_"))
+                or not lexes_as_one_name(new)
+            ):
                 continue
             seen.add((token.start_pos, new))
-            made.append(Mutant(spec, len(made), token.line, token.column, token.start_pos, token.end_pos, word, new))
+            made.append(
+                Mutant(
+                    spec,
+                    len(made),
+                    token.line,
+                    token.column,
+                    token.start_pos,
+                    token.end_pos,
+                    word,
+                    new,
+                )
+            )
             break
     return made
 
 
-def targeted_mutants(source: str, spec: str, *, seed: int | str, forbidden: Iterable[str] = ()) -> list[Mutant]:
+def targeted_mutants(
+    source: str, spec: str, *, seed: int | str, forbidden: Iterable[str] = ()
+) -> list[Mutant]:
     """One mutant per token where maintainers' typos change data silently: every key and label of a ``map()``
     (its labels and default are strings: the typo goes inside the quotes), and the names in ``key = ...``
     and ``id = ...`` statements (a join key, an item id path).  Typos follow :func:`typo`; names avoid
@@ -190,11 +233,25 @@ def targeted_mutants(source: str, spec: str, *, seed: int | str, forbidden: Iter
             depth = 1
         elif depth:
             depth += {"(": 1, ")": -1}.get(str(token), 0)
-            if depth and (token.type == "STRING" or (token.type == "NAME" and i + 1 < len(tokens) and str(tokens[i + 1]) == "=")):
+            if depth and (
+                token.type == "STRING"
+                or (token.type == "NAME" and i + 1 < len(tokens) and str(tokens[i + 1]) == "=")
+            ):
                 picked.append(token)  # a map key (NAME or quoted) or a label / the default (STRING)
-        elif token.type == "NAME" and str(token) == "map" and i + 1 < len(tokens) and str(tokens[i + 1]) == "(":
+        elif (
+            token.type == "NAME"
+            and str(token) == "map"
+            and i + 1 < len(tokens)
+            and str(tokens[i + 1]) == "("
+        ):
             depth = -1  # the "(" that follows opens it
-        elif token.type == "NAME" and str(token) in ("key", "id") and i + 2 < len(tokens) and str(tokens[i + 1]) == "=" and tokens[i + 2].type == "NAME":
+        elif (
+            token.type == "NAME"
+            and str(token) in ("key", "id")
+            and i + 2 < len(tokens)
+            and str(tokens[i + 1]) == "="
+            and tokens[i + 2].type == "NAME"
+        ):
             j = i + 2  # the reference after `=`: each of its dotted parts
             while j < len(tokens) and tokens[j].type == "NAME":
                 picked.append(tokens[j])
@@ -208,8 +265,21 @@ def targeted_mutants(source: str, spec: str, *, seed: int | str, forbidden: Iter
             new = typo(inner, rng) if inner else rng.choice(_FIRST)
             if new == inner or new in banned:
                 continue
-            if not quoted and (not is_identifier(new.replace("-", "_")) or not lexes_as_one_name(new)):
+            if not quoted and (
+                not is_identifier(new.replace("-", "_")) or not lexes_as_one_name(new)
+            ):
                 continue
-            made.append(Mutant(spec, len(made), token.line, token.column, token.start_pos, token.end_pos, word, f'"{new}"' if quoted else new))
+            made.append(
+                Mutant(
+                    spec,
+                    len(made),
+                    token.line,
+                    token.column,
+                    token.start_pos,
+                    token.end_pos,
+                    word,
+                    f'"{new}"' if quoted else new,
+                )
+            )
             break
     return made

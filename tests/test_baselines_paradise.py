@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from runners._types import GoldSet
-from runners.baselines.paradise import majority_label, run_baseline
-from runners.paradise.data import load_split, read_choices
-from runners.paradise.predictions import read_labels
+from procbench.runners._types import GoldSet
+from procbench.runners.baselines.paradise import majority_label, run_baseline
+from procbench.runners.paradise.data import load_split, read_choices
+from procbench.runners.paradise.predictions import read_labels
 
 
 def _first(gold: GoldSet, n: int) -> GoldSet:
@@ -35,10 +35,14 @@ def test_majority_baseline_predicts_the_dev_majority_everywhere(tmp_path: Path) 
     gold = read_choices(SAMPLE_DATA_ROOT, "test", task="tip")
     path = run_baseline("majority", "tip", "test", SAMPLE_DATA_ROOT, tmp_path / "m.jsonl")
     assert set(read_labels(path, gold).values()) == {label}
-    assert majority_label(SAMPLE_DATA_ROOT, "reverse_tip") == label  # reverse tasks use the forward dev labels
+    assert (
+        majority_label(SAMPLE_DATA_ROOT, "reverse_tip") == label
+    )  # reverse tasks use the forward dev labels
 
 
-def test_embedding_baseline_on_a_few_real_items_is_valid_and_deterministic(data_root: Path, tmp_path: Path) -> None:
+def test_embedding_baseline_on_a_few_real_items_is_valid_and_deterministic(
+    data_root: Path, tmp_path: Path
+) -> None:
     gold = _first(read_choices(data_root, "test", task="warning"), 4)
     first = run_baseline("embedding", "warning", "test", data_root, tmp_path / "e1.jsonl", limit=4)
     second = run_baseline("embedding", "warning", "test", data_root, tmp_path / "e2.jsonl", limit=4)

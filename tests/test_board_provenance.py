@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsl.tasks import load_task
-from leaderboard import analysis, boardview, queries
-from leaderboard.model import TaskInfo
-from runners import baselines, stats
-from runners.paths import SAMPLE_DATA_ROOT, default_data_root
+from procbench.dsl.tasks import load_task
+from procbench.leaderboard import analysis, boardview, queries
+from procbench.leaderboard.model import TaskInfo
+from procbench.runners import baselines, stats
+from procbench.runners.paths import SAMPLE_DATA_ROOT, default_data_root
 from procbench import demo
-from submissions import provenance
-from submissions.store import reader
+from procbench.submissions import provenance
+from procbench.submissions.store import reader
 from tests.site_app import build_openpi_sample_store
 
 
@@ -29,10 +29,16 @@ from tests.site_app import build_openpi_sample_store
 
 @settings(max_examples=300, deadline=None)
 @given(
-    deltas=st.lists(st.one_of(st.integers(-3, 3).map(float), st.floats(-1, 1, allow_nan=False)), min_size=1, max_size=400),
+    deltas=st.lists(
+        st.one_of(st.integers(-3, 3).map(float), st.floats(-1, 1, allow_nan=False)),
+        min_size=1,
+        max_size=400,
+    ),
     confidence=st.sampled_from([0.8, 0.9, 0.95, 0.99]),
 )
-def test_the_interval_of_a_difference_excludes_zero_exactly_when_p_is_below_alpha(deltas: list[float], confidence: float) -> None:
+def test_the_interval_of_a_difference_excludes_zero_exactly_when_p_is_below_alpha(
+    deltas: list[float], confidence: float
+) -> None:
     values = np.array(deltas)
     n, ids = len(values), ("x",)
     a = stats.Bootstrap(ids, ("m",), np.array([0.0]), values.reshape(n, 1), seed=1)
@@ -42,7 +48,9 @@ def test_the_interval_of_a_difference_excludes_zero_exactly_when_p_is_below_alph
     assert result.p_value == pytest.approx(min(1.0, 2 * min(below, above) / n))
     assert result.separated == (result.p_value < 1 - confidence - 1e-12)
     assert result.tied == (not result.separated)
-    assert result.low <= result.high and result.low in values and result.high in values  # order statistics
+    assert (
+        result.low <= result.high and result.low in values and result.high in values
+    )  # order statistics
 
 
 def test_the_tie_group_is_the_set_whose_difference_interval_contains_zero() -> None:
@@ -51,8 +59,16 @@ def test_the_tie_group_is_the_set_whose_difference_interval_contains_zero() -> N
     leader_values = rng.random(60)
     boots = {}
     for name, shift in (("same", 0.0), ("close", 0.02), ("far", 0.3)):
-        items = [stats.ItemScore(i, {"p": float(v - shift)}) for i, v in zip(ids, leader_values + rng.normal(0, 0.05, 60))]
-        boots[name] = stats.bootstrap(items, lambda xs: {"p": sum(x.values["p"] for x in xs) / len(xs)}, ["p"], n_resamples=400)
+        items = [
+            stats.ItemScore(i, {"p": float(v - shift)})
+            for i, v in zip(ids, leader_values + rng.normal(0, 0.05, 60))
+        ]
+        boots[name] = stats.bootstrap(
+            items,
+            lambda xs: {"p": sum(x.values["p"] for x in xs) / len(xs)},
+            ["p"],
+            n_resamples=400,
+        )
     leader = stats.bootstrap(
         [stats.ItemScore(i, {"p": float(v)}) for i, v in zip(ids, leader_values)],
         lambda xs: {"p": sum(x.values["p"] for x in xs) / len(xs)},
@@ -73,11 +89,17 @@ def test_values_above_one_are_flagged_with_the_reason_of_their_scorer() -> None:
     assert "PAGED" in queries.above_one("paged", True, 1.0497)
     assert "ProPara" in queries.above_one("propara", True, 1.056)
     assert queries.above_one("openpi", True, 1.2) == queries.GENERIC_ABOVE_ONE
-    assert queries.above_one("paged", True, 1.0) == "" and queries.above_one("paged", True, None) == ""
+    assert (
+        queries.above_one("paged", True, 1.0) == "" and queries.above_one("paged", True, None) == ""
+    )
     assert queries.above_one("pm-llm-benchmark", False, 37.6) == ""  # not a fraction
     assert queries.above_one("paged", True, float("nan")) == ""
-    frame = pl.DataFrame({"submission_id": ["a", "b"], "actor": [1.0497, 0.5], "actor_r": [1.2, None]})
-    flags = queries.flags_above_one(frame, "paged", {"actor": True, "actor_r": True, "missing": True})
+    frame = pl.DataFrame(
+        {"submission_id": ["a", "b"], "actor": [1.0497, 0.5], "actor_r": [1.2, None]}
+    )
+    flags = queries.flags_above_one(
+        frame, "paged", {"actor": True, "actor_r": True, "missing": True}
+    )
     assert flags.select("submission_id", "metric").rows() == [("a", "actor"), ("a", "actor_r")]
     assert all(flags["note"].str.contains("not bounded by 1"))
 
@@ -95,7 +117,11 @@ def test_a_sample_board_says_so_and_shows_no_paper_rows(sample_db: Path) -> None
     gold, fingerprint = runner.gold(SAMPLE_DATA_ROOT, "test")
     found = queries.board_provenance(sample_db, "openpi", "test")
     assert found is not None and found.is_sample and found.fingerprint == fingerprint
-    assert found.gold_items == len(gold.items) and found.scorer_digest == runner.spec_digest and found.data_digest == ""
+    assert (
+        found.gold_items == len(gold.items)
+        and found.scorer_digest == runner.spec_digest
+        and found.data_digest == ""
+    )
     assert "sample" in found.label and f"{len(gold.items)} items" in found.label and found.caveat
     with reader(sample_db) as con:
         reported = con.execute("SELECT reported_on FROM submissions WHERE is_reference").fetchall()
@@ -106,23 +132,39 @@ def test_a_sample_board_says_so_and_shows_no_paper_rows(sample_db: Path) -> None
     assert not queries.board(sample_db, "openpi", "test")["is_reference"].any()
 
 
-def test_the_interval_floor_hides_small_boards_intervals_with_the_reason(sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_interval_floor_hides_small_boards_intervals_with_the_reason(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     info = TaskInfo.from_row(queries.task_row(sample_db, "openpi", "test"))  # type: ignore[arg-type]
     sid = queries.board(sample_db, "openpi", "test")["submission_id"][0]
     n = len(queries.item_scores(sample_db, [sid])[sid])
-    assert n < analysis.min_interval_items()  # the floor in force (30 unless PROCBENCH_MIN_INTERVAL_ITEMS says otherwise)
+    assert (
+        n < analysis.min_interval_items()
+    )  # the floor in force (30 unless PROCBENCH_MIN_INTERVAL_ITEMS says otherwise)
     hidden = analysis.uncertainty(sample_db, info, sid, info.primary)
-    assert hidden.interval is None and hidden.reason == analysis.too_few_items(n) and f"only {n} items" in hidden.reason
+    assert (
+        hidden.interval is None
+        and hidden.reason == analysis.too_few_items(n)
+        and f"only {n} items" in hidden.reason
+    )
     view = boardview.build(sample_db, info)
     assert view.leader is None and not view.tied  # no interval, no test: no tie group either
-    assert set(view.ci_notes) == set(view.export["submission_id"]) and view.export["ci_note"].to_list() == [hidden.reason] * view.n_rows
+    assert (
+        set(view.ci_notes) == set(view.export["submission_id"])
+        and view.export["ci_note"].to_list() == [hidden.reason] * view.n_rows
+    )
     monkeypatch.setenv(analysis.MIN_INTERVAL_ENV, str(n))
     shown = analysis.uncertainty(sample_db, info, sid, info.primary)
     assert shown.interval is not None and shown.reason == ""
-    assert analysis.uncertainty(sample_db, info, sid, info.primary, is_reference=True).reason == analysis.NO_ITEMS_REPORTED
+    assert (
+        analysis.uncertainty(sample_db, info, sid, info.primary, is_reference=True).reason
+        == analysis.NO_ITEMS_REPORTED
+    )
 
 
-def test_captions_count_every_row_down_to_the_last_bootstrapped_one(sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_captions_count_every_row_down_to_the_last_bootstrapped_one(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(analysis.MIN_INTERVAL_ENV, "5")
     info = TaskInfo.from_row(queries.task_row(sample_db, "openpi", "test"))  # type: ignore[arg-type]
     view = boardview.build(sample_db, info, interval_rows=2)
@@ -146,20 +188,29 @@ def test_captions_count_every_row_down_to_the_last_bootstrapped_one(sample_db: P
         ("paged-clause-chain", "paged", "dev"),
     ],
 )
-def test_each_registered_baseline_writes_a_file_its_task_reads_and_scores(name: str, task: str, split: str, tmp_path: Path) -> None:
+def test_each_registered_baseline_writes_a_file_its_task_reads_and_scores(
+    name: str, task: str, split: str, tmp_path: Path
+) -> None:
     chosen = baselines.get(name)
     assert task in chosen.tasks and chosen in baselines.for_task(task)
     _, runner = load_task(task)
     gold, _ = runner.gold(SAMPLE_DATA_ROOT, split)
-    path = chosen.write(baselines.BaselineInput(SAMPLE_DATA_ROOT, task, split, gold.items), tmp_path / f"out.{chosen.suffix}")
-    records, _ = runner.validate(path, gold)  # raises InvalidPredictions if the file is not in the task's format
+    path = chosen.write(
+        baselines.BaselineInput(SAMPLE_DATA_ROOT, task, split, gold.items),
+        tmp_path / f"out.{chosen.suffix}",
+    )
+    records, _ = runner.validate(
+        path, gold
+    )  # raises InvalidPredictions if the file is not in the task's format
     assert set(records) == set(gold.items)
     evaluation = runner.evaluate(SAMPLE_DATA_ROOT, split, path)
-    assert evaluation.n_items == len(gold.items) and not math.isnan(evaluation.metrics[runner.primary])
+    assert evaluation.n_items == len(gold.items) and not math.isnan(
+        evaluation.metrics[runner.primary]
+    )
 
 
 def test_every_task_of_the_real_board_has_a_baseline_and_the_neural_one_only_on_request() -> None:
-    from dsl.tasks import all_spec_paths
+    from procbench.dsl.tasks import all_spec_paths
 
     for spec_file in all_spec_paths():
         spec, _ = load_task(spec_file)
@@ -174,13 +225,22 @@ def test_every_task_of_the_real_board_has_a_baseline_and_the_neural_one_only_on_
 
 
 def test_the_sentence_chain_keeps_the_text_format_s_own_symbols_out_of_nodes() -> None:
-    chain = demo.baselines.simple.sentence_chain("First (a) step: go -> there. Then stop. <SEP> Then stop. Last one!")  # type: ignore[attr-defined]
-    assert chain.splitlines() == ["Start -> First a step go there", "First a step go there -> Then stop", "Then stop -> Last one", "Last one -> End"]
+    chain = demo.baselines.simple.sentence_chain(
+        "First (a) step: go -> there. Then stop. <SEP> Then stop. Last one!"
+    )  # type: ignore[attr-defined]
+    assert chain.splitlines() == [
+        "Start -> First a step go there",
+        "First a step go there -> Then stop",
+        "Then stop -> Last one",
+        "Last one -> End",
+    ]
 
 
 def test_without_real_data_the_demo_plan_falls_back_to_the_samples(tmp_path: Path) -> None:
     assert demo.plan(tmp_path / "nothing-here") == demo.DemoPlan(SAMPLE_DATA_ROOT, False)
-    assert demo.plan(tmp_path) == demo.DemoPlan(SAMPLE_DATA_ROOT, False)  # a folder without any locked file
+    assert demo.plan(tmp_path) == demo.DemoPlan(
+        SAMPLE_DATA_ROOT, False
+    )  # a folder without any locked file
 
 
 # -- the real board --------------------------------------------------------------------------------
@@ -192,7 +252,9 @@ REAL = demo.plan(REAL_ROOT) if REAL_ROOT is not None else demo.DemoPlan(SAMPLE_D
 @pytest.fixture(scope="module")
 def real_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not REAL.real:
-        pytest.skip("no real data (set PROCBENCH_DATA, or ../shared/data): the real-data board cannot be built")
+        pytest.skip(
+            "no real data (set PROCBENCH_DATA, or ../shared/data): the real-data board cannot be built"
+        )
     folder = tmp_path_factory.mktemp("real-board")
     db = folder / "board.duckdb"
     assert demo.build_real(db, REAL.data_root, log=lambda _: None, work_dir=folder / "inputs") > 0
@@ -206,13 +268,21 @@ def test_the_real_board_is_scored_on_the_locked_data_and_says_so(real_db: Path) 
         found = queries.board_provenance(real_db, task, split)
         gold, fingerprint = runner.gold(REAL.data_root, split)
         assert found is not None and found.data_kind == provenance.REAL, task
-        assert (found.fingerprint, found.gold_items, found.data_digest) == (fingerprint, len(gold.items), provenance.lock_digest(spec, split))
+        assert (found.fingerprint, found.gold_items, found.data_digest) == (
+            fingerprint,
+            len(gold.items),
+            provenance.lock_digest(spec, split),
+        )
         assert found.caveat == "" and f"real {split} split" in found.label
         board = queries.board(real_db, task, split)
-        assert board.filter(~pl.col("is_reference")).height >= 1, task  # at least one baseline (or upstream model)
+        assert board.filter(~pl.col("is_reference")).height >= 1, (
+            task
+        )  # at least one baseline (or upstream model)
 
 
-def test_real_paper_rows_are_distinct_sourced_and_unranked_without_the_metric(real_db: Path) -> None:
+def test_real_paper_rows_are_distinct_sourced_and_unranked_without_the_metric(
+    real_db: Path,
+) -> None:
     info = TaskInfo.from_row(queries.task_row(real_db, "openpi", "test"))  # type: ignore[arg-type]
     view = boardview.build(real_db, info)
     reported = view.export.filter(pl.col("kind") == "reported")
@@ -220,7 +290,10 @@ def test_real_paper_rows_are_distinct_sourced_and_unranked_without_the_metric(re
     assert (view.export.filter(pl.col("kind") == "submitted")["source"] == "").all()
     ranked = view.export.filter(pl.col("rank").is_not_null())
     assert ranked["rank"].to_list() == list(range(1, ranked.height + 1))
-    assert view.export.filter(pl.col("rank").is_null())[info.primary].null_count() == view.export["rank"].null_count()
+    assert (
+        view.export.filter(pl.col("rank").is_null())[info.primary].null_count()
+        == view.export["rank"].null_count()
+    )
     # on a slice, papers that give no value of the metric are listed without a rank
     domain = info.slice("domain")
     if domain is not None:
@@ -233,7 +306,10 @@ def test_home_counts_every_visible_row_once(real_db: Path) -> None:
     home = queries.home(real_db)
     with reader(real_db) as con:
         expected = dict(
-            ((t, s, r), n) for t, s, r, n in con.execute("SELECT task, split, is_reference, count(DISTINCT submission_id) FROM board GROUP BY ALL").fetchall()
+            ((t, s, r), n)
+            for t, s, r, n in con.execute(
+                "SELECT task, split, is_reference, count(DISTINCT submission_id) FROM board GROUP BY ALL"
+            ).fetchall()
         )
     counted = home.group_by("task", "split", "is_reference").len()
     assert {(t, s, r): n for t, s, r, n in counted.iter_rows()} == expected
@@ -247,7 +323,11 @@ def test_upstream_pm_llm_rows_score_as_upstream_prints_them(real_db: Path) -> No
     if "pm-llm-benchmark" not in REAL.real_tasks:
         pytest.skip("the PM-LLM-Benchmark folder is not under the data root")
     printed = re.findall(
-        r"^### (\S+)\s+=> ([0-9.]+) points", (REAL.data_root / "pm-llm-benchmark" / "leaderboard_gpt-5.4.md").read_text(encoding="utf-8"), re.M
+        r"^### (\S+)\s+=> ([0-9.]+) points",
+        (REAL.data_root / "pm-llm-benchmark" / "leaderboard_gpt-5.4.md").read_text(
+            encoding="utf-8"
+        ),
+        re.M,
     )
     upstream = {model: float(points) for model, points in printed}
     board = queries.board(real_db, "pm-llm-benchmark", "main").filter(~pl.col("is_reference"))
@@ -260,7 +340,9 @@ def test_upstream_pm_llm_rows_score_as_upstream_prints_them(real_db: Path) -> No
 
 
 def test_the_clause_chain_makes_a_condition_an_exclusive_gateway() -> None:
-    chain = demo.baselines.simple.clause_chain("Receive the order. If the stock is sufficient, ship the goods; then send the invoice.")  # type: ignore[attr-defined]
+    chain = demo.baselines.simple.clause_chain(
+        "Receive the order. If the stock is sufficient, ship the goods; then send the invoice."
+    )  # type: ignore[attr-defined]
     assert chain.splitlines() == [
         "Start -> Receive the order",
         "Receive the order -> XOR1",

@@ -12,22 +12,30 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dsl.tasks import load_task
-from leaderboard.analysis import aggregator
+from procbench.dsl.tasks import load_task
+from procbench.leaderboard.analysis import aggregator
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners import stats
+from procbench.runners import stats
 
 
 @pytest.mark.parametrize(
     ("task", "expected"),
-    [("paged", "pooled_sum"), ("propara-naacl18", "pooled_sum"), ("propara", None), ("pm-llm-benchmark", None), ("openpi", "mean")],
+    [
+        ("paged", "pooled_sum"),
+        ("propara-naacl18", "pooled_sum"),
+        ("propara", None),
+        ("pm-llm-benchmark", None),
+        ("openpi", "mean"),
+    ],
 )
 def test_which_tasks_take_the_pooled_path(task: str, expected: str | None) -> None:
     agg = aggregator(task)
     assert agg is not None and agg.linear == expected
 
 
-def _replicates_both_ways(task: str, split: str, data_root: Path, predictions: Path, resamples: int) -> tuple[np.ndarray, np.ndarray]:
+def _replicates_both_ways(
+    task: str, split: str, data_root: Path, predictions: Path, resamples: int
+) -> tuple[np.ndarray, np.ndarray]:
     spec, runner = load_task(task)
     agg = aggregator(task)
     assert agg is not None and agg.linear == "pooled_sum"
@@ -36,8 +44,12 @@ def _replicates_both_ways(task: str, split: str, data_root: Path, predictions: P
         gold = runner.read_gold(data_root, split)
         items = runner.score(gold, runner.read_predictions(predictions, gold))
     metrics = tuple(m.name for m in spec.metrics)
-    fast = stats.bootstrap(items, agg.aggregate, metrics, n_resamples=resamples, seed=7, linear=agg.linear)
-    plain = stats.bootstrap(items, agg.aggregate, metrics, n_resamples=resamples, seed=7, linear=None)
+    fast = stats.bootstrap(
+        items, agg.aggregate, metrics, n_resamples=resamples, seed=7, linear=agg.linear
+    )
+    plain = stats.bootstrap(
+        items, agg.aggregate, metrics, n_resamples=resamples, seed=7, linear=None
+    )
     assert fast.estimate.tolist() == plain.estimate.tolist()
     return fast.replicates, plain.replicates
 
@@ -50,6 +62,10 @@ def test_pooled_replicates_equal_the_plain_ones_on_the_samples(task: str) -> Non
         np.testing.assert_array_equal(fast, plain)
 
 
-def test_pooled_replicates_equal_the_plain_ones_on_real_paged_dev(data_root: Path, parity_dir: Path) -> None:
-    fast, plain = _replicates_both_ways("paged", "dev", data_root, parity_dir / "paged" / "perturbed" / "predictions.jsonl", 60)
+def test_pooled_replicates_equal_the_plain_ones_on_real_paged_dev(
+    data_root: Path, parity_dir: Path
+) -> None:
+    fast, plain = _replicates_both_ways(
+        "paged", "dev", data_root, parity_dir / "paged" / "perturbed" / "predictions.jsonl", 60
+    )
     np.testing.assert_array_equal(fast, plain)

@@ -34,49 +34,126 @@ def test_a_typo_in_a_map_source_passes_check_but_fails_check_data(tmp_path: Path
     # `check --data` must, or every item silently gets map()'s default label.
     source = (SPECS_DIR / "openpi.spec").read_text()
     assert source.count("map(meta.question_metadata.topic,") == 1
-    source = source.replace("map(meta.question_metadata.topic,", "map(meta.question_metadata.topik,")
+    source = source.replace(
+        "map(meta.question_metadata.topic,", "map(meta.question_metadata.topik,"
+    )
     spec = tmp_path / "openpi.spec"
     spec.write_text(source)
     (tmp_path / "openpi.lock").write_text((SPECS_DIR / "openpi.lock").read_text())
-    line = next(n for n, text in enumerate(source.splitlines(), 1) if "map(meta.question_metadata.topik," in text)
+    line = next(
+        n
+        for n, text in enumerate(source.splitlines(), 1)
+        if "map(meta.question_metadata.topik," in text
+    )
     col = source.splitlines()[line - 1].index("map(") + 1
 
     plain = runner.invoke(app, ["check", str(spec)])
     assert plain.exit_code == 0, plain.output
-    with_data = runner.invoke(app, ["check", str(spec), "--data", "--data-dir", str(SAMPLE_DATA_ROOT)])
+    with_data = runner.invoke(
+        app, ["check", str(spec), "--data", "--data-dir", str(SAMPLE_DATA_ROOT)]
+    )
     assert with_data.exit_code == 3, with_data.output
     # one mistake, one error: the first split's first problem, and where the others are (the test split's lines too)
     assert with_data.output.count(": error: ") == 1, with_data.output
-    assert f"{spec}:{line}:{col}: error: split 'dev': openpi/data/gold/dev/id_question_metadata.jsonl:1: item " in with_data.output
+    assert (
+        f"{spec}:{line}:{col}: error: split 'dev': openpi/data/gold/dev/id_question_metadata.jsonl:1: item "
+        in with_data.output
+    )
     assert "openpi/data/gold/test/id_question_metadata.jsonl:1" in with_data.output
     assert "label 'domain' <- meta.question_metadata.topik is missing" in with_data.output
 
 
 def test_score_json_shape(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(SAMPLE), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            "openpi",
+            "--split",
+            "test",
+            "--predictions",
+            str(SAMPLE),
+            "--data-dir",
+            str(SAMPLE_DATA_ROOT),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"task", "split", "fingerprint", "n_items", "coverage", "metrics", "slices", "partial", "warnings", "data_kind"}
+    assert set(payload) == {
+        "task",
+        "split",
+        "fingerprint",
+        "n_items",
+        "coverage",
+        "metrics",
+        "slices",
+        "partial",
+        "warnings",
+        "data_kind",
+    }
     assert payload["data_kind"] == "sample"  # issue #29: never silent about the bundled samples
-    assert f"data root: {SAMPLE_DATA_ROOT.resolve()} (the bundled sample data" in result.stderr and "PROCBENCH_DATA" in result.stderr
-    answered = {json.loads(line)["id"] for line in SAMPLE.read_text().splitlines() if line.strip()}  # issue #28: answered / total
-    assert payload["coverage"] == {"answered": len(answered), "total": payload["n_items"], "fraction": len(answered) / payload["n_items"]}
-    assert set(payload["metrics"]) == {f"{m}_{k}" for m in ("exact", "bleu", "rouge") for k in ("p", "r", "f1")}
+    assert (
+        f"data root: {SAMPLE_DATA_ROOT.resolve()} (the bundled sample data" in result.stderr
+        and "PROCBENCH_DATA" in result.stderr
+    )
+    answered = {
+        json.loads(line)["id"] for line in SAMPLE.read_text().splitlines() if line.strip()
+    }  # issue #28: answered / total
+    assert payload["coverage"] == {
+        "answered": len(answered),
+        "total": payload["n_items"],
+        "fraction": len(answered) / payload["n_items"],
+    }
+    assert set(payload["metrics"]) == {
+        f"{m}_{k}" for m in ("exact", "bleu", "rouge") for k in ("p", "r", "f1")
+    }
     assert set(payload["slices"]) == {"domain", "category", "modality"}
-    assert payload["slices"]["domain"]["unseen"]["n_items"] + payload["slices"]["domain"]["seen"]["n_items"] == payload["n_items"]
+    assert (
+        payload["slices"]["domain"]["unseen"]["n_items"]
+        + payload["slices"]["domain"]["seen"]["n_items"]
+        == payload["n_items"]
+    )
 
 
 def test_score_rejects_bad_file_with_exit_8(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(SAMPLE.read_text() + "not json\n")
-    result = runner.invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(bad), "--data-dir", str(SAMPLE_DATA_ROOT)])
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            "openpi",
+            "--split",
+            "test",
+            "--predictions",
+            str(bad),
+            "--data-dir",
+            str(SAMPLE_DATA_ROOT),
+        ],
+    )
     assert result.exit_code == 8  # invalid predictions (procbench.exit_codes)
     assert "bad.jsonl:23: not valid JSON" in result.output
 
 
 def test_submit_then_resubmit(tmp_path: Path) -> None:
     db = tmp_path / "x.duckdb"
-    args = ["submit", "openpi", "--split", "test", "--predictions", str(SAMPLE), "--model", "tg", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    args = [
+        "submit",
+        "openpi",
+        "--split",
+        "test",
+        "--predictions",
+        str(SAMPLE),
+        "--model",
+        "tg",
+        "--db",
+        str(db),
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+    ]
     first, second = runner.invoke(app, args), runner.invoke(app, args)
-    assert first.exit_code == 0 and first.stdout.startswith("stored")  # stderr first says which data root was read (issue #29)
+    assert first.exit_code == 0 and first.stdout.startswith(
+        "stored"
+    )  # stderr first says which data root was read (issue #29)
     assert second.exit_code == 0 and "already stored" in second.output

@@ -47,8 +47,26 @@ CASES = {
         ["propara", "--split", "test", "--predictions", "p.tsv"],
         ["propara", "--split=test", "--predictions=p.tsv", "--data-dir", "d/", "--json"],
         ["--json", "--split", "dev", "openpi", "--predictions", "x/y.jsonl", "--partial"],
-        ["t", "--split", "a", "--split", "b", "--predictions", "p", "--metadata", "cot=true", "--metadata", "k=v"],
-        ["t", "--split", "-x", "--predictions", "p"],  # a value that starts with a dash is still the option's value
+        [
+            "t",
+            "--split",
+            "a",
+            "--split",
+            "b",
+            "--predictions",
+            "p",
+            "--metadata",
+            "cot=true",
+            "--metadata",
+            "k=v",
+        ],
+        [
+            "t",
+            "--split",
+            "-x",
+            "--predictions",
+            "p",
+        ],  # a value that starts with a dash is still the option's value
         ["--split", "s", "--predictions", "p", "--", "-odd-name"],
         ["t", "--split", "s", "--predictions", "p", "--data-dir", ""],
         # typer's to report: missing, unknown, misspelt, help, a flag given a value, too many arguments
@@ -74,21 +92,65 @@ CASES = {
 # submit (issue #31): the console runs it lean too; --token and --db fall back to their environment variables as typer's do
 CASES[cli_admin.submit] = [
     ["openpi", "--split", "test", "--predictions", "p.jsonl", "--model", "m"],
-    ["openpi", "--split", "test", "--predictions", "p.jsonl", "--model", "m", "--team", "t", "--token", "k", "--db", "x.duckdb", "--metadata", "cot=true"],
-    ["openpi", "--split", "test", "--predictions", "p.jsonl", "--model", "m", "--size-class", "small", "--components", "a", "--components", "b"],
+    [
+        "openpi",
+        "--split",
+        "test",
+        "--predictions",
+        "p.jsonl",
+        "--model",
+        "m",
+        "--team",
+        "t",
+        "--token",
+        "k",
+        "--db",
+        "x.duckdb",
+        "--metadata",
+        "cot=true",
+    ],
+    [
+        "openpi",
+        "--split",
+        "test",
+        "--predictions",
+        "p.jsonl",
+        "--model",
+        "m",
+        "--size-class",
+        "small",
+        "--components",
+        "a",
+        "--components",
+        "b",
+    ],
     ["openpi", "--split", "test", "--predictions", "p.jsonl"],
     ["openpi", "--split", "test", "--predictions", "p.jsonl", "--model", "m", "-h"],
 ]
 
+
 @pytest.mark.parametrize(
-    ("fn", "argv"), [pytest.param(fn, argv, id=f"{fn.__name__} {' '.join(argv)}") for fn, cases in CASES.items() for argv in cases]
+    ("fn", "argv"),
+    [
+        pytest.param(fn, argv, id=f"{fn.__name__} {' '.join(argv)}")
+        for fn, cases in CASES.items()
+        for argv in cases
+    ],
 )
-def test_the_lean_parser_gives_what_typer_gives_or_hands_the_line_to_typer(fn: Any, argv: list[str]) -> None:
+def test_the_lean_parser_gives_what_typer_gives_or_hands_the_line_to_typer(
+    fn: Any, argv: list[str]
+) -> None:
     status, expected = _typer_kwargs(fn, argv)
     declared = console_commands.COMMANDS[fn.__name__][1]
-    for lean in (cli_lean.parse(fn, argv), cli_lean.parse(declared, argv)):  # read from the typer signature, and as declared
+    for lean in (
+        cli_lean.parse(fn, argv),
+        cli_lean.parse(declared, argv),
+    ):  # read from the typer signature, and as declared
         if expected is None:
-            assert lean is None, (status, lean)  # typer reports it (or prints help): the lean parser must not run it
+            assert lean is None, (
+                status,
+                lean,
+            )  # typer reports it (or prints help): the lean parser must not run it
         else:
             assert status == 0 and lean == expected
 
@@ -96,10 +158,14 @@ def test_the_lean_parser_gives_what_typer_gives_or_hands_the_line_to_typer(fn: A
 @pytest.mark.parametrize("name", sorted(console_commands.COMMANDS))
 def test_the_declared_parameters_are_the_typer_signatures(name: str) -> None:
     """The console parses from console_commands.COMMANDS without typer: it must say what procbench/cli.py says to typer."""
-    typer_command = next(c for c in cli.app.registered_commands if (c.name or c.callback.__name__) == name)  # type: ignore[union-attr]
+    typer_command = next(
+        c for c in cli.app.registered_commands if (c.name or c.callback.__name__) == name
+    )  # type: ignore[union-attr]
     function, declared, _ = console_commands.COMMANDS[name]
     assert cli_lean.params_of(typer_command.callback) == list(declared)  # type: ignore[arg-type]
-    assert [p.name for p in declared] == list(inspect.signature(function).parameters)  # the lean call passes them by name
+    assert [p.name for p in declared] == list(
+        inspect.signature(function).parameters
+    )  # the lean call passes them by name
 
 
 def test_a_declared_parameter_differing_from_the_signature_is_seen() -> None:
@@ -119,28 +185,44 @@ def test_only_plain_parameters_are_parsed_lean() -> None:
     def counted(verbose: int = 0) -> None:
         """A number: not a kind the lean parser takes."""
 
-    def with_env(name: Annotated[Optional[str], typer.Option(envvar="PROCBENCH_TEST_NAME")] = None) -> None:
+    def with_env(
+        name: Annotated[Optional[str], typer.Option(envvar="PROCBENCH_TEST_NAME")] = None,
+    ) -> None:
         """An environment variable: read as typer reads it (issue #31: submit's --token and --db)."""
 
-    def with_envs(name: Annotated[Optional[str], typer.Option(envvar=["PROCBENCH_A", "PROCBENCH_B"])] = None) -> None:
+    def with_envs(
+        name: Annotated[Optional[str], typer.Option(envvar=["PROCBENCH_A", "PROCBENCH_B"])] = None,
+    ) -> None:
         """Several variables: typer's to read."""
 
     def plain(name: Annotated[Optional[str], typer.Option()] = None) -> None:
         """The same without it: lean."""
 
     assert cli_lean.parse(counted, []) is None
-    for value, expected in (("", None), ("from-env", "from-env")):  # as click reads it: an empty variable is no value
+    for value, expected in (
+        ("", None),
+        ("from-env", "from-env"),
+    ):  # as click reads it: an empty variable is no value
         os.environ["PROCBENCH_TEST_NAME"] = value
         try:
-            assert cli_lean.parse(with_env, []) == {"name": expected} == _typer_kwargs(with_env, [])[1]
-            assert cli_lean.parse(with_env, ["--name", "x"]) == {"name": "x"}  # the command line wins
+            assert (
+                cli_lean.parse(with_env, []) == {"name": expected} == _typer_kwargs(with_env, [])[1]
+            )
+            assert cli_lean.parse(with_env, ["--name", "x"]) == {
+                "name": "x"
+            }  # the command line wins
         finally:
             del os.environ["PROCBENCH_TEST_NAME"]
     assert cli_lean.parse(with_envs, []) is None
     assert cli_lean.parse(plain, ["--name", "x"]) == {"name": "x"}
     assert console_commands.run(["fmt", "--check"]) is None  # not a lean command: typer runs it
     assert console_commands.run([]) is None  # no command: typer prints the help
-    assert console_commands.run(["score", "t", "--split", "s", "--predictions", "p", "--metadata", "cot"]) is None  # typer's usage error
+    assert (
+        console_commands.run(
+            ["score", "t", "--split", "s", "--predictions", "p", "--metadata", "cot"]
+        )
+        is None
+    )  # typer's usage error
 
 
 # The console script's entry (pyproject's [project.scripts]), and typer's app called as a script: both run lean.
@@ -153,29 +235,97 @@ ENTRIES = {
 def _console(*args: str, entry: str = "console") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "PROCBENCH_CACHE_DIR": "off"}
     code = ENTRIES[entry]
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize(
     "args",
     [
-        pytest.param(["score", "paradise-tip", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"], id="score"),
-        pytest.param(["score", "paradise-tip", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT), "--metadata", "cot"],
-                     id="bad metadata"),
-        pytest.param(["score", "paradise-tip", "--split", "test", "--predictions", "no/such/file.jsonl"], id="no prediction file"),
-        pytest.param(["score", "no-such-task", "--split", "test", "--predictions", str(STRONG)], id="no such task"),
-        pytest.param(["score", "paradise-tip", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT)], id="score text"),
         pytest.param(
-            ["score", "paradise-tip", "--split", "test", "--predictions", str(STRONG), "--data-dir", str(SAMPLE_DATA_ROOT), "--partial"], id="partial"
+            [
+                "score",
+                "paradise-tip",
+                "--split",
+                "test",
+                "--predictions",
+                str(STRONG),
+                "--data-dir",
+                str(SAMPLE_DATA_ROOT),
+                "--json",
+            ],
+            id="score",
+        ),
+        pytest.param(
+            [
+                "score",
+                "paradise-tip",
+                "--split",
+                "test",
+                "--predictions",
+                str(STRONG),
+                "--data-dir",
+                str(SAMPLE_DATA_ROOT),
+                "--metadata",
+                "cot",
+            ],
+            id="bad metadata",
+        ),
+        pytest.param(
+            ["score", "paradise-tip", "--split", "test", "--predictions", "no/such/file.jsonl"],
+            id="no prediction file",
+        ),
+        pytest.param(
+            ["score", "no-such-task", "--split", "test", "--predictions", str(STRONG)],
+            id="no such task",
+        ),
+        pytest.param(
+            [
+                "score",
+                "paradise-tip",
+                "--split",
+                "test",
+                "--predictions",
+                str(STRONG),
+                "--data-dir",
+                str(SAMPLE_DATA_ROOT),
+            ],
+            id="score text",
+        ),
+        pytest.param(
+            [
+                "score",
+                "paradise-tip",
+                "--split",
+                "test",
+                "--predictions",
+                str(STRONG),
+                "--data-dir",
+                str(SAMPLE_DATA_ROOT),
+                "--partial",
+            ],
+            id="partial",
         ),
         pytest.param(["check", "paradise-tip", "pm-llm-benchmark"], id="check"),
-        pytest.param(["check", "paradise-tip", "--data", "--data-dir", str(SAMPLE_DATA_ROOT)], id="check data"),
+        pytest.param(
+            ["check", "paradise-tip", "--data", "--data-dir", str(SAMPLE_DATA_ROOT)],
+            id="check data",
+        ),
     ],
 )
 @pytest.mark.parametrize("entry", sorted(ENTRIES))
 def test_the_console_prints_what_typer_prints(args: list[str], entry: str) -> None:
     done = _console(*args, entry=entry)
-    assert cli_lean.parse({"score": cli.score, "check": cli.check}[args[0]], args[1:]) is not None  # a line the parser takes
+    assert (
+        cli_lean.parse({"score": cli.score, "check": cli.check}[args[0]], args[1:]) is not None
+    )  # a line the parser takes
     expected = CliRunner().invoke(cli.app, args, prog_name="procbench")
     assert done.returncode == expected.exit_code, done.stderr
     assert done.stdout == expected.stdout
@@ -194,7 +344,11 @@ def test_the_console_prints_what_typer_prints(args: list[str], entry: str) -> No
 def test_what_the_console_hands_to_typer_prints_what_typer_prints(args: list[str]) -> None:
     """The console's fallback is typer's app run as a script (the console script before procbench/console.py)."""
     done, expected = _console(*args), _console(*args, entry="app")
-    assert (done.returncode, done.stdout, done.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        expected.returncode,
+        expected.stdout,
+        expected.stderr,
+    )
     assert done.stdout or done.stderr  # help or an error was printed
 
 
@@ -202,16 +356,22 @@ def test_what_the_console_hands_to_typer_prints_what_typer_prints(args: list[str
 def test_a_usage_error_on_the_console_is_typers(entry: str) -> None:
     done = _console("score", "paradise-tip", "--split", "test", entry=entry)
     assert done.returncode == 2
-    assert "Missing option '--predictions'" in done.stderr and "Usage: procbench score" in done.stderr
+    assert (
+        "Missing option '--predictions'" in done.stderr and "Usage: procbench score" in done.stderr
+    )
 
 
 def test_the_installed_console_script_is_the_lean_entry() -> None:
     """pyproject's [project.scripts] names procbench.console:script, and the script in this environment runs it."""
     import tomllib
 
-    scripts = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    scripts = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"
+    ]["scripts"]
     assert scripts == {"procbench": "procbench.console:script"}
     script = Path(sys.executable).with_name("procbench")
     if not script.is_file():
         pytest.skip("no procbench console script beside this interpreter")
-    assert "from procbench.console import script" in script.read_text(encoding="utf-8"), "reinstall: pip install -e . --no-deps"
+    assert "from procbench.console import script" in script.read_text(encoding="utf-8"), (
+        "reinstall: pip install -e . --no-deps"
+    )

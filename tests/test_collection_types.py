@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsl.parser import parse
-from dsl.plan import _field_type, type_node
-from dsl.printer import format_file
-from runners._types import GoldSet, InvalidPredictions
-from runners.cells import BadCell, cast_cell
-from runners.contracts import PYTHON_COLLECTIONS, checker, mismatch
-from runners.metrics._ordering import permutation_problem
-from runners.predictions import FieldType, SchemaReader
+from procbench.dsl.parser import parse
+from procbench.dsl.plan import _field_type, type_node
+from procbench.dsl.printer import format_file
+from procbench.runners._types import GoldSet, InvalidPredictions
+from procbench.runners.cells import BadCell, cast_cell
+from procbench.runners.contracts import PYTHON_COLLECTIONS, checker, mismatch
+from procbench.runners.metrics._ordering import permutation_problem
+from procbench.runners.predictions import FieldType, SchemaReader
 
 SCALARS = ["str", "int", "float", "bool", "any"]
 
@@ -33,7 +33,14 @@ def types(depth: int = 2) -> st.SearchStrategy[str]:
     if depth == 0:
         return scalar
     inner = types(depth - 1)
-    return st.one_of(scalar, st.builds(lambda kind, t: f"{kind}({t})", st.sampled_from(["list", "ordering", "set", "optional"]), inner))
+    return st.one_of(
+        scalar,
+        st.builds(
+            lambda kind, t: f"{kind}({t})",
+            st.sampled_from(["list", "ordering", "set", "optional"]),
+            inner,
+        ),
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -49,7 +56,11 @@ def test_every_spelling_parses_prints_and_serialises_back_to_itself(spelled: str
 def test_the_serialised_form_of_existing_types_is_unchanged() -> None:
     # the plan (and so the fingerprint) holds (kind, item, members): a list keeps its kind "list"
     assert type_node(FieldType.parse("list(str)")) == ("list", ("str", None, ()), ())
-    assert type_node(FieldType.parse("optional(list(int))")) == ("optional", ("list", ("int", None, ()), ()), ())
+    assert type_node(FieldType.parse("optional(list(int))")) == (
+        "optional",
+        ("list", ("int", None, ()), ()),
+        (),
+    )
     assert type_node(FieldType.parse("ordering(str)")) == ("ordering", ("str", None, ()), ())
     assert type_node(FieldType.parse("set(int)")) == ("set", ("int", None, ()), ())
 
@@ -59,7 +70,11 @@ def test_the_serialised_form_of_existing_types_is_unchanged() -> None:
     [
         ("ordering(str)", "ordering(str)", True),
         ("ordering(int)", "ordering(float)", True),  # the element types follow the usual rule
-        ("ordering(str)", "list(str)", False),  # an ordering is no list: the metric must say it takes orderings
+        (
+            "ordering(str)",
+            "list(str)",
+            False,
+        ),  # an ordering is no list: the metric must say it takes orderings
         ("list(str)", "ordering(str)", False),
         ("set(str)", "list(str)", False),
         ("list(str)", "set(str)", False),
@@ -74,34 +89,59 @@ def test_one_collection_kind_never_stands_for_another(have: str, wanted: str, fi
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(-5, 5), max_size=6), st.sampled_from(["ordering(int)", "set(int)", "list(int)"]))
-def test_a_json_list_is_each_kind_and_a_cell_reads_as_its_json(values: list[int], spelled: str) -> None:
+@given(
+    st.lists(st.integers(-5, 5), max_size=6),
+    st.sampled_from(["ordering(int)", "set(int)", "list(int)"]),
+)
+def test_a_json_list_is_each_kind_and_a_cell_reads_as_its_json(
+    values: list[int], spelled: str
+) -> None:
     ftype = FieldType.parse(spelled)
-    assert ftype.accepts(values)  # repeats too: whether an ordering repeats is the metric's question (an invalid prediction)
+    assert ftype.accepts(
+        values
+    )  # repeats too: whether an ordering repeats is the metric's question (an invalid prediction)
     assert not ftype.accepts(tuple(values)) and not ftype.accepts("1, 2")
     assert cast_cell(ftype, json.dumps(values)) == values
-    assert checker(ftype, PYTHON_COLLECTIONS)(tuple(values))  # reader components build tuples and frozensets
+    assert checker(ftype, PYTHON_COLLECTIONS)(
+        tuple(values)
+    )  # reader components build tuples and frozensets
     with pytest.raises(BadCell):
         cast_cell(ftype, "[1, 2")
 
 
 def test_a_gold_value_of_the_wrong_element_type_is_described() -> None:
-    assert mismatch(FieldType.parse("ordering(int)"), [1, "b"]) == "a list whose element 2 is a string ('b')"
+    assert (
+        mismatch(FieldType.parse("ordering(int)"), [1, "b"])
+        == "a list whose element 2 is a string ('b')"
+    )
 
 
 def test_prediction_files_are_read_and_checked_line_by_line(tmp_path: Path) -> None:
-    reader = SchemaReader("jsonl", "id", (("order", FieldType.parse("ordering(str)")), ("tools", FieldType.parse("set(str)"))))
+    reader = SchemaReader(
+        "jsonl",
+        "id",
+        (("order", FieldType.parse("ordering(str)")), ("tools", FieldType.parse("set(str)"))),
+    )
     gold = GoldSet({"a": {}, "b": {}, "c": {}})
     good = tmp_path / "good.jsonl"
-    good.write_text('{"id": "a", "order": ["x", "y"], "tools": ["saw", "saw"]}\n{"id": "b", "order": [], "tools": []}\n')
+    good.write_text(
+        '{"id": "a", "order": ["x", "y"], "tools": ["saw", "saw"]}\n{"id": "b", "order": [], "tools": []}\n'
+    )
     with pytest.warns(Warning):  # item c has no prediction
         assert reader(good, gold)["a"]["tools"] == ["saw", "saw"]
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"id": "a", "order": "x y", "tools": []}\n{"id": "b", "order": ["x", 3], "tools": {}}\n')
+    bad.write_text(
+        '{"id": "a", "order": "x y", "tools": []}\n{"id": "b", "order": ["x", 3], "tools": {}}\n'
+    )
     with pytest.raises(InvalidPredictions) as caught:
         reader(bad, gold)
     listed = caught.value.render() if hasattr(caught.value, "render") else str(caught.value)
-    assert "bad.jsonl:1" in listed and "ordering<str>" in listed and "bad.jsonl:2" in listed and "set<str>" in listed
+    assert (
+        "bad.jsonl:1" in listed
+        and "ordering<str>" in listed
+        and "bad.jsonl:2" in listed
+        and "set<str>" in listed
+    )
 
 
 def test_fmt_keeps_the_collection_types_as_written() -> None:
@@ -128,13 +168,17 @@ def test_fmt_keeps_the_collection_types_as_written() -> None:
 }
 """
     printed = format_file(parse(source, "t.spec"))
-    assert "order: ordering(int) = rows.order" in printed and "tools: set(str) = rows.tools" in printed and "order = ordering(int)" in printed
+    assert (
+        "order: ordering(int) = rows.order" in printed
+        and "tools: set(str) = rows.tools" in printed
+        and "order = ordering(int)" in printed
+    )
     assert format_file(parse(printed, "t.spec")) == printed
 
 
 def test_the_prediction_schema_describes_orderings_and_sets() -> None:
-    from dsl.checker import check_text
-    from submissions.schema import prediction_schema
+    from procbench.dsl.checker import check_text
+    from procbench.submissions.schema import prediction_schema
 
     source = """task t {
   title   = "t"
@@ -160,12 +204,21 @@ def test_the_prediction_schema_describes_orderings_and_sets() -> None:
 """
     schema = prediction_schema(check_text(source, "t.spec").spec)
     ranking = schema["properties"]["ranking"]
-    assert ranking["type"] == "array" and ranking["items"] == {"type": "string"} and ranking["description"].startswith("ordering(str)")
+    assert (
+        ranking["type"] == "array"
+        and ranking["items"] == {"type": "string"}
+        and ranking["description"].startswith("ordering(str)")
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from("abcdefgh"), min_size=0, max_size=8, unique=True), st.lists(st.sampled_from("abcdefghij"), max_size=10))
-def test_an_invalid_ordering_names_what_is_missing_extra_or_repeated(gold: list[str], predicted: list[Any]) -> None:
+@given(
+    st.lists(st.sampled_from("abcdefgh"), min_size=0, max_size=8, unique=True),
+    st.lists(st.sampled_from("abcdefghij"), max_size=10),
+)
+def test_an_invalid_ordering_names_what_is_missing_extra_or_repeated(
+    gold: list[str], predicted: list[Any]
+) -> None:
     why = permutation_problem(gold, predicted)
     if sorted(gold) == sorted(predicted):
         assert why is None
@@ -195,16 +248,22 @@ def test_an_invalid_ordering_names_what_is_missing_extra_or_repeated(gold: list[
         ("recall_at", "set(str)", "ordering(str)", ["a"], 1),
     ],
 )
-def test_an_unanswered_item_scores_zero_as_documented(name: str, gold_type: str, prediction_type: str, gold: list[Any], outputs: int) -> None:
+def test_an_unanswered_item_scores_zero_as_documented(
+    name: str, gold_type: str, prediction_type: str, gold: list[Any], outputs: int
+) -> None:
     """docs/language.md, "Orderings, sets and rankings": missing = "empty" gives 0 for every output of these metrics."""
-    from runners import registry
+    from procbench.runners import registry
 
-    metric = registry.get("metric", name).build().declared(FieldType.parse(gold_type), FieldType.parse(prediction_type), "mean")
+    metric = (
+        registry.get("metric", name)
+        .build()
+        .declared(FieldType.parse(gold_type), FieldType.parse(prediction_type), "mean")
+    )
     assert metric.item(gold, None, "mean") == (0.0,) * outputs
 
 
 def test_a_gold_ordering_that_repeats_an_item_is_an_error_in_the_gold() -> None:
-    from runners import registry
+    from procbench.runners import registry
 
     ordering = FieldType.parse("ordering(str)")
     for name in ("kendall_tau", "exact_order"):
@@ -214,9 +273,11 @@ def test_a_gold_ordering_that_repeats_an_item_is_an_error_in_the_gold() -> None:
 
 
 def test_number_lists_of_another_length_are_invalid_not_a_gold_error() -> None:
-    from runners import registry
+    from procbench.runners import registry
 
     numbers = FieldType.parse("list(float)")
     tau = registry.get("metric", "kendall_tau").build().declared(numbers, numbers, "mean")
-    assert tau.invalid([1.0, 2.0, 3.0], [1.0, 2.0]) == "the prediction has 2 values for 3 gold values"
+    assert (
+        tau.invalid([1.0, 2.0, 3.0], [1.0, 2.0]) == "the prediction has 2 values for 3 gold values"
+    )
     assert tau.invalid([1.0, 2.0, 3.0], [3.0, 1.0, 2.0]) is None

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from procbench.cli import app
 from procbench.paths import PROJECT_ROOT
-from runners import registry
+from procbench.runners import registry
 from tests.doc_files import extract
 from tests.site_app import page
 
@@ -83,52 +83,133 @@ def _cli(*args: str) -> str:
 def _console(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """The console script (its lean path for check and score) in a fresh interpreter."""
     inherited = {k: v for k, v in os.environ.items() if k != registry.COMPONENTS_ENV}
-    environment = {**inherited, "PYTHONPATH": str(PROJECT_ROOT), "PROCBENCH_CACHE_DIR": "off", **env}
+    environment = {
+        **inherited,
+        "PYTHONPATH": str(PROJECT_ROOT),
+        "PROCBENCH_CACHE_DIR": "off",
+        **env,
+    }
     code = "import sys; from procbench.console import main; sys.exit(main())"
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=root, env=environment, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=root,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
-def test_no_command_imports_the_code_beside_a_spec(guide: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    spec, data, predictions, db = guide / "specs" / "toolproc.spec", guide / "data", guide / "predictions.jsonl", guide / "store.duckdb"
+def test_no_command_imports_the_code_beside_a_spec(
+    guide: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, data, predictions, db = (
+        guide / "specs" / "toolproc.spec",
+        guide / "data",
+        guide / "predictions.jsonl",
+        guide / "store.duckdb",
+    )
     runs = [
         ("check", str(spec)),
         ("check", str(spec), "--data", "--data-dir", str(data)),
         ("check", str(spec), "--ship"),
         ("fmt", "--check", str(spec)),
         ("compile", str(spec), "--explain", "--out-dir", str(guide / "out")),
-        ("score", str(spec), "--split", "dev", "--predictions", str(predictions), "--data-dir", str(data), "--json"),
-        ("submit", str(spec), "--split", "dev", "--predictions", str(predictions), "--data-dir", str(data), "--model", "m", "--team", "me", "--db", str(db)),
+        (
+            "score",
+            str(spec),
+            "--split",
+            "dev",
+            "--predictions",
+            str(predictions),
+            "--data-dir",
+            str(data),
+            "--json",
+        ),
+        (
+            "submit",
+            str(spec),
+            "--split",
+            "dev",
+            "--predictions",
+            str(predictions),
+            "--data-dir",
+            str(data),
+            "--model",
+            "m",
+            "--team",
+            "me",
+            "--db",
+            str(db),
+        ),
         ("components",),
     ]
     for args in runs:
         out = _cli(*args)
-        assert not _marker(guide).exists(), f"procbench {' '.join(args)} imported components/evil.py:\n{out}"
-        assert not out.startswith(("2\n", "4\n", "5\n")), out  # each ran (--ship exits 1: this task bundles no samples)
-    lean = (("check", "specs/toolproc.spec"), ("score", "specs/toolproc.spec", "--split", "dev", "--predictions", "predictions.jsonl", "--data-dir", "data"))
+        assert not _marker(guide).exists(), (
+            f"procbench {' '.join(args)} imported components/evil.py:\n{out}"
+        )
+        assert not out.startswith(("2\n", "4\n", "5\n")), (
+            out
+        )  # each ran (--ship exits 1: this task bundles no samples)
+    lean = (
+        ("check", "specs/toolproc.spec"),
+        (
+            "score",
+            "specs/toolproc.spec",
+            "--split",
+            "dev",
+            "--predictions",
+            "predictions.jsonl",
+            "--data-dir",
+            "data",
+        ),
+    )
     for args in lean:
         done = _console(guide, *args)
         assert done.returncode == 0, done.stderr
-        assert not _marker(guide).exists(), f"the console's procbench {' '.join(args)} imported components/evil.py"
-    assert page(db, monkeypatch, "board", task="toolproc", split="dev").dataframe, "the board shows the submission"
+        assert not _marker(guide).exists(), (
+            f"the console's procbench {' '.join(args)} imported components/evil.py"
+        )
+    assert page(db, monkeypatch, "board", task="toolproc", split="dev").dataframe, (
+        "the board shows the submission"
+    )
     assert not _marker(guide).exists(), "the site imported components/evil.py"
     assert "evil_similarity" not in registry.names("similarity")
 
 
 def test_a_name_only_that_folder_defines_is_refused_with_the_file_and_the_flag(guide: Path) -> None:
     spec = guide / "specs" / "toolproc.spec"
-    spec.write_text(spec.read_text(encoding="utf-8").replace("similarity = token_f1()", "similarity = evil_similarity()"), encoding="utf-8")
+    spec.write_text(
+        spec.read_text(encoding="utf-8").replace(
+            "similarity = token_f1()", "similarity = evil_similarity()"
+        ),
+        encoding="utf-8",
+    )
     folder = guide / "specs" / "components"
-    defined_at = next(n for n, line in enumerate(EVIL.splitlines(), 1) if line.startswith("@component("))
+    defined_at = next(
+        n for n, line in enumerate(EVIL.splitlines(), 1) if line.startswith("@component(")
+    )
 
     refused = _cli("check", str(spec))
     assert refused.startswith("3\n"), refused
-    assert f"unknown similarity 'evil_similarity': {folder / 'evil.py'}:{defined_at} defines it" in refused
+    assert (
+        f"unknown similarity 'evil_similarity': {folder / 'evil.py'}:{defined_at} defines it"
+        in refused
+    )
     assert f"--components {folder}" in refused and f"{registry.COMPONENTS_ENV}={folder}" in refused
-    assert "32 |       similarity = evil_similarity()" in refused  # at the spec's line, with a caret
+    assert (
+        "32 |       similarity = evil_similarity()" in refused
+    )  # at the spec's line, with a caret
     assert not _marker(guide).exists()
 
     done = _console(guide, "check", "specs/toolproc.spec")  # the console script says the same
-    assert done.returncode == 3 and "specs/components/evil.py" in done.stderr and "--components specs/components" in done.stderr, done.stderr
+    assert (
+        done.returncode == 3
+        and "specs/components/evil.py" in done.stderr
+        and "--components specs/components" in done.stderr
+    ), done.stderr
     assert not _marker(guide).exists()
 
     allowed = _cli("check", str(spec), "--components", str(folder))
@@ -140,10 +221,27 @@ def test_a_name_only_that_folder_defines_is_refused_with_the_file_and_the_flag(g
 
 def test_the_setting_allows_a_folder_for_every_command(guide: Path) -> None:
     spec = guide / "specs" / "toolproc.spec"
-    spec.write_text(spec.read_text(encoding="utf-8").replace("similarity = token_f1()", "similarity = evil_similarity()"), encoding="utf-8")
-    args = ("score", "specs/toolproc.spec", "--split", "dev", "--predictions", "predictions.jsonl", "--data-dir", "data", "--json")
+    spec.write_text(
+        spec.read_text(encoding="utf-8").replace(
+            "similarity = token_f1()", "similarity = evil_similarity()"
+        ),
+        encoding="utf-8",
+    )
+    args = (
+        "score",
+        "specs/toolproc.spec",
+        "--split",
+        "dev",
+        "--predictions",
+        "predictions.jsonl",
+        "--data-dir",
+        "data",
+        "--json",
+    )
     assert _console(guide, *args).returncode == 3 and not _marker(guide).exists()
     done = _console(guide, *args, **{registry.COMPONENTS_ENV: "specs/components"})
     assert done.returncode == 0, done.stderr
-    assert round(json.loads(done.stdout)["metrics"]["tools_f1"], 6) == 0.694444  # the guide's hand-computed F1: token_f1 under another name
+    assert (
+        round(json.loads(done.stdout)["metrics"]["tools_f1"], 6) == 0.694444
+    )  # the guide's hand-computed F1: token_f1 under another name
     assert _marker(guide).exists()

@@ -42,12 +42,16 @@ task seenqa {
 
 
 def test_the_recipe_is_the_documented_line() -> None:
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "language.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "language.md").read_text(
+        encoding="utf-8"
+    )
     assert RECIPE in docs
 
 
 ROWS = st.lists(
-    st.tuples(st.sampled_from([2019, 2020, 2021, 2022]), st.integers(0, 3), st.integers(0, 3)),  # year (an int, as JSON gives it), answer, choice
+    st.tuples(
+        st.sampled_from([2019, 2020, 2021, 2022]), st.integers(0, 3), st.integers(0, 3)
+    ),  # year (an int, as JSON gives it), answer, choice
     min_size=0,
     max_size=12,
 )
@@ -55,19 +59,37 @@ ROWS = st.lists(
 
 @settings(deadline=None, max_examples=15)
 @given(rows=ROWS)
-def test_possibly_seen_is_a_slice_of_the_items_published_up_to_the_cutoff(tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[int, int, int]]) -> None:
-    rows = [(2019, 0, 0), (2020, 1, 2), *rows]  # both of the line's years occur (check --data refuses a map key no item has)
+def test_possibly_seen_is_a_slice_of_the_items_published_up_to_the_cutoff(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[int, int, int]]
+) -> None:
+    rows = [
+        (2019, 0, 0),
+        (2020, 1, 2),
+        *rows,
+    ]  # both of the line's years occur (check --data refuses a map key no item has)
     root = tmp_path_factory.mktemp("seenqa")
     (root / "data" / "seenqa").mkdir(parents=True)
     (root / "data" / "seenqa" / "test.jsonl").write_text(
-        "".join(json.dumps({"id": f"q{i}", "year": year, "answer": answer}) + "\n" for i, (year, answer, _) in enumerate(rows)), encoding="utf-8"
+        "".join(
+            json.dumps({"id": f"q{i}", "year": year, "answer": answer}) + "\n"
+            for i, (year, answer, _) in enumerate(rows)
+        ),
+        encoding="utf-8",
     )
-    (root / "p.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "choice": choice}) + "\n" for i, (_, _, choice) in enumerate(rows)), encoding="utf-8")
+    (root / "p.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "choice": choice}) + "\n"
+            for i, (_, _, choice) in enumerate(rows)
+        ),
+        encoding="utf-8",
+    )
     (root / "seenqa.spec").write_text(SPEC % RECIPE, encoding="utf-8")
     result = score(root / "seenqa.spec", root / "p.jsonl", split="test", data_dir=root / "data")
     expected: dict[str, list[bool]] = {}
     for year, answer, choice in rows:
-        expected.setdefault("possibly seen" if year <= 2020 else "unseen", []).append(answer == choice)
+        expected.setdefault("possibly seen" if year <= 2020 else "unseen", []).append(
+            answer == choice
+        )
     got = result.slices["possibly_seen"]
     assert set(got) == set(expected)
     for value, hits in expected.items():

@@ -28,14 +28,14 @@ from hypothesis import strategies as st
 
 from procbench.api import all_spec_paths, load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners import registry
-from runners._types import GoldSet, ItemScore
-from runners.contracts import PYTHON_COLLECTIONS, checker
-from runners.matching import PRF, PairScorer
-from runners.record_rules import One, OnField
-from runners.predictions import FieldType
-from runners.similarity import exact, token_f1
-from runners.text import Pipeline, lowercase, strip
+from procbench.runners import registry
+from procbench.runners._types import GoldSet, ItemScore
+from procbench.runners.contracts import PYTHON_COLLECTIONS, checker
+from procbench.runners.matching import PRF, PairScorer
+from procbench.runners.record_rules import One, OnField
+from procbench.runners.predictions import FieldType
+from procbench.runners.similarity import exact, token_f1
+from procbench.runners.text import Pipeline, lowercase, strip
 
 TASKS = sorted(p.stem for p in all_spec_paths())
 # A task scored on another task's sample submissions (same data, same prediction format).
@@ -49,7 +49,12 @@ SUBMISSION_SPLIT = {"paged": "dev", "pm-llm-benchmark": "main"}
 
 def _calls(spec: Any) -> dict[str, Any]:
     """The task's component calls by kind (None where the spec declares the stage itself)."""
-    return {"reader": spec.data.reader, "predictions": spec.predictions.reader, "scorer": spec.score.scorer, "aggregator": spec.score.aggregate}
+    return {
+        "reader": spec.data.reader,
+        "predictions": spec.predictions.reader,
+        "scorer": spec.score.scorer,
+        "aggregator": spec.score.aggregate,
+    }
 
 
 def _component(spec: Any, kind: str) -> tuple[registry.Component, dict[str, Any]] | None:
@@ -80,15 +85,23 @@ def _record_problems(record: Any, declared: Mapping[str, FieldType]) -> list[str
     attributes = _attributes(record)
     if attributes is None:  # a bare value is declared as its one field (named as in the file)
         if len(declared) != 1:
-            return [f"a bare {type(record).__name__} record, but the contract declares {sorted(declared)}"]
-        (name, ftype), = declared.items()
-        return [] if checker(ftype, PYTHON_COLLECTIONS)(record) else [f"value {record!r} is not {ftype.spelling()} (field {name})"]
+            return [
+                f"a bare {type(record).__name__} record, but the contract declares {sorted(declared)}"
+            ]
+        ((name, ftype),) = declared.items()
+        return (
+            []
+            if checker(ftype, PYTHON_COLLECTIONS)(record)
+            else [f"value {record!r} is not {ftype.spelling()} (field {name})"]
+        )
     problems = []
     if set(attributes) != set(declared):
         problems.append(f"fields {sorted(attributes)} != declared {sorted(declared)}")
     for name, ftype in declared.items():
         if name in attributes and not checker(ftype, PYTHON_COLLECTIONS)(attributes[name]):
-            problems.append(f"field {name}: {type(attributes[name]).__name__} value is not {ftype.spelling()}")
+            problems.append(
+                f"field {name}: {type(attributes[name]).__name__} value is not {ftype.spelling()}"
+            )
     return problems
 
 
@@ -107,7 +120,11 @@ def _gold_splits(runner: Any, root: Path) -> dict[str, GoldSet]:
 
 def _submissions(task: str) -> list[Path]:
     folder = SAMPLE_SUBMISSIONS_DIR / SUBMISSIONS_OF.get(task, task)
-    return sorted(p for p in folder.iterdir() if not p.name.endswith(".meta.json")) if folder.is_dir() else []
+    return (
+        sorted(p for p in folder.iterdir() if not p.name.endswith(".meta.json"))
+        if folder.is_dir()
+        else []
+    )
 
 
 def _metadata(path: Path) -> dict[str, Any]:
@@ -119,9 +136,13 @@ def _metadata(path: Path) -> dict[str, Any]:
 def _scored_samples(task: str) -> list[tuple[Path, GoldSet, Mapping[str, Any], list[ItemScore]]]:
     """Each sample submission of the task: validated against its split's gold and scored."""
     spec, runner = load_task(task)
-    if not _submissions(task):  # a new task need not have them until it ships (procbench check --ship lists them)
+    if not _submissions(
+        task
+    ):  # a new task need not have them until it ships (procbench check --ship lists them)
         pytest.skip(f"{task} has no sample submissions under {SAMPLE_SUBMISSIONS_DIR}")
-    split = SUBMISSION_SPLIT.get(task, "test" if "test" in spec.data.splits else spec.data.splits[0])
+    split = SUBMISSION_SPLIT.get(
+        task, "test" if "test" in spec.data.splits else spec.data.splits[0]
+    )
     gold = runner.gold(SAMPLE_DATA_ROOT, split)[0]
     out = []
     for path in _submissions(task):
@@ -150,14 +171,20 @@ def _check_reader(task: str, root: Path) -> tuple[int, set[str]]:
             assert not problems, f"{task}/{split} item {item_id}: {problems}"
         for item_id, labels in gold.labels.items():
             unknown = set(labels) - set(contract.labels)
-            assert not unknown, f"{task}/{split} item {item_id}: undeclared labels {sorted(unknown)}"
+            assert not unknown, (
+                f"{task}/{split} item {item_id}: undeclared labels {sorted(unknown)}"
+            )
             for name, value in labels.items():
                 allowed = contract.labels[name]
-                assert not allowed or value in allowed, f"{task}/{split} item {item_id}: {name} = {value!r} not in {allowed}"
+                assert not allowed or value in allowed, (
+                    f"{task}/{split} item {item_id}: {name} = {value!r} not in {allowed}"
+                )
             seen_labels |= set(labels)
         for name in contract.labels:  # a label is given on a split for every item or for none
             carried = sum(name in gold.labels.get(item_id, {}) for item_id in gold.items)
-            assert carried in (0, len(gold.items)), f"{task}/{split}: label {name} on {carried} of {len(gold.items)} items"
+            assert carried in (0, len(gold.items)), (
+                f"{task}/{split}: label {name} on {carried} of {len(gold.items)} items"
+            )
     return len(golds), seen_labels
 
 
@@ -175,15 +202,21 @@ def test_the_samples_show_every_declared_label() -> None:
     for task in TASKS:
         spec, _ = load_task(task)
         if _component(spec, "reader") is not None:
-            seen.setdefault(spec.data.reader.name, set()).update(_check_reader(task, SAMPLE_DATA_ROOT)[1])
+            seen.setdefault(spec.data.reader.name, set()).update(
+                _check_reader(task, SAMPLE_DATA_ROOT)[1]
+            )
     assert seen, "no task reads its gold with a reader component"
     for name, labels in seen.items():
         declared = set(registry.get("reader", name).contract.labels)
-        assert labels == declared, f"reader {name}: labels seen {sorted(labels)}, declared {sorted(declared)}"
+        assert labels == declared, (
+            f"reader {name}: labels seen {sorted(labels)}, declared {sorted(declared)}"
+        )
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_reader_records_and_labels_match_the_contract_on_the_real_data(task: str, data_root: Path) -> None:
+def test_reader_records_and_labels_match_the_contract_on_the_real_data(
+    task: str, data_root: Path
+) -> None:
     if _check_reader(task, data_root)[0] == 0:
         pytest.skip(f"no gold file of {task} under {data_root}")
 
@@ -210,10 +243,14 @@ def test_scorer_emits_exactly_the_declared_values(task: str) -> None:
     comp, params = found
     declared = set(comp.contract.emitted(params))
     for path, gold, records, _items in _scored_samples(task):
-        items = comp.fn(gold, records, **params)  # the component alone: a spec's measures add their own statistics
+        items = comp.fn(
+            gold, records, **params
+        )  # the component alone: a spec's measures add their own statistics
         assert [i.item_id for i in items] == list(gold.items)
         for item in items:
-            assert set(item.values) == declared, f"{path.name} item {item.item_id}: {sorted(set(item.values) ^ declared)}"
+            assert set(item.values) == declared, (
+                f"{path.name} item {item.item_id}: {sorted(set(item.values) ^ declared)}"
+            )
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -224,21 +261,29 @@ def test_scorer_needs_are_fields_its_reader_declares(task: str) -> None:
         pytest.skip(f"{task} has no scorer or no reader component")
     fields = reader[0].contract.fields
     for name, wanted in scorer[0].contract.needs.items():
-        assert name in fields, f"{scorer[0].name} needs {name!r}, which {reader[0].name} does not declare"
-        assert fields[name].fits(wanted), f"{name}: {fields[name].spelling()} does not fit {wanted.spelling()}"
+        assert name in fields, (
+            f"{scorer[0].name} needs {name!r}, which {reader[0].name} does not declare"
+        )
+        assert fields[name].fits(wanted), (
+            f"{name}: {fields[name].spelling()} does not fit {wanted.spelling()}"
+        )
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_aggregator_returns_exactly_the_declared_metrics(task: str) -> None:
     spec, runner = load_task(task)
     found = _component(spec, "aggregator")
-    if found is None:  # measures only: their outputs are the spec's metrics, on every sample and on an empty slice
+    if (
+        found is None
+    ):  # measures only: their outputs are the spec's metrics, on every sample and on an empty slice
         for path, _gold, _records, items in _scored_samples(task):
             assert set(runner.aggregate(items)) == set(runner.metric_names), path.name
             assert set(runner.aggregate([])) == set(runner.metric_names)
         return
     comp, params = found
-    flags = [p.name for p in comp.params if p.type is bool]  # emits may depend on them: try each value
+    flags = [
+        p.name for p in comp.params if p.type is bool
+    ]  # emits may depend on them: try each value
     variants = [params] + [{**params, flag: not params[flag]} for flag in flags]
     for path, _gold, _records, items in _scored_samples(task):
         scorer_emits = tuple(dict.fromkeys(k for item in items for k in item.values))
@@ -246,9 +291,13 @@ def test_aggregator_returns_exactly_the_declared_metrics(task: str) -> None:
             declared = set(comp.contract.emitted(args, scorer_emits))
             got = set(comp.fn(items, **args))
             assert got == declared, f"{path.name} with {args}: {sorted(got ^ declared)}"
-            if comp.contract.emits != registry.SAME_AS_SCORER:  # an empty slice still has every metric
+            if (
+                comp.contract.emits != registry.SAME_AS_SCORER
+            ):  # an empty slice still has every metric
                 assert set(comp.fn([], **args)) == declared
-        assert set(runner.metric_names) <= set(comp.contract.emitted(params, scorer_emits)), "a spec metric its aggregator does not emit"
+        assert set(runner.metric_names) <= set(comp.contract.emitted(params, scorer_emits)), (
+            "a spec metric its aggregator does not emit"
+        )
 
 
 # -- every registered component ------------------------------------------------------------------
@@ -284,13 +333,27 @@ def _strategy(t: Any) -> st.SearchStrategy[Any]:
         return st.lists(st.text(max_size=4), max_size=4)
     if args and type(None) in args:
         return st.one_of(st.none(), *(_strategy(a) for a in args if a is not type(None)))
-    simple = {bool: st.booleans(), int: st.integers(1, 4), float: st.floats(0.1, 2.0), str: st.text(min_size=1, max_size=4)}
+    simple = {
+        bool: st.booleans(),
+        int: st.integers(1, 4),
+        float: st.floats(0.1, 2.0),
+        str: st.text(min_size=1, max_size=4),
+    }
     if t in simple:
         return simple[t]
     if t is registry.NormaliserName:  # the compiler passes a normaliser block's steps as a pipeline
         return st.sampled_from([Pipeline.of([]), Pipeline.of([lowercase(), strip()])])
-    if t is registry.SimilarityParts:  # what a similarity block gives: (field, built similarity) pairs
-        return st.lists(st.tuples(st.sampled_from(["a", "b"]), st.sampled_from([exact, token_f1]).map(lambda make: make())), min_size=1, max_size=3)
+    if (
+        t is registry.SimilarityParts
+    ):  # what a similarity block gives: (field, built similarity) pairs
+        return st.lists(
+            st.tuples(
+                st.sampled_from(["a", "b"]),
+                st.sampled_from([exact, token_f1]).map(lambda make: make()),
+            ),
+            min_size=1,
+            max_size=3,
+        )
     raise AssertionError(f"no value strategy for parameter type {t!r}: extend _strategy")
 
 
@@ -305,7 +368,9 @@ def _value_strategy(ftype: FieldType) -> st.SearchStrategy[Any]:
     raise AssertionError(f"no value strategy for {ftype.spelling()}: extend _value_strategy")
 
 
-Record = collections.namedtuple("Record", ["a", "b"])  # what a deriver gives a record similarity: fields as attributes
+Record = collections.namedtuple(
+    "Record", ["a", "b"]
+)  # what a deriver gives a record similarity: fields as attributes
 RECORDS = st.builds(Record, st.text(max_size=10), st.text(max_size=10))
 
 # Arguments a component accepts but cannot score with (reported; see the xfail test below).
@@ -317,7 +382,6 @@ def _arguments(data: st.DataObject, comp: registry.Component) -> dict[str, Any]:
     broken = KNOWN_BROKEN.get((comp.kind, comp.name), {})
     assume(not any(args.get(k) == v for k, v in broken.items()))
     return args
-
 
 
 @pytest.mark.parametrize("name", registry.names("normaliser"))
@@ -353,20 +417,34 @@ COMPOSED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "when": st.lists(st.tuples(st.text(max_size=3), _RECORD_SIMILARITY), max_size=3),
         "otherwise": _RECORD_SIMILARITY,
     },
-    "all_of": {"same": st.lists(_MEMBERS, max_size=2), "parts": st.lists(_RECORD_SIMILARITY, max_size=3)},
+    "all_of": {
+        "same": st.lists(_MEMBERS, max_size=2),
+        "parts": st.lists(_RECORD_SIMILARITY, max_size=3),
+    },
     "one": {},
 }
 
 
 @pytest.mark.parametrize("name", registry.names("similarity"))
 @given(data=st.data())
-def test_similarities_compare_two_values_of_their_declared_type(name: str, data: st.DataObject) -> None:
+def test_similarities_compare_two_values_of_their_declared_type(
+    name: str, data: st.DataObject
+) -> None:
     comp = registry.get("similarity", name)
     if name in COMPOSED:
-        similarity = comp.build(**{param: data.draw(strategy, label=param) for param, strategy in COMPOSED[name].items()})
+        similarity = comp.build(
+            **{
+                param: data.draw(strategy, label=param)
+                for param, strategy in COMPOSED[name].items()
+            }
+        )
     else:
         similarity = comp.build(**_arguments(data, comp))
-    values = RECORDS if name == "record_mean" or name in COMPOSED else _value_strategy(comp.contract.takes)
+    values = (
+        RECORDS
+        if name == "record_mean" or name in COMPOSED
+        else _value_strategy(comp.contract.takes)
+    )
     gold = data.draw(values, label="gold")
     prediction = data.draw(values, label="prediction")
     raw = similarity.score(similarity.prepare(gold), similarity.prepare(prediction))
@@ -392,8 +470,12 @@ def test_matchers_compare_two_values_of_their_declared_type(name: str, data: st.
 
 
 @pytest.mark.xfail(
-    strict=True, raises=(IndexError, AssertionError), reason="NLTK's method6 smoothing needs n >= 3 and a non-zero trigram precision; bleu() accepts it anyway"
+    strict=True,
+    raises=(IndexError, AssertionError),
+    reason="NLTK's method6 smoothing needs n >= 3 and a non-zero trigram precision; bleu() accepts it anyway",
 )
 def test_bleu_with_method6_smoothing_scores_ordinary_answers() -> None:
     similarity = registry.get("similarity", "bleu").build(n=4, smoothing="method6")
-    assert 0.0 <= similarity.score(similarity.prepare("a b c d"), similarity.prepare("a b x y")) <= 1.0
+    assert (
+        0.0 <= similarity.score(similarity.prepare("a b c d"), similarity.prepare("a b x y")) <= 1.0
+    )

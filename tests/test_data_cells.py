@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsl import check_file, compile_spec
-from dsl.datacheck import MAX_PLACES, check_against_data
-from runners._types import GoldDataError, GoldSet, InvalidPredictions
-from runners.predictions import FieldType, SchemaReader
+from procbench.dsl import check_file, compile_spec
+from procbench.dsl.datacheck import MAX_PLACES, check_against_data
+from procbench.runners._types import GoldDataError, GoldSet, InvalidPredictions
+from procbench.runners.predictions import FieldType, SchemaReader
 
 BOOL_TRUE = ("true", "yes", "1")
 BOOL_FALSE = ("false", "no", "0")
@@ -82,9 +82,18 @@ def _python_bool(text: str) -> bool | None:
 _noise = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=6)
 _pad = st.sampled_from(["", " ", "  "])
 _ints = st.builds(lambda n, a, b: f"{a}{n}{b}", st.integers(-(10**12), 10**12), _pad, _pad)
-_floats = st.builds(lambda x, a: f"{a}{x!r}", st.floats(allow_nan=False, allow_infinity=False), _pad)
-_bools = st.builds(lambda w, upper, a: f"{a}{w.upper() if upper else w}", st.sampled_from(BOOL_TRUE + BOOL_FALSE), st.booleans(), _pad)
-_specials = st.sampled_from(["nan", "inf", "-inf", "1.0", "1e3", "0x10", "", " ", "1_000", "+7", "TRUE", "Yes", "2"])
+_floats = st.builds(
+    lambda x, a: f"{a}{x!r}", st.floats(allow_nan=False, allow_infinity=False), _pad
+)
+_bools = st.builds(
+    lambda w, upper, a: f"{a}{w.upper() if upper else w}",
+    st.sampled_from(BOOL_TRUE + BOOL_FALSE),
+    st.booleans(),
+    _pad,
+)
+_specials = st.sampled_from(
+    ["nan", "inf", "-inf", "1.0", "1e3", "0x10", "", " ", "1_000", "+7", "TRUE", "Yes", "2"]
+)
 
 KINDS = {
     "int": (_ints, _python_int),
@@ -153,17 +162,32 @@ def test_prediction_cells_read_as_python_reads_them_and_every_bad_cell_is_report
 
 def test_a_row_with_several_bad_cells_reports_each_one(tmp_path: Path) -> None:
     (tmp_path / "p.csv").write_text("id,a,b,c\nr0,1,x,true\nr1,y,2.5,maybe\n")
-    reader = SchemaReader("csv", "id", (("id", FieldType("str")), ("a", FieldType("int")), ("b", FieldType("float")), ("c", FieldType("bool"))))
+    reader = SchemaReader(
+        "csv",
+        "id",
+        (
+            ("id", FieldType("str")),
+            ("a", FieldType("int")),
+            ("b", FieldType("float")),
+            ("c", FieldType("bool")),
+        ),
+    )
     with pytest.raises(InvalidPredictions) as caught:
         reader(tmp_path / "p.csv", GoldSet(items={"r0": {}, "r1": {}}))
-    assert [(p.line, p.message.split("'")[1]) for p in caught.value.problems] == [(2, "b"), (3, "a"), (3, "c")]
+    assert [(p.line, p.message.split("'")[1]) for p in caught.value.problems] == [
+        (2, "b"),
+        (3, "a"),
+        (3, "c"),
+    ]
 
 
 @pytest.mark.parametrize(
     ("cell", "value"),
     [("0", 0), ("2", 2), (" 1 ", 1), ("+1", 1), ("a", "a")],
 )
-def test_an_enum_of_integers_takes_a_cell_that_reads_as_one_of_them_and_gives_the_integer(tmp_path: Path, cell: str, value: object) -> None:
+def test_an_enum_of_integers_takes_a_cell_that_reads_as_one_of_them_and_gives_the_integer(
+    tmp_path: Path, cell: str, value: object
+) -> None:
     root = tmp_path
     spec = check_file(_spec(root, "enum(0, 1, 2, a)")).spec
     _write(root / "cells" / "dev.csv", [cell])
@@ -181,7 +205,9 @@ def test_an_enum_of_integers_refuses_other_cells(tmp_path: Path, cell: str) -> N
     assert [p.line for p in caught.value.problems] == [3]
 
 
-def test_an_empty_cell_is_absent_for_an_optional_type_and_an_error_otherwise(tmp_path: Path) -> None:
+def test_an_empty_cell_is_absent_for_an_optional_type_and_an_error_otherwise(
+    tmp_path: Path,
+) -> None:
     spec = check_file(_spec(tmp_path, "optional(int)")).spec
     _write(tmp_path / "cells" / "dev.csv", ["4", "", "  "])
     gold, _ = compile_spec(spec).gold(tmp_path, "dev")

@@ -19,7 +19,7 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from dsl.model import FetchSpec
+from procbench.dsl.model import FetchSpec
 from procbench import data as fetching
 from procbench.api import load_task
 from procbench.cli import app
@@ -27,7 +27,9 @@ from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
 
 SAMPLE_FILE = SAMPLE_DATA_ROOT / "paradise" / "src" / "data" / "tip_test.csv"
 HUB_COMMIT = "0123456789abcdef0123456789abcdef01234567"
-CLOSED_PORT_URL = "http://127.0.0.1:9"  # discard port: nothing listens, connections are refused at once
+CLOSED_PORT_URL = (
+    "http://127.0.0.1:9"  # discard port: nothing listens, connections are refused at once
+)
 
 
 @dataclass
@@ -35,11 +37,17 @@ class Loopback:
     """A file server on 127.0.0.1 with Range support, request logging, induced faults and a fake Hub."""
 
     root: Path
-    hub_files: dict[str, bytes] = field(default_factory=dict)  # "/datasets/<repo>/resolve/<rev>/<file>" -> bytes
-    drop_after: int | None = None  # send only this many body bytes, then close (while drops_left > 0)
+    hub_files: dict[str, bytes] = field(
+        default_factory=dict
+    )  # "/datasets/<repo>/resolve/<rev>/<file>" -> bytes
+    drop_after: int | None = (
+        None  # send only this many body bytes, then close (while drops_left > 0)
+    )
     drops_left: int = 0
     ignore_range: bool = False
-    requests: list[tuple[str, str, str]] = field(default_factory=list)  # (method, path, Range header)
+    requests: list[tuple[str, str, str]] = field(
+        default_factory=list
+    )  # (method, path, Range header)
     port: int = 0
 
     @property
@@ -58,7 +66,10 @@ def _handler(state: Loopback) -> type[http.server.BaseHTTPRequestHandler]:
             path = unquote(urlsplit(self.path).path)
             if path in state.hub_files:
                 content = state.hub_files[path]
-                return content, {"X-Repo-Commit": HUB_COMMIT, "ETag": f'"{hashlib.sha1(content).hexdigest()}"'}
+                return content, {
+                    "X-Repo-Commit": HUB_COMMIT,
+                    "ETag": f'"{hashlib.sha1(content).hexdigest()}"',
+                }
             candidate = (state.root / path.lstrip("/")).resolve()
             if candidate.is_file() and candidate.is_relative_to(state.root.resolve()):
                 return candidate.read_bytes(), {}
@@ -73,7 +84,11 @@ def _handler(state: Loopback) -> type[http.server.BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            start = int(range_header[len("bytes="):].split("-")[0]) if range_header.startswith("bytes=") and not state.ignore_range else 0
+            start = (
+                int(range_header[len("bytes=") :].split("-")[0])
+                if range_header.startswith("bytes=") and not state.ignore_range
+                else 0
+            )
             if start >= len(content) > 0:
                 self.send_response(416)
                 self.send_header("Content-Length", "0")
@@ -82,7 +97,9 @@ def _handler(state: Loopback) -> type[http.server.BaseHTTPRequestHandler]:
             body = content[start:]
             self.send_response(206 if start else 200)
             if start:
-                self.send_header("Content-Range", f"bytes {start}-{len(content) - 1}/{len(content)}")
+                self.send_header(
+                    "Content-Range", f"bytes {start}-{len(content) - 1}/{len(content)}"
+                )
             self.send_header("Content-Length", str(len(body)))
             for key, value in extra.items():
                 self.send_header(key, value)
@@ -112,7 +129,9 @@ def server(tmp_path: Path) -> Iterator[Loopback]:
     state.root.mkdir()
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     yield state
     httpd.shutdown()
@@ -136,8 +155,17 @@ def _no_real_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PROCBENCH_DATA", raising=False)
 
 
-def _spec_for(content: bytes, *, url: str = "", path: str = "bench/file.csv", **hub: str) -> FetchSpec:
-    return FetchSpec(name="file", path=path, sha256=hashlib.sha256(content).hexdigest(), size=len(content), url=url, **hub)
+def _spec_for(
+    content: bytes, *, url: str = "", path: str = "bench/file.csv", **hub: str
+) -> FetchSpec:
+    return FetchSpec(
+        name="file",
+        path=path,
+        sha256=hashlib.sha256(content).hexdigest(),
+        size=len(content),
+        url=url,
+        **hub,
+    )
 
 
 def _serve(server: Loopback, content: bytes, name: str = "upstream/file.csv") -> str:
@@ -150,7 +178,9 @@ def _serve(server: Loopback, content: bytes, name: str = "upstream/file.csv") ->
 # -- URL files -----------------------------------------------------------------------------------
 
 
-def test_download_is_verified_placed_and_then_served_offline(server: Loopback, tmp_path: Path) -> None:
+def test_download_is_verified_placed_and_then_served_offline(
+    server: Loopback, tmp_path: Path
+) -> None:
     content = SAMPLE_FILE.read_bytes()
     spec = _spec_for(content, url=_serve(server, content))
     root, cache = tmp_path / "data", tmp_path / "cache"
@@ -167,7 +197,9 @@ def test_download_is_verified_placed_and_then_served_offline(server: Loopback, t
     assert len(server.requests) == 1  # only the first fetch touched the server
 
 
-def test_interrupted_download_resumes_with_a_range_request(server: Loopback, tmp_path: Path) -> None:
+def test_interrupted_download_resumes_with_a_range_request(
+    server: Loopback, tmp_path: Path
+) -> None:
     content = SAMPLE_FILE.read_bytes()
     spec = _spec_for(content, url=_serve(server, content))
     root, cache = tmp_path / "data", tmp_path / "cache"
@@ -206,13 +238,19 @@ def test_a_server_that_ignores_range_restarts_the_file(server: Loopback, tmp_pat
 
 
 @pytest.mark.parametrize("tamper", ["sha256", "size_smaller", "size_larger"])
-def test_a_file_that_does_not_match_is_not_left_in_place(server: Loopback, tmp_path: Path, tamper: str) -> None:
+def test_a_file_that_does_not_match_is_not_left_in_place(
+    server: Loopback, tmp_path: Path, tamper: str
+) -> None:
     content = SAMPLE_FILE.read_bytes()
     spec = _spec_for(content, url=_serve(server, content))
     if tamper == "sha256":
-        spec = FetchSpec(**{**spec.__dict__, "sha256": hashlib.sha256(b"something else").hexdigest()})
+        spec = FetchSpec(
+            **{**spec.__dict__, "sha256": hashlib.sha256(b"something else").hexdigest()}
+        )
     else:
-        spec = FetchSpec(**{**spec.__dict__, "size": spec.size + (-10 if tamper == "size_smaller" else 10)})
+        spec = FetchSpec(
+            **{**spec.__dict__, "size": spec.size + (-10 if tamper == "size_smaller" else 10)}
+        )
     root, cache = tmp_path / "data", tmp_path / "cache"
 
     with pytest.raises(fetching.IntegrityError) as failure:
@@ -228,12 +266,17 @@ def test_http_errors_and_unsafe_paths_are_reported(server: Loopback, tmp_path: P
     with pytest.raises(fetching.FetchError, match="HTTP 404"):
         fetching.fetch_file(spec, tmp_path, cache_dir=tmp_path / "cache")
     with pytest.raises(fetching.FetchError, match="must be relative"):
-        fetching.fetch_file(_spec_for(b"x", url=f"{server.url}/x", path="../outside.csv"), tmp_path / "data")
+        fetching.fetch_file(
+            _spec_for(b"x", url=f"{server.url}/x", path="../outside.csv"), tmp_path / "data"
+        )
 
 
 def test_mirror_rewrites_the_host_into_the_path() -> None:
     url = "https://raw.githubusercontent.com/GGLAB-KU/paradise/59f7a40/src/data/tip_test.csv"
-    assert fetching.mirrored(url, "http://127.0.0.1:8000/") == "http://127.0.0.1:8000/raw.githubusercontent.com/GGLAB-KU/paradise/59f7a40/src/data/tip_test.csv"
+    assert (
+        fetching.mirrored(url, "http://127.0.0.1:8000/")
+        == "http://127.0.0.1:8000/raw.githubusercontent.com/GGLAB-KU/paradise/59f7a40/src/data/tip_test.csv"
+    )
     assert fetching.mirrored(url, None) == url
 
 
@@ -241,10 +284,18 @@ def test_mirror_rewrites_the_host_into_the_path() -> None:
 
 
 def _hub_spec(content: bytes) -> FetchSpec:
-    return _spec_for(content, path="paradise/src/data/tip_test.csv", hub_repo="GGLab/PARADISE", hub_file="tip_test.csv", revision="337abd1")
+    return _spec_for(
+        content,
+        path="paradise/src/data/tip_test.csv",
+        hub_repo="GGLab/PARADISE",
+        hub_file="tip_test.csv",
+        revision="337abd1",
+    )
 
 
-def test_hub_file_through_a_fake_endpoint_then_from_the_hugging_face_cache(server: Loopback, tmp_path: Path) -> None:
+def test_hub_file_through_a_fake_endpoint_then_from_the_hugging_face_cache(
+    server: Loopback, tmp_path: Path
+) -> None:
     content = SAMPLE_FILE.read_bytes()
     server.hub_files["/datasets/GGLab/PARADISE/resolve/337abd1/tip_test.csv"] = content
     spec, root, hub_cache = _hub_spec(content), tmp_path / "data", tmp_path / "hf"
@@ -274,7 +325,12 @@ def _hand_made_hub_cache(hub_cache: Path, content: bytes) -> None:
 def test_hub_file_from_a_hand_made_cache_without_any_server(tmp_path: Path) -> None:
     content = SAMPLE_FILE.read_bytes()
     _hand_made_hub_cache(tmp_path / "hf", content)
-    result = fetching.fetch_file(_hub_spec(content), tmp_path / "data", hub_endpoint=CLOSED_PORT_URL, hub_cache=tmp_path / "hf")
+    result = fetching.fetch_file(
+        _hub_spec(content),
+        tmp_path / "data",
+        hub_endpoint=CLOSED_PORT_URL,
+        hub_cache=tmp_path / "hf",
+    )
     assert result.source == "cache"
     assert (tmp_path / "data/paradise/src/data/tip_test.csv").read_bytes() == content
 
@@ -285,9 +341,16 @@ def test_hub_file_with_the_wrong_content_is_refused(server: Loopback, tmp_path: 
     _hand_made_hub_cache(tmp_path / "hf", tampered)
     server.hub_files["/datasets/GGLab/PARADISE/resolve/337abd1/tip_test.csv"] = tampered
     with pytest.raises(fetching.IntegrityError, match="sha256"):
-        fetching.fetch_file(_hub_spec(content), tmp_path / "data", hub_endpoint=server.url, hub_cache=tmp_path / "hf")
+        fetching.fetch_file(
+            _hub_spec(content),
+            tmp_path / "data",
+            hub_endpoint=server.url,
+            hub_cache=tmp_path / "hf",
+        )
     assert not (tmp_path / "data/paradise/src/data/tip_test.csv").exists()
-    assert any(method == "GET" for method, _, _ in server.requests)  # the stale cache entry sent it online
+    assert any(
+        method == "GET" for method, _, _ in server.requests
+    )  # the stale cache entry sent it online
 
 
 # -- the shipped specs ---------------------------------------------------------------------------
@@ -296,14 +359,24 @@ def test_hub_file_with_the_wrong_content_is_refused(server: Loopback, tmp_path: 
 def test_plan_follows_benchmarks_tasks_splits_and_variants() -> None:
     paradise_test = fetching.plan("PARADISE", split="test")
     assert {item.spec.path.rsplit("/", 1)[-1] for item in paradise_test} == {
-        "tip_test.csv", "warning_test.csv", "tip_test0.5.csv", "tip_test0.75.csv", "warning_test0.5.csv",
-        "warning_test0.75.csv", "reverse_tip_test.csv", "reverse_warning_test.csv",
+        "tip_test.csv",
+        "warning_test.csv",
+        "tip_test0.5.csv",
+        "tip_test0.75.csv",
+        "warning_test0.5.csv",
+        "warning_test0.75.csv",
+        "reverse_tip_test.csv",
+        "reverse_warning_test.csv",
     }
     rq3 = next(i for i in paradise_test if i.spec.path.endswith("tip_test0.5.csv"))
     assert rq3.tasks == ("paradise-tip",) and "test_mlm" in rq3.spec.splits
     hub = next(i for i in paradise_test if i.spec.path.endswith("/tip_test.csv"))
-    assert hub.spec.hub_repo == "GGLab/PARADISE" and hub.origin.startswith("hf://datasets/GGLab/PARADISE@")
-    assert [i.spec.path for i in fetching.plan("openpi-head", split="dev")] == [i.spec.path for i in fetching.plan("openpi", split="dev")]
+    assert hub.spec.hub_repo == "GGLab/PARADISE" and hub.origin.startswith(
+        "hf://datasets/GGLab/PARADISE@"
+    )
+    assert [i.spec.path for i in fetching.plan("openpi-head", split="dev")] == [
+        i.spec.path for i in fetching.plan("openpi", split="dev")
+    ]
     assert {t for i in fetching.plan("OpenPI") for t in i.tasks} == {"openpi", "openpi-head"}
     with pytest.raises(fetching.FetchError, match="no split 'train'"):
         fetching.plan("paradise-tip", split="train")
@@ -313,7 +386,9 @@ def test_plan_follows_benchmarks_tasks_splits_and_variants() -> None:
 
 def test_every_fetch_block_matches_the_staged_upstream_files(data_root: Path) -> None:
     # the specs that say where their data is published (a new task may keep its data elsewhere: no fetch blocks)
-    spec_paths = [p for p in sorted(PROJECT_ROOT.joinpath("specs").glob("*.spec")) if load_task(p)[0].fetch]
+    spec_paths = [
+        p for p in sorted(PROJECT_ROOT.joinpath("specs").glob("*.spec")) if load_task(p)[0].fetch
+    ]
     items = {item.spec.path: item for p in spec_paths for item in fetching.plan(str(p))}
     assert len(items) >= 90
     states = fetching.status(items.values(), data_root)
@@ -322,7 +397,10 @@ def test_every_fetch_block_matches_the_staged_upstream_files(data_root: Path) ->
         assert item.spec.hub_repo or item.spec.url.startswith("https://raw.githubusercontent.com/")
         if item.spec.url:  # pinned to a 40-hex commit, as SOURCE.md names it
             commit = item.spec.url.split("/")[5]
-            assert len(commit) == 40 and commit in (data_root / item.spec.path.split("/")[0] / "SOURCE.md").read_text()
+            assert (
+                len(commit) == 40
+                and commit in (data_root / item.spec.path.split("/")[0] / "SOURCE.md").read_text()
+            )
 
 
 def test_every_file_a_spec_reads_is_declared_in_its_fetch_blocks(data_root: Path) -> None:
@@ -337,7 +415,9 @@ def test_every_file_a_spec_reads_is_declared_in_its_fetch_blocks(data_root: Path
             if path.is_relative_to(root) and path.is_file():
                 opened.append(path.relative_to(root).as_posix())
 
-    sys.addaudithook(hook)  # audit hooks cannot be removed: this one is switched off when the test ends
+    sys.addaudithook(
+        hook
+    )  # audit hooks cannot be removed: this one is switched off when the test ends
     try:
         for spec_file in sorted(PROJECT_ROOT.joinpath("specs").glob("*.spec")):
             spec, runner = load_task(spec_file)
@@ -348,8 +428,17 @@ def test_every_file_a_spec_reads_is_declared_in_its_fetch_blocks(data_root: Path
                     runner.read_gold(root, split)
                 except FileNotFoundError:
                     continue  # a split not staged (PAGED test): nothing to compare
-                undeclared = sorted({p for p in opened if p not in declared or (declared[p].splits and split not in declared[p].splits)})
-                assert undeclared == [], f"{spec.name}/{split} reads files without a fetch block for that split"
+                undeclared = sorted(
+                    {
+                        p
+                        for p in opened
+                        if p not in declared
+                        or (declared[p].splits and split not in declared[p].splits)
+                    }
+                )
+                assert undeclared == [], (
+                    f"{spec.name}/{split} reads files without a fetch block for that split"
+                )
     finally:
         active[0] = False
 
@@ -367,18 +456,40 @@ def test_cli_fetches_paradise_from_a_mirror_and_the_hub_cache_then_scores_offlin
     items = fetching.plan("paradise-tip", split="test")
     for item in items:  # lay the upstream files out as the mirror would serve them
         if item.spec.url:
-            served = server.root / urlsplit(item.spec.url).netloc / unquote(urlsplit(item.spec.url).path).lstrip("/")
+            served = (
+                server.root
+                / urlsplit(item.spec.url).netloc
+                / unquote(urlsplit(item.spec.url).path).lstrip("/")
+            )
             served.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(data_root / item.spec.path, served)
     hub_item = next(i for i in items if i.spec.hub_repo)
     _hand_made_hub_cache(tmp_path / "hf", (data_root / hub_item.spec.path).read_bytes())
-    env = {"PROCBENCH_MIRROR": server.url, "HF_HUB_CACHE": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "PROCBENCH_CACHE": str(tmp_path / "cache")}
+    env = {
+        "PROCBENCH_MIRROR": server.url,
+        "HF_HUB_CACHE": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "PROCBENCH_CACHE": str(tmp_path / "cache"),
+    }
     dest = tmp_path / "fetched"
 
     # The real command in its own process, configured only through the environment.
     first = subprocess.run(
-        [str(PROJECT_ROOT / ".venv/bin/procbench"), "data", "fetch", "paradise-tip", "--split", "test", "--to", str(dest)],
-        capture_output=True, text=True, env={**os.environ, **env}, timeout=300, cwd=PROJECT_ROOT,
+        [
+            str(PROJECT_ROOT / ".venv/bin/procbench"),
+            "data",
+            "fetch",
+            "paradise-tip",
+            "--split",
+            "test",
+            "--to",
+            str(dest),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
+        cwd=PROJECT_ROOT,
     )
     assert first.returncode == 0, first.stderr
     assert "3 verified (2 downloaded, 1 from cache, 0 already present), 0 failed" in first.stdout
@@ -389,20 +500,38 @@ def test_cli_fetches_paradise_from_a_mirror_and_the_hub_cache_then_scores_offlin
     # No network any more: the mirror is a refused port and the Hub is offline.
     for key, value in {**env, "PROCBENCH_MIRROR": CLOSED_PORT_URL}.items():
         monkeypatch.setenv(key, value)
-    assert "3 already present" in _cli("data", "fetch", "paradise-tip", "--split", "test", "--to", str(dest)).stdout
+    assert (
+        "3 already present"
+        in _cli("data", "fetch", "paradise-tip", "--split", "test", "--to", str(dest)).stdout
+    )
     shutil.rmtree(dest)
     again = _cli("data", "fetch", "paradise-tip", "--split", "test", "--to", str(dest))
     assert again.exit_code == 0 and "3 from cache" in again.stdout
-    assert _cli("data", "status", "paradise-tip", "--split", "test", "--data-dir", str(dest)).exit_code == 0
+    assert (
+        _cli("data", "status", "paradise-tip", "--split", "test", "--data-dir", str(dest)).exit_code
+        == 0
+    )
 
     predictions = tmp_path / "zeros.jsonl"
     predictions.write_text("".join(json.dumps({"id": i, "label": 0}) + "\n" for i in range(500)))
-    scored = _cli("score", "paradise-tip", "--split", "test", "--data-dir", str(dest), "--predictions", str(predictions), "--json")
+    scored = _cli(
+        "score",
+        "paradise-tip",
+        "--split",
+        "test",
+        "--data-dir",
+        str(dest),
+        "--predictions",
+        str(predictions),
+        "--json",
+    )
     assert scored.exit_code == 0, scored.output
     assert json.loads(scored.stdout)["n_items"] == 500
 
 
-def test_cli_exits_10_and_leaves_nothing_when_the_upstream_file_differs(server: Loopback, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exits_10_and_leaves_nothing_when_the_upstream_file_differs(
+    server: Loopback, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The mirror serves other bytes of the right size: the digest the task declares (its lock) refuses them."""
     (item,) = fetching.plan("paradise-reverse-tip")
     parts = urlsplit(item.spec.url)
@@ -414,8 +543,14 @@ def test_cli_exits_10_and_leaves_nothing_when_the_upstream_file_differs(server: 
 
     result = _cli("data", "fetch", "paradise-reverse-tip", "--to", str(tmp_path / "data"))
     assert result.exit_code == 10
-    assert "FAILED" in result.stderr and f"expected {item.spec.sha256}" in result.stderr and "not put in place" in result.stderr
+    assert (
+        "FAILED" in result.stderr
+        and f"expected {item.spec.sha256}" in result.stderr
+        and "not put in place" in result.stderr
+    )
     assert hashlib.sha256(b"x" * item.spec.size).hexdigest() in result.stderr
-    assert not (tmp_path / "data" / item.spec.path).exists() and not list((tmp_path / "cache").rglob("*.part"))
+    assert not (tmp_path / "data" / item.spec.path).exists() and not list(
+        (tmp_path / "cache").rglob("*.part")
+    )
     missing = _cli("data", "status", "paradise-reverse-tip", "--data-dir", str(tmp_path / "data"))
     assert missing.exit_code == 4 and "missing" in missing.stdout

@@ -16,11 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from dsl import SpecError, check_file, compile_spec
-from dsl.compiler import explain
-from dsl.datacheck import check_against_data
+from procbench.dsl import SpecError, check_file, compile_spec
+from procbench.dsl.compiler import explain
+from procbench.dsl.datacheck import check_against_data
 from procbench.cli import app
-from runners._types import GoldDataError
+from procbench.runners._types import GoldDataError
 
 EXPLODE = """explode cell {
       items = product(step = rec.steps, event = distinct(rec.events, name, where = { kind = "real" }))
@@ -34,7 +34,9 @@ FIELDS = """label: str     = lookup(rec.labels, { step = cell.step, event = cell
 LABELS = "labels { tagged = any(rec.labels, { event = cell.event }) }"
 
 
-def _spec(tmp_path: Path, explode: str = EXPLODE, fields: str = FIELDS, labels: str = LABELS) -> Path:
+def _spec(
+    tmp_path: Path, explode: str = EXPLODE, fields: str = FIELDS, labels: str = LABELS
+) -> Path:
     text = f"""task grid {{
   title   = "Grid"
   version = "1.0"
@@ -82,10 +84,16 @@ def _expand(records: list[dict]) -> dict[str, dict]:
             for j, event in enumerate(events):
                 if step == "END" or step in rec["ignored"]:
                     continue
-                found = [lab["label"] for lab in rec["labels"] if lab["step"] == step and lab["event"] == event and lab["kind"] == "gold"]
+                found = [
+                    lab["label"]
+                    for lab in rec["labels"]
+                    if lab["step"] == step and lab["event"] == event and lab["kind"] == "gold"
+                ]
                 items[f"{rec['id']}/{i}/{j}"] = {
                     "label": found[0] if found else "none",
-                    "any_yes": any(lab["step"] == step and lab["label"] == "yes" for lab in rec["labels"]),
+                    "any_yes": any(
+                        lab["step"] == step and lab["label"] == "yes" for lab in rec["labels"]
+                    ),
                     "all_gold": all(lab["kind"] == "gold" for lab in rec["labels"]),
                     "events": every_name,
                     "tagged": str(any(lab["event"] == event for lab in rec["labels"])),
@@ -96,7 +104,14 @@ def _expand(records: list[dict]) -> dict[str, dict]:
 STEPS = st.sampled_from(["mix", "bake", "cool", "cut", "END"])
 NAMES = st.sampled_from(["burn", "rise", "spill", "crack"])
 _event = st.fixed_dictionaries({"name": NAMES, "kind": st.sampled_from(["real", "hypothetical"])})
-_label = st.fixed_dictionaries({"step": STEPS, "event": NAMES, "label": st.sampled_from(["yes", "no", "maybe"]), "kind": st.sampled_from(["gold", "draft"])})
+_label = st.fixed_dictionaries(
+    {
+        "step": STEPS,
+        "event": NAMES,
+        "label": st.sampled_from(["yes", "no", "maybe"]),
+        "kind": st.sampled_from(["gold", "draft"]),
+    }
+)
 _record = st.fixed_dictionaries(
     {
         "steps": st.lists(STEPS, max_size=5),
@@ -108,7 +123,9 @@ _record = st.fixed_dictionaries(
 
 
 @given(bodies=st.lists(_record, min_size=1, max_size=5))
-def test_the_reader_expands_records_as_plain_python_does(tmp_path_factory: pytest.TempPathFactory, bodies: list[dict]) -> None:
+def test_the_reader_expands_records_as_plain_python_does(
+    tmp_path_factory: pytest.TempPathFactory, bodies: list[dict]
+) -> None:
     root = tmp_path_factory.mktemp("grid")
     records = [{"id": f"r{n}", **body} for n, body in enumerate(bodies)]
     _write(root, records)
@@ -148,7 +165,10 @@ def test_a_joined_id_names_each_pair_and_a_repeated_pair_is_reported_once_at_the
         dupes += pair in seen
         seen.add(pair)
     assert len(caught.value.problems) == dupes
-    assert all(p.line == 1 and "has the id" in p.message and "rec.steps[" in p.message for p in caught.value.problems)
+    assert all(
+        p.line == 1 and "has the id" in p.message and "rec.steps[" in p.message
+        for p in caught.value.problems
+    )
 
 
 def test_the_spec_is_formatted_and_explained(tmp_path: Path) -> None:
@@ -156,7 +176,10 @@ def test_the_spec_is_formatted_and_explained(tmp_path: Path) -> None:
     spec = check_file(path).spec
     text = explain(spec)
     assert "every element" not in text.split("field any_yes")[0]  # any(): some element
-    assert 'combination of one element of each of rec.steps x distinct(rec.events, name, where = { kind = "real" })' in text
+    assert (
+        'combination of one element of each of rec.steps x distinct(rec.events, name, where = { kind = "real" })'
+        in text
+    )
     assert 'skipped where equals(cell.step, "END")' in text
     assert 'else "none"' in text
     formatted = CliRunner().invoke(app, ["fmt", str(path)])
@@ -178,26 +201,84 @@ def _one_error(path: Path) -> tuple[int, int, str, str]:
 @pytest.mark.parametrize(
     ("old", "new", "at", "says", "hint"),
     [
-        ("lookup(rec.labels", "lokup(rec.labels", "lokup", "unknown computed value 'lokup'", "did you mean 'lookup'?"),
-        ('default = "none"', 'defualt = "none"', "defualt", "lookup() takes no argument 'defualt'", "lookup(rec.labels"),
-        ("event = distinct(", "event = distnct(", "distnct", "distnct() does not give a list", "distinct"),
-        ('equals(cell.step, "END")', 'equals(cel.step, "END")', "cel.step", "'cel'", "did you mean 'cell'?"),
-        ("any_yes: bool ", "any_yes: str  ", "any_yes: |str", "gives true or false", "any_yes: bool"),
+        (
+            "lookup(rec.labels",
+            "lokup(rec.labels",
+            "lokup",
+            "unknown computed value 'lokup'",
+            "did you mean 'lookup'?",
+        ),
+        (
+            'default = "none"',
+            'defualt = "none"',
+            "defualt",
+            "lookup() takes no argument 'defualt'",
+            "lookup(rec.labels",
+        ),
+        (
+            "event = distinct(",
+            "event = distnct(",
+            "distnct",
+            "distnct() does not give a list",
+            "distinct",
+        ),
+        (
+            'equals(cell.step, "END")',
+            'equals(cel.step, "END")',
+            "cel.step",
+            "'cel'",
+            "did you mean 'cell'?",
+        ),
+        (
+            "any_yes: bool ",
+            "any_yes: str  ",
+            "any_yes: |str",
+            "gives true or false",
+            "any_yes: bool",
+        ),
         ("id    = index", "id    = key", "key", "id = key needs a mapping", "id = index"),
         ('{ kind = "real" }', "{ }", "{ }", "an empty match", "at least one member"),
-        ("any(rec.ignored, cell.step)", "lookup(rec.ignored, cell.step)", "lookup(rec.ignored", "lookup() is not a condition", "any(...)"),
-        ("product(step = rec.steps, event", "product(step = rec.steps, step", "product(", "names each list once", "product("),
-        ("event = distinct(rec.events, name", "event = distinct(cell.events, name", "product(", "before there is an element 'cell'", "a source"),
-        ("label: str     = lookup(", "label: enum(yes, no, maybe) = lookup(", "lookup(rec.labels", 'default "none" is not a value', "the default"),
+        (
+            "any(rec.ignored, cell.step)",
+            "lookup(rec.ignored, cell.step)",
+            "lookup(rec.ignored",
+            "lookup() is not a condition",
+            "any(...)",
+        ),
+        (
+            "product(step = rec.steps, event",
+            "product(step = rec.steps, step",
+            "product(",
+            "names each list once",
+            "product(",
+        ),
+        (
+            "event = distinct(rec.events, name",
+            "event = distinct(cell.events, name",
+            "product(",
+            "before there is an element 'cell'",
+            "a source",
+        ),
+        (
+            "label: str     = lookup(",
+            "label: enum(yes, no, maybe) = lookup(",
+            "lookup(rec.labels",
+            'default "none" is not a value',
+            "the default",
+        ),
     ],
 )
-def test_a_mistake_in_the_constructs_is_one_error_at_its_place(tmp_path: Path, old: str, new: str, at: str, says: str, hint: str) -> None:
+def test_a_mistake_in_the_constructs_is_one_error_at_its_place(
+    tmp_path: Path, old: str, new: str, at: str, says: str, hint: str
+) -> None:
     path = _spec(tmp_path)
     text = path.read_text()
     assert old in text
     text = text.replace(old, new, 1)
     path.write_text(text)
-    position = text.index(at.replace("|", "")) + max(at.find("|"), 0)  # `|` marks the caret within the anchor
+    position = text.index(at.replace("|", "")) + max(
+        at.find("|"), 0
+    )  # `|` marks the caret within the anchor
     where = (text.count("\n", 0, position) + 1, position - text.rfind("\n", 0, position))
     got = _one_error(path)
     assert says in got[2], got
@@ -218,24 +299,49 @@ def test_a_member_no_element_has_is_a_data_error_not_a_silent_default(tmp_path: 
             }
         ],
     )
-    path = _spec(tmp_path, fields=FIELDS.replace("event = cell.event, kind", "evnt = cell.event, kind"))
+    path = _spec(
+        tmp_path, fields=FIELDS.replace("event = cell.event, kind", "evnt = cell.event, kind")
+    )
     spec = check_file(path).spec
     with pytest.raises(GoldDataError) as caught:
         compile_spec(spec).gold(tmp_path, "dev")
     (problem,) = caught.value.problems
-    assert problem.line == 1 and "no element of rec.labels has a member 'evnt'" in problem.message and "(element rec.steps[0] x" in problem.message
+    assert (
+        problem.line == 1
+        and "no element of rec.labels has a member 'evnt'" in problem.message
+        and "(element rec.steps[0] x" in problem.message
+    )
     diagnostics, _ = check_against_data(spec, compile_spec(spec), tmp_path)
     (finding,) = diagnostics
     assert finding.span.line == _line_of(path, "label: str")  # the field's statement
 
 
 def test_a_condition_that_is_not_true_or_false_is_reported_at_the_skip(tmp_path: Path) -> None:
-    _write(tmp_path, [{"id": "r0", "steps": ["mix"], "events": [{"name": "burn", "kind": "real"}], "labels": [], "ignored": []}])
-    path = _spec(tmp_path, explode=EXPLODE.replace('[equals(cell.step, "END"), any(rec.ignored, cell.step)]', "cell.step"))
+    _write(
+        tmp_path,
+        [
+            {
+                "id": "r0",
+                "steps": ["mix"],
+                "events": [{"name": "burn", "kind": "real"}],
+                "labels": [],
+                "ignored": [],
+            }
+        ],
+    )
+    path = _spec(
+        tmp_path,
+        explode=EXPLODE.replace(
+            '[equals(cell.step, "END"), any(rec.ignored, cell.step)]', "cell.step"
+        ),
+    )
     spec = check_file(path).spec
     diagnostics, _ = check_against_data(spec, compile_spec(spec), tmp_path)
     (finding,) = diagnostics
-    assert finding.span.line == _line_of(path, "skip") and "gives a string ('mix'), not true or false" in finding.message
+    assert (
+        finding.span.line == _line_of(path, "skip")
+        and "gives a string ('mix'), not true or false" in finding.message
+    )
 
 
 def test_the_example_in_the_language_reference_checks_and_reads(tmp_path: Path) -> None:
@@ -257,8 +363,16 @@ def test_the_example_in_the_language_reference_checks_and_reads(tmp_path: Path) 
     )
     record = {
         "id": "p1",
-        "steps": [{"sid": "s1", "kind": "header"}, {"sid": "s2", "kind": "action"}, {"sid": "s3", "kind": "action"}],
-        "events": [{"name": "burn", "kind": "real"}, {"name": "flood", "kind": "imagined"}, {"name": "burn", "kind": "real"}],
+        "steps": [
+            {"sid": "s1", "kind": "header"},
+            {"sid": "s2", "kind": "action"},
+            {"sid": "s3", "kind": "action"},
+        ],
+        "events": [
+            {"name": "burn", "kind": "real"},
+            {"name": "flood", "kind": "imagined"},
+            {"name": "burn", "kind": "real"},
+        ],
         "excluded": ["s3"],
         "labels": [{"step": "s2", "event": "burn", "label": "likely", "checked": True}],
     }
@@ -270,25 +384,42 @@ def test_the_example_in_the_language_reference_checks_and_reads(tmp_path: Path) 
     assert gold.labels == {"p1/s2/burn": {"all_checked": "True"}}
 
 
-_scalars = st.one_of(st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, 2.5]), st.sampled_from(["a", "b", "1"]), st.none())
+_scalars = st.one_of(
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, 1.0, 2.5]),
+    st.sampled_from(["a", "b", "1"]),
+    st.none(),
+)
 
 
 @given(values=st.lists(_scalars, max_size=12), wanted=_scalars)
-def test_distinct_any_all_and_lookup_follow_the_documented_equality(values: list, wanted: object) -> None:
-    from runners.data_exprs import evaluate
+def test_distinct_any_all_and_lookup_follow_the_documented_equality(
+    values: list, wanted: object
+) -> None:
+    from procbench.runners.data_exprs import evaluate
 
-    def equal(a: object, b: object) -> bool:  # docs/language.md: Python's equality, but true is never 1
+    def equal(
+        a: object, b: object
+    ) -> bool:  # docs/language.md: Python's equality, but true is never 1
         return isinstance(a, bool) == isinstance(b, bool) and a == b
 
-    scope = {"rec": {"xs": values, "rows": [{"v": v, "at": i} for i, v in enumerate(values)]}, "q": {"w": wanted}}
+    scope = {
+        "rec": {"xs": values, "rows": [{"v": v, "at": i} for i, v in enumerate(values)]},
+        "q": {"w": wanted},
+    }
     unique: list = []
     for v in values:
         if not any(equal(v, u) for u in unique):
             unique.append(v)
     got = evaluate(("#distinct", ("rec", "xs"), (), ()), scope)
     assert len(got) == len(unique) and all(equal(a, b) for a, b in zip(got, unique))
-    assert evaluate(("#any", ("rec", "xs"), (("", ("q", "w")),)), scope) == any(equal(v, wanted) for v in values)
-    assert evaluate(("#all", ("rec", "xs"), (("", ("q", "w")),)), scope) == all(equal(v, wanted) for v in values)
+    assert evaluate(("#any", ("rec", "xs"), (("", ("q", "w")),)), scope) == any(
+        equal(v, wanted) for v in values
+    )
+    assert evaluate(("#all", ("rec", "xs"), (("", ("q", "w")),)), scope) == all(
+        equal(v, wanted) for v in values
+    )
     hits = [i for i, v in enumerate(values) if equal(v, wanted)]
     found = evaluate(("#lookup", ("rec", "rows"), (("v", ("q", "w")),), ("at",), True, -1), scope)
     assert found == (hits[0] if hits else -1)

@@ -21,7 +21,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return root, extract(DOC, root)
 
 
-def test_the_example_spec_checks_formats_and_fits_its_data(workspace: tuple[Path, dict[str, str]]) -> None:
+def test_the_example_spec_checks_formats_and_fits_its_data(
+    workspace: tuple[Path, dict[str, str]],
+) -> None:
     root, _ = workspace
     spec = root / "specs" / "toolproc.spec"
     runner = CliRunner()
@@ -32,7 +34,9 @@ def test_the_example_spec_checks_formats_and_fits_its_data(workspace: tuple[Path
     assert formatted.exit_code == 0, formatted.output
 
 
-def test_the_documented_scores_are_what_procbench_prints(workspace: tuple[Path, dict[str, str]]) -> None:
+def test_the_documented_scores_are_what_procbench_prints(
+    workspace: tuple[Path, dict[str, str]],
+) -> None:
     root, expected = workspace
     result = CliRunner().invoke(
         app,
@@ -51,21 +55,43 @@ def test_the_documented_scores_are_what_procbench_prints(workspace: tuple[Path, 
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
     want = json.loads(expected["score"])
-    assert (got["task"], got["split"], got["n_items"]) == (want["task"], want["split"], want["n_items"])
+    assert (got["task"], got["split"], got["n_items"]) == (
+        want["task"],
+        want["split"],
+        want["n_items"],
+    )
     assert {k: round(v, 6) for k, v in got["metrics"].items()} == want["metrics"]
-    assert {v: s["n_items"] for v, s in got["slices"]["domain"].items()} == {v: s["n_items"] for v, s in want["slices"]["domain"].items()}
+    assert {v: s["n_items"] for v, s in got["slices"]["domain"].items()} == {
+        v: s["n_items"] for v, s in want["slices"]["domain"].items()
+    }
 
 
-def test_the_documented_rejection_is_what_procbench_prints(workspace: tuple[Path, dict[str, str]]) -> None:
+def test_the_documented_rejection_is_what_procbench_prints(
+    workspace: tuple[Path, dict[str, str]],
+) -> None:
     root, _ = workspace
     bad = root / "bad.jsonl"
-    bad.write_text('{"id": "pancakes-1", "tools": []}\n{"id": "pancakes-2", "tools": "whisk"}\n{"id": "pancakes-9", "tools": []}\n')
+    bad.write_text(
+        '{"id": "pancakes-1", "tools": []}\n{"id": "pancakes-2", "tools": "whisk"}\n{"id": "pancakes-9", "tools": []}\n'
+    )
     result = CliRunner().invoke(
-        app, ["score", str(root / "specs" / "toolproc.spec"), "--split", "dev", "--predictions", str(bad), "--data-dir", str(root / "data")]
+        app,
+        [
+            "score",
+            str(root / "specs" / "toolproc.spec"),
+            "--split",
+            "dev",
+            "--predictions",
+            str(bad),
+            "--data-dir",
+            str(root / "data"),
+        ],
     )
     assert result.exit_code == 8  # invalid predictions (procbench.exit_codes)
     text = DOC.read_text()
     for line in result.output.strip().splitlines():
-        if line.startswith("data root: "):  # where the gold was read: a temporary folder here (the guide says that it is printed)
+        if line.startswith(
+            "data root: "
+        ):  # where the gold was read: a temporary folder here (the guide says that it is printed)
             continue
         assert line in text, line

@@ -35,11 +35,15 @@ def _scored(root: Path, task: str) -> dict:
 
 
 @pytest.mark.parametrize("task", sorted(PREDICTIONS))
-def test_each_spec_checks_against_its_data_and_is_formatted(guide: catalogue.Guide, task: str) -> None:
+def test_each_spec_checks_against_its_data_and_is_formatted(
+    guide: catalogue.Guide, task: str
+) -> None:
     catalogue.assert_checks_and_is_formatted(guide[0], task)
 
 
-def test_multiple_choice_from_csv_equals_scikit_learn_overall_and_per_source(guide: catalogue.Guide) -> None:
+def test_multiple_choice_from_csv_equals_scikit_learn_overall_and_per_source(
+    guide: catalogue.Guide,
+) -> None:
     root, expected = guide
     with (root / "data" / "pickstep" / "test.csv").open(newline="") as handle:
         gold = list(csv.DictReader(handle))
@@ -52,14 +56,22 @@ def test_multiple_choice_from_csv_equals_scikit_learn_overall_and_per_source(gui
     assert sorted(got["slices"]["source"]) == sources
     for source in sources:
         part = [g for g in gold if g["source"] == source]
-        want_part = skm.accuracy_score([int(g["answer"]) for g in part], [chosen[g["id"]] for g in part])
-        assert got["slices"]["source"][source]["metrics"]["accuracy"] == pytest.approx(want_part, abs=1e-9)
+        want_part = skm.accuracy_score(
+            [int(g["answer"]) for g in part], [chosen[g["id"]] for g in part]
+        )
+        assert got["slices"]["source"][source]["metrics"]["accuracy"] == pytest.approx(
+            want_part, abs=1e-9
+        )
     shown = json.loads(expected["pickstep"])
     assert got["metrics"]["accuracy"] == pytest.approx(shown["accuracy"], abs=1e-6)
-    assert {k: v["metrics"]["accuracy"] for k, v in got["slices"]["source"].items()} == pytest.approx(shown["slices"]["source"], abs=1e-6)
+    assert {
+        k: v["metrics"]["accuracy"] for k, v in got["slices"]["source"].items()
+    } == pytest.approx(shown["slices"]["source"], abs=1e-6)
 
 
-def test_an_answer_cell_outside_the_enum_is_reported_at_its_line(guide: catalogue.Guide, tmp_path: Path) -> None:
+def test_an_answer_cell_outside_the_enum_is_reported_at_its_line(
+    guide: catalogue.Guide, tmp_path: Path
+) -> None:
     root, _ = guide
     lines = (root / "predictions" / "pickstep.csv").read_text().splitlines()
     lines[2] = lines[2].rsplit(",", 1)[0] + ",4"
@@ -86,12 +98,21 @@ def _expand(path: Path) -> list[dict]:
             if step["kind"] == "note":
                 continue
             for hazard in hazards:
-                rated = [r["risk"] for r in record["risks"] if r["step"] == step["sid"] and r["hazard"] == hazard]
+                rated = [
+                    r["risk"]
+                    for r in record["risks"]
+                    if r["step"] == step["sid"] and r["hazard"] == hazard
+                ]
                 items.append(
                     {
                         "id": f"{record['id']}/{step['sid']}/{hazard}",
                         "risk": rated[0] if rated else "none",
-                        "risky_step": str(any(r["step"] == step["sid"] and r["risk"] == "high" for r in record["risks"])),
+                        "risky_step": str(
+                            any(
+                                r["step"] == step["sid"] and r["risk"] == "high"
+                                for r in record["risks"]
+                            )
+                        ),
                         "reviewed": str(reviewed),
                     }
                 )
@@ -106,11 +127,20 @@ def _f1s(gold: list[str], predicted: list[str]) -> dict[str, float]:
     }
 
 
-def test_cross_product_classification_equals_scikit_learn_overall_and_per_slice(guide: catalogue.Guide) -> None:
+def test_cross_product_classification_equals_scikit_learn_overall_and_per_slice(
+    guide: catalogue.Guide,
+) -> None:
     root, expected = guide
     items = _expand(root / "data" / "stephazard" / "test.jsonl")
-    predicted = {r["id"]: r["risk"] for r in map(json.loads, (root / "predictions" / "stephazard.jsonl").read_text().splitlines())}
-    assert sorted(predicted) == sorted(i["id"] for i in items)  # the guide's predictions answer exactly the expanded items
+    predicted = {
+        r["id"]: r["risk"]
+        for r in map(
+            json.loads, (root / "predictions" / "stephazard.jsonl").read_text().splitlines()
+        )
+    }
+    assert sorted(predicted) == sorted(
+        i["id"] for i in items
+    )  # the guide's predictions answer exactly the expanded items
     got = _scored(root, "stephazard")
     assert got["n_items"] == len(items)
     want = _f1s([i["risk"] for i in items], [predicted[i["id"]] for i in items])

@@ -23,9 +23,9 @@ from scipy import stats as scipy_stats
 from sklearn.metrics import precision_recall_fscore_support
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from runners import registry
-from runners.metrics._measure import MeasureStage, Measures
-from runners.text import Pipeline
+from procbench.runners import registry
+from procbench.runners.metrics._measure import MeasureStage, Measures
+from procbench.runners.text import Pipeline
 from tests import catalogue
 
 TASKS = ("howtoqa", "clarity", "ingredients", "tipduel")
@@ -42,12 +42,16 @@ def _score(root: Path, task: str) -> dict:
 
 def _pairs(root: Path, task: str, gold_key: str, prediction_key: str) -> tuple[list, list]:
     gold = catalogue.rows(root / "data" / task / "test.jsonl")
-    predicted = {r["id"]: r[prediction_key] for r in catalogue.rows(root / "predictions" / f"{task}.jsonl")}
+    predicted = {
+        r["id"]: r[prediction_key] for r in catalogue.rows(root / "predictions" / f"{task}.jsonl")
+    }
     return [g[gold_key] for g in gold], [predicted[g["id"]] for g in gold]
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_each_spec_checks_against_its_data_and_is_formatted(guide: catalogue.Guide, task: str) -> None:
+def test_each_spec_checks_against_its_data_and_is_formatted(
+    guide: catalogue.Guide, task: str
+) -> None:
     catalogue.assert_checks_and_is_formatted(guide[0], task)
 
 
@@ -97,13 +101,17 @@ def _scipy(fn, xs, ys) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         value = fn(xs, ys).statistic
-    return 0.0 if value != value else float(value)  # NaN (constant input) is 0.0, the library's documented rule
+    return (
+        0.0 if value != value else float(value)
+    )  # NaN (constant input) is 0.0, the library's documented rule
 
 
 def test_correlation_with_human_ratings_equals_scipy_with_ties(guide: catalogue.Guide) -> None:
     root, expected = guide
     ratings, predicted = _pairs(root, "clarity", "rating", "rating")
-    assert len(set(ratings)) < len(ratings) and len(set(predicted)) < len(predicted)  # the example has ties on both sides
+    assert len(set(ratings)) < len(ratings) and len(set(predicted)) < len(
+        predicted
+    )  # the example has ties on both sides
     want = {
         "pearson": _scipy(scipy_stats.pearsonr, ratings, predicted),
         "spearman": _scipy(scipy_stats.spearmanr, ratings, predicted),
@@ -114,29 +122,41 @@ def test_correlation_with_human_ratings_equals_scipy_with_ties(guide: catalogue.
     assert got == pytest.approx(json.loads(expected["clarity"]), abs=1e-6)
 
 
-def sklearn_sets(gold: list[list[str]], predicted: list[list[str]], average: str, zero_division: int) -> tuple[float, float, float]:
+def sklearn_sets(
+    gold: list[list[str]], predicted: list[list[str]], average: str, zero_division: int
+) -> tuple[float, float, float]:
     # two columns at least: scikit-learn reads a one-column indicator matrix as binary, not multilabel
-    binariser = MultiLabelBinarizer(classes=sorted({x for row in gold + predicted for x in row} | {"\0unused-a", "\0unused-b"}))
+    binariser = MultiLabelBinarizer(
+        classes=sorted({x for row in gold + predicted for x in row} | {"\0unused-a", "\0unused-b"})
+    )
     y_true, y_pred = binariser.fit_transform(gold), binariser.transform(predicted)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average=average, zero_division=zero_division)
+        p, r, f, _ = precision_recall_fscore_support(
+            y_true, y_pred, average=average, zero_division=zero_division
+        )
     return float(p), float(r), float(f)
 
 
 def test_set_matching_equals_scikit_learn_samples_and_micro(guide: catalogue.Guide) -> None:
     root, expected = guide
     gold, predicted = _pairs(root, "ingredients", "ingredients", "ingredients")
-    predicted = [[x.strip().lower() for x in row] for row in predicted]  # the spec's `word` normaliser, written out
+    predicted = [
+        [x.strip().lower() for x in row] for row in predicted
+    ]  # the spec's `word` normaliser, written out
     got = _score(root, "ingredients")["metrics"]
     samples = sklearn_sets(gold, predicted, "samples", 1)
     micro = sklearn_sets(gold, predicted, "micro", 0)
-    assert [got["per_step_p"], got["per_step_r"], got["per_step_f1"]] == pytest.approx(samples, abs=1e-12)
+    assert [got["per_step_p"], got["per_step_r"], got["per_step_f1"]] == pytest.approx(
+        samples, abs=1e-12
+    )
     assert [got["pooled_p"], got["pooled_r"], got["pooled_f1"]] == pytest.approx(micro, abs=1e-12)
     assert got == pytest.approx(json.loads(expected["ingredients"]), abs=1e-6)
 
 
-def win_rate_oracle(reference: list[float], system: list[float], tie_credit: float = 0.5) -> tuple[float, float]:
+def win_rate_oracle(
+    reference: list[float], system: list[float], tie_credit: float = 0.5
+) -> tuple[float, float]:
     wins = sum(1 for r, s in zip(reference, system) if s > r)
     ties = sum(1 for r, s in zip(reference, system) if s == r)
     return (wins + tie_credit * ties) / len(reference), ties / len(reference)
@@ -156,13 +176,15 @@ def test_win_rate_with_ties_equals_its_definition(guide: catalogue.Guide) -> Non
 
 def _stage(name: str, metric_call: str, aggregate: str, normalise=None, **options) -> Measures:
     metric = registry.get("metric", metric_call).fn(**options)
-    stage = MeasureStage(name, metric, aggregate, "g", "p", metric.gold, metric.prediction, normalise=normalise)
+    stage = MeasureStage(
+        name, metric, aggregate, "g", "p", metric.gold, metric.prediction, normalise=normalise
+    )
     return Measures((stage,))
 
 
 def _measure(measures: Measures, gold: list, predicted: list) -> dict[str, float]:
     """The stage run as the runtime runs it: per-item statistics, then the aggregate over all items."""
-    from runners._types import GoldSet, ItemScore
+    from procbench.runners._types import GoldSet, ItemScore
 
     ids = [f"i{n}" for n in range(len(gold))]
     gold_set = GoldSet(items={i: {"g": g} for i, g in zip(ids, gold)})
@@ -170,16 +192,42 @@ def _measure(measures: Measures, gold: list, predicted: list) -> dict[str, float
     return measures.aggregate([ItemScore(i, rows[i]) for i in ids])
 
 
-words = st.sampled_from(["the", "a", "an", "Bowl", "bowl.", "mixing", "hour", "one", "pipes,", "the-end", "A", "spatula!", "", " "])
+words = st.sampled_from(
+    [
+        "the",
+        "a",
+        "an",
+        "Bowl",
+        "bowl.",
+        "mixing",
+        "hour",
+        "one",
+        "pipes,",
+        "the-end",
+        "A",
+        "spatula!",
+        "",
+        " ",
+    ]
+)
 texts = st.lists(words, max_size=6).map(" ".join)
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.lists(texts, min_size=1, max_size=3), texts), min_size=1, max_size=8))
 def test_token_f1_with_squads_normaliser_equals_squad_on_generated_answers(cases) -> None:
-    named = (("lowercase", ()), ("delete_punctuation", ()), ("delete_whole_words", (["a", "an", "the"],)), ("squeeze_whitespace", ()))
+    named = (
+        ("lowercase", ()),
+        ("delete_punctuation", ()),
+        ("delete_whole_words", (["a", "an", "the"],)),
+        ("squeeze_whitespace", ()),
+    )
     squad = Pipeline(tuple(registry.get("normaliser", name).fn(*args) for name, args in named))
-    got = _measure(_stage("f1", "token_f1", "mean", normalise=squad), [g for g, _ in cases], [p for _, p in cases])
+    got = _measure(
+        _stage("f1", "token_f1", "mean", normalise=squad),
+        [g for g, _ in cases],
+        [p for _, p in cases],
+    )
     want = sum(best(squad_f1, p, g) for g, p in cases) / len(cases)
     assert got["f1"] == pytest.approx(want, abs=1e-12)
 
@@ -188,11 +236,15 @@ collections = st.lists(st.sampled_from(["eggs", "milk", "salt", "flour", "sugar"
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(collections, collections), min_size=1, max_size=10), st.sampled_from([0, 1]))
+@given(
+    st.lists(st.tuples(collections, collections), min_size=1, max_size=10), st.sampled_from([0, 1])
+)
 def test_set_prf_equals_scikit_learn_on_generated_sets(cases, zero_division) -> None:
     gold, predicted = [g for g, _ in cases], [p for _, p in cases]
     for aggregate, average in (("mean", "samples"), ("pooled", "micro")):
-        got = _measure(_stage("s", "set_prf", aggregate, zero_division=zero_division), gold, predicted)
+        got = _measure(
+            _stage("s", "set_prf", aggregate, zero_division=zero_division), gold, predicted
+        )
         want = sklearn_sets(gold, predicted, average, zero_division)
         assert [got["s_p"], got["s_r"], got["s_f1"]] == pytest.approx(want, abs=1e-12), aggregate
 
@@ -201,10 +253,18 @@ grades = st.integers(1, 10).map(float)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(grades, grades), min_size=1, max_size=12), st.sampled_from([0.0, 0.5, 1.0]))
+@given(
+    st.lists(st.tuples(grades, grades), min_size=1, max_size=12), st.sampled_from([0.0, 0.5, 1.0])
+)
 def test_win_rate_equals_its_definition_on_generated_grades(cases, tie_credit) -> None:
     reference, system = [r for r, _ in cases], [s for _, s in cases]
     got = _measure(_stage("w", "win_rate", "mean", tie_credit=tie_credit), reference, system)
-    assert (got["w"], got["w_ties"]) == pytest.approx(win_rate_oracle(reference, system, tie_credit), abs=1e-12)
-    lower = _measure(_stage("w", "win_rate", "mean", tie_credit=tie_credit, better="lower"), reference, system)
-    assert lower["w"] == pytest.approx(win_rate_oracle([-r for r in reference], [-s for s in system], tie_credit)[0], abs=1e-12)
+    assert (got["w"], got["w_ties"]) == pytest.approx(
+        win_rate_oracle(reference, system, tie_credit), abs=1e-12
+    )
+    lower = _measure(
+        _stage("w", "win_rate", "mean", tie_credit=tie_credit, better="lower"), reference, system
+    )
+    assert lower["w"] == pytest.approx(
+        win_rate_oracle([-r for r in reference], [-s for s in system], tie_credit)[0], abs=1e-12
+    )

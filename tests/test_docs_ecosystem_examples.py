@@ -29,7 +29,9 @@ def blocks(text: str) -> list[str]:
 def run(code: str, cwd: Path, tmp: Path) -> str:
     """Run ``code`` in a fresh interpreter in ``cwd``; it must exit 0."""
     env = {**os.environ, **OFFLINE, "HF_HOME": str(tmp / "hf-home"), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -39,7 +41,9 @@ def openpi_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_openpi_sample_store(tmp_path_factory, "ecosystem-examples")
 
 
-def test_every_python_block_of_the_ecosystem_guide_runs(tmp_path: Path, openpi_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_python_block_of_the_ecosystem_guide_runs(
+    tmp_path: Path, openpi_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     found = blocks((ROOT / "docs" / "ecosystem.md").read_text(encoding="utf-8"))
     assert len(found) >= 2
     # what the guide's shell steps made: `procbench export evaluate paradise-tip metrics/` and a store at var/procbench.duckdb
@@ -48,7 +52,12 @@ def test_every_python_block_of_the_ecosystem_guide_runs(tmp_path: Path, openpi_s
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "procbench.duckdb").write_bytes(openpi_store.read_bytes())
     with duckdb.connect(str(openpi_store), read_only=True) as con:
-        sids = [r[0] for r in con.execute("SELECT submission_id FROM submissions WHERE NOT is_reference ORDER BY model").fetchall()]
+        sids = [
+            r[0]
+            for r in con.execute(
+                "SELECT submission_id FROM submissions WHERE NOT is_reference ORDER BY model"
+            ).fetchall()
+        ]
     assert len(sids) >= 2
     prelude = f"sid_a, sid_b = {sids[0]!r}, {sids[1]!r}\n"  # the ids a reader pastes
     for code in found:
@@ -56,18 +65,26 @@ def test_every_python_block_of_the_ecosystem_guide_runs(tmp_path: Path, openpi_s
 
 
 @pytest.mark.parametrize("task", ["paradise-tip", "openpi", "paged"])
-def test_the_module_cards_example_runs_from_where_it_was_exported(task: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_module_cards_example_runs_from_where_it_was_exported(
+    task: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     module = write_module(task, Path("out") / "metrics")  # a relative path, as a user types it
-    assert module.folder.parent.resolve() != tmp_path  # run from a folder other than the module's parent
+    assert (
+        module.folder.parent.resolve() != tmp_path
+    )  # run from a folder other than the module's parent
     card = module.readme.read_text(encoding="utf-8")
     assert f'evaluate.load("out/metrics/{task}")' in card
     (code,) = blocks(card)
     printed = run(code, tmp_path, tmp_path).split()
-    assert len(printed) == 2 and int(printed[1]) > 0  # the primary metric and the sample split's items
+    assert (
+        len(printed) == 2 and int(printed[1]) > 0
+    )  # the primary metric and the sample split's items
 
 
-def test_the_module_loads_by_absolute_path_from_any_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_module_loads_by_absolute_path_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     module = write_module("paradise-tip", Path("metrics"))
     elsewhere = tmp_path / "elsewhere"
@@ -80,7 +97,9 @@ def test_the_module_loads_by_absolute_path_from_any_folder(tmp_path: Path, monke
     assert run(code, elsewhere, tmp_path).strip() == "8"
 
 
-def test_the_hub_cards_examples_run_against_the_splits_exported(tmp_path: Path, openpi_store: Path) -> None:
+def test_the_hub_cards_examples_run_against_the_splits_exported(
+    tmp_path: Path, openpi_store: Path
+) -> None:
     folder = tmp_path / "board"
     write_dataset(openpi_store, folder)
     card = (folder / "README.md").read_text(encoding="utf-8")

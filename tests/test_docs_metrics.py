@@ -23,16 +23,22 @@ HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
 SECTION = r"\d+[A-Z]?(?:\.\d+)?"
 NUMBERED = re.compile(rf"^({SECTION})\.?\s")
 ANCHOR = re.compile(r"(?:docs/)?metrics\.md#([\w-]+)")
-CITATION = re.compile(rf"metrics\.md(?P<refs>(?:\s*(?:§\s?|sections?\s+|,\s?|and\s+|[-–]\s?)?{SECTION}\b)+)")
+CITATION = re.compile(
+    rf"metrics\.md(?P<refs>(?:\s*(?:§\s?|sections?\s+|,\s?|and\s+|[-–]\s?)?{SECTION}\b)+)"
+)
 # A metrics document outside the repository: the steering folder's docs, papers and parity notes.
-OUTSIDE = re.compile(r"shared/(?:docs|papers)\b|shared/parity/\S*README|parity README|parity notes", re.I)
+OUTSIDE = re.compile(
+    r"shared/(?:docs|papers)\b|shared/parity/\S*README|parity README|parity notes", re.I
+)
 # ``metrics.md`` not written as the repository path (a markdown link from inside docs/ may be relative).
 BARE = re.compile(r"(?<![\w./(-])metrics\.md")
 
 
 def slug(heading: str) -> str:
     """GitHub's anchor for a heading: lower-case, punctuation other than ``-``/``_`` removed, each space a ``-``."""
-    return "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_").replace(" ", "-")
+    return "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_").replace(
+        " ", "-"
+    )
 
 
 def headings(text: str) -> list[str]:
@@ -64,7 +70,9 @@ def section_numbers(text: str) -> dict[str, str]:
 
 def cited_sections(text: str) -> list[str]:
     """Every section number cited after a ``metrics.md`` mention, in order."""
-    return [ref.upper() for m in CITATION.finditer(text) for ref in re.findall(SECTION, m.group("refs"))]
+    return [
+        ref.upper() for m in CITATION.finditer(text) for ref in re.findall(SECTION, m.group("refs"))
+    ]
 
 
 def unresolved(text: str, doc_text: str) -> list[str]:
@@ -78,7 +86,11 @@ def repository_files() -> list[str]:
     """Tracked files plus new ones not ignored (what the next commit can hold)."""
     try:
         listed = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout: the repository's files cannot be listed")
@@ -114,7 +126,10 @@ def texts() -> dict[str, str]:
         ("2A.10 Upstream test cases", "2a10-upstream-test-cases"),
         ("6. Appendix: stemmers and libraries", "6-appendix-stemmers-and-libraries"),
         ("1.1 Two scorers: openpi and openpi-head", "11-two-scorers-openpi-and-openpi-head"),
-        ("Official metrics, and how procbench reproduces them", "official-metrics-and-how-procbench-reproduces-them"),
+        (
+            "Official metrics, and how procbench reproduces them",
+            "official-metrics-and-how-procbench-reproduces-them",
+        ),
     ],
 )
 def test_slug_is_githubs_anchor(heading: str, anchor: str) -> None:
@@ -124,7 +139,13 @@ def test_slug_is_githubs_anchor(heading: str, anchor: str) -> None:
 def test_one_numbered_section_per_benchmark_in_the_cited_order(doc_text: str) -> None:
     numbers = section_numbers(doc_text)
     tops = [numbers[n] for n in ("1", "2", "3", "4", "5")]
-    assert [t.split(" ", 1)[1] for t in tops] == ["OpenPI", "ProPara", "PARADISE", "PM-LLM-Benchmark", "PAGED"]
+    assert [t.split(" ", 1)[1] for t in tops] == [
+        "OpenPI",
+        "ProPara",
+        "PARADISE",
+        "PM-LLM-Benchmark",
+        "PAGED",
+    ]
     assert {"2A", "2B"} <= numbers.keys()
 
 
@@ -146,14 +167,27 @@ PARITY_TOPICS = {
 
 def test_parity_citations_point_to_their_topic(doc_text: str, texts: dict[str, str]) -> None:
     numbers = section_numbers(doc_text)
-    cited = {n for name, text in texts.items() if name.startswith("tests/parity/") for n in cited_sections(text)}
-    assert set(PARITY_TOPICS) <= cited | {"3.2"}  # 3.2 is named in a docstring as "the worked examples of 3.2"
+    cited = {
+        n
+        for name, text in texts.items()
+        if name.startswith("tests/parity/")
+        for n in cited_sections(text)
+    }
+    assert set(PARITY_TOPICS) <= cited | {
+        "3.2"
+    }  # 3.2 is named in a docstring as "the worked examples of 3.2"
     for number, topic in PARITY_TOPICS.items():
-        assert topic in numbers[number].lower(), f"§{number} is {numbers[number]!r}, cited for {topic!r}"
+        assert topic in numbers[number].lower(), (
+            f"§{number} is {numbers[number]!r}, cited for {topic!r}"
+        )
 
 
 def test_every_citation_resolves(doc_text: str, texts: dict[str, str]) -> None:
-    bad = {name: found for name, text in texts.items() if name != THIS and (found := unresolved(text, doc_text))}
+    bad = {
+        name: found
+        for name, text in texts.items()
+        if name != THIS and (found := unresolved(text, doc_text))
+    }
     assert not bad, f"citations of docs/metrics.md naming no heading there: {bad}"
 
 
@@ -167,7 +201,11 @@ def test_contents_links_resolve(doc_text: str) -> None:
     assert links and not set(links) - anchors(doc_text)
 
 
-@given(data=st.data(), form=st.sampled_from(["§", "§ ", "section ", "", "sections "]), tail=st.sampled_from([")", ": x", ".", " table", ", item 4"]))
+@given(
+    data=st.data(),
+    form=st.sampled_from(["§", "§ ", "section ", "", "sections "]),
+    tail=st.sampled_from([")", ": x", ".", " table", ", item 4"]),
+)
 def test_any_cited_section_is_read_back(data: st.DataObject, form: str, tail: str) -> None:
     numbers = sorted(section_numbers(DOC.read_text(encoding="utf-8")))
     first, last = data.draw(st.sampled_from(numbers)), data.draw(st.sampled_from(numbers))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsl import SpecError, check_file, check_text, parse
+from procbench.dsl import SpecError, check_file, check_text, parse
 from procbench.paths import SPECS_DIR
 
 SHIPPED = sorted(SPECS_DIR.glob("*.spec"))
@@ -26,7 +26,10 @@ def test_variant_differs_by_one_parameter() -> None:
     base = check_file(SPECS_DIR / "openpi.spec").spec
     head = check_file(SPECS_DIR / "openpi-head.spec").spec
     gold = "openpi/data/gold/{split}"
-    assert dict(base.params) == {"dedup": False, "gold": gold} and dict(head.params) == {"dedup": True, "gold": gold}
+    assert dict(base.params) == {"dedup": False, "gold": gold} and dict(head.params) == {
+        "dedup": True,
+        "gold": gold,
+    }
     assert [m.matcher.kwargs for m in base.score.matches] == [(("dedup", False),)] * 3
     assert [m.matcher.kwargs for m in head.score.matches] == [(("dedup", True),)] * 3
     assert base.data == head.data and base.metrics == head.metrics
@@ -83,7 +86,9 @@ def test_unused_normaliser_is_a_warning() -> None:
 
 
 def test_template_syntax_checked_at_compile_time() -> None:
-    source = _sub(r"\n  score \{", '\n  template judge { text = "Grade {{ answer " }\n  score {', count=1)
+    source = _sub(
+        r"\n  score \{", '\n  template judge { text = "Grade {{ answer " }\n  score {', count=1
+    )
     assert "template 'judge'" in str(_error(source))
 
 
@@ -96,6 +101,7 @@ def test_error_rendering_has_file_line_column_caret_and_hint() -> None:
 
 # --- fuzzing: no input ever produces anything but success or a SpecError ------------------------
 
+
 def _never_crashes(source: str) -> None:
     try:
         check_text(source, "fuzz.spec", search=[SPECS_DIR])
@@ -104,7 +110,12 @@ def _never_crashes(source: str) -> None:
         str(exc)
 
 
-@given(st.lists(st.sampled_from([*'task"{}[]()=,.#\n abc123_-', '"""', "task", "metric", "data"]), max_size=60).map("".join))
+@given(
+    st.lists(
+        st.sampled_from([*'task"{}[]()=,.#\n abc123_-', '"""', "task", "metric", "data"]),
+        max_size=60,
+    ).map("".join)
+)
 def test_random_text_never_raises_anything_but_spec_error(source: str) -> None:
     _never_crashes(source)
 
@@ -119,7 +130,15 @@ def test_mutated_shipped_specs_never_crash(data: st.DataObject) -> None:
             j = min(len(source), i + data.draw(st.integers(1, 12)))
             source = source[:i] + source[j:]
         elif op == "insert":
-            source = source[:i] + data.draw(st.sampled_from(['"', "{", "}", "=", "(", ")", ",", "[", "x", "1", "\n", ".", "true"])) + source[i:]
+            source = (
+                source[:i]
+                + data.draw(
+                    st.sampled_from(
+                        ['"', "{", "}", "=", "(", ")", ",", "[", "x", "1", "\n", ".", "true"]
+                    )
+                )
+                + source[i:]
+            )
         else:
             j = min(len(source), i + data.draw(st.integers(1, 40)))
             source = source[:j] + source[i:j] + source[j:]
@@ -136,11 +155,16 @@ def test_parser_alone_never_crashes(source: str) -> None:
 
 # --- fmt -----------------------------------------------------------------------------------------
 
+
 def _shape(node: object) -> object:
     import dataclasses
 
     if dataclasses.is_dataclass(node):
-        return tuple((f.name, _shape(getattr(node, f.name))) for f in dataclasses.fields(node) if f.name not in ("span", "source", "path", "label_spans"))
+        return tuple(
+            (f.name, _shape(getattr(node, f.name)))
+            for f in dataclasses.fields(node)
+            if f.name not in ("span", "source", "path", "label_spans")
+        )
     if isinstance(node, tuple):
         return tuple(_shape(x) for x in node)
     return node
@@ -148,14 +172,16 @@ def _shape(node: object) -> object:
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_shipped_specs_are_canonical(path: Path) -> None:
-    from dsl.parser import parse_file
-    from dsl.printer import format_file
+    from procbench.dsl.parser import parse_file
+    from procbench.dsl.printer import format_file
 
     tree = parse_file(path)
     assert format_file(tree) == tree.source
 
 
-names = st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True).filter(lambda n: n not in ("true", "false"))
+names = st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True).filter(
+    lambda n: n not in ("true", "false")
+)
 scalars = st.one_of(
     st.text(max_size=12).map(lambda t: ("str", t)),
     st.integers(-1000, 1000).map(lambda i: ("num", i)),
@@ -195,8 +221,14 @@ values = st.recursive(
 )
 statements = st.recursive(
     st.tuples(names, values).map(lambda t: f"{t[0]} = {_render(t[1])}"),
-    lambda inner: st.tuples(names, st.lists(st.text(max_size=5), max_size=1), st.lists(inner, max_size=3)).map(
-        lambda t: t[0] + "".join(" " + __import__("json").dumps(label) for label in t[1]) + " {\n" + "\n".join(t[2]) + "\n}"
+    lambda inner: st.tuples(
+        names, st.lists(st.text(max_size=5), max_size=1), st.lists(inner, max_size=3)
+    ).map(
+        lambda t: t[0]
+        + "".join(" " + __import__("json").dumps(label) for label in t[1])
+        + " {\n"
+        + "\n".join(t[2])
+        + "\n}"
     ),
     max_leaves=5,
 )
@@ -204,7 +236,7 @@ statements = st.recursive(
 
 @given(st.lists(statements, max_size=4).map("\n".join))
 def test_parse_print_parse_is_the_identity(source: str) -> None:
-    from dsl.printer import format_file
+    from procbench.dsl.printer import format_file
 
     first = parse(source)
     printed = format_file(first)
@@ -217,7 +249,9 @@ def test_one_mistake_gives_one_error_not_a_cascade() -> None:
     assert len(err.diagnostics) == 1
     err = _error(_sub(r"source gold \{ format", "source gold { formt"))
     # the missing `format` is the misspelt attribute itself: one error, whose hint names it
-    assert [(d.message, d.hint) for d in err.diagnostics] == [("unknown attribute 'formt' in a source block", "did you mean 'format'?")]
+    assert [(d.message, d.hint) for d in err.diagnostics] == [
+        ("unknown attribute 'formt' in a source block", "did you mean 'format'?")
+    ]
 
 
 def test_import_blocks_declare_the_log_mapping() -> None:
@@ -225,7 +259,12 @@ def test_import_blocks_declare_the_log_mapping() -> None:
 
     spec = check_file(SPECS_DIR / "paradise-tip.spec").spec
     (block,) = spec.imports
-    assert (block.kind, block.field, block.choices, block.check.name if block.check else None) == ("choice", "label", 4, "paradise.same_item")
+    assert (block.kind, block.field, block.choices, block.check.name if block.check else None) == (
+        "choice",
+        "label",
+        4,
+        "paradise.same_item",
+    )
     assert mapping_for("openpi-head").separator == ", "  # inherited from openpi through extends
     err = _error(_sub(r'  separator = ", "', "", count=1))
     assert 'kind = "text_list" needs `separator' in str(err)
@@ -258,9 +297,14 @@ def _only_error(source: str) -> str:
 
 
 def test_a_metric_the_aggregator_does_not_produce_is_refused() -> None:
-    source = _replace(OPENPI, "  metric exact {", '  metric exact_f2 { display = "Exact F2" }\n  metric exact {')
+    source = _replace(
+        OPENPI, "  metric exact {", '  metric exact_f2 { display = "Exact F2" }\n  metric exact {'
+    )
     produced = ", ".join(f"{m}_{k}" for m in ("exact", "bleu", "rouge") for k in ("p", "r", "f1"))
-    assert _only_error(source) == f"{_at(source, 'exact_f2')}: error: unknown metric (not produced by mean() over the scorer's values ({produced})) 'exact_f2'"
+    assert (
+        _only_error(source)
+        == f"{_at(source, 'exact_f2')}: error: unknown metric (not produced by mean() over the scorer's values ({produced})) 'exact_f2'"
+    )
     assert "did you mean 'exact_f1'?" in str(_error(source))
 
 
@@ -269,18 +313,34 @@ NAACL18 = (SPECS_DIR / "propara-naacl18.spec").read_text()
 
 def test_a_metric_a_python_aggregator_does_not_produce_is_refused() -> None:
     # every shipped task now declares its counting and aggregation; NAACL'18 as it was, with its Python scorer and aggregator
-    counted = NAACL18[NAACL18.index("    derive = propara.naacl18_questions()") : NAACL18.index("    measure cat1")]
+    counted = NAACL18[
+        NAACL18.index("    derive = propara.naacl18_questions()") : NAACL18.index(
+            "    measure cat1"
+        )
+    ]
     accuracy = "    measure q{n} {{ stats = [[q{n}_tp, q{n}_tn], [q{n}_tp, q{n}_fp, q{n}_tn, q{n}_fn]]  scale = 100 }}\n"
     old_measures = "".join(accuracy.format(n=n) for n in range(1, 11) if n != 8)
-    old_measures += "    measure q8 { stats = [q8_tp, [q8_tp, q8_fp], q8_tp, [q8_tp, q8_fn]]  scale = 100 }\n"
-    scored = _replace(NAACL18, counted, "    scorer = propara.naacl18()\n    aggregate = propara.naacl18()\n" + old_measures)
+    old_measures += (
+        "    measure q8 { stats = [q8_tp, [q8_tp, q8_fp], q8_tp, [q8_tp, q8_fn]]  scale = 100 }\n"
+    )
+    scored = _replace(
+        NAACL18,
+        counted,
+        "    scorer = propara.naacl18()\n    aggregate = propara.naacl18()\n" + old_measures,
+    )
     source = _replace(scored, "metric macro {", "metric overall_f1 {}\n  metric macro {")
-    assert _only_error(source) == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by propara.naacl18() or a measure) 'overall_f1'"
+    assert (
+        _only_error(source)
+        == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by propara.naacl18() or a measure) 'overall_f1'"
+    )
 
 
 def test_a_metric_no_measure_produces_is_refused() -> None:
     source = _replace(PROPARA, "metric f1 {", "metric f1 {}\n  metric overall_f1 {")
-    assert _only_error(source) == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by a measure) 'overall_f1'"
+    assert (
+        _only_error(source)
+        == f"{_at(source, 'overall_f1')}: error: unknown metric (not produced by a measure) 'overall_f1'"
+    )
 
 
 def test_a_typo_in_primary_is_refused() -> None:
@@ -296,8 +356,12 @@ def test_a_typo_in_rank_by_is_refused() -> None:
 
 
 def test_a_typo_in_a_match_prediction_field_is_refused() -> None:
-    source = _replace(OPENPI, "match exact { similarity", "match exact { prediction = answrs  similarity")
-    assert _only_error(source) == f"{_at(source, 'answrs')}: error: unknown prediction field 'answrs'"
+    source = _replace(
+        OPENPI, "match exact { similarity", "match exact { prediction = answrs  similarity"
+    )
+    assert (
+        _only_error(source) == f"{_at(source, 'answrs')}: error: unknown prediction field 'answrs'"
+    )
     assert "did you mean 'answers'?" in str(_error(source))
 
 
@@ -309,33 +373,52 @@ def test_a_typo_in_a_match_prediction_field_is_refused() -> None:
     ],
 )
 def test_enum_is_a_schema_type(spelling: str) -> None:
-    from runners.predictions import FieldType
+    from procbench.runners.predictions import FieldType
 
-    source = _replace(OPENPI, "schema { id = str  answers = list(str) }", f"schema {{ id = str  answers = list(str)  kind = {spelling} }}")
+    source = _replace(
+        OPENPI,
+        "schema { id = str  answers = list(str) }",
+        f"schema {{ id = str  answers = list(str)  kind = {spelling} }}",
+    )
     spec = check_text(source, "t.spec", search=[SPECS_DIR]).spec
     assert dict(spec.predictions.fields)["kind"] == FieldType("enum", values=("a", "b"))
 
 
 def test_an_unknown_type_is_refused_with_a_suggestion() -> None:
-    source = _replace(OPENPI, "schema { id = str  answers = list(str) }", "schema { id = str  answers = lst(str) }")
+    source = _replace(
+        OPENPI,
+        "schema { id = str  answers = list(str) }",
+        "schema { id = str  answers = lst(str) }",
+    )
     err = _error(source)
-    assert len(err.diagnostics) == 1 and str(err).startswith(f"{_at(source, 'lst(str)')}: error: unknown type 'lst'")
+    assert len(err.diagnostics) == 1 and str(err).startswith(
+        f"{_at(source, 'lst(str)')}: error: unknown type 'lst'"
+    )
     assert "did you mean" in err.first.hint and "'list(T)'" in err.first.hint
 
 
 def test_a_mistyped_reader_gives_exactly_one_error() -> None:
     source = _replace(PROPARA, "reader = propara.answers()", "reader = propara.answerz()")
-    assert _only_error(source) == f"{_at(source, 'propara.answerz')}: error: unknown reader 'propara.answerz'"
+    assert (
+        _only_error(source)
+        == f"{_at(source, 'propara.answerz')}: error: unknown reader 'propara.answerz'"
+    )
     assert "did you mean 'propara.answers'?" in str(_error(source))
 
 
 def test_a_typo_in_a_source_name_used_in_several_places_is_one_error() -> None:
     source = _replace(OPENPI, "source meta {", "source mta {")
     assert source.count("meta.question_metadata") >= 2  # used by both labels
-    assert _only_error(source) == f"{_at(source, 'meta.question_metadata')}: error: unknown source in label 'category' 'meta'"
+    assert (
+        _only_error(source)
+        == f"{_at(source, 'meta.question_metadata')}: error: unknown source in label 'category' 'meta'"
+    )
 
 
 def test_a_name_written_as_a_string_is_refused_with_the_bare_spelling() -> None:
     source = _replace(OPENPI, "  metric bleu {", '  metric "bleu" {')
-    assert _only_error(source) == f"{_at(source, chr(34) + 'bleu' + chr(34))}: error: a metric's name is written without quotes"
+    assert (
+        _only_error(source)
+        == f"{_at(source, chr(34) + 'bleu' + chr(34))}: error: a metric's name is written without quotes"
+    )
     assert "metric bleu { ... }" in _error(source).first.hint

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dsl import check_text, compile_spec
+from procbench.dsl import check_text, compile_spec
 
 SPEC = """
 task paradise-tip-declarative {
@@ -54,19 +54,26 @@ def test_membership_slices_have_the_documented_sizes(data_root: Path, tmp_path: 
     evaluation = runner.evaluate(data_root, "test", predictions)
     sizes = {value: result.n_items for value, result in evaluation.slices["explicitness"].items()}
     assert sizes == {"explicit (>0.75)": 52, "explicit (>0.5)": 382 - 52, "implicit": 118}
-    assert evaluation.metrics["correct"] == pytest.approx(0.26)  # docs/metrics.md §3.2: constant 3 on tip_test
+    assert evaluation.metrics["correct"] == pytest.approx(
+        0.26
+    )  # docs/metrics.md §3.2: constant 3 on tip_test
 
 
 def test_membership_explain_lists_the_files() -> None:
-    from dsl import explain
+    from procbench.dsl import explain
 
     text = explain(check_text(SPEC, "x.spec").spec)
-    assert "'explicit (>0.75)' if listed in paradise/src/data/rq_variations/rq3/tip_test0.75.csv['Unnamed: 0']" in text
+    assert (
+        "'explicit (>0.75)' if listed in paradise/src/data/rq_variations/rq3/tip_test0.75.csv['Unnamed: 0']"
+        in text
+    )
 
 
 def test_membership_entry_shape_is_checked() -> None:
-    from dsl import SpecError
+    from procbench.dsl import SpecError
 
-    bad = SPEC.replace('column = "Unnamed: 0", label = "explicit (>0.75)"', 'label = "explicit (>0.75)"')
+    bad = SPEC.replace(
+        'column = "Unnamed: 0", label = "explicit (>0.75)"', 'label = "explicit (>0.75)"'
+    )
     with pytest.raises(SpecError, match="each membership entry is"):
         check_text(bad, "x.spec")

@@ -16,16 +16,30 @@ from procbench.cli import app
 from procbench.export.evaluate_module import class_name, module_folder, write_module
 from procbench.export.evaluate_runtime import compute, prediction_lines
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners._types import InvalidPredictions
+from procbench.runners._types import InvalidPredictions
 
 # Only looked up, not imported: `evaluate` pulls in datasets/pandas, and the modules run in a subprocess anyway.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("evaluate") is None, reason="the `evaluate` package is not installed")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("evaluate") is None, reason="the `evaluate` package is not installed"
+)
 
 # (task, split, prediction file): one task per kind of input the modules take
 CASES = [
-    ("paradise-tip", "test", SAMPLE_SUBMISSIONS_DIR / "paradise-tip" / "sample-middling.csv"),  # option indices
-    ("openpi", "test", SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl"),  # lists of texts
-    ("propara-naacl18", "test", SAMPLE_SUBMISSIONS_DIR / "propara-naacl18" / "noisy-grid.tsv"),  # raw prediction-file lines
+    (
+        "paradise-tip",
+        "test",
+        SAMPLE_SUBMISSIONS_DIR / "paradise-tip" / "sample-middling.csv",
+    ),  # option indices
+    (
+        "openpi",
+        "test",
+        SAMPLE_SUBMISSIONS_DIR / "openpi" / "template-guesser.jsonl",
+    ),  # lists of texts
+    (
+        "propara-naacl18",
+        "test",
+        SAMPLE_SUBMISSIONS_DIR / "propara-naacl18" / "noisy-grid.tsv",
+    ),  # raw prediction-file lines
 ]
 
 
@@ -49,7 +63,14 @@ def test_modules_loaded_by_evaluate_give_procbench_score_numbers(tmp_path: Path)
         folder = tmp_path / "modules" / task
         assert (folder / f"{task}.py").is_file() and (folder / "README.md").is_file()
         predictions, references = _inputs(task, path)
-        calls.append({"folder": str(folder), "predictions": predictions, "references": references, "split": split})
+        calls.append(
+            {
+                "folder": str(folder),
+                "predictions": predictions,
+                "references": references,
+                "split": split,
+            }
+        )
     script = (
         "import json, sys, evaluate\n"
         "out = []\n"
@@ -67,17 +88,38 @@ def test_modules_loaded_by_evaluate_give_procbench_score_numbers(tmp_path: Path)
         "HF_HOME": str(tmp_path / "hf-home"),
     }
     run = subprocess.run(
-        [sys.executable, "-c", script, str(SAMPLE_DATA_ROOT)], input=json.dumps(calls), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+        [sys.executable, "-c", script, str(SAMPLE_DATA_ROOT)],
+        input=json.dumps(calls),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     via_evaluate = json.loads(run.stdout.strip().splitlines()[-1])
 
     for (task, split, path), got in zip(CASES, via_evaluate):
-        cli = CliRunner().invoke(app, ["score", task, "--split", split, "--predictions", str(path), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"])
+        cli = CliRunner().invoke(
+            app,
+            [
+                "score",
+                task,
+                "--split",
+                split,
+                "--predictions",
+                str(path),
+                "--data-dir",
+                str(SAMPLE_DATA_ROOT),
+                "--json",
+            ],
+        )
         expected = json.loads(cli.stdout)
         assert {k: got[k] for k in expected["metrics"]} == expected["metrics"], task
         assert got["slices"] == expected["slices"] and got["n_items"] == expected["n_items"], task
-        if task != "propara-naacl18":  # its gold fingerprint varies between processes (frozenset order): reported to the lead
+        if (
+            task != "propara-naacl18"
+        ):  # its gold fingerprint varies between processes (frozenset order): reported to the lead
             assert got["fingerprint"] == expected["fingerprint"], task
 
 
@@ -93,12 +135,21 @@ def test_invalid_predictions_are_refused_as_procbench_score_refuses_them() -> No
 def test_a_changed_spec_is_flagged() -> None:
     predictions, references = _inputs("paradise-tip", CASES[0][2])
     with pytest.warns(UserWarning, match="spec of 'paradise-tip' changed"):
-        result = compute("paradise-tip", predictions, references, split="test", data_dir=SAMPLE_DATA_ROOT, spec_digest="0" * 64)
+        result = compute(
+            "paradise-tip",
+            predictions,
+            references,
+            split="test",
+            data_dir=SAMPLE_DATA_ROOT,
+            spec_digest="0" * 64,
+        )
     assert result["n_items"] == len(references)
 
 
 def test_module_names_and_folders() -> None:
-    assert class_name("paradise-reverse-tip") == "ParadiseReverseTip" and class_name("3x") == "Task3x"
+    assert (
+        class_name("paradise-reverse-tip") == "ParadiseReverseTip" and class_name("3x") == "Task3x"
+    )
     assert module_folder("openpi", Path("out/openpi")) == Path("out/openpi")
     assert module_folder("openpi", Path("out")) == Path("out/openpi")
 

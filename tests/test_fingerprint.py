@@ -14,14 +14,21 @@ SCRIPT = "from procbench.api import load_task; from pathlib import Path; import 
 def _fingerprint(task: str, split: str, seed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, task, str(SAMPLE_DATA_ROOT), split], env=env, cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", SCRIPT, task, str(SAMPLE_DATA_ROOT), split],
+        env=env,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return out.stdout.strip().splitlines()[-1]
 
 
 def test_fingerprint_is_the_same_in_every_process() -> None:
     # propara-naacl18 gold holds frozensets: their str() order follows the per-process hash seed
-    assert _fingerprint("propara-naacl18", "test", "1") == _fingerprint("propara-naacl18", "test", "2")
+    assert _fingerprint("propara-naacl18", "test", "1") == _fingerprint(
+        "propara-naacl18", "test", "2"
+    )
 
 
 def test_variants_have_different_fingerprints() -> None:
@@ -37,11 +44,16 @@ def _plain_canonical(value: object) -> object:
     if isinstance(value, Mapping):
         return {str(k): _plain_canonical(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
-        return sorted((_plain_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+        return sorted(
+            (_plain_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True)
+        )
     if isinstance(value, (list, tuple)):
         return [_plain_canonical(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"__type__": type(value).__name__, **{f.name: _plain_canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+        return {
+            "__type__": type(value).__name__,
+            **{f.name: _plain_canonical(getattr(value, f.name)) for f in dataclasses.fields(value)},
+        }
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
@@ -58,7 +70,9 @@ def _gold_like():  # type: ignore[no-untyped-def]
         name: str
         tags: frozenset[str]
 
-    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
+    scalars = (
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
+    )
     keys = st.text(max_size=4) | st.integers(-3, 3) | st.booleans()
     return st.recursive(
         scalars,
@@ -77,11 +91,13 @@ def test_fast_canonical_form_equals_the_plain_one() -> None:
 
     from hypothesis import given
 
-    from runners.runner import _canonical
+    from procbench.runners.runner import _canonical
 
     @given(_gold_like())
     def check(value: object) -> None:
-        assert json.dumps(_canonical(value), sort_keys=True) == json.dumps(_plain_canonical(value), sort_keys=True)
+        assert json.dumps(_canonical(value), sort_keys=True) == json.dumps(
+            _plain_canonical(value), sort_keys=True
+        )
 
     check()
 
@@ -90,9 +106,17 @@ def test_fast_canonical_form_equals_the_plain_one_on_real_gold(data_root) -> Non
     import json
 
     from procbench.api import load_task
-    from runners.runner import _canonical
+    from procbench.runners.runner import _canonical
 
-    for task, split in (("openpi", "dev"), ("propara-naacl18", "test"), ("paged", "dev"), ("paradise-tip", "test"), ("pm-llm-benchmark", "main")):
+    for task, split in (
+        ("openpi", "dev"),
+        ("propara-naacl18", "test"),
+        ("paged", "dev"),
+        ("paradise-tip", "test"),
+        ("pm-llm-benchmark", "main"),
+    ):
         gold = load_task(task)[1].read_gold(data_root, split)
         value = [gold.items, gold.labels, gold.answer_views]
-        assert json.dumps(_canonical(value), sort_keys=True) == json.dumps(_plain_canonical(value), sort_keys=True), task
+        assert json.dumps(_canonical(value), sort_keys=True) == json.dumps(
+            _plain_canonical(value), sort_keys=True
+        ), task

@@ -17,11 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
-from leaderboard import live, queries, ui
+from procbench.leaderboard import live, queries, ui
 from procbench import demo, serving
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners import baselines
+from procbench.runners import baselines
 from tests.site_app import build_openpi_sample_store, page
 
 STAND_IN = "slow-stand-in"
@@ -37,7 +37,9 @@ def _stand_in(release: threading.Event) -> baselines.Baseline:
         shutil.copyfile(sample, out)
         return out
 
-    return baselines.Baseline(STAND_IN, ("openpi",), "a model baseline (slow stand-in)", "jsonl", write, heavy=True)
+    return baselines.Baseline(
+        STAND_IN, ("openpi",), "a model baseline (slow stand-in)", "jsonl", write, heavy=True
+    )
 
 
 def _wait(condition: Any, what: str, timeout_s: float = 90.0) -> None:
@@ -52,14 +54,20 @@ def _computing_notes(db: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return [i.value for i in at.info if "Computing" in str(i.value)]
 
 
-def test_the_board_answers_before_the_model_baseline_finishes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_board_answers_before_the_model_baseline_finishes(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = build_openpi_sample_store(tmp_path_factory, "first-start")
     cache = tmp_path_factory.mktemp("baseline-cache")
     release = threading.Event()
     spec, runner = load_task("openpi")
     job = demo.NeuralJob(spec, runner, "test", _stand_in(release))
     logs: list[str] = []
-    monkeypatch.setattr(serving, "run_pending_baselines", lambda db, log: demo.run_neural_jobs(db, SAMPLE_DATA_ROOT, [job], log=log, cache_dir=cache))
+    monkeypatch.setattr(
+        serving,
+        "run_pending_baselines",
+        lambda db, log: demo.run_neural_jobs(db, SAMPLE_DATA_ROOT, [job], log=log, cache_dir=cache),
+    )
     servers: list[subprocess.Popen[bytes]] = []
     popen = subprocess.Popen
 
@@ -70,16 +78,26 @@ def test_the_board_answers_before_the_model_baseline_finishes(tmp_path_factory: 
     monkeypatch.setattr(serving.subprocess, "Popen", recorded)
     port = live.free_port()
     outcome: list[int] = []
-    thread = threading.Thread(target=lambda: outcome.append(serving.serve_board(db, port=port, address="127.0.0.1", run_baselines=True, log=logs.append)))
+    thread = threading.Thread(
+        target=lambda: outcome.append(
+            serving.serve_board(
+                db, port=port, address="127.0.0.1", run_baselines=True, log=logs.append
+            )
+        )
+    )
     thread.start()
     try:
         _wait(lambda: any("predicting" in line for line in logs), "the baseline to start")
         # the server answers while the model baseline is still running, and its board says so
         assert httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=5).text == "ok"
-        assert [(p.task, p.split, p.model) for p in queries.pending(db)] == [("openpi", "test", STAND_IN)]
+        assert [(p.task, p.split, p.model) for p in queries.pending(db)] == [
+            ("openpi", "test", STAND_IN)
+        ]
         assert STAND_IN not in set(queries.board(db, "openpi", "test")["model"].to_list())
         notes = _computing_notes(db, monkeypatch)
-        assert len(notes) == 1 and ui.escape(STAND_IN) in notes[0], notes  # markdown-escaped like any stored text
+        assert len(notes) == 1 and ui.escape(STAND_IN) in notes[0], (
+            notes
+        )  # markdown-escaped like any stored text
         release.set()
         _wait(lambda: any("done in" in line for line in logs), "the baseline to be stored")
         assert queries.pending(db) == []
@@ -93,7 +111,9 @@ def test_the_board_answers_before_the_model_baseline_finishes(tmp_path_factory: 
     assert outcome and not thread.is_alive()
 
 
-def test_a_failed_model_baseline_leaves_no_computing_mark(tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_failed_model_baseline_leaves_no_computing_mark(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     db = build_openpi_sample_store(tmp_path_factory, "failed-baseline")
     spec, runner = load_task("openpi")
 
@@ -101,8 +121,15 @@ def test_a_failed_model_baseline_leaves_no_computing_mark(tmp_path_factory: pyte
         """A model baseline whose model cannot load."""
         raise RuntimeError("the model's weights are not installed")
 
-    job = demo.NeuralJob(spec, runner, "test", baselines.Baseline("broken", ("openpi",), "broken", "jsonl", broken, heavy=True))
+    job = demo.NeuralJob(
+        spec,
+        runner,
+        "test",
+        baselines.Baseline("broken", ("openpi",), "broken", "jsonl", broken, heavy=True),
+    )
     logs: list[str] = []
-    stored = demo.run_neural_jobs(db, SAMPLE_DATA_ROOT, [job], log=logs.append, cache_dir=tmp_path_factory.mktemp("cache"))
+    stored = demo.run_neural_jobs(
+        db, SAMPLE_DATA_ROOT, [job], log=logs.append, cache_dir=tmp_path_factory.mktemp("cache")
+    )
     assert stored == 0 and queries.pending(db) == []
     assert any("not run: the model's weights are not installed" in line for line in logs)

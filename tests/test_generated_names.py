@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import f1_score
 
-from dsl import SpecError, check_text
+from procbench.dsl import SpecError, check_text
 
 # The rule as docs/language.md states it, transcribed independently of runners/names.py.
 OUTSIDE_A_NAME = re.compile(r"[^A-Za-z0-9_-]+")
@@ -23,7 +23,14 @@ def _part(text: str) -> str:
     return OUTSIDE_A_NAME.sub("_", text)
 
 
-def _spec(classes: list[str], *, rank_by: str = "", metric_block: str = "", aggregate: str = "per_class", measure: str = "f1") -> str:
+def _spec(
+    classes: list[str],
+    *,
+    rank_by: str = "",
+    metric_block: str = "",
+    aggregate: str = "per_class",
+    measure: str = "f1",
+) -> str:
     labels = ", ".join(json.dumps(c, ensure_ascii=False) for c in classes)
     metric = "confusion" if aggregate == "sum" else "f1"
     return f"""task cls {{
@@ -60,21 +67,37 @@ def _check(text: str, tmp_path: Path) -> object:
 
 
 CLASS_TEXT = st.text(
-    alphabet=st.one_of(st.sampled_from(list(" -_.,:;!?()/'\"#{}[]=+*é中0123456789")), st.characters(codec="utf-8", exclude_categories=("Cs",))),
+    alphabet=st.one_of(
+        st.sampled_from(list(" -_.,:;!?()/'\"#{}[]=+*é中0123456789")),
+        st.characters(codec="utf-8", exclude_categories=("Cs",)),
+    ),
     min_size=1,
     max_size=12,
 )
 # two classes that stay two names (the collisions are their own test)
 TWO_CLASSES = st.tuples(CLASS_TEXT, CLASS_TEXT).filter(lambda ab: _part(ab[0]) != _part(ab[1]))
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @SETTINGS
 @given(TWO_CLASSES)
-def test_a_per_class_name_of_any_class_text_is_written_in_rank_by_and_a_metric_block(tmp_path: Path, classes: tuple[str, str]) -> None:
+def test_a_per_class_name_of_any_class_text_is_written_in_rank_by_and_a_metric_block(
+    tmp_path: Path, classes: tuple[str, str]
+) -> None:
     name = f"f1_{_part(classes[0])}"
     assert GRAMMAR_NAME.fullmatch(name)
-    spec = _check(_spec(list(classes), rank_by=name, metric_block=f'metric {name} {{ display = "F1 of one class" }}'), tmp_path)
+    spec = _check(
+        _spec(
+            list(classes),
+            rank_by=name,
+            metric_block=f'metric {name} {{ display = "F1 of one class" }}',
+        ),
+        tmp_path,
+    )
     names = [mt.name for mt in spec.metrics]  # type: ignore[attr-defined]
     assert name in names and f"f1_{_part(classes[1])}" in names
     assert all(GRAMMAR_NAME.fullmatch(n) for n in names)
@@ -83,7 +106,9 @@ def test_a_per_class_name_of_any_class_text_is_written_in_rank_by_and_a_metric_b
 
 @SETTINGS
 @given(TWO_CLASSES)
-def test_the_checkers_suggestion_is_a_name_that_check_accepts(tmp_path: Path, classes: tuple[str, str]) -> None:
+def test_the_checkers_suggestion_is_a_name_that_check_accepts(
+    tmp_path: Path, classes: tuple[str, str]
+) -> None:
     wanted = f"f1_{_part(classes[0])}"
     with pytest.raises(SpecError) as caught:
         _check(_spec(list(classes), rank_by=wanted + "x"), tmp_path)
@@ -97,7 +122,9 @@ def test_the_checkers_suggestion_is_a_name_that_check_accepts(tmp_path: Path, cl
 
 @SETTINGS
 @given(TWO_CLASSES)
-def test_confusion_names_of_any_class_text_are_written_in_rank_by(tmp_path: Path, classes: tuple[str, str]) -> None:
+def test_confusion_names_of_any_class_text_are_written_in_rank_by(
+    tmp_path: Path, classes: tuple[str, str]
+) -> None:
     name = f"cm_{_part(classes[1])}_{_part(classes[0])}"
     try:
         spec = _check(_spec(list(classes), rank_by=name, aggregate="sum", measure="cm"), tmp_path)
@@ -109,22 +136,42 @@ def test_confusion_names_of_any_class_text_are_written_in_rank_by(tmp_path: Path
 
 
 @SETTINGS
-@given(CLASS_TEXT, st.lists(st.sampled_from([" ", "  ", ".", "é", "!?", "中文", "\t"]), min_size=2, max_size=2, unique=True))
-def test_two_classes_that_become_one_name_are_refused_at_the_measure(tmp_path: Path, text: str, runs: list[str]) -> None:
-    first, second = text + runs[0] + "x", text + runs[1] + "x"  # two texts, one run apart: one name part
+@given(
+    CLASS_TEXT,
+    st.lists(
+        st.sampled_from([" ", "  ", ".", "é", "!?", "中文", "\t"]),
+        min_size=2,
+        max_size=2,
+        unique=True,
+    ),
+)
+def test_two_classes_that_become_one_name_are_refused_at_the_measure(
+    tmp_path: Path, text: str, runs: list[str]
+) -> None:
+    first, second = (
+        text + runs[0] + "x",
+        text + runs[1] + "x",
+    )  # two texts, one run apart: one name part
     assert first != second and _part(first) == _part(second)
     source = _spec([first, second])
     with pytest.raises(SpecError) as caught:
         _check(source, tmp_path)
     (error,) = caught.value.diagnostics  # one mistake, one error
     line = source.splitlines()[error.span.line - 1]
-    assert line.lstrip().startswith("measure f1 ") and line[error.span.column - 1 :].startswith("f1(labels")
-    assert "both become" in error.message and repr(first) in error.message and repr(second) in error.message
+    assert line.lstrip().startswith("measure f1 ") and line[error.span.column - 1 :].startswith(
+        "f1(labels"
+    )
+    assert (
+        "both become" in error.message
+        and repr(first) in error.message
+        and repr(second) in error.message
+    )
 
 
 def test_a_measure_named_like_another_measures_generated_name_is_refused(tmp_path: Path) -> None:
     source = _spec(["p", "q"]).replace(
-        "  }\n  \n}", '    measure f1_p { metric = precision(labels = ["p", "q"])  gold = label  prediction = label  aggregate = "macro" }\n  }\n  \n}'
+        "  }\n  \n}",
+        '    measure f1_p { metric = precision(labels = ["p", "q"])  gold = label  prediction = label  aggregate = "macro" }\n  }\n  \n}',
     )
     assert "measure f1_p" in source
     with pytest.raises(SpecError) as caught:
@@ -135,22 +182,37 @@ def test_a_measure_named_like_another_measures_generated_name_is_refused(tmp_pat
 
 def test_names_reach_the_score_the_store_and_the_export_as_written(tmp_path: Path) -> None:
     import procbench
-    from submissions.export import board_frame
+    from procbench.submissions.export import board_frame
 
     classes = ["more likely", "less likely", "équal"]
     gold = ["more likely", "less likely", "équal", "more likely", "équal", "less likely"]
     pred = ["more likely", "more likely", "équal", "less likely", "équal", "less likely"]
     root = tmp_path / "data"
     (root / "cls").mkdir(parents=True)
-    (root / "cls" / "test.jsonl").write_text("".join(json.dumps({"id": f"i{n}", "label": g}) + "\n" for n, g in enumerate(gold)), encoding="utf-8")
+    (root / "cls" / "test.jsonl").write_text(
+        "".join(json.dumps({"id": f"i{n}", "label": g}) + "\n" for n, g in enumerate(gold)),
+        encoding="utf-8",
+    )
     preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"id": f"i{n}", "label": p}) + "\n" for n, p in enumerate(pred)), encoding="utf-8")
+    preds.write_text(
+        "".join(json.dumps({"id": f"i{n}", "label": p}) + "\n" for n, p in enumerate(pred)),
+        encoding="utf-8",
+    )
     spec_path = tmp_path / "cls.spec"
-    spec_path.write_text(_spec(classes, rank_by="f1_more_likely", metric_block='metric f1_more_likely { display = "F1 (more likely)" }'), encoding="utf-8")
+    spec_path.write_text(
+        _spec(
+            classes,
+            rank_by="f1_more_likely",
+            metric_block='metric f1_more_likely { display = "F1 (more likely)" }',
+        ),
+        encoding="utf-8",
+    )
     result = procbench.score(spec_path, preds, split="test", data_dir=root)
     expected = f1_score(gold, pred, labels=classes, average=None, zero_division=0)
     names = ["f1_more_likely", "f1_less_likely", "f1__qual"]  # "équal": é is outside a name
-    assert {n: result.metrics[n] for n in names} == pytest.approx(dict(zip(names, expected)), abs=1e-12)
+    assert {n: result.metrics[n] for n in names} == pytest.approx(
+        dict(zip(names, expected)), abs=1e-12
+    )
     db = tmp_path / "board.duckdb"
     procbench.submit(spec_path, preds, split="test", model="m", team="t", db=db, data_dir=root)
     exported = set(board_frame(db, "cls")["metric"].to_list())

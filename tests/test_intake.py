@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners._types import InvalidPredictions
-from submissions import submit
+from procbench.runners._types import InvalidPredictions
+from procbench.submissions import submit
 
 SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl"
 
@@ -23,14 +23,26 @@ def _counts(db: Path) -> dict[str, int]:
         return {}
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("submissions", "item_scores", "aggregates", "status_history", "tasks")}
+        return {
+            t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("submissions", "item_scores", "aggregates", "status_history", "tasks")
+        }
     finally:
         con.close()
 
 
 def _submit(path: Path, db: Path, team: str = "t"):
     spec, runner = load_task("openpi")
-    return submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=path, model="m", team=team, db_path=db)
+    return submit(
+        spec,
+        runner,
+        data_root=SAMPLE_DATA_ROOT,
+        split="test",
+        predictions=path,
+        model="m",
+        team=team,
+        db_path=db,
+    )
 
 
 def test_submission_is_stored_once(tmp_path: Path) -> None:
@@ -48,14 +60,18 @@ BAD_LINES = {
     "not json": "{oops",
     "not an object": "[1, 2]",
     "missing answers": json.dumps({"id": "www.wikihow.com/Clean-a-Small-Cut||1"}),
-    "answers not a list": json.dumps({"id": "www.wikihow.com/Clean-a-Small-Cut||1", "answers": "text"}),
+    "answers not a list": json.dumps(
+        {"id": "www.wikihow.com/Clean-a-Small-Cut||1", "answers": "text"}
+    ),
     "unknown id": json.dumps({"id": "nope", "answers": []}),
     "id not a string": json.dumps({"id": 7, "answers": []}),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_LINES))
-def test_each_bad_line_is_reported_with_its_number_and_nothing_stored(kind: str, tmp_path: Path) -> None:
+def test_each_bad_line_is_reported_with_its_number_and_nothing_stored(
+    kind: str, tmp_path: Path
+) -> None:
     db = tmp_path / "board.duckdb"
     _submit(SAMPLE, db, team="other")
     before = _counts(db)
@@ -77,7 +93,9 @@ def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
         _submit(bad, tmp_path / "db.duckdb")
     (problem,) = caught.value.problems
     assert problem.line == len(lines) + 1 and "first on line 1" in problem.message
-    assert not (tmp_path / "db.duckdb").exists() or _counts(tmp_path / "db.duckdb")["submissions"] == 0
+    assert (
+        not (tmp_path / "db.duckdb").exists() or _counts(tmp_path / "db.duckdb")["submissions"] == 0
+    )
 
 
 def test_every_problem_is_listed_not_only_the_first(tmp_path: Path) -> None:
@@ -98,13 +116,17 @@ def test_empty_file_is_rejected(tmp_path: Path) -> None:
 junk_line = st.one_of(
     st.text(max_size=40).filter(lambda t: "\n" not in t and "\r" not in t and t.strip() != ""),
     st.builds(lambda v: json.dumps({"id": v}), st.one_of(st.integers(), st.text(max_size=5))),
-    st.builds(lambda a: json.dumps({"id": "nope", "answers": a}), st.lists(st.integers(), max_size=2)),
+    st.builds(
+        lambda a: json.dumps({"id": "nope", "answers": a}), st.lists(st.integers(), max_size=2)
+    ),
 )
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
 @given(junk=junk_line, position=st.integers(min_value=0, max_value=21))
-def test_generated_bad_lines_are_reported_at_their_position(junk: str, position: int, tmp_path: Path) -> None:
+def test_generated_bad_lines_are_reported_at_their_position(
+    junk: str, position: int, tmp_path: Path
+) -> None:
     lines = SAMPLE.read_text().splitlines()
     lines.insert(position, junk)
     bad = tmp_path / "gen.jsonl"

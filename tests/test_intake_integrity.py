@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from submissions import blobs, intake, quotas, store
-from submissions.errors import SubmissionRefused
+from procbench.submissions import blobs, intake, quotas, store
+from procbench.submissions.errors import SubmissionRefused
 from tests.test_submissions_support import failures, query, submit_openpi, variant
 
 T0 = datetime(2026, 11, 22, 9, 0, 0)
@@ -23,7 +23,9 @@ def _item_scores(db: Path) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.parametrize("packed", [False, True], ids=["plain", "gzip"])
-def test_a_file_changed_after_staging_is_stored_as_staged(packed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_changed_after_staging_is_stored_as_staged(
+    packed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The original is rewritten between staging and validation: scores, hash and blob are all of the staged content."""
     staged_content = variant(tmp_path / "a", 1).read_bytes()
     other_content = variant(tmp_path / "b", 2).read_bytes()
@@ -33,7 +35,9 @@ def test_a_file_changed_after_staging_is_stored_as_staged(packed: bool, tmp_path
     expected_db = tmp_path / "expected.duckdb"
     reference = tmp_path / "reference.jsonl"
     reference.write_bytes(staged_content)
-    submit_openpi(expected_db, reference)  # what the staged content scores, stored from a file nobody changes
+    submit_openpi(
+        expected_db, reference
+    )  # what the staged content scores, stored from a file nobody changes
 
     real_precheck = intake._precheck
     calls = []
@@ -49,13 +53,21 @@ def test_a_file_changed_after_staging_is_stored_as_staged(packed: bool, tmp_path
     outcome = submit_openpi(db, upload)
     assert calls == [1]
     staged_sha = hashlib.sha256(staged_content).hexdigest()
-    assert query(db, "SELECT content_sha256 FROM submissions WHERE submission_id = ?", [outcome.submission_id]) == [(staged_sha,)]
+    assert query(
+        db,
+        "SELECT content_sha256 FROM submissions WHERE submission_id = ?",
+        [outcome.submission_id],
+    ) == [(staged_sha,)]
     assert _item_scores(db) == _item_scores(expected_db)
-    ((location,),) = query(db, "SELECT location FROM raw_files WHERE content_sha256 = ?", [staged_sha])
+    ((location,),) = query(
+        db, "SELECT location FROM raw_files WHERE content_sha256 = ?", [staged_sha]
+    )
     assert gzip.decompress(blobs.blob_path(db, location).read_bytes()) == staged_content
 
 
-def test_the_original_file_is_opened_once_and_never_by_the_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_original_file_is_opened_once_and_never_by_the_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The reader and the raw-file store see a private copy, not the upload's path."""
     upload = tmp_path / "upload.jsonl"
     shutil.copy(variant(tmp_path / "a", 1), upload)
@@ -70,10 +82,14 @@ def test_the_original_file_is_opened_once_and_never_by_the_reader(tmp_path: Path
     submit_openpi(tmp_path / "board.duckdb", upload)
     assert seen and len(set(seen)) == 1  # one staged copy, however often the store asks for it
     path = seen[0]
-    assert path.name == "upload.jsonl" and path.resolve() != upload.resolve() and not path.is_symlink()
+    assert (
+        path.name == "upload.jsonl" and path.resolve() != upload.resolve() and not path.is_symlink()
+    )
 
 
-def test_concurrent_failing_uploads_never_reach_the_validator_more_than_max_attempts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_concurrent_failing_uploads_never_reach_the_validator_more_than_max_attempts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Five threads submit files that fail validation with max_attempts = 3: exactly three reach the validator.
 
     Each thread waiting in the validator holds until every thread has either reached it or been refused,
@@ -86,7 +102,7 @@ def test_concurrent_failing_uploads_never_reach_the_validator_more_than_max_atte
     state = {"validated": 0, "refused": 0}
     settled = threading.Condition()
 
-    from runners.runner import TaskRunner
+    from procbench.runners.runner import TaskRunner
 
     def counting_validate(self, path, gold):  # type: ignore[no-untyped-def]
         with settled:
@@ -119,6 +135,12 @@ def test_concurrent_failing_uploads_never_reach_the_validator_more_than_max_atte
     assert state["validated"] == 3
     assert sorted(outcomes) == ["ScoringFailed"] * 3 + ["quota"] * 2
     stages = sorted(row["stage"] for row in failures(db))
-    assert stages == ["quota", "quota", "validate", "validate", "validate"]  # no reservation is left behind
+    assert stages == [
+        "quota",
+        "quota",
+        "validate",
+        "validate",
+        "validate",
+    ]  # no reservation is left behind
     with pytest.raises(SubmissionRefused, match=r"used all 3 attempts .*\(0 scored, 3 failed\)"):
         submit_openpi(db, files[0], now=T0)

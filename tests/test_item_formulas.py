@@ -18,15 +18,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsl import SpecError, check_file
+from procbench.dsl import SpecError, check_file
 from procbench.api import load_task
 from procbench.paths import SPECS_DIR
-from runners.metrics._derived import ItemFormulas, evaluate, flag_values
-from runners.pmllm.answers import read_submission
-from runners.pmllm.grading import cot_penalty, normalise
-from runners.pmllm.naming import parse_result_file_name
-from runners.pmllm.questions import read_questions
-from runners.pmllm.scoring import read_verdicts, score_answers
+from procbench.runners.metrics._derived import ItemFormulas, evaluate, flag_values
+from procbench.runners.pmllm.answers import read_submission
+from procbench.runners.pmllm.grading import cot_penalty, normalise
+from procbench.runners.pmllm.naming import parse_result_file_name
+from procbench.runners.pmllm.questions import read_questions
+from procbench.runners.pmllm.scoring import read_verdicts, score_answers
 
 BENCH = "pm-llm-benchmark"
 
@@ -46,11 +46,15 @@ def _values(grade: float, cot: bool) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("cot", [False, True])
-def test_the_declared_formulas_equal_upstreams_normalisation_and_penalty_on_a_fine_grid(cot: bool) -> None:
+def test_the_declared_formulas_equal_upstreams_normalisation_and_penalty_on_a_fine_grid(
+    cot: bool,
+) -> None:
     for tenth in range(0, 101):
         grade = tenth / 10
         expected = cot_penalty(normalise(grade)) if cot else normalise(grade)
-        assert _values(grade, cot)["score"] == expected, grade  # ==: the same float operations in the same order
+        assert _values(grade, cot)["score"] == expected, (
+            grade
+        )  # ==: the same float operations in the same order
 
 
 @settings(max_examples=300, deadline=None)
@@ -63,7 +67,9 @@ def test_the_declared_formulas_equal_upstreams_on_random_grades(grade: float, co
 def test_flags_read_the_submission_metadata() -> None:
     assert flag_values((("cot", "cot"),), {"cot": True}) == {"cot": 1.0}
     assert flag_values((("cot", "cot"),), {"cot": "true"}) == {"cot": 1.0}
-    assert flag_values((("cot", "cot"),), {"cot": "false"}) == {"cot": 0.0}  # text other than true is not a yes
+    assert flag_values((("cot", "cot"),), {"cot": "false"}) == {
+        "cot": 0.0
+    }  # text other than true is not a yes
     assert flag_values((("cot", "cot"),), {}) == {"cot": 0.0}
 
 
@@ -80,12 +86,18 @@ def test_the_spec_scores_every_staged_model_as_the_python_api(data_root: Path) -
     for model in models:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # text-only models miss the image questions
-            answers = read_submission(data_root / BENCH / "answers", list(gold.items), model=model, judge="gpt-5.4")
+            answers = read_submission(
+                data_root / BENCH / "answers", list(gold.items), model=model, judge="gpt-5.4"
+            )
         for cot in (False, True):
             expected = {i.item_id: i.values for i in score_answers(gold, answers, cot_penalty=cot)}
-            scorer = ItemFormulas(read_verdicts, _formulas().formulas, flag_values((("cot", "cot"),), {"cot": cot}))
+            scorer = ItemFormulas(
+                read_verdicts, _formulas().formulas, flag_values((("cot", "cot"),), {"cot": cot})
+            )
             for item in scorer(gold, answers):
-                assert {k: item.values[k] for k in ("grade", "score", "judged")} == expected[item.item_id], (model, cot, item.item_id)
+                assert {k: item.values[k] for k in ("grade", "score", "judged")} == expected[
+                    item.item_id
+                ], (model, cot, item.item_id)
     assert runner.metric_names[:2] == ("score", "total")
 
 
@@ -105,16 +117,41 @@ def _error(tmp_path: Path, old: str, new: str) -> str:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("mul(judged, pick(cot, penalised, normalised))", "mul(judgd, pick(cot, penalised, normalised))", "'judgd'"),
-        ("mul(judged, pick(cot, penalised, normalised))", "mul(judged, pick(cot, penalised))", "pick() takes 3 argument(s), got 2"),
+        (
+            "mul(judged, pick(cot, penalised, normalised))",
+            "mul(judgd, pick(cot, penalised, normalised))",
+            "'judgd'",
+        ),
+        (
+            "mul(judged, pick(cot, penalised, normalised))",
+            "mul(judged, pick(cot, penalised))",
+            "pick() takes 3 argument(s), got 2",
+        ),
         ("value penalised {", "value grade {", "value 'grade' is already a per-item value"),
         ("value penalised {", "value cot {", "value 'cot' is already a per-item value or flag"),
-        ('flags  = { cot = "cot" }', 'flags  = { judged = "cot" }', "flag 'judged' has the name of a per-item value"),
-        ("mul(judged, pick(cot, penalised, normalised))", "mul(judged, pick(cot, penalised, score))", "'score'"),
+        (
+            'flags  = { cot = "cot" }',
+            'flags  = { judged = "cot" }',
+            "flag 'judged' has the name of a per-item value",
+        ),
+        (
+            "mul(judged, pick(cot, penalised, normalised))",
+            "mul(judged, pick(cot, penalised, score))",
+            "'score'",
+        ),
     ],
-    ids=["unknown name", "arity", "taken name", "name of a flag", "flag clash", "value used before it is computed"],
+    ids=[
+        "unknown name",
+        "arity",
+        "taken name",
+        "name of a flag",
+        "flag clash",
+        "value used before it is computed",
+    ],
 )
-def test_each_mistake_in_a_value_block_is_an_error_at_its_place(tmp_path: Path, old: str, new: str, message: str) -> None:
+def test_each_mistake_in_a_value_block_is_an_error_at_its_place(
+    tmp_path: Path, old: str, new: str, message: str
+) -> None:
     report = _error(tmp_path, old, new)
     assert message in report, report
     assert "pm-llm-benchmark.spec:" in report and "^" in report, report

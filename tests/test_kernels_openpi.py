@@ -9,33 +9,76 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runners._types import GoldSet
-from runners.generic import MatchScorer, MatchStage
-from runners import matching
-from runners.matching import BestMatch, PairBatch, PairMemo, PairScorer
-from runners.similarity import CocoBleu, CocoRougeL, Exact, TokenF1, _lcs_length
-from runners.text import Pipeline, delete_chars, drop_words, lowercase, squeeze_whitespace, stem, strip
+from procbench.runners._types import GoldSet
+from procbench.runners.generic import MatchScorer, MatchStage
+from procbench.runners import matching
+from procbench.runners.matching import BestMatch, PairBatch, PairMemo, PairScorer
+from procbench.runners.similarity import CocoBleu, CocoRougeL, Exact, TokenF1, _lcs_length
+from procbench.runners.text import (
+    Pipeline,
+    delete_chars,
+    drop_words,
+    lowercase,
+    squeeze_whitespace,
+    stem,
+    strip,
+)
 
-WORDS = ["oven", "rack", "racks", "hot", "cold", "water", "pan", "in", "on", "sink", "the", "was", "and", "dry", "x", ""]
+WORDS = [
+    "oven",
+    "rack",
+    "racks",
+    "hot",
+    "cold",
+    "water",
+    "pan",
+    "in",
+    "on",
+    "sink",
+    "the",
+    "was",
+    "and",
+    "dry",
+    "x",
+    "",
+]
 text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=9).map(" ".join)
-long_text = st.lists(st.sampled_from(WORDS[:6]), min_size=60, max_size=90).map(" ".join)  # past one 63-bit word
+long_text = st.lists(st.sampled_from(WORDS[:6]), min_size=60, max_size=90).map(
+    " ".join
+)  # past one 63-bit word
 texts = st.lists(st.one_of(text, text, text, long_text), min_size=1, max_size=25, unique=True)
 
 CONTENT = Pipeline.of(
-    [strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), drop_words(["and", "was", "is", "before", "afterwards", "after", "of"])]
+    [
+        strip(),
+        lowercase(),
+        delete_chars(string.punctuation),
+        squeeze_whitespace(),
+        drop_words(["and", "was", "is", "before", "afterwards", "after", "of"]),
+    ]
 )
-STEMMED = Pipeline.of([strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), stem()])
+STEMMED = Pipeline.of(
+    [strip(), lowercase(), delete_chars(string.punctuation), squeeze_whitespace(), stem()]
+)
 KERNELED = [Exact(), CocoBleu(n=2), CocoBleu(n=4), CocoRougeL(beta=1.2)]
 
 
 @pytest.mark.parametrize("similarity", KERNELED, ids=lambda s: f"{s.name}{getattr(s, 'n', '')}")
 @given(strings=texts, data=st.data())
-def test_pair_kernel_equals_scalar_score(similarity, strings: list[str], data: st.DataObject) -> None:
+def test_pair_kernel_equals_scalar_score(
+    similarity, strings: list[str], data: st.DataObject
+) -> None:
     kernel = similarity.kernel()
     half = len(strings) // 2
     kernel.extend(strings[:half])  # strings arrive in two calls, as they do across chunks
     kernel.extend(strings[half:])
-    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(strings) - 1), st.integers(0, len(strings) - 1)), min_size=1, max_size=60))
+    pairs = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, len(strings) - 1), st.integers(0, len(strings) - 1)),
+            min_size=1,
+            max_size=60,
+        )
+    )
     gold = np.array([g for g, _ in pairs], dtype=np.int64)
     prediction = np.array([p for _, p in pairs], dtype=np.int64)
     got = kernel.score_pairs(gold, prediction).tolist()
@@ -54,13 +97,17 @@ def test_bit_parallel_lcs_equals_dynamic_programme(a: list[int], b: list[int]) -
     assert value == CocoRougeL().score(prepared[1], prepared[0])
 
 
-answers = st.lists(st.one_of(text, st.sampled_from(["There will be no change.", "X.", "x", "  "])), max_size=7)
+answers = st.lists(
+    st.one_of(text, st.sampled_from(["There will be no change.", "X.", "x", "  "])), max_size=7
+)
 
 
 @pytest.mark.parametrize("dedup", [False, True])
 @pytest.mark.parametrize("threshold", [0.0, 0.3])
 @given(items=st.lists(st.tuples(answers, answers), min_size=1, max_size=12))
-def test_score_many_equals_item_by_item(dedup: bool, threshold: float, items: list[tuple[list[str], list[str]]]) -> None:
+def test_score_many_equals_item_by_item(
+    dedup: bool, threshold: float, items: list[tuple[list[str], list[str]]]
+) -> None:
     matcher = BestMatch(dedup=dedup, threshold=threshold)
     golds, predictions = [g for g, _ in items], [p for _, p in items]
     for similarity in KERNELED + [TokenF1()]:
@@ -76,7 +123,9 @@ def test_shared_batch_equals_separate_scorers(items: list[tuple[list[str], list[
     scorers = [PairScorer(s, CONTENT, STEMMED) for s in (Exact(), CocoBleu(n=2), CocoRougeL())]
     shared = matcher.score_shared(golds, predictions, PairBatch(scorers))
     for scorer, column in zip(scorers, shared):
-        assert column == [matcher(g, p, PairScorer(scorer.similarity, CONTENT, STEMMED)) for g, p in items]
+        assert column == [
+            matcher(g, p, PairScorer(scorer.similarity, CONTENT, STEMMED)) for g, p in items
+        ]
 
 
 def test_batches_refuse_scorers_with_different_normalisers() -> None:
@@ -89,7 +138,14 @@ def test_batches_refuse_scorers_with_different_normalisers() -> None:
 def test_match_scorer_groups_stages_and_keeps_their_order() -> None:
     """Three stages over the same answers share a batch; a fourth with other answers stands alone."""
     stages = tuple(
-        MatchStage("answers", field_name, (), PairScorer(similarity, CONTENT, STEMMED), BestMatch(), (f"{name}_p", f"{name}_r", f"{name}_f1"))
+        MatchStage(
+            "answers",
+            field_name,
+            (),
+            PairScorer(similarity, CONTENT, STEMMED),
+            BestMatch(),
+            (f"{name}_p", f"{name}_r", f"{name}_f1"),
+        )
         for name, similarity, field_name in (
             ("exact", Exact(), "answers"),
             ("bleu", CocoBleu(n=2), "answers"),
@@ -97,19 +153,36 @@ def test_match_scorer_groups_stages_and_keeps_their_order() -> None:
             ("other", Exact(), "other"),
         )
     )
-    gold = GoldSet(items={"a": {"answers": ["pan was hot", "oven rack"]}, "b": {"answers": []}, "c": {"answers": ["x"]}})
-    predictions = {"a": {"answers": ["pan was hot", "racks"], "other": ["oven rack"]}, "b": {"answers": ["y"], "other": []}}
+    gold = GoldSet(
+        items={
+            "a": {"answers": ["pan was hot", "oven rack"]},
+            "b": {"answers": []},
+            "c": {"answers": ["x"]},
+        }
+    )
+    predictions = {
+        "a": {"answers": ["pan was hot", "racks"], "other": ["oven rack"]},
+        "b": {"answers": ["y"], "other": []},
+    }
     scorer = MatchScorer(stages)
     scored = scorer(gold, predictions)
     assert list(scorer._batches) == [(0, 1, 2)]
-    assert [list(i.values) for i in scored][0] == [f"{n}_{k}" for n in ("exact", "bleu", "rouge", "other") for k in ("p", "r", "f1")]
+    assert [list(i.values) for i in scored][0] == [
+        f"{n}_{k}" for n in ("exact", "bleu", "rouge", "other") for k in ("p", "r", "f1")
+    ]
     for stage in stages:
         for item in scored:
             record = predictions.get(item.item_id, {})
             want = stage.matcher(
-                gold.items[item.item_id]["answers"], record.get(stage.prediction_field, []), PairScorer(stage.pairs.similarity, CONTENT, STEMMED)
+                gold.items[item.item_id]["answers"],
+                record.get(stage.prediction_field, []),
+                PairScorer(stage.pairs.similarity, CONTENT, STEMMED),
             )
-            assert (item.values[stage.outputs[0]], item.values[stage.outputs[1]], item.values[stage.outputs[2]]) == (want.precision, want.recall, want.f1)
+            assert (
+                item.values[stage.outputs[0]],
+                item.values[stage.outputs[1]],
+                item.values[stage.outputs[2]],
+            ) == (want.precision, want.recall, want.f1)
 
 
 def test_rescoring_the_same_pairs_reuses_remembered_values() -> None:
@@ -127,7 +200,7 @@ def test_evaluation_leaves_the_cyclic_collector_as_it_found_it(enabled: bool) ->
 
     from procbench.api import load_task
     from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-    from runners.runner import cyclic_gc_paused
+    from procbench.runners.runner import cyclic_gc_paused
 
     _, runner = load_task("openpi")
     was = gc.isenabled()
@@ -138,7 +211,9 @@ def test_evaluation_leaves_the_cyclic_collector_as_it_found_it(enabled: bool) ->
             with cyclic_gc_paused():  # nested stages re-enable once, at the outermost exit
                 pass
             assert not gc.isenabled()
-        runner.evaluate(SAMPLE_DATA_ROOT, "test", SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl")
+        runner.evaluate(
+            SAMPLE_DATA_ROOT, "test", SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl"
+        )
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()

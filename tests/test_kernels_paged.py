@@ -8,9 +8,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runners.paged import tokens
+from procbench.runners.paged import tokens
 
-WORDS = ["Check", "the", "order", "order", "XOR1", "->", "(yes)", "Start", "end", "a", "DataObject(form)", ",", ".", "  ", "re-check"]
+WORDS = [
+    "Check",
+    "the",
+    "order",
+    "order",
+    "XOR1",
+    "->",
+    "(yes)",
+    "Start",
+    "end",
+    "a",
+    "DataObject(form)",
+    ",",
+    ".",
+    "  ",
+    "re-check",
+]
 line = st.lists(st.sampled_from(WORDS), max_size=10).map(" ".join)
 
 
@@ -37,7 +53,9 @@ def test_lexical_f1_matrix_equals_pairwise_definition(rows: list[str], columns: 
 def test_bleu1_equals_nltk_sentence_bleu(hypothesis: str, reference: str) -> None:
     from nltk.translate.bleu_score import sentence_bleu
 
-    hyp = [t for t in tokens.tokens(hypothesis) if t not in tokens.BLEU_DROPPED] if hypothesis else []
+    hyp = (
+        [t for t in tokens.tokens(hypothesis) if t not in tokens.BLEU_DROPPED] if hypothesis else []
+    )
     ref = [t for t in tokens.tokens(reference) if t not in tokens.BLEU_DROPPED] if reference else []
     if not hyp or not ref:
         want = 0.0
@@ -48,7 +66,9 @@ def test_bleu1_equals_nltk_sentence_bleu(hypothesis: str, reference: str) -> Non
     assert tokens.bleu1(hypothesis, reference) == want
 
 
-@pytest.mark.parametrize("text", ["", " ", "a  b", "Forward the form -> End", "DataObject(Transformation form)"])
+@pytest.mark.parametrize(
+    "text", ["", " ", "a  b", "Forward the form -> End", "DataObject(Transformation form)"]
+)
 def test_tokens_are_spacy_lower_tokens(text: str) -> None:
     nlp_tokenizer = tokens._spacy_tokenizer()
     assert tokens.tokens(text) == tuple(t.lower_ for t in nlp_tokenizer(text))

@@ -19,8 +19,8 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from runners.paged.dot import COLOURS, Status
-from leaderboard import queries
+from procbench.runners.paged.dot import COLOURS, Status
+from procbench.leaderboard import queries
 from tests.site_app import build_demo_store, page
 
 ITEM = "1005"
@@ -35,7 +35,9 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _sid(db: Path) -> str:
     with duckdb.connect(str(db), read_only=True) as con:
-        row = con.execute("SELECT submission_id FROM submissions WHERE task = 'paged' AND model = ?", [MODEL]).fetchone()
+        row = con.execute(
+            "SELECT submission_id FROM submissions WHERE task = 'paged' AND model = ?", [MODEL]
+        ).fetchone()
     assert row is not None
     return str(row[0])
 
@@ -55,13 +57,17 @@ def _action_nodes(dot: str) -> dict[str, str]:
     """Label -> tooltip status of each coloured activity, start or end node of a DOT graph."""
     out = {}
     for line in dot.splitlines():
-        found = re.search(r'shape=(box|circle|doublecircle).*label="((?:[^"\\]|\\.)*)".*tooltip="(\w+)', line)
+        found = re.search(
+            r'shape=(box|circle|doublecircle).*label="((?:[^"\\]|\\.)*)".*tooltip="(\w+)', line
+        )
         if found:
             out[found.group(2)] = found.group(3)
     return out
 
 
-def test_the_gold_graph_is_coloured_by_the_matching_the_score_uses(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_gold_graph_is_coloured_by_the_matching_the_score_uses(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid = _sid(demo_db)
     counts = _item_statistics(demo_db, sid)
     # soft: every gold activity counted in full (the Action score's recall sums); strict: five of its six activities
@@ -76,13 +82,17 @@ def test_the_gold_graph_is_coloured_by_the_matching_the_score_uses(demo_db: Path
     soft = _gold_graph(at)
     soft_nodes = _action_nodes(soft)
     assert soft_nodes[NODE] == Status.MATCHED.value
-    assert Status.MISSED.value not in soft_nodes.values()  # every gold action counted, as Action recall 1 says
+    assert (
+        Status.MISSED.value not in soft_nodes.values()
+    )  # every gold action counted, as Action recall 1 says
     node_line = next(line for line in soft.splitlines() if NODE in line)
     assert COLOURS[Status.MATCHED] in node_line and f"best BLEU-1 {best:.2f}" in node_line
 
     at.radio(key="matching").set_value("strict").run()
     assert not at.exception
-    assert any("**strict** matching" in m.value for m in at.markdown) and not any("**soft** matching" in m.value for m in at.markdown)
+    assert any("**strict** matching" in m.value for m in at.markdown) and not any(
+        "**soft** matching" in m.value for m in at.markdown
+    )
     strict_nodes = _action_nodes(_gold_graph(at))
     assert strict_nodes[NODE] == Status.MISSED.value
     # one of the item's ten gold actions missed, as strict Action recall 0.9 says

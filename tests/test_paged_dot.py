@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from runners.paged.dot import COLOURS, Status, draw_document, draw_pair, to_dot
-from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
-from runners.paged.parse import graph_of_gold_lines
-from runners.paged.reader import read_graphs
+from procbench.runners.paged.dot import COLOURS, Status, draw_document, draw_pair, to_dot
+from procbench.runners.paged.model import Flow, FlowType, Graph, Node, NodeType
+from procbench.runners.paged.parse import graph_of_gold_lines
+from procbench.runners.paged.reader import read_graphs
 
 _NODE = re.compile(r"^\s*(n\d+) \[")
 _EDGE = re.compile(r"^\s*(n\d+) -> (n\d+)[ ;]")
@@ -93,7 +93,12 @@ def test_empty_prediction_marks_all_gold_missed() -> None:
 def test_a_wrong_gateway_is_spurious_and_the_right_one_missed() -> None:
     document = read_graphs(SAMPLE_DATA_ROOT, "dev").items["1006"]
     gold = graph_of_gold_lines(document.lines)
-    gold_dot, predicted_dot = draw_document(document, document.text.replace("XOR", "AND").replace("(soil is dry) ", "").replace("(soil is wet) ", ""))
+    gold_dot, predicted_dot = draw_document(
+        document,
+        document.text.replace("XOR", "AND")
+        .replace("(soil is dry) ", "")
+        .replace("(soil is wet) ", ""),
+    )
     assert COLOURS[Status.MISSED] in gold_dot and COLOURS[Status.SPURIOUS] in predicted_dot
     assert draw_pair(gold, gold)[0].count(COLOURS[Status.MATCHED]) > 0
 
@@ -101,15 +106,24 @@ def test_a_wrong_gateway_is_spurious_and_the_right_one_missed() -> None:
 nasty = st.text(alphabet=st.sampled_from('ab "\\{}[];->\n\r\t=<>|#'), max_size=12)
 
 
-@given(st.lists(st.tuples(st.sampled_from(list(NodeType)), nasty, nasty), min_size=1, max_size=6), st.data())
-def test_any_text_gives_well_formed_dot(specs: list[tuple[NodeType, str, str]], data: st.DataObject) -> None:
+@given(
+    st.lists(st.tuples(st.sampled_from(list(NodeType)), nasty, nasty), min_size=1, max_size=6),
+    st.data(),
+)
+def test_any_text_gives_well_formed_dot(
+    specs: list[tuple[NodeType, str, str]], data: st.DataObject
+) -> None:
     nodes = tuple(Node(f"id{i}", t, text, actor) for i, (t, text, actor) in enumerate(specs))
     indices = st.integers(0, len(nodes) - 1)
     flows = tuple(
         Flow(nodes[a].id, nodes[b].id, kind, condition)
-        for a, b, kind, condition in data.draw(st.lists(st.tuples(indices, indices, st.sampled_from(list(FlowType)), nasty), max_size=6))
+        for a, b, kind, condition in data.draw(
+            st.lists(
+                st.tuples(indices, indices, st.sampled_from(list(FlowType)), nasty), max_size=6
+            )
+        )
     )
     graph = Graph(nodes, flows)
-    assert_well_formed(to_dot(graph, title="t\"i\\tle"))
+    assert_well_formed(to_dot(graph, title='t"i\\tle'))
     for dot in draw_pair(graph, Graph((), ())):
         assert_well_formed(dot)

@@ -9,12 +9,40 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from runners.paged import tokens
-from runners.paged.letters import may_match_letters
+from procbench.runners.paged import tokens
+from procbench.runners.paged.letters import may_match_letters
 
 ATOMS = [
-    "a", "Z", "q", "7", r"\.", "-", "'", "[a-c]", "[A-Z]", "[0-9]", "[^a-z]", "[^0-9]", r"[^\W\d]", r"\d", r"\w", r"\W",
-    r"\s", r"\S", ".", "(?<=[0-9])", "(?<=a)", "(?<![a-z])", "(?!x)", "(?=b)", "^", "$", r"\b", r"[\u212a]", "[ſ]", "é",
+    "a",
+    "Z",
+    "q",
+    "7",
+    r"\.",
+    "-",
+    "'",
+    "[a-c]",
+    "[A-Z]",
+    "[0-9]",
+    "[^a-z]",
+    "[^0-9]",
+    r"[^\W\d]",
+    r"\d",
+    r"\w",
+    r"\W",
+    r"\s",
+    r"\S",
+    ".",
+    "(?<=[0-9])",
+    "(?<=a)",
+    "(?<![a-z])",
+    "(?!x)",
+    "(?=b)",
+    "^",
+    "$",
+    r"\b",
+    r"[\u212a]",
+    "[ſ]",
+    "é",
 ]
 
 regexes = st.recursive(
@@ -22,7 +50,9 @@ regexes = st.recursive(
     lambda inner: st.one_of(
         st.lists(inner, min_size=2, max_size=3).map("".join),
         st.lists(inner, min_size=2, max_size=3).map(lambda parts: "(?:" + "|".join(parts) + ")"),
-        st.tuples(inner, st.sampled_from(["?", "*", "+", "{2}", "{0,1}"])).map(lambda p: "(?:" + p[0] + ")" + p[1]),
+        st.tuples(inner, st.sampled_from(["?", "*", "+", "{2}", "{0,1}"])).map(
+            lambda p: "(?:" + p[0] + ")" + p[1]
+        ),
         inner.map(lambda p: "(?i:" + p + ")"),
     ),
     max_leaves=6,
@@ -68,7 +98,12 @@ def test_examples(pattern: str, may: bool) -> None:
 def test_spacy_english_keeps_letters_whole() -> None:
     """The fast path is on for English: none of its prefix, suffix, infix or URL expressions can match letters."""
     definition = tokens._spacy_tokenizer()
-    for splitter in (definition.prefix_search, definition.suffix_search, definition.infix_finditer, definition.url_match):
+    for splitter in (
+        definition.prefix_search,
+        definition.suffix_search,
+        definition.infix_finditer,
+        definition.url_match,
+    ):
         assert may_match_letters(splitter.__self__) is False
     assert tokens._chunk_tokenizer().letters_alone
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from hypothesis import assume, given
 
-from runners.paged.gold import document_from_record, graph_from_record
-from runners.paged.linearise import gateway_numbers, linearise
-from runners.paged.model import NodeType
-from runners.paged.parse import graph_of_gold_lines, parse_text
-from runners.paged.reader import gold_path, read_graphs
+from procbench.runners.paged.gold import document_from_record, graph_from_record
+from procbench.runners.paged.linearise import gateway_numbers, linearise
+from procbench.runners.paged.model import NodeType
+from procbench.runners.paged.parse import graph_of_gold_lines, parse_text
+from procbench.runners.paged.reader import gold_path, read_graphs
 from tests.test_paged_strategies import text_format_is_lossless, gold_records
 
 
@@ -29,7 +29,12 @@ def test_every_gold_line_parses_to_its_flow(record: dict[str, Any]) -> None:
     for line in document_from_record(record).lines:
         edge = parse_text(line.text).spans[0].edge
         assert edge.complete and edge.head is not None and edge.tail is not None
-        assert (edge.head.type, edge.tail.type, edge.type, edge.condition) == (line.source.type, line.target.type, line.type, line.condition)
+        assert (edge.head.type, edge.tail.type, edge.type, edge.condition) == (
+            line.source.type,
+            line.target.type,
+            line.type,
+            line.condition,
+        )
         for parsed, node in ((edge.head, line.source), (edge.tail, line.target)):
             assert parsed.text == ("" if node.type is NodeType.AND else node.text)
 
@@ -60,7 +65,10 @@ def test_header_less_block_inherits_the_previous_actor() -> None:
             {"resourceId": "s2", "NodeText": "", "agent": "", "type": "StartNode"},
             {"resourceId": "b", "NodeText": "ship goods", "agent": "", "type": "Activity"},
         ],
-        "SequenceFlow": [{"src": "s1", "tgt": "a", "condition": ""}, {"src": "s2", "tgt": "b", "condition": ""}],
+        "SequenceFlow": [
+            {"src": "s1", "tgt": "a", "condition": ""},
+            {"src": "s2", "tgt": "b", "condition": ""},
+        ],
     }
     document = document_from_record(record)
     assert [line.agent for line in document.lines] == ["clerk", ""]
@@ -80,7 +88,9 @@ def test_text_annotation_as_source_is_rejected_like_upstream() -> None:
             {"resourceId": "s", "NodeText": "", "agent": "", "type": "StartNode"},
             {"resourceId": "a", "NodeText": "check order", "agent": "", "type": "Activity"},
         ],
-        "text_nodes": [{"resourceId": "t", "NodeText": "be quick", "agent": "", "type": "TextAnnotation"}],
+        "text_nodes": [
+            {"resourceId": "t", "NodeText": "be quick", "agent": "", "type": "TextAnnotation"}
+        ],
         "SequenceFlow": [{"src": "s", "tgt": "a", "condition": ""}],
         "Association": [{"src": "t", "tgt": "a"}],
     }
@@ -93,7 +103,10 @@ def test_real_gold_reads_with_unique_nodes_and_reachable_lines(data_root: Path) 
     for document in gold.items.values():
         ids = [node.id for node in document.graph.nodes]
         assert len(ids) == len(set(ids))
-        assert all(line.source.id in document.graph.by_id() and line.target.id in document.graph.by_id() for line in document.lines)
+        assert all(
+            line.source.id in document.graph.by_id() and line.target.id in document.graph.by_id()
+            for line in document.lines
+        )
 
 
 def test_missing_and_unknown_splits(data_root: Path, tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runners.paged.model import FlowType, NodeType
-from runners.paged.parse import header_agent, parse_edge, parse_text, type_endpoint
+from procbench.runners.paged.model import FlowType, NodeType
+from procbench.runners.paged.parse import header_agent, parse_edge, parse_text, type_endpoint
 
 
 def test_headers_and_spans() -> None:
@@ -56,7 +56,11 @@ def test_typing_by_prefix() -> None:
         endpoint = type_endpoint(part)
         assert endpoint is not None and endpoint.type is expected, part
     assert type_endpoint("DataConstraint(invoice)").text == "DataConstraint(invoice)"  # type: ignore[union-attr]
-    assert type_endpoint("DataObject()") is None and type_endpoint("DataObject") is None and type_endpoint("") is None
+    assert (
+        type_endpoint("DataObject()") is None
+        and type_endpoint("DataObject") is None
+        and type_endpoint("") is None
+    )
 
 
 def test_gateway_and_start_texts() -> None:
@@ -68,7 +72,10 @@ def test_gateway_and_start_texts() -> None:
 def test_constraint_lines_are_associations_and_prompt_spellings_are_not() -> None:
     assert parse_edge("ship goods -> DataObject(invoice)").type is FlowType.ASSOCIATION
     assert parse_edge("ship goods -> DataConstraint(invoice)").type is FlowType.SEQUENCE
-    variant = parse_text("ship goods -> DataConstraint(invoice)\nship goods -> ActionConstraint(be quick)", prompt_spellings=True)
+    variant = parse_text(
+        "ship goods -> DataConstraint(invoice)\nship goods -> ActionConstraint(be quick)",
+        prompt_spellings=True,
+    )
     assert [(s.edge.tail.type, s.edge.type) for s in variant.spans] == [  # type: ignore[union-attr]
         (NodeType.DATA, FlowType.ASSOCIATION),
         (NodeType.TEXT, FlowType.ASSOCIATION),
@@ -78,7 +85,9 @@ def test_constraint_lines_are_associations_and_prompt_spellings_are_not() -> Non
 
 
 def test_text_graph_merges_a_label_under_one_actor() -> None:
-    graph = parse_text("For Clerk:\nStart -> check order\ncheck order -> XOR1\nXOR1 -> (ok) ship\nXOR1 -> (not ok) End").graph()
+    graph = parse_text(
+        "For Clerk:\nStart -> check order\ncheck order -> XOR1\nXOR1 -> (ok) ship\nXOR1 -> (not ok) End"
+    ).graph()
     assert [(n.type, n.text, n.actor) for n in graph.nodes] == [
         (NodeType.START, "", "Clerk"),
         (NodeType.ACTIVITY, "check order", "Clerk"),
@@ -101,12 +110,31 @@ def test_parser_never_raises_and_reports_real_lines(text: str) -> None:
     parsed.graph()
 
 
-@given(st.lists(st.sampled_from(["A -> B", "A -> B -> C", "x", "", "For Clerk:", "A ->", "-> B", "X -> (c) Y", "DataObject() -> A"]), max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "A -> B",
+                "A -> B -> C",
+                "x",
+                "",
+                "For Clerk:",
+                "A ->",
+                "-> B",
+                "X -> (c) Y",
+                "DataObject() -> A",
+            ]
+        ),
+        max_size=12,
+    )
+)
 def test_issue_line_numbers_match_the_odd_lines(lines: list[str]) -> None:
     parsed = parse_text("\n".join(lines))
     unparseable = {i + 1 for i, line in enumerate(lines) if line.count("->") > 1}
     ignored = {i + 1 for i, line in enumerate(lines) if line == "x"}
-    missing = {i + 1 for i, line in enumerate(lines) if line in ("A ->", "-> B", "DataObject() -> A")}
+    missing = {
+        i + 1 for i, line in enumerate(lines) if line in ("A ->", "-> B", "DataObject() -> A")
+    }
     assert {i.line_no for i in parsed.issues if i.kind == "unparseable"} == unparseable
     assert {i.line_no for i in parsed.issues if i.kind == "ignored"} == ignored
     assert {i.line_no for i in parsed.issues if i.kind == "missing_node"} == missing

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from runners._types import GoldSet, InvalidPredictions, PredictionWarning
-from runners.paged.predictions import read_graph_text
-from runners.paged.reader import read_graphs
+from procbench.runners._types import GoldSet, InvalidPredictions, PredictionWarning
+from procbench.runners.paged.predictions import read_graph_text
+from procbench.runners.paged.reader import read_graphs
 
 GOLD: GoldSet = read_graphs(SAMPLE_DATA_ROOT, "dev")
 IDS = list(GOLD.items)
@@ -30,33 +30,51 @@ BAD_LINES = {
     "null_graph": '{"id": 1001, "graph": null}',
     "unknown_id": '{"id": 999999, "graph": "A -> B"}',
     "not_utf8": b'{"id": 1001, "graph": "\xff"}',
-    "too_long": json.dumps({"id": 1001, "graph": "A -> B\n" * 20_000}),  # 140,000 characters: over the per-text limit
+    "too_long": json.dumps(
+        {"id": 1001, "graph": "A -> B\n" * 20_000}
+    ),  # 140,000 characters: over the per-text limit
 }
 
 
-_SCRATCH = tempfile.TemporaryDirectory(prefix="paged-predictions-")  # removed when the test process ends
+_SCRATCH = tempfile.TemporaryDirectory(
+    prefix="paged-predictions-"
+)  # removed when the test process ends
 
 
 def _write(lines: list[str | bytes]) -> Path:
     path = Path(_SCRATCH.name) / "predictions.jsonl"
-    path.write_bytes(b"".join((line if isinstance(line, bytes) else line.encode("utf-8")) + b"\n" for line in lines))
+    path.write_bytes(
+        b"".join(
+            (line if isinstance(line, bytes) else line.encode("utf-8")) + b"\n" for line in lines
+        )
+    )
     return path
 
 
 def test_valid_file_with_string_ids_and_extra_keys() -> None:
-    lines = [json.dumps({"id": item_id, "graph": GOLD.items[item_id].text, "model": "x"}) for item_id in IDS]
+    lines = [
+        json.dumps({"id": item_id, "graph": GOLD.items[item_id].text, "model": "x"})
+        for item_id in IDS
+    ]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         predictions = read_graph_text(_write(lines), GOLD)
     assert list(predictions) == IDS and predictions[IDS[0]] == GOLD.items[IDS[0]].text
     # accepted, and the key the format does not declare is named once, at its first line (issue #30: never ignored silently)
     said = [str(w.message) for w in caught]
-    assert len(said) == 1 and said[0].startswith(f"field 'model' (line 1 and {len(IDS) - 1} more records) is not part of"), said
+    assert len(said) == 1 and said[0].startswith(
+        f"field 'model' (line 1 and {len(IDS) - 1} more records) is not part of"
+    ), said
 
 
 @given(
     st.lists(
-        st.one_of(st.sampled_from(sorted(BAD_LINES)), st.just("valid"), st.just("duplicate"), st.just("blank")),
+        st.one_of(
+            st.sampled_from(sorted(BAD_LINES)),
+            st.just("valid"),
+            st.just("duplicate"),
+            st.just("blank"),
+        ),
         min_size=1,
         max_size=12,
     )
@@ -102,20 +120,29 @@ def test_a_graph_over_the_per_text_limit_is_refused_with_its_length() -> None:
     with pytest.raises(InvalidPredictions) as error:
         read_graph_text(path, GOLD)
     (problem,) = error.value.problems
-    assert problem.line == 1 and "105000 characters (the limit is 100000 per value)" in problem.message
+    assert (
+        problem.line == 1 and "105000 characters (the limit is 100000 per value)" in problem.message
+    )
 
 
 def test_missing_documents_are_warned_and_left_out() -> None:
     path = _write([json.dumps({"id": int(IDS[0]), "graph": GOLD.items[IDS[0]].text})])
-    with pytest.warns(PredictionWarning, match=f"{len(IDS) - 1} of {len(IDS)} documents have no prediction"):
+    with pytest.warns(
+        PredictionWarning, match=f"{len(IDS) - 1} of {len(IDS)} documents have no prediction"
+    ):
         predictions = read_graph_text(path, GOLD)
     assert list(predictions) == [IDS[0]]
 
 
 def test_odd_graph_lines_are_warned_with_their_place() -> None:
-    path = _write([json.dumps({"id": int(IDS[0]), "graph": "Start -> A -> B\nsome prose"})] + [json.dumps({"id": int(i), "graph": ""}) for i in IDS[1:]])
+    path = _write(
+        [json.dumps({"id": int(IDS[0]), "graph": "Start -> A -> B\nsome prose"})]
+        + [json.dumps({"id": int(i), "graph": ""}) for i in IDS[1:]]
+    )
     with pytest.warns(PredictionWarning) as caught:
         read_graph_text(path, GOLD)
     messages = [str(w.message) for w in caught]
-    assert any(f"id {IDS[0]} (file line 1) graph line 1" in m and "more than one" in m for m in messages)
+    assert any(
+        f"id {IDS[0]} (file line 1) graph line 1" in m and "more than one" in m for m in messages
+    )
     assert any(f"id {IDS[0]} (file line 1) graph line 2" in m and "ignored" in m for m in messages)

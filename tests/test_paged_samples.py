@@ -7,11 +7,11 @@ import warnings
 import pytest
 
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners._types import PredictionWarning
-from runners.paged.metrics import HEADLINE
-from runners.paged.model import FlowType, NodeType
-from runners.paged.reader import read_graphs
-from runners.registry import get
+from procbench.runners._types import PredictionWarning
+from procbench.runners.paged.metrics import HEADLINE
+from procbench.runners.paged.model import FlowType, NodeType
+from procbench.runners.paged.reader import read_graphs
+from procbench.runners.registry import get
 
 SUBMISSIONS = SAMPLE_SUBMISSIONS_DIR / "paged"
 RANKING = ("careful-extractor", "activity-chain", "sloppy-prompt")  # best first
@@ -25,7 +25,10 @@ def test_sample_splits_cover_every_element_and_slice(split: str) -> None:
     flows = [flow for document in gold.items.values() for flow in document.graph.flows]
     assert {flow.type for flow in flows} == set(FlowType)
     assert any(flow.is_condition_flow for flow in flows)
-    values = {dimension: {labels[dimension] for labels in gold.labels.values()} for dimension in ("gateways", "constraints", "actors")}
+    values = {
+        dimension: {labels[dimension] for labels in gold.labels.values()}
+        for dimension in ("gateways", "constraints", "actors")
+    }
     assert values == {
         "gateways": {"none", "exclusive", "inclusive", "parallel", "mixed"},
         "constraints": {"none", "data", "action", "both"},
@@ -49,7 +52,9 @@ def test_sample_submissions_rank_as_intended() -> None:
     for metric in ("action", "sequence_flow"):
         ordered = [scores[name][metric] for name in RANKING]
         assert ordered == sorted(ordered, reverse=True) and len(set(ordered)) == 3, metric
-    mean_f1 = {name: sum(scores[name][m.name] for m in HEADLINE) / len(HEADLINE) for name in RANKING}
+    mean_f1 = {
+        name: sum(scores[name][m.name] for m in HEADLINE) / len(HEADLINE) for name in RANKING
+    }
     assert mean_f1[RANKING[0]] > mean_f1[RANKING[1]] > mean_f1[RANKING[2]]
 
 

@@ -9,14 +9,19 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from runners._types import GoldSet, ItemScore
-from runners.paged.gold import GoldDocument, document_from_record
+from procbench.runners._types import GoldSet, ItemScore
+from procbench.runners.paged.gold import GoldDocument, document_from_record
 from tests.paged_reference import score_document
-from runners.paged.metrics import HEADLINE, METRICS, counts_of
-from runners.paged.parse import parse_text
-from runners.paged.reader import read_graphs
-from runners.paged.scoring import gold_spans, lexical_aggregator, lexical_scorer, score_output
-from runners.paged.tokens import lexical_f1
+from procbench.runners.paged.metrics import HEADLINE, METRICS, counts_of
+from procbench.runners.paged.parse import parse_text
+from procbench.runners.paged.reader import read_graphs
+from procbench.runners.paged.scoring import (
+    gold_spans,
+    lexical_aggregator,
+    lexical_scorer,
+    score_output,
+)
+from procbench.runners.paged.tokens import lexical_f1
 from tests.test_paged_strategies import WORDS, text_format_is_lossless, gold_records
 
 COUNT_METRICS = [m for m in METRICS.values() if not m.is_bleu]
@@ -55,10 +60,18 @@ def test_gold_as_prediction_scores_one_wherever_gold_has_elements(record: dict[s
 
 
 @given(gold_records(), st.text(max_size=80))
-def test_scoring_never_raises_and_strict_values_are_ratios(record: dict[str, Any], output: str) -> None:
-    values = lexical_aggregator([ItemScore("x", score_output(document_from_record(record), output))], round_digits=None)
+def test_scoring_never_raises_and_strict_values_are_ratios(
+    record: dict[str, Any], output: str
+) -> None:
+    values = lexical_aggregator(
+        [ItemScore("x", score_output(document_from_record(record), output))], round_digits=None
+    )
     for metric in COUNT_METRICS:
-        assert 0.0 <= values[metric.name] <= 1.0 and 0.0 <= values[f"{metric.name}_p"] <= 1.0 and 0.0 <= values[f"{metric.name}_r"] <= 1.0
+        assert (
+            0.0 <= values[metric.name] <= 1.0
+            and 0.0 <= values[f"{metric.name}_p"] <= 1.0
+            and 0.0 <= values[f"{metric.name}_r"] <= 1.0
+        )
     assert all(value >= 0.0 for value in values.values())
 
 
@@ -74,7 +87,9 @@ def test_an_unrelated_line_changes_nothing(record: dict[str, Any], words: list[s
 
 
 @given(gold_records(), gold_records())
-def test_swapping_gold_and_prediction_swaps_precision_and_recall(first: dict[str, Any], second: dict[str, Any]) -> None:
+def test_swapping_gold_and_prediction_swaps_precision_and_recall(
+    first: dict[str, Any], second: dict[str, Any]
+) -> None:
     """The two passes are mirror images (each pass's own text is the BLEU hypothesis)."""
     a = parse_text(document_from_record(first).text).spans
     b = parse_text(document_from_record(second).text).spans
@@ -87,8 +102,12 @@ def test_swapping_gold_and_prediction_swaps_precision_and_recall(first: dict[str
 @given(gold_records())
 def test_prompt_spellings_variant_reads_constraints(record: dict[str, Any]) -> None:
     document = document_from_record(record)
-    respelled = document.text.replace("DataObject(", "DataConstraint(").replace("TextAnnotation(", "ActionConstraint(")
-    assert score_output(document, respelled, prompt_spellings=True) == score_output(document, document.text, prompt_spellings=True)
+    respelled = document.text.replace("DataObject(", "DataConstraint(").replace(
+        "TextAnnotation(", "ActionConstraint("
+    )
+    assert score_output(document, respelled, prompt_spellings=True) == score_output(
+        document, document.text, prompt_spellings=True
+    )
     if respelled != document.text:
         official = score_output(document, respelled)
         assert official["node.DataObject.p_total"] == official["node.TextAnnotation.p_total"] == 0
@@ -110,12 +129,18 @@ def test_missing_prediction_counts_nowhere_and_is_flagged(data_root: Path) -> No
     assert items[1].values["missing_prediction"] == 1 and items[0].values["missing_prediction"] == 0
     assert all(value == 0 for value in _statistics(dict(items[1].values)).values())
     assert items[1].values["gold_lines"] == len(gold.items[second].lines)
-    assert lexical_aggregator(items)["gold_line_coverage"] < 1.0 == lexical_aggregator(items[:1])["gold_line_coverage"]
+    assert (
+        lexical_aggregator(items)["gold_line_coverage"]
+        < 1.0
+        == lexical_aggregator(items[:1])["gold_line_coverage"]
+    )
 
 
 def test_slices_aggregate_any_subset(data_root: Path) -> None:
     gold = read_graphs(data_root, "dev")
-    chosen = [item_id for item_id, labels in gold.labels.items() if labels["gateways"] == "parallel"][:5]
+    chosen = [
+        item_id for item_id, labels in gold.labels.items() if labels["gateways"] == "parallel"
+    ][:5]
     subset = GoldSet({i: gold.items[i] for i in chosen}, {i: gold.labels[i] for i in chosen})
     items = lexical_scorer(subset, {i: gold.items[i].text for i in chosen})
     whole = lexical_aggregator(items)

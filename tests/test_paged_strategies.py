@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runners.paged.gold import document_from_record, graph_from_record
-from runners.paged.model import NodeType
+from procbench.runners.paged.gold import document_from_record, graph_from_record
+from procbench.runners.paged.model import NodeType
 
 WORDS = (
     "check",
@@ -44,25 +44,50 @@ def gold_records(draw: st.DrawFn, *, with_or: bool = True) -> dict[str, Any]:
     counter = iter(range(10_000))
 
     def node(node_type: str, text: str, agent: str) -> dict[str, str]:
-        return {"resourceId": f"sid-{next(counter)}", "NodeText": text, "agent": agent, "type": node_type}
+        return {
+            "resourceId": f"sid-{next(counter)}",
+            "NodeText": text,
+            "agent": agent,
+            "type": node_type,
+        }
 
     agents = draw(st.lists(st.sampled_from(("",) + ACTORS), min_size=1, max_size=2))
-    starts = [node("StartNode", draw(st.sampled_from(("", "request received"))), agent) for agent in agents]
+    starts = [
+        node("StartNode", draw(st.sampled_from(("", "request received"))), agent)
+        for agent in agents
+    ]
     gateway_types = ["XOR", "AND"] + (["OR"] if with_or else [])
     middles = [
-        node(kind, draw(phrase) if kind == "Activity" or draw(st.booleans()) else "", draw(st.sampled_from(agents)))
-        for kind in draw(st.lists(st.sampled_from(["Activity"] * 3 + gateway_types), min_size=1, max_size=6))
+        node(
+            kind,
+            draw(phrase) if kind == "Activity" or draw(st.booleans()) else "",
+            draw(st.sampled_from(agents)),
+        )
+        for kind in draw(
+            st.lists(st.sampled_from(["Activity"] * 3 + gateway_types), min_size=1, max_size=6)
+        )
     ]
-    ends = [node("EndNode", draw(st.sampled_from(("", "order closed"))), draw(st.sampled_from(agents))) for _ in range(draw(st.integers(1, 2)))]
-    data = [{**node("DataObject", draw(phrase), ""), "type": "DataObject"} for _ in range(draw(st.integers(0, 2)))]
-    notes = [{**node("TextAnnotation", draw(phrase), ""), "type": "TextAnnotation"} for _ in range(draw(st.integers(0, 1)))]
+    ends = [
+        node("EndNode", draw(st.sampled_from(("", "order closed"))), draw(st.sampled_from(agents)))
+        for _ in range(draw(st.integers(1, 2)))
+    ]
+    data = [
+        {**node("DataObject", draw(phrase), ""), "type": "DataObject"}
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+    notes = [
+        {**node("TextAnnotation", draw(phrase), ""), "type": "TextAnnotation"}
+        for _ in range(draw(st.integers(0, 1)))
+    ]
 
     sources = starts + middles
     targets = middles + ends
     flows = []
     for source in starts:
         flows.append((source, draw(st.sampled_from(targets))))
-    flows += draw(st.lists(st.tuples(st.sampled_from(sources), st.sampled_from(targets)), max_size=8))
+    flows += draw(
+        st.lists(st.tuples(st.sampled_from(sources), st.sampled_from(targets)), max_size=8)
+    )
     sequence = [
         {
             "src": s["resourceId"],
@@ -79,7 +104,9 @@ def gold_records(draw: st.DrawFn, *, with_or: bool = True) -> dict[str, Any]:
             pair = (step, artifact) if draw(st.booleans()) else (artifact, step)
             associations.append({"src": pair[0]["resourceId"], "tgt": pair[1]["resourceId"]})
         for note in notes:
-            associations.append({"src": draw(st.sampled_from(activities))["resourceId"], "tgt": note["resourceId"]})
+            associations.append(
+                {"src": draw(st.sampled_from(activities))["resourceId"], "tgt": note["resourceId"]}
+            )
     return {
         "file_index": draw(st.integers(1, 2**31)),
         "paragraph": "",

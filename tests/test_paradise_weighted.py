@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runners.paradise.metrics import weighted_prf
+from procbench.runners.paradise.metrics import weighted_prf
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 
@@ -17,7 +17,9 @@ pairs = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, ma
 def test_weighted_prf_equals_scikit_learn(rows: list[tuple[int, int]]) -> None:
     gold, predicted = [g for g, _ in rows], [p for _, p in rows]
     ours = weighted_prf(gold, predicted)
-    p, r, f, _ = sklearn_metrics.precision_recall_fscore_support(gold, predicted, average="weighted", zero_division=0)
+    p, r, f, _ = sklearn_metrics.precision_recall_fscore_support(
+        gold, predicted, average="weighted", zero_division=0
+    )
     assert (ours.precision, ours.recall, ours.f1) == pytest.approx((p, r, f), abs=1e-12)
 
 

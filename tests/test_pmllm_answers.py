@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from runners._types import InvalidPredictions, ItemScore, PredictionWarning
-from runners.pmllm.answers import Answer, read_answers
-from runners.pmllm.questions import read_questions
-from runners.pmllm.scoring import MissingVerdicts, aggregate_sums, score_answers
+from procbench.runners._types import InvalidPredictions, ItemScore, PredictionWarning
+from procbench.runners.pmllm.answers import Answer, read_answers
+from procbench.runners.pmllm.questions import read_questions
+from procbench.runners.pmllm.scoring import MissingVerdicts, aggregate_sums, score_answers
 
 GOLD = read_questions(SAMPLE_DATA_ROOT, "main")
 IDS = list(GOLD.items)
@@ -51,12 +51,20 @@ def test_jsonl_problems_are_all_listed_with_line_numbers(tmp_path: Path) -> None
         read_answers(path, GOLD)
     assert [p.line for p in caught.value.problems] == [2, 3, 4, 5, 6, 7, 8]
     messages = [p.message for p in caught.value.problems]
-    assert "duplicate" in messages[0] and "unknown question id" in messages[1] and "answer must be a string" in messages[2]
+    assert (
+        "duplicate" in messages[0]
+        and "unknown question id" in messages[1]
+        and "answer must be a string" in messages[2]
+    )
 
 
 def test_missing_questions_are_allowed_with_a_warning(tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "a.jsonl", [json.dumps({"id": IDS[0], "answer": "x", "verdict": "9.0/10"})])
-    with pytest.warns(PredictionWarning, match=f"{len(IDS) - 1} of {len(IDS)} questions have no answer"):
+    path = _jsonl(
+        tmp_path / "a.jsonl", [json.dumps({"id": IDS[0], "answer": "x", "verdict": "9.0/10"})]
+    )
+    with pytest.warns(
+        PredictionWarning, match=f"{len(IDS) - 1} of {len(IDS)} questions have no answer"
+    ):
         answers = read_answers(path, GOLD)
     metrics = aggregate_sums(score_answers(GOLD, answers))
     assert metrics["total"] == pytest.approx(0.8) and metrics["verdicts"] == 1.0
@@ -88,10 +96,15 @@ def test_folder_layout_reads_answers_and_the_verdict_folder_beside_them(tmp_path
     (copy / "acme-large_cat42_01_unknown.txt").write_text("?")
     with pytest.raises(InvalidPredictions) as caught:
         read_answers(copy, GOLD)
-    assert sorted(p.message.split(":")[0] for p in caught.value.problems) == ["acme-large_cat42_01_unknown.txt", "notes.md"]
+    assert sorted(p.message.split(":")[0] for p in caught.value.problems) == [
+        "acme-large_cat42_01_unknown.txt",
+        "notes.md",
+    ]
     (copy / "notes.md").unlink()
     (copy / "acme-large_cat42_01_unknown.txt").unlink()
-    assert all(a.verdict is None for a in read_answers(copy, GOLD).values())  # no evaluation-* folder beside
+    assert all(
+        a.verdict is None for a in read_answers(copy, GOLD).values()
+    )  # no evaluation-* folder beside
 
 
 scores = st.floats(min_value=0.0, max_value=10.0, allow_nan=False)

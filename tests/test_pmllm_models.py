@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from runners.pmllm.models import (
+from procbench.runners.pmllm.models import (
     ManualConfig,
     is_large_reasoning_model,
     open_source,
@@ -13,7 +13,12 @@ from runners.pmllm.models import (
     shows_chain_of_thought,
     size_class,
 )
-from runners.pmllm.naming import clean_model_name, display_name, judge_folder, parse_result_file_name
+from procbench.runners.pmllm.naming import (
+    clean_model_name,
+    display_name,
+    judge_folder,
+    parse_result_file_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -41,7 +46,9 @@ def test_manual_config_enables_reasoning_and_visible_thought() -> None:
     assert not is_large_reasoning_model(plain + "-none", ManualConfig(reasoning_effort="high"))
     visible = ManualConfig(provider="openrouter", payload_requests_reasoning=True)
     assert shows_chain_of_thought(plain, visible)
-    assert not shows_chain_of_thought("claude-opus-4-8-thinking", ManualConfig(provider="claude", payload_requests_reasoning=True))
+    assert not shows_chain_of_thought(
+        "claude-opus-4-8-thinking", ManualConfig(provider="claude", payload_requests_reasoning=True)
+    )
 
 
 @pytest.mark.parametrize(
@@ -72,15 +79,23 @@ def test_parameter_count_lookup_exact_then_substring() -> None:
 
 
 def test_open_source_falls_back_from_lists_to_families() -> None:
-    assert open_source("acme-think-small", SAMPLE_DATA_ROOT) is True  # model_is_os.json of the samples
+    assert (
+        open_source("acme-think-small", SAMPLE_DATA_ROOT) is True
+    )  # model_is_os.json of the samples
     assert open_source("acme-large", SAMPLE_DATA_ROOT) is False
-    assert open_source("meta-llama/llama-5-70b") is True and open_source("some-closed-api-model") is False
+    assert (
+        open_source("meta-llama/llama-5-70b") is True
+        and open_source("some-closed-api-model") is False
+    )
 
 
 def test_naming_rules_of_4_1() -> None:
     assert clean_model_name("qwen/qwen3.7-max") == "qwenqwen3.7-max"
     assert judge_folder("x-ai/grok-4.1-fast") == "evaluation-x-aigrok-4.1-fast"
     parsed = parse_result_file_name("gpt-5.4-mini_2026_cat01_02_activity_context.txt")
-    assert parsed is not None and (parsed.model, parsed.question_id) == ("gpt-5.4-mini_2026", "cat01_02_activity_context")
+    assert parsed is not None and (parsed.model, parsed.question_id) == (
+        "gpt-5.4-mini_2026",
+        "cat01_02_activity_context",
+    )
     assert parse_result_file_name("__init__.py") is None
     assert display_name("a" * 40) == "a" * 34

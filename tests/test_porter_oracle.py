@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from runners.edit_distance import edit_distance
-from runners.porter import MODES, PorterStemmer
+from procbench.runners.edit_distance import edit_distance
+from procbench.runners.porter import MODES, PorterStemmer
 
 nltk_porter = pytest.importorskip("nltk.stem.porter")
 nltk_distance = pytest.importorskip("nltk.metrics.distance")
@@ -30,7 +30,11 @@ def _vocabulary(*roots: Path) -> set[str]:
     words: set[str] = set()
     for root in roots:
         for path in root.rglob("*") if root.is_dir() else []:
-            if path.is_file() and path.suffix in _TEXT_SUFFIXES and path.stat().st_size < 50_000_000:
+            if (
+                path.is_file()
+                and path.suffix in _TEXT_SUFFIXES
+                and path.stat().st_size < 50_000_000
+            ):
                 for token in path.read_text(encoding="utf-8", errors="replace").lower().split():
                     words.add(token)
                     words.add(token.strip("\"'.,;:()[]{}"))
@@ -42,7 +46,11 @@ def _assert_same_stems(words: set[str]) -> None:
     for mode in MODES:
         ours, theirs = PorterStemmer(mode), nltk_porter.PorterStemmer(mode=mode)
         differ = sorted(w for w in words if ours.stem(w) != theirs.stem(w))
-        assert not differ, (mode, len(differ), [(w, ours.stem(w), theirs.stem(w)) for w in differ[:10]])
+        assert not differ, (
+            mode,
+            len(differ),
+            [(w, ours.stem(w), theirs.stem(w)) for w in differ[:10]],
+        )
 
 
 def test_porter_matches_nltk_on_the_sample_vocabulary() -> None:
@@ -61,7 +69,20 @@ def test_porter_matches_nltk_on_the_real_propara_and_openpi_vocabularies(data_ro
 def test_known_departures_of_nltk_extensions() -> None:
     # words where the three modes differ (NLTK's pool, -ies/-ied of four letters, -logi, -bli, y after a consonant)
     stems = {mode: PorterStemmer(mode) for mode in MODES}
-    for word in ("dying", "skies", "ties", "died", "analogi", "possibly", "happy", "by", "generously", "fully", "is", "a"):
+    for word in (
+        "dying",
+        "skies",
+        "ties",
+        "died",
+        "analogi",
+        "possibly",
+        "happy",
+        "by",
+        "generously",
+        "fully",
+        "is",
+        "a",
+    ):
         for mode, ours in stems.items():
             assert ours.stem(word) == nltk_porter.PorterStemmer(mode=mode).stem(word), (mode, word)
 
@@ -70,7 +91,10 @@ def test_known_departures_of_nltk_extensions() -> None:
 @given(st.text(alphabet=st.sampled_from("aeiouybcdlgmnrstwxzAEY-'é1"), min_size=0, max_size=14))
 def test_porter_matches_nltk_on_generated_words(word: str) -> None:
     for mode in MODES:
-        assert PorterStemmer(mode).stem(word) == nltk_porter.PorterStemmer(mode=mode).stem(word), (mode, word)
+        assert PorterStemmer(mode).stem(word) == nltk_porter.PorterStemmer(mode=mode).stem(word), (
+            mode,
+            word,
+        )
 
 
 @settings(max_examples=300)
@@ -80,7 +104,9 @@ def test_edit_distance_matches_nltk(a: str, b: str) -> None:
 
 
 def test_edit_distance_matches_nltk_on_real_location_pairs(data_root: Path) -> None:
-    words = sorted(w for w in _vocabulary(data_root / "propara") if re.fullmatch(r"[a-z][a-z-]*", w))
+    words = sorted(
+        w for w in _vocabulary(data_root / "propara") if re.fullmatch(r"[a-z][a-z-]*", w)
+    )
     if len(words) < 200:
         pytest.skip("ProPara data absent")
     sample = words[:: max(1, len(words) // 150)]

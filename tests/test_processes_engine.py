@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from procbench.cli import app
 from procbench.rescore import plan, rescore
-from submissions import processes_engine
-from submissions.engines import ENGINES, RescoreJob, get_engine
+from procbench.submissions import processes_engine
+from procbench.submissions.engines import ENGINES, RescoreJob, get_engine
 from tests.rescore_stores import TASKS, changed_root, copy_store, rescored_rows, sample_store
 from tests.test_submissions_support import query
 
@@ -27,11 +27,11 @@ cli = CliRunner()
 
 
 def _board(db: Path, task: str) -> list[tuple[object, ...]]:
-    return query(db, "SELECT submission_id, fingerprint, metric, value FROM board WHERE task = ? ORDER BY ALL", [task])
-
-
-
-
+    return query(
+        db,
+        "SELECT submission_id, fingerprint, metric, value FROM board WHERE task = ? ORDER BY ALL",
+        [task],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +46,25 @@ def test_the_engine_registers_itself_and_needs_no_extra() -> None:
     assert list(processes_engine.stream_with_processes([])) == []
 
 
-def test_processes_rescore_exactly_like_the_local_engine(stores: tuple[Path, Path], tmp_path: Path) -> None:
+def test_processes_rescore_exactly_like_the_local_engine(
+    stores: tuple[Path, Path], tmp_path: Path
+) -> None:
     db, changed = stores
-    local_db, pool_db = copy_store(db, tmp_path / "local.duckdb"), copy_store(db, tmp_path / "pool.duckdb")
+    local_db, pool_db = (
+        copy_store(db, tmp_path / "local.duckdb"),
+        copy_store(db, tmp_path / "pool.duckdb"),
+    )
     local = {task: rescore(local_db, task, data_root=changed, engine="local") for task in TASKS}
-    pooled = {task: rescore(pool_db, task, data_root=changed, engine="processes", workers=2) for task in TASKS}
+    pooled = {
+        task: rescore(pool_db, task, data_root=changed, engine="processes", workers=2)
+        for task in TASKS
+    }
     for task in TASKS:
         assert len(local[task].rescored) >= 2 and not local[task].failed, local[task]
-        assert sorted(pooled[task].rescored) == sorted(local[task].rescored) and not pooled[task].failed
+        assert (
+            sorted(pooled[task].rescored) == sorted(local[task].rescored)
+            and not pooled[task].failed
+        )
         assert pooled[task].moved.keys() == local[task].moved.keys() == {"test"}
         assert _board(pool_db, task) == _board(local_db, task)
     local_rows, pool_rows = rescored_rows(local_db), rescored_rows(pool_db)
@@ -61,59 +72,109 @@ def test_processes_rescore_exactly_like_the_local_engine(stores: tuple[Path, Pat
     assert pool_rows == local_rows  # the same aggregates and item scores, row for row
 
 
-def test_the_cli_takes_the_engine_and_its_workers(stores: tuple[Path, Path], tmp_path: Path) -> None:
+def test_the_cli_takes_the_engine_and_its_workers(
+    stores: tuple[Path, Path], tmp_path: Path
+) -> None:
     db, changed = stores
     copy = copy_store(db, tmp_path / "cli.duckdb")
-    done = cli.invoke(app, ["rescore", "openpi", "--engine", "processes", "--workers", "2", "--db", str(copy), "--data-dir", str(changed)])
+    done = cli.invoke(
+        app,
+        [
+            "rescore",
+            "openpi",
+            "--engine",
+            "processes",
+            "--workers",
+            "2",
+            "--db",
+            str(copy),
+            "--data-dir",
+            str(changed),
+        ],
+    )
     assert done.exit_code == 0, done.output
     assert "the board now shows fingerprint" in done.output and ", failed 0" in done.output
-    wrong = cli.invoke(app, ["rescore", "openpi", "--workers", "2", "--db", str(copy), "--data-dir", str(changed)])
-    assert wrong.exit_code == 2 and "--workers" in wrong.output  # a setting of the processes engine alone: a usage error
+    wrong = cli.invoke(
+        app, ["rescore", "openpi", "--workers", "2", "--db", str(copy), "--data-dir", str(changed)]
+    )
+    assert (
+        wrong.exit_code == 2 and "--workers" in wrong.output
+    )  # a setting of the processes engine alone: a usage error
     with pytest.raises(ValueError, match="processes engine"):
         rescore(copy, "openpi", data_root=changed, engine="local", workers=2)
 
 
-def test_a_killed_worker_fails_its_jobs_and_the_board_stays(stores: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_killed_worker_fails_its_jobs_and_the_board_stays(
+    stores: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db, changed = stores
     copy = copy_store(db, tmp_path / "crash.duckdb")
     before = _board(copy, "openpi")
-    monkeypatch.setenv(processes_engine.CRASH_ENV, processes_engine.WORKER_CRASH_POINT)  # every spawned worker dies on its first job
+    monkeypatch.setenv(
+        processes_engine.CRASH_ENV, processes_engine.WORKER_CRASH_POINT
+    )  # every spawned worker dies on its first job
     report = rescore(copy, "openpi", data_root=changed, engine="processes", workers=2)
     assert report.failed, report
-    assert all("worker process of the processes engine died" in reason for _, reason in report.failed)
+    assert all(
+        "worker process of the processes engine died" in reason for _, reason in report.failed
+    )
     assert report.moved == {} and set(report.kept) == {"test"}
     assert _board(copy, "openpi") == before  # the board did not move
     failed = {origin for origin, _ in report.failed}
-    statuses = query(copy, "SELECT submission_id, reason FROM status_history WHERE status = 'failed'")
-    assert failed <= {sid for sid, _ in statuses} and all("died" in str(reason) for _, reason in statuses)
+    statuses = query(
+        copy, "SELECT submission_id, reason FROM status_history WHERE status = 'failed'"
+    )
+    assert failed <= {sid for sid, _ in statuses} and all(
+        "died" in str(reason) for _, reason in statuses
+    )
     monkeypatch.delenv(processes_engine.CRASH_ENV)
-    again = rescore(copy, "openpi", data_root=changed, engine="processes", workers=2)  # the next run re-scores what failed and moves the board
+    again = rescore(
+        copy, "openpi", data_root=changed, engine="processes", workers=2
+    )  # the next run re-scores what failed and moves the board
     assert sorted(again.rescored) and not again.failed and set(again.moved) == {"test"}
-    assert {query(copy, "SELECT origin_id FROM submissions WHERE submission_id = ?", [sid])[0][0] for sid in again.rescored} == failed
+    assert {
+        query(copy, "SELECT origin_id FROM submissions WHERE submission_id = ?", [sid])[0][0]
+        for sid in again.rescored
+    } == failed
 
 
-def test_a_job_that_fails_is_reported_as_the_local_engine_reports_it(stores: tuple[Path, Path], tmp_path: Path) -> None:
+def test_a_job_that_fails_is_reported_as_the_local_engine_reports_it(
+    stores: tuple[Path, Path], tmp_path: Path
+) -> None:
     db, changed = stores
     results = {}
     for engine in ("local", "processes"):
         copy = copy_store(db, tmp_path / f"{engine}.duckdb")
         jobs, _, _, _, _ = plan(copy, Path("specs/openpi.spec"), data_root=changed)
-        Path(str(jobs[0].raw_path)).write_bytes(gzip.compress(b"tampered\n"))  # the stored raw file of one submission is damaged
-        results[engine] = rescore(copy, "openpi", data_root=changed, engine=engine, workers=2 if engine == "processes" else None)
+        Path(str(jobs[0].raw_path)).write_bytes(
+            gzip.compress(b"tampered\n")
+        )  # the stored raw file of one submission is damaged
+        results[engine] = rescore(
+            copy,
+            "openpi",
+            data_root=changed,
+            engine=engine,
+            workers=2 if engine == "processes" else None,
+        )
         assert results[engine].moved == {} and set(results[engine].kept) == {"test"}
-    assert results["processes"].failed == results["local"].failed and len(results["local"].failed) == 1
+    assert (
+        results["processes"].failed == results["local"].failed and len(results["local"].failed) == 1
+    )
     assert sorted(results["processes"].rescored) == sorted(results["local"].rescored)
 
 
 def _count_gold_reads(jobs: list[RescoreJob]) -> tuple[int, int, list[bool]]:
     """In a spawned worker: the worker's own function on two shares of the jobs, counting the gold reads (the runner's cache misses)."""
-    from runners.runner import TaskRunner
+    from procbench.runners.runner import TaskRunner
 
     reads: list[str] = []
     gold = TaskRunner.gold
 
     def counted(self: TaskRunner, data_root: Path, split: str) -> tuple[object, str]:
-        if (str(data_root), split) not in self._gold_cache:  # the runner reads and fingerprints the split's files
+        if (
+            str(data_root),
+            split,
+        ) not in self._gold_cache:  # the runner reads and fingerprints the split's files
             reads.append(split)
         return gold(self, data_root, split)
 
@@ -123,12 +184,16 @@ def _count_gold_reads(jobs: list[RescoreJob]) -> tuple[int, int, list[bool]]:
     return len(reads), len(set(reads)), [r.ok for r in results]
 
 
-def test_a_worker_reads_each_splits_gold_once_not_once_per_job(stores: tuple[Path, Path], tmp_path: Path) -> None:
+def test_a_worker_reads_each_splits_gold_once_not_once_per_job(
+    stores: tuple[Path, Path], tmp_path: Path
+) -> None:
     db, changed = stores
     copy = copy_store(db, tmp_path / "count.duckdb")
     jobs, _, _, _, _ = plan(copy, Path("specs/openpi.spec"), data_root=changed)
     assert len(jobs) >= 3
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(processes_engine.START_METHOD)) as pool:
+    with ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context(processes_engine.START_METHOD)
+    ) as pool:
         reads, splits, ok = pool.submit(_count_gold_reads, jobs).result()
     assert all(ok) and len(ok) == len(jobs)
     assert (reads, splits) == (1, 1)  # one split, read once by the worker for all its jobs
@@ -136,13 +201,30 @@ def test_a_worker_reads_each_splits_gold_once_not_once_per_job(stores: tuple[Pat
 
 def test_shares_are_grouped_by_spec_split_and_data_root() -> None:
     def job(job_id: str, spec: str, split: str = "test") -> RescoreJob:
-        return RescoreJob(job_id=job_id, task="t", spec_path=spec, split=split, data_root="d", filename="p", content_sha256="0", raw_path="x")
+        return RescoreJob(
+            job_id=job_id,
+            task="t",
+            spec_path=spec,
+            split=split,
+            data_root="d",
+            filename="p",
+            content_sha256="0",
+            raw_path="x",
+        )
 
-    jobs = [job("a0", "a"), job("b0", "b"), job("a1", "a"), job("a-dev", "a", "dev"), job("b1", "b")]
+    jobs = [
+        job("a0", "a"),
+        job("b0", "b"),
+        job("a1", "a"),
+        job("a-dev", "a", "dev"),
+        job("b1", "b"),
+    ]
     assert [j.job_id for j in processes_engine.ordered(jobs)] == ["a0", "a1", "b0", "b1", "a-dev"]
 
 
-def test_the_worker_count_comes_from_the_argument_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_count_comes_from_the_argument_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv(processes_engine.WORKERS_VARIABLE, raising=False)
     assert processes_engine.default_workers() >= 1
     monkeypatch.setenv(processes_engine.WORKERS_VARIABLE, "3")

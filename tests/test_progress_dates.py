@@ -15,32 +15,56 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from leaderboard import progress
+from procbench.leaderboard import progress
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from submissions import submit
+from procbench.submissions import submit
 from tests.site_app import page
 
 STORED = datetime(2026, 11, 27, 9, 30, tzinfo=UTC)
 
 
 def _row(**fields: object) -> dict[str, object]:
-    return {"model": "m", "value": 0.5, "is_reference": False, "created_at": STORED, "metadata_json": "{}", **fields}
+    return {
+        "model": "m",
+        "value": 0.5,
+        "is_reference": False,
+        "created_at": STORED,
+        "metadata_json": "{}",
+        **fields,
+    }
 
 
 @pytest.mark.parametrize(
     ("row", "expected"),
     [
-        (_row(is_reference=True, metadata_json=json.dumps({"source": "EMNLP 2020, Table 4", "date": "2020-11"})), (datetime(2020, 11, 1), progress.PAPER)),
-        (_row(is_reference=True, metadata_json=json.dumps({"source": "a table"})), (None, "")),  # a paper row without a date: not at its load time
-        (_row(metadata_json=json.dumps({"imported": True, "released": "2024-11-20"})), (datetime(2024, 11, 20), progress.RELEASE)),
+        (
+            _row(
+                is_reference=True,
+                metadata_json=json.dumps({"source": "EMNLP 2020, Table 4", "date": "2020-11"}),
+            ),
+            (datetime(2020, 11, 1), progress.PAPER),
+        ),
+        (
+            _row(is_reference=True, metadata_json=json.dumps({"source": "a table"})),
+            (None, ""),
+        ),  # a paper row without a date: not at its load time
+        (
+            _row(metadata_json=json.dumps({"imported": True, "released": "2024-11-20"})),
+            (datetime(2024, 11, 20), progress.RELEASE),
+        ),
         (_row(metadata_json=json.dumps({"imported": True})), (None, "")),
-        (_row(metadata_json=json.dumps({"released": "2024-13"})), (datetime(2026, 11, 27, 9, 30), progress.SUBMITTED)),  # no such month
+        (
+            _row(metadata_json=json.dumps({"released": "2024-13"})),
+            (datetime(2026, 11, 27, 9, 30), progress.SUBMITTED),
+        ),  # no such month
         (_row(), (datetime(2026, 11, 27, 9, 30), progress.SUBMITTED)),
         (_row(metadata_json="not json"), (datetime(2026, 11, 27, 9, 30), progress.SUBMITTED)),
     ],
 )
-def test_each_row_is_dated_by_how_its_result_was_produced(row: dict[str, object], expected: tuple[datetime | None, str]) -> None:
+def test_each_row_is_dated_by_how_its_result_was_produced(
+    row: dict[str, object], expected: tuple[datetime | None, str]
+) -> None:
     assert progress.produced(row) == expected
 
 
@@ -51,17 +75,36 @@ def _points(at: object) -> list[dict[str, object]]:
     return max(tables, key=len).to_pylist()
 
 
-def test_the_charts_page_dates_uploads_releases_and_leaves_out_undated_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_charts_page_dates_uploads_releases_and_leaves_out_undated_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "board.duckdb"
     spec, runner = load_task("openpi")
     samples = sorted((SAMPLE_SUBMISSIONS_DIR / "openpi").glob("*.jsonl"))
-    metadata = [{"released": "2019-02"}, {"imported": True}, {}]  # a model with a known release, an undated import, an upload
+    metadata = [
+        {"released": "2019-02"},
+        {"imported": True},
+        {},
+    ]  # a model with a known release, an undated import, an upload
     for sample, extra in zip(samples, metadata):
-        submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=sample, model=sample.stem, team="t", db_path=db, metadata=extra)
+        submit(
+            spec,
+            runner,
+            data_root=SAMPLE_DATA_ROOT,
+            split="test",
+            predictions=sample,
+            model=sample.stem,
+            team="t",
+            db_path=db,
+            metadata=extra,
+        )
     at = page(db, monkeypatch, "charts", task="openpi", split="test")
     points = {p["system"]: p for p in _points(at)}
     assert set(points) == {samples[0].stem, samples[2].stem}  # the undated import is not drawn
-    assert (points[samples[0].stem]["date_source"], points[samples[0].stem]["produced_at"]) == (progress.RELEASE, datetime(2019, 2, 1))
+    assert (points[samples[0].stem]["date_source"], points[samples[0].stem]["produced_at"]) == (
+        progress.RELEASE,
+        datetime(2019, 2, 1),
+    )
     assert points[samples[2].stem]["date_source"] == progress.SUBMITTED
     assert points[samples[2].stem]["produced_at"].year >= 2025  # type: ignore[union-attr]  # stored by this test: its submission time
     caption = next(c.value for c in at.caption if "date its result was produced" in c.value)

@@ -11,11 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from runners import GoldSet, InvalidPredictions, PredictionWarning
-from runners.propara import summaries
-from runners.propara.action_file import NULL, UNK, build_tracks, parse_action_lines
-from runners.propara.leaderboard import aggregate_leaderboard, read_answers, read_predictions, score_leaderboard
-from runners.registry import get
+from procbench.runners import GoldSet, InvalidPredictions, PredictionWarning
+from procbench.runners.propara import summaries
+from procbench.runners.propara.action_file import NULL, UNK, build_tracks, parse_action_lines
+from procbench.runners.propara.leaderboard import (
+    aggregate_leaderboard,
+    read_answers,
+    read_predictions,
+    score_leaderboard,
+)
+from procbench.runners.registry import get
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +30,9 @@ def gold(data_root: Path) -> GoldSet:
 
 @pytest.fixture(scope="module")
 def gold_lines(data_root: Path) -> list[str]:
-    path = data_root / "propara" / "aristo-leaderboard" / "propara" / "data" / "test" / "answers.tsv"
+    path = (
+        data_root / "propara" / "aristo-leaderboard" / "propara" / "data" / "test" / "answers.tsv"
+    )
     return path.read_text(encoding="utf-8").splitlines(keepends=True)
 
 
@@ -62,7 +69,9 @@ def test_missing_grids_file_only_drops_the_prompt_label(data_root: Path) -> None
     assert gold.items and all(labels == {} for labels in gold.labels.values())
 
 
-def test_every_bad_line_is_reported_not_only_the_first(tmp_path: Path, gold: GoldSet, gold_lines: list[str]) -> None:
+def test_every_bad_line_is_reported_not_only_the_first(
+    tmp_path: Path, gold: GoldSet, gold_lines: list[str]
+) -> None:
     lines = list(gold_lines)
     pid, sentence, name = lines[0].split("\t")[:3]
     lines[0] = "ProcessID\tSentence\tParticipant\tAction\tBefore\tAfter\n"
@@ -77,11 +86,15 @@ def test_every_bad_line_is_reported_not_only_the_first(tmp_path: Path, gold: Gol
     assert problems[4][1].startswith("blank line")
 
 
-def test_participant_diff_names_missing_and_unexpected(tmp_path: Path, gold: GoldSet, gold_lines: list[str]) -> None:
+def test_participant_diff_names_missing_and_unexpected(
+    tmp_path: Path, gold: GoldSet, gold_lines: list[str]
+) -> None:
     first_pid = gold_lines[0].split("\t")[0]
     name = gold_lines[0].split("\t")[2]
     renamed = [
-        line.replace(f"\t{name}\t", "\tsomething else\t", 1) if line.split("\t")[0::2][:2] == [first_pid, name] else line
+        line.replace(f"\t{name}\t", "\tsomething else\t", 1)
+        if line.split("\t")[0::2][:2] == [first_pid, name]
+        else line
         for line in gold_lines
     ]
     renamed = [line for line in renamed if line.split("\t")[0] != list(gold.items)[-1]]
@@ -94,12 +107,18 @@ def test_participant_diff_names_missing_and_unexpected(tmp_path: Path, gold: Gol
     ]
 
 
-def test_extra_processes_and_missing_rows_are_warned_and_scored(tmp_path: Path, gold: GoldSet, gold_lines: list[str]) -> None:
+def test_extra_processes_and_missing_rows_are_warned_and_scored(
+    tmp_path: Path, gold: GoldSet, gold_lines: list[str]
+) -> None:
     pid, _, name = gold_lines[0].split("\t")[:3]
     lines = [gold_lines[0].replace(f"{pid}\t", "999999\t", 1), *gold_lines[1:]]
-    lines.append(gold_lines[0])  # the removed row of the real process comes back last (order does not matter)
+    lines.append(
+        gold_lines[0]
+    )  # the removed row of the real process comes back last (order does not matter)
     assert "\tMOVE\t" in lines[3]
-    lines = [line for i, line in enumerate(lines) if i != 3]  # drop a MOVE row: its sentence falls back to NONE/unk
+    lines = [
+        line for i, line in enumerate(lines) if i != 3
+    ]  # drop a MOVE row: its sentence falls back to NONE/unk
     path = tmp_path / "predictions.tsv"
     path.write_text("".join(lines), encoding="utf-8")
     with pytest.warns(PredictionWarning) as caught:
@@ -123,12 +142,18 @@ def test_crlf_files_are_read_like_lf(tmp_path: Path, gold: GoldSet, gold_lines: 
 def test_case_3_tracks_and_summaries_from_metrics_walkthrough(parity_dir: Path) -> None:
     """docs/metrics.md §2A.10 walk-through of case-3 (gold and prediction of process 1167)."""
     case = parity_dir / "propara" / "leaderboard" / "case-3"
-    answer = build_tracks(parse_action_lines(case.joinpath("answers.tsv").read_text().splitlines(True)).rows)[1167]
-    predicted = build_tracks(parse_action_lines(case.joinpath("predictions.tsv").read_text().splitlines(True)).rows)[1167]
+    answer = build_tracks(
+        parse_action_lines(case.joinpath("answers.tsv").read_text().splitlines(True)).rows
+    )[1167]
+    predicted = build_tracks(
+        parse_action_lines(case.joinpath("predictions.tsv").read_text().splitlines(True)).rows
+    )[1167]
     tracks = {t.participant: t.locations for t in answer.participants}
     assert tracks["atoms of hydrogen"] == ("sun", "sun", "sun", NULL, NULL, NULL)
     assert tracks["sunlight; light"] == (NULL, NULL, NULL, NULL, "sun", "earth")
-    assert summaries.conversions(answer) == [summaries.Conversion("atoms of hydrogen", "sunlight OR light", "sun", 3)]
+    assert summaries.conversions(answer) == [
+        summaries.Conversion("atoms of hydrogen", "sunlight OR light", "sun", 3)
+    ]
     assert "atoms of hydrogen" in summaries.inputs(predicted)
     assert summaries.conversions(predicted) == []
     light_moves = [m for m in summaries.moves(predicted) if m.participant == "sunlight OR light"]
@@ -136,9 +161,13 @@ def test_case_3_tracks_and_summaries_from_metrics_walkthrough(parity_dir: Path) 
     assert UNK not in tracks["atoms of hydrogen"]
 
 
-def test_undecodable_bytes_are_reported_on_their_line(tmp_path: Path, gold: GoldSet, gold_lines: list[str]) -> None:
+def test_undecodable_bytes_are_reported_on_their_line(
+    tmp_path: Path, gold: GoldSet, gold_lines: list[str]
+) -> None:
     path = tmp_path / "predictions.tsv"
     path.write_bytes("".join(gold_lines[:2]).encode() + b"37\t3\tbones\tNONE\t\xff\t\xff\n")
     with pytest.raises(InvalidPredictions) as caught:
         read_predictions(path, gold)
-    assert [(p.line, p.message.startswith("not valid UTF-8")) for p in caught.value.problems] == [(3, True)]
+    assert [(p.line, p.message.startswith("not valid UTF-8")) for p in caught.value.problems] == [
+        (3, True)
+    ]

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsl import model as m
-from dsl.compiler import build_component
-from dsl.tasks import load_task
-from runners import GoldSet, PredictionWarning
-from runners.propara.action_file import ParticipantTrack, ProcessTracks
-from runners.propara.leaderboard import read_answers, score_leaderboard
-from runners.propara.summaries import Move
+from procbench.dsl import model as m
+from procbench.dsl.compiler import build_component
+from procbench.dsl.tasks import load_task
+from procbench.runners import GoldSet, PredictionWarning
+from procbench.runners.propara.action_file import ParticipantTrack, ProcessTracks
+from procbench.runners.propara.leaderboard import read_answers, score_leaderboard
+from procbench.runners.propara.summaries import Move
 from tests import propara_reference as reference
 
 SPEC, RUNNER = load_task("propara")
@@ -58,22 +58,35 @@ LOCATION_CASES = [
     ("dew AND rain", "water OR dew", 0.5),
     ("water OR dew AND sun", "dew OR rain", 0.5),
 ]
-PARTICIPANT_CASES = [("plant OR leaf", "leaf", 1.0), ("plant OR leaf", "plants OR leaf", 1.0), ("", "-", 0.0)]
+PARTICIPANT_CASES = [
+    ("plant OR leaf", "leaf", 1.0),
+    ("plant OR leaf", "plants OR leaf", 1.0),
+    ("", "-", 0.0),
+]
 
 
 @pytest.mark.parametrize(("answer", "prediction", "value"), LOCATION_CASES)
-def test_declared_location_similarity_gives_upstream_unit_values(answer: str, prediction: str, value: float) -> None:
+def test_declared_location_similarity_gives_upstream_unit_values(
+    answer: str, prediction: str, value: float
+) -> None:
     assert similarity(LOCATION, answer, prediction) == value
 
 
 @pytest.mark.parametrize(("answer", "prediction", "value"), PARTICIPANT_CASES)
-def test_declared_participant_similarity_gives_upstream_unit_values(answer: str, prediction: str, value: float) -> None:
+def test_declared_participant_similarity_gives_upstream_unit_values(
+    answer: str, prediction: str, value: float
+) -> None:
     assert similarity(PARTICIPANT, answer, prediction) == value
 
 
 @pytest.mark.parametrize(
     ("item", "normalised"),
-    [("raining cats and dogs", "raining cats and dog"), ("the Raining", "rain"), ("DANCING", "danc"), ("droplets", "droplet")],
+    [
+        ("raining cats and dogs", "raining cats and dog"),
+        ("the Raining", "rain"),
+        ("DANCING", "danc"),
+        ("droplets", "droplet"),
+    ],
 )
 def test_declared_place_normaliser_stems_the_whole_alternative(item: str, normalised: str) -> None:
     assert LOCATION.alternatives(item) == normalised
@@ -88,8 +101,12 @@ def test_upstream_similarity_is_not_clamped_and_the_bounded_variant_is() -> None
     assert similarity(LOCATION, "x", "x OR y AND x") == 2.0
     assert similarity(LOCATION, "a AND a AND a", "A AND a AND a") == -3.0
     bounded = dataclasses.replace(LOCATION, groups="one_to_one")
-    assert similarity(bounded, "x", "x OR y AND x") == 0.5  # one pair of groups meets: 1 / (1 + 2 - 1)
-    assert similarity(bounded, "a AND a AND a", "A AND a AND a") == 1.0  # three pairs, each group once: 3 / (3 + 3 - 3)
+    assert (
+        similarity(bounded, "x", "x OR y AND x") == 0.5
+    )  # one pair of groups meets: 1 / (1 + 2 - 1)
+    assert (
+        similarity(bounded, "a AND a AND a", "A AND a AND a") == 1.0
+    )  # three pairs, each group once: 3 / (3 + 3 - 3)
 
 
 def test_zero_denominator_scores_one_with_a_warning() -> None:
@@ -99,30 +116,41 @@ def test_zero_denominator_scores_one_with_a_warning() -> None:
 
 # docs/metrics.md §2A.6 worked example of the recall-reuse quirk (moves of one process, step 2).
 ANSWERS = [Move("plant OR leaf", "root", "earth", 2), Move("leaf", "soil", "mud", 2)]
-PREDICTIONS = [Move("plants OR leaf", "root", "earth", 2), Move("plant", "mud OR plant", "room OR earth", 2)]
+PREDICTIONS = [
+    Move("plants OR leaf", "root", "earth", 2),
+    Move("plant", "mud OR plant", "room OR earth", 2),
+]
 
 
 def _pairs() -> Any:
-    from runners.matching import PairScorer
+    from procbench.runners.matching import PairScorer
 
     return PairScorer(MOVE, guard_empty=False)
 
 
 def test_pair_matrix_of_the_worked_example() -> None:
-    assert [similarity(MOVE, a, p) for a in ANSWERS for p in PREDICTIONS] == pytest.approx([1.0, 0.6667, 0.3333, 0.0], abs=1e-4)
-    assert similarity(MOVE, ANSWERS[0], dataclasses.replace(PREDICTIONS[0], step=3)) == 0.0  # another step
+    assert [similarity(MOVE, a, p) for a in ANSWERS for p in PREDICTIONS] == pytest.approx(
+        [1.0, 0.6667, 0.3333, 0.0], abs=1e-4
+    )
+    assert (
+        similarity(MOVE, ANSWERS[0], dataclasses.replace(PREDICTIONS[0], step=3)) == 0.0
+    )  # another step
 
 
 def test_recall_reuses_the_precision_numerator_when_counts_are_equal() -> None:
     result = MATCHER(ANSWERS, PREDICTIONS, _pairs())
-    assert (result.precision, result.recall, result.f1) == pytest.approx((0.8333, 0.8333, 0.8333), abs=1e-4)
+    assert (result.precision, result.recall, result.f1) == pytest.approx(
+        (0.8333, 0.8333, 0.8333), abs=1e-4
+    )
 
 
 def test_worked_example_variants() -> None:
     one = MATCHER(ANSWERS, PREDICTIONS[:1], _pairs())
     assert (one.precision, one.recall, one.f1) == pytest.approx((1.0, 0.6667, 0.8), abs=1e-4)
     three = MATCHER(ANSWERS, [*PREDICTIONS, Move("tree", "monkey", "earth", 2)], _pairs())
-    assert (three.precision, three.recall, three.f1) == pytest.approx((0.6667, 0.6667, 0.6667), abs=1e-4)
+    assert (three.precision, three.recall, three.f1) == pytest.approx(
+        (0.6667, 0.6667, 0.6667), abs=1e-4
+    )
 
 
 def test_empty_lists() -> None:
@@ -133,17 +161,32 @@ def test_empty_lists() -> None:
 
 # -- the declared scorer against the reference transcription ------------------------------------
 
-LOCATIONS = ["-", "?", "soil", "the soil", "Soil", "root OR leaf", "water AND air", "plant  OR leaf", "a leaf", "leaves"]
+LOCATIONS = [
+    "-",
+    "?",
+    "soil",
+    "the soil",
+    "Soil",
+    "root OR leaf",
+    "water AND air",
+    "plant  OR leaf",
+    "a leaf",
+    "leaves",
+]
 ACTIONS = ["NONE", "CREATE", "MOVE", "DESTROY"]
 
 
-def _reference_values(gold: GoldSet, predictions: dict[str, ProcessTracks]) -> dict[str, dict[str, float]]:
+def _reference_values(
+    gold: GoldSet, predictions: dict[str, ProcessTracks]
+) -> dict[str, dict[str, float]]:
     out = {}
     for item_id, answer in gold.items.items():
         per_question = reference.score_process(answer, predictions[item_id])
         out[item_id] = {}
         for question, pr in per_question.items():
-            out[item_id].update({f"{question}_p": pr.precision, f"{question}_r": pr.recall, f"{question}_f1": pr.f1})
+            out[item_id].update(
+                {f"{question}_p": pr.precision, f"{question}_r": pr.recall, f"{question}_f1": pr.f1}
+            )
     return out
 
 
@@ -153,7 +196,10 @@ def _assert_same_values(gold: GoldSet, predictions: dict[str, ProcessTracks]) ->
         expected = _reference_values(gold, predictions)
         # the runner's items also carry the bounded variant and its measures' own values (`inputs_p:value`)
         official = {f"{q}_{part}" for q in reference.QUESTIONS for part in ("p", "r", "f1")}
-        declared = {item.item_id: {k: v for k, v in item.values.items() if k in official} for item in RUNNER.score(gold, predictions)}
+        declared = {
+            item.item_id: {k: v for k, v in item.values.items() if k in official}
+            for item in RUNNER.score(gold, predictions)
+        }
         api = {item.item_id: dict(item.values) for item in score_leaderboard(gold, predictions)}
     assert declared == expected  # exact: the same floats, summed in the same order
     assert api == expected
@@ -162,36 +208,67 @@ def _assert_same_values(gold: GoldSet, predictions: dict[str, ProcessTracks]) ->
 def _perturbed(process: ProcessTracks, rng: random.Random) -> ProcessTracks:
     tracks = []
     for t in process.participants:
-        locations = tuple(loc if rng.random() < 0.6 else rng.choice(LOCATIONS) for loc in t.locations)
+        locations = tuple(
+            loc if rng.random() < 0.6 else rng.choice(LOCATIONS) for loc in t.locations
+        )
         actions = tuple(act if rng.random() < 0.6 else rng.choice(ACTIONS) for act in t.actions)
         tracks.append(dataclasses.replace(t, locations=locations, actions=actions))
     return dataclasses.replace(process, participants=tuple(tracks))
 
 
 @pytest.mark.parametrize("split", ["train", "dev", "test"])
-def test_declared_scorer_equals_the_reference_on_every_real_process(data_root: Path, split: str) -> None:
+def test_declared_scorer_equals_the_reference_on_every_real_process(
+    data_root: Path, split: str
+) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gold = read_answers(data_root, split)
     rng = random.Random(split)
     _assert_same_values(gold, dict(gold.items))
     for _ in range(2):
-        _assert_same_values(gold, {item_id: _perturbed(p, rng) for item_id, p in gold.items.items()})
+        _assert_same_values(
+            gold, {item_id: _perturbed(p, rng) for item_id, p in gold.items.items()}
+        )
 
 
-PHRASES = st.sampled_from(["-", "?", "soil", "Soil", "the soil", "soil AND Soil", "x OR y AND x", "a AND a", "leaf OR plant", "", "plants  OR leaf"])
+PHRASES = st.sampled_from(
+    [
+        "-",
+        "?",
+        "soil",
+        "Soil",
+        "the soil",
+        "soil AND Soil",
+        "x OR y AND x",
+        "a AND a",
+        "leaf OR plant",
+        "",
+        "plants  OR leaf",
+    ]
+)
 
 
 @st.composite
 def processes(draw: Any) -> tuple[ProcessTracks, ProcessTracks]:
     sentences = draw(st.integers(1, 5))
-    names = draw(st.lists(st.sampled_from(["water", "vapor", "sugar;glucose", "Water", "light"]), min_size=1, max_size=4, unique=True))
+    names = draw(
+        st.lists(
+            st.sampled_from(["water", "vapor", "sugar;glucose", "Water", "light"]),
+            min_size=1,
+            max_size=4,
+            unique=True,
+        )
+    )
 
     def grid() -> ProcessTracks:
         tracks = []
         for name in names:
-            locations = tuple(draw(st.lists(PHRASES, min_size=sentences + 1, max_size=sentences + 1)))
-            actions = tuple(draw(st.lists(st.sampled_from(ACTIONS), min_size=sentences, max_size=sentences)))
+            locations = tuple(
+                draw(st.lists(PHRASES, min_size=sentences + 1, max_size=sentences + 1))
+            )
+            actions = tuple(
+                draw(st.lists(st.sampled_from(ACTIONS), min_size=sentences, max_size=sentences))
+            )
             tracks.append(ParticipantTrack(name, locations, actions))
         return ProcessTracks(1, sentences, tuple(tracks))
 
@@ -200,7 +277,9 @@ def processes(draw: Any) -> tuple[ProcessTracks, ProcessTracks]:
 
 @settings(max_examples=150, deadline=None)
 @given(processes())
-def test_declared_scorer_equals_the_reference_on_generated_grids(pair: tuple[ProcessTracks, ProcessTracks]) -> None:
+def test_declared_scorer_equals_the_reference_on_generated_grids(
+    pair: tuple[ProcessTracks, ProcessTracks],
+) -> None:
     answer, prediction = pair
     _assert_same_values(GoldSet(items={"1": answer}), {"1": prediction})
 
@@ -217,14 +296,23 @@ def test_bounded_variant_stays_within_0_and_1(pair: tuple[ProcessTracks, Process
     assert all(0.0 <= v <= 1.0 for v in bounded.values()), bounded
 
 
-SINGLE_GROUPS = st.sampled_from(["-", "?", "soil", "sky", "leaf", "root", "cloud"])  # one group each, distinct stems
+SINGLE_GROUPS = st.sampled_from(
+    ["-", "?", "soil", "sky", "leaf", "root", "cloud"]
+)  # one group each, distinct stems
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_bounded_variant_equals_the_official_where_no_group_meets_two(data: st.DataObject) -> None:
     sentences = data.draw(st.integers(1, 4))
-    names = data.draw(st.lists(st.sampled_from(["water", "vapor", "sugar", "light"]), min_size=1, max_size=3, unique=True))
+    names = data.draw(
+        st.lists(
+            st.sampled_from(["water", "vapor", "sugar", "light"]),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        )
+    )
 
     def grid() -> ProcessTracks:
         return ProcessTracks(
@@ -233,8 +321,18 @@ def test_bounded_variant_equals_the_official_where_no_group_meets_two(data: st.D
             tuple(
                 ParticipantTrack(
                     name,
-                    tuple(data.draw(st.lists(SINGLE_GROUPS, min_size=sentences + 1, max_size=sentences + 1))),
-                    tuple(data.draw(st.lists(st.sampled_from(ACTIONS), min_size=sentences, max_size=sentences))),
+                    tuple(
+                        data.draw(
+                            st.lists(SINGLE_GROUPS, min_size=sentences + 1, max_size=sentences + 1)
+                        )
+                    ),
+                    tuple(
+                        data.draw(
+                            st.lists(
+                                st.sampled_from(ACTIONS), min_size=sentences, max_size=sentences
+                            )
+                        )
+                    ),
                 )
                 for name in names
             ),
@@ -247,8 +345,8 @@ def test_bounded_variant_equals_the_official_where_no_group_meets_two(data: st.D
 
 
 def test_the_deriver_gives_what_its_contract_declares(data_root: Path) -> None:
-    from runners import registry
-    from runners.propara.summaries import derive_summaries
+    from procbench.runners import registry
+    from procbench.runners.propara.summaries import derive_summaries
 
     contract = registry.get("deriver", "propara.summaries").contract
     with warnings.catch_warnings():
@@ -269,10 +367,12 @@ def test_the_deriver_gives_what_its_contract_declares(data_root: Path) -> None:
     st.lists(st.sets(st.sampled_from("abcdef"), min_size=1, max_size=3), max_size=7),
     st.lists(st.sets(st.sampled_from("abcdef"), min_size=1, max_size=3), max_size=7),
 )
-def test_one_to_one_group_overlap_is_scipys_maximum_matching(gold: list[set[str]], predicted: list[set[str]]) -> None:
+def test_one_to_one_group_overlap_is_scipys_maximum_matching(
+    gold: list[set[str]], predicted: list[set[str]]
+) -> None:
     from scipy.optimize import linear_sum_assignment
 
-    from runners.structured import _one_to_one
+    from procbench.runners.structured import _one_to_one
 
     a, p = [frozenset(g) for g in gold], [frozenset(g) for g in predicted]
     meets = np.array([[1 if ga & gp else 0 for gp in p] for ga in a]).reshape(len(a), len(p))
@@ -286,4 +386,6 @@ def test_a_phrase_of_thousands_of_groups_is_matched_without_deep_recursion() -> 
     # needs an augmenting path through all 3000 earlier groups (deeper than Python's recursion limit)
     gold = " AND ".join([*(f"t{i} OR t{i + 1}" for i in range(3000)), "t0"])
     predicted = " AND ".join(f"t{j}" for j in range(3001))
-    assert similarity(bounded, gold, predicted) == 1.0  # 3001 one-to-one pairs: 3001 / (3001 + 3001 - 3001)
+    assert (
+        similarity(bounded, gold, predicted) == 1.0
+    )  # 3001 one-to-one pairs: 3001 / (3001 + 3001 - 3001)

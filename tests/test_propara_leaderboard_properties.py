@@ -9,9 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runners import GoldSet, InvalidPredictions
-from runners.propara.action_file import build_tracks, parse_action_lines
-from runners.propara.leaderboard import aggregate_leaderboard, read_predictions, score_leaderboard
+from procbench.runners import GoldSet, InvalidPredictions
+from procbench.runners.propara.action_file import build_tracks, parse_action_lines
+from procbench.runners.propara.leaderboard import (
+    aggregate_leaderboard,
+    read_predictions,
+    score_leaderboard,
+)
 
 # Distinct words with distinct Porter stems and no leading article, so that every pair similarity
 # stays within [0, 1] (repeated alternatives are what make upstream's similarity leave that range).
@@ -57,11 +61,15 @@ def participant_sets(draw) -> dict[int, list[str]]:
 
 
 @st.composite
-def tracks_for(draw, participants: dict[int, list[str]], sentences: dict[int, int] | None = None) -> Tracks:
+def tracks_for(
+    draw, participants: dict[int, list[str]], sentences: dict[int, int] | None = None
+) -> Tracks:
     tracks: Tracks = {}
     for pid, names in participants.items():
         n = sentences[pid] if sentences else draw(st.integers(1, 6))
-        tracks[pid] = {name: draw(st.lists(STATES, min_size=n + 1, max_size=n + 1)) for name in names}
+        tracks[pid] = {
+            name: draw(st.lists(STATES, min_size=n + 1, max_size=n + 1)) for name in names
+        }
     return tracks
 
 
@@ -87,7 +95,9 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 @given(gold_and_prediction())
-def test_any_valid_prediction_scores_within_bounds(tmp_path_factory: pytest.TempPathFactory, pair) -> None:
+def test_any_valid_prediction_scores_within_bounds(
+    tmp_path_factory: pytest.TempPathFactory, pair
+) -> None:
     gold_tracks, predicted_tracks = pair
     gold = _gold(gold_tracks)
     path = _write(tmp_path_factory.mktemp("p"), action_file_text(predicted_tracks))
@@ -101,7 +111,9 @@ def test_any_valid_prediction_scores_within_bounds(tmp_path_factory: pytest.Temp
 
 
 @given(gold_and_prediction())
-def test_gold_as_prediction_scores_one_everywhere(tmp_path_factory: pytest.TempPathFactory, pair) -> None:
+def test_gold_as_prediction_scores_one_everywhere(
+    tmp_path_factory: pytest.TempPathFactory, pair
+) -> None:
     gold_tracks, _ = pair
     gold = _gold(gold_tracks)
     path = _write(tmp_path_factory.mktemp("p"), action_file_text(gold_tracks))
@@ -112,22 +124,42 @@ def test_gold_as_prediction_scores_one_everywhere(tmp_path_factory: pytest.TempP
 
 # Invalid rows with the upstream message each must produce (docs/metrics.md §2A.2 table).
 INVALID_ROWS = st.one_of(
-    st.sampled_from(("?", "", *LOCATIONS)).map(lambda b: ("CREATE", b, "soil", f"Invalid CREATE before_location: {b}")),
-    st.sampled_from(("", "-")).map(lambda a: ("CREATE", "-", a, f"Invalid CREATE after_location: {a}")),
-    st.sampled_from(("", "-")).map(lambda b: ("DESTROY", b, "-", f"Invalid DESTROY before_location: {b}")),
-    st.sampled_from(("?", "", *LOCATIONS)).map(lambda a: ("DESTROY", "soil", a, f"Invalid DESTROY after_location: {a}")),
-    st.sampled_from(("", "-")).map(lambda b: ("MOVE", b, "sky", f"Invalid MOVE before_location: {b}")),
-    st.sampled_from(("", "-")).map(lambda a: ("MOVE", "sky", a, f"Invalid MOVE after_location: {a}")),
-    st.tuples(STATES, STATES).filter(lambda t: t[0] != t[1]).map(lambda t: ("NONE", *t, f"Unequal NONE locations: {t[0]} -- {t[1]}")),
-    st.sampled_from(("none", "VIBRATE", "create", "")).map(lambda x: (x, "-", "-", f"Invalid action: {x}")),
+    st.sampled_from(("?", "", *LOCATIONS)).map(
+        lambda b: ("CREATE", b, "soil", f"Invalid CREATE before_location: {b}")
+    ),
+    st.sampled_from(("", "-")).map(
+        lambda a: ("CREATE", "-", a, f"Invalid CREATE after_location: {a}")
+    ),
+    st.sampled_from(("", "-")).map(
+        lambda b: ("DESTROY", b, "-", f"Invalid DESTROY before_location: {b}")
+    ),
+    st.sampled_from(("?", "", *LOCATIONS)).map(
+        lambda a: ("DESTROY", "soil", a, f"Invalid DESTROY after_location: {a}")
+    ),
+    st.sampled_from(("", "-")).map(
+        lambda b: ("MOVE", b, "sky", f"Invalid MOVE before_location: {b}")
+    ),
+    st.sampled_from(("", "-")).map(
+        lambda a: ("MOVE", "sky", a, f"Invalid MOVE after_location: {a}")
+    ),
+    st.tuples(STATES, STATES)
+    .filter(lambda t: t[0] != t[1])
+    .map(lambda t: ("NONE", *t, f"Unequal NONE locations: {t[0]} -- {t[1]}")),
+    st.sampled_from(("none", "VIBRATE", "create", "")).map(
+        lambda x: (x, "-", "-", f"Invalid action: {x}")
+    ),
 )
 
 
 @given(gold_and_prediction(), st.data())
-def test_invalid_rows_are_all_rejected_with_their_line_numbers(tmp_path_factory: pytest.TempPathFactory, pair, data) -> None:
+def test_invalid_rows_are_all_rejected_with_their_line_numbers(
+    tmp_path_factory: pytest.TempPathFactory, pair, data
+) -> None:
     gold_tracks, predicted_tracks = pair
     lines = action_file_text(predicted_tracks).splitlines(keepends=True)
-    targets = data.draw(st.lists(st.integers(0, len(lines) - 1), min_size=1, max_size=3, unique=True))
+    targets = data.draw(
+        st.lists(st.integers(0, len(lines) - 1), min_size=1, max_size=3, unique=True)
+    )
     expected = []
     for index in sorted(targets):
         action, before, after, message = data.draw(INVALID_ROWS)
@@ -141,7 +173,9 @@ def test_invalid_rows_are_all_rejected_with_their_line_numbers(tmp_path_factory:
 
 
 @given(gold_and_prediction(), st.data())
-def test_blank_lines_are_rejected_with_their_line_numbers(tmp_path_factory: pytest.TempPathFactory, pair, data) -> None:
+def test_blank_lines_are_rejected_with_their_line_numbers(
+    tmp_path_factory: pytest.TempPathFactory, pair, data
+) -> None:
     gold_tracks, predicted_tracks = pair
     lines = action_file_text(predicted_tracks).splitlines(keepends=True)
     position = data.draw(st.integers(0, len(lines)))

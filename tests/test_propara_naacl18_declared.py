@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from dsl import SpecError, check_text
+from procbench.dsl import SpecError, check_text
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
-from runners import ItemScore
-from runners.metrics._derived import FUNCTIONS
-from runners.propara.naacl18 import aggregate_naacl18, naacl18_metrics
+from procbench.runners import ItemScore
+from procbench.runners.metrics._derived import FUNCTIONS
+from procbench.runners.propara.naacl18 import aggregate_naacl18, naacl18_metrics
 
 REPORTED = tuple(naacl18_metrics({}))
 # percentages computed as ratio x 100 rather than 100 x count / count: equal to ~1e-13, far inside
@@ -37,12 +37,18 @@ def _close(declared: dict[str, float], official: dict[str, float]) -> None:
 
 def _python_names(items: list[ItemScore]) -> list[ItemScore]:
     """The spec stores a measure's counts as q1:tp ...; the Python aggregator reads q1_tp ..."""
-    return [ItemScore(i.item_id, {k.replace(":", "_"): v for k, v in i.values.items()}) for i in items]
+    return [
+        ItemScore(i.item_id, {k.replace(":", "_"): v for k, v in i.values.items()}) for i in items
+    ]
 
 
-def test_the_declared_aggregation_equals_the_python_aggregator_on_the_proglobal_run(data_root: Path, parity_dir: Path) -> None:
+def test_the_declared_aggregation_equals_the_python_aggregator_on_the_proglobal_run(
+    data_root: Path, parity_dir: Path
+) -> None:
     _, runner = load_task("propara-naacl18")
-    evaluation = runner.evaluate(data_root, "test", parity_dir / "propara" / "naacl18" / "proglobal.untuned.test.output.tsv")
+    evaluation = runner.evaluate(
+        data_root, "test", parity_dir / "propara" / "naacl18" / "proglobal.untuned.test.output.tsv"
+    )
     _close(evaluation.metrics, aggregate_naacl18(_python_names(evaluation.items)))
     rng = random.Random(18)
     for size in (1, 3, 10, len(evaluation.items) // 2):
@@ -57,27 +63,45 @@ def test_the_declared_aggregation_equals_the_python_aggregator_on_the_samples() 
         _close(evaluation.metrics, aggregate_naacl18(_python_names(evaluation.items)))
         for by_value in evaluation.slices.values():
             for value, result in by_value.items():
-                chosen = [i for i in evaluation.items if evaluation.item_labels[i.item_id]["prompt"] == value]
+                chosen = [
+                    i
+                    for i in evaluation.items
+                    if evaluation.item_labels[i.item_id]["prompt"] == value
+                ]
                 _close(result.metrics, aggregate_naacl18(_python_names(chosen)))
 
 
 def test_weighted_adds_products_left_to_right_over_the_weights() -> None:
     weighted = FUNCTIONS["weighted"]
-    assert weighted(50.0, 750, 40.0, 601, 30.0, 823) == (750 * 50.0 + 601 * 40.0 + 823 * 30.0) / 2174
+    assert (
+        weighted(50.0, 750, 40.0, 601, 30.0, 823) == (750 * 50.0 + 601 * 40.0 + 823 * 30.0) / 2174
+    )
     assert weighted(1.0, 0, 2.0, 0) == 0.0
 
 
 def test_weighted_needs_value_weight_pairs() -> None:
-    text = (SPECS_DIR / "propara-naacl18.spec").read_text(encoding="utf-8").replace("weighted(cat1, 750, cat2, 601, cat3, 823)", "weighted(cat1, 750, cat2)")
+    text = (
+        (SPECS_DIR / "propara-naacl18.spec")
+        .read_text(encoding="utf-8")
+        .replace("weighted(cat1, 750, cat2, 601, cat3, 823)", "weighted(cat1, 750, cat2)")
+    )
     with pytest.raises(SpecError) as refused:
         check_text(text, "propara-naacl18.spec", search=[SPECS_DIR])
     assert "weighted() takes pairs of (value, weight) argument(s), got 3" in str(refused.value)
 
 
 def test_a_formula_measure_with_counts_is_refused() -> None:
-    text = (SPECS_DIR / "propara-naacl18.spec").read_text(encoding="utf-8").replace(
-        "measure cat1 { from = mean(q1, q4, q7) }", "measure cat1 { from = mean(q1, q4, q7)  stats = [q1_tp, q1_fp] }"
+    text = (
+        (SPECS_DIR / "propara-naacl18.spec")
+        .read_text(encoding="utf-8")
+        .replace(
+            "measure cat1 { from = mean(q1, q4, q7) }",
+            "measure cat1 { from = mean(q1, q4, q7)  stats = [q1_tp, q1_fp] }",
+        )
     )
     with pytest.raises(SpecError) as refused:
         check_text(text, "propara-naacl18.spec", search=[SPECS_DIR])
-    assert "measure 'cat1': `from = ...` computes it from other metrics: no metric, value, gold, prediction, counts, stats" in str(refused.value)
+    assert (
+        "measure 'cat1': `from = ...` computes it from other metrics: no metric, value, gold, prediction, counts, stats"
+        in str(refused.value)
+    )

@@ -16,11 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runners.propara import naacl18_gold as gold
-from runners.propara.lines import split_lines
+from procbench.runners.propara import naacl18_gold as gold
+from procbench.runners.propara.lines import split_lines
 
 
-def _plain_annotator_sets(path: Path, inventory: dict[int, frozenset[str]], selected: frozenset[int]) -> dict[int, list[tuple[gold.Label, ...]]]:
+def _plain_annotator_sets(
+    path: Path, inventory: dict[int, frozenset[str]], selected: frozenset[int]
+) -> dict[int, list[tuple[gold.Label, ...]]]:
     """Every row expanded as it is read (the reader before issue #19)."""
     lines = [line.rstrip("\r\n") for line in split_lines(path.read_text(encoding="utf-8"))]
     sets: dict[int, list[tuple[gold.Label, ...]]] = {}
@@ -44,7 +46,9 @@ def _plain_annotator_sets(path: Path, inventory: dict[int, frozenset[str]], sele
         participants = [p.strip() for p in fields[3].split(";")]
         if pid in selected:
             participants = gold.align_participant(fields[3], inventory[pid])
-        for who, source, target in itertools.product(participants, gold._location_parts(fields[5]), gold._location_parts(fields[6])):
+        for who, source, target in itertools.product(
+            participants, gold._location_parts(fields[5]), gold._location_parts(fields[6])
+        ):
             running.append(gold.Label(sid, who, fields[4], source, target))
     return sets
 
@@ -60,29 +64,58 @@ def annotator_files(draw: st.DrawFn) -> tuple[str, dict[int, frozenset[str]], fr
     for pid in pids:
         for _ in range(draw(st.integers(1, 4))):
             sid = draw(st.sampled_from(["1", "2", "3", "?"]))
-            row = [str(pid), sid, "s", draw(st.sampled_from(NAMES)), draw(st.sampled_from(["create", "destroy", "move"])),
-                   draw(st.sampled_from(LOCATIONS)), draw(st.sampled_from(LOCATIONS)), "a", "b", "c", "d"]
+            row = [
+                str(pid),
+                sid,
+                "s",
+                draw(st.sampled_from(NAMES)),
+                draw(st.sampled_from(["create", "destroy", "move"])),
+                draw(st.sampled_from(LOCATIONS)),
+                draw(st.sampled_from(LOCATIONS)),
+                "a",
+                "b",
+                "c",
+                "d",
+            ]
             lines.append("\t".join(row) + draw(st.sampled_from(["", " ", "\t"])))
-        if draw(st.booleans()):  # a separator closes the set; without one the next paragraph's rows join it
+        if draw(
+            st.booleans()
+        ):  # a separator closes the set; without one the next paragraph's rows join it
             lines.append(draw(st.sampled_from(["", "\t\t", "  "])))
     ending = draw(st.sampled_from(["\n", "\r\n", "\r"]))
-    inventory = {pid: frozenset(draw(st.sets(st.sampled_from(["water", "ice", "sun", "magma", "rock"]), min_size=1))) for pid in (1, 2, 3, 4)}
+    inventory = {
+        pid: frozenset(
+            draw(st.sets(st.sampled_from(["water", "ice", "sun", "magma", "rock"]), min_size=1))
+        )
+        for pid in (1, 2, 3, 4)
+    }
     selected = frozenset(draw(st.sets(st.sampled_from([1, 2, 3, 4]))))
     return ending.join(lines) + draw(st.sampled_from(["", ending])), inventory, selected
 
 
 @settings(max_examples=150)
 @given(annotator_files())
-def test_annotator_sets_equal_the_plain_reading(tmp_path_factory: pytest.TempPathFactory, case: tuple[str, dict[int, frozenset[str]], frozenset[int]]) -> None:
+def test_annotator_sets_equal_the_plain_reading(
+    tmp_path_factory: pytest.TempPathFactory,
+    case: tuple[str, dict[int, frozenset[str]], frozenset[int]],
+) -> None:
     text, inventory, selected = case
     path = tmp_path_factory.mktemp("naacl") / "labels.tsv"
     path.write_bytes(text.encode("utf-8"))
-    assert gold.read_annotator_sets(path, inventory, selected) == _plain_annotator_sets(path, inventory, selected)
+    assert gold.read_annotator_sets(path, inventory, selected) == _plain_annotator_sets(
+        path, inventory, selected
+    )
 
 
 @settings(max_examples=300)
-@given(st.lists(st.sampled_from(["a", "\t", " ", "\n", "\r", "\r\n", "\x0c", "\u2028", "é"]), max_size=40).map("".join))
-def test_lines_split_as_text_mode_iteration_splits(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+@given(
+    st.lists(
+        st.sampled_from(["a", "\t", " ", "\n", "\r", "\r\n", "\x0c", "\u2028", "é"]), max_size=40
+    ).map("".join)
+)
+def test_lines_split_as_text_mode_iteration_splits(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
     path = tmp_path_factory.mktemp("lines") / "file.txt"
     path.write_bytes(text.encode("utf-8"))
     assert gold._lines(path) == [line.rstrip("\r\n") for line in split_lines(text)]
@@ -92,7 +125,10 @@ def test_an_irregular_line_of_an_unselected_paragraph_is_still_refused(tmp_path:
     path = tmp_path / "labels.tsv"
     row = "\t".join(["7", "1", "", "water", "move", "-", "soil", "a", "b", "c", "d"])
     path.write_text("header\n" + row + "\n" + "7\t1\tonly three\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"labels.tsv:3: the number of fields in this line is irregular \(3, expected 11\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"labels.tsv:3: the number of fields in this line is irregular \(3, expected 11\)",
+    ):
         gold.read_annotator_sets(path, {1: frozenset({"water"})}, frozenset({1}))
 
 
@@ -103,4 +139,6 @@ def test_the_real_gold_reads_as_the_plain_reading(data_root: Path) -> None:
     ids = frozenset(gold.read_para_ids(eval_dir / "para_id.test.txt"))
     inventory = gold.read_inventory(eval_dir / "gold_labels.test.tsv")
     path = eval_dir / "all-moves.full-grid.tsv"
-    assert gold.read_annotator_sets(path, inventory, ids) == _plain_annotator_sets(path, inventory, ids)
+    assert gold.read_annotator_sets(path, inventory, ids) == _plain_annotator_sets(
+        path, inventory, ids
+    )

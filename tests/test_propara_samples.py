@@ -7,10 +7,20 @@ import warnings
 import pytest
 
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners.propara import summaries
-from runners.propara.leaderboard import aggregate_leaderboard, read_answers, read_predictions, score_leaderboard
-from runners.propara.naacl18 import aggregate_naacl18, read_naacl18, read_naacl18_grid, score_naacl18
-from runners.propara.naacl18_gold import align_parts, read_inventory
+from procbench.runners.propara import summaries
+from procbench.runners.propara.leaderboard import (
+    aggregate_leaderboard,
+    read_answers,
+    read_predictions,
+    score_leaderboard,
+)
+from procbench.runners.propara.naacl18 import (
+    aggregate_naacl18,
+    read_naacl18,
+    read_naacl18_grid,
+    score_naacl18,
+)
+from procbench.runners.propara.naacl18_gold import align_parts, read_inventory
 
 LEADERBOARD_RANKING = ("gold-copy", "noisy-tracker", "nothing-changes")  # best first
 NAACL18_RANKING = ("gold-grid", "noisy-grid", "all-unknown")
@@ -25,15 +35,21 @@ def _strict(fn, *args):
 
 
 def test_submission_folders_hold_exactly_the_three_samples() -> None:
-    assert {p.stem for p in (SAMPLE_SUBMISSIONS_DIR / "propara").iterdir()} == set(LEADERBOARD_RANKING)
-    assert {p.stem for p in (SAMPLE_SUBMISSIONS_DIR / "propara-naacl18").iterdir()} == set(NAACL18_RANKING)
+    assert {p.stem for p in (SAMPLE_SUBMISSIONS_DIR / "propara").iterdir()} == set(
+        LEADERBOARD_RANKING
+    )
+    assert {p.stem for p in (SAMPLE_SUBMISSIONS_DIR / "propara-naacl18").iterdir()} == set(
+        NAACL18_RANKING
+    )
 
 
 def test_leaderboard_samples_rank_as_intended() -> None:
     gold = _strict(read_answers, SAMPLE_DATA_ROOT, "test")
     scores = []
     for model in LEADERBOARD_RANKING:
-        predictions = _strict(read_predictions, SAMPLE_SUBMISSIONS_DIR / "propara" / f"{model}.tsv", gold)
+        predictions = _strict(
+            read_predictions, SAMPLE_SUBMISSIONS_DIR / "propara" / f"{model}.tsv", gold
+        )
         scores.append(aggregate_leaderboard(score_leaderboard(gold, predictions)))
     assert scores[0]["f1"] == 1.0
     assert scores[0]["f1"] > scores[1]["f1"] > scores[2]["f1"]
@@ -43,7 +59,9 @@ def test_naacl18_samples_rank_as_intended() -> None:
     gold = _strict(read_naacl18, SAMPLE_DATA_ROOT, "test")
     scores = []
     for model in NAACL18_RANKING:
-        predictions = _strict(read_naacl18_grid, SAMPLE_SUBMISSIONS_DIR / "propara-naacl18" / f"{model}.tsv", gold)
+        predictions = _strict(
+            read_naacl18_grid, SAMPLE_SUBMISSIONS_DIR / "propara-naacl18" / f"{model}.tsv", gold
+        )
         scores.append(aggregate_naacl18(score_naacl18(gold, predictions)))
     for metric in ("cat1", "cat2", "cat3", "macro", "micro"):
         assert scores[0][metric] > scores[1][metric] > scores[2][metric], metric
@@ -59,12 +77,21 @@ def test_prompt_slice_has_every_value_including_unknown(reader) -> None:
 
 def test_leaderboard_sample_covers_every_element_type() -> None:
     gold = read_answers(SAMPLE_DATA_ROOT, "test")
-    actions = {a for process in gold.items.values() for t in process.participants for a in t.actions}
+    actions = {
+        a for process in gold.items.values() for t in process.participants for a in t.actions
+    }
     assert actions == {"NONE", "CREATE", "MOVE", "DESTROY"}
-    assert any(";" in t.participant for process in gold.items.values() for t in process.participants)
-    assert all(summaries.inputs(p) and summaries.outputs(p) and summaries.moves(p) for p in gold.items.values())
+    assert any(
+        ";" in t.participant for process in gold.items.values() for t in process.participants
+    )
+    assert all(
+        summaries.inputs(p) and summaries.outputs(p) and summaries.moves(p)
+        for p in gold.items.values()
+    )
     conversions = [c for p in gold.items.values() for c in summaries.conversions(p)]
-    assert any(" AND " in c.locations for c in conversions)  # rule (b): a destruction followed by a creation
+    assert any(
+        " AND " in c.locations for c in conversions
+    )  # rule (b): a destruction followed by a creation
 
 
 def test_naacl18_sample_covers_every_alignment_kind_and_label_type() -> None:
@@ -80,4 +107,6 @@ def test_naacl18_sample_covers_every_alignment_kind_and_label_type() -> None:
     gold = read_naacl18(SAMPLE_DATA_ROOT, "test")
     labels = [label for p in gold.items.values() for s in p.annotator_sets for label in s]
     assert {label.kind for label in labels} == {"create", "destroy", "move"}
-    assert {"unk", "null"} <= {label.from_location for label in labels} | {label.to_location for label in labels}
+    assert {"unk", "null"} <= {label.from_location for label in labels} | {
+        label.to_location for label in labels
+    }

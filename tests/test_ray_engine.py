@@ -6,21 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from submissions.engines import ENGINES, RescoreJob, get_engine
+from procbench.submissions.engines import ENGINES, RescoreJob, get_engine
 from procbench.rescore import rescore
 from tests.rescore_stores import TASKS, changed_root, copy_store, rescored_rows, sample_store
 
 ray = pytest.importorskip("ray")
 
-from submissions import ray_engine  # noqa: E402  (needs ray)
+from procbench.submissions import ray_engine  # noqa: E402  (needs ray)
 
 
-
-
-
-
-
-def test_ray_engine_rescores_exactly_like_the_local_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ray_engine_rescores_exactly_like_the_local_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(ray_engine.CPUS_VARIABLE, "2")
     monkeypatch.delenv(ray_engine.ADDRESS_VARIABLE, raising=False)
     db = sample_store(tmp_path)
@@ -44,30 +41,63 @@ def test_the_engine_registers_itself_and_handles_no_jobs() -> None:
 
 
 def _job(job_id: str, spec: str, split: str = "test", root: str = "data") -> RescoreJob:
-    return RescoreJob(job_id=job_id, task="t", spec_path=spec, split=split, data_root=root, filename="p.jsonl", content_sha256="0", raw_path="blobs/x.gz")
+    return RescoreJob(
+        job_id=job_id,
+        task="t",
+        spec_path=spec,
+        split=split,
+        data_root=root,
+        filename="p.jsonl",
+        content_sha256="0",
+        raw_path="blobs/x.gz",
+    )
 
 
-def test_jobs_are_batched_per_spec_and_split_and_shipped_without_the_coordinators_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_jobs_are_batched_per_spec_and_split_and_shipped_without_the_coordinators_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "blobs").mkdir()
     (tmp_path / "blobs" / "x.gz").write_bytes(b"gzip bytes")
-    jobs = [_job(f"a{i}", "specs/a.spec") for i in range(5)] + [_job("b0", "specs/b.spec"), _job("a-dev", "specs/a.spec", split="dev")]
+    jobs = [_job(f"a{i}", "specs/a.spec") for i in range(5)] + [
+        _job("b0", "specs/b.spec"),
+        _job("a-dev", "specs/a.spec", split="dev"),
+    ]
     batches = ray_engine._batches([ray_engine._absolute(j) for j in jobs], 2)
-    assert [[j.job_id for j in b] for b in batches] == [["a0", "a1"], ["a2", "a3"], ["a4"], ["b0"], ["a-dev"]]
+    assert [[j.job_id for j in b] for b in batches] == [
+        ["a0", "a1"],
+        ["a2", "a3"],
+        ["a4"],
+        ["b0"],
+        ["a-dev"],
+    ]
     first = batches[0][0]
-    assert first.spec_path == str(tmp_path / "specs" / "a.spec") and first.data_root == str(tmp_path / "data")
-    shipped = ray_engine._shipped(first)  # what a worker gets: the raw file's bytes, no path of the coordinator but the data root
-    assert shipped.raw_gzip == b"gzip bytes" and shipped.raw_path is None and shipped.spec_path == "" and shipped.data_root == str(tmp_path / "data")
+    assert first.spec_path == str(tmp_path / "specs" / "a.spec") and first.data_root == str(
+        tmp_path / "data"
+    )
+    shipped = ray_engine._shipped(
+        first
+    )  # what a worker gets: the raw file's bytes, no path of the coordinator but the data root
+    assert (
+        shipped.raw_gzip == b"gzip bytes"
+        and shipped.raw_path is None
+        and shipped.spec_path == ""
+        and shipped.data_root == str(tmp_path / "data")
+    )
 
 
 def test_batches_are_sized_so_every_cpu_gets_one() -> None:
     assert ray_engine.batch_size(8, 2) == 4  # 8 jobs on 2 CPUs: two tasks of 4, not one of 8
     assert ray_engine.batch_size(8, 16) == 1
-    assert ray_engine.batch_size(1000, 4) == ray_engine.BATCH  # capped: results stream back in small batches
+    assert (
+        ray_engine.batch_size(1000, 4) == ray_engine.BATCH
+    )  # capped: results stream back in small batches
     assert ray_engine.batch_size(1000, 4, 50) == 50 and ray_engine.batch_size(0, 4) == 1
 
 
-def test_the_cluster_address_comes_from_the_argument_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cluster_address_comes_from_the_argument_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     calls: list[dict] = []
 
     class Recorder:
@@ -87,7 +117,9 @@ def test_the_cluster_address_comes_from_the_argument_or_the_environment(monkeypa
     ray_engine._connect(Recorder, None)
     assert [c.get("address") for c in calls] == ["ray://head:10001", "auto", None]
     assert calls[2]["num_cpus"] == 3
-    assert calls[2]["_system_config"] == {"worker_niceness": 0}  # a local Ray's workers at normal priority, not Ray's nice 15
+    assert calls[2]["_system_config"] == {
+        "worker_niceness": 0
+    }  # a local Ray's workers at normal priority, not Ray's nice 15
     monkeypatch.setenv(ray_engine.CPUS_VARIABLE, "many")
     with pytest.raises(ValueError, match="PROCBENCH_RAY_CPUS must be a positive whole number"):
         ray_engine._connect(Recorder, None)

@@ -15,17 +15,31 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from procbench.paths import PROJECT_ROOT
-from runners import registry
-from runners._component_index import INDEX
+from procbench.runners import registry
+from procbench.runners._component_index import INDEX
 
 REGENERATE = f"the component index is stale: run `{registry.INDEX_COMMAND}` (after adding, renaming or moving a component)"
 # Packages of shipped components that a lookup of another package's component must not import.
-COMPONENT_PACKAGES = ("runners.paged", "runners.paradise", "runners.pmllm", "runners.propara", "runners.metrics", "runners.templates")
+COMPONENT_PACKAGES = (
+    "procbench.runners.paged",
+    "procbench.runners.paradise",
+    "procbench.runners.pmllm",
+    "procbench.runners.propara",
+    "procbench.runners.metrics",
+    "procbench.runners.templates",
+)
 
 
 def _probe(code: str) -> dict:
     """Run ``code`` in a fresh interpreter (the registry empty, nothing discovered); it prints one JSON line."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -42,9 +56,16 @@ def test_the_index_is_what_the_shipped_modules_register() -> None:
 
 
 def test_the_index_names_every_built_in_component_with_the_module_that_defines_it() -> None:
-    shipped = {(c.kind, c.name): c.fn.__module__ for c in registry.all_components() if c.origin == registry.BUILTIN_ORIGIN}
+    shipped = {
+        (c.kind, c.name): c.fn.__module__
+        for c in registry.all_components()
+        if c.origin == registry.BUILTIN_ORIGIN
+    }
     assert INDEX == shipped, REGENERATE
-    assert ("scorer", "propara.leaderboard") in INDEX and ("aggregator", "mean") in INDEX  # the index is not empty or partial
+    assert ("scorer", "propara.leaderboard") in INDEX and (
+        "aggregator",
+        "mean",
+    ) in INDEX  # the index is not empty or partial
 
 
 def _lookup_alone(module: str) -> tuple[str, dict]:
@@ -64,9 +85,15 @@ def test_each_indexed_module_registers_its_components_when_imported_alone() -> N
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = dict(pool.map(_lookup_alone, modules))
     for module, seen in results.items():
-        expected = sorted([k, n, module, registry.BUILTIN_ORIGIN] for (k, n), home in INDEX.items() if home == module)
+        expected = sorted(
+            [k, n, module, registry.BUILTIN_ORIGIN]
+            for (k, n), home in INDEX.items()
+            if home == module
+        )
         assert sorted(seen["found"]) == expected, (module, REGENERATE)
-        assert seen["discovered"] is False, f"looking up {module}'s components discovered every module: {REGENERATE}"
+        assert seen["discovered"] is False, (
+            f"looking up {module}'s components discovered every module: {REGENERATE}"
+        )
 
 
 def test_looking_up_the_propara_scorer_imports_only_propara_component_modules() -> None:
@@ -79,8 +106,12 @@ def test_looking_up_the_propara_scorer_imports_only_propara_component_modules() 
         """
     )
     assert seen["origin"] == registry.BUILTIN_ORIGIN and seen["discovered"] is False
-    loaded = {p for p in COMPONENT_PACKAGES if p in seen["modules"] or any(m.startswith(p + ".") for m in seen["modules"])}
-    assert loaded == {"runners.propara"}, sorted(loaded)
+    loaded = {
+        p
+        for p in COMPONENT_PACKAGES
+        if p in seen["modules"] or any(m.startswith(p + ".") for m in seen["modules"])
+    }
+    assert loaded == {"procbench.runners.propara"}, sorted(loaded)
 
 
 def test_names_and_listings_still_discover_everything() -> None:
@@ -116,7 +147,7 @@ def test_a_stale_entry_still_finds_the_component(stale: str) -> None:
         print(json.dumps({{"module": comp.fn.__module__, "discovered": registry._loaded}}))
         """
     )
-    assert seen == {"module": "runners.propara.leaderboard", "discovered": True}
+    assert seen == {"module": "procbench.runners.propara.leaderboard", "discovered": True}
 
 
 def test_an_unknown_name_is_still_reported_with_suggestions() -> None:
@@ -127,7 +158,7 @@ def test_an_unknown_name_is_still_reported_with_suggestions() -> None:
 
 def test_the_index_command_reports_a_stale_index(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     stale = tmp_path / "_component_index.py"
-    stale.write_text('INDEX: dict[tuple[str, str], str] = {}\n', encoding="utf-8")
+    stale.write_text("INDEX: dict[tuple[str, str], str] = {}\n", encoding="utf-8")
     monkeypatch.setattr(registry, "index_path", lambda: stale)
     assert registry._main(["--check-index"]) == 1
     assert registry._main(["--write-index"]) == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from dsl.tasks import all_spec_paths, load_task
+from procbench.dsl.tasks import all_spec_paths, load_task
 from procbench.cli import app
 from procbench.paths import PROJECT_ROOT, SAMPLE_SUBMISSIONS_DIR
 from tests.doc_files import extract
@@ -19,7 +19,9 @@ from tests.doc_files import extract
 
 def _ships(spec_file: Path) -> bool:
     spec, _ = load_task(spec_file)
-    return bool(spec.fetch) or any((SAMPLE_SUBMISSIONS_DIR / str(name)).is_dir() for name in (spec.name, spec.extends) if name)
+    return bool(spec.fetch) or any(
+        (SAMPLE_SUBMISSIONS_DIR / str(name)).is_dir() for name in (spec.name, spec.extends) if name
+    )
 
 
 def test_every_task_that_ships_meets_every_requirement() -> None:
@@ -41,7 +43,10 @@ def test_a_new_task_is_told_what_it_lacks_and_what_to_do(tmp_path: Path) -> None
         "- sample submissions: none in samples/submissions/toolproc/",
     ]
     assert sum(line.strip().startswith("to do: ") for line in lines) == 2
-    assert "samples/submissions/toolproc/" in result.output and "procbench check toolproc --data --data-dir samples/data" in result.output
+    assert (
+        "samples/submissions/toolproc/" in result.output
+        and "procbench check toolproc --data --data-dir samples/data" in result.output
+    )
 
 
 def test_a_broken_spec_exits_3_under_ship(tmp_path: Path) -> None:

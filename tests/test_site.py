@@ -19,16 +19,22 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _app(db: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setenv("PROCBENCH_DB", str(db))
     at = AppTest.from_file(str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=60).run()
-    return at.switch_page("site_pages/board.py").run()  # the board is one page of the multipage site
+    return at.switch_page(
+        "site_pages/board.py"
+    ).run()  # the board is one page of the multipage site
 
 
-def test_board_lists_submissions_ranked_by_primary_metric(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_board_lists_submissions_ranked_by_primary_metric(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = _app(db, monkeypatch)
     assert not at.exception
     table = at.dataframe[0].value
     models = list(table["Model"])
     assert models[0] == "strong-model" and models[-1] == "no-change-baseline"
-    assert "GPT-2 (Tandon et al. 2020, Table 4)" not in models  # issue #16: reported on the real test split, not on this sample board
+    assert (
+        "GPT-2 (Tandon et al. 2020, Table 4)" not in models
+    )  # issue #16: reported on the real test split, not on this sample board
     assert "ROUGE-L F1" in table.columns
     scores = [v for v in table["ROUGE-L F1"]]
     assert scores == sorted(scores, reverse=True)
@@ -39,7 +45,10 @@ def test_slice_selector_shows_slice_values(db: Path, monkeypatch: pytest.MonkeyP
     slice_box = next(s for s in at.sidebar.selectbox if s.label == "Slice")
     slice_box.select("domain").run()
     value_box = next(s for s in at.sidebar.selectbox if s.label == "Slice value")
-    assert set(value_box.options) == {"Topics seen in training (seen)", "Health, unseen in training (unseen)"}  # the spec's labels
+    assert set(value_box.options) == {
+        "Topics seen in training (seen)",
+        "Health, unseen in training (unseen)",
+    }  # the spec's labels
     value_box.select("unseen").run()
     assert not at.exception
     assert any("domain = unseen" in s.value for s in at.subheader)

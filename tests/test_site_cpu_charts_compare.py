@@ -19,9 +19,9 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from leaderboard import analysis, boardview, cache, plots, queries
-from leaderboard.model import TaskInfo
-from submissions import store
+from procbench.leaderboard import analysis, boardview, cache, plots, queries
+from procbench.leaderboard.model import TaskInfo
+from procbench.submissions import store
 from tests.site_app import build_demo_store, page, private_copy
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -32,7 +32,9 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_store(tmp_path_factory, "site-cpu")
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch, counts: Counter[str], owner: Any, name: str, label: str) -> None:
+def _counting(
+    monkeypatch: pytest.MonkeyPatch, counts: Counter[str], owner: Any, name: str, label: str
+) -> None:
     original: Callable[..., Any] = getattr(owner, name)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
@@ -56,7 +58,10 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
 
 def _charts(at: AppTest) -> list[tuple[str, list[tuple[str, bytes]]]]:
     """Every chart as the browser receives it: its spec JSON and its named Arrow datasets."""
-    return [(c.proto.spec, [(d.name, d.data.data) for d in c.proto.datasets]) for c in at.get("vega_lite_chart")]
+    return [
+        (c.proto.spec, [(d.name, d.data.data) for d in c.proto.datasets])
+        for c in at.get("vega_lite_chart")
+    ]
 
 
 def _tables(at: AppTest) -> list[pl.DataFrame]:
@@ -67,26 +72,40 @@ def _pair(db: Path) -> tuple[str, str]:
     row = queries.task_row(db, "openpi", "test")
     assert row is not None
     board = boardview.build(db, TaskInfo.from_row(row), interval_rows=0).export
-    first, second = [sid for sid, kind in zip(board["submission_id"], board["kind"]) if kind == "submitted"][:2]
+    first, second = [
+        sid for sid, kind in zip(board["submission_id"], board["kind"]) if kind == "submitted"
+    ][:2]
     return first, second
 
 
-def test_a_warm_charts_view_reads_and_converts_nothing(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_warm_charts_view_reads_and_converts_nothing(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = page(demo_db, monkeypatch, "charts", task="openpi", split="test")
     with counting(monkeypatch) as counts:
         warm = page(demo_db, monkeypatch, "charts", task="openpi", split="test")
-    assert counts == Counter(), counts  # nothing read from the store, no chart built or validated again
-    assert len(_charts(first)) == 4 and _charts(warm) == _charts(first)  # the same four charts, byte for byte
+    assert counts == Counter(), (
+        counts
+    )  # nothing read from the store, no chart built or validated again
+    assert len(_charts(first)) == 4 and _charts(warm) == _charts(
+        first
+    )  # the same four charts, byte for byte
 
 
-def test_a_warm_compare_view_reads_tests_and_aggregates_nothing(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_warm_compare_view_reads_tests_and_aggregates_nothing(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b = _pair(demo_db)
     first = page(demo_db, monkeypatch, "compare", task="openpi", split="test", a=a, b=b)
     with counting(monkeypatch) as counts:
         warm = page(demo_db, monkeypatch, "compare", task="openpi", split="test", a=a, b=b)
-    assert counts == Counter(), counts  # no store read (the raw-file check included), no paired bootstrap test, no per-item aggregate
+    assert counts == Counter(), (
+        counts
+    )  # no store read (the raw-file check included), no paired bootstrap test, no per-item aggregate
     tables = _tables(first)
-    assert len(tables) >= 2 and tables[0].height > 1 and tables[1].height > 0  # the deltas on every slice, the items that differ most
+    assert (
+        len(tables) >= 2 and tables[0].height > 1 and tables[1].height > 0
+    )  # the deltas on every slice, the items that differ most
     assert all(x.equals(y) for x, y in zip(_tables(warm), tables, strict=True))
 
 
@@ -99,12 +118,18 @@ def test_a_write_to_the_store_makes_the_next_view_read_again_with_the_same_figur
     deltas = _tables(page(db, monkeypatch, "compare", task="openpi", split="test", a=a, b=b))
     version = cache.store_version(db)
     stat = db.stat()
-    os.utime(db, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # what any committed write changes
+    os.utime(
+        db, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000)
+    )  # what any committed write changes
     assert cache.store_version(db) != version
     with counting(monkeypatch) as counts:
         again = _charts(page(db, monkeypatch, "charts", task="openpi", split="test"))
         tables = _tables(page(db, monkeypatch, "compare", task="openpi", split="test", a=a, b=b))
-    assert counts["store reads"] > 0 and counts["chart conversions"] == 4 and counts["paired tests"] > 0
+    assert (
+        counts["store reads"] > 0
+        and counts["chart conversions"] == 4
+        and counts["paired tests"] > 0
+    )
     assert again == charts and all(x.equals(y) for x, y in zip(tables, deltas, strict=True))
 
 
@@ -115,18 +140,45 @@ def _both_ways() -> None:
     import polars as pl
     import streamlit as st
 
-    from leaderboard import plots, ui
+    from procbench.leaderboard import plots, ui
 
     colours = ui.colour_scale(["A", "B"])
-    bars = pl.DataFrame({"system": ["A", "B", "A"], "slice_value": ["x", "x", "y"], "value": [1.5, 2.0, None], "n_items": [3, 3, 4],
-                         "low": [1.0, 1.5, None], "high": [2.0, 2.5, None]})
-    radar = pl.DataFrame({"system": ["A"] * 3 + ["B"] * 3, "axis": ["p", "q", "r"] * 2, "value": [50.0, None, 2.0, 100.0, 80.0, 4.0]})
-    scatter = pl.DataFrame({"system": ["A", "B"], "x": [10.0, 20.0], "y": [12.0, 15.0], "n_x": [5, 5], "n_y": [6, 6]})
+    bars = pl.DataFrame(
+        {
+            "system": ["A", "B", "A"],
+            "slice_value": ["x", "x", "y"],
+            "value": [1.5, 2.0, None],
+            "n_items": [3, 3, 4],
+            "low": [1.0, 1.5, None],
+            "high": [2.0, 2.5, None],
+        }
+    )
+    radar = pl.DataFrame(
+        {
+            "system": ["A"] * 3 + ["B"] * 3,
+            "axis": ["p", "q", "r"] * 2,
+            "value": [50.0, None, 2.0, 100.0, 80.0, 4.0],
+        }
+    )
+    scatter = pl.DataFrame(
+        {"system": ["A", "B"], "x": [10.0, 20.0], "y": [12.0, 15.0], "n_x": [5, 5], "n_y": [6, 6]}
+    )
     start = datetime(2024, 1, 1)
-    history = pl.DataFrame({"produced_at": [start + timedelta(days=i) for i in range(7000)], "value": [float(i % 97) for i in range(7000)],
-                            "best": [96.0] * 7000, "system": ["A"] * 7000, "date_source": ["model release"] * 7000})  # more rows than Altair inlines by default
-    for chart, width in ((plots.slice_bars(bars, "F1", scale=colours), "stretch"), (plots.radar(radar, ["p", "q", "r"], scale=colours), None),
-                         (plots.seen_unseen(scatter, "x", "y", scale=colours), "stretch"), (plots.progress(history, "F1"), "stretch")):
+    history = pl.DataFrame(
+        {
+            "produced_at": [start + timedelta(days=i) for i in range(7000)],
+            "value": [float(i % 97) for i in range(7000)],
+            "best": [96.0] * 7000,
+            "system": ["A"] * 7000,
+            "date_source": ["model release"] * 7000,
+        }
+    )  # more rows than Altair inlines by default
+    for chart, width in (
+        (plots.slice_bars(bars, "F1", scale=colours), "stretch"),
+        (plots.radar(radar, ["p", "q", "r"], scale=colours), None),
+        (plots.seen_unseen(scatter, "x", "y", scale=colours), "stretch"),
+        (plots.progress(history, "F1"), "stretch"),
+    ):
         if width is None:
             st.altair_chart(chart)
             st.vega_lite_chart(plots.vega_lite(chart))
@@ -141,6 +193,10 @@ def test_the_cached_spec_is_what_altair_chart_sends() -> None:
     drawn = _charts(at)
     assert len(drawn) == 8
     for altair_way, cached_way in zip(drawn[::2], drawn[1::2]):
-        assert cached_way == altair_way  # the same spec and the same Arrow bytes: no number shown changes
+        assert (
+            cached_way == altair_way
+        )  # the same spec and the same Arrow bytes: no number shown changes
     spec, datasets = drawn[-1]
-    assert len(datasets) == 1 and json.loads(spec)["data"] == {"name": datasets[0][0]}  # the 7,000 rows travel as one named Arrow dataset
+    assert len(datasets) == 1 and json.loads(spec)["data"] == {
+        "name": datasets[0][0]
+    }  # the 7,000 rows travel as one named Arrow dataset

@@ -20,9 +20,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from leaderboard import analysis, boardview, overview, semantics, ui
+from procbench.leaderboard import analysis, boardview, overview, semantics, ui
 from procbench.api import load_task
-from submissions import submit
+from procbench.submissions import submit
 from tests.site_app import build_demo_store, info_of, page
 
 TASK = "pm-llm-benchmark"
@@ -44,11 +44,33 @@ def pmllm_db(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
         pytest.skip(f"the real PM-LLM questions are not readable here: {exc}")
     folder = tmp_path_factory.mktemp("display-rules")
     db = folder / "board.duckdb"
-    for model, strength in (("twin-a", 3), ("twin-b", 3), ("other", 7), ("weak", 1), ("perfect", 0)):
+    for model, strength in (
+        ("twin-a", 3),
+        ("twin-b", 3),
+        ("other", 7),
+        ("weak", 1),
+        ("perfect", 0),
+    ):
         path = folder / f"{model}.jsonl"
-        grades = {i: _grade(i, strength) if strength else 10.0 for i in gold.items}  # "perfect": every answer graded 10
-        path.write_text("".join(json.dumps({"id": i, "answer": f"answer to {i}", "verdict": f"Grade: {g}"}) + "\n" for i, g in grades.items()))
-        submit(spec, runner, data_root=data_root, split="main", predictions=path, model=model, team=model, db_path=db)
+        grades = {
+            i: _grade(i, strength) if strength else 10.0 for i in gold.items
+        }  # "perfect": every answer graded 10
+        path.write_text(
+            "".join(
+                json.dumps({"id": i, "answer": f"answer to {i}", "verdict": f"Grade: {g}"}) + "\n"
+                for i, g in grades.items()
+            )
+        )
+        submit(
+            spec,
+            runner,
+            data_root=data_root,
+            split="main",
+            predictions=path,
+            model=model,
+            team=model,
+            db_path=db,
+        )
     return db
 
 
@@ -62,11 +84,15 @@ def _pm_info(db: Path):
 def test_a_category_metric_is_described_by_its_own_items(pmllm_db: Path) -> None:
     info = _pm_info(pmllm_db)
     c1 = semantics.describe(info, "c1")
-    assert c1.where == (("category", "cat01"),) and c1.covers_text == "the items with category = cat01"
+    assert (
+        c1.where == (("category", "cat01"),) and c1.covers_text == "the items with category = cat01"
+    )
     assert semantics.describe(info, "total").where == ()
 
 
-def test_a_category_below_the_floor_has_no_interval_and_counts_its_own_items(pmllm_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_category_below_the_floor_has_no_interval_and_counts_its_own_items(
+    pmllm_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(analysis.MIN_INTERVAL_ENV, raising=False)
     info = _pm_info(pmllm_db)
     export = boardview.build(pmllm_db, info, interval_rows=0).export
@@ -80,7 +106,9 @@ def test_a_category_below_the_floor_has_no_interval_and_counts_its_own_items(pml
     assert score.interval is not None and score.interval.n_items == 51  # the text questions only
 
 
-def test_a_category_interval_stays_within_what_the_category_can_reach(pmllm_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_category_interval_stays_within_what_the_category_can_reach(
+    pmllm_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(analysis.MIN_INTERVAL_ENV, "5")
     info = _pm_info(pmllm_db)
     export = boardview.build(pmllm_db, info, interval_rows=0).export
@@ -91,7 +119,9 @@ def test_a_category_interval_stays_within_what_the_category_can_reach(pmllm_db: 
         assert 0.0 <= found.low <= found.estimate <= found.high <= 8.0
 
 
-def test_the_board_ranked_by_a_category_ties_on_its_own_items(pmllm_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_board_ranked_by_a_category_ties_on_its_own_items(
+    pmllm_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(analysis.MIN_INTERVAL_ENV, "5")
     view = boardview.build(pmllm_db, _pm_info(pmllm_db), sort_metric="c1", interval_rows=10)
     lows = view.export["ci_low"].drop_nulls().to_list()
@@ -102,17 +132,26 @@ def test_the_board_ranked_by_a_category_ties_on_its_own_items(pmllm_db: Path, mo
 # -- a slice where the primary metric is undefined -------------------------------------------------
 
 
-def test_a_slice_the_primary_is_undefined_on_is_ranked_by_the_next_rank_metric(pmllm_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_slice_the_primary_is_undefined_on_is_ranked_by_the_next_rank_metric(
+    pmllm_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     info = _pm_info(pmllm_db)
     modality = info.slice("modality")
     assert modality is not None
     view = boardview.build(pmllm_db, info, sl=modality, slice_value="vision", interval_rows=0)
-    assert view.requested == "score" and view.sort_metric.name == "total"  # the spec's rank_by: [total, c1, ...]
+    assert (
+        view.requested == "score" and view.sort_metric.name == "total"
+    )  # the spec's rank_by: [total, c1, ...]
     assert "score" in view.undefined and "c1" in view.undefined and "c7" not in view.undefined
     assert view.export["score"].is_null().all()  # not 0.00 for every row
-    at = page(pmllm_db, monkeypatch, "board", task=TASK, split="main", slice="modality", value="vision")
+    at = page(
+        pmllm_db, monkeypatch, "board", task=TASK, split="main", slice="modality", value="vision"
+    )
     said = " ".join(i.value for i in at.info)
-    assert ui.escape("Score (text, /51) is not defined on modality = vision") in said and ui.escape("Ranked by Total (/57) instead") in said
+    assert (
+        ui.escape("Score (text, /51) is not defined on modality = vision") in said
+        and ui.escape("Ranked by Total (/57) instead") in said
+    )
     assert at.dataframe[0].value["Score (text, /51)"].isna().all()
 
 
@@ -128,19 +167,39 @@ def test_a_slice_the_primary_is_defined_on_keeps_it(pmllm_db: Path) -> None:
 # -- equal scores ----------------------------------------------------------------------------------
 
 
-def test_equal_scores_share_a_rank_and_the_board_says_so(pmllm_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_equal_scores_share_a_rank_and_the_board_says_so(
+    pmllm_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     export = boardview.build(pmllm_db, _pm_info(pmllm_db), interval_rows=0).export
     ranks = dict(zip(export["model"], export["rank"]))
-    assert ranks["twin-a"] == ranks["twin-b"]  # identical verdicts, so identical figures on every metric
+    assert (
+        ranks["twin-a"] == ranks["twin-b"]
+    )  # identical verdicts, so identical figures on every metric
     below = sorted(r for m, r in ranks.items() if r > ranks["twin-a"])
-    assert not below or below[0] == ranks["twin-a"] + 2  # competition ranking: the next row skips the shared place
+    assert (
+        not below or below[0] == ranks["twin-a"] + 2
+    )  # competition ranking: the next row skips the shared place
     at = page(pmllm_db, monkeypatch, "board", task=TASK, split="main")
-    assert any("Equal values share a rank" in c.value and f"2 rows share rank {ranks['twin-a']}" in c.value for c in at.caption)
+    assert any(
+        "Equal values share a rank" in c.value and f"2 rows share rank {ranks['twin-a']}" in c.value
+        for c in at.caption
+    )
 
 
 def test_competition_ranks_by_hand() -> None:
-    assert semantics.competition_ranks([0] * 5, [(3.0,), (3.0,), (2.0,), None, (1.0,)]) == [1, 1, 3, None, 4]
-    assert semantics.competition_ranks([0, 0, 1, 1], [(5.0,), (5.0,), (5.0,), (4.0,)]) == [1, 1, 1, 2]  # each rank group from 1
+    assert semantics.competition_ranks([0] * 5, [(3.0,), (3.0,), (2.0,), None, (1.0,)]) == [
+        1,
+        1,
+        3,
+        None,
+        4,
+    ]
+    assert semantics.competition_ranks([0, 0, 1, 1], [(5.0,), (5.0,), (5.0,), (4.0,)]) == [
+        1,
+        1,
+        1,
+        2,
+    ]  # each rank group from 1
 
 
 def test_p_values_below_the_display_precision_are_said_so() -> None:
@@ -169,17 +228,23 @@ def _above(demo_db: Path) -> tuple[str, str]:
     pytest.fail("no PAGED sample figure above 100 %")
 
 
-def test_above_range_is_flagged_on_the_board_and_its_download(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_above_range_is_flagged_on_the_board_and_its_download(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid, metric = _above(demo_db)
     export = boardview.build(demo_db, info_of(demo_db, "paged", "dev"), interval_rows=0).export
     assert metric in export.filter(pl.col("submission_id") == sid)["above_range"][0].split("; ")
     at = page(demo_db, monkeypatch, "board", task="paged", split="dev")
-    assert any("Above its range here" in c.value and ui.escape("(bounded)") in c.value for c in at.caption)
+    assert any(
+        "Above its range here" in c.value and ui.escape("(bounded)") in c.value for c in at.caption
+    )
     downloads = page(demo_db, monkeypatch, "downloads", task="paged", split="dev")
     assert any(metric in str(v) for v in downloads.dataframe[0].value["above_range"])
 
 
-def test_above_range_is_flagged_on_the_submission_page_with_the_bounded_value(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_above_range_is_flagged_on_the_submission_page_with_the_bounded_value(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid, metric = _above(demo_db)
     info = info_of(demo_db, "paged", "dev")
     at = page(demo_db, monkeypatch, "submission", id=sid)
@@ -188,44 +253,77 @@ def test_above_range_is_flagged_on_the_submission_page_with_the_bounded_value(de
     assert row["Above range"].startswith("above 0–100")
     assert row["Bounded"] <= 100.0  # the corrected variant beside the official figure
     assert any("Above its range here" in c.value for c in at.caption)
-    assert any(ui.escape("(official) and") in c.value for c in at.caption)  # the difference is explained
+    assert any(
+        ui.escape("(official) and") in c.value for c in at.caption
+    )  # the difference is explained
 
 
-def test_above_range_is_flagged_on_compare_and_charts(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_above_range_is_flagged_on_compare_and_charts(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid, metric = _above(demo_db)
     info = info_of(demo_db, "paged", "dev")
-    other = next(s for s in boardview.build(demo_db, info, interval_rows=0).export["submission_id"] if s != sid)
-    at = page(demo_db, monkeypatch, "compare", task="paged", split="dev", a=sid, b=other, metric=metric)
+    other = next(
+        s
+        for s in boardview.build(demo_db, info, interval_rows=0).export["submission_id"]
+        if s != sid
+    )
+    at = page(
+        demo_db, monkeypatch, "compare", task="paged", split="dev", a=sid, b=other, metric=metric
+    )
     table = at.dataframe[0].value
     assert "A" in set(table["Above range"]) or "A; B" in set(table["Above range"])
     assert any(c.startswith("A ") and "(bounded)" in c for c in table.columns)
     assert any("Above its range here" in c.value for c in at.caption)
-    charts = page(demo_db, monkeypatch, "charts", task="paged", split="dev", metric=metric, systems=[sid, other])
+    charts = page(
+        demo_db,
+        monkeypatch,
+        "charts",
+        task="paged",
+        split="dev",
+        metric=metric,
+        systems=[sid, other],
+    )
     assert any("Above its range here" in c.value for c in charts.caption)
 
 
 # -- no spread, Home's grid ------------------------------------------------------------------------
 
 
-def test_a_value_with_no_spread_has_no_interval_and_says_why(pmllm_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_value_with_no_spread_has_no_interval_and_says_why(
+    pmllm_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(analysis.MIN_INTERVAL_ENV, raising=False)
     info = _pm_info(pmllm_db)
     export = boardview.build(pmllm_db, info, interval_rows=0).export
-    perfect = export.filter(pl.col("model") == "perfect")["submission_id"][0]  # every answer graded 10: every resample gives 57
+    perfect = export.filter(pl.col("model") == "perfect")["submission_id"][
+        0
+    ]  # every answer graded 10: every resample gives 57
     found = analysis.uncertainty(pmllm_db, info, perfect, "total")
-    assert found.interval is None and found.reason.startswith(analysis.NO_SPREAD_PREFIX + "all 57 items score alike")
+    assert found.interval is None and found.reason.startswith(
+        analysis.NO_SPREAD_PREFIX + "all 57 items score alike"
+    )
     assert "57.00" in found.reason and boardview.short_reason(found.reason) == "none: no spread"
-    assert analysis.uncertainty(pmllm_db, info, export.filter(pl.col("model") == "weak")["submission_id"][0], "total").interval is not None
+    assert (
+        analysis.uncertainty(
+            pmllm_db, info, export.filter(pl.col("model") == "weak")["submission_id"][0], "total"
+        ).interval
+        is not None
+    )
     at = page(pmllm_db, monkeypatch, "submission", id=perfect)
     assert "none: no spread" in set(at.dataframe[1].value["95% CI"])
 
 
-def test_home_grid_gives_rank_of_n_and_the_value(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_home_grid_gives_rank_of_n_and_the_value(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ranks = overview.ranks(demo_db)
     grid = page(demo_db, monkeypatch, "home", boards="OpenPI").dataframe[1].value
     column = [c for c in grid.columns if c not in ("Model", "Page", "Boards")][0]
     for model, cell in zip(grid["Model"], grid[column]):
-        mine = ranks.filter((pl.col("model") == model) & (pl.col("benchmark") == "OpenPI")).row(0, named=True)
+        mine = ranks.filter((pl.col("model") == model) & (pl.col("benchmark") == "OpenPI")).row(
+            0, named=True
+        )
         expected = "only row" if mine["ranked"] == 1 else f"#{mine['rank']} of {mine['ranked']}"
         assert cell.startswith(expected) and f"{mine['shown']:.2f}" in cell
     at = page(demo_db, monkeypatch, "home")
@@ -233,6 +331,15 @@ def test_home_grid_gives_rank_of_n_and_the_value(demo_db: Path, monkeypatch: pyt
 
 
 def test_home_grid_says_a_single_row_board_instead_of_first() -> None:
-    row = {"rank": 1, "ranked": 1, "shown": 41.79, "unit": "%", "task": "openpi-head", "board": "openpi-head · test"}
+    row = {
+        "rank": 1,
+        "ranked": 1,
+        "shown": 41.79,
+        "unit": "%",
+        "task": "openpi-head",
+        "board": "openpi-head · test",
+    }
     assert overview.cell(row) == "only row · 41.79 %"
-    assert overview.cell({**row, "ranked": 2, "rank": 2}, True) == "#2 of 2 · 41.79 % on openpi-head"
+    assert (
+        overview.cell({**row, "ranked": 2, "rank": 2}, True) == "#2 of 2 · 41.79 % on openpi-head"
+    )

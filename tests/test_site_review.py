@@ -14,8 +14,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from leaderboard import boardview, evidence, metadata, overview, queries, sitedata, ui
-from leaderboard.model import TaskInfo
+from procbench.leaderboard import boardview, evidence, metadata, overview, queries, sitedata, ui
+from procbench.leaderboard.model import TaskInfo
 from procbench.demo import build_board
 from tests.site_app import build_demo_store, page
 
@@ -42,68 +42,111 @@ def info_of(db: Path, task: str, split: str) -> TaskInfo:
 # -- Home ----------------------------------------------------------------------------------------------
 
 
-def test_home_boards_table_shows_the_bookkeeping_columns_on_demand(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_home_boards_table_shows_the_bookkeeping_columns_on_demand(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shown = list(page(demo_db, monkeypatch, "home").dataframe[0].proto.column_order)
     assert shown[:2] == ["Board", "Split"] and "Leader" in shown and "Score" in shown
     assert not {"Benchmark", "Leader team", "Last update", "Reported on slices only"} & set(shown)
     more = page(demo_db, monkeypatch, "home", more="true").dataframe[0]
-    assert {"Benchmark", "Leader team", "Last update", "Reported on slices only"} <= set(more.proto.column_order)
-    assert set(more.value.columns) == set(more.proto.column_order)  # on demand, every column of the download is on screen
+    assert {"Benchmark", "Leader team", "Last update", "Reported on slices only"} <= set(
+        more.proto.column_order
+    )
+    assert set(more.value.columns) == set(
+        more.proto.column_order
+    )  # on demand, every column of the download is on screen
 
 
-def test_home_grid_has_one_column_per_benchmark_and_each_board_on_demand(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_home_grid_has_one_column_per_benchmark_and_each_board_on_demand(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     grid = page(demo_db, monkeypatch, "home").dataframe[1].value
     rank_columns = [c for c in grid.columns if c not in ("Model", "Page", "Boards")]
     assert rank_columns == overview.benchmarks(demo_db)
     # a benchmark's column is the model's best rank on any of its boards
     ranks = overview.ranks(demo_db)
-    paradise = ranks.filter(pl.col("benchmark") == "PARADISE").group_by("model").agg(pl.col("rank").min())
+    paradise = (
+        ranks.filter(pl.col("benchmark") == "PARADISE").group_by("model").agg(pl.col("rank").min())
+    )
     expected = dict(paradise.iter_rows())
     got = dict(zip(grid["Model"], grid["PARADISE"]))
     # issue #30: each cell is the best rank "of N" with its value ("only row" for a board's only ranked row)
-    assert expected and all(str(got[m]).startswith((f"#{r} of ", "only row")) for m, r in expected.items() if r is not None)
+    assert expected and all(
+        str(got[m]).startswith((f"#{r} of ", "only row"))
+        for m, r in expected.items()
+        if r is not None
+    )
 
     chosen = page(demo_db, monkeypatch, "home", boards="PARADISE").dataframe[1].value
     boards = [c for c in chosen.columns if c not in ("Model", "Page", "Boards")]
     assert boards == overview.boards_of(demo_db, "PARADISE") and len(boards) == 4
-    assert set(chosen["Model"]) == set(ranks.filter(pl.col("benchmark") == "PARADISE")["model"])  # only models on that benchmark
+    assert set(chosen["Model"]) == set(
+        ranks.filter(pl.col("benchmark") == "PARADISE")["model"]
+    )  # only models on that benchmark
     wrong = page(demo_db, monkeypatch, "home", boards="PARADYSE")
     assert any("PARADYSE" in w.value for w in wrong.warning)
-    assert [c for c in wrong.dataframe[1].value.columns if c not in ("Model", "Page", "Boards")] == overview.benchmarks(demo_db)
+    assert [
+        c for c in wrong.dataframe[1].value.columns if c not in ("Model", "Page", "Boards")
+    ] == overview.benchmarks(demo_db)
 
 
-def test_home_counts_papers_rows_as_their_boards_list_them(real_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_home_counts_papers_rows_as_their_boards_list_them(
+    real_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = page(real_db, monkeypatch, "home", more="true")
     table = at.dataframe[0].value
-    for url, reported, slices_only in zip(table["Board"], table["Reported rows"], table["Reported on slices only"]):
+    for url, reported, slices_only in zip(
+        table["Board"], table["Reported rows"], table["Reported on slices only"]
+    ):
         task, split = url.split("task=")[1].split("&split=")
         view = boardview.build(real_db, info_of(real_db, task, split), interval_rows=0)
         assert reported == (view.export["kind"] == "reported").sum(), task
-        listed = sitedata.home(real_db).filter((pl.col("task") == task) & (pl.col("split") == split) & pl.col("is_reference"))
+        listed = sitedata.home(real_db).filter(
+            (pl.col("task") == task) & (pl.col("split") == split) & pl.col("is_reference")
+        )
         assert reported + slices_only == listed.height, task
     openpi = table[table["Board"].str.startswith("board?task=openpi&")].iloc[0]
-    assert openpi["Reported rows"] == 1 and openpi["Reported on slices only"] > 0  # GPT-2's whole-split row; its slice rows apart
+    assert (
+        openpi["Reported rows"] == 1 and openpi["Reported on slices only"] > 0
+    )  # GPT-2's whole-split row; its slice rows apart
 
 
 # -- boards --------------------------------------------------------------------------------------------
 
 
-def test_boards_of_one_benchmark_say_how_they_differ(real_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_boards_of_one_benchmark_say_how_they_differ(
+    real_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the real board: the bundled samples no longer give openpi-head a board of its own (no sample file or paper row of it)
     head = page(real_db, monkeypatch, "board", task="openpi-head", split="test")
-    assert any("`openpi-head` is `openpi` scored with dedup = true" in c.value for c in head.caption)
+    assert any(
+        "`openpi-head` is `openpi` scored with dedup = true" in c.value for c in head.caption
+    )
     base = page(real_db, monkeypatch, "board", task="openpi", split="test")
-    assert any("`openpi-head` scores the same data with dedup = true" in c.value for c in base.caption)
-    assert not any("dedup" in c.value for c in page(real_db, monkeypatch, "board", task="paged", split="dev").caption)
+    assert any(
+        "`openpi-head` scores the same data with dedup = true" in c.value for c in base.caption
+    )
+    assert not any(
+        "dedup" in c.value
+        for c in page(real_db, monkeypatch, "board", task="paged", split="dev").caption
+    )
     home = page(real_db, monkeypatch, "home")
-    assert any("`openpi-head` is `openpi` scored with dedup = true" in c.value for c in home.caption)
+    assert any(
+        "`openpi-head` is `openpi` scored with dedup = true" in c.value for c in home.caption
+    )
     about = [e for e in head.expander if e.label == "About this task"]
     assert about and "wikiHow" in " ".join(m.value for m in about[0].markdown)
 
 
-def test_the_model_behind_self_judged_verdicts_is_named(real_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_model_behind_self_judged_verdicts_is_named(
+    real_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = page(real_db, monkeypatch, "board", task="pm-llm-benchmark", split="main")
-    stored = sitedata.home(real_db).filter(pl.col("task") == "pm-llm-benchmark")["metadata_json"].to_list()
+    stored = (
+        sitedata.home(real_db)
+        .filter(pl.col("task") == "pm-llm-benchmark")["metadata_json"]
+        .to_list()
+    )
     named = {boardview.grader(metadata.parse(m)) for m in stored} - {""}
     assert named, "the upstream verdicts name their judge model"
     verdicts = next(c.value for c in at.caption if c.value.startswith("Verdicts:"))
@@ -112,10 +155,16 @@ def test_the_model_behind_self_judged_verdicts_is_named(real_db: Path, monkeypat
     assert not any("after the others" in c.value for c in at.caption)
 
 
-def test_a_best_submitted_row_below_a_papers_row_is_not_called_the_leader(real_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_best_submitted_row_below_a_papers_row_is_not_called_the_leader(
+    real_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     view = boardview.build(real_db, info_of(real_db, "paradise-tip", "test"), interval_rows=5)
     first = view.export.row(0, named=True)
-    assert first["kind"] == "reported" and view.leader is not None and view.leader != first["submission_id"]
+    assert (
+        first["kind"] == "reported"
+        and view.leader is not None
+        and view.leader != first["submission_id"]
+    )
     marks = dict(zip(view.export["submission_id"], view.export["tie_group"]))
     assert marks[view.leader] == "best submitted" and "leader" not in marks.values()
     at = page(real_db, monkeypatch, "board", task="paradise-tip", split="test")
@@ -130,14 +179,31 @@ def test_a_best_submitted_row_below_a_papers_row_is_not_called_the_leader(real_d
 
 
 def test_flat_records_read_as_text_with_their_line_breaks_not_json() -> None:
-    text = evidence.as_text({"question_id": "cat01_01", "question": "First line.\nSecond line.", "image": None, "cot": True})
-    assert text.splitlines() == ["question_id: cat01_01", "question:", "First line.", "Second line.", "", "image: –", "cot: true"]
+    text = evidence.as_text(
+        {
+            "question_id": "cat01_01",
+            "question": "First line.\nSecond line.",
+            "image": None,
+            "cot": True,
+        }
+    )
+    assert text.splitlines() == [
+        "question_id: cat01_01",
+        "question:",
+        "First line.",
+        "Second line.",
+        "",
+        "image: –",
+        "cot: true",
+    ]
     assert "null" not in text and "\\n" not in text
     nested = evidence.as_text({"answers": [["a", "b"]]})
     assert nested.startswith("{") and '"answers"' in nested  # structured records stay JSON
 
 
-def test_pm_llm_items_show_question_and_answer_as_text(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pm_llm_items_show_question_and_answer_as_text(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = page(demo_db, monkeypatch, "items", task="pm-llm-benchmark", split="main")
     codes = [c.value for c in at.code]
     assert len(codes) >= 2
@@ -145,7 +211,9 @@ def test_pm_llm_items_show_question_and_answer_as_text(demo_db: Path, monkeypatc
     assert any(c.startswith("question_id: ") for c in codes)
 
 
-def test_metric_definitions_are_shown_whole_on_the_task_submission_and_board_pages(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_metric_definitions_are_shown_whole_on_the_task_submission_and_board_pages(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     info = info_of(demo_db, "openpi", "test")
     long = [m for m in info.metrics if len(m.description) > 120]
     assert long, "OpenPI's definitions are longer than a table cell shows"
@@ -153,16 +221,22 @@ def test_metric_definitions_are_shown_whole_on_the_task_submission_and_board_pag
     assert "Definition" not in task.dataframe[1].value.columns
     listed = " ".join(m.value for m in task.markdown)
     assert all(ui.escape(m.description.strip()) in listed for m in long)
-    sid = sitedata.submissions_of(demo_db, "openpi", "test").filter(~pl.col("is_reference"))["submission_id"][0]
+    sid = sitedata.submissions_of(demo_db, "openpi", "test").filter(~pl.col("is_reference"))[
+        "submission_id"
+    ][0]
     submission = page(demo_db, monkeypatch, "submission", id=sid)
     assert "Definition" not in submission.dataframe[1].value.columns
     board = page(demo_db, monkeypatch, "board", task="openpi", split="test")
     for at in (submission, board):
-        shown = " ".join(m.value for e in at.expander if e.label == "What the columns mean" for m in e.markdown)
+        shown = " ".join(
+            m.value for e in at.expander if e.label == "What the columns mean" for m in e.markdown
+        )
         assert all(ui.escape(m.description.strip()) in shown for m in long)
 
 
-def test_a_bounded_variant_stands_beside_the_figure_above_100_percent_it_corrects(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bounded_variant_stands_beside_the_figure_above_100_percent_it_corrects(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = page(demo_db, monkeypatch, "board", task="paged", split="dev")
     assert any("Above 100 %" in c.value for c in at.caption)
     order = list(at.dataframe[0].proto.column_order)
@@ -176,7 +250,9 @@ def test_a_bounded_variant_stands_beside_the_figure_above_100_percent_it_correct
             assert order.index(variant.display) == order.index(m.display) + 1, m.display
 
 
-def test_a_papers_row_shows_where_it_was_reported_one_click_from_the_board(real_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_papers_row_shows_where_it_was_reported_one_click_from_the_board(
+    real_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     view = boardview.build(real_db, info_of(real_db, "paradise-tip", "test"), interval_rows=0)
     reported = view.table.filter(pl.col("Kind") == "reported").row(0, named=True)
     source = view.export.filter(pl.col("kind") == "reported")["source"][0]

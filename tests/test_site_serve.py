@@ -12,11 +12,13 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from leaderboard import live, serve
+from procbench.leaderboard import live, serve
 from procbench import cli, serving
 
 
-def test_procbench_leaderboard_runs_the_shipped_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_procbench_leaderboard_runs_the_shipped_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "board.duckdb"
     db.write_bytes(b"")
     seen: list[list[str]] = []
@@ -39,11 +41,15 @@ def test_procbench_leaderboard_runs_the_shipped_command(tmp_path: Path, monkeypa
     # the settings the bench used to add on its own are the product's now, and the board stays on this machine
     assert "--server.fileWatcherType=none" in command and "--server.address=127.0.0.1" in command
     seen.clear()
-    CliRunner().invoke(cli.app, ["leaderboard", "--db", str(db), "--port", "8765", "--address", "0.0.0.0"])
+    CliRunner().invoke(
+        cli.app, ["leaderboard", "--db", str(db), "--port", "8765", "--address", "0.0.0.0"]
+    )
     assert "--server.address=0.0.0.0" in seen[0]
 
 
-def test_the_bench_server_runs_the_same_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bench_server_runs_the_same_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     started: list[list[str]] = []
 
     class Recorded:
@@ -59,7 +65,13 @@ def test_the_shipped_command_serves_the_board_on_loopback(tmp_path: Path) -> Non
     """Streamlit accepts every flag of the shipped command: the server answers its health check on 127.0.0.1."""
     port = live.free_port()
     env = {**os.environ, "PROCBENCH_DB": str(tmp_path / "missing.duckdb")}
-    process = subprocess.Popen(serve.command(port=port), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        serve.command(port=port),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

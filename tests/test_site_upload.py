@@ -9,7 +9,7 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from leaderboard import intake_form, ui
+from procbench.leaderboard import intake_form, ui
 from procbench.paths import PROJECT_ROOT, SAMPLE_SUBMISSIONS_DIR
 from tests.site_app import build_demo_store, page, private_copy
 
@@ -48,13 +48,19 @@ def count(db: Path) -> int:
         return int(con.execute("SELECT count(*) FROM submissions").fetchone()[0])
 
 
-def test_invalid_file_gets_every_problem_with_its_line_and_stores_nothing(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_invalid_file_gets_every_problem_with_its_line_and_stores_nothing(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = count(db)
     at = upload_page(db, monkeypatch)
     field(at, "Team").input("site-team")
     field(at, "Model name").input("broken")
     good_line = SAMPLE.read_text().splitlines()[0]
-    at.file_uploader[0].upload("broken.jsonl", f'{good_line}\n{{"id": "nope", "answers": []}}\nnot json\n'.encode(), "application/json").run()
+    at.file_uploader[0].upload(
+        "broken.jsonl",
+        f'{good_line}\n{{"id": "nope", "answers": []}}\nnot json\n'.encode(),
+        "application/json",
+    ).run()
     assert not at.exception
     problems = at.dataframe[0].value
     assert list(problems["Line"]) == [2, 3]
@@ -77,19 +83,38 @@ def test_valid_file_is_scored_stored_and_ranked(db: Path, monkeypatch: pytest.Mo
     assert any("rank **#2** of 4" in s.value for s in at.success)
     board = page(db, monkeypatch, "board", task="openpi", split="test").dataframe[0].value
     assert sorted(board["Rank"].tolist()) == [1, 2, 2, 4]
-    assert board[board["Model"] == "uploaded-model"].iloc[0]["Rank"] == board[board["Model"] == "template-guesser"].iloc[0]["Rank"] == 2
+    assert (
+        board[board["Model"] == "uploaded-model"].iloc[0]["Rank"]
+        == board[board["Model"] == "template-guesser"].iloc[0]["Rank"]
+        == 2
+    )
     assert at.get("progress")[0].proto.value == 100
     assert count(db) == before + 1
     with duckdb.connect(str(db), read_only=True) as con:
-        stored = con.execute("SELECT team, model FROM submissions WHERE model = 'uploaded-model'").fetchone()
+        stored = con.execute(
+            "SELECT team, model FROM submissions WHERE model = 'uploaded-model'"
+        ).fetchone()
     assert stored == ("site-team", "uploaded-model")
     links = {p.proto.label: p.proto for p in at.get("page_link")}
-    assert links["See it on the board"].page == "board" and "task=openpi" in links["See it on the board"].query_string
+    assert (
+        links["See it on the board"].page == "board"
+        and "task=openpi" in links["See it on the board"].query_string
+    )
 
 
-def test_user_text_is_escaped_everywhere_it_reaches_markdown(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_user_text_is_escaped_everywhere_it_reaches_markdown(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     hostile = "**bold** [x](https://evil.example/t.png) <img src=x onerror=alert(1)> `code`"
-    placed = intake_form.send(db, task="openpi", split="test", path=SAMPLE, filename=SAMPLE.name, model=hostile, team="<script>t</script>")
+    placed = intake_form.send(
+        db,
+        task="openpi",
+        split="test",
+        path=SAMPLE,
+        filename=SAMPLE.name,
+        model=hostile,
+        team="<script>t</script>",
+    )
     assert placed.rank is not None
     monkeypatch.setenv("PROCBENCH_DB", str(db))
     at = AppTest.from_file(APP, default_timeout=120)
@@ -97,9 +122,15 @@ def test_user_text_is_escaped_everywhere_it_reaches_markdown(db: Path, monkeypat
     at.run()
     at.switch_page("site_pages/submission.py").run()
     assert not at.exception
-    rendered = [h.value for h in at.header] + [c.value for c in at.caption] + [m.value for m in at.markdown]
+    rendered = (
+        [h.value for h in at.header]
+        + [c.value for c in at.caption]
+        + [m.value for m in at.markdown]
+    )
     assert ui.escape(hostile) in rendered[0]
-    unescaped = re.compile(r"(?<!\\)(\]\(|<img|<script|\*\*)")  # a link, raw HTML or emphasis markdown would act on
+    unescaped = re.compile(
+        r"(?<!\\)(\]\(|<img|<script|\*\*)"
+    )  # a link, raw HTML or emphasis markdown would act on
     for text in rendered:
         assert not unescaped.search(text), text
     # escaping is reversible by a markdown renderer: no character is lost
@@ -116,12 +147,22 @@ def test_gzip_upload_is_valid_on_the_page_and_at_submit(db: Path, tmp_path: Path
     packed.write_bytes(gzip.compress(SAMPLE.read_bytes()))
     report = intake_form.validate(db, "openpi", "test", packed, filename=packed.name)
     assert report.ok and report.n_records == 22, report
-    placed = intake_form.send(db, task="openpi", split="test", path=packed, filename=packed.name, model="gz-model", team="gz-team")
+    placed = intake_form.send(
+        db,
+        task="openpi",
+        split="test",
+        path=packed,
+        filename=packed.name,
+        model="gz-model",
+        team="gz-team",
+    )
     assert placed.created and placed.rank is not None
 
 
-def test_file_over_an_intake_limit_is_refused_on_the_page_and_at_submit(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from runners._types import InvalidPredictions
+def test_file_over_an_intake_limit_is_refused_on_the_page_and_at_submit(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from procbench.runners._types import InvalidPredictions
 
     assert SAMPLE.stat().st_size > 2048  # a valid file, larger than the limit set below
     monkeypatch.setenv("PROCBENCH_MAX_UPLOAD_MB", str(2048 / (1 << 20)))
@@ -130,7 +171,15 @@ def test_file_over_an_intake_limit_is_refused_on_the_page_and_at_submit(db: Path
     assert not report.ok
     assert len(report.problems) == 1 and "upload limit" in report.problems[0].message
     with pytest.raises(InvalidPredictions) as refused:
-        intake_form.send(db, task="openpi", split="test", path=SAMPLE, filename=SAMPLE.name, model="big-model", team="big-team")
+        intake_form.send(
+            db,
+            task="openpi",
+            split="test",
+            path=SAMPLE,
+            filename=SAMPLE.name,
+            model="big-model",
+            team="big-team",
+        )
     assert [p.message for p in refused.value.problems] == [p.message for p in report.problems]
     assert count(db) == before
 
@@ -139,4 +188,6 @@ def test_file_name_refused_at_submit_is_not_valid_on_the_page(db: Path, tmp_path
     report = intake_form.validate(db, "openpi", "test", SAMPLE, filename="..")
     assert not report.ok and "plain name" in report.error
     with pytest.raises(ValueError, match="plain name"):
-        intake_form.send(db, task="openpi", split="test", path=SAMPLE, filename="..", model="m", team="t")
+        intake_form.send(
+            db, task="openpi", split="test", path=SAMPLE, filename="..", model="m", team="t"
+        )

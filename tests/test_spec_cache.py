@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dsl import cache
-from dsl.checker import check_file
+from procbench.dsl import cache
+from procbench.dsl.checker import check_file
 from procbench.paths import SPECS_DIR
 
 
@@ -39,19 +39,25 @@ def test_a_hit_returns_the_spec_the_checker_returns(specs: Path, tmp_path: Path)
         assert second.warnings == checker.warnings and second.source == checker.source
     assert len(_entries(tmp_path)) == 2
     original = (specs / "openpi.spec").read_text(encoding="utf-8")
-    for n in range(1, 7):  # six edits: each a new entry, the oldest dropped once the spec has ENTRIES_PER_SPEC
+    for n in range(
+        1, 7
+    ):  # six edits: each a new entry, the oldest dropped once the spec has ENTRIES_PER_SPEC
         (specs / "openpi.spec").write_text(original + "\n# edited\n" * n, encoding="utf-8")
         assert not cache.checked_spec(specs / "openpi.spec", search=[specs]).hit
         assert len(_entries(tmp_path)) == 1 + min(n + 1, cache.ENTRIES_PER_SPEC)
     assert cache.ENTRIES_PER_SPEC == 4
-    (specs / "openpi.spec").write_text(original, encoding="utf-8")  # the first text's entry was the oldest: dropped
+    (specs / "openpi.spec").write_text(
+        original, encoding="utf-8"
+    )  # the first text's entry was the oldest: dropped
     assert not cache.checked_spec(specs / "openpi.spec", search=[specs]).hit
 
 
-def test_two_environments_used_in_turns_keep_their_entries(specs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_environments_used_in_turns_keep_their_entries(
+    specs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The console script and ``python -m procbench`` in a checkout list different distributions (another key):
     switching between them must not evict the other's entry, for the checked spec nor for the runner's plan."""
-    from dsl import tasks
+    from procbench.dsl import tasks
 
     spec, search = specs / "openpi.spec", [SPECS_DIR]  # the folder dsl.tasks looks specs up in
     signatures = {"console": "a" * 64, "checkout": "b" * 64}
@@ -59,7 +65,9 @@ def test_two_environments_used_in_turns_keep_their_entries(specs: Path, monkeypa
         monkeypatch.setattr(cache, "_code_signature", signatures[environment])
         assert cache.cached_plan(spec, search=search) is None
         tasks._load.cache_clear()  # a new process: nothing checked in memory yet
-        tasks.load_runner(spec)  # checks the spec and stores its entry and its plan under this environment's key
+        tasks.load_runner(
+            spec
+        )  # checks the spec and stores its entry and its plan under this environment's key
     for environment in ("console", "checkout", "console"):
         monkeypatch.setattr(cache, "_code_signature", signatures[environment])
         assert cache.checked_spec(spec, search=search).hit, environment
@@ -69,27 +77,40 @@ def test_two_environments_used_in_turns_keep_their_entries(specs: Path, monkeypa
 def test_editing_the_spec_invalidates_its_entry(specs: Path) -> None:
     spec = specs / "openpi.spec"
     cache.checked_spec(spec, search=[specs])
-    spec.write_text(spec.read_text(encoding="utf-8").replace('title', '# an edit\n  title', 1), encoding="utf-8")
+    spec.write_text(
+        spec.read_text(encoding="utf-8").replace("title", "# an edit\n  title", 1), encoding="utf-8"
+    )
     again = cache.checked_spec(spec, search=[specs])
     assert not again.hit
     assert again.spec == check_file(spec, search=[specs]).spec
 
 
-@pytest.mark.parametrize("side", ["openpi.md", "openpi.spec"])  # a file("...") beside the parent, the parent of extends
+@pytest.mark.parametrize(
+    "side", ["openpi.md", "openpi.spec"]
+)  # a file("...") beside the parent, the parent of extends
 def test_editing_a_side_file_invalidates_the_entry(specs: Path, side: str) -> None:
     variant = specs / "openpi-head.spec"
     before = cache.checked_spec(variant, search=[specs])
     assert cache.checked_spec(variant, search=[specs]).hit
     path = specs / side
     if side.endswith(".md"):
-        path.write_text(path.read_text(encoding="utf-8") + "\nA sentence added to the description.\n", encoding="utf-8")
+        path.write_text(
+            path.read_text(encoding="utf-8") + "\nA sentence added to the description.\n",
+            encoding="utf-8",
+        )
     else:
-        path.write_text(path.read_text(encoding="utf-8") + "\n# an edit of the parent (a comment: the spec is unchanged, the file is not)\n", encoding="utf-8")
+        path.write_text(
+            path.read_text(encoding="utf-8")
+            + "\n# an edit of the parent (a comment: the spec is unchanged, the file is not)\n",
+            encoding="utf-8",
+        )
     after = cache.checked_spec(variant, search=[specs])
     assert not after.hit
     assert after.spec == check_file(variant, search=[specs]).spec
     if side.endswith(".md"):
-        assert after.spec != before.spec  # the description is part of the spec: the stale one is not served
+        assert (
+            after.spec != before.spec
+        )  # the description is part of the spec: the stale one is not served
 
 
 def test_a_corrupted_entry_is_a_miss(specs: Path, tmp_path: Path) -> None:
@@ -123,11 +144,15 @@ def test_a_planted_entry_with_a_valid_checksum_never_runs_code(specs: Path, tmp_
     assert not cache.checked_spec(spec, search=[specs]).hit
 
 
-def test_the_cache_can_be_turned_off_and_deleted(specs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_can_be_turned_off_and_deleted(
+    specs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = specs / "openpi.spec"
     cache.checked_spec(spec, search=[specs])
     shutil.rmtree(tmp_path / "cache")
-    assert not cache.checked_spec(spec, search=[specs]).hit  # deleted: checked again, and stored again
+    assert not cache.checked_spec(
+        spec, search=[specs]
+    ).hit  # deleted: checked again, and stored again
     assert cache.checked_spec(spec, search=[specs]).hit
     monkeypatch.setenv(cache.ENV_DIR, "off")
     shutil.rmtree(tmp_path / "cache")
@@ -136,7 +161,7 @@ def test_the_cache_can_be_turned_off_and_deleted(specs: Path, tmp_path: Path, mo
 
 
 def test_a_spec_error_is_raised_and_never_cached(specs: Path, tmp_path: Path) -> None:
-    from dsl.errors import SpecError
+    from procbench.dsl.errors import SpecError
 
     broken = specs / "broken.spec"
     broken.write_text("task broken {\n  title = \n}\n", encoding="utf-8")

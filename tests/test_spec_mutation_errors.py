@@ -17,9 +17,9 @@ import re
 import shutil
 from pathlib import Path
 
-from dsl import SpecError, check_text, compile_spec
-from dsl.datacheck import check_against_data
-from dsl.errors import Diagnostic
+from procbench.dsl import SpecError, check_text, compile_spec
+from procbench.dsl.datacheck import check_against_data
+from procbench.dsl.errors import Diagnostic
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SPECS_DIR
 from tests.spec_mutations import Mutant, language_vocabulary, mutants, names_in, targeted_mutants
 
@@ -48,7 +48,9 @@ def _line_of(error: Diagnostic, text: str) -> str:
     return lines[error.span.line - 1] if 1 <= error.span.line <= len(lines) else ""
 
 
-def _placed(error: Diagnostic, mutant: Mutant, text: str, path: Path, splits: tuple[str, ...]) -> bool:
+def _placed(
+    error: Diagnostic, mutant: Mutant, text: str, path: Path, splits: tuple[str, ...]
+) -> bool:
     if Path(error.path) == path and error.span.line == mutant.line:
         return True
     word, typo = mutant.original.strip('"'), mutant.mutated.strip('"')
@@ -58,7 +60,9 @@ def _placed(error: Diagnostic, mutant: Mutant, text: str, path: Path, splits: tu
         return True  # at the block or statement that uses it, naming the typo itself
     if re.search(rf"'[^']*(?<![\w-])(\w+_)?{re.escape(word)}(_\w+)?(?![\w-])[^']*'", error.message):
         return True  # at a use of a name made from what the typo renamed (a count's stat in 'bleu_edge.ConditionFlow.p_sum')
-    return word in splits and ".lock" in error.message  # a renamed split: its files are not the ones the lock lists
+    return (
+        word in splits and ".lock" in error.message
+    )  # a renamed split: its files are not the ones the lock lists
 
 
 def test_every_single_token_mutant_gives_one_error_at_its_place_or_none(tmp_path: Path) -> None:
@@ -71,14 +75,25 @@ def test_every_single_token_mutant_gives_one_error_at_its_place_or_none(tmp_path
         source = spec_path.read_text(encoding="utf-8")
         spec = check_text(source, path=str(spec_path), search=[SPECS_DIR]).spec
         runner = compile_spec(spec)
-        missing = {sp for sp in spec.data.splits for d in check_against_data(spec, runner, SAMPLE_DATA_ROOT, (sp,))[0] if "a data file is missing" in d.message}
-        present = tuple(sp for sp in spec.data.splits if sp not in missing)  # the splits the samples hold
+        missing = {
+            sp
+            for sp in spec.data.splits
+            for d in check_against_data(spec, runner, SAMPLE_DATA_ROOT, (sp,))[0]
+            if "a data file is missing" in d.message
+        }
+        present = tuple(
+            sp for sp in spec.data.splits if sp not in missing
+        )  # the splits the samples hold
         path = scratch / spec_path.name
         _, base_errors = _errors(source, path, present)
-        assert base_errors == [], f"the unmutated {spec_path.name} has errors: {[d.render() for d in base_errors]}"
+        assert base_errors == [], (
+            f"the unmutated {spec_path.name} has errors: {[d.render() for d in base_errors]}"
+        )
         forbidden = vocabulary | {*runner.metric_names, *(sl.key for sl in runner.slices)}
         parents = [SPECS_DIR / f"{spec.extends}.spec"] if spec.extends else []
-        forbidden |= {n for p in parents if p.is_file() for n in names_in(p.read_text(encoding="utf-8"))}
+        forbidden |= {
+            n for p in parents if p.is_file() for n in names_in(p.read_text(encoding="utf-8"))
+        }
         tally = counts.setdefault(spec_path.stem, {"mutants": 0, "one_error": 0, "no_error": 0})
         made = mutants(source, spec_path.stem, seed=SEED, count=PER_SPEC, forbidden=forbidden)
         made += targeted_mutants(source, spec_path.stem, seed=SEED, forbidden=forbidden)
@@ -89,20 +104,29 @@ def test_every_single_token_mutant_gives_one_error_at_its_place_or_none(tmp_path
                 outcome = "one_error" if len(errors) == 1 else "no_error" if not errors else "more"
                 tally["mutants"] += 1
                 tally[outcome] = tally.get(outcome, 0) + 1
-                shown = " | ".join(f"{Path(d.path).name}:{d.span.line}:{d.span.column} {d.message[:90]}" for d in errors)
+                shown = " | ".join(
+                    f"{Path(d.path).name}:{d.span.line}:{d.span.column} {d.message[:90]}"
+                    for d in errors
+                )
                 if len(errors) > 1:
                     wrong.append(f"{mutant.describe()}: {len(errors)} errors [{stage}]: {shown}")
                 elif errors and not _placed(errors[0], mutant, text, path, tuple(spec.data.splits)):
                     wrong.append(f"{mutant.describe()}: the error is elsewhere [{stage}]: {shown}")
         finally:
             path.write_text(source, encoding="utf-8")
-    totals = {k: sum(c.get(k, 0) for c in counts.values()) for k in ("mutants", "one_error", "no_error", "more")}
+    totals = {
+        k: sum(c.get(k, 0) for c in counts.values())
+        for k in ("mutants", "one_error", "no_error", "more")
+    }
     REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
     report = {"seed": SEED, "per_spec": PER_SPEC, "totals": totals, "specs": counts, "wrong": wrong}
     REPORT_PATH.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"\nmutants: {totals} (details in {REPORT_PATH})")
     assert totals["mutants"] >= MIN_TOTAL, totals
-    assert not wrong, f"{len(wrong)} of {totals['mutants']} mutants break one mistake, one error:\n" + "\n".join(wrong)
+    assert not wrong, (
+        f"{len(wrong)} of {totals['mutants']} mutants break one mistake, one error:\n"
+        + "\n".join(wrong)
+    )
 
 
 def test_a_misspelt_gold_field_of_any_match_block_is_one_error(tmp_path: Path) -> None:
@@ -120,6 +144,8 @@ def test_a_misspelt_gold_field_of_any_match_block_is_one_error(tmp_path: Path) -
             lines = source.splitlines()
             lines[number - 1] = line.replace(f"gold = {found.group(1)}", f"gold = {typo}", 1)
             errors = _errors("\n".join(lines) + "\n", scratch / spec_path.name, ())[1]
-            assert [(e.span.line, f"'{typo}'" in e.message) for e in errors] == [(number, True)], [e.render() for e in errors]
+            assert [(e.span.line, f"'{typo}'" in e.message) for e in errors] == [(number, True)], [
+                e.render() for e in errors
+            ]
             tried += 1
     assert tried >= 6  # ProPara's and OpenPI's match blocks at least

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dsl import SpecError, check_file, check_text
-from dsl.compiler import spec_digest
+from procbench.dsl import SpecError, check_file, check_text
+from procbench.dsl.compiler import spec_digest
 from procbench.paths import SPECS_DIR
 
 BASE = (SPECS_DIR / "propara.spec").read_text(encoding="utf-8")
@@ -81,8 +81,8 @@ CASES = [
         "similarity cycle: move -> move",
     ),
     (
-        "use = phrase_overlap(alternatives = place, blank_alternative = \"empties_group\")\n  }",
-        "use = phrase_overlap(alternatives = plaec, blank_alternative = \"empties_group\")\n  }",
+        'use = phrase_overlap(alternatives = place, blank_alternative = "empties_group")\n  }',
+        'use = phrase_overlap(alternatives = plaec, blank_alternative = "empties_group")\n  }',
         "plaec",
         "unknown normaliser 'plaec'",
     ),
@@ -112,11 +112,16 @@ def test_each_mistake_is_one_error_at_its_place(old: str, new: str, at: str, mes
 
 
 def test_a_deriver_reading_a_field_the_records_lack_is_refused(tmp_path: Path) -> None:
-    text = _edited("reader = propara.answers() }", 'reader = propara.answers() }\n  params { unused = "x" }')
+    text = _edited(
+        "reader = propara.answers() }", 'reader = propara.answers() }\n  params { unused = "x" }'
+    )
     schema = '  predictions { format = "jsonl"  id = id  schema { id = str  text = str } }'
     text = text.replace('  predictions { format = "tsv"  reader = propara.action_file() }', schema)
     line, column, report = _error(text)
-    assert "propara.summaries() reads field 'num_sentences', which the prediction records do not have" in report
+    assert (
+        "propara.summaries() reads field 'num_sentences', which the prediction records do not have"
+        in report
+    )
     assert (line, column) == _line_of(text, "propara.summaries()")
 
 
@@ -129,17 +134,34 @@ def test_an_unused_similarity_block_is_a_warning() -> None:
 
 def test_similarity_block_names_are_not_part_of_the_fingerprint() -> None:
     shipped = check_file(SPECS_DIR / "propara.spec").spec
-    renamed = check_text(BASE.replace("participant_bounded", "participant_one_to_one"), "propara.spec", search=[SPECS_DIR]).spec
+    renamed = check_text(
+        BASE.replace("participant_bounded", "participant_one_to_one"),
+        "propara.spec",
+        search=[SPECS_DIR],
+    ).spec
     assert spec_digest(renamed) == spec_digest(shipped)
-    changed = check_text(BASE.replace('groups = "one_to_one") }', 'groups = "all_pairs") }'), "propara.spec", search=[SPECS_DIR]).spec
-    assert spec_digest(changed) != spec_digest(shipped)  # what a block says is scored, inlined into the match blocks
+    changed = check_text(
+        BASE.replace('groups = "one_to_one") }', 'groups = "all_pairs") }'),
+        "propara.spec",
+        search=[SPECS_DIR],
+    ).spec
+    assert spec_digest(changed) != spec_digest(
+        shipped
+    )  # what a block says is scored, inlined into the match blocks
 
 
 def test_derive_beside_a_scorer_component_is_refused() -> None:
-    text = _edited("derive = propara.summaries()", "derive = propara.summaries()\n    scorer = propara.leaderboard()")
+    text = _edited(
+        "derive = propara.summaries()",
+        "derive = propara.summaries()\n    scorer = propara.leaderboard()",
+    )
     with pytest.raises(SpecError) as caught:
         check_text(text, "propara.spec", search=[SPECS_DIR])
-    found = [d for d in caught.value.diagnostics if "derive gives the fields of match and measure blocks" in d.message]
+    found = [
+        d
+        for d in caught.value.diagnostics
+        if "derive gives the fields of match and measure blocks" in d.message
+    ]
     assert [(d.span.line, d.span.column) for d in found] == [_line_of(text, "propara.summaries()")]
 
 
@@ -151,4 +173,6 @@ def test_the_prediction_id_names_a_field_of_the_file_not_of_the_deriver(id_field
     check_text(text, "propara.spec", search=[SPECS_DIR])  # no "unknown prediction field" for the id
     line, column, report = _error(text.replace(f"id = {id_field}  schema", "id = pidd  schema"))
     assert "unknown schema field 'pidd'" in report and report.count(": error: ") == 1, report
-    assert (line, column) == _line_of(text.replace(f"id = {id_field}  schema", "id = pidd  schema"), "pidd")
+    assert (line, column) == _line_of(
+        text.replace(f"id = {id_field}  schema", "id = pidd  schema"), "pidd"
+    )

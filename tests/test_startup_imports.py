@@ -26,14 +26,47 @@ import pytest
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
 # never needed to score ProPara, PARADISE or PM-LLM
-HEAVY = ("scipy", "sklearn", "pandas", "torch", "spacy", "transformers", "streamlit", "nltk", "thinc")
+HEAVY = (
+    "scipy",
+    "sklearn",
+    "pandas",
+    "torch",
+    "spacy",
+    "transformers",
+    "streamlit",
+    "nltk",
+    "thinc",
+)
 # not needed to print the help either: the store, the site, the network, the parser (Lark), NumPy
-NOT_FOR_HELP = (*HEAVY, "httpx", "jinja2", "duckdb", "polars", "pyarrow", "lark", "numpy", "submissions", "leaderboard", "pydantic", "rich")
+NOT_FOR_HELP = (
+    *HEAVY,
+    "httpx",
+    "jinja2",
+    "duckdb",
+    "polars",
+    "pyarrow",
+    "lark",
+    "numpy",
+    "submissions",
+    "leaderboard",
+    "pydantic",
+    "rich",
+)
 # typer's parameter coercion (pydantic) and Rich: never needed to score or check from the console
 CLI_EXTRAS = ("pydantic", "pydantic_core", "rich")
 # each benchmark's component package: scoring one imports no other one's
-COMPONENT_PACKAGES = {"propara": "runners.propara", "paradise": "runners.paradise", "pmllm": "runners.pmllm", "paged": "runners.paged"}
-OWN_PACKAGE = {"propara": "propara", "propara-naacl18": "propara", "paradise-tip": "paradise", "pm-llm-benchmark": "pmllm"}
+COMPONENT_PACKAGES = {
+    "propara": "procbench.runners.propara",
+    "paradise": "procbench.runners.paradise",
+    "pmllm": "procbench.runners.pmllm",
+    "paged": "procbench.runners.paged",
+}
+OWN_PACKAGE = {
+    "propara": "propara",
+    "propara-naacl18": "propara",
+    "paradise-tip": "paradise",
+    "pm-llm-benchmark": "pmllm",
+}
 
 _PROBE = """
 import atexit, json, sys
@@ -48,22 +81,56 @@ app()
 
 
 # the console script as pyproject's [project.scripts] runs it (it ends with os._exit after the atexit functions)
-_CONSOLE_PROBE = _PROBE.replace("from procbench.cli import app\napp()", "from procbench.console import script\nsys.exit(script())")
+_CONSOLE_PROBE = _PROBE.replace(
+    "from procbench.cli import app\napp()",
+    "from procbench.console import script\nsys.exit(script())",
+)
 # what the console script never imports for a well-formed `score` or `check` with the spec cache warm
 NOT_FOR_A_CACHED_LEAN_COMMAND = (
-    "typer", "click", "pydantic", "rich", "lark", "jinja2", "importlib.metadata", "email",
-    "dsl.checker", "dsl.parser", "dsl.binding", "dsl.lock", "procbench.cli", "procbench.cli_admin", "procbench.cli_export", "procbench.api",
+    "typer",
+    "click",
+    "pydantic",
+    "rich",
+    "lark",
+    "jinja2",
+    "importlib.metadata",
+    "email",
+    "procbench.dsl.checker",
+    "procbench.dsl.parser",
+    "procbench.dsl.binding",
+    "procbench.dsl.lock",
+    "procbench.cli",
+    "procbench.cli_admin",
+    "procbench.cli_export",
+    "procbench.api",
 )
 
 
 # what a runner rebuilt from its cached plan (dsl/plan.py) never imports: every task's is
-SPEC_LANGUAGE = ("dsl.model", "dsl.compiler", "dsl.syntax", "dsl.errors", "dsl.checker", "lark")
+SPEC_LANGUAGE = (
+    "procbench.dsl.model",
+    "procbench.dsl.compiler",
+    "procbench.dsl.syntax",
+    "procbench.dsl.errors",
+    "procbench.dsl.checker",
+    "lark",
+)
 
 
-def _imported_after(args: list[str], *, cache_dir: Path, probe: str = _PROBE) -> tuple[int, set[str], str]:
+def _imported_after(
+    args: list[str], *, cache_dir: Path, probe: str = _PROBE
+) -> tuple[int, set[str], str]:
     """Exit status, every module imported, and stderr of ``procbench ARGS`` in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "PROCBENCH_CACHE_DIR": str(cache_dir)}
-    done = subprocess.run([sys.executable, "-c", probe, *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith("MODULES "))
     return done.returncode, set(json.loads(line.removeprefix("MODULES "))), done.stderr
 
@@ -76,7 +143,11 @@ def _modules_after(args: list[str], *, cache_dir: Path) -> tuple[int, set[str], 
 
 def _component_packages(modules: set[str]) -> set[str]:
     """The benchmarks whose component package is among ``modules``."""
-    return {name for name, package in COMPONENT_PACKAGES.items() if any(m == package or m.startswith(package + ".") for m in modules)}
+    return {
+        name
+        for name, package in COMPONENT_PACKAGES.items()
+        if any(m == package or m.startswith(package + ".") for m in modules)
+    }
 
 
 def _sample(task: str, name: str) -> Path:
@@ -94,7 +165,12 @@ SAMPLE_CASES = {
 
 
 WITHOUT_NUMPY = ("propara", "paradise-tip", "pm-llm-benchmark")
-NAACL18_MODULES = ("runners.propara.naacl18", "runners.propara.naacl18_gold", "runners.propara.naacl18_grid", "runners.propara.naacl18_questions")
+NAACL18_MODULES = (
+    "procbench.runners.propara.naacl18",
+    "procbench.runners.propara.naacl18_gold",
+    "procbench.runners.propara.naacl18_grid",
+    "procbench.runners.propara.naacl18_questions",
+)
 
 
 def test_help_imports_no_command_library(tmp_path: Path) -> None:
@@ -104,23 +180,52 @@ def test_help_imports_no_command_library(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("task", sorted(SAMPLE_CASES))
-def test_scoring_the_light_tasks_on_the_samples_imports_no_heavy_library(task: str, tmp_path: Path) -> None:
+def test_scoring_the_light_tasks_on_the_samples_imports_no_heavy_library(
+    task: str, tmp_path: Path
+) -> None:
     split, predictions = SAMPLE_CASES[task]
-    args = ["score", task, "--split", split, "--predictions", str(predictions), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"]
-    for run in ("miss", "hit"):  # the spec cache empty, then filled: neither path may import a heavy library
+    args = [
+        "score",
+        task,
+        "--split",
+        split,
+        "--predictions",
+        str(predictions),
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+        "--json",
+    ]
+    for run in (
+        "miss",
+        "hit",
+    ):  # the spec cache empty, then filled: neither path may import a heavy library
         status, imported, stderr = _imported_after(args, cache_dir=tmp_path)
         modules = {name.partition(".")[0] for name in imported}
         assert status == 0, (run, stderr)
         assert not modules & set(HEAVY), (run, sorted(modules & set(HEAVY)))
-        assert _component_packages(imported) == {OWN_PACKAGE[task]}, (run, sorted(_component_packages(imported)))
-        if task in WITHOUT_NUMPY:  # their matchers take the scalar path: NumPy is imported on first use only
+        assert _component_packages(imported) == {OWN_PACKAGE[task]}, (
+            run,
+            sorted(_component_packages(imported)),
+        )
+        if (
+            task in WITHOUT_NUMPY
+        ):  # their matchers take the scalar path: NumPy is imported on first use only
             assert "numpy" not in modules, run
-        if task == "propara":  # the two ProPara evaluators are separate entry points: the leaderboard's task loads none of NAACL'18's modules
-            assert "runners.propara.leaderboard" in imported, run
-            assert not _unwanted(imported, NAACL18_MODULES), (run, _unwanted(imported, NAACL18_MODULES))
-        if run == "hit":  # checked spec from the cache: neither the parser nor typer's coercion nor Rich
-            assert not modules & {"lark", "jinja2", *CLI_EXTRAS}, sorted(modules & {"lark", "jinja2", *CLI_EXTRAS})
-            assert "dsl.checker" not in imported
+        if (
+            task == "propara"
+        ):  # the two ProPara evaluators are separate entry points: the leaderboard's task loads none of NAACL'18's modules
+            assert "procbench.runners.propara.leaderboard" in imported, run
+            assert not _unwanted(imported, NAACL18_MODULES), (
+                run,
+                _unwanted(imported, NAACL18_MODULES),
+            )
+        if (
+            run == "hit"
+        ):  # checked spec from the cache: neither the parser nor typer's coercion nor Rich
+            assert not modules & {"lark", "jinja2", *CLI_EXTRAS}, sorted(
+                modules & {"lark", "jinja2", *CLI_EXTRAS}
+            )
+            assert "procbench.dsl.checker" not in imported
 
 
 def _unwanted(imported: set[str], names: tuple[str, ...]) -> list[str]:
@@ -128,18 +233,39 @@ def _unwanted(imported: set[str], names: tuple[str, ...]) -> list[str]:
 
 
 @pytest.mark.parametrize("task", sorted(SAMPLE_CASES))
-def test_the_console_scores_from_a_warm_cache_without_typer_the_parser_or_the_checker(task: str, tmp_path: Path) -> None:
+def test_the_console_scores_from_a_warm_cache_without_typer_the_parser_or_the_checker(
+    task: str, tmp_path: Path
+) -> None:
     split, predictions = SAMPLE_CASES[task]
-    args = ["score", task, "--split", split, "--predictions", str(predictions), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"]
+    args = [
+        "score",
+        task,
+        "--split",
+        split,
+        "--predictions",
+        str(predictions),
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+        "--json",
+    ]
     status, first, stderr = _imported_after(args, cache_dir=tmp_path, probe=_CONSOLE_PROBE)
     assert status == 0, stderr
-    assert "dsl.checker" in first and "typer" not in first  # the first run checks the spec (the probe sees it), still without typer
+    assert (
+        "procbench.dsl.checker" in first and "typer" not in first
+    )  # the first run checks the spec (the probe sees it), still without typer
     status, imported, stderr = _imported_after(args, cache_dir=tmp_path, probe=_CONSOLE_PROBE)
     assert status == 0, stderr
-    assert not _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND), _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND)
-    assert {"dsl.cache", "procbench.console_commands"} <= imported  # the probe saw the command run
-    assert not _unwanted(imported, SPEC_LANGUAGE), _unwanted(imported, SPEC_LANGUAGE)  # the runner rebuilt from its cached plan
-    assert "dsl.plan" in imported
+    assert not _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND), _unwanted(
+        imported, NOT_FOR_A_CACHED_LEAN_COMMAND
+    )
+    assert {
+        "procbench.dsl.cache",
+        "procbench.console_commands",
+    } <= imported  # the probe saw the command run
+    assert not _unwanted(imported, SPEC_LANGUAGE), _unwanted(
+        imported, SPEC_LANGUAGE
+    )  # the runner rebuilt from its cached plan
+    assert "procbench.dsl.plan" in imported
 
 
 def test_the_console_checks_from_a_warm_cache_without_typer(tmp_path: Path) -> None:
@@ -147,7 +273,9 @@ def test_the_console_checks_from_a_warm_cache_without_typer(tmp_path: Path) -> N
     assert status == 0, stderr
     status, imported, stderr = _imported_after(["check"], cache_dir=tmp_path, probe=_CONSOLE_PROBE)
     assert status == 0, stderr
-    assert not _unwanted(imported, (*NOT_FOR_A_CACHED_LEAN_COMMAND, "numpy")), _unwanted(imported, NOT_FOR_A_CACHED_LEAN_COMMAND)
+    assert not _unwanted(imported, (*NOT_FOR_A_CACHED_LEAN_COMMAND, "numpy")), _unwanted(
+        imported, NOT_FOR_A_CACHED_LEAN_COMMAND
+    )
 
 
 def test_the_console_hands_other_command_lines_to_typer(tmp_path: Path) -> None:
@@ -160,12 +288,24 @@ def test_the_console_hands_other_command_lines_to_typer(tmp_path: Path) -> None:
 def test_scoring_paged_imports_neither_pytorch_nor_the_other_benchmarks(tmp_path: Path) -> None:
     """spaCy is PAGED's tokenizer; thinc, which spaCy imports, would import PyTorch (runners/paged/tokens.py keeps it out)."""
     predictions = _sample("paged", "careful-extractor.jsonl")
-    args = ["score", "paged", "--split", "dev", "--predictions", str(predictions), "--data-dir", str(SAMPLE_DATA_ROOT), "--json"]
+    args = [
+        "score",
+        "paged",
+        "--split",
+        "dev",
+        "--predictions",
+        str(predictions),
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+        "--json",
+    ]
     status, imported, stderr = _imported_after(args, cache_dir=tmp_path)
     assert status == 0, stderr
     modules = {name.partition(".")[0] for name in imported}
     assert "spacy" in modules  # the probe sees the tokenizer: the scorer ran
-    assert not modules & {"torch", "transformers", "streamlit"}, sorted(modules & {"torch", "transformers", "streamlit"})
+    assert not modules & {"torch", "transformers", "streamlit"}, sorted(
+        modules & {"torch", "transformers", "streamlit"}
+    )
     assert _component_packages(imported) == {"paged"}
 
 
@@ -181,7 +321,9 @@ def test_a_cached_check_imports_neither_the_parser_nor_numpy(tmp_path: Path) -> 
 
 def test_the_console_parses_score_and_check_without_typers_coercion(tmp_path: Path) -> None:
     """A usage error goes to typer (which then imports its coercion); a well-formed line never does."""
-    status, modules, stderr = _modules_after(["score", "propara", "--split", "test"], cache_dir=tmp_path)
+    status, modules, stderr = _modules_after(
+        ["score", "propara", "--split", "test"], cache_dir=tmp_path
+    )
     assert status == 2 and "Missing option '--predictions'" in stderr
     status, modules, stderr = _modules_after(["check", "propara"], cache_dir=tmp_path)
     assert status == 0, stderr
@@ -189,35 +331,80 @@ def test_the_console_parses_score_and_check_without_typers_coercion(tmp_path: Pa
 
 
 @pytest.mark.parametrize("name", ["propara", "propara-naacl18", "paradise-tip", "pm-llm-benchmark"])
-def test_scoring_the_light_tasks_on_the_real_data_imports_no_heavy_library(name: str, data_root: Path, tmp_path: Path) -> None:
-    from bench.generate import generate
+def test_scoring_the_light_tasks_on_the_real_data_imports_no_heavy_library(
+    name: str, data_root: Path, tmp_path: Path
+) -> None:
+    from procbench.bench.generate import generate
 
     workload = generate(name, data_root, tmp_path / "work", 1)
-    args = ["score", workload.task, "--split", workload.split, "--predictions", str(workload.predictions), "--data-dir", str(workload.data_root), "--json"]
+    args = [
+        "score",
+        workload.task,
+        "--split",
+        workload.split,
+        "--predictions",
+        str(workload.predictions),
+        "--data-dir",
+        str(workload.data_root),
+        "--json",
+    ]
     status, imported, stderr = _imported_after(args, cache_dir=tmp_path / "cache")
     assert status == 0, stderr
     modules = {name.partition(".")[0] for name in imported}
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
-    assert _component_packages(imported) == {OWN_PACKAGE[name]}, sorted(_component_packages(imported))
+    assert _component_packages(imported) == {OWN_PACKAGE[name]}, sorted(
+        _component_packages(imported)
+    )
 
 
 # issue #31: `procbench submit` imports what intake needs. The store's writers insert through DuckDB's own list
 # parameters (no data-frame library), the judge's HTTP client is imported only when a judge is called, and the
 # console parses submit as it parses score (procbench/cli_lean.py), so neither typer nor its coercion loads.
-NOT_FOR_SUBMIT = ("polars", "pyarrow", "pandas", "httpx", "streamlit", "torch", "ray", "typer", "click", "pydantic", "rich")
+NOT_FOR_SUBMIT = (
+    "polars",
+    "pyarrow",
+    "pandas",
+    "httpx",
+    "streamlit",
+    "torch",
+    "ray",
+    "typer",
+    "click",
+    "pydantic",
+    "rich",
+)
 SUBMIT_MODULES_CEILING = 480  # 381 when this was written (871 before issue #31): headroom for a few modules, not for a library
 
 
 def test_submit_from_the_console_imports_no_frame_library_nor_the_network(tmp_path: Path) -> None:
     db = tmp_path / "store" / "board.duckdb"
     predictions = _sample("openpi", "strong-model.jsonl")
-    args = ["submit", "openpi", "--split", "test", "--predictions", str(predictions), "--model", "m", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
-    status, imported, stderr = _imported_after(args, cache_dir=tmp_path / "cache", probe=_CONSOLE_PROBE)
+    args = [
+        "submit",
+        "openpi",
+        "--split",
+        "test",
+        "--predictions",
+        str(predictions),
+        "--model",
+        "m",
+        "--db",
+        str(db),
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+    ]
+    status, imported, stderr = _imported_after(
+        args, cache_dir=tmp_path / "cache", probe=_CONSOLE_PROBE
+    )
     assert status == 0, stderr
-    assert "submissions.intake" in imported and "duckdb" in imported and db.is_file()  # the probe saw the submission scored and stored
+    assert (
+        "procbench.submissions.intake" in imported and "duckdb" in imported and db.is_file()
+    )  # the probe saw the submission scored and stored
     top = {name.partition(".")[0] for name in imported}
     assert not top & set(NOT_FOR_SUBMIT), sorted(top & set(NOT_FOR_SUBMIT))
     assert len(imported) <= SUBMIT_MODULES_CEILING, len(imported)
-    again, imported, stderr = _imported_after(args, cache_dir=tmp_path / "cache", probe=_CONSOLE_PROBE)  # the same file again: stored once
+    again, imported, stderr = _imported_after(
+        args, cache_dir=tmp_path / "cache", probe=_CONSOLE_PROBE
+    )  # the same file again: stored once
     assert again == 0, stderr
     assert not {name.partition(".")[0] for name in imported} & set(NOT_FOR_SUBMIT)

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from runners import stats
-from runners._types import ItemScore
-from runners.generic import mean, total
+from procbench.runners import stats
+from procbench.runners._types import ItemScore
+from procbench.runners.generic import mean, total
 
 values = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 item_lists = st.lists(st.fixed_dictionaries({"p": values, "r": values}), min_size=1, max_size=25)
@@ -25,21 +25,29 @@ def _items(rows: list[dict[str, float]], prefix: str = "i") -> list[ItemScore]:
 
 
 @given(item_lists, st.integers(0, 2**31 - 1))
-def test_linear_shortcut_equals_the_aggregator_on_the_same_resamples(rows: list[dict[str, float]], seed: int) -> None:
+def test_linear_shortcut_equals_the_aggregator_on_the_same_resamples(
+    rows: list[dict[str, float]], seed: int
+) -> None:
     items = _items(rows)
     for aggregate, linear in ((mean, "mean"), (total, "sum")):
         slow = stats.bootstrap(items, aggregate, ["p", "r"], n_resamples=60, seed=seed)
-        fast = stats.bootstrap(items, aggregate, ["p", "r"], n_resamples=60, seed=seed, linear=linear)
+        fast = stats.bootstrap(
+            items, aggregate, ["p", "r"], n_resamples=60, seed=seed, linear=linear
+        )
         np.testing.assert_allclose(fast.replicates, slow.replicates, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(fast.estimate, slow.estimate, rtol=1e-9, atol=1e-12)
 
 
 @given(item_lists, st.integers(0, 2**31 - 1))
-def test_each_replicate_is_the_aggregator_on_the_seeded_resample(rows: list[dict[str, float]], seed: int) -> None:
+def test_each_replicate_is_the_aggregator_on_the_seeded_resample(
+    rows: list[dict[str, float]], seed: int
+) -> None:
     items = _items(rows)
     boot = stats.bootstrap(list(reversed(items)), mean, ["p"], n_resamples=20, seed=seed)
     indices = stats.resample_indices(len(items), 20, seed)
-    assert boot.item_ids == tuple(i.item_id for i in items)  # put in id order whatever the input order
+    assert boot.item_ids == tuple(
+        i.item_id for i in items
+    )  # put in id order whatever the input order
     for b in (0, 7, 19):
         expected = sum(items[i].values["p"] for i in indices[b]) / len(items)
         assert math.isclose(boot.replicates[b, 0], expected, rel_tol=1e-12, abs_tol=1e-12)
@@ -52,7 +60,10 @@ def test_intervals_are_ordered_and_reproducible(rows: list[dict[str, float]]) ->
     again = stats.interval(stats.bootstrap(items, mean, ["p"], n_resamples=100, seed=3), "p")
     assert first == again
     assert first.low <= first.high
-    assert min(r["p"] for r in rows) - 1e-12 <= first.low and first.high <= max(r["p"] for r in rows) + 1e-12
+    assert (
+        min(r["p"] for r in rows) - 1e-12 <= first.low
+        and first.high <= max(r["p"] for r in rows) + 1e-12
+    )
     assert first.n_items == len(rows) and first.n_resamples == 100
 
 
@@ -102,7 +113,9 @@ def test_identical_systems_are_tied_with_p_one() -> None:
     rows = [{"p": rng.random(), "r": rng.random()} for _ in range(50)]
     a, b = _items(rows), _items(rows)
     result = stats.paired_bootstrap(a, b, mean, ["p"], n_resamples=200)["p"]
-    assert result.delta == 0.0 and result.low == 0.0 and result.high == 0.0 and result.p_value == 1.0
+    assert (
+        result.delta == 0.0 and result.low == 0.0 and result.high == 0.0 and result.p_value == 1.0
+    )
     assert stats.permutation_test(a, b, mean, ["p"], n_permutations=200)["p"] == 1.0
 
 
@@ -114,13 +127,19 @@ def test_a_clearly_better_system_is_separated() -> None:
     assert math.isclose(result.delta, 0.3) and result.low > 0 and result.p_value < 0.01
     assert stats.permutation_test(strong, weak, mean, ["p"], n_permutations=500)["p"] < 0.01
     # the test is symmetric
-    assert stats.paired_bootstrap(weak, strong, mean, ["p"], n_resamples=500)["p"].p_value == result.p_value
+    assert (
+        stats.paired_bootstrap(weak, strong, mean, ["p"], n_resamples=500)["p"].p_value
+        == result.p_value
+    )
 
 
 def test_noise_level_differences_are_not_significant() -> None:
     rng = random.Random(2)
     a = _items([{"p": float(rng.random() < 0.6)} for _ in range(40)])
-    b = [ItemScore(i.item_id, {"p": i.values["p"] if n % 20 else 1.0 - i.values["p"]}) for n, i in enumerate(a)]  # 2 items flipped
+    b = [
+        ItemScore(i.item_id, {"p": i.values["p"] if n % 20 else 1.0 - i.values["p"]})
+        for n, i in enumerate(a)
+    ]  # 2 items flipped
     assert stats.paired_bootstrap(a, b, mean, ["p"], n_resamples=500)["p"].p_value > 0.05
     assert stats.permutation_test(a, b, mean, ["p"], n_permutations=500)["p"] > 0.05
 
@@ -131,7 +150,9 @@ def test_paired_needs_the_same_items() -> None:
     with pytest.raises(ValueError, match="same items"):
         stats.paired(a, b, "p")
     # paired_bootstrap restricts both to the items they share
-    shared = stats.paired_bootstrap(_items([{"p": 1.0}] * 6, "a"), _items([{"p": 0.0}] * 4, "a"), mean, ["p"], n_resamples=10)["p"]
+    shared = stats.paired_bootstrap(
+        _items([{"p": 1.0}] * 6, "a"), _items([{"p": 0.0}] * 4, "a"), mean, ["p"], n_resamples=10
+    )["p"]
     assert shared.n_items == 4 and shared.delta == 1.0
 
 
@@ -144,6 +165,8 @@ def test_tie_group_keeps_only_inseparable_candidates() -> None:
     twin = stats.bootstrap(_items(twin_rows), mean, ["p"], n_resamples=300)
     far = stats.bootstrap(_items([{"p": 0.0}] * 80), mean, ["p"], n_resamples=300)
     elsewhere = stats.bootstrap(_items(base, "x"), mean, ["p"], n_resamples=300)
-    tied = stats.tie_group(leader, {"twin": twin, "far": far, "elsewhere": elsewhere}, "p", alpha=0.05)
+    tied = stats.tie_group(
+        leader, {"twin": twin, "far": far, "elsewhere": elsewhere}, "p", alpha=0.05
+    )
     assert set(tied) == {"twin"}
     assert tied["twin"].p_value >= 0.05

@@ -32,7 +32,10 @@ def make_files(folder: Path, n: int, tag: str) -> list[Path]:
     for k in range(n):
         varied = [dict(r) for r in records]
         target = varied[k % len(varied)]
-        target["answers"] = [*target["answers"], f"state of item {tag}-{k} was before {k} before and after {k} afterwards"]
+        target["answers"] = [
+            *target["answers"],
+            f"state of item {tag}-{k} was before {k} before and after {k} afterwards",
+        ]
         path = folder / f"{tag}-{k:03d}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in varied))
         paths.append(path)
@@ -41,15 +44,33 @@ def make_files(folder: Path, n: int, tag: str) -> list[Path]:
 
 def _worker(db: Path, folder: Path, team: str) -> None:
     from procbench.api import load_task
-    from submissions import submit
+    from procbench.submissions import submit
 
     spec, runner = load_task("openpi")
     files = sorted(folder.glob("*.jsonl"))
     print("ready", flush=True)
     created = 0
     for path in files:
-        created += submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=path, model=path.stem, team=team, db_path=db).created
-    again = submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=files[0], model=files[0].stem, team=team, db_path=db)
+        created += submit(
+            spec,
+            runner,
+            data_root=SAMPLE_DATA_ROOT,
+            split="test",
+            predictions=path,
+            model=path.stem,
+            team=team,
+            db_path=db,
+        ).created
+    again = submit(
+        spec,
+        runner,
+        data_root=SAMPLE_DATA_ROOT,
+        split="test",
+        predictions=files[0],
+        model=files[0].stem,
+        team=team,
+        db_path=db,
+    )
     print(json.dumps({"created": created, "resubmit_created": again.created}), flush=True)
 
 
@@ -65,7 +86,7 @@ class _Reader(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
-        from submissions.store import reader
+        from procbench.submissions.store import reader
 
         try:
             while not self.stop.is_set():
@@ -89,7 +110,14 @@ WHERE (SELECT count(*) FROM aggregates a WHERE a.submission_id = s.submission_id
 
 def _python(*args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    return subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=PROJECT_ROOT)
+    return subprocess.Popen(
+        [sys.executable, __file__, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=PROJECT_ROOT,
+    )
 
 
 def test_eight_processes_store_every_file_exactly_once(tmp_path: Path) -> None:
@@ -120,14 +148,22 @@ def test_eight_processes_store_every_file_exactly_once(tmp_path: Path) -> None:
             "SELECT count(*), count(DISTINCT content_sha256), count(DISTINCT model) FROM submissions"
         ).fetchone()
         assert total == distinct_files == distinct_models == WORKERS * FILES_PER_WORKER
-        assert con.execute("SELECT count(*) FROM raw_files").fetchone()[0] == WORKERS * FILES_PER_WORKER
-        assert con.execute("SELECT count(*) FROM status_history").fetchone()[0] == 3 * WORKERS * FILES_PER_WORKER
-        per_team = dict(con.execute("SELECT team, count(*) FROM submissions GROUP BY team").fetchall())
+        assert (
+            con.execute("SELECT count(*) FROM raw_files").fetchone()[0]
+            == WORKERS * FILES_PER_WORKER
+        )
+        assert (
+            con.execute("SELECT count(*) FROM status_history").fetchone()[0]
+            == 3 * WORKERS * FILES_PER_WORKER
+        )
+        per_team = dict(
+            con.execute("SELECT team, count(*) FROM submissions GROUP BY team").fetchall()
+        )
         assert per_team == {f"team-{w}": FILES_PER_WORKER for w in range(WORKERS)}
         assert con.execute("SELECT count(*) FROM failures").fetchone()[0] == 0
     finally:
         con.close()
-    from submissions.admin import check_consistency
+    from procbench.submissions.admin import check_consistency
 
     assert check_consistency(db) == []
 

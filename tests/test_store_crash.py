@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from procbench.paths import PROJECT_ROOT
-from submissions.admin import check_consistency
-from submissions.store import CRASH_ENV
+from procbench.submissions.admin import check_consistency
+from procbench.submissions.store import CRASH_ENV
 from tests.test_submissions_support import query, submit_openpi, variant
 
 CRASH_POINTS = {  # point -> submissions stored when the process dies there
@@ -31,19 +31,37 @@ FILES_PER_ROUND = 25
 def _victim(db: Path, folder: Path) -> None:
     from procbench.api import load_task
     from procbench.paths import SAMPLE_DATA_ROOT
-    from submissions import submit
+    from procbench.submissions import submit
 
     spec, runner = load_task("openpi")
     print("ready", flush=True)
     files = sorted(folder.glob("*.jsonl"))
     for path in files:
-        submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=path, model=path.stem, team="t", db_path=db)
+        submit(
+            spec,
+            runner,
+            data_root=SAMPLE_DATA_ROOT,
+            split="test",
+            predictions=path,
+            model=path.stem,
+            team="t",
+            db_path=db,
+        )
     print("done", flush=True)
     if os.environ.get(CRASH_ENV):
         return
     while True:  # keep writing (idempotent resubmissions are full store transactions) until killed
         for path in files:
-            submit(spec, runner, data_root=SAMPLE_DATA_ROOT, split="test", predictions=path, model=path.stem, team="t", db_path=db)
+            submit(
+                spec,
+                runner,
+                data_root=SAMPLE_DATA_ROOT,
+                split="test",
+                predictions=path,
+                model=path.stem,
+                team="t",
+                db_path=db,
+            )
 
 
 def _spawn(db: Path, folder: Path, crash_at: str | None = None) -> subprocess.Popen[str]:
@@ -52,7 +70,12 @@ def _spawn(db: Path, folder: Path, crash_at: str | None = None) -> subprocess.Po
     if crash_at:
         env[CRASH_ENV] = crash_at
     return subprocess.Popen(
-        [sys.executable, __file__, str(db), str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=PROJECT_ROOT
+        [sys.executable, __file__, str(db), str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=PROJECT_ROOT,
     )
 
 
@@ -65,12 +88,18 @@ def _rerun(db: Path, folder: Path) -> None:
         submit_openpi(db, path, model=path.stem)
 
 
-def test_sigkill_at_each_crash_point_leaves_a_consistent_store_and_a_rerun_completes(tmp_path: Path) -> None:
+def test_sigkill_at_each_crash_point_leaves_a_consistent_store_and_a_rerun_completes(
+    tmp_path: Path,
+) -> None:
     cases = {}
     for point in CRASH_POINTS:
         folder = tmp_path / point / "files"
         variant(folder, 3)
-        cases[point] = (tmp_path / point / "board.duckdb", folder, _spawn(tmp_path / point / "board.duckdb", folder, point))
+        cases[point] = (
+            tmp_path / point / "board.duckdb",
+            folder,
+            _spawn(tmp_path / point / "board.duckdb", folder, point),
+        )
     for point, (db, folder, proc) in cases.items():
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == -signal.SIGKILL, f"{point}: exit {proc.returncode}\n{err[-2000:]}"
@@ -97,7 +126,9 @@ def test_sigkill_at_random_moments_then_rerun_stores_every_file_once(tmp_path: P
         assert proc.stdout.readline().strip() == "ready"
     # kill each victim somewhere inside its stream of submissions (each takes tens of milliseconds)
     start = time.monotonic()
-    for at, proc in sorted(((rng.uniform(0.05, 1.2), proc) for _, _, proc in rounds), key=lambda pair: pair[0]):
+    for at, proc in sorted(
+        ((rng.uniform(0.05, 1.2), proc) for _, _, proc in rounds), key=lambda pair: pair[0]
+    ):
         time.sleep(max(0.0, start + at - time.monotonic()))
         proc.send_signal(signal.SIGKILL)
     for db, folder, proc in rounds:
@@ -108,7 +139,10 @@ def test_sigkill_at_random_moments_then_rerun_stores_every_file_once(tmp_path: P
             assert check_consistency(db) == []
         _rerun(db, folder)
         assert _stored(db) == FILES_PER_ROUND
-        assert query(db, "SELECT count(DISTINCT content_sha256) FROM submissions")[0][0] == FILES_PER_ROUND
+        assert (
+            query(db, "SELECT count(DISTINCT content_sha256) FROM submissions")[0][0]
+            == FILES_PER_ROUND
+        )
         assert check_consistency(db) == []
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from submissions import store
+from procbench.submissions import store
 from tests.test_submissions_support import STRONG, submit_openpi
 
 
@@ -56,7 +56,12 @@ def test_the_file_is_released_after_each_block(tmp_path: Path) -> None:
     with store.writer(db) as con:
         con.execute("INSERT INTO teams (team, created_at) VALUES ('x', now())")
     probe = f"import duckdb; c = duckdb.connect({str(db)!r}); print(c.execute('SELECT count(*) FROM teams').fetchone()[0])"
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "1"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "1"
+    )
     with store.reader(db) as con:
         assert con.execute("SELECT team FROM teams").fetchall() == [("x",)]
 

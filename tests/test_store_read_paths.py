@@ -17,17 +17,36 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from leaderboard import queries as site
-from leaderboard.bench import generate
+from procbench.leaderboard import queries as site
+from procbench.leaderboard.bench import generate
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SCHEMA_DIR
-from submissions import load_reported, queries as admin_queries, store
-from submissions.admin import apply, check_consistency
+from procbench.submissions import load_reported, queries as admin_queries, store
+from procbench.submissions.admin import apply, check_consistency
 from procbench.rescore import rescore
-from tests.test_submissions_support import NO_CHANGE, STRONG, TEMPLATE, dev_predictions, hidden_test_spec, openpi_spec_variant, query, submit_openpi
+from tests.test_submissions_support import (
+    NO_CHANGE,
+    STRONG,
+    TEMPLATE,
+    dev_predictions,
+    hidden_test_spec,
+    openpi_spec_variant,
+    query,
+    submit_openpi,
+)
 
-BOARD_002 = re.search(r"CREATE OR REPLACE VIEW board AS.*?;", (SCHEMA_DIR / "002_trust.sql").read_text(encoding="utf-8"), re.S).group(0)  # type: ignore[union-attr]
-UNORDERED = {"home", "board", "slice_table", "figures", "submissions_of"}  # queries without ORDER BY: rows compared as sets
+BOARD_002 = re.search(
+    r"CREATE OR REPLACE VIEW board AS.*?;",
+    (SCHEMA_DIR / "002_trust.sql").read_text(encoding="utf-8"),
+    re.S,
+).group(0)  # type: ignore[union-attr]
+UNORDERED = {
+    "home",
+    "board",
+    "slice_table",
+    "figures",
+    "submissions_of",
+}  # queries without ORDER BY: rows compared as sets
 
 
 def _read_path_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -53,7 +72,9 @@ def _read_path_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
         ).fetchall()
     ]
     for table in store.SPANNED:
-        (watermark,) = con.execute("SELECT coalesce(max(last_row) + 1, 0) FROM row_spans WHERE table_name = ?", [table]).fetchone()  # type: ignore[misc]
+        (watermark,) = con.execute(
+            "SELECT coalesce(max(last_row) + 1, 0) FROM row_spans WHERE table_name = ?", [table]
+        ).fetchone()  # type: ignore[misc]
         problems += [
             f"row_spans does not match the {table} rows of submission {sid}"
             for (sid,) in con.execute(
@@ -86,8 +107,12 @@ def _in_step(db: Path) -> None:
             WHERE NOT b.is_reference OR t.data_kind = 'unknown' OR (s.reported_on <> '' AND s.reported_on = t.data_digest)
             """
         )
-        assert con.execute("SELECT count(*) FROM (FROM board EXCEPT ALL FROM board_002)").fetchone() == (0,)
-        assert con.execute("SELECT count(*) FROM (FROM board_002 EXCEPT ALL FROM board)").fetchone() == (0,)
+        assert con.execute(
+            "SELECT count(*) FROM (FROM board EXCEPT ALL FROM board_002)"
+        ).fetchone() == (0,)
+        assert con.execute(
+            "SELECT count(*) FROM (FROM board_002 EXCEPT ALL FROM board)"
+        ).fetchone() == (0,)
     finally:
         con.close()
 
@@ -100,17 +125,28 @@ def store_v3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     db = folder / "board.duckdb"
     generate(db, 18, seed=3, log=lambda _: None)
     _in_step(db)
-    ids = {p.stem: submit_openpi(db, p, model=p.stem).submission_id for p in (STRONG, TEMPLATE, NO_CHANGE)}
+    ids = {
+        p.stem: submit_openpi(db, p, model=p.stem).submission_id
+        for p in (STRONG, TEMPLATE, NO_CHANGE)
+    }
     _in_step(db)
     spec, runner = load_task("openpi")
     ids["reference"] = load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)[0]
     _in_step(db)
-    changed = openpi_spec_variant(folder / "specs", old="params { dedup = false", new="params { dedup = true", name="openpi")
+    changed = openpi_spec_variant(
+        folder / "specs", old="params { dedup = false", new="params { dedup = true", name="openpi"
+    )
     report = rescore(db, changed, data_root=SAMPLE_DATA_ROOT)
     assert len(report.rescored) == 3
     ids["rescored"] = report.rescored[0]
     _in_step(db)
-    ids["hidden-split"] = submit_openpi(db, dev_predictions(folder), spec_file=hidden_test_spec(folder, "dev"), split="dev", model="dev-gold").submission_id
+    ids["hidden-split"] = submit_openpi(
+        db,
+        dev_predictions(folder),
+        spec_file=hidden_test_spec(folder, "dev"),
+        split="dev",
+        model="dev-gold",
+    ).submission_id
     _in_step(db)
     apply(db, ids["template-guesser"], "hide")
     apply(db, ids["no-change-baseline"], "delete")
@@ -118,20 +154,36 @@ def store_v3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     apply(db, ids["strong-model"], "unhide")
     _in_step(db)
     assert check_consistency(db) == []
-    assert query(db, "SELECT count(DISTINCT fingerprint) FROM submissions WHERE task = 'openpi' AND split = 'test'") == [(2,)]
+    assert query(
+        db,
+        "SELECT count(DISTINCT fingerprint) FROM submissions WHERE task = 'openpi' AND split = 'test'",
+    ) == [(2,)]
     return db, ids
 
 
 def _results(db: Path) -> dict[str, Any]:
     """What every query of the site (and the admin read helpers) returns on this store."""
-    out: dict[str, Any] = {"tasks": site.tasks(db), "home": site.home(db), "board_columns": site.board_columns(db)}
+    out: dict[str, Any] = {
+        "tasks": site.tasks(db),
+        "home": site.home(db),
+        "board_columns": site.board_columns(db),
+    }
     sids = [r[0] for r in query(db, "SELECT submission_id FROM submissions ORDER BY submission_id")]
-    for task, split, fingerprint in query(db, "SELECT task, split, fingerprint FROM current_tasks ORDER BY ALL"):
+    for task, split, fingerprint in query(
+        db, "SELECT task, split, fingerprint FROM current_tasks ORDER BY ALL"
+    ):
         key = f"{task}/{split}"
         out[f"task_row {key}"] = site.task_row(db, task, split)  # type: ignore[arg-type]
         out[f"board {key}"] = site.board(db, task, split)  # type: ignore[arg-type]
         out[f"submissions_of {key}"] = site.submissions_of(db, task, split)  # type: ignore[arg-type]
-        picks = [r[0] for r in query(db, "SELECT submission_id FROM submissions WHERE task = ? AND split = ? ORDER BY submission_id LIMIT 3", [task, split])]
+        picks = [
+            r[0]
+            for r in query(
+                db,
+                "SELECT submission_id FROM submissions WHERE task = ? AND split = ? ORDER BY submission_id LIMIT 3",
+                [task, split],
+            )
+        ]
         metric = out[f"task_row {key}"]["primary_metric"]
         out[f"figures {key}"] = site.figures(db, task, split, picks, metric)  # type: ignore[arg-type]
         for (slice_name,) in query(
@@ -142,11 +194,19 @@ def _results(db: Path) -> dict[str, Any]:
             values = site.slice_values(db, task, split, slice_name)  # type: ignore[arg-type]
             out[f"slice_values {key} {slice_name}"] = values
             out[f"slice_table {key} {slice_name}"] = site.slice_table(db, task, split, slice_name)  # type: ignore[arg-type]
-            out[f"slice_table {key} {slice_name} picks"] = site.slice_table(db, task, split, slice_name, picks)  # type: ignore[arg-type]
-            out[f"item_labels {key} {slice_name}"] = site.item_labels(db, task, split, fingerprint, slice_name)  # type: ignore[arg-type]
+            out[f"slice_table {key} {slice_name} picks"] = site.slice_table(
+                db, task, split, slice_name, picks
+            )  # type: ignore[arg-type]
+            out[f"item_labels {key} {slice_name}"] = site.item_labels(
+                db, task, split, fingerprint, slice_name
+            )  # type: ignore[arg-type]
             for value in values:
-                out[f"board {key} {slice_name}={value}"] = site.board(db, task, split, slice_name, value)  # type: ignore[arg-type]
-    out["item_scores"] = site.item_scores(db, sids, for_aggregates=True)  # hidden splits too: the bootstrap's read path
+                out[f"board {key} {slice_name}={value}"] = site.board(
+                    db, task, split, slice_name, value
+                )  # type: ignore[arg-type]
+    out["item_scores"] = site.item_scores(
+        db, sids, for_aggregates=True
+    )  # hidden splits too: the bootstrap's read path
     for sid in sids:
         out[f"submission {sid}"] = site.submission(db, sid)  # type: ignore[arg-type]
         out[f"aggregates {sid}"] = site.aggregates(db, sid)  # type: ignore[arg-type]
@@ -190,15 +250,34 @@ def _as_version_2(src: Path, dst: Path) -> Path:
 def test_writers_keep_the_read_paths_in_step(store_v3: tuple[Path, dict[str, str]]) -> None:
     db, ids = store_v3
     _in_step(db)
-    assert query(db, "SELECT (SELECT count(*) FROM aggregates), (SELECT sum(len(value)) FROM aggregates_packed)")[0][0] > 0
+    assert (
+        query(
+            db,
+            "SELECT (SELECT count(*) FROM aggregates), (SELECT sum(len(value)) FROM aggregates_packed)",
+        )[0][0]
+        > 0
+    )
     # hidden, deleted and superseded rows stay packed (the board view filters them), and show nowhere on the board
     board_ids = {r[0] for r in query(db, "SELECT DISTINCT submission_id FROM board")}
-    assert ids["template-guesser"] not in board_ids and ids["no-change-baseline"] not in board_ids and ids["strong-model"] not in board_ids
+    assert (
+        ids["template-guesser"] not in board_ids
+        and ids["no-change-baseline"] not in board_ids
+        and ids["strong-model"] not in board_ids
+    )
     assert ids["rescored"] in board_ids and ids["hidden-split"] in board_ids
-    assert query(db, "SELECT count(*) FROM aggregates_packed WHERE submission_id = ?", [ids["template-guesser"]])[0][0] > 0
+    assert (
+        query(
+            db,
+            "SELECT count(*) FROM aggregates_packed WHERE submission_id = ?",
+            [ids["template-guesser"]],
+        )[0][0]
+        > 0
+    )
 
 
-def test_site_queries_are_unchanged_by_migration_003(store_v3: tuple[Path, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_site_queries_are_unchanged_by_migration_003(
+    store_v3: tuple[Path, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db, _ = store_v3
     old = _as_version_2(db, tmp_path / "v2.duckdb")
     upgraded = tmp_path / "upgraded.duckdb"
@@ -209,13 +288,26 @@ def test_site_queries_are_unchanged_by_migration_003(store_v3: tuple[Path, dict[
     native, migrated = _results(db), _results(upgraded)
     _same(native, migrated)
     released = store.migrations()
-    monkeypatch.setattr(store, "migrations", lambda: [m for m in released if m[0] <= 2])  # read the 002 store as 002 code would find it
-    assert query(old, "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('aggregates_packed', 'row_spans')") == [(0,)]
+    monkeypatch.setattr(
+        store, "migrations", lambda: [m for m in released if m[0] <= 2]
+    )  # read the 002 store as 002 code would find it
+    assert query(
+        old,
+        "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('aggregates_packed', 'row_spans')",
+    ) == [(0,)]
     # migration 004 (not 003) leaves out reported rows that were not reported on the board's data: the 002 board still shows them
-    unshown = [r[0] for r in query(db, "SELECT submission_id FROM submissions WHERE is_reference AND submission_id NOT IN (SELECT submission_id FROM board)")]
+    unshown = [
+        r[0]
+        for r in query(
+            db,
+            "SELECT submission_id FROM submissions WHERE is_reference AND submission_id NOT IN (SELECT submission_id FROM board)",
+        )
+    ]
     assert unshown  # the paper row loaded beside the bundled samples, once the current openpi board is over sample data
     as_002 = {
-        k: v.filter(~pl.col("submission_id").is_in(unshown)) if isinstance(v, pl.DataFrame) and "submission_id" in v.columns else v
+        k: v.filter(~pl.col("submission_id").is_in(unshown))
+        if isinstance(v, pl.DataFrame) and "submission_id" in v.columns
+        else v
         for k, v in _results(old).items()
     }
     _same(native, as_002)
@@ -229,29 +321,48 @@ def test_rows_written_around_the_store_are_read_and_then_synced(tmp_path: Path) 
     reference = load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)[0]
     before = site.item_scores(db, [strong, template])
 
-    raw = duckdb.connect(str(db))  # another tool, not the store's writer: no spans recorded, nothing packed
-    raw.execute("INSERT INTO item_scores VALUES (?, 'zz-extra', 'rouge_f1', 0.25), (?, 'zz-extra', 'rouge_f1', 0.5)", [template, reference])
+    raw = duckdb.connect(
+        str(db)
+    )  # another tool, not the store's writer: no spans recorded, nothing packed
+    raw.execute(
+        "INSERT INTO item_scores VALUES (?, 'zz-extra', 'rouge_f1', 0.25), (?, 'zz-extra', 'rouge_f1', 0.5)",
+        [template, reference],
+    )
     raw.execute("INSERT INTO aggregates VALUES (?, 'extra', 'x', 'rouge_f1', 0.5, 7)", [strong])
     raw.close()
     with store.reader(db) as con:
         assert _read_path_problems(con) == [
             f"aggregates_packed does not match the aggregates of submission {strong}"
         ]  # the unsynced tail of item_scores is no problem
-    assert ("extra", "x", "rouge_f1", 0.5, 7) in site.aggregates(db, strong).rows()  # past the last aggregates span: scanned too
+    assert ("extra", "x", "rouge_f1", 0.5, 7) in site.aggregates(
+        db, strong
+    ).rows()  # past the last aggregates span: scanned too
     items = site.item_scores(db, [strong, template, reference])
     assert items[strong] == before[strong]
     assert items[template][-1].item_id == "zz-extra" and items[template][:-1] == before[template]
-    assert [(i.item_id, dict(i.values)) for i in items[reference]] == [("zz-extra", {"rouge_f1": 0.5})]
+    assert [(i.item_id, dict(i.values)) for i in items[reference]] == [
+        ("zz-extra", {"rouge_f1": 0.5})
+    ]
 
     with store.writer(db):  # any write syncs
         pass
     _in_step(db)
-    assert query(db, "SELECT slice_n_items FROM board WHERE submission_id = ? AND slice = 'extra'", [strong]) == [(7,)]
-    assert query(db, "SELECT n_rows FROM row_spans WHERE table_name = 'item_scores' AND submission_id = ?", [reference]) == [(1,)]
+    assert query(
+        db, "SELECT slice_n_items FROM board WHERE submission_id = ? AND slice = 'extra'", [strong]
+    ) == [(7,)]
+    assert query(
+        db,
+        "SELECT n_rows FROM row_spans WHERE table_name = 'item_scores' AND submission_id = ?",
+        [reference],
+    ) == [(1,)]
     assert site.item_scores(db, [strong, template, reference]) == items
 
-    raw = duckdb.connect(str(db))  # the table rewritten in another order behind the store's back: the spans point at other rows
-    raw.execute("CREATE TABLE moved AS SELECT * FROM item_scores ORDER BY item_id DESC, submission_id")
+    raw = duckdb.connect(
+        str(db)
+    )  # the table rewritten in another order behind the store's back: the spans point at other rows
+    raw.execute(
+        "CREATE TABLE moved AS SELECT * FROM item_scores ORDER BY item_id DESC, submission_id"
+    )
     raw.execute("DROP TABLE item_scores")
     raw.execute("ALTER TABLE moved RENAME TO item_scores")
     raw.close()
@@ -264,32 +375,45 @@ def test_rows_written_around_the_store_are_read_and_then_synced(tmp_path: Path) 
         > 0
     )
     assert site.item_scores(db, [strong, template, reference]) == items
-    for sid in (strong, template, reference):  # alone, each span misses some of its rows: read by a full scan, still right
+    for sid in (
+        strong,
+        template,
+        reference,
+    ):  # alone, each span misses some of its rows: read by a full scan, still right
         assert site.item_scores(db, [sid]) == {sid: items[sid]}
     with store.writer(db):  # the next write notices and measures the spans again
         pass
     _in_step(db)
 
     raw = duckdb.connect(str(db))  # rows deleted behind the store's back
-    raw.execute("DELETE FROM item_scores WHERE submission_id = ? AND item_id = 'zz-extra'", [template])
+    raw.execute(
+        "DELETE FROM item_scores WHERE submission_id = ? AND item_id = 'zz-extra'", [template]
+    )
     raw.close()
     expected = {**items, template: before[template]}
     assert site.item_scores(db, [strong, template, reference]) == expected
-    assert admin_queries.item_scores(db, template, admin=True).height == sum(len(i.values) for i in before[template])
+    assert admin_queries.item_scores(db, template, admin=True).height == sum(
+        len(i.values) for i in before[template]
+    )
     with store.writer(db):
         pass
     _in_step(db)
     assert site.item_scores(db, [strong, template, reference]) == expected
 
 
-def test_appended_packed_rows_are_reclustered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_appended_packed_rows_are_reclustered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(store, "CLUSTER_MIN_ROWS", 0)
     monkeypatch.setattr(store, "CLUSTER_SHARE", 0.0)
     db = tmp_path / "board.duckdb"
     generate(db, 9, seed=1, log=lambda _: None)
     submit_openpi(db, STRONG, model="strong")
     submit_openpi(db, dev_predictions(tmp_path), split="dev", model="dev-gold")
-    rows = query(db, "SELECT task, split, slice, slice_value, clustered FROM aggregates_packed ORDER BY rowid")
+    rows = query(
+        db,
+        "SELECT task, split, slice, slice_value, clustered FROM aggregates_packed ORDER BY rowid",
+    )
     assert all(r[4] for r in rows)
     keys = [r[:4] for r in rows]
     assert keys == sorted(keys) and len({r[0] for r in rows}) == 9

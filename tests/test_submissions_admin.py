@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from procbench.cli import app
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT
-from submissions import load_reported, queries
-from submissions.admin import apply, check_consistency
-from submissions.export import board_frame
+from procbench.submissions import load_reported, queries
+from procbench.submissions.admin import apply, check_consistency
+from procbench.submissions.export import board_frame
 from tests.test_submissions_support import NO_CHANGE, STRONG, TEMPLATE, query, submit_openpi
 
 cli = CliRunner()
@@ -40,14 +40,32 @@ def _sid(db: Path, model: str) -> str:
 
 def test_hide_unhide_delete_restore_keep_rows_and_history(db: Path) -> None:
     sid = _sid(db, "strong-model")
-    for command, on_board in (("hide", False), ("unhide", True), ("delete", False), ("restore", True)):
-        result = cli.invoke(app, ["admin", command, sid[:8], "--reason", f"because {command}", "--db", str(db)])
+    for command, on_board in (
+        ("hide", False),
+        ("unhide", True),
+        ("delete", False),
+        ("restore", True),
+    ):
+        result = cli.invoke(
+            app, ["admin", command, sid[:8], "--reason", f"because {command}", "--db", str(db)]
+        )
         assert result.exit_code == 0, result.output
         assert ("strong-model" in _board_models(db)) is on_board
     assert query(db, "SELECT count(*) FROM submissions WHERE submission_id = ?", [sid]) == [(1,)]
     history = queries.status_history(db, sid)
-    assert history["status"].to_list() == ["received", "validated", "scored", "hidden", "unhidden", "deleted", "restored"]
-    assert history["reason"].to_list()[-1] == "because restore" and history["actor"].to_list()[-1] != ""
+    assert history["status"].to_list() == [
+        "received",
+        "validated",
+        "scored",
+        "hidden",
+        "unhidden",
+        "deleted",
+        "restored",
+    ]
+    assert (
+        history["reason"].to_list()[-1] == "because restore"
+        and history["actor"].to_list()[-1] != ""
+    )
 
 
 def test_admin_actions_on_unknown_or_ambiguous_ids(db: Path) -> None:
@@ -76,14 +94,20 @@ def test_reference_rows_are_flagged_and_reloading_them_is_idempotent(db: Path) -
     before = query(db, "SELECT count(*) FROM submissions")[0][0]
     ids = load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)
     assert ids and query(db, "SELECT count(*) FROM submissions")[0][0] == before
-    assert query(db, "SELECT DISTINCT is_reference, team FROM submissions WHERE submission_id IN (SELECT unnest(?))", [ids]) == [(True, "reference")]
+    assert query(
+        db,
+        "SELECT DISTINCT is_reference, team FROM submissions WHERE submission_id IN (SELECT unnest(?))",
+        [ids],
+    ) == [(True, "reference")]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
 def test_export_round_trips_the_board(fmt: str, db: Path, tmp_path: Path) -> None:
     apply(db, _sid(db, "no-change-baseline"), "hide")
     out = tmp_path / f"board.{fmt}"
-    result = cli.invoke(app, ["export", "board", "--format", fmt, "--out", str(out), "--db", str(db)])
+    result = cli.invoke(
+        app, ["export", "board", "--format", fmt, "--out", str(out), "--db", str(db)]
+    )
     assert result.exit_code == 0, result.output
     expected = board_frame(db)
     read = {"csv": pl.read_csv, "parquet": pl.read_parquet, "json": pl.read_json}[fmt](out)
@@ -101,15 +125,27 @@ def test_export_round_trips_the_board(fmt: str, db: Path, tmp_path: Path) -> Non
 
 def test_export_one_task_and_unknown_task(db: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.csv"
-    assert cli.invoke(app, ["export", "board", "--task", "openpi", "--out", str(out), "--db", str(db)]).exit_code == 0
+    assert (
+        cli.invoke(
+            app, ["export", "board", "--task", "openpi", "--out", str(out), "--db", str(db)]
+        ).exit_code
+        == 0
+    )
     assert set(pl.read_csv(out)["task"].to_list()) == {"openpi"}
-    missing = cli.invoke(app, ["export", "board", "--task", "nope", "--out", str(out), "--db", str(db)])
+    missing = cli.invoke(
+        app, ["export", "board", "--task", "nope", "--out", str(out), "--db", str(db)]
+    )
     assert missing.exit_code == 5 and "no task 'nope'" in missing.output
-    assert cli.invoke(app, ["export", "board", "--format", "xlsx", "--out", str(out), "--db", str(db)]).exit_code == 5
+    assert (
+        cli.invoke(
+            app, ["export", "board", "--format", "xlsx", "--out", str(out), "--db", str(db)]
+        ).exit_code
+        == 5
+    )
 
 
 def test_model_card_is_stored_and_exported(tmp_path: Path) -> None:
-    from submissions.details import DetailError, ModelCard
+    from procbench.submissions.details import DetailError, ModelCard
 
     db = tmp_path / "b.duckdb"
     card = ModelCard(
@@ -122,7 +158,12 @@ def test_model_card_is_stored_and_exported(tmp_path: Path) -> None:
     )
     sid = submit_openpi(db, STRONG, card=card).submission_id
     row = queries.submission(db, sid)
-    assert (row["size_class"], row["weights"], row["method_family"], row["description"]) == ("medium", "open", "llm", "line one\nline two")
+    assert (row["size_class"], row["weights"], row["method_family"], row["description"]) == (
+        "medium",
+        "open",
+        "llm",
+        "line one\nline two",
+    )
     assert set(board_frame(db)["method_family"].unique().to_list()) == {"llm"}
     for bad in (
         ModelCard(paper_url="javascript:alert(1)"),

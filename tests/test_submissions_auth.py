@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from procbench.cli import app
 from procbench.paths import SAMPLE_DATA_ROOT
-from submissions import auth, store
-from submissions.errors import SubmissionRefused
+from procbench.submissions import auth, store
+from procbench.submissions.errors import SubmissionRefused
 from tests.test_submissions_support import STRONG, TEMPLATE, counts, failures, query, submit_openpi
 
 cli = CliRunner()
@@ -48,15 +48,36 @@ def test_submitting_with_the_token_stores_under_the_tokens_team(tmp_path: Path) 
 def test_cli_submit_with_token(tmp_path: Path) -> None:
     db = tmp_path / "board.duckdb"
     token = _create(db, "acme")
-    args = ["submit", "openpi", "--split", "test", "--predictions", str(STRONG), "--model", "m", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    args = [
+        "submit",
+        "openpi",
+        "--split",
+        "test",
+        "--predictions",
+        str(STRONG),
+        "--model",
+        "m",
+        "--db",
+        str(db),
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+    ]
     ok = cli.invoke(app, [*args, "--token", token])
     # the data root is said on stderr first (issue #29); the receipt is the stored line
-    assert ok.exit_code == 0 and any(line.startswith("stored") and "team acme" in line for line in ok.output.splitlines()), ok.output
+    assert ok.exit_code == 0 and any(
+        line.startswith("stored") and "team acme" in line for line in ok.output.splitlines()
+    ), ok.output
     refused = cli.invoke(app, [*args, "--team", "acme"])
-    assert refused.exit_code == 5 and "requires a token" in refused.output and "nothing was stored (receipt" in refused.output
+    assert (
+        refused.exit_code == 5
+        and "requires a token" in refused.output
+        and "nothing was stored (receipt" in refused.output
+    )
 
 
-@pytest.mark.parametrize("case", ["wrong", "expired", "revoked", "other team", "team without token"])
+@pytest.mark.parametrize(
+    "case", ["wrong", "expired", "revoked", "other team", "team without token"]
+)
 def test_bad_tokens_are_refused_and_nothing_is_stored(case: str, tmp_path: Path) -> None:
     db = tmp_path / "board.duckdb"
     token = _create(db, "acme")
@@ -69,7 +90,9 @@ def test_bad_tokens_are_refused_and_nothing_is_stored(case: str, tmp_path: Path)
         expected = "not valid"
     elif case == "expired":
         with store.writer(db) as con, store.transaction(con):
-            kwargs["token"] = auth.issue_token(con, "acme", now=store.now(), expires_at=store.now() - timedelta(seconds=1))
+            kwargs["token"] = auth.issue_token(
+                con, "acme", now=store.now(), expires_at=store.now() - timedelta(seconds=1)
+            )
         expected = "expired"
     elif case == "revoked":
         with store.writer(db) as con, store.transaction(con):
@@ -90,9 +113,11 @@ def test_bad_tokens_are_refused_and_nothing_is_stored(case: str, tmp_path: Path)
     assert row["stage"] == "auth" and expected in str(row["reason"])
 
 
-def test_a_token_revoked_while_the_file_is_scored_is_refused_at_store_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_token_revoked_while_the_file_is_scored_is_refused_at_store_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The early check passes; an admin revokes the token during scoring; the store's own check refuses."""
-    from runners.runner import TaskRunner
+    from procbench.runners.runner import TaskRunner
 
     db = tmp_path / "board.duckdb"
     token = _create(db, "acme")
@@ -108,14 +133,18 @@ def test_a_token_revoked_while_the_file_is_scored_is_refused_at_store_time(tmp_p
     with pytest.raises(SubmissionRefused, match="revoked") as caught:
         submit_openpi(db, STRONG, team=None, token=token)
     assert counts(db) == before
-    assert [f["stage"] for f in failures(db)] == ["auth"] and failures(db)[0]["receipt_id"] == caught.value.receipt
+    assert [f["stage"] for f in failures(db)] == ["auth"] and failures(db)[0][
+        "receipt_id"
+    ] == caught.value.receipt
 
 
 def test_an_expired_token_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "board.duckdb"
     with store.writer(db) as con, store.transaction(con):
         con.execute("INSERT INTO teams (team, created_at) VALUES ('acme', ?)", [store.now()])
-        token = auth.issue_token(con, "acme", now=store.now(), expires_at=store.now() + timedelta(hours=1))
+        token = auth.issue_token(
+            con, "acme", now=store.now(), expires_at=store.now() + timedelta(hours=1)
+        )
     assert submit_openpi(db, STRONG, team=None, token=token).created
     with pytest.raises(SubmissionRefused, match="expired"):
         submit_openpi(db, TEMPLATE, team=None, token=token, now=store.now() + timedelta(hours=2))

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from procbench.cli import app
-from submissions import quotas, store
-from submissions.errors import RejectedPredictions, SubmissionRefused
+from procbench.submissions import quotas, store
+from procbench.submissions.errors import RejectedPredictions, SubmissionRefused
 from tests.test_submissions_support import STRONG, counts, query, submit_openpi, variant
 
 cli = CliRunner()
@@ -23,7 +23,9 @@ def _quota(db: Path, **kwargs) -> None:  # type: ignore[no-untyped-def]
         quotas.set_quota(con, "openpi", now=T0, **kwargs)
 
 
-def test_daily_limit_counts_scored_submissions_and_says_when_the_next_slot_opens(tmp_path: Path) -> None:
+def test_daily_limit_counts_scored_submissions_and_says_when_the_next_slot_opens(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "board.duckdb"
     _quota(db, per_day=2, max_attempts=None)
     submit_openpi(db, variant(tmp_path, 1), now=T0)
@@ -33,7 +35,10 @@ def test_daily_limit_counts_scored_submissions_and_says_when_the_next_slot_opens
         submit_openpi(db, variant(tmp_path, 3), now=T0 + timedelta(hours=5))
     refusal = caught.value
     assert refusal.stage == "quota" and refusal.next_slot == T0 + timedelta(hours=24)
-    assert "2 scored submissions to openpi / test in the last 24 hours (limit 2 per day)" in refusal.message
+    assert (
+        "2 scored submissions to openpi / test in the last 24 hours (limit 2 per day)"
+        in refusal.message
+    )
     assert "next slot opens at 2026-11-23 09:00:00 UTC (in 19 h 00 min)" in refusal.message
     assert counts(db) == before
     # an idempotent resubmission is not a new submission: never refused, never counted
@@ -64,12 +69,17 @@ def test_max_attempts_counts_failed_validation_but_not_refusals(tmp_path: Path) 
     with pytest.raises(RejectedPredictions):
         submit_openpi(db, bad, now=T0)  # attempt 1 (failed validation)
     with pytest.raises(SubmissionRefused):
-        submit_openpi(db, STRONG, filename="../x.jsonl", now=T0)  # refused before the scorer: not an attempt
+        submit_openpi(
+            db, STRONG, filename="../x.jsonl", now=T0
+        )  # refused before the scorer: not an attempt
     submit_openpi(db, variant(tmp_path, 1), now=T0)  # attempt 2
     submit_openpi(db, variant(tmp_path, 2), now=T0)  # attempt 3
     with pytest.raises(SubmissionRefused) as caught:
         submit_openpi(db, variant(tmp_path, 3), now=T0 + timedelta(days=30))
-    assert "used all 3 attempts" in caught.value.message and "(2 scored, 1 failed)" in caught.value.message
+    assert (
+        "used all 3 attempts" in caught.value.message
+        and "(2 scored, 1 failed)" in caught.value.message
+    )
     assert caught.value.next_slot is None and "no further slot opens" in caught.value.message
 
 
@@ -98,11 +108,18 @@ def test_concurrent_submissions_never_overshoot_the_quota(tmp_path: Path) -> Non
 
 def test_admin_quota_command(tmp_path: Path) -> None:
     db = tmp_path / "board.duckdb"
-    result = cli.invoke(app, ["admin", "quota", "openpi", "--per-day", "3", "--max-attempts", "10", "--db", str(db)])
+    result = cli.invoke(
+        app, ["admin", "quota", "openpi", "--per-day", "3", "--max-attempts", "10", "--db", str(db)]
+    )
     assert result.exit_code == 0 and "per day 3, max attempts 10" in result.output
-    assert query(db, "SELECT task, split, per_day, max_attempts FROM quotas") == [("openpi", "", 3, 10)]
+    assert query(db, "SELECT task, split, per_day, max_attempts FROM quotas") == [
+        ("openpi", "", 3, 10)
+    ]
     listing = cli.invoke(app, ["admin", "quotas", "--db", str(db)])
     assert "openpi" in listing.output and "per day 3" in listing.output
-    assert cli.invoke(app, ["admin", "quota", "openpi", "--per-day", "-1", "--db", str(db)]).exit_code == 5
+    assert (
+        cli.invoke(app, ["admin", "quota", "openpi", "--per-day", "-1", "--db", str(db)]).exit_code
+        == 5
+    )
     cleared = cli.invoke(app, ["admin", "quota", "openpi", "--clear", "--db", str(db)])
     assert cleared.exit_code == 0 and query(db, "SELECT count(*) FROM quotas") == [(0,)]

@@ -9,13 +9,24 @@ import duckdb
 
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
-from submissions import submit
+from procbench.submissions import submit
 
 OPENPI_SAMPLES = SAMPLE_SUBMISSIONS_DIR / "openpi"
 STRONG = OPENPI_SAMPLES / "strong-model.jsonl"
 TEMPLATE = OPENPI_SAMPLES / "template-guesser.jsonl"
 NO_CHANGE = OPENPI_SAMPLES / "no-change-baseline.jsonl"
-TABLES = ("submissions", "item_scores", "aggregates", "status_history", "tasks", "item_labels", "raw_files", "teams", "team_tokens", "quotas")
+TABLES = (
+    "submissions",
+    "item_scores",
+    "aggregates",
+    "status_history",
+    "tasks",
+    "item_labels",
+    "raw_files",
+    "teams",
+    "team_tokens",
+    "quotas",
+)
 
 
 def counts(db: Path) -> dict[str, int]:
@@ -59,14 +70,27 @@ def submit_openpi(
     **kwargs,
 ):  # type: ignore[no-untyped-def]
     spec, runner = load_task(spec_file)
-    return submit(spec, runner, data_root=data_root, split=split, predictions=path, model=model, team=team, db_path=db, **kwargs)
+    return submit(
+        spec,
+        runner,
+        data_root=data_root,
+        split=split,
+        predictions=path,
+        model=model,
+        team=team,
+        db_path=db,
+        **kwargs,
+    )
 
 
 def variant(folder: Path, k: int, base: Path = STRONG) -> Path:
     """A distinct valid OpenPI file: the base plus one extra answer on item k."""
     records = [json.loads(line) for line in base.read_text().splitlines()]
     target = records[k % len(records)]
-    target["answers"] = [*target["answers"], f"state of thing {k} was old before and new afterwards"]
+    target["answers"] = [
+        *target["answers"],
+        f"state of thing {k} was old before and new afterwards",
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"variant-{k}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -78,7 +102,12 @@ def dev_predictions(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "dev-gold.jsonl"
     gold = SAMPLE_DATA_ROOT / "openpi" / "data" / "gold" / "dev" / "id_answers.jsonl"
-    path.write_text("".join(json.dumps({"id": r["id"], "answers": r["answers"]}) + "\n" for r in map(json.loads, gold.read_text().splitlines())))
+    path.write_text(
+        "".join(
+            json.dumps({"id": r["id"], "answers": r["answers"]}) + "\n"
+            for r in map(json.loads, gold.read_text().splitlines())
+        )
+    )
     return path
 
 
@@ -96,7 +125,10 @@ def hidden_test_spec(folder: Path, split: str = "test") -> Path:
     """specs/openpi.spec with one split hidden (the sample dev split has 4 items, test 22)."""
     # a folder of its own: the task keeps its name, and a task is named after its file
     return openpi_spec_variant(
-        folder / f"openpi-hidden-{split}", old="splits = [dev, test]", new=f"splits = [dev, test]\n    hidden = [{split}]", name="openpi"
+        folder / f"openpi-hidden-{split}",
+        old="splits = [dev, test]",
+        new=f"splits = [dev, test]\n    hidden = [{split}]",
+        name="openpi",
     )
 
 

@@ -15,21 +15,28 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from runners._types import MAX_PROBLEM_CHARS, GoldSet, InvalidPredictions, MoreProblems, Problem, ProblemList
-from runners.paged.predictions import read_graph_text
-from runners.paradise.predictions import check_predictions
-from runners.pmllm.answers import read_answers, read_submission
-from runners.pmllm.questions import read_questions
-from runners.pmllm.scoring import aggregate_sums, score_answers
-from runners.predictions import MAX_JSON_DEPTH, MAX_PROBLEMS, FieldType, SchemaReader
-from runners.propara.action_file import ParticipantTrack, ProcessTracks
-from runners.propara.leaderboard import read_predictions as read_action_predictions
-from runners.propara.naacl18 import read_naacl18_grid
-from runners.propara.naacl18_gold import Label, Paragraph
-from runners.runner import TaskRunner
-from submissions.errors import RejectedPredictions, ScoringFailed
-from submissions.intake import MAX_REASON_CHARS
-from submissions.staging import IntakeLimits
+from procbench.runners._types import (
+    MAX_PROBLEM_CHARS,
+    GoldSet,
+    InvalidPredictions,
+    MoreProblems,
+    Problem,
+    ProblemList,
+)
+from procbench.runners.paged.predictions import read_graph_text
+from procbench.runners.paradise.predictions import check_predictions
+from procbench.runners.pmllm.answers import read_answers, read_submission
+from procbench.runners.pmllm.questions import read_questions
+from procbench.runners.pmllm.scoring import aggregate_sums, score_answers
+from procbench.runners.predictions import MAX_JSON_DEPTH, MAX_PROBLEMS, FieldType, SchemaReader
+from procbench.runners.propara.action_file import ParticipantTrack, ProcessTracks
+from procbench.runners.propara.leaderboard import read_predictions as read_action_predictions
+from procbench.runners.propara.naacl18 import read_naacl18_grid
+from procbench.runners.propara.naacl18_gold import Label, Paragraph
+from procbench.runners.runner import TaskRunner
+from procbench.submissions.errors import RejectedPredictions, ScoringFailed
+from procbench.submissions.intake import MAX_REASON_CHARS
+from procbench.submissions.staging import IntakeLimits
 from tests.test_submissions_support import NO_CHANGE, STRONG, counts, failures, submit_openpi
 
 N_BAD = 20_000  # bad lines in a generated file: far more than MAX_PROBLEMS
@@ -116,7 +123,10 @@ def test_intake_stores_a_bounded_failure_reason(tmp_path: Path) -> None:
     submit_openpi(db, NO_CHANGE, team="earlier")
     before = counts(db)
     long_id = "z" * 20_000
-    path = _write(tmp_path / "huge.jsonl", [json.dumps({"id": f"{long_id}{i}", "answers": []}) for i in range(2_000)])
+    path = _write(
+        tmp_path / "huge.jsonl",
+        [json.dumps({"id": f"{long_id}{i}", "answers": []}) for i in range(2_000)],
+    )
     with pytest.raises(RejectedPredictions) as caught:
         submit_openpi(db, path)
     assert caught.value.count == 2_000 and len(caught.value.problems) == MAX_PROBLEMS + 1
@@ -130,7 +140,9 @@ def test_intake_stores_a_bounded_failure_reason(tmp_path: Path) -> None:
 
 
 def _action_gold() -> GoldSet:
-    tracks = ProcessTracks(7, 2, (ParticipantTrack("water", ("unk", "unk", "unk"), ("NONE", "NONE")),))
+    tracks = ProcessTracks(
+        7, 2, (ParticipantTrack("water", ("unk", "unk", "unk"), ("NONE", "NONE")),)
+    )
     return GoldSet(items={"7": tracks})
 
 
@@ -140,11 +152,19 @@ def _naacl18_gold() -> GoldSet:
 
 
 @pytest.mark.parametrize("sentence", [3, 10_000_000, 300_000_000])
-def test_action_file_rows_beyond_the_gold_sentences_are_refused_at_their_line(tmp_path: Path, sentence: int) -> None:
-    rows = ["7\t1\twater\tNONE\t?\t?", "7\t2\twater\tNONE\t?\t?", f"7\t{sentence}\twater\tNONE\t?\t?"]
+def test_action_file_rows_beyond_the_gold_sentences_are_refused_at_their_line(
+    tmp_path: Path, sentence: int
+) -> None:
+    rows = [
+        "7\t1\twater\tNONE\t?\t?",
+        "7\t2\twater\tNONE\t?\t?",
+        f"7\t{sentence}\twater\tNONE\t?\t?",
+    ]
     with pytest.raises(InvalidPredictions) as caught:
         read_action_predictions(_write(tmp_path / "p.tsv", rows), _action_gold())
-    assert [(p.line, p.message) for p in caught.value.problems] == [(3, f"sentence number {sentence} is outside process 7's sentences 1-2")]
+    assert [(p.line, p.message) for p in caught.value.problems] == [
+        (3, f"sentence number {sentence} is outside process 7's sentences 1-2")
+    ]
 
 
 def test_action_file_within_range_and_unknown_processes_are_accepted(tmp_path: Path) -> None:
@@ -155,16 +175,26 @@ def test_action_file_within_range_and_unknown_processes_are_accepted(tmp_path: P
 
 
 @pytest.mark.parametrize("sid", [0, 3, 300_000_000])
-def test_naacl18_grid_rows_outside_the_gold_sentences_are_refused_at_their_line(tmp_path: Path, sid: int) -> None:
+def test_naacl18_grid_rows_outside_the_gold_sentences_are_refused_at_their_line(
+    tmp_path: Path, sid: int
+) -> None:
     rows = ["7\t1\twater\tsoil\troot", "7\t2\twater\troot\troot", f"7\t{sid}\twater\troot\tleaf"]
     with pytest.raises(InvalidPredictions) as caught:
         read_naacl18_grid(_write(tmp_path / "g.tsv", rows), _naacl18_gold())
-    assert [(p.line, p.message) for p in caught.value.problems] == [(3, f"sentence id {sid} is outside paragraph 7's sentences 1-2")]
+    assert [(p.line, p.message) for p in caught.value.problems] == [
+        (3, f"sentence id {sid} is outside paragraph 7's sentences 1-2")
+    ]
 
 
 # -- 3. per-answer limits and deep JSON --------------------------------------------------------------
 
-SMALL = SchemaReader("jsonl", "id", (("id", FieldType("str")), ("x", FieldType("any"))), max_text_chars=50, max_list_items=20)
+SMALL = SchemaReader(
+    "jsonl",
+    "id",
+    (("id", FieldType("str")), ("x", FieldType("any"))),
+    max_text_chars=50,
+    max_list_items=20,
+)
 
 
 def _nested(depth: int) -> object:
@@ -180,7 +210,9 @@ def _nested(depth: int) -> object:
     items=st.integers(min_value=0, max_value=60),
     position=st.integers(min_value=0, max_value=3),
 )
-def test_schema_reader_limits_accept_or_refuse_at_the_line(tmp_path_factory: pytest.TempPathFactory, depth: int, text: int, items: int, position: int) -> None:
+def test_schema_reader_limits_accept_or_refuse_at_the_line(
+    tmp_path_factory: pytest.TempPathFactory, depth: int, text: int, items: int, position: int
+) -> None:
     ids = ["a", "b", "c", "d"]
     lines = [json.dumps({"id": i, "x": "ok"}) for i in ids]
     value = {"deep": _nested(depth), "text": "t" * text, "list": list(range(items))}
@@ -199,14 +231,21 @@ def test_schema_reader_limits_accept_or_refuse_at_the_line(tmp_path_factory: pyt
 
 
 def test_a_hundred_thousand_deep_line_is_refused_at_its_line(tmp_path: Path) -> None:
-    lines = [json.dumps({"id": "a", "x": 1}), '{"id": "b", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"]
+    lines = [
+        json.dumps({"id": "a", "x": 1}),
+        '{"id": "b", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ]
     with pytest.raises(InvalidPredictions) as caught:
         SMALL(_write(tmp_path / "p.jsonl", lines), GoldSet(items={"a": None, "b": None}))
-    assert [(p.line, p.message) for p in caught.value.problems] == [(2, f"not accepted: the JSON is nested more than {MAX_JSON_DEPTH} levels deep")]
+    assert [(p.line, p.message) for p in caught.value.problems] == [
+        (2, f"not accepted: the JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+    ]
 
 
 def test_a_deep_delimited_cell_is_refused_at_its_line(tmp_path: Path) -> None:
-    reader = SchemaReader("tsv", "id", (("id", FieldType("str")), ("x", FieldType("list", FieldType("any")))))
+    reader = SchemaReader(
+        "tsv", "id", (("id", FieldType("str")), ("x", FieldType("list", FieldType("any"))))
+    )
     path = _write(tmp_path / "p.tsv", ["id\tx", "a\t[]", "b\t" + "[" * 100_000 + "]" * 100_000])
     with pytest.raises(InvalidPredictions) as caught:
         reader(path, GoldSet(items={"a": None, "b": None}))
@@ -238,7 +277,9 @@ def test_intake_refuses_oversized_or_deep_answers_at_their_line(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("stage", ["validate", "evaluate_records"])
-def test_scoring_past_the_time_limit_is_refused_and_nothing_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+def test_scoring_past_the_time_limit_is_refused_and_nothing_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str
+) -> None:
     db = tmp_path / "board.duckdb"
     submit_openpi(db, NO_CHANGE, team="earlier")
     before = counts(db)
@@ -251,25 +292,33 @@ def test_scoring_past_the_time_limit_is_refused_and_nothing_stored(tmp_path: Pat
 
     monkeypatch.setattr(TaskRunner, stage, slow)
     try:
-        with pytest.raises(ScoringFailed) as caught:  # exit 6, as docs/submissions.md's table gives for stage validate/score
+        with pytest.raises(
+            ScoringFailed
+        ) as caught:  # exit 6, as docs/submissions.md's table gives for stage validate/score
             submit_openpi(db, STRONG, limits=IntakeLimits(max_score_seconds=0.25))
     finally:
         release.set()
-    assert "longer than 0.25 seconds" in str(caught.value) and "nothing was stored" in str(caught.value)
+    assert "longer than 0.25 seconds" in str(caught.value) and "nothing was stored" in str(
+        caught.value
+    )
     assert caught.value.stage == ("validate" if stage == "validate" else "score")
     assert counts(db) == before
     (row,) = [f for f in failures(db) if f["receipt_id"] == caught.value.receipt]
     assert row["stage"] == caught.value.stage and "scoring time limit" in str(row["reason"])
 
 
-def test_the_time_limit_is_on_by_default_and_set_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_time_limit_is_on_by_default_and_set_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert IntakeLimits().max_score_seconds > 0
     monkeypatch.setenv("PROCBENCH_MAX_SCORE_SECONDS", "12.5")
     assert IntakeLimits.from_env().max_score_seconds == 12.5
 
 
 def test_within_the_time_limit_scores_and_stores(tmp_path: Path) -> None:
-    outcome = submit_openpi(tmp_path / "board.duckdb", STRONG, limits=IntakeLimits(max_score_seconds=600))
+    outcome = submit_openpi(
+        tmp_path / "board.duckdb", STRONG, limits=IntakeLimits(max_score_seconds=600)
+    )
     assert outcome.created and outcome.evaluation.n_items > 0
 
 
@@ -278,7 +327,10 @@ def test_within_the_time_limit_scores_and_stores(tmp_path: Path) -> None:
 
 def test_empty_answers_score_zero_whatever_the_verdict(tmp_path: Path) -> None:
     gold = read_questions(SAMPLE_DATA_ROOT, "main")
-    path = _write(tmp_path / "empty.jsonl", [json.dumps({"id": qid, "answer": " \n", "verdict": "10.0"}) for qid in gold.items])
+    path = _write(
+        tmp_path / "empty.jsonl",
+        [json.dumps({"id": qid, "answer": " \n", "verdict": "10.0"}) for qid in gold.items],
+    )
     items = score_answers(gold, read_answers(path, gold))
     sums = aggregate_sums(items)
     assert sums["score"] == 0.0 and sums["total"] == 0.0 and sums["verdicts"] == 0.0
@@ -290,7 +342,10 @@ def test_a_non_empty_answer_still_scores_its_verdict(tmp_path: Path) -> None:
     first, second = list(gold.items)[:2]
     path = _write(
         tmp_path / "two.jsonl",
-        [json.dumps({"id": first, "answer": "a real answer", "verdict": "10.0"}), json.dumps({"id": second, "answer": "", "verdict": "10.0"})],
+        [
+            json.dumps({"id": first, "answer": "a real answer", "verdict": "10.0"}),
+            json.dumps({"id": second, "answer": "", "verdict": "10.0"}),
+        ],
     )
     with pytest.warns(UserWarning):  # the other questions have no answer
         answers = read_answers(path, gold)

@@ -14,19 +14,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsl import SpecError, parse, parse_file
-from dsl.parser import MAX_NESTING, MAX_NUMBER_CHARS, MAX_SPEC_BYTES
+from procbench.dsl import SpecError, parse, parse_file
+from procbench.dsl.parser import MAX_NESTING, MAX_NUMBER_CHARS, MAX_SPEC_BYTES
 from procbench.paths import PROJECT_ROOT
 
 # each kind of nesting: its opener, where the bracket lies in it, the innermost value, its closer
-OPENERS = {"list": ("[", 0, "", "]"), "call": ("f(", 1, "", ")"), "object": ("{a = ", 0, "1", "}"), "block": ("b {", 2, "y = 1", "}")}
+OPENERS = {
+    "list": ("[", 0, "", "]"),
+    "call": ("f(", 1, "", ")"),
+    "object": ("{a = ", 0, "1", "}"),
+    "block": ("b {", 2, "y = 1", "}"),
+}
 
 
 def _nested(kind: str, depth: int) -> tuple[str, int]:
     """A spec whose value nests ``depth`` levels of ``kind``; and the column of the first opener."""
     opener, _, inner, closer = OPENERS[kind]
     prefix = "  " if kind == "block" else "  x = "
-    return 'task "t" {\n' + prefix + opener * depth + inner + closer * depth + "\n}\n", len(prefix) + 1
+    return 'task "t" {\n' + prefix + opener * depth + inner + closer * depth + "\n}\n", len(
+        prefix
+    ) + 1
 
 
 def _error(source: str) -> SpecError:
@@ -39,7 +46,9 @@ def _error(source: str) -> SpecError:
 @given(kind=st.sampled_from(sorted(OPENERS)), depth=st.integers(MAX_NESTING + 1, 100_000))
 def test_deep_nesting_is_a_spec_error_at_the_bracket_past_the_limit(kind: str, depth: int) -> None:
     opener, _, _, closer = OPENERS[kind]
-    depth = min(depth, (MAX_SPEC_BYTES - 100) // (len(opener) + len(closer)))  # under the size limit, which is checked first
+    depth = min(
+        depth, (MAX_SPEC_BYTES - 100) // (len(opener) + len(closer))
+    )  # under the size limit, which is checked first
     source, first = _nested(kind, depth)
     start = time.perf_counter()
     error = _error(source)
@@ -48,9 +57,16 @@ def test_deep_nesting_is_a_spec_error_at_the_bracket_past_the_limit(kind: str, d
     assert "nesting too deep" in diagnostic.message
     # the outer `task {` is one level, so the opener that goes past the limit is number MAX_NESTING of the value's
     opener, offset, _, _ = OPENERS[kind]
-    assert (diagnostic.span.line, diagnostic.span.column) == (2, first + (MAX_NESTING - 1) * len(opener) + offset)
-    assert str(error).startswith(f"hostile.spec:2:{diagnostic.span.column}: error: nesting too deep")
-    assert len(str(error)) < 1000  # the offending line is shown as a window around the caret, not whole
+    assert (diagnostic.span.line, diagnostic.span.column) == (
+        2,
+        first + (MAX_NESTING - 1) * len(opener) + offset,
+    )
+    assert str(error).startswith(
+        f"hostile.spec:2:{diagnostic.span.column}: error: nesting too deep"
+    )
+    assert (
+        len(str(error)) < 1000
+    )  # the offending line is shown as a window around the caret, not whole
 
 
 @settings(max_examples=20, deadline=None)
@@ -85,7 +101,12 @@ def test_long_number_literals_are_a_spec_error_at_the_number(digits: int, shape:
 
 
 @settings(max_examples=30, deadline=None)
-@given(number=st.one_of(st.integers(-(10**38), 10**38).map(str), st.floats(allow_nan=False, allow_infinity=False).map(repr)))
+@given(
+    number=st.one_of(
+        st.integers(-(10**38), 10**38).map(str),
+        st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    )
+)
 def test_numbers_within_the_limit_keep_their_value(number: str) -> None:
     tree = parse(f'task "t" {{\n  x = {number}\n}}\n', "ok.spec")
     value = tree.body[0].body[0].value.value
@@ -137,9 +158,18 @@ def test_a_long_string_parses_in_bounded_memory() -> None:
         "    tree = parse('task \"t\" { x = ' + text + ' }')\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     grown_kib = int(out.stdout.strip())
-    assert grown_kib < 40 * 1024, f"parsing a {MAX_SPEC_BYTES // 1024} KiB string grew the process by {grown_kib} KiB"
+    assert grown_kib < 40 * 1024, (
+        f"parsing a {MAX_SPEC_BYTES // 1024} KiB string grew the process by {grown_kib} KiB"
+    )
 
 
 @pytest.mark.parametrize(
@@ -155,7 +185,13 @@ def test_check_exits_3_with_a_position(tmp_path: Path, text: str) -> None:
     """The cases from issue #17 that gave tracebacks: `procbench check` reports a spec error (exit 3)."""
     path = tmp_path / "hostile.spec"
     path.write_text(text, encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "procbench.cli", "check", str(path)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "procbench.cli", "check", str(path)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 3, out.stderr[-2000:]
     assert f"{path}:2:" in out.stderr and "Traceback" not in out.stderr
 
@@ -164,7 +200,9 @@ def test_check_exits_3_with_a_position(tmp_path: Path, text: str) -> None:
 # `procbench export evaluate`: spec strings enter generated Python as literals only
 
 # one line, so that it closes and reopens both the module's and the class's docstring of the old template
-HOSTILE_TITLE = 'x"""; __import__("pathlib").Path(__import__("os").environ["MARKER"]).write_text("ran"); """'
+HOSTILE_TITLE = (
+    'x"""; __import__("pathlib").Path(__import__("os").environ["MARKER"]).write_text("ran"); """'
+)
 # stand-ins for the packages the module imports, so that importing it runs the module's own top level only
 STUBS = (
     "import sys, types\n"
@@ -190,7 +228,12 @@ def test_a_hostile_title_does_not_run_when_the_exported_module_is_imported(tmp_p
     module = write_module(str(spec_file), tmp_path / "out")
     marker = tmp_path / "marker"
     run = subprocess.run(
-        [sys.executable, "-c", STUBS, str(module.script)], capture_output=True, text=True, timeout=120, env={**os.environ, "MARKER": str(marker)}, cwd=tmp_path
+        [sys.executable, "-c", STUBS, str(module.script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "MARKER": str(marker)},
+        cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert not marker.exists(), "importing the exported module ran code from the spec's title"
@@ -198,8 +241,14 @@ def test_a_hostile_title_does_not_run_when_the_exported_module_is_imported(tmp_p
 
 
 @settings(max_examples=50, deadline=None)
-@given(title=st.text(min_size=1, max_size=60), description=st.text(max_size=60), url=st.text(max_size=30))
-def test_every_spec_string_in_the_exported_module_is_a_literal(title: str, description: str, url: str) -> None:
+@given(
+    title=st.text(min_size=1, max_size=60),
+    description=st.text(max_size=60),
+    url=st.text(max_size=30),
+)
+def test_every_spec_string_in_the_exported_module_is_a_literal(
+    title: str, description: str, url: str
+) -> None:
     """Whatever a spec's texts hold (quotes, backslashes, newlines, surrogate-free unicode), the module is valid
     Python whose docstrings and constants are those texts, and its only statements are the generated ones."""
     import ast
@@ -209,13 +258,27 @@ def test_every_spec_string_in_the_exported_module_is_a_literal(title: str, descr
 
     spec, runner = _paradise()
     spec = dataclasses.replace(spec, title=title, description=description, url=url)
-    script, _ = render(spec, runner.spec_digest, "specs/x\n'\"\"\".spec", "paradise-tip")
+    script, _ = render(spec, runner.spec_digest, 'specs/x\n\'""".spec', "paradise-tip")
     tree = ast.parse(script)
     assert ast.get_docstring(tree, clean=False).startswith(title + ": procbench")
-    constants = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)}
-    assert constants["_DESCRIPTION"] == (description or title).strip() and constants["SPEC_FILE"] == "specs/x\n'\"\"\".spec"
+    constants = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+    }
+    assert (
+        constants["_DESCRIPTION"] == (description or title).strip()
+        and constants["SPEC_FILE"] == 'specs/x\n\'""".spec'
+    )
     kinds = [type(node).__name__ for node in tree.body]
-    assert kinds == ["Expr", "Import", "Import", "ImportFrom", *["Assign"] * (len(kinds) - 5), "ClassDef"]
+    assert kinds == [
+        "Expr",
+        "Import",
+        "Import",
+        "ImportFrom",
+        *["Assign"] * (len(kinds) - 5),
+        "ClassDef",
+    ]
 
 
 def _paradise():  # type: ignore[no-untyped-def]
@@ -233,15 +296,24 @@ PAYLOAD = "{{ cycler.__init__.__globals__.os.popen('touch ' ~ marker).read() }}"
 def test_a_spec_template_renders_in_the_sandbox(tmp_path: Path) -> None:
     from jinja2.sandbox import SecurityError
 
-    from runners.pmllm.judge import render_prompt
+    from procbench.runners.pmllm.judge import render_prompt
 
     marker = tmp_path / "marker"
     with pytest.raises(SecurityError):
         render_prompt(PAYLOAD.replace("marker", repr(str(marker))), question="q", answer="a")
     assert not marker.exists()
     with pytest.raises(SecurityError):
-        render_prompt('{{ "x" * 10**9 }}', question="q", answer="a")  # memory, not code: bounded too
-    assert render_prompt("{{ question|upper }}: {{ answer.strip() }}{% if severe %}!{% endif %}", question="q", answer=" a ") == "Q: a!"
+        render_prompt(
+            '{{ "x" * 10**9 }}', question="q", answer="a"
+        )  # memory, not code: bounded too
+    assert (
+        render_prompt(
+            "{{ question|upper }}: {{ answer.strip() }}{% if severe %}!{% endif %}",
+            question="q",
+            answer=" a ",
+        )
+        == "Q: a!"
+    )
 
 
 def _with_judge_template(text: str) -> tuple[str, str]:
@@ -251,14 +323,20 @@ def _with_judge_template(text: str) -> tuple[str, str]:
     source = (SPECS_DIR / "pm-llm-benchmark.spec").read_text(encoding="utf-8")
     start = source.index('"""', source.index("template judge {"))
     end = source.index('"""', start + 3) + 3
-    return source[:start] + '"""Grade this.\n' + text + '"""' + source[end:], str(SPECS_DIR / "hostile.spec")
+    return source[:start] + '"""Grade this.\n' + text + '"""' + source[end:], str(
+        SPECS_DIR / "hostile.spec"
+    )
 
 
 @pytest.mark.parametrize(
     ("text", "what", "message"),
     [
         ("{{ cycler.__init__.__globals__ }}", "cycler", "attribute or item access on 'cycler'"),
-        ("{% for c in [cycler] %}{{ c.__init__ }}{% endfor %}", "c", "attribute or item access on 'c'"),
+        (
+            "{% for c in [cycler] %}{{ c.__init__ }}{% endfor %}",
+            "c",
+            "attribute or item access on 'c'",
+        ),
         ("{% set a = answer ~ answer %}{{ a }}", "set", "set is not available in spec templates"),
         ("{{ ''.__class__.__mro__[1] }}", None, "attribute or item access on a literal"),
         ("{{ (question|list).pop(0) }}", None, "attribute or item access on a filter's result"),
@@ -266,15 +344,25 @@ def _with_judge_template(text: str) -> tuple[str, str]:
         ("{{ answer['__len__'] }}", "__len__", "access to '__len__' is not allowed"),
         ("{% include 'other' %}", "include", "include is not available"),
         ("{{ question.ljust(10**9) }}", "ljust", "ljust(...): calls are not available"),
-        ("{{ answer|upper }} {{ question.center(10**9)|trim }}", "center", "center(...): calls are not available"),
-        ("{% for i in range(10) %}{{ question }}{% endfor %}", "range", "range(...): calls are not available"),
+        (
+            "{{ answer|upper }} {{ question.center(10**9)|trim }}",
+            "center",
+            "center(...): calls are not available",
+        ),
+        (
+            "{% for i in range(10) %}{{ question }}{% endfor %}",
+            "range",
+            "range(...): calls are not available",
+        ),
         ("{{ lipsum(10**9) }}", "lipsum", "lipsum(...): calls are not available"),
         ("{% macro m() %}x{% endmacro %}{{ m() }}", "m()", "m(...): calls are not available"),
     ],
 )
-def test_check_refuses_attribute_access_beyond_the_variables(text: str, what: str | None, message: str) -> None:
+def test_check_refuses_attribute_access_beyond_the_variables(
+    text: str, what: str | None, message: str
+) -> None:
     """At the template's line; at the name or underscore attribute at fault (first occurrence), else the line's start."""
-    from dsl import check_text
+    from procbench.dsl import check_text
     from procbench.paths import SPECS_DIR
 
     source, path = _with_judge_template(text)
@@ -289,10 +377,12 @@ def test_check_refuses_attribute_access_beyond_the_variables(text: str, what: st
 
 
 def test_check_accepts_templates_that_read_their_variables() -> None:
-    from dsl import check_text
+    from procbench.dsl import check_text
     from procbench.paths import SPECS_DIR
 
-    source, path = _with_judge_template("{{ question }} {{ answer|trim|upper }} {{ question[0] }} {% for w in answer|list %}{{ w|center(3) }}{% endfor %}")
+    source, path = _with_judge_template(
+        "{{ question }} {{ answer|trim|upper }} {{ question[0] }} {% for w in answer|list %}{{ w|center(3) }}{% endfor %}"
+    )
     check_text(source, path, [SPECS_DIR])
 
 
@@ -326,26 +416,38 @@ def test_the_sandbox_refuses_a_huge_width_or_count_before_building_it(text: str)
     """The second line of defence, for a template that skipped `check`: each of these would take GiBs (or hours)."""
     from jinja2.sandbox import SecurityError
 
-    from runners.pmllm.judge import render_prompt
+    from procbench.runners.pmllm.judge import render_prompt
 
     with pytest.raises(SecurityError, match="may not"):
         render_prompt(text, question="qq", answer="abc")
 
 
 def test_the_sandbox_still_pads_and_formats_within_bounds() -> None:
-    from runners.templates import environment
+    from procbench.runners.templates import environment
 
     text = "{{ q|center(6) }}|{{ '%4s' % a }}|{{ '{:>4}'.format(a) }}|{{ q.ljust(4, '.') }}|{{ a|replace('b', 'B') }}|{{ a|join(',') }}|{{ a|indent(2) }}"
-    assert environment().from_string(text).render(q="qq", a="abc") == "  qq  | abc| abc|qq..|aBc|a,b,c|abc"
+    assert (
+        environment().from_string(text).render(q="qq", a="abc")
+        == "  qq  | abc| abc|qq..|aBc|a,b,c|abc"
+    )
 
 
 NAMES = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
 
 
 @settings(max_examples=100, deadline=None)
-@given(root=NAMES, chain=st.lists(st.tuples(st.booleans(), NAMES | st.from_regex(r"_{1,2}[a-z]{1,6}_{0,2}", fullmatch=True)), min_size=1, max_size=4))
-def test_access_is_refused_exactly_off_the_variables_or_on_underscore_names(root: str, chain: list[tuple[bool, str]]) -> None:
-    from runners.templates import JUDGE_VARIABLES, access_problems, environment
+@given(
+    root=NAMES,
+    chain=st.lists(
+        st.tuples(st.booleans(), NAMES | st.from_regex(r"_{1,2}[a-z]{1,6}_{0,2}", fullmatch=True)),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_access_is_refused_exactly_off_the_variables_or_on_underscore_names(
+    root: str, chain: list[tuple[bool, str]]
+) -> None:
+    from procbench.runners.templates import JUDGE_VARIABLES, access_problems, environment
 
     expr = root + "".join(f".{name}" if dot else f"[{name!r}]" for dot, name in chain)
     problems = access_problems(environment().parse("{{ " + expr + " }}"), JUDGE_VARIABLES)

@@ -51,11 +51,16 @@ def bleu2(gold: str, prediction: str) -> float:
 
 
 def rouge_l(gold: str, prediction: str, beta: float = 1.2) -> float:
-    candidate, reference = normalise_and_stem(prediction).split(" "), normalise_and_stem(gold).split(" ")
+    candidate, reference = (
+        normalise_and_stem(prediction).split(" "),
+        normalise_and_stem(gold).split(" "),
+    )
     table = [[0] * (len(reference) + 1) for _ in range(len(candidate) + 1)]
     for i, x in enumerate(candidate, 1):
         for j, y in enumerate(reference, 1):
-            table[i][j] = table[i - 1][j - 1] + 1 if x == y else max(table[i - 1][j], table[i][j - 1])
+            table[i][j] = (
+                table[i - 1][j - 1] + 1 if x == y else max(table[i - 1][j], table[i][j - 1])
+            )
     lcs = table[-1][-1]
     precision, recall = lcs / float(len(candidate)), lcs / float(len(reference))
     if precision == 0 or recall == 0:
@@ -73,8 +78,12 @@ def guarded(metric, gold: str, prediction: str) -> float:
     return metric(g, p)
 
 
-def item_prf(metric, gold: list[str], predictions: list[str], dedup: bool) -> tuple[float, float, float]:
-    if len(predictions) == 1 and predictions[0].lower().strip().startswith("there will be no change"):
+def item_prf(
+    metric, gold: list[str], predictions: list[str], dedup: bool
+) -> tuple[float, float, float]:
+    if len(predictions) == 1 and predictions[0].lower().strip().startswith(
+        "there will be no change"
+    ):
         predictions = []
     if not gold and not predictions:
         return 1.0, 1.0, 1.0
@@ -84,15 +93,25 @@ def item_prf(metric, gold: list[str], predictions: list[str], dedup: bool) -> tu
         return 1.0, 0.0, 0.0
     if dedup:
         predictions = list(dict.fromkeys(predictions))
-    precision = sum(max([0.0] + [guarded(metric, g, p) for g in gold]) for p in predictions) / len(predictions)
-    recall = sum(max([0.0] + [guarded(metric, g, p) for p in predictions]) for g in gold) / len(gold)
+    precision = sum(max([0.0] + [guarded(metric, g, p) for g in gold]) for p in predictions) / len(
+        predictions
+    )
+    recall = sum(max([0.0] + [guarded(metric, g, p) for p in predictions]) for g in gold) / len(
+        gold
+    )
     f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
     return precision, recall, f1
 
 
-def score(gold_file: Path, predictions_file: Path, *, dedup: bool = False, limit: int | None = None) -> dict[str, dict[str, float]]:
+def score(
+    gold_file: Path, predictions_file: Path, *, dedup: bool = False, limit: int | None = None
+) -> dict[str, dict[str, float]]:
     """Per item id: exact_p ... rouge_f1 (the names procbench stores)."""
-    gold = [json.loads(line) for line in gold_file.read_text(encoding="utf-8").splitlines() if line.strip()][:limit]
+    gold = [
+        json.loads(line)
+        for line in gold_file.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ][:limit]
     predicted = {}
     for line in predictions_file.read_text(encoding="utf-8").splitlines():
         if line.strip():

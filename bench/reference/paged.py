@@ -10,7 +10,27 @@ from __future__ import annotations
 
 import warnings
 
-DROPPED = {",", ".", "?", ";", ":", "!", "(", ")", "[", "]", "{", "}", "'", '"', "-", "_", "a", "the", "an"}
+DROPPED = {
+    ",",
+    ".",
+    "?",
+    ";",
+    ":",
+    "!",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "'",
+    '"',
+    "-",
+    "_",
+    "a",
+    "the",
+    "an",
+}
 _nlp = None
 
 
@@ -114,9 +134,16 @@ def _one_pass(stats: dict, side: str, these: list, others: list) -> int:
             if node is None:
                 continue
             t = node.type.value
-            entry = next((e for e in registry if _same_node(e, node, span.agent, edge.source_span)), None)
+            entry = next(
+                (e for e in registry if _same_node(e, node, span.agent, edge.source_span)), None
+            )
             if entry is None:
-                entry = {"node": node, "agent": span.agent, "source_span": edge.source_span, "matched": False}
+                entry = {
+                    "node": node,
+                    "agent": span.agent,
+                    "source_span": edge.source_span,
+                    "matched": False,
+                }
                 registry.append(entry)
                 stats[f"node.{t}.{side}_total"] += 1
                 if t in BLEU_NODES:
@@ -133,23 +160,44 @@ def _one_pass(stats: dict, side: str, these: list, others: list) -> int:
                     stats[f"agent.{t}.{side}_correct"] += 1
             if t in BLEU_NODES:
                 same_type = other.type.value == t
-                score = 0.0 if not same_type else 1.0 if t in ("StartNode", "EndNode") else bleu1(node.text, other.text)
+                score = (
+                    0.0
+                    if not same_type
+                    else 1.0
+                    if t in ("StartNode", "EndNode")
+                    else bleu1(node.text, other.text)
+                )
                 stats[f"bleu_node.{t}.{side}_sum"] += score
                 if same_type and t in ACTIONS and span.agent:
                     stats[f"bleu_agent.{t}.{side}_sum"] += bleu1(span.agent, partner.agent)
         kind = edge.type.value
         soft = "ConditionFlow" if kind == "SequenceFlow" and edge.condition else kind
         stats[f"edge.{kind}.{side}_total"] += 1
-        stats[f"bleu_edge.{soft}.{side}_num" if soft == "ConditionFlow" else f"bleu_edge.{soft}.{side}_total"] += 1
+        stats[
+            f"bleu_edge.{soft}.{side}_num"
+            if soft == "ConditionFlow"
+            else f"bleu_edge.{soft}.{side}_total"
+        ] += 1
         if not (edge.complete and other_edge.complete):
             continue
         heads, tails = (edge.head, other_edge.head), (edge.tail, other_edge.tail)
-        if _strict_node_match(*heads) and _strict_node_match(*tails) and kind == other_edge.type.value and _texts_match(edge.condition, other_edge.condition):
+        if (
+            _strict_node_match(*heads)
+            and _strict_node_match(*tails)
+            and kind == other_edge.type.value
+            and _texts_match(edge.condition, other_edge.condition)
+        ):
             stats[f"edge.{kind}.{side}_correct"] += 1
-        same_types = heads[0].type.value == heads[1].type.value and tails[0].type.value == tails[1].type.value and kind == other_edge.type.value
+        same_types = (
+            heads[0].type.value == heads[1].type.value
+            and tails[0].type.value == tails[1].type.value
+            and kind == other_edge.type.value
+        )
         if same_types and _soft_end_score(*heads) >= 0.5 and _soft_end_score(*tails) >= 0.5:
             if soft == "ConditionFlow":
-                stats[f"bleu_edge.ConditionFlow.{side}_sum"] += bleu1(edge.condition, other_edge.condition)
+                stats[f"bleu_edge.ConditionFlow.{side}_sum"] += bleu1(
+                    edge.condition, other_edge.condition
+                )
             else:
                 stats[f"bleu_edge.{soft}.{side}_correct"] += 1
     return aligned

@@ -42,4 +42,8 @@ def score(predictions_file: Path) -> dict[str, float]:
         total += per_question[qid]
         if category != 7:
             text += per_question[qid]
-    return {"score": text / 10, "total": total / 10, **{f"c{c}": v / 10 for c, v in categories.items()}}
+    return {
+        "score": text / 10,
+        "total": total / 10,
+        **{f"c{c}": v / 10 for c, v in categories.items()},
+    }

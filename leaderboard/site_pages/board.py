@@ -9,60 +9,162 @@ from __future__ import annotations
 
 import streamlit as st
 
-from leaderboard import analysis, boardlayout, boardview, config, overview, semantics, sitedata, ui
-from leaderboard.model import TaskInfo
+from procbench.leaderboard import (
+    analysis,
+    boardlayout,
+    boardview,
+    config,
+    overview,
+    semantics,
+    sitedata,
+    ui,
+)
+from procbench.leaderboard.model import TaskInfo
 
 PARAMS = (
-    "task", "split", "slice", "value", "groups", "sort", "kind", "access", "family", "size", "team", "contamination", "ran", "judged", "ci", "details",
+    "task",
+    "split",
+    "slice",
+    "value",
+    "groups",
+    "sort",
+    "kind",
+    "access",
+    "family",
+    "size",
+    "team",
+    "contamination",
+    "ran",
+    "judged",
+    "ci",
+    "details",
 )
 
 db = ui.database()
 ui.check_params(PARAMS)
 info = ui.pick_task(db)
 sl, slice_value = ui.pick_slice(db, info)
-groups = st.sidebar.multiselect("Metric groups", info.groups, default=info.groups, key="groups", bind="query-params")
+groups = st.sidebar.multiselect(
+    "Metric groups", info.groups, default=info.groups, key="groups", bind="query-params"
+)
 metric_names = [m.name for m in info.metrics] or [info.primary]
 sort_metric = ui.url_choice(
-    st.sidebar, "Rank by", metric_names, index=metric_names.index(info.primary) if info.primary in metric_names else 0,
-    key="sort", format_func=lambda n: info.metric(n).display,
+    st.sidebar,
+    "Rank by",
+    metric_names,
+    index=metric_names.index(info.primary) if info.primary in metric_names else 0,
+    key="sort",
+    format_func=lambda n: info.metric(n).display,
 )
 
 everything = boardview.view(db, info, sl=sl, slice_value=slice_value, interval_rows=0).facets
 # a mistyped filter value in the address is named, with the values there are (the bound controls drop it silently)
-ui.note_unknown_values({
-    "groups": ("metric group", info.groups), "kind": ("kind", everything.get("kind", [])), "size": ("size class", everything.get("size", [])),
-    "access": ("weights", everything.get("access", [])), "family": ("method family", everything.get("family", [])),
-    "team": ("team", everything.get("team", [])), "contamination": ("contamination", everything.get("contamination", [])),
-    "ran": ("run by", everything.get("run_by", [])), "judged": ("judged by", everything.get("judged", [])),
-})
-ui.note_bad_whole_number("ci", "Bootstrap the top N rows", 0, config.MAX_INTERVAL_ROWS, config.DEFAULT_INTERVAL_ROWS)
+ui.note_unknown_values(
+    {
+        "groups": ("metric group", info.groups),
+        "kind": ("kind", everything.get("kind", [])),
+        "size": ("size class", everything.get("size", [])),
+        "access": ("weights", everything.get("access", [])),
+        "family": ("method family", everything.get("family", [])),
+        "team": ("team", everything.get("team", [])),
+        "contamination": ("contamination", everything.get("contamination", [])),
+        "ran": ("run by", everything.get("run_by", [])),
+        "judged": ("judged by", everything.get("judged", [])),
+    }
+)
+ui.note_bad_whole_number(
+    "ci", "Bootstrap the top N rows", 0, config.MAX_INTERVAL_ROWS, config.DEFAULT_INTERVAL_ROWS
+)
 with st.sidebar.expander("Filters", expanded=True):
-    kinds = st.multiselect("Kind", everything.get("kind", []), key="kind", bind="query-params", placeholder="all")
-    sizes = st.multiselect("Size class", everything.get("size", []), key="size", bind="query-params", placeholder="all",
-                           help="commercial / big open-source / small (≤ 8 GB) / tiny (≤ 4 GB), or parameter-count classes")
-    access = st.multiselect("Weights (open / closed)", everything.get("access", []), key="access", bind="query-params", placeholder="all")
-    families = st.multiselect("Method family", everything.get("family", []), key="family", bind="query-params", placeholder="all")
-    teams = st.multiselect("Team", everything.get("team", []), key="team", bind="query-params", placeholder="all")
+    kinds = st.multiselect(
+        "Kind", everything.get("kind", []), key="kind", bind="query-params", placeholder="all"
+    )
+    sizes = st.multiselect(
+        "Size class",
+        everything.get("size", []),
+        key="size",
+        bind="query-params",
+        placeholder="all",
+        help="commercial / big open-source / small (≤ 8 GB) / tiny (≤ 4 GB), or parameter-count classes",
+    )
+    access = st.multiselect(
+        "Weights (open / closed)",
+        everything.get("access", []),
+        key="access",
+        bind="query-params",
+        placeholder="all",
+    )
+    families = st.multiselect(
+        "Method family",
+        everything.get("family", []),
+        key="family",
+        bind="query-params",
+        placeholder="all",
+    )
+    teams = st.multiselect(
+        "Team", everything.get("team", []), key="team", bind="query-params", placeholder="all"
+    )
     # issue #34: the model card's contamination mark, who ran the model, who judged the verdicts
-    contamination = st.multiselect("Contamination", everything.get("contamination", []), key="contamination", bind="query-params", placeholder="all",
-                                   help="the model card's word on the model's known exposure to this benchmark's data")
-    ran = st.multiselect("Run by", everything.get("run_by", []), key="ran", bind="query-params", placeholder="all",
-                         help="who ran the model: the submitter, the board's operator, or a paper (reported rows)")
-    judged = st.multiselect("Judged by", everything.get("judged", []), key="judged", bind="query-params", placeholder="all",
-                            help="who judged the verdicts: the board's judge, the submitter (self-judged), or no judge")
+    contamination = st.multiselect(
+        "Contamination",
+        everything.get("contamination", []),
+        key="contamination",
+        bind="query-params",
+        placeholder="all",
+        help="the model card's word on the model's known exposure to this benchmark's data",
+    )
+    ran = st.multiselect(
+        "Run by",
+        everything.get("run_by", []),
+        key="ran",
+        bind="query-params",
+        placeholder="all",
+        help="who ran the model: the submitter, the board's operator, or a paper (reported rows)",
+    )
+    judged = st.multiselect(
+        "Judged by",
+        everything.get("judged", []),
+        key="judged",
+        bind="query-params",
+        placeholder="all",
+        help="who judged the verdicts: the board's judge, the submitter (self-judged), or no judge",
+    )
 interval_rows = st.sidebar.number_input(
-    "Bootstrap the top N rows", min_value=0, max_value=config.MAX_INTERVAL_ROWS, value=config.DEFAULT_INTERVAL_ROWS,
-    key="ci", bind="query-params", help="95% intervals and the tie group are computed for this many submitted rows (cached per submission)",
+    "Bootstrap the top N rows",
+    min_value=0,
+    max_value=config.MAX_INTERVAL_ROWS,
+    value=config.DEFAULT_INTERVAL_ROWS,
+    key="ci",
+    bind="query-params",
+    help="95% intervals and the tie group are computed for this many submitted rows (cached per submission)",
 )
 
 filters = boardview.BoardFilters(
-    tuple(kinds), tuple(access), tuple(families), tuple(teams), tuple(sizes), contamination=tuple(contamination), run_by=tuple(ran), judged=tuple(judged)
+    tuple(kinds),
+    tuple(access),
+    tuple(families),
+    tuple(teams),
+    tuple(sizes),
+    contamination=tuple(contamination),
+    run_by=tuple(ran),
+    judged=tuple(judged),
 )
 with st.spinner("Bootstrapping the top rows…"):
-    view = boardview.view(db, info, sl=sl, slice_value=slice_value, groups=groups, filters=filters, sort_metric=sort_metric, interval_rows=int(interval_rows))
+    view = boardview.view(
+        db,
+        info,
+        sl=sl,
+        slice_value=slice_value,
+        groups=groups,
+        filters=filters,
+        sort_metric=sort_metric,
+        interval_rows=int(interval_rows),
+    )
 
 provenance = view.provenance
-st.header(info.title + (" — sample data" if provenance is not None and provenance.is_sample else ""))
+st.header(
+    info.title + (" — sample data" if provenance is not None and provenance.is_sample else "")
+)
 ui.task_caption(info)
 ui.computing_note(db, info.task, info.split)
 if provenance is not None:
@@ -70,7 +172,9 @@ if provenance is not None:
     if provenance.caveat:
         st.warning(ui.escape(provenance.caveat))
 # how this board differs from another board of its benchmark (openpi vs openpi-head), then what the task is
-variant = overview.variant_notes([TaskInfo.from_row(r) for r in sitedata.tasks(db).iter_rows(named=True)], ui.escape).get(info.task)
+variant = overview.variant_notes(
+    [TaskInfo.from_row(r) for r in sitedata.tasks(db).iter_rows(named=True)], ui.escape
+).get(info.task)
 if variant:
     st.caption(variant + ".")
 judging = boardview.judges(view)
@@ -79,9 +183,15 @@ if judging:
 if info.description:
     with st.expander("About this task"):
         st.markdown(info.description)  # the project's own spec text
-        st.page_link("site_pages/task.py", label="The task's spec: data, licence, metrics, prediction format", query_params={"task": info.task})
+        st.page_link(
+            "site_pages/task.py",
+            label="The task's spec: data, licence, metrics, prediction format",
+            query_params={"task": info.task},
+        )
 if sl is not None:
-    st.subheader(f"Slice: {ui.escape(sl.name)} = {ui.escape(slice_value)}")  # a stored value: escaped like any data
+    st.subheader(
+        f"Slice: {ui.escape(sl.name)} = {ui.escape(slice_value)}"
+    )  # a stored value: escaped like any data
     st.caption(ui.escape(f"{sl.display}: {sl.value_label(slice_value)}"))
     if not sl.per_item:
         st.caption(
@@ -103,15 +213,27 @@ if view.requested:  # issue #30: the metric asked for is not defined on this sli
 if view.undefined:
     st.caption(
         "Not defined on this slice value (no item they are computed over), so left empty: "
-        + ", ".join(ui.escape(info.metric(n).display) for n in view.undefined) + "."
+        + ", ".join(ui.escape(info.metric(n).display) for n in view.undefined)
+        + "."
     )
-details = st.toggle("Show bookkeeping columns (team, kind, model card, items, source, date)", value=False, key="details", bind="query-params")
+details = st.toggle(
+    "Show bookkeeping columns (team, kind, model card, items, source, date)",
+    value=False,
+    key="details",
+    bind="query-params",
+)
 ci_column = boardlayout.ci_column(metric)
 # issue #30: the ranking metric and its interval first (a 390-px phone shows them), the other metrics next, the card and
 # bookkeeping columns apart, on demand; each corrected (bounded) variant beside the figure it corrects (issue #16)
 order = boardlayout.order(
-    info, view.table.columns, metric, details=details, kinds=view.table["Kind"].to_list(),
-    contamination=view.table["Contamination"].to_list() if "Contamination" in view.table.columns else [],
+    info,
+    view.table.columns,
+    metric,
+    details=details,
+    kinds=view.table["Kind"].to_list(),
+    contamination=view.table["Contamination"].to_list()
+    if "Contamination" in view.table.columns
+    else [],
     ties=view.table["Tie group"].to_list(),
     beside_bounded=boardview.beside_bounded(info, view.table.columns),
 )
@@ -120,32 +242,56 @@ ui.table(
     column_order=order,
     column_config={
         "Rank": st.column_config.NumberColumn(
-            "Rank", width=boardlayout.RANK_PX, help="rank by the chosen metric; '–': listed, not ranked (no value of the ranking metric)"
+            "Rank",
+            width=boardlayout.RANK_PX,
+            help="rank by the chosen metric; '–': listed, not ranked (no value of the ranking metric)",
         ),
         "Model": st.column_config.TextColumn(
-            "Model", width=ui.text_px(view.table["Model"].to_list(), min_px=boardlayout.MODEL_PX[0], max_px=boardlayout.MODEL_PX[1])
+            "Model",
+            width=ui.text_px(
+                view.table["Model"].to_list(),
+                min_px=boardlayout.MODEL_PX[0],
+                max_px=boardlayout.MODEL_PX[1],
+            ),
         ),
-        "Details": st.column_config.LinkColumn("Details", display_text="open", help="the submission: card, every metric and slice, history"),
-        "Kind": st.column_config.TextColumn("Kind", help="submitted (scored here from its predictions) or reported (a paper's number, with its source)"),
+        "Details": st.column_config.LinkColumn(
+            "Details",
+            display_text="open",
+            help="the submission: card, every metric and slice, history",
+        ),
+        "Kind": st.column_config.TextColumn(
+            "Kind",
+            help="submitted (scored here from its predictions) or reported (a paper's number, with its source)",
+        ),
         "Contamination": st.column_config.TextColumn(
-            "Contamination", help="the model card's word on the model's known exposure to this benchmark's data, with its source"
+            "Contamination",
+            help="the model card's word on the model's known exposure to this benchmark's data, with its source",
         ),
-        "Run by": st.column_config.TextColumn("Run by", help="who ran the model: the submitter, the board's operator, or a paper (reported row)"),
+        "Run by": st.column_config.TextColumn(
+            "Run by",
+            help="who ran the model: the submitter, the board's operator, or a paper (reported row)",
+        ),
         "Items": st.column_config.NumberColumn(help="items behind the figures of this row"),
         "Coverage": st.column_config.TextColumn(
-            "Coverage", help="items of the split the file answered / items of the split; the rest count as the task's missing = ... convention says"
+            "Coverage",
+            help="items of the split the file answered / items of the split; the rest count as the task's missing = ... convention says",
         ),
         "Paper": st.column_config.LinkColumn("Paper", display_text="paper"),
         "Code": st.column_config.LinkColumn("Code", display_text="code"),
         ci_column: st.column_config.TextColumn(
-            boardlayout.CI_LABEL, help=f"{metric.display}: 95% percentile bootstrap interval over items (see the notes below when empty)"
+            boardlayout.CI_LABEL,
+            help=f"{metric.display}: 95% percentile bootstrap interval over items (see the notes below when empty)",
         ),
         # wide enough for "best submitted" whole (issue #16: no cut cells)
         "Tie group": st.column_config.TextColumn(
-            boardlayout.TIE_LABEL, width=ui.text_px(view.table["Tie group"].to_list(), min_px=boardlayout.RANK_PX),
-            help="leader / best submitted, and the rows tied with it (see below)"
+            boardlayout.TIE_LABEL,
+            width=ui.text_px(view.table["Tie group"].to_list(), min_px=boardlayout.RANK_PX),
+            help="leader / best submitted, and the rows tied with it (see below)",
         ),
-        **{name: column | {"width": boardlayout.header_px(name)} for name, column in ui.metric_columns(info.metrics).items()},
+        **{
+            name: column | {"width": boardlayout.header_px(name)}
+            for name, column in ui.metric_columns(info.metrics).items()
+        },
     },
     key="board-table",
 )
@@ -158,8 +304,16 @@ if view.leader is not None and view.interval_rows <= 1:
 elif view.leader is not None:
     tied = len(view.tied)
     leader_row = view.export.filter(view.export["submission_id"] == view.leader).row(0, named=True)
-    best = "the leader" if view.table["Tie group"].to_list()[0] == "leader" else "the best submitted row"
-    best += f" ({ui.escape(leader_row['model'])}, rank {leader_row['rank']})" if leader_row["rank"] is not None else f" ({ui.escape(leader_row['model'])})"
+    best = (
+        "the leader"
+        if view.table["Tie group"].to_list()[0] == "leader"
+        else "the best submitted row"
+    )
+    best += (
+        f" ({ui.escape(leader_row['model'])}, rank {leader_row['rank']})"
+        if leader_row["rank"] is not None
+        else f" ({ui.escape(leader_row['model'])})"
+    )
     st.caption(
         f"Tie group: {tied} submission{'s' if tied != 1 else ''} among {ui.escape(view.scope)} cannot be separated from {best} on "
         f"{ui.escape(metric.display)} by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
@@ -169,24 +323,40 @@ if view.shared:  # issue #30: equal values share a rank (competition ranking)
     st.caption(
         "Equal values share a rank (1, 1, 3): "
         + "; ".join(f"{n} rows share rank {r}" for r, n in sorted(view.shared.items()))
-        + f" (equal {ui.escape(metric.display)}" + (", and equal on the task's tie-breaks" if metric.name == info.primary and info.rank_by else "") + ")."
+        + f" (equal {ui.escape(metric.display)}"
+        + (
+            ", and equal on the task's tie-breaks"
+            if metric.name == info.primary and info.rank_by
+            else ""
+        )
+        + ")."
     )
 # issues #16, #30: figures above their metric's range, explained, with the corrected column beside them (the same note on every page)
 above = [n for cell in view.export["above_range"].to_list() for n in cell.split("; ") if n]
 if above:
     st.caption(ui.escape(semantics.above_range_note(info, above)))
-notes = analysis.summarised(sorted(set(view.ci_notes.values()) - {""}))  # Compare says it in the same words
+notes = analysis.summarised(
+    sorted(set(view.ci_notes.values()) - {""})
+)  # Compare says it in the same words
 if notes:
     st.caption("No interval where: " + "; ".join(ui.escape(n) for n in notes) + ".")
 if any(j.startswith("self-judged") for j in judging):  # issue #17
     every = all(j.startswith("self-judged") for j in view.table["Judged by"].to_list())
     st.caption(
         "*Self-judged*: the verdicts came with the submitted file, not from the board's own judge; "
-        + ("every row here is self-judged, so they are ranked together." if every else "those rows are ranked apart, in their own group after the others.")
+        + (
+            "every row here is self-judged, so they are ranked together."
+            if every
+            else "those rows are ranked apart, in their own group after the others."
+        )
     )
 st.caption(
     "Scores in % where the metric is a fraction; hover a column's name for its definition. Reported rows are the papers' numbers (no per-item data, "
     "no intervals); *Items* (bookkeeping columns) is the number of items behind each row's figures."
 )
 ui.definitions(info, [m for m in info.metrics if m.display in view.table.columns])
-ui.downloads(view.export, ui.file_stem("board", info.task, info.split, sl.name if sl else "", slice_value), key="board")
+ui.downloads(
+    view.export,
+    ui.file_stem("board", info.task, info.split, sl.name if sl else "", slice_value),
+    key="board",
+)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from leaderboard import sitedata, ui
-from submissions.ledger import with_events
+from procbench.leaderboard import sitedata, ui
+from procbench.submissions.ledger import with_events
 
 PARAMS = ("team", "model")
 
@@ -26,8 +26,20 @@ st.caption(
 if found.summary.is_empty():
     st.info("No submissions yet.")
     st.stop()
-teams = st.multiselect("Team", sorted(set(found.summary["team"].to_list())), key="team", bind="query-params", placeholder="all")
-models = st.multiselect("Model", sorted(set(found.summary["model"].to_list())), key="model", bind="query-params", placeholder="all")
+teams = st.multiselect(
+    "Team",
+    sorted(set(found.summary["team"].to_list())),
+    key="team",
+    bind="query-params",
+    placeholder="all",
+)
+models = st.multiselect(
+    "Model",
+    sorted(set(found.summary["model"].to_list())),
+    key="model",
+    bind="query-params",
+    placeholder="all",
+)
 
 
 def chosen(frame: pl.DataFrame) -> pl.DataFrame:
@@ -58,10 +70,18 @@ ui.table(
         pl.col("last_at").dt.strftime("%Y-%m-%d").alias("Latest"),
     ),
     column_config={
-        "Attempts": st.column_config.NumberColumn(help="stored files plus files refused at validation or scoring (as the attempt quota counts them)"),
-        "Refused": st.column_config.NumberColumn(help="files refused at validation or scoring (their reasons stay with the submitter's receipt)"),
-        "Hidden": st.column_config.NumberColumn(help="stored submissions hidden from the board now"),
-        "Retracted": st.column_config.NumberColumn(help="stored submissions deleted (retracted) now; kept in the store, never shown"),
+        "Attempts": st.column_config.NumberColumn(
+            help="stored files plus files refused at validation or scoring (as the attempt quota counts them)"
+        ),
+        "Refused": st.column_config.NumberColumn(
+            help="files refused at validation or scoring (their reasons stay with the submitter's receipt)"
+        ),
+        "Hidden": st.column_config.NumberColumn(
+            help="stored submissions hidden from the board now"
+        ),
+        "Retracted": st.column_config.NumberColumn(
+            help="stored submissions deleted (retracted) now; kept in the store, never shown"
+        ),
     },
     key="ledger-summary",
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from leaderboard import metadata, overview, sitedata, ui
+from procbench.leaderboard import metadata, overview, sitedata, ui
 
 PARAMS = ("model", "contamination")
 
@@ -19,7 +19,11 @@ asked = st.query_params.get("model")
 if asked is not None and asked not in names:
     st.error(f"No model named {ui.code(asked)} on any board. Search for one below.")
 model = st.selectbox(
-    "Model", names, index=names.index(asked) if asked in names else None, placeholder="type to search every model on every board…", key="model-search",
+    "Model",
+    names,
+    index=names.index(asked) if asked in names else None,
+    placeholder="type to search every model on every board…",
+    key="model-search",
 )
 if model is None:
     st.stop()
@@ -29,11 +33,19 @@ rows = overview.of_model(db, model)
 # issue #34: each row's contamination mark (its model card: a row's card is per submission, so per board)
 cards = [metadata.card(sitedata.card_of(db, sid)) for sid in rows["submission_id"]]
 rows = rows.with_columns(
-    pl.Series("contamination", [metadata.CONTAMINATION_WORDS.get(c.contamination, c.contamination) for c in cards], dtype=pl.String),
+    pl.Series(
+        "contamination",
+        [metadata.CONTAMINATION_WORDS.get(c.contamination, c.contamination) for c in cards],
+        dtype=pl.String,
+    ),
     pl.Series("contamination_mark", [c.contamination_mark for c in cards], dtype=pl.String),
 )
 chosen = st.multiselect(
-    "Contamination", sorted(set(rows["contamination"].to_list())), key="contamination", bind="query-params", placeholder="all",
+    "Contamination",
+    sorted(set(rows["contamination"].to_list())),
+    key="contamination",
+    bind="query-params",
+    placeholder="all",
     help="the model card's word on the model's known exposure to each board's data",
 )
 if chosen:
@@ -43,7 +55,10 @@ if marked.height:
     st.warning(
         f"{marked.height} row{'s' if marked.height != 1 else ''} of this model {'are' if marked.height != 1 else 'is'} marked as possibly contaminated "
         "(the model card says the model saw the benchmark's data): "
-        + "; ".join(ui.escape(f"{b}: {m}") for b, m in marked.select("board", "contamination_mark").iter_rows())
+        + "; ".join(
+            ui.escape(f"{b}: {m}")
+            for b, m in marked.select("board", "contamination_mark").iter_rows()
+        )
     )
 st.header(ui.escape(model), anchor=False)
 ranked = rows.filter(pl.col("rank").is_not_null())
@@ -64,26 +79,50 @@ table = rows.select(
     pl.col("kind").alias("Kind"),
     pl.col("contamination_mark").alias("Contamination"),
     pl.col("created_at").dt.strftime("%Y-%m-%d").alias("Submitted"),
-    pl.concat_str(pl.lit("board?task="), pl.col("task"), pl.lit("&split="), pl.col("split")).alias("Board page"),
+    pl.concat_str(pl.lit("board?task="), pl.col("task"), pl.lit("&split="), pl.col("split")).alias(
+        "Board page"
+    ),
     pl.concat_str(pl.lit("submission?id="), pl.col("submission_id")).alias("Details"),
 )
 ui.table(
     table,
     column_config={
         "Rank": st.column_config.NumberColumn(
-            format="#%d", help="rank on that board by its primary metric (– : listed, not ranked: a paper without it, a partial file)"
+            format="#%d",
+            help="rank on that board by its primary metric (– : listed, not ranked: a paper without it, a partial file)",
         ),
-        "Coverage": st.column_config.TextColumn(help="items with a prediction / items of the split; 'partial': the file left items out"),
-        "Value": st.column_config.NumberColumn(format="%.2f", help="the primary metric, in % where the metric is a fraction (see Unit)"),
-        "Unit": st.column_config.TextColumn(help="%: a fraction shown ×100; own unit: the metric's own scale (e.g. points, counts)"),
+        "Coverage": st.column_config.TextColumn(
+            help="items with a prediction / items of the split; 'partial': the file left items out"
+        ),
+        "Value": st.column_config.NumberColumn(
+            format="%.2f", help="the primary metric, in % where the metric is a fraction (see Unit)"
+        ),
+        "Unit": st.column_config.TextColumn(
+            help="%: a fraction shown ×100; own unit: the metric's own scale (e.g. points, counts)"
+        ),
         "Board page": st.column_config.LinkColumn("Board page", display_text="board"),
         "Details": st.column_config.LinkColumn("Details", display_text="open"),
     },
     key="model-rows",
 )
-st.caption("Ranks are the boards' own (primary metric, no filters); a reported row is a paper's number, a submitted row a scored file.")
+st.caption(
+    "Ranks are the boards' own (primary metric, no filters); a reported row is a paper's number, a submitted row a scored file."
+)
 ui.downloads(
-    rows.select("task", "split", "submission_id", "team", "kind", "contamination", "rank", "ranked", "metric", "value", "coverage", "created_at"),
+    rows.select(
+        "task",
+        "split",
+        "submission_id",
+        "team",
+        "kind",
+        "contamination",
+        "rank",
+        "ranked",
+        "metric",
+        "value",
+        "coverage",
+        "created_at",
+    ),
     ui.file_stem("model", model),
     key="model",
 )

@@ -11,15 +11,17 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from leaderboard import config, intake_form, metadata, sitedata, ui
-from submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
+from procbench.leaderboard import config, intake_form, metadata, sitedata, ui
+from procbench.submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
 from procbench.api import all_spec_paths, load_task
-from runners._types import InvalidPredictions
+from procbench.runners._types import InvalidPredictions
 
 db = config.database()
 ui.check_params(("task", "split"))
 st.header("Upload a prediction file")
-st.caption("Validated, scored and stored exactly as `procbench submit` does; nothing is stored unless the whole file validates and scores.")
+st.caption(
+    "Validated, scored and stored exactly as `procbench submit` does; nothing is stored unless the whole file validates and scores."
+)
 
 accepted = intake_form.accepted_arguments()
 # issue #30: by task name ("openpi" before its variant "openpi-head"; sorting the file names put "openpi-head.spec" first),
@@ -27,48 +29,88 @@ accepted = intake_form.accepted_arguments()
 names = sorted(p.stem for p in all_spec_paths())
 on_boards = set(sitedata.tasks(db)["task"].to_list()) if db.exists() else set()
 left, right = st.columns(2)
-task = ui.url_choice(left, "Task", names, key="task", index=next((i for i, n in enumerate(names) if n in on_boards), 0))
+task = ui.url_choice(
+    left,
+    "Task",
+    names,
+    key="task",
+    index=next((i for i, n in enumerate(names) if n in on_boards), 0),
+)
 spec, _ = load_task(task)
 # default to a split that already has a board (an upload elsewhere would start a board of its own)
-boards = set(sitedata.tasks(db).filter(pl.col("task") == task)["split"].to_list()) if db.exists() else set()
+boards = (
+    set(sitedata.tasks(db).filter(pl.col("task") == task)["split"].to_list())
+    if db.exists()
+    else set()
+)
 splits = list(spec.data.splits)
 with_board = [i for i, s in enumerate(splits) if s in boards]
 split = ui.url_choice(
-    right, "Split", splits, key="split", index=with_board[0] if with_board else 0,
+    right,
+    "Split",
+    splits,
+    key="split",
+    index=with_board[0] if with_board else 0,
     format_func=lambda s: s + ("" if s in boards else " (no board yet)"),
     help="hidden splits: " + (", ".join(spec.data.hidden) or "none"),
 )
 token = left.text_input(
     "Team token",
     type="password",
-    help="the token printed by `procbench team create`" + ("" if "token" in accepted else " (this store does not check tokens yet)"),
+    help="the token printed by `procbench team create`"
+    + ("" if "token" in accepted else " (this store does not check tokens yet)"),
 )
-team = right.text_input("Team", placeholder="your team's name" + (" (or leave empty to use the token's team)" if "token" in accepted else ""))
+team = right.text_input(
+    "Team",
+    placeholder="your team's name"
+    + (" (or leave empty to use the token's team)" if "token" in accepted else ""),
+)
 model = left.text_input("Model name", placeholder="shown on the board")
 
 with st.expander("Model card and metadata"):
     a, b, c = st.columns(3)
-    weights = a.selectbox("Weights", list(WEIGHTS), help="open: the weights can be downloaded; closed: an API or a private model")
+    weights = a.selectbox(
+        "Weights",
+        list(WEIGHTS),
+        help="open: the weights can be downloaded; closed: an API or a private model",
+    )
     family = b.selectbox("Method family", list(METHOD_FAMILIES))
     size = c.selectbox(
-        "Size class", list(SIZE_CLASSES), format_func=metadata.size_label,
+        "Size class",
+        list(SIZE_CLASSES),
+        format_func=metadata.size_label,
         help="the PM-LLM-Benchmark classes (commercial, big open-source, small ≤ 8 GB, tiny ≤ 4 GB) or parameter-count classes",
     )
     paper = a.text_input("Paper URL")
     code = b.text_input("Code URL")
-    parameters = c.text_input("Parameters", placeholder="e.g. 7B", help="the model's parameter count, as you would write it")
+    parameters = c.text_input(
+        "Parameters",
+        placeholder="e.g. 7B",
+        help="the model's parameter count, as you would write it",
+    )
     description = st.text_area("Description")
     extra = st.text_area(
-        "Extra metadata (JSON object)", placeholder='{"cot": true}', help="passed to the scorer where the task reads metadata (e.g. PM-LLM's `cot`)"
+        "Extra metadata (JSON object)",
+        placeholder='{"cot": true}',
+        help="passed to the scorer where the task reads metadata (e.g. PM-LLM's `cot`)",
     )
-
 
 
 def show_problems(problems: pl.DataFrame) -> None:
     """Every problem, its message in full (a wide column, and as text: a long message is never cut)."""
-    ui.table(problems, column_config={"Problem": st.column_config.TextColumn("Problem", width="large")}, key="problems")
-    st.code("\n".join(f"line {line}: {message}" if line is not None else message for line, message in zip(problems["Line"], problems["Problem"])),
-            language=None, wrap_lines=True)
+    ui.table(
+        problems,
+        column_config={"Problem": st.column_config.TextColumn("Problem", width="large")},
+        key="problems",
+    )
+    st.code(
+        "\n".join(
+            f"line {line}: {message}" if line is not None else message
+            for line, message in zip(problems["Line"], problems["Problem"])
+        ),
+        language=None,
+        wrap_lines=True,
+    )
 
 
 upload = st.file_uploader("Prediction file", key="upload")
@@ -80,7 +122,13 @@ cache_key = (digest, upload.name, task, split, str(db))  # the name is checked a
 report = st.session_state.get("validation", {}).get(cache_key)
 if report is None:
     with intake_form.scratch() as folder, st.spinner("Validating…"):
-        report = intake_form.validate(db, task, split, intake_form.stage_upload(content, upload.name, Path(folder)), filename=upload.name)
+        report = intake_form.validate(
+            db,
+            task,
+            split,
+            intake_form.stage_upload(content, upload.name, Path(folder)),
+            filename=upload.name,
+        )
     st.session_state["validation"] = {cache_key: report}
 
 st.subheader("Validation")
@@ -103,21 +151,41 @@ except ValueError as exc:
     st.error(f"Extra metadata: {ui.escape(exc)}")
     st.stop()
 if parameters.strip():
-    extra_metadata.setdefault("parameters", parameters.strip())  # no card column for it yet: kept as metadata (leaderboard.metadata reads it)
-ready = bool(model.strip()) and (bool(team.strip()) or (bool(token) and "token" in accepted) or "token" not in accepted)
+    extra_metadata.setdefault(
+        "parameters", parameters.strip()
+    )  # no card column for it yet: kept as metadata (leaderboard.metadata reads it)
+ready = bool(model.strip()) and (
+    bool(team.strip()) or (bool(token) and "token" in accepted) or "token" not in accepted
+)
 if not model.strip():
     st.caption("Name the model to submit.")
 if not st.button("Submit", type="primary", disabled=not ready):
     st.stop()
 
 progress = st.progress(0.0, text="Checking the file…")
-card = {"weights": weights, "method_family": family, "size_class": size, "paper_url": paper.strip(), "code_url": code.strip(), "description": description}
+card = {
+    "weights": weights,
+    "method_family": family,
+    "size_class": size,
+    "paper_url": paper.strip(),
+    "code_url": code.strip(),
+    "description": description,
+}
 try:
     with intake_form.scratch() as folder:
         path = intake_form.stage_upload(content, upload.name, Path(folder))
         progress.progress(0.2, text="Scoring every item and storing the submission…")
         placed = intake_form.send(
-            db, task=task, split=split, path=path, filename=upload.name, model=model.strip(), team=team.strip(), token=token, metadata=extra_metadata, card=card
+            db,
+            task=task,
+            split=split,
+            path=path,
+            filename=upload.name,
+            model=model.strip(),
+            team=team.strip(),
+            token=token,
+            metadata=extra_metadata,
+            card=card,
         )
     progress.progress(1.0, text="Scored and ranked.")
 except InvalidPredictions as exc:
@@ -127,12 +195,16 @@ except InvalidPredictions as exc:
     st.stop()
 except (ValueError, FileNotFoundError, TimeoutError, PermissionError) as exc:
     progress.empty()
-    st.error(f"Not stored: {ui.escape(exc)}" + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else ""))
+    st.error(
+        f"Not stored: {ui.escape(exc)}"
+        + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else "")
+    )
     st.stop()
 except Exception as exc:  # noqa: BLE001 - scoring failures are reported, not raised at the visitor
     progress.empty()
     st.error(
-        f"Scoring failed: {ui.escape(type(exc).__name__)}: {ui.escape(exc)}" + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else "")
+        f"Scoring failed: {ui.escape(type(exc).__name__)}: {ui.escape(exc)}"
+        + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else "")
     )
     st.stop()
 
@@ -152,8 +224,18 @@ rank = f"rank **#{placed.rank}** of {placed.n_rows}" if placed.rank else "not on
 if placed.extra.get("judge") == "self":  # issue #17: the file carried its own verdicts
     rank += " among self-judged rows (the verdicts came with the file; ranked apart from rows graded by the board's judge)"
 st.success(f"{state}: {rank} on {ui.code(task)} / {ui.code(split)}.")
-st.metric(f"Rank on {task} / {split}", f"#{placed.rank}" if placed.rank else "–", help=f"primary metric {spec.primary}")
-st.page_link("site_pages/board.py", label="See it on the board", query_params={"task": task, "split": split})
-st.page_link("site_pages/submission.py", label="Open the submission", query_params={"id": placed.submission_id})
+st.metric(
+    f"Rank on {task} / {split}",
+    f"#{placed.rank}" if placed.rank else "–",
+    help=f"primary metric {spec.primary}",
+)
+st.page_link(
+    "site_pages/board.py", label="See it on the board", query_params={"task": task, "split": split}
+)
+st.page_link(
+    "site_pages/submission.py",
+    label="Open the submission",
+    query_params={"id": placed.submission_id},
+)
 if placed.receipt:
     st.caption(f"receipt {ui.code(placed.receipt)} · submission {ui.code(placed.submission_id)}")

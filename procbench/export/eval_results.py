@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from submissions.store import reader
+from procbench.submissions.store import reader
 
 DEFAULT_PREFIX = "procbench"
 MAIN_SPLITS = ("test", "main")
@@ -42,13 +42,19 @@ def safe_name(text: str) -> str:
     return name or "model"
 
 
-def dataset_of(spec: Mapping[str, Any], task: str, split: str, prefix: str = DEFAULT_PREFIX) -> tuple[str, str | None]:
+def dataset_of(
+    spec: Mapping[str, Any], task: str, split: str, prefix: str = DEFAULT_PREFIX
+) -> tuple[str, str | None]:
     """(Hub dataset id, revision) of a board: the spec's fetch block on the Hub for this split, else ``prefix/task``."""
     for entry in spec.get("fetch") or []:
         if not isinstance(entry, Mapping):
             continue
         splits = entry.get("splits") or []
-        if entry.get("hub_repo") and entry.get("repo_type", "dataset") == "dataset" and (not splits or split in splits):
+        if (
+            entry.get("hub_repo")
+            and entry.get("repo_type", "dataset") == "dataset"
+            and (not splits or split in splits)
+        ):
             return str(entry["hub_repo"]), (str(entry.get("revision")) or None)
     return f"{prefix.strip('/') or DEFAULT_PREFIX}/{task}", None
 
@@ -82,37 +88,64 @@ def rows(db: Path, model: str | None = None) -> list[dict[str, Any]]:
         return [dict(zip(names, r)) for r in cursor.fetchall()]
 
 
-def entry_of(row: Mapping[str, Any], prefix: str = DEFAULT_PREFIX, source_url: str | None = None) -> Any:
+def entry_of(
+    row: Mapping[str, Any], prefix: str = DEFAULT_PREFIX, source_url: str | None = None
+) -> Any:
     """The ``EvalResultEntry`` of one board row."""
     from huggingface_hub import EvalResultEntry
 
     spec = json.loads(row["spec_json"])
     dataset_id, revision = dataset_of(spec, row["task"], row["split"], prefix)
-    meta = json.loads(row["metadata_json"] or "{}") if isinstance(row.get("metadata_json"), str) else {}
+    meta = (
+        json.loads(row["metadata_json"] or "{}")
+        if isinstance(row.get("metadata_json"), str)
+        else {}
+    )
     notes = f"procbench {row['task']} / {row['split']}, metric {row['primary_metric']}; fingerprint {str(row['fingerprint'])[:12]}; "
     notes += f"submission {row['submission_id']}"
     if row["is_reference"]:
         citation = str(meta.get("source") or spec.get("benchmark") or row["task"])[:200]
         url = str(row.get("paper_url") or spec.get("url") or "") or None
         return EvalResultEntry(
-            dataset_id=dataset_id, task_id=task_id_of(row["task"], row["split"]), value=float(row["value"]), dataset_revision=revision,
-            source_url=url, source_name=f"Paper: {citation}" if url else None, notes=f"reported in the literature ({citation}); {notes}",
+            dataset_id=dataset_id,
+            task_id=task_id_of(row["task"], row["split"]),
+            value=float(row["value"]),
+            dataset_revision=revision,
+            source_url=url,
+            source_name=f"Paper: {citation}" if url else None,
+            notes=f"reported in the literature ({citation}); {notes}",
         )
     return EvalResultEntry(
-        dataset_id=dataset_id, task_id=task_id_of(row["task"], row["split"]), value=float(row["value"]), dataset_revision=revision,
-        date=row["created_at"].strftime("%Y-%m-%dT%H:%M:%SZ") if row.get("created_at") is not None else None,
-        source_url=source_url or None, source_name="procbench leaderboard" if source_url else None, notes=notes,
+        dataset_id=dataset_id,
+        task_id=task_id_of(row["task"], row["split"]),
+        value=float(row["value"]),
+        dataset_revision=revision,
+        date=row["created_at"].strftime("%Y-%m-%dT%H:%M:%SZ")
+        if row.get("created_at") is not None
+        else None,
+        source_url=source_url or None,
+        source_name="procbench leaderboard" if source_url else None,
+        notes=notes,
     )
 
 
-def write_eval_results(db: Path, out: Path, *, model: str | None = None, prefix: str = DEFAULT_PREFIX, source_url: str | None = None) -> Written:
+def write_eval_results(
+    db: Path,
+    out: Path,
+    *,
+    model: str | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    source_url: str | None = None,
+) -> Written:
     """Write ``out/<model>/.eval_results/<task>.yaml`` for every model on the board (or only ``model``)."""
     import yaml
     from huggingface_hub import eval_result_entries_to_yaml
 
     grouped: dict[str, dict[str, list[Any]]] = {}
     for row in rows(db, model):
-        grouped.setdefault(str(row["model"]), {}).setdefault(str(row["task"]), []).append(entry_of(row, prefix, source_url))
+        grouped.setdefault(str(row["model"]), {}).setdefault(str(row["task"]), []).append(
+            entry_of(row, prefix, source_url)
+        )
     files: dict[str, list[Path]] = {}
     count = 0
     folders: dict[str, str] = {}
@@ -125,7 +158,12 @@ def write_eval_results(db: Path, out: Path, *, model: str | None = None, prefix:
         target.mkdir(parents=True, exist_ok=True)
         for task, entries in tasks.items():
             path = target / f"{safe_name(task)}.yaml"
-            path.write_text(yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True), encoding="utf-8")
+            path.write_text(
+                yaml.safe_dump(
+                    eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True
+                ),
+                encoding="utf-8",
+            )
             files.setdefault(name, []).append(path)
             count += len(entries)
     return Written(out, files, count)

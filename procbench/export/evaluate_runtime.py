@@ -17,7 +17,7 @@ from typing import Any
 from procbench.api import load_task
 from procbench.imports.mapping import MAPPINGS, ImportMapping
 from procbench.paths import resolve_data_root
-from runners.runner import Evaluation
+from procbench.runners.runner import Evaluation
 
 SUFFIXES = {"jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv"}
 
@@ -37,7 +37,9 @@ def _typed_id(reference: Any, mapping: ImportMapping) -> Any:
 def prediction_lines(task: str, predictions: Sequence[Any], references: Sequence[Any]) -> list[str]:
     """The lines of the prediction file the in-memory predictions stand for."""
     if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} references (one item id per prediction)")
+        raise ValueError(
+            f"{len(predictions)} predictions but {len(references)} references (one item id per prediction)"
+        )
     mapping = MAPPINGS.get(task)
     lines = []
     for prediction, reference in zip(predictions, references):
@@ -47,7 +49,12 @@ def prediction_lines(task: str, predictions: Sequence[Any], references: Sequence
             lines.append(json.dumps(record, ensure_ascii=False))
         elif mapping is not None:
             value = list(prediction) if mapping.kind == "text_list" else prediction
-            lines.append(json.dumps({"id": _typed_id(reference, mapping), mapping.prediction_field: value}, ensure_ascii=False))
+            lines.append(
+                json.dumps(
+                    {"id": _typed_id(reference, mapping), mapping.prediction_field: value},
+                    ensure_ascii=False,
+                )
+            )
         else:
             lines.append(str(prediction).rstrip("\n"))
     return lines
@@ -64,10 +71,15 @@ def evaluate_predictions(
 ) -> Evaluation:
     """Score in-memory predictions of ``task`` on ``split``; raises what ``procbench score`` would report."""
     spec, runner = load_task(task)
-    suffix = SUFFIXES.get(spec.predictions.format) or (spec.predictions.extensions[0] if spec.predictions.extensions else ".txt")
+    suffix = SUFFIXES.get(spec.predictions.format) or (
+        spec.predictions.extensions[0] if spec.predictions.extensions else ".txt"
+    )
     with tempfile.TemporaryDirectory(prefix="procbench-evaluate-") as folder:
         path = Path(folder) / f"predictions{suffix}"
-        path.write_text("".join(line + "\n" for line in prediction_lines(task, predictions, references)), encoding="utf-8")
+        path.write_text(
+            "".join(line + "\n" for line in prediction_lines(task, predictions, references)),
+            encoding="utf-8",
+        )
         return runner.evaluate(resolve_data_root(data_dir), split, path, dict(metadata or {}))
 
 
@@ -87,8 +99,13 @@ def compute(
     if split is None:
         raise ValueError(f"pass split=... (one of {', '.join(runner.splits)})")
     if spec_digest and spec_digest != runner.spec_digest:
-        warnings.warn(f"the spec of {task!r} changed since this module was exported: scores follow the current spec (re-export to silence this)", stacklevel=2)
-    evaluation = evaluate_predictions(task, predictions, references, split=split, data_dir=data_dir, metadata=metadata)
+        warnings.warn(
+            f"the spec of {task!r} changed since this module was exported: scores follow the current spec (re-export to silence this)",
+            stacklevel=2,
+        )
+    evaluation = evaluate_predictions(
+        task, predictions, references, split=split, data_dir=data_dir, metadata=metadata
+    )
     as_json = evaluation.to_json()  # the shape of `procbench score --json`
     return {
         **evaluation.metrics,

@@ -31,20 +31,29 @@ import jinja2
 import polars as pl
 
 from procbench.results import class_labels, int_ids, item_frame, item_row
-from submissions.display import for_markdown
-from submissions.store import reader
+from procbench.submissions.display import for_markdown
+from procbench.submissions.store import reader
 
 # Where each benchmark's data comes from and under which licence (the staged SOURCE.md files).
 DATA_LICENCES: dict[str, tuple[str, str]] = {
     "OpenPI": ("MIT", "allenai/openpi-dataset (LICENSE, Copyright (c) 2020 AI2)"),
     "ProPara": ("Apache-2.0", "allenai/aristo-leaderboard and allenai/propara (LICENSE)"),
     "PAGED": ("Apache-2.0", "WitcherLeo/PAGED (LICENSE)"),
-    "PARADISE": ("MIT", "the Hugging Face copy GGLab/PARADISE is tagged MIT; the GitHub repository GGLAB-KU/paradise has no licence file"),
+    "PARADISE": (
+        "MIT",
+        "the Hugging Face copy GGLab/PARADISE is tagged MIT; the GitHub repository GGLAB-KU/paradise has no licence file",
+    ),
     "PM-LLM-Benchmark": ("GPL-3.0", "fit-alessandro-berti/pm-llm-benchmark (LICENSE)"),
 }
 
 ORDER = ["task", "split", "slice", "slice_value"]
-DETAIL_KEYS = ("submission_id", "model", "team", "task", "split")  # a details file's bookkeeping columns, then the item's row
+DETAIL_KEYS = (
+    "submission_id",
+    "model",
+    "team",
+    "task",
+    "split",
+)  # a details file's bookkeeping columns, then the item's row
 
 
 def detail_label(dimension: str) -> str:
@@ -58,10 +67,41 @@ DETAILS_CONFIG = "details_{task}"  # the config of a task's per-item details
 # the common ones a benchmark is released under; a spec's `license` is matched case-insensitively.
 HUB_LICENCES = frozenset(
     {
-        "apache-2.0", "mit", "bsd-2-clause", "bsd-3-clause", "bsd-3-clause-clear", "gpl-2.0", "gpl-3.0", "lgpl-2.1", "lgpl-3.0",
-        "agpl-3.0", "mpl-2.0", "epl-2.0", "cc0-1.0", "cc-by-2.0", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0",
-        "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0", "cc-by-nd-4.0", "cc-by-nc-nd-4.0",
-        "odc-by", "odbl", "pddl", "unlicense", "artistic-2.0", "wtfpl", "c-uda", "openrail", "llama2", "llama3",
+        "apache-2.0",
+        "mit",
+        "bsd-2-clause",
+        "bsd-3-clause",
+        "bsd-3-clause-clear",
+        "gpl-2.0",
+        "gpl-3.0",
+        "lgpl-2.1",
+        "lgpl-3.0",
+        "agpl-3.0",
+        "mpl-2.0",
+        "epl-2.0",
+        "cc0-1.0",
+        "cc-by-2.0",
+        "cc-by-3.0",
+        "cc-by-4.0",
+        "cc-by-sa-3.0",
+        "cc-by-sa-4.0",
+        "cc-by-nc-2.0",
+        "cc-by-nc-3.0",
+        "cc-by-nc-4.0",
+        "cc-by-nc-sa-3.0",
+        "cc-by-nc-sa-4.0",
+        "cc-by-nd-4.0",
+        "cc-by-nc-nd-4.0",
+        "odc-by",
+        "odbl",
+        "pddl",
+        "unlicense",
+        "artistic-2.0",
+        "wtfpl",
+        "c-uda",
+        "openrail",
+        "llama2",
+        "llama3",
     }
 )
 
@@ -82,7 +122,9 @@ def card_licence(tasks: dict[str, dict[str, Any]]) -> dict[str, Any]:
         ids.append("other")
         first = unknown[0]
         text = first["spec_license"] or first["data_licence"] or "see upstream"
-        fields["license_name"] = "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split()) or "other"
+        fields["license_name"] = (
+            "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split()) or "other"
+        )
         if first["url"]:
             fields["license_link"] = first["url"]
     fields["license"] = ids[0] if len(ids) == 1 else ids or "other"
@@ -112,7 +154,9 @@ def _wide(long: pl.DataFrame, metric_order: list[str]) -> pl.DataFrame:
     """One row per submission and slice value, one column per metric (in the spec's order)."""
     index = [c for c in long.columns if c not in ("metric", "value")]
     wide = long.pivot(on="metric", index=index, values="value")
-    metrics = [m for m in metric_order if m in wide.columns] + sorted(c for c in wide.columns if c not in index and c not in metric_order)
+    metrics = [m for m in metric_order if m in wide.columns] + sorted(
+        c for c in wide.columns if c not in index and c not in metric_order
+    )
     first = [c for c in ORDER if c in index]
     return wide.select(first + [c for c in index if c not in first] + metrics)
 
@@ -120,9 +164,12 @@ def _wide(long: pl.DataFrame, metric_order: list[str]) -> pl.DataFrame:
 def _task_info(row: dict[str, Any]) -> dict[str, Any]:
     spec = json.loads(row["spec_json"])
     benchmark = row["benchmark"] or spec.get("benchmark") or row["task"]
-    licence, licence_source = DATA_LICENCES.get(benchmark, (spec.get("license") or "see upstream", spec.get("url") or ""))
+    licence, licence_source = DATA_LICENCES.get(
+        benchmark, (spec.get("license") or "see upstream", spec.get("url") or "")
+    )
     return {
-        "license": hub_licence(spec.get("license")) or hub_licence(licence),  # the spec's licence; the benchmark's when it says none
+        "license": hub_licence(spec.get("license"))
+        or hub_licence(licence),  # the spec's licence; the benchmark's when it says none
         "task": row["task"],
         "title": row["title"],
         "benchmark": benchmark,
@@ -133,7 +180,10 @@ def _task_info(row: dict[str, Any]) -> dict[str, Any]:
         "data_licence": licence,
         "data_licence_source": licence_source,
         "metrics": [
-            {k: m.get(k) for k in ("name", "display", "group", "description", "higher_is_better", "percent")}
+            {
+                k: m.get(k)
+                for k in ("name", "display", "group", "description", "higher_is_better", "percent")
+            }
             for m in spec.get("metrics", [])
         ],
         "splits": {},
@@ -150,20 +200,36 @@ def write_dataset(db_path: Path, directory: Path) -> DatasetFolder:
     detail_files: list[Path] = []
     total = 0
     with reader(db_path) as con:
-        current = _frame(con, "SELECT task, split, fingerprint, title, benchmark, primary_metric, hidden, spec_json FROM current_tasks ORDER BY task, split")
+        current = _frame(
+            con,
+            "SELECT task, split, fingerprint, title, benchmark, primary_metric, hidden, spec_json FROM current_tasks ORDER BY task, split",
+        )
         for row in current.iter_rows(named=True):
-            long = _frame(con, "SELECT * FROM board WHERE task = ? AND split = ? ORDER BY created_at, submission_id", [row["task"], row["split"]])
+            long = _frame(
+                con,
+                "SELECT * FROM board WHERE task = ? AND split = ? ORDER BY created_at, submission_id",
+                [row["task"], row["split"]],
+            )
             if long.is_empty():
                 continue
             info = tasks.setdefault(row["task"], _task_info(row))
             metric_order = [m["name"] for m in info["metrics"]]
             wide = _wide(long, metric_order)
             primary = info["primary"]
-            whole = wide.filter((pl.col("slice") == "") & (pl.col("slice_value") == "")) if "slice" in wide.columns else wide
+            whole = (
+                wide.filter((pl.col("slice") == "") & (pl.col("slice_value") == ""))
+                if "slice" in wide.columns
+                else wide
+            )
             best = (
-                whole.sort(primary, descending=next((m["higher_is_better"] for m in info["metrics"] if m["name"] == primary), True), nulls_last=True).row(
-                    0, named=True
-                )
+                whole.sort(
+                    primary,
+                    descending=next(
+                        (m["higher_is_better"] for m in info["metrics"] if m["name"] == primary),
+                        True,
+                    ),
+                    nulls_last=True,
+                ).row(0, named=True)
                 if primary in whole.columns and not whole.is_empty()
                 else None
             )
@@ -181,11 +247,21 @@ def write_dataset(db_path: Path, directory: Path) -> DatasetFolder:
                 "details": f"details/{row['task']}/{row['split']}/*.parquet" if details else None,
                 "fingerprint": row["fingerprint"],
                 "hidden": bool(row["hidden"]),
-                "submissions": wide["submission_id"].n_unique(),  # reference rows may exist for slices only
+                "submissions": wide[
+                    "submission_id"
+                ].n_unique(),  # reference rows may exist for slices only
                 "rows": wide.height,
-                "best": {"model": best.get("model"), "team": best.get("team"), primary: best.get(primary)} if best else None,
+                "best": {
+                    "model": best.get("model"),
+                    "team": best.get("team"),
+                    primary: best.get(primary),
+                }
+                if best
+                else None,
             }
-    (root / "metrics.json").write_text(json.dumps(tasks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (root / "metrics.json").write_text(
+        json.dumps(tasks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     (root / "README.md").write_text(render_card(tasks), encoding="utf-8")
     return DatasetFolder(root, folders, tuple(written), total, tuple(detail_files))
 
@@ -195,7 +271,11 @@ def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, An
     (``public_item_scores``: current fingerprint, public split): the bookkeeping columns, then the item's row as
     ``procbench.score(...).to_polars()`` has it (``procbench.results.item_row`` / ``item_frame``, typed by the stored
     spec: ``id``, labels by their dimension, one column per item metric, class statistics as class labels)."""
-    items = _frame(con, "SELECT * FROM public_item_scores WHERE task = ? AND split = ?", [row["task"], row["split"]])
+    items = _frame(
+        con,
+        "SELECT * FROM public_item_scores WHERE task = ? AND split = ?",
+        [row["task"], row["split"]],
+    )
     folder = root / "details" / row["task"] / row["split"]
     if folder.exists():
         for stale in folder.glob("*.parquet"):
@@ -206,7 +286,8 @@ def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, An
     ids, classes = int_ids(spec), class_labels(spec)
     labels: dict[str, dict[str, Any]] = {}
     for item_id, dimension, value in _frame(
-        con, "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ? ORDER BY dimension",
+        con,
+        "SELECT item_id, dimension, value FROM item_labels WHERE task = ? AND split = ? AND fingerprint = ? ORDER BY dimension",
         [row["task"], row["split"], row["fingerprint"]],
     ).iter_rows():
         labels.setdefault(item_id, {})[dimension] = value
@@ -215,17 +296,29 @@ def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, An
     metrics = [m for m in metric_order if m in stored] + sorted(stored - set(metric_order))
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for (sid,), part in items.partition_by("submission_id", as_dict=True, maintain_order=True).items():
+    for (sid,), part in items.partition_by(
+        "submission_id", as_dict=True, maintain_order=True
+    ).items():
         values: dict[str, dict[str, Any]] = {}
         for item_id, metric, value in part.select("item_id", "metric", "value").iter_rows():
             values.setdefault(item_id, {})[metric] = value
         rows = [
-            item_row(item_id, labels.get(item_id, {}), {m: values[item_id][m] for m in metrics if m in values[item_id]}, int_ids=ids, classes=classes, label_name=detail_label)
+            item_row(
+                item_id,
+                labels.get(item_id, {}),
+                {m: values[item_id][m] for m in metrics if m in values[item_id]},
+                int_ids=ids,
+                classes=classes,
+                label_name=detail_label,
+            )
             for item_id in values
         ]
         keys = part.row(0, named=True)
         frame = item_frame(rows, int_ids=ids).sort("id")
-        frame = frame.select([pl.lit(keys[c], dtype=pl.String).alias(c) for c in DETAIL_KEYS if c in keys] + [pl.col(c) for c in frame.columns])
+        frame = frame.select(
+            [pl.lit(keys[c], dtype=pl.String).alias(c) for c in DETAIL_KEYS if c in keys]
+            + [pl.col(c) for c in frame.columns]
+        )
         path = folder / f"{sid}.parquet"
         frame.write_parquet(path)
         written.append(path)
@@ -234,7 +327,9 @@ def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, An
 
 # issue #17: every stored or spec-given string is put in the card through `md` (submissions.display:
 # Markdown and HTML escaped, one line), so a team or model name cannot break a table or add a link.
-_CARD_ENV = jinja2.Environment(autoescape=False)  # a fixed template of ours (spec templates use runners.templates)
+_CARD_ENV = jinja2.Environment(
+    autoescape=False
+)  # a fixed template of ours (spec templates use runners.templates)
 _CARD_ENV.filters["md"] = for_markdown
 CARD = _CARD_ENV.from_string(
     """---
@@ -339,42 +434,79 @@ def _yaml_fields(fields: dict[str, Any]) -> str:
 
     lines = []
     for key, value in fields.items():
-        lines += [f"{key}:"] + [f"- {scalar(v)}" for v in value] if isinstance(value, list) else [f"{key}: {scalar(value)}"]
+        lines += (
+            [f"{key}:"] + [f"- {scalar(v)}" for v in value]
+            if isinstance(value, list)
+            else [f"{key}: {scalar(value)}"]
+        )
     return "\n".join(lines)
 
 
 def render_card(tasks: dict[str, dict[str, Any]]) -> str:
     """The README.md dataset card of the exported tasks."""
     benchmarks = sorted({info["benchmark"] for info in tasks.values()})
-    licences = {b: next((info["data_licence"], info["data_licence_source"]) for info in tasks.values() if info["benchmark"] == b) for b in benchmarks}
+    licences = {
+        b: next(
+            (info["data_licence"], info["data_licence_source"])
+            for info in tasks.values()
+            if info["benchmark"] == b
+        )
+        for b in benchmarks
+    }
     seen: set[str] = set()
     cited = {}
     for task, info in tasks.items():  # one citation per benchmark
-        cited[task] = {**info, "citation": info["citation"] if info["benchmark"] not in seen else ""}
+        cited[task] = {
+            **info,
+            "citation": info["citation"] if info["benchmark"] not in seen else "",
+        }
         seen.add(info["benchmark"])
     for info in cited.values():
-        info["details_splits"] = {split: s["details"] for split, s in info["splits"].items() if s.get("details")}
+        info["details_splits"] = {
+            split: s["details"] for split, s in info["splits"].items() if s.get("details")
+        }
     licence_yaml = _yaml_fields(card_licence(tasks))
-    return CARD.render(tasks=cited, licences=licences, licence_yaml=licence_yaml, details_config=DETAILS_CONFIG).rstrip() + "\n"
+    return (
+        CARD.render(
+            tasks=cited, licences=licences, licence_yaml=licence_yaml, details_config=DETAILS_CONFIG
+        ).rstrip()
+        + "\n"
+    )
 
 
 def _is_transport_error(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "requests", "urllib3")
 
 
-def push_folder(folder: Path, repo_id: str, *, private: bool = False, endpoint: str | None = None, token: str | None = None) -> str:
+def push_folder(
+    folder: Path,
+    repo_id: str,
+    *,
+    private: bool = False,
+    endpoint: str | None = None,
+    token: str | None = None,
+) -> str:
     """Create the dataset repo if needed and upload the folder; returns the commit URL. Raises PublishError."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
-    api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token)  # HF_ENDPOINT read now, not at import
+    api = HfApi(
+        endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token
+    )  # HF_ENDPOINT read now, not at import
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset", commit_message="procbench: board export")
+        commit = api.upload_folder(
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type="dataset",
+            commit_message="procbench: board export",
+        )
     except (HfHubHTTPError, OSError, ValueError) as exc:
         raise PublishError(f"could not push {folder} to the Hub dataset {repo_id}: {exc}") from None
     except Exception as exc:
         if _is_transport_error(exc):
-            raise PublishError(f"could not reach the Hub to push {repo_id} ({type(exc).__name__}: {exc}); nothing was uploaded") from None
+            raise PublishError(
+                f"could not reach the Hub to push {repo_id} ({type(exc).__name__}: {exc}); nothing was uploaded"
+            ) from None
         raise
     return str(getattr(commit, "commit_url", "") or f"{api.endpoint}/datasets/{repo_id}")

@@ -22,7 +22,14 @@ Format = Literal["lm-eval", "inspect"]
 FORMATS: tuple[str, ...] = ("lm-eval", "inspect")
 
 
-def read_outputs(fmt: Format, path: str | Path, *, filter_name: str | None = None, raw: bool = False, epoch: int = 1) -> list[LoggedOutput]:
+def read_outputs(
+    fmt: Format,
+    path: str | Path,
+    *,
+    filter_name: str | None = None,
+    raw: bool = False,
+    epoch: int = 1,
+) -> list[LoggedOutput]:
     """The per-item outputs of one log file of format ``fmt``; raises ImportFailed."""
     if fmt == "lm-eval":
         from procbench.imports.lm_eval import read_samples
@@ -55,7 +62,9 @@ def import_log(
     mapping = mapping_for(task)
     outputs = read_outputs(fmt, path, filter_name=filter_name, raw=raw, epoch=epoch)
     counts = None
-    if fmt == "inspect" and any(o.error is not None for o in outputs):  # the run's own count, quoted beside its errored samples
+    if fmt == "inspect" and any(
+        o.error is not None for o in outputs
+    ):  # the run's own count, quoted beside its errored samples
         from procbench.imports.inspect_log import run_counts
 
         counts = run_counts(Path(path))
@@ -66,7 +75,9 @@ def import_log(
 
         _, runner = load_task(task)
         gold, _ = runner.gold(resolve_data_root(data_dir), split)
-    return to_records(outputs, mapping, gold=gold, options=options, source=str(path), run_counts=counts)
+    return to_records(
+        outputs, mapping, gold=gold, options=options, source=str(path), run_counts=counts
+    )
 
 
 __all__ = [

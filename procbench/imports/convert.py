@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput, dotted
 from procbench.imports.mapping import ImportMapping
-from runners._types import GoldSet
+from procbench.runners._types import GoldSet
 
 ChoiceRule = Literal["acc", "acc_norm"]
 Unanswered = Literal["refuse", "wrong"]
@@ -29,9 +29,13 @@ ERRORED_PROBLEM = "failed in the run"
 class ImportOptions:
     """Choices a user may make when importing: how to pick an option, how to split text, where ids are."""
 
-    choice_rule: ChoiceRule = "acc"  # lm-eval log-likelihoods: raw argmax (acc) or per-character (acc_norm)
+    choice_rule: ChoiceRule = (
+        "acc"  # lm-eval log-likelihoods: raw argmax (acc) or per-character (acc_norm)
+    )
     separator: str | None = None  # overrides the mapping's separator
-    id_field: str | None = None  # overrides the mapping's id fields (a dotted path into the logged item)
+    id_field: str | None = (
+        None  # overrides the mapping's id fields (a dotted path into the logged item)
+    )
     # An item whose output names no option (no letter, an empty generation): "refuse" lists it as a problem;
     # "wrong" counts it as a wrong answer, as the harnesses' own accuracy does (a choice task needs the gold for that).
     unanswered: Unanswered = "refuse"
@@ -48,16 +52,23 @@ class Imported:
     task: str
     records: tuple[dict[str, Any], ...]
     warnings: tuple[str, ...] = ()
-    unanswered: tuple[Any, ...] = ()  # ids written as wrong answers (ImportOptions.unanswered = "wrong")
+    unanswered: tuple[
+        Any, ...
+    ] = ()  # ids written as wrong answers (ImportOptions.unanswered = "wrong")
     unshuffled: int = 0  # items whose logged options were a permutation of the gold's, mapped back
     n_split_items: int | None = None  # items in the split checked against (None: no split given)
-    errored: tuple[Any, ...] = ()  # ids of samples that failed in the run, written as wrong or left out (ImportOptions.errored)
+    errored: tuple[
+        Any, ...
+    ] = ()  # ids of samples that failed in the run, written as wrong or left out (ImportOptions.errored)
 
     def write_jsonl(self, path: Path) -> Path:
         """Write the records as JSON lines (the format of every mapped task); returns the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.records), encoding="utf-8")
+        path.write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.records),
+            encoding="utf-8",
+        )
         return path
 
 
@@ -66,27 +77,40 @@ def _run_said(counts: tuple[int, int] | None) -> str:
     return f"; the run's log: {counts[0]} of {counts[1]} samples completed" if counts else ""
 
 
-def _item_id(output: LoggedOutput, mapping: ImportMapping, id_field: str | None, offset: int = 0) -> tuple[Any, str | None]:
+def _item_id(
+    output: LoggedOutput, mapping: ImportMapping, id_field: str | None, offset: int = 0
+) -> tuple[Any, str | None]:
     item_id, problem = _logged_id(output, mapping, id_field)
     if offset and isinstance(item_id, int):
         item_id += offset
     return item_id, problem
 
 
-def _logged_id(output: LoggedOutput, mapping: ImportMapping, id_field: str | None) -> tuple[Any, str | None]:
+def _logged_id(
+    output: LoggedOutput, mapping: ImportMapping, id_field: str | None
+) -> tuple[Any, str | None]:
     value: Any = None
     for path in (id_field,) if id_field else mapping.id_fields:
         value = dotted(output.fields, path)
         root = f"{output.fields_root}."
-        if value in (None, "") and output.fields_root and path.startswith(root):  # --id-field metadata.x: the path from the sample, not from inside
+        if (
+            value in (None, "") and output.fields_root and path.startswith(root)
+        ):  # --id-field metadata.x: the path from the sample, not from inside
             value = dotted(output.fields, path.removeprefix(root))
         if value not in (None, ""):
             break
     else:
         if id_field:
-            inside = f" in the logged item's {output.fields_root!r}" if output.fields_root else " in the logged item"
+            inside = (
+                f" in the logged item's {output.fields_root!r}"
+                if output.fields_root
+                else " in the logged item"
+            )
             keys = ", ".join(map(repr, list(output.fields)[:10]))
-            return None, f"no field {id_field!r}{inside} (--id-field is a dotted path inside it; its fields: {keys or 'none'})"
+            return (
+                None,
+                f"no field {id_field!r}{inside} (--id-field is a dotted path inside it; its fields: {keys or 'none'})",
+            )
         value = output.sample_id
     if mapping.id_type is int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -107,10 +131,16 @@ def _letter(text: str, n: int) -> int | None:
     return index if 0 <= index < n else None
 
 
-def _choice(output: LoggedOutput, mapping: ImportMapping, rule: ChoiceRule, gold_item: Any) -> tuple[int | None, str | None]:
+def _choice(
+    output: LoggedOutput, mapping: ImportMapping, rule: ChoiceRule, gold_item: Any
+) -> tuple[int | None, str | None]:
     n = mapping.n_choices
     if output.choice is not None:
-        return (output.choice, None) if 0 <= output.choice < n else (None, f"answer index {output.choice} is outside 0-{n - 1}")
+        return (
+            (output.choice, None)
+            if 0 <= output.choice < n
+            else (None, f"answer index {output.choice} is outside 0-{n - 1}")
+        )
     if output.choice_scores:
         scores = list(output.choice_scores)
         if len(scores) != n:
@@ -130,7 +160,10 @@ def _choice(output: LoggedOutput, mapping: ImportMapping, rule: ChoiceRule, gold
     options = [o.strip() for o in (output.choice_texts or getattr(gold_item, "endings", ()) or ())]
     if output.text.strip() in options:
         return options.index(output.text.strip()), None
-    return None, f"{UNANSWERED_PROBLEM}: cannot tell which option {output.text[:60]!r} chooses (expected a letter A-{mapping.letters[-1]} or an option's text)"
+    return (
+        None,
+        f"{UNANSWERED_PROBLEM}: cannot tell which option {output.text[:60]!r} chooses (expected a letter A-{mapping.letters[-1]} or an option's text)",
+    )
 
 
 def _texts(output: LoggedOutput, separator: str) -> tuple[list[str] | None, str | None]:
@@ -155,7 +188,13 @@ def unshuffle(output: LoggedOutput, gold_item: Any) -> tuple[LoggedOutput, bool]
     """
     gold = _gold_options(gold_item)
     shown = tuple(t.strip() for t in output.choice_texts)
-    if gold is None or len(shown) != len(gold) or shown == gold or sorted(shown) != sorted(gold) or len(set(gold)) != len(gold):
+    if (
+        gold is None
+        or len(shown) != len(gold)
+        or shown == gold
+        or sorted(shown) != sorted(gold)
+        or len(set(gold)) != len(gold)
+    ):
         return output, False
     to_gold = [gold.index(text) for text in shown]  # shown position -> gold position
     scores = output.choice_scores
@@ -164,9 +203,19 @@ def unshuffle(output: LoggedOutput, gold_item: Any) -> tuple[LoggedOutput, bool]
         for position, score in zip(to_gold, scores):
             ordered[position] = score
         scores = tuple(ordered)
-    choice = to_gold[output.choice] if output.choice is not None and 0 <= output.choice < len(to_gold) else output.choice
+    choice = (
+        to_gold[output.choice]
+        if output.choice is not None and 0 <= output.choice < len(to_gold)
+        else output.choice
+    )
     texts = tuple(output.choice_texts[to_gold.index(k)] for k in range(len(gold)))
-    return replace(output, choice=choice, choice_scores=scores, choice_texts=texts, text=_relettered(output.text, to_gold)), True
+    return replace(
+        output,
+        choice=choice,
+        choice_scores=scores,
+        choice_texts=texts,
+        text=_relettered(output.text, to_gold),
+    ), True
 
 
 def _relettered(text: str | None, to_gold: list[int]) -> str | None:
@@ -185,9 +234,20 @@ def _matches(output: LoggedOutput, item_id: Any, gold: GoldSet, mapping: ImportM
     return mapping.check(unshuffle(output, gold_item)[0], gold_item) is None
 
 
-def _shift_hint(outputs: Sequence[LoggedOutput], ids: Sequence[Any], gold: GoldSet, mapping: ImportMapping, offset: int) -> str | None:
+def _shift_hint(
+    outputs: Sequence[LoggedOutput],
+    ids: Sequence[Any],
+    gold: GoldSet,
+    mapping: ImportMapping,
+    offset: int,
+) -> str | None:
     """When every logged item is the gold item one id up or down, say so (ids numbered from 1, or a header row counted)."""
-    if mapping.id_type is not int or mapping.check is None or not ids or any(not isinstance(i, int) for i in ids):
+    if (
+        mapping.id_type is not int
+        or mapping.check is None
+        or not ids
+        or any(not isinstance(i, int) for i in ids)
+    ):
         return None
     for shift in (-1, 1):
         if all(_matches(o, i + shift, gold, mapping) for o, i in zip(outputs, ids)):
@@ -234,7 +294,9 @@ def to_records(
     logged: list[tuple[LoggedOutput, Any]] = []  # (output, id as logged) for the off-by-one check
     separator = options.separator if options.separator is not None else mapping.separator
     if options.unanswered not in UNANSWERED:
-        raise ValueError(f"unanswered must be one of {', '.join(UNANSWERED)}, got {options.unanswered!r}")
+        raise ValueError(
+            f"unanswered must be one of {', '.join(UNANSWERED)}, got {options.unanswered!r}"
+        )
     if options.errored not in ERRORED:
         raise ValueError(f"errored must be one of {', '.join(ERRORED)}, got {options.errored!r}")
     for output in outputs:
@@ -247,18 +309,32 @@ def to_records(
         gold_item = None
         if gold is not None:
             if str(item_id) not in gold.items:
-                problems.append(ImportProblem(output.where, f"item {item_id!r} is not an item of this split{_id_range(gold, mapping)}"))
+                problems.append(
+                    ImportProblem(
+                        output.where,
+                        f"item {item_id!r} is not an item of this split{_id_range(gold, mapping)}",
+                    )
+                )
                 id_problems += 1
                 continue
             gold_item = gold.items[str(item_id)]
-        if output.error is not None:  # no output to check or map: the policy says what the sample becomes
+        if (
+            output.error is not None
+        ):  # no output to check or map: the policy says what the sample becomes
             if item_id in first_seen:
-                problems.append(ImportProblem(output.where, f"item {item_id!r} again (first at {first_seen[item_id]}; more than one epoch or repeat?)"))
+                problems.append(
+                    ImportProblem(
+                        output.where,
+                        f"item {item_id!r} again (first at {first_seen[item_id]}; more than one epoch or repeat?)",
+                    )
+                )
                 continue
             first_seen[item_id] = output.where
             if options.errored == "skip":
                 errored.append(item_id)
-                first_seen.pop(item_id)  # left out: the item has no output (the missing-items warning counts it)
+                first_seen.pop(
+                    item_id
+                )  # left out: the item has no output (the missing-items warning counts it)
                 continue
             if options.errored == "wrong":
                 value, problem = _wrong_answer(mapping, gold_item, f"sample {ERRORED_PROBLEM}")
@@ -268,7 +344,11 @@ def to_records(
                     continue
                 problems.append(ImportProblem(output.where, f"item {item_id!r}: {problem}"))
                 continue
-            problems.append(ImportProblem(output.where, f"item {item_id!r}: sample {ERRORED_PROBLEM}: {output.error}"))
+            problems.append(
+                ImportProblem(
+                    output.where, f"item {item_id!r}: sample {ERRORED_PROBLEM}: {output.error}"
+                )
+            )
             continue
         if gold_item is not None:
             if mapping.kind == "choice":
@@ -281,10 +361,19 @@ def to_records(
                     id_problems += 1
                     continue
         if item_id in first_seen:
-            problems.append(ImportProblem(output.where, f"item {item_id!r} again (first at {first_seen[item_id]}; more than one epoch or repeat?)"))
+            problems.append(
+                ImportProblem(
+                    output.where,
+                    f"item {item_id!r} again (first at {first_seen[item_id]}; more than one epoch or repeat?)",
+                )
+            )
             continue
         first_seen[item_id] = output.where
-        value, problem = _choice(output, mapping, options.choice_rule, gold_item) if mapping.kind == "choice" else _texts(output, separator)
+        value, problem = (
+            _choice(output, mapping, options.choice_rule, gold_item)
+            if mapping.kind == "choice"
+            else _texts(output, separator)
+        )
         if problem and problem.startswith(UNANSWERED_PROBLEM) and options.unanswered == "wrong":
             value, problem = _wrong_answer(mapping, gold_item, problem)
             if problem is None:
@@ -294,13 +383,24 @@ def to_records(
             continue
         records.append({"id": item_id, mapping.prediction_field: value})
     if problems:
-        hint = _shift_hint([o for o, _ in logged], [i for _, i in logged], gold, mapping, options.id_offset) if gold is not None and id_problems else None
+        hint = (
+            _shift_hint(
+                [o for o, _ in logged], [i for _, i in logged], gold, mapping, options.id_offset
+            )
+            if gold is not None and id_problems
+            else None
+        )
         if hint:
             problems.insert(0, ImportProblem("ids", hint))
-        elif any(p.message.startswith("item ") and UNANSWERED_PROBLEM in p.message for p in problems) and options.unanswered == "refuse":
+        elif (
+            any(p.message.startswith("item ") and UNANSWERED_PROBLEM in p.message for p in problems)
+            and options.unanswered == "refuse"
+        ):
             hint_text = "to count outputs that name no answer as wrong (as the harness's accuracy does), import with --unanswered wrong"
             problems.append(ImportProblem("hint", hint_text))
-        failed = sum(ERRORED_PROBLEM in p.message and p.message.startswith("item ") for p in problems)
+        failed = sum(
+            ERRORED_PROBLEM in p.message and p.message.startswith("item ") for p in problems
+        )
         if failed:
             problems.append(
                 ImportProblem(
@@ -311,39 +411,75 @@ def to_records(
             )
         if any(p.message.startswith(ID_NOT_AN_INDEX) for p in problems) and not options.id_field:
             problems.append(ImportProblem("hint", _id_field_hint(outputs, mapping)))
-        elif id_problems and not hint and not options.id_field and mapping.id_type is not int:  # text ids: where they may be
+        elif (
+            id_problems and not hint and not options.id_field and mapping.id_type is not int
+        ):  # text ids: where they may be
             root = next((o.fields_root for o in outputs if o.fields_root), "")
             inside = f"the logged item's {root!r}" if root else "the logged item"
-            problems.append(ImportProblem("hint", f"if the log keeps the item's id in another field, name it with --id-field, a dotted path inside {inside}"))
+            problems.append(
+                ImportProblem(
+                    "hint",
+                    f"if the log keeps the item's id in another field, name it with --id-field, a dotted path inside {inside}",
+                )
+            )
         raise ImportFailed(problems, source)
     warnings = []
     if errored:
-        how = "left out (--errored skip: the file is partial)" if options.errored == "skip" else "written as wrong answers (--errored wrong)"
+        how = (
+            "left out (--errored skip: the file is partial)"
+            if options.errored == "skip"
+            else "written as wrong answers (--errored wrong)"
+        )
         shown = ", ".join(map(str, errored[:10]))
-        warnings.append(f"{len(errored)} sample(s) failed in the run{_run_said(run_counts)} and are {how}: ids {shown}")
+        warnings.append(
+            f"{len(errored)} sample(s) failed in the run{_run_said(run_counts)} and are {how}: ids {shown}"
+        )
     if unanswered:
         shown = ", ".join(map(str, unanswered[:10]))
-        warnings.append(f"{len(unanswered)} item(s) named no answer and are written as wrong answers (--unanswered wrong): ids {shown}")
+        warnings.append(
+            f"{len(unanswered)} item(s) named no answer and are written as wrong answers (--unanswered wrong): ids {shown}"
+        )
     if unshuffled:
-        warnings.append(f"{unshuffled} item(s) showed their options in another order (shuffled choices): mapped back to the gold order")
+        warnings.append(
+            f"{unshuffled} item(s) showed their options in another order (shuffled choices): mapped back to the gold order"
+        )
     if gold is not None:
-        missing = [i for i in gold.items if (int(i) if mapping.id_type is int else i) not in first_seen]
+        missing = [
+            i for i in gold.items if (int(i) if mapping.id_type is int else i) not in first_seen
+        ]
         if missing:
             warnings.append(
                 f"{len(missing)} of {len(gold.items)} items of the split have no output in the log (first: {', '.join(map(str, missing[:5]))}); "
                 "score with --partial to score the logged items only (a --limit run)"
             )
     n_split = len(gold.items) if gold is not None else None
-    return Imported(mapping.task, tuple(records), tuple(warnings), tuple(unanswered), unshuffled, n_split, tuple(errored))
+    return Imported(
+        mapping.task,
+        tuple(records),
+        tuple(warnings),
+        tuple(unanswered),
+        unshuffled,
+        n_split,
+        tuple(errored),
+    )
 
 
 def _id_field_hint(outputs: Sequence[LoggedOutput], mapping: ImportMapping) -> str:
     """What to pass as --id-field when the ids the log gives are text: the logged item's fields that hold whole numbers."""
     root = next((o.fields_root for o in outputs if o.fields_root), "")
     sample = next((o.fields for o in outputs if o.fields), {})
-    numeric = [k for k, v in sample.items() if (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v.strip().isdigit())]
+    numeric = [
+        k
+        for k, v in sample.items()
+        if (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, str) and v.strip().isdigit())
+    ]
     inside = f"the logged item's {root!r}" if root else "the logged item"
-    found = f"; fields of {inside} holding whole numbers: {', '.join(map(repr, numeric[:5]))}" if numeric else ""
+    found = (
+        f"; fields of {inside} holding whole numbers: {', '.join(map(repr, numeric[:5]))}"
+        if numeric
+        else ""
+    )
     example = f" (e.g. --id-field {numeric[0]})" if numeric else ""
     return (
         f"{mapping.task} ids are row indices (whole numbers) and this log's are text: name the field that holds the index with --id-field, a dotted "
@@ -361,5 +497,8 @@ def _wrong_answer(mapping: ImportMapping, gold_item: Any, problem: str) -> tuple
         return [], None
     gold_label = getattr(gold_item, mapping.prediction_field, None)
     if not isinstance(gold_label, int) or mapping.n_choices < 2:
-        return None, f"{problem}; --unanswered wrong needs the gold answer to write a wrong one: import with --split"
+        return (
+            None,
+            f"{problem}; --unanswered wrong needs the gold answer to write a wrong one: import with --split",
+        )
     return (gold_label + 1) % mapping.n_choices, None

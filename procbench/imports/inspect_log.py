@@ -33,7 +33,11 @@ def _content_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
+        parts = [
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and p.get("type", "text") == "text"
+        ]
         return "".join(parts) if parts else None
     return None
 
@@ -54,7 +58,11 @@ def stated_answer(sample: dict[str, Any]) -> str | None:
     scores = sample.get("scores") or {}
     ordered = sorted(scores.items(), key=lambda kv: kv[0] != "choice")
     for _, score in ordered:
-        if isinstance(score, dict) and isinstance(score.get("answer"), str) and score["answer"].strip():
+        if (
+            isinstance(score, dict)
+            and isinstance(score.get("answer"), str)
+            and score["answer"].strip()
+        ):
             return score["answer"].strip()
     return None
 
@@ -69,10 +77,16 @@ def _samples_from_zip(path: Path) -> Iterator[tuple[str, Any]]:
         for name, info in latest.items():
             try:
                 yield name, loads_log_json(read_member(archive, info, budget).decode("utf-8"))
-            except (ValueError, MemberError) as exc:  # JSON, UTF-8 and too-deep errors: this sample's problem
+            except (
+                ValueError,
+                MemberError,
+            ) as exc:  # JSON, UTF-8 and too-deep errors: this sample's problem
                 if isinstance(exc, ArchiveTooLarge):
                     raise
-                yield name, ValueError(str(exc))  # the message only: a JSON error holds the whole document
+                yield (
+                    name,
+                    ValueError(str(exc)),
+                )  # the message only: a JSON error holds the whole document
 
 
 def _samples_from_json(path: Path) -> Iterator[tuple[str, Any]]:
@@ -99,7 +113,11 @@ def run_counts(path: Path) -> tuple[int, int] | None:
                 names = set(archive.namelist())
                 if "header.json" not in names:
                     return None
-                header = loads_log_json(read_member(archive, archive.getinfo("header.json"), Budget.from_env()).decode("utf-8"))
+                header = loads_log_json(
+                    read_member(archive, archive.getinfo("header.json"), Budget.from_env()).decode(
+                        "utf-8"
+                    )
+                )
         else:
             header = loads_log_json(Path(path).read_text(encoding="utf-8"))
     except (ValueError, OSError, zipfile.BadZipFile, MemberError):
@@ -108,7 +126,13 @@ def run_counts(path: Path) -> tuple[int, int] | None:
     if not isinstance(results, dict):
         return None
     completed, total = results.get("completed_samples"), results.get("total_samples")
-    if isinstance(completed, int) and isinstance(total, int) and not isinstance(completed, bool) and not isinstance(total, bool) and 0 <= completed <= total:
+    if (
+        isinstance(completed, int)
+        and isinstance(total, int)
+        and not isinstance(completed, bool)
+        and not isinstance(total, bool)
+        and 0 <= completed <= total
+    ):
         return completed, total
     return None
 
@@ -123,20 +147,36 @@ def read_log(path: Path, *, epoch: int = 1) -> list[LoggedOutput]:
     outputs: list[LoggedOutput] = []
     epochs: set[int] = set()
     try:
-        for where, sample in _samples_from_zip(path) if zipfile.is_zipfile(path) else _samples_from_json(path):
+        for where, sample in (
+            _samples_from_zip(path) if zipfile.is_zipfile(path) else _samples_from_json(path)
+        ):
             _take(where, sample, epoch, problems, outputs, epochs)
     except ArchiveTooLarge as exc:
         raise ImportFailed([ImportProblem("file", str(exc))], source) from None
     except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise ImportFailed([ImportProblem("file", f"cannot read an Inspect log: {exc}")], source) from None
+        raise ImportFailed(
+            [ImportProblem("file", f"cannot read an Inspect log: {exc}")], source
+        ) from None
     if not outputs and not problems:
-        problems.append(ImportProblem("file", f"no samples of epoch {epoch} (epochs in the log: {', '.join(map(str, sorted(epochs))) or 'none'})"))
+        problems.append(
+            ImportProblem(
+                "file",
+                f"no samples of epoch {epoch} (epochs in the log: {', '.join(map(str, sorted(epochs))) or 'none'})",
+            )
+        )
     if problems:
         raise ImportFailed(problems, source)
     return outputs
 
 
-def _take(where: str, sample: Any, epoch: int, problems: list[ImportProblem], outputs: list[LoggedOutput], epochs: set[int]) -> None:
+def _take(
+    where: str,
+    sample: Any,
+    epoch: int,
+    problems: list[ImportProblem],
+    outputs: list[LoggedOutput],
+    epochs: set[int],
+) -> None:
     """One sample (or the error reading it) into ``outputs`` or ``problems``; the epochs seen into ``epochs``."""
     if isinstance(sample, Exception):
         problems.append(ImportProblem(where, f"not valid JSON: {sample}"))
@@ -154,16 +194,34 @@ def _take(where: str, sample: Any, epoch: int, problems: list[ImportProblem], ou
     if sample_epoch != epoch:
         return
     metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
-    if sample.get("error"):  # ImportOptions.errored decides: a problem (refuse), a wrong answer, or left out (skip)
+    if sample.get(
+        "error"
+    ):  # ImportOptions.errored decides: a problem (refuse), a wrong answer, or left out (skip)
         error = sample["error"]
         message = error.get("message", error) if isinstance(error, dict) else error
-        outputs.append(LoggedOutput(where, sample["id"], metadata, error=str(message)[:120] or "error", fields_root="metadata"))
+        outputs.append(
+            LoggedOutput(
+                where,
+                sample["id"],
+                metadata,
+                error=str(message)[:120] or "error",
+                fields_root="metadata",
+            )
+        )
         return
     options = tuple(str(c) for c in sample.get("choices") or ())
     text, answer = completion(sample), stated_answer(sample)
     chosen = _letter_index(answer) if answer is not None else None
     outputs.append(
-        LoggedOutput(where, sample["id"], metadata, text=text if text is not None else answer, choice_texts=options, choice=chosen, fields_root="metadata")
+        LoggedOutput(
+            where,
+            sample["id"],
+            metadata,
+            text=text if text is not None else answer,
+            choice_texts=options,
+            choice=chosen,
+            fields_root="metadata",
+        )
     )
 
 

@@ -19,15 +19,30 @@ import json
 from pathlib import Path
 from typing import Any
 
-from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput, LogTooDeep, loads_log_json
+from procbench.imports.logged import (
+    ImportFailed,
+    ImportProblem,
+    LoggedOutput,
+    LogTooDeep,
+    loads_log_json,
+)
 
 
 def _arguments(raw: Any) -> list[list[Any]]:
     """``arguments`` as a list of per-request argument lists, whichever layout the release wrote."""
     if isinstance(raw, dict):
-        ordered = sorted(raw.items(), key=lambda kv: int(str(kv[0]).rsplit("_", 1)[-1]) if str(kv[0]).rsplit("_", 1)[-1].isdigit() else 0)
+        ordered = sorted(
+            raw.items(),
+            key=lambda kv: int(str(kv[0]).rsplit("_", 1)[-1])
+            if str(kv[0]).rsplit("_", 1)[-1].isdigit()
+            else 0,
+        )
         return [
-            [args.get(f"arg_{k}") for k in range(len(args))] if isinstance(args, dict) else list(args) if isinstance(args, list) else [args]
+            [args.get(f"arg_{k}") for k in range(len(args))]
+            if isinstance(args, dict)
+            else list(args)
+            if isinstance(args, list)
+            else [args]
             for _, args in ordered
         ]
     if isinstance(raw, list):
@@ -37,7 +52,12 @@ def _arguments(raw: Any) -> list[list[Any]]:
 
 def _loglikelihood(resp: Any) -> float | None:
     """``[ll, is_greedy]`` (numbers or strings) -> ll; anything else -> None."""
-    if isinstance(resp, (list, tuple)) and len(resp) == 2 and isinstance(resp[0], (int, float, str)) and not isinstance(resp[0], bool):
+    if (
+        isinstance(resp, (list, tuple))
+        and len(resp) == 2
+        and isinstance(resp[0], (int, float, str))
+        and not isinstance(resp[0], bool)
+    ):
         try:
             return float(resp[0])
         except ValueError:
@@ -53,7 +73,9 @@ def _generation(resps: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def parse_record(record: dict[str, Any], where: str, *, raw: bool = False) -> LoggedOutput | ImportProblem:
+def parse_record(
+    record: dict[str, Any], where: str, *, raw: bool = False
+) -> LoggedOutput | ImportProblem:
     """One logged document -> LoggedOutput (or the problem with it)."""
     if "doc_id" not in record:
         return ImportProblem(where, "no 'doc_id': not an lm-evaluation-harness samples line")
@@ -63,20 +85,37 @@ def parse_record(record: dict[str, Any], where: str, *, raw: bool = False) -> Lo
     doc = record.get("doc") if isinstance(record.get("doc"), dict) else {}
     arguments = _arguments(record.get("arguments"))
     if raw:  # resps nest one level deeper than filtered_resps: [[ [ll, greedy] ], ...] / [["text"]]
-        responses = [r[0] if isinstance(r, list) and len(r) == 1 and isinstance(r[0], list) else r for r in responses]
+        responses = [
+            r[0] if isinstance(r, list) and len(r) == 1 and isinstance(r[0], list) else r
+            for r in responses
+        ]
     scores = [_loglikelihood(r) for r in responses]
     if len(responses) > 1 and all(s is not None for s in scores):
-        options = tuple(str(a[1]) for a in arguments if len(a) > 1) if len(arguments) == len(responses) else ()
-        return LoggedOutput(where, record["doc_id"], doc, choice_scores=tuple(s for s in scores if s is not None), choice_texts=options, fields_root="doc")
+        options = (
+            tuple(str(a[1]) for a in arguments if len(a) > 1)
+            if len(arguments) == len(responses)
+            else ()
+        )
+        return LoggedOutput(
+            where,
+            record["doc_id"],
+            doc,
+            choice_scores=tuple(s for s in scores if s is not None),
+            choice_texts=options,
+            fields_root="doc",
+        )
     text = _generation(responses)
     if text is None:
         return ImportProblem(
-            where, f"{'resps' if raw else 'filtered_resps'} holds neither a generation nor per-option log-likelihoods: {json.dumps(responses)[:120]}"
+            where,
+            f"{'resps' if raw else 'filtered_resps'} holds neither a generation nor per-option log-likelihoods: {json.dumps(responses)[:120]}",
         )
     return LoggedOutput(where, record["doc_id"], doc, text=text, fields_root="doc")
 
 
-def read_samples(path: Path, *, filter_name: str | None = None, raw: bool = False) -> list[LoggedOutput]:
+def read_samples(
+    path: Path, *, filter_name: str | None = None, raw: bool = False
+) -> list[LoggedOutput]:
     """Every document of one samples file (one filter); raises ImportFailed listing every problem."""
     source = str(path)
     problems: list[ImportProblem] = []
@@ -84,14 +123,18 @@ def read_samples(path: Path, *, filter_name: str | None = None, raw: bool = Fals
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ImportFailed([ImportProblem("file", f"not UTF-8 ({exc.reason} at byte {exc.start})")], source) from None
+        raise ImportFailed(
+            [ImportProblem("file", f"not UTF-8 ({exc.reason} at byte {exc.start})")], source
+        ) from None
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             record = loads_log_json(line)
         except json.JSONDecodeError as exc:
-            problems.append(ImportProblem(f"line {number}", f"not valid JSON: {exc.msg} (column {exc.colno})"))
+            problems.append(
+                ImportProblem(f"line {number}", f"not valid JSON: {exc.msg} (column {exc.colno})")
+            )
             continue
         except LogTooDeep as exc:
             problems.append(ImportProblem(f"line {number}", str(exc)))
@@ -102,9 +145,19 @@ def read_samples(path: Path, *, filter_name: str | None = None, raw: bool = Fals
         records.append((f"line {number}", record))
     filters = sorted({str(r.get("filter", "none")) for _, r in records})
     if filter_name is None and len(filters) > 1:
-        problems.append(ImportProblem("file", f"the log has several filters ({', '.join(filters)}): choose one with --filter"))
+        problems.append(
+            ImportProblem(
+                "file",
+                f"the log has several filters ({', '.join(filters)}): choose one with --filter",
+            )
+        )
     elif filter_name is not None and filter_name not in filters:
-        problems.append(ImportProblem("file", f"no line with filter {filter_name!r} (filters: {', '.join(filters) or 'none'})"))
+        problems.append(
+            ImportProblem(
+                "file",
+                f"no line with filter {filter_name!r} (filters: {', '.join(filters) or 'none'})",
+            )
+        )
     if problems:
         raise ImportFailed(problems, source)
     outputs = []

@@ -6,9 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runners.predictions import TooDeep, loads_bounded
+from procbench.runners.predictions import TooDeep, loads_bounded
 
-MAX_LOG_JSON_DEPTH = 200  # deeper than any harness's log nests; far below where Python's own recursion gives out
+MAX_LOG_JSON_DEPTH = (
+    200  # deeper than any harness's log nests; far below where Python's own recursion gives out
+)
 
 
 LogTooDeep = TooDeep  # the prediction reader's refusal, with this reader's limit in its message
@@ -34,9 +36,13 @@ class LoggedOutput:
     fields: Mapping[str, Any] = field(default_factory=dict)
     text: str | None = None
     choice_scores: tuple[float, ...] = ()
-    choice_texts: tuple[str, ...] = ()  # the options as the log shows them (lm-eval continuations, Inspect choices)
+    choice_texts: tuple[
+        str, ...
+    ] = ()  # the options as the log shows them (lm-eval continuations, Inspect choices)
     choice: int | None = None
-    error: str | None = None  # the sample failed in the run (Inspect's ``error``): no output; ImportOptions.errored says what it becomes
+    error: str | None = (
+        None  # the sample failed in the run (Inspect's ``error``): no output; ImportOptions.errored says what it becomes
+    )
     fields_root: str = ""  # what ``fields`` is in the log ("doc" for lm-eval, "metadata" for Inspect): --id-field paths start inside it
 
 
@@ -52,7 +58,9 @@ class ImportProblem:
     message: str
 
     def render(self, source: str = "") -> str:
-        return f"{source}: {self.where}: {self.message}" if source else f"{self.where}: {self.message}"
+        return (
+            f"{source}: {self.where}: {self.message}" if source else f"{self.where}: {self.message}"
+        )
 
 
 class ImportFailed(Exception):
@@ -72,7 +80,10 @@ class ImportFailed(Exception):
         rest = [p for p in self.problems if p.where not in HINT_PLACES]
         shown = rest[:MAX_SHOWN_PROBLEMS]
         count = len(rest)
-        lines = [f"{count} problem{'s' if count != 1 else ''} importing {self.source or 'the log'}", *("  " + p.render() for p in [*hints, *shown])]
+        lines = [
+            f"{count} problem{'s' if count != 1 else ''} importing {self.source or 'the log'}",
+            *("  " + p.render() for p in [*hints, *shown]),
+        ]
         if count > len(shown):
             lines.append(f"  ... and {count - len(shown)} more")
         return "\n".join(lines)

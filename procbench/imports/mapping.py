@@ -27,11 +27,15 @@ class ImportMapping:
     task: str
     kind: Kind
     prediction_field: str  # the prediction record's value field ("label", "answers")
-    id_fields: tuple[str, ...]  # paths into LoggedOutput.fields tried in order; then the log's own sample id
+    id_fields: tuple[
+        str, ...
+    ]  # paths into LoggedOutput.fields tried in order; then the log's own sample id
     id_type: type = str  # int for row-indexed tasks
     n_choices: int = 0  # choice: options per item (letters A.. map to 0..)
     separator: str = ""  # text_list: the generation is split on this
-    check: Checker | None = None  # None when the logged item agrees with the gold item, else why not
+    check: Checker | None = (
+        None  # None when the logged item agrees with the gold item, else why not
+    )
     notes: str = ""
 
     @property
@@ -42,7 +46,7 @@ class ImportMapping:
 def _from_spec(task: str) -> ImportMapping | None:
     """The task's ``import`` block (the first one) as an ImportMapping; None when it declares none."""
     from procbench.api import load_task
-    from runners import registry
+    from procbench.runners import registry
 
     spec, _ = load_task(task)
     if not spec.imports:
@@ -101,4 +105,6 @@ def mapping_for(task: str) -> ImportMapping:
     try:
         return MAPPINGS[task]
     except KeyError:
-        raise KeyError(f"no import mapping for task {task!r} (tasks with one: {', '.join(sorted(MAPPINGS))})") from None
+        raise KeyError(
+            f"no import mapping for task {task!r} (tasks with one: {', '.join(sorted(MAPPINGS))})"
+        ) from None

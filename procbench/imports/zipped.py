@@ -21,12 +21,17 @@ import zlib
 from dataclasses import dataclass, field
 
 ZIP_ZSTANDARD = 93  # APPNOTE 4.4.5; zipfile.ZIP_ZSTANDARD from Python 3.14
-_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the local file header before each member's data (zipfile.structFileHeader)
+_LOCAL_HEADER = struct.Struct(
+    "<4s2B4HL2L2H"
+)  # the local file header before each member's data (zipfile.structFileHeader)
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 _CHUNK = 1 << 20
 MB = 1024 * 1024
 MEMBER_ENV, TOTAL_ENV = "PROCBENCH_IMPORT_MAX_MEMBER_MB", "PROCBENCH_IMPORT_MAX_TOTAL_MB"
-DEFAULT_MEMBER_MB, DEFAULT_TOTAL_MB = 64, 512  # one Inspect sample is kilobytes to a few MB; a whole log rarely 100s of MB
+DEFAULT_MEMBER_MB, DEFAULT_TOTAL_MB = (
+    64,
+    512,
+)  # one Inspect sample is kilobytes to a few MB; a whole log rarely 100s of MB
 
 
 def _limit_mb(env: str, default: int) -> int:
@@ -88,7 +93,9 @@ def _raw_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return data
 
 
-def _bounded_read(stream: io.BufferedIOBase | zipfile.ZipExtFile, name: str, budget: Budget) -> bytes:
+def _bounded_read(
+    stream: io.BufferedIOBase | zipfile.ZipExtFile, name: str, budget: Budget
+) -> bytes:
     """Read ``stream`` in chunks, refusing as soon as the member or the archive's total passes its limit."""
     chunks: list[bytes] = []
     size = 0
@@ -116,12 +123,16 @@ def _unzstd(data: bytes, name: str, budget: Budget) -> bytes:
 def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget) -> bytes:
     """The uncompressed bytes of one member; raises ArchiveTooLarge past ``budget``, MemberError (zipfile's own errors
     for the methods it reads) when the member is broken."""
-    declared = budget.refusal(info.filename, info.file_size)  # the cheap refusal; a member may still lie about its size
+    declared = budget.refusal(
+        info.filename, info.file_size
+    )  # the cheap refusal; a member may still lie about its size
     if declared:
         raise ArchiveTooLarge(declared)
     if info.compress_type != ZIP_ZSTANDARD:
         try:
-            with archive.open(info) as stream:  # zipfile stops at the declared size and checks its CRC at the end
+            with archive.open(
+                info
+            ) as stream:  # zipfile stops at the declared size and checks its CRC at the end
                 return _bounded_read(stream, info.filename, budget)
         except NotImplementedError as exc:
             raise MemberError(f"{info.filename}: {exc} (ZIP method {info.compress_type})") from None
@@ -131,7 +142,9 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget)
         data = _raw_bytes(archive, info)
     content = _unzstd(data, info.filename, budget)
     if len(content) != info.file_size:
-        raise MemberError(f"{info.filename}: {len(content)} bytes after decompression, the archive says {info.file_size}")
+        raise MemberError(
+            f"{info.filename}: {len(content)} bytes after decompression, the archive says {info.file_size}"
+        )
     if zlib.crc32(content) != info.CRC:
         raise MemberError(f"{info.filename}: CRC-32 mismatch (a corrupt archive)")
     return content

@@ -66,7 +66,9 @@ class Baseline:
     heavy: bool = False  # loads a neural model (slow on CPU); the demo runs it only when that model is installed
     card: BaselineCard = field(default_factory=BaselineCard)
     version: int = 1  # raise it when the same inputs would give other predictions (a reused file is keyed by it)
-    requires: tuple[str, ...] = ()  # the distributions (PyPI names) it imports, whose versions its predictions depend on
+    requires: tuple[
+        str, ...
+    ] = ()  # the distributions (PyPI names) it imports, whose versions its predictions depend on
 
 
 REGISTRY: dict[str, Baseline] = {}
@@ -88,7 +90,17 @@ def baseline(
         if name in REGISTRY:
             raise ValueError(f"baseline {name!r} is registered twice")
         description = (write.__doc__ or "").strip().splitlines()[0]
-        REGISTRY[name] = Baseline(name, tasks, description, suffix, write, heavy, card or BaselineCard(), version, requires)
+        REGISTRY[name] = Baseline(
+            name,
+            tasks,
+            description,
+            suffix,
+            write,
+            heavy,
+            card or BaselineCard(),
+            version,
+            requires,
+        )
         return write
 
     return register
@@ -122,4 +134,4 @@ def for_task(task: str, *, heavy: bool = False) -> list[Baseline]:
 
 
 def _load() -> None:
-    from runners.baselines import simple  # noqa: F401 - registers the baselines on import
+    from procbench.runners.baselines import simple  # noqa: F401 - registers the baselines on import

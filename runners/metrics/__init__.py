@@ -5,17 +5,42 @@ Each metric reproduces a library's numbers (scikit-learn, sacrebleu, rouge-score
 task's metric first computes, never by importing this package.
 """
 
-from runners.metrics._base import AGGREGATION_DOCS, AGGREGATIONS, CLASS_AGGREGATIONS, Metric
-from runners.metrics._classification import accuracy, confusion, f1, precision, prf, recall
-from runners.metrics._derived import with_derived
-from runners.metrics._generation import chrf, corpus_bleu, exact_match, rouge, sentence_bleu, ter
-from runners.metrics._measure import Measures, MeasureStage, combined
-from runners.metrics._ordering import exact_order, kendall_tau, pearson, precedence, spearman
-from runners.metrics._outcomes import answer_outcomes, binary_outcomes, set_outcomes
-from runners.metrics._preference import win_rate
-from runners.metrics._ranking import mrr, ndcg, recall_at
-from runners.metrics._sets import set_prf
-from runners.metrics._tokens import token_f1
+from procbench.runners.metrics._base import (
+    AGGREGATION_DOCS,
+    AGGREGATIONS,
+    CLASS_AGGREGATIONS,
+    Metric,
+)
+from procbench.runners.metrics._classification import (
+    accuracy,
+    confusion,
+    f1,
+    precision,
+    prf,
+    recall,
+)
+from procbench.runners.metrics._derived import with_derived
+from procbench.runners.metrics._generation import (
+    chrf,
+    corpus_bleu,
+    exact_match,
+    rouge,
+    sentence_bleu,
+    ter,
+)
+from procbench.runners.metrics._measure import Measures, MeasureStage, combined
+from procbench.runners.metrics._ordering import (
+    exact_order,
+    kendall_tau,
+    pearson,
+    precedence,
+    spearman,
+)
+from procbench.runners.metrics._outcomes import answer_outcomes, binary_outcomes, set_outcomes
+from procbench.runners.metrics._preference import win_rate
+from procbench.runners.metrics._ranking import mrr, ndcg, recall_at
+from procbench.runners.metrics._sets import set_prf
+from procbench.runners.metrics._tokens import token_f1
 
 __all__ = [
     "AGGREGATIONS",

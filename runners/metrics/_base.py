@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from runners.predictions import FieldType
-from runners.registry import component
+from procbench.runners.predictions import FieldType
+from procbench.runners.registry import component
 
 # How a metric's per-item statistics become one number (or a family of numbers).
 AGGREGATIONS = ("mean", "sum", "micro", "macro", "weighted", "per_class", "corpus", "pooled")
@@ -61,7 +61,9 @@ class Metric:
     aggregations: ClassVar[tuple[str, ...]] = ("mean", "sum")
     text: ClassVar[bool] = False
     same_type: ClassVar[bool] = False
-    one_value: ClassVar[bool] = False  # compares one scalar value per item (a class): any list, ordering, set or record is refused
+    one_value: ClassVar[bool] = (
+        False  # compares one scalar value per item (a class): any list, ordering, set or record is refused
+    )
     higher_is_better: bool = True  # a class default; a metric object may set its own (TER)
     percent: bool = True  # a class default; a metric object may set its own
     # The least and greatest value of an output (None: unbounded), as the site's display rules read it (issue #30,
@@ -69,7 +71,9 @@ class Metric:
     value_range: tuple[float | None, float | None] = (0.0, 1.0)
     library: str = ""  # the library whose numbers it reproduces (its oracle in the tests); may be set per object
 
-    labels: tuple[str, ...] = ()  # the class set, for class aggregations (filled in by the compiler)
+    labels: tuple[
+        str, ...
+    ] = ()  # the class set, for class aggregations (filled in by the compiler)
 
     # -- what the checker asks --------------------------------------------------------------------
     def accepts(self, aggregate: str) -> tuple[tuple[FieldType, ...], tuple[FieldType, ...]]:
@@ -101,7 +105,9 @@ class Metric:
         """
         return None
 
-    def refuses(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> tuple[str, str, str] | None:
+    def refuses(
+        self, gold: FieldType | None, prediction: FieldType | None, aggregate: str
+    ) -> tuple[str, str, str] | None:
         """Why fields declared with these types cannot be measured unambiguously: (``"gold"`` or ``"prediction"``, message, hint).
 
         The checker asks before its generic type check (so the hint can name the right form, e.g. ``ordering(int)``);
@@ -110,7 +116,10 @@ class Metric:
         everything else as the generic check of :meth:`accepts` decides.
         """
         wanted = self.accepts(aggregate)
-        for side, declared, accepted in (("gold", gold, wanted[0]), ("prediction", prediction, wanted[1])):
+        for side, declared, accepted in (
+            ("gold", gold, wanted[0]),
+            ("prediction", prediction, wanted[1]),
+        ):
             kind = _collection_kind(declared)
             if self.one_value and kind in ("list", "ordering", "set", "record"):
                 return (
@@ -120,17 +129,31 @@ class Metric:
                 )
             # only where ``any`` would let it through: an outright mismatch is the generic check's to report
             fits_loosely = declared is not None and any(declared.fits(t) for t in accepted)
-            if kind in ("ordering", "set") and fits_loosely and not any(_collection_kind(t) == kind for t in accepted):
-                element = declared.item.spelling() if declared is not None and declared.item is not None else "T"
+            if (
+                kind in ("ordering", "set")
+                and fits_loosely
+                and not any(_collection_kind(t) == kind for t in accepted)
+            ):
+                element = (
+                    declared.item.spelling()
+                    if declared is not None and declared.item is not None
+                    else "T"
+                )
                 return (
                     side,
                     f"the {side} field is {kind}({element}), and this metric does not compare {'orderings' if kind == 'ordering' else 'sets'}",
                     f"declare list({element}) to compare the lists as they are"
-                    + ("; kendall_tau(), spearman(), exact_order() compare orderings" if kind == "ordering" else "; set_prf() compares sets"),
+                    + (
+                        "; kendall_tau(), spearman(), exact_order() compare orderings"
+                        if kind == "ordering"
+                        else "; set_prf() compares sets"
+                    ),
                 )
         return None
 
-    def declared(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> Metric:
+    def declared(
+        self, gold: FieldType | None, prediction: FieldType | None, aggregate: str
+    ) -> Metric:
         """This metric as it computes over fields of these declared types (the checker and the plan ask; default: itself).
 
         A metric whose computation differs by declared kind (an ordering, a list of numbers) returns a copy fixed to
@@ -167,7 +190,9 @@ def as_references(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def library_metric(name: str, *, version: str = "1") -> Callable[[Callable[..., Metric]], Callable[..., Metric]]:
+def library_metric(
+    name: str, *, version: str = "1"
+) -> Callable[[Callable[..., Metric]], Callable[..., Metric]]:
     """Register a metric factory; its contract (aggregations, compared types) is read from the metric it builds by default."""
 
     def register(factory: Callable[..., Metric]) -> Callable[..., Metric]:
@@ -177,9 +202,14 @@ def library_metric(name: str, *, version: str = "1") -> Callable[[Callable[..., 
             gold, prediction = metric.accepts(aggregate)
             spelled = f"compares: gold {' | '.join(t.spelling() for t in gold)}; prediction {' | '.join(t.spelling() for t in prediction)}"
             by_types.setdefault(spelled, []).append(aggregate)
-        compares = tuple(spelled if len(by_types) == 1 else f"{spelled} (aggregate {', '.join(aggs)})" for spelled, aggs in by_types.items())
+        compares = tuple(
+            spelled if len(by_types) == 1 else f"{spelled} (aggregate {', '.join(aggs)})"
+            for spelled, aggs in by_types.items()
+        )
         compares += (f"numbers: those of {metric.library}",) if metric.library else ()
-        return component("metric", name, version=version, compares=compares, aggregations=metric.aggregations)(factory)
+        return component(
+            "metric", name, version=version, compares=compares, aggregations=metric.aggregations
+        )(factory)
 
     return register
 
@@ -195,4 +225,6 @@ class Value(Metric):
         return (float(prediction),)
 
     def stat_names(self, aggregate: str) -> tuple[str, ...]:
-        return (":value",)  # never the measure's own name: the scorer's value may be called the same
+        return (
+            ":value",
+        )  # never the measure's own name: the scorer's value may be called the same

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from runners.metrics._base import ANY, CLASS_AGGREGATIONS, Metric, Stats, library_metric
-from runners.names import name_part
+from procbench.runners.metrics._base import ANY, CLASS_AGGREGATIONS, Metric, Stats, library_metric
+from procbench.runners.names import name_part
 
 OUTSIDE = -1.0  # the index of a prediction that is none of the declared classes (or missing)
 
@@ -37,7 +37,9 @@ class Accuracy(Metric):
     library = "scikit-learn accuracy_score"
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
-        return (1.0 if prediction is not None and label_text(prediction) == label_text(gold) else 0.0,)
+        return (
+            1.0 if prediction is not None and label_text(prediction) == label_text(gold) else 0.0,
+        )
 
 
 class _OverClasses(Metric):
@@ -50,7 +52,9 @@ class _OverClasses(Metric):
 
     def __init__(self, labels: Sequence[Any] = ()):
         self.labels = tuple(label_text(v) for v in labels)
-        self._index = {label: i for i, label in enumerate(self.labels)}  # built once, looked up per item
+        self._index = {
+            label: i for i, label in enumerate(self.labels)
+        }  # built once, looked up per item
 
     def stat_names(self, aggregate: str) -> tuple[str, ...]:
         return (":gold", ":prediction")
@@ -59,8 +63,15 @@ class _OverClasses(Metric):
         """(gold class index, predicted class index or -1); a gold value outside the classes is an error."""
         gold_index = self._index.get(label_text(gold))
         if gold_index is None:
-            raise ValueError(f"gold value {gold!r} is not one of the declared classes ({', '.join(self.labels)})")
-        return (float(gold_index), OUTSIDE if prediction is None else float(self._index.get(label_text(prediction), OUTSIDE)))
+            raise ValueError(
+                f"gold value {gold!r} is not one of the declared classes ({', '.join(self.labels)})"
+            )
+        return (
+            float(gold_index),
+            OUTSIDE
+            if prediction is None
+            else float(self._index.get(label_text(prediction), OUTSIDE)),
+        )
 
 
 class ClassMetric(_OverClasses):
@@ -68,14 +79,23 @@ class ClassMetric(_OverClasses):
 
     aggregations = CLASS_AGGREGATIONS
     library = "scikit-learn precision_recall_fscore_support"
-    suffixes: ClassVar[dict[str, tuple[str, ...]]] = {"precision": ("",), "recall": ("",), "f1": ("",), "prf": ("_p", "_r", "_f1")}
+    suffixes: ClassVar[dict[str, tuple[str, ...]]] = {
+        "precision": ("",),
+        "recall": ("",),
+        "f1": ("",),
+        "prf": ("_p", "_r", "_f1"),
+    }
 
     def __init__(self, score: str, labels: Sequence[Any] = ()):
         super().__init__(labels)
         self.score = score
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
-        stems = [f"{name}_{name_part(label)}" for label in self.labels] if aggregate == "per_class" else [name]  # docs/language.md, "Generated names"
+        stems = (
+            [f"{name}_{name_part(label)}" for label in self.labels]
+            if aggregate == "per_class"
+            else [name]
+        )  # docs/language.md, "Generated names"
         return tuple(stem + suffix for stem in stems for suffix in self.suffixes[self.score])
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
@@ -84,13 +104,23 @@ class ClassMetric(_OverClasses):
             tp, pred_sum, true_sum = [sum(tp)], [sum(pred_sum)], [sum(true_sum)]
         precision = [_divide(t, p) for t, p in zip(tp, pred_sum)]
         recall = [_divide(t, g) for t, g in zip(tp, true_sum)]
-        f1 = [_divide(2 * t, g + p) for t, g, p in zip(tp, true_sum, pred_sum)]  # scikit-learn's form: 2tp / (true + predicted)
-        picked = {"precision": (precision,), "recall": (recall,), "f1": (f1,), "prf": (precision, recall, f1)}[self.score]
+        f1 = [
+            _divide(2 * t, g + p) for t, g, p in zip(tp, true_sum, pred_sum)
+        ]  # scikit-learn's form: 2tp / (true + predicted)
+        picked = {
+            "precision": (precision,),
+            "recall": (recall,),
+            "f1": (f1,),
+            "prf": (precision, recall, f1),
+        }[self.score]
         if aggregate == "per_class":
             return tuple(series[i] for i in range(len(self.labels)) for series in picked)
         if aggregate == "weighted":
             total = sum(true_sum)
-            return tuple(sum(v * w for v, w in zip(series, true_sum)) / total if total else 0.0 for series in picked)
+            return tuple(
+                sum(v * w for v, w in zip(series, true_sum)) / total if total else 0.0
+                for series in picked
+            )
         return tuple(sum(series) / len(series) if series else 0.0 for series in picked)
 
 
@@ -124,13 +154,17 @@ class Confusion(_OverClasses):
     library = "scikit-learn confusion_matrix"
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
-        return tuple(f"{name}_{name_part(g)}_{name_part(p)}" for g in self.labels for p in self.labels)
+        return tuple(
+            f"{name}_{name_part(g)}_{name_part(p)}" for g in self.labels for p in self.labels
+        )
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         n = len(self.labels)
         matrix = [[0.0] * n for _ in range(n)]
         for row in rows:
-            if row[1] >= 0:  # a prediction outside the classes is in no column, as in scikit-learn's confusion_matrix(labels=...)
+            if (
+                row[1] >= 0
+            ):  # a prediction outside the classes is in no column, as in scikit-learn's confusion_matrix(labels=...)
                 matrix[int(row[0])][int(row[1])] += 1
         return tuple(matrix[g][p] for g in range(n) for p in range(n))
 

@@ -21,8 +21,8 @@ from functools import reduce
 from operator import add
 from typing import Any
 
-from runners.metrics._base import Metric, Stats
-from runners.metrics._derived import _f1
+from procbench.runners.metrics._base import Metric, Stats
+from procbench.runners.metrics._derived import _f1
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -41,14 +41,28 @@ class MicroCounts(Metric):
 
     def __init__(self, prefixes: Sequence[str], stats: Sequence[Sequence[str]]):
         if len(stats) not in (2, 4):
-            raise ValueError(f"stats names 2 counts (a ratio) or 4 (precision and recall), got {len(stats)}")
+            raise ValueError(
+                f"stats names 2 counts (a ratio) or 4 (precision and recall), got {len(stats)}"
+            )
         self.prefixes = tuple(prefixes) or ("",)
         self.stats = tuple(tuple(position) for position in stats)
-        self.reads = tuple(f"{prefix}.{name}" if prefix else name for prefix in self.prefixes for names in self.stats for name in names)
+        self.reads = tuple(
+            f"{prefix}.{name}" if prefix else name
+            for prefix in self.prefixes
+            for names in self.stats
+            for name in names
+        )
         # each place's columns in :attr:`reads`, prefix by prefix: summed in that order
         width = sum(len(names) for names in self.stats)
         offsets = [sum(len(names) for names in self.stats[:j]) for j in range(len(self.stats))]
-        self._columns = [[p * width + offsets[j] + k for p in range(len(self.prefixes)) for k in range(len(names))] for j, names in enumerate(self.stats)]
+        self._columns = [
+            [
+                p * width + offsets[j] + k
+                for p in range(len(self.prefixes))
+                for k in range(len(names))
+            ]
+            for j, names in enumerate(self.stats)
+        ]
 
     def outputs(self, name: str, aggregate: str) -> tuple[str, ...]:
         return (name, f"{name}_p", f"{name}_r") if len(self.stats) == 4 else (name,)
@@ -57,7 +71,9 @@ class MicroCounts(Metric):
         raise TypeError("a counts measure reads its scorer's values; it computes nothing per item")
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
-        columns = [reduce(add, column, 0) for column in zip(*rows)] if rows else [0] * len(self.reads)
+        columns = (
+            [reduce(add, column, 0) for column in zip(*rows)] if rows else [0] * len(self.reads)
+        )
         totals = [sum(columns[i] for i in position) for position in self._columns]
         if len(totals) == 2:
             return (_ratio(totals[0], totals[1]),)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from runners._types import ItemScore
+from procbench.runners._types import ItemScore
 
 Formula = tuple[Any, ...]
 
@@ -60,7 +60,18 @@ FUNCTIONS: dict[str, Callable[..., float]] = {
     "pick": _pick,
 }
 # arguments each function takes (0: one or more; -2: pairs); the checker holds specs to it
-ARITY = {"mean": 0, "f1": 2, "round": 2, "weighted": -2, "min": 2, "max": 2, "add": 2, "sub": 2, "mul": 2, "pick": 3}
+ARITY = {
+    "mean": 0,
+    "f1": 2,
+    "round": 2,
+    "weighted": -2,
+    "min": 2,
+    "max": 2,
+    "add": 2,
+    "sub": 2,
+    "mul": 2,
+    "pick": 3,
+}
 
 
 def formula_names(formula: Formula) -> list[str]:
@@ -136,4 +147,6 @@ class ItemFormulas:
 
 def flag_values(flags: Sequence[tuple[str, str]], metadata: Mapping[str, Any]) -> dict[str, float]:
     """``flags = { cot = "cot" }``: 1.0 where the submission's metadata key is true (true, "true", 1), else 0.0."""
-    return {name: 1.0 if metadata.get(key) in (True, "true", "True", 1) else 0.0 for name, key in flags}
+    return {
+        name: 1.0 if metadata.get(key) in (True, "true", "True", 1) else 0.0 for name, key in flags
+    }

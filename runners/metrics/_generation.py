@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from runners.metrics._base import TEXT, TEXTS, Metric, Stats, as_references, library_metric
+from procbench.runners.metrics._base import (
+    TEXT,
+    TEXTS,
+    Metric,
+    Stats,
+    as_references,
+    library_metric,
+)
 
 
 class ExactMatch(Metric):
@@ -50,7 +57,9 @@ class _Sacrebleu(Metric):
     def signature(self) -> str:
         # nrefs is left out: it depends on the data, whose content the fingerprint covers anyway
         metric = self.metric
-        signature = metric._SIGNATURE_TYPE({**metric.__dict__, "num_refs": 1})  # sacrebleu knows nrefs only after a run
+        signature = metric._SIGNATURE_TYPE(
+            {**metric.__dict__, "num_refs": 1}
+        )  # sacrebleu knows nrefs only after a run
         return "|".join(part for part in str(signature).split("|") if not part.startswith("nrefs:"))
 
 
@@ -72,14 +81,18 @@ class CorpusScore(_Sacrebleu):
         self.kind = kind
         self.width = width
         self.higher_is_better = kind != "TER"
-        self.value_range = (0.0, None) if kind == "TER" else (0.0, 1.0)  # TER: edits per reference word, not bounded by 1
+        self.value_range = (
+            (0.0, None) if kind == "TER" else (0.0, 1.0)
+        )  # TER: edits per reference word, not bounded by 1
         self.library = f"sacrebleu {kind} corpus_score"
 
     def stat_names(self, aggregate: str) -> tuple[str, ...]:
         return tuple(f":{i}" for i in range(self.width))
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
-        stats = self.metric._extract_corpus_statistics([prediction or ""], [[ref] for ref in as_references(gold)])[0]
+        stats = self.metric._extract_corpus_statistics(
+            [prediction or ""], [[ref] for ref in as_references(gold)]
+        )[0]
         return tuple(float(v) for v in stats)
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
@@ -110,9 +123,17 @@ class Rouge(Metric):
 
             self._scorer = rouge_scorer.RougeScorer([self.variant], use_stemmer=self.use_stemmer)
         references = as_references(gold)
-        scored = self._scorer.score_multi(references, prediction or "") if len(references) != 1 else self._scorer.score(references[0], prediction or "")
+        scored = (
+            self._scorer.score_multi(references, prediction or "")
+            if len(references) != 1
+            else self._scorer.score(references[0], prediction or "")
+        )
         value = scored[self.variant]
-        return ({"precision": value.precision, "recall": value.recall, "f1": value.fmeasure}[self.score],)
+        return (
+            {"precision": value.precision, "recall": value.recall, "f1": value.fmeasure}[
+                self.score
+            ],
+        )
 
 
 Tokenizer = Literal["13a", "none", "intl", "char", "zh"]
@@ -128,21 +149,38 @@ def exact_match() -> Metric:
 
 
 @library_metric("sentence_bleu")
-def sentence_bleu(*, tokenize: Tokenizer = "13a", lowercase: bool = False, smooth_method: Smoothing = "exp") -> Metric:
+def sentence_bleu(
+    *, tokenize: Tokenizer = "13a", lowercase: bool = False, smooth_method: Smoothing = "exp"
+) -> Metric:
     """sacrebleu's sentence_bleu per item (effective order), as a fraction; aggregate = mean."""
-    return SentenceBleu(tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method, effective_order=True)
+    return SentenceBleu(
+        tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method, effective_order=True
+    )
 
 
 @library_metric("corpus_bleu")
-def corpus_bleu(*, tokenize: Tokenizer = "13a", lowercase: bool = False, smooth_method: Smoothing = "exp") -> Metric:
+def corpus_bleu(
+    *, tokenize: Tokenizer = "13a", lowercase: bool = False, smooth_method: Smoothing = "exp"
+) -> Metric:
     """sacrebleu's corpus_bleu over the items (gold: a reference or a list of them), as a fraction; aggregate = corpus."""
-    return CorpusScore("BLEU", 10, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method)
+    return CorpusScore(
+        "BLEU", 10, tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method
+    )
 
 
 @library_metric("chrf")
-def chrf(*, char_order: int = 6, word_order: int = 0, beta: int = 2, lowercase: bool = False) -> Metric:
+def chrf(
+    *, char_order: int = 6, word_order: int = 0, beta: int = 2, lowercase: bool = False
+) -> Metric:
     """sacrebleu's corpus chrF (chrF++ with word_order = 2), as a fraction; aggregate = corpus."""
-    return CorpusScore("CHRF", 3 * (char_order + word_order), char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase)
+    return CorpusScore(
+        "CHRF",
+        3 * (char_order + word_order),
+        char_order=char_order,
+        word_order=word_order,
+        beta=beta,
+        lowercase=lowercase,
+    )
 
 
 @library_metric("ter")
@@ -153,7 +191,10 @@ def ter(*, normalized: bool = False, case_sensitive: bool = False) -> Metric:
 
 @library_metric("rouge")
 def rouge(
-    *, variant: Literal["rouge1", "rouge2", "rougeL", "rougeLsum"] = "rougeL", score: Literal["f1", "precision", "recall"] = "f1", use_stemmer: bool = False
+    *,
+    variant: Literal["rouge1", "rouge2", "rougeL", "rougeLsum"] = "rougeL",
+    score: Literal["f1", "precision", "recall"] = "f1",
+    use_stemmer: bool = False,
 ) -> Metric:
     """rouge-score's ROUGE per item (variant rouge1 | rouge2 | rougeL | rougeLsum; score f1 | precision | recall); several references: the best by F.
 

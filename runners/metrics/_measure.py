@@ -13,10 +13,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runners._types import DataProblem, DataProblems, GoldSet, InvalidPredictions, ItemScore, Problem, ProblemList
-from runners.contracts import MISSING, describe, field_value
-from runners.metrics._base import Metric
-from runners.predictions import FieldType, line_of
+from procbench.runners._types import (
+    DataProblem,
+    DataProblems,
+    GoldSet,
+    InvalidPredictions,
+    ItemScore,
+    Problem,
+    ProblemList,
+)
+from procbench.runners.contracts import MISSING, describe, field_value
+from procbench.runners.metrics._base import Metric
+from procbench.runners.predictions import FieldType, line_of
 
 
 def _round(value: float, digits: int | None) -> float:
@@ -37,11 +45,15 @@ class MeasureStage:
     normalise: Callable[[str], str] | None = None
     round_digits: int | None = None
     bare_prediction: bool = False  # the predictions reader gives each item's one field as a bare value (PARADISE's ending index)
-    value_name: str | None = None  # a per-item value of the task's scorer, instead of gold and prediction fields
+    value_name: str | None = (
+        None  # a per-item value of the task's scorer, instead of gold and prediction fields
+    )
     where: tuple[tuple[str, str], ...] = ()  # only items with these label values
     scale: float | None = None
     divide_by: float | None = None
-    reads: tuple[str, ...] = ()  # a counts measure: the scorer's per-item values it pools (it stores none of its own)
+    reads: tuple[
+        str, ...
+    ] = ()  # a counts measure: the scorer's per-item values it pools (it stores none of its own)
     # what an item without a prediction record / with a prediction the metric cannot measure counts as:
     # ("empty",) | ("refuse",) | ("predict", value) | ("score", number); the defaults are what procbench always did
     missing: tuple[Any, ...] = ("empty",)
@@ -50,7 +62,11 @@ class MeasureStage:
     @property
     def keys(self) -> tuple[str, ...]:
         """The per-item statistics this stage stores (none for a counts measure, which reads the scorer's)."""
-        return () if self.reads else tuple(self.name + suffix for suffix in self.metric.stat_names(self.aggregate))
+        return (
+            ()
+            if self.reads
+            else tuple(self.name + suffix for suffix in self.metric.stat_names(self.aggregate))
+        )
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -59,7 +75,9 @@ class MeasureStage:
     def rescale(self, value: float) -> float:
         if self.scale is not None:
             value = value * self.scale
-        if self.divide_by is not None:  # a division, as upstream writes `sum / 10` (x * 0.1 differs in the last bit)
+        if (
+            self.divide_by is not None
+        ):  # a division, as upstream writes `sum / 10` (x * 0.1 differs in the last bit)
             value = value / self.divide_by
         return value
 
@@ -80,7 +98,12 @@ class Measures:
     def keys(self) -> frozenset[str]:
         return frozenset(k for stage in self.stages for k in stage.keys)
 
-    def score(self, gold: GoldSet, predictions: Mapping[str, Any], scored: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, float]]:
+    def score(
+        self,
+        gold: GoldSet,
+        predictions: Mapping[str, Any],
+        scored: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> dict[str, dict[str, float]]:
         """item id -> its statistics for every stage; a wrong value is an error naming the item (and its gold line).
 
         ``scored``: the per-item values of the task's scorer, which ``value`` measures aggregate.
@@ -88,10 +111,14 @@ class Measures:
         out: dict[str, dict[str, float]] = {item_id: {} for item_id in gold.items}
         problems = DataProblems()
         bad_predictions: list[str] = []
-        refused: dict[str, Problem] = {}  # items a measure's missing/invalid = "refuse" turns away (once each, the first measure's reason)
+        refused: dict[
+            str, Problem
+        ] = {}  # items a measure's missing/invalid = "refuse" turns away (once each, the first measure's reason)
         for stage in self.stages:
             keys = stage.keys
-            checks = type(stage.metric).invalid is not Metric.invalid  # only then is an answer prepared twice (normalised texts)
+            checks = (
+                type(stage.metric).invalid is not Metric.invalid
+            )  # only then is an answer prepared twice (normalised texts)
             if not keys:
                 continue  # a counts measure: the scorer's values are its statistics
             for item_id, record in gold.items.items():
@@ -101,16 +128,24 @@ class Measures:
                         continue  # not in this measure's items: no statistics, so no row when it aggregates
                 if stage.value_name is not None:
                     emitted = (scored or {}).get(item_id, {}).get(stage.value_name)
-                    if emitted is None:  # the checker knows the scorer's contract; a component breaking it is named here
+                    if (
+                        emitted is None
+                    ):  # the checker knows the scorer's contract; a component breaking it is named here
                         problems.add(
                             DataProblem.at(
-                                gold.origins.get(item_id), item_id, f"measure {stage.name!r}: the scorer gave no value {stage.value_name!r} for this item"
+                                gold.origins.get(item_id),
+                                item_id,
+                                f"measure {stage.name!r}: the scorer gave no value {stage.value_name!r} for this item",
                             )
                         )
                         continue
-                    out[item_id].update(zip(keys, stage.metric.item(None, emitted, stage.aggregate)))
+                    out[item_id].update(
+                        zip(keys, stage.metric.item(None, emitted, stage.aggregate))
+                    )
                     continue
-                gold_value = field_value(record, stage.gold_field)  # reader components build objects, tables build dicts
+                gold_value = field_value(
+                    record, stage.gold_field
+                )  # reader components build objects, tables build dicts
                 if not _fits(gold_value, stage.gold_types):
                     what = "missing" if gold_value is MISSING else describe(gold_value)
                     problems.add(
@@ -128,42 +163,71 @@ class Measures:
                     convention = stage.missing
                 else:
                     value = field_value(predicted, stage.prediction_field)
-                    if value is MISSING and stage.bare_prediction and not isinstance(predicted, Mapping):
+                    if (
+                        value is MISSING
+                        and stage.bare_prediction
+                        and not isinstance(predicted, Mapping)
+                    ):
                         value = predicted
-                    if not _fits(value, stage.prediction_types):  # None passes only where the schema says optional(...)
+                    if not _fits(
+                        value, stage.prediction_types
+                    ):  # None passes only where the schema says optional(...)
                         bad_predictions.append(
                             f"item {item_id!r}: {stage.prediction_field!r} is {'missing' if value is MISSING else describe(value)}, not "
                             f"{_spell(stage.prediction_types)}"
                         )
                         continue
-                    if checks and value is not None and (why := stage.metric.invalid(stage.prepare(gold_value), stage.prepare(value))) is not None:
+                    if (
+                        checks
+                        and value is not None
+                        and (
+                            why := stage.metric.invalid(
+                                stage.prepare(gold_value), stage.prepare(value)
+                            )
+                        )
+                        is not None
+                    ):
                         convention = stage.invalid
                         if convention[0] == "refuse":
-                            why = f"item {item_id!r}: measure {stage.name!r}: {why} (invalid = \"refuse\")"
-                            refused.setdefault(item_id, Problem(line_of(predictions, item_id), why, item_id))
+                            why = f'item {item_id!r}: measure {stage.name!r}: {why} (invalid = "refuse")'
+                            refused.setdefault(
+                                item_id, Problem(line_of(predictions, item_id), why, item_id)
+                            )
                             continue
                 if convention is not None:
                     form = convention[0]
                     if form == "refuse":
-                        why = f"item {item_id!r} has no prediction; measure {stage.name!r} declares missing = \"refuse\""
+                        why = f'item {item_id!r} has no prediction; measure {stage.name!r} declares missing = "refuse"'
                         refused.setdefault(item_id, Problem(None, why, item_id))
                         continue
-                    if form == "score":  # the checker allows it only where the per-item statistic is one value
+                    if (
+                        form == "score"
+                    ):  # the checker allows it only where the per-item statistic is one value
                         out[item_id].update(zip(keys, (float(convention[1]),)))
                         continue
                     value = _plain(convention[1]) if form == "predict" else None
                 try:
-                    stats = stage.metric.item(stage.prepare(gold_value), stage.prepare(value), stage.aggregate)
+                    stats = stage.metric.item(
+                        stage.prepare(gold_value), stage.prepare(value), stage.aggregate
+                    )
                 except ValueError as exc:
-                    problems.add(DataProblem.at(gold.origins.get(item_id), item_id, f"measure {stage.name!r}: {exc}"))
+                    problems.add(
+                        DataProblem.at(
+                            gold.origins.get(item_id), item_id, f"measure {stage.name!r}: {exc}"
+                        )
+                    )
                     continue
                 out[item_id].update(zip(keys, stats))
         if refused:  # in the file's order, then the unanswered items in the split's (ProblemList caps what is kept)
             listed = sorted(refused.values(), key=lambda p: (p.line is None, p.line or 0))
             raise InvalidPredictions(ProblemList(listed), getattr(predictions, "source", ""))
         if bad_predictions:
-            shown = "; ".join(bad_predictions[:5]) + (f"; ... and {len(bad_predictions) - 5} more" if len(bad_predictions) > 5 else "")
-            raise ValueError(f"{len(bad_predictions)} prediction value(s) cannot be measured: {shown}")
+            shown = "; ".join(bad_predictions[:5]) + (
+                f"; ... and {len(bad_predictions) - 5} more" if len(bad_predictions) > 5 else ""
+            )
+            raise ValueError(
+                f"{len(bad_predictions)} prediction value(s) cannot be measured: {shown}"
+            )
         problems.raise_if_any()
         return out
 
@@ -174,9 +238,16 @@ class Measures:
                 rows = [tuple(item.values.get(k, 0) for k in stage.reads) for item in items]
             else:
                 keys = stage.keys
-                rows = [tuple(item.values[k] for k in keys) for item in items if keys[0] in item.values]
+                rows = [
+                    tuple(item.values[k] for k in keys) for item in items if keys[0] in item.values
+                ]
             values = stage.metric.reduce(rows, stage.aggregate)
-            out.update({name: _round(stage.rescale(float(v)), stage.round_digits) for name, v in zip(stage.outputs, values)})
+            out.update(
+                {
+                    name: _round(stage.rescale(float(v)), stage.round_digits)
+                    for name, v in zip(stage.outputs, values)
+                }
+            )
         return out
 
 
@@ -198,7 +269,9 @@ Aggregator = Callable[[Sequence[ItemScore]], dict[str, float]]
 
 
 def combined(
-    measures: Measures, scorer: Callable[[Mapping[str, Any]], Scorer] | None, aggregate: Aggregator | None
+    measures: Measures,
+    scorer: Callable[[Mapping[str, Any]], Scorer] | None,
+    aggregate: Aggregator | None,
 ) -> tuple[Callable[[Mapping[str, Any]], Scorer], Aggregator]:
     """A scorer factory and an aggregator for measures beside a task's own scorer and aggregator (either may be None)."""
     own_keys = measures.keys
@@ -208,17 +281,32 @@ def combined(
 
         def score(gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
             if base is None:
-                return [ItemScore(item_id, values) for item_id, values in measures.score(gold, predictions).items()]
+                return [
+                    ItemScore(item_id, values)
+                    for item_id, values in measures.score(gold, predictions).items()
+                ]
             items = base(gold, predictions)
             extra = measures.score(gold, predictions, {item.item_id: item.values for item in items})
-            return [ItemScore(item.item_id, {**item.values, **extra.get(item.item_id, {})}) for item in items]
+            return [
+                ItemScore(item.item_id, {**item.values, **extra.get(item.item_id, {})})
+                for item in items
+            ]
 
         return score
 
     def combined_aggregate(items: Sequence[ItemScore]) -> dict[str, float]:
         out: dict[str, float] = {}
         if aggregate is not None:  # the task's own aggregator sees only its scorer's values
-            out.update(aggregate([ItemScore(i.item_id, {k: v for k, v in i.values.items() if k not in own_keys}) for i in items]))
+            out.update(
+                aggregate(
+                    [
+                        ItemScore(
+                            i.item_id, {k: v for k, v in i.values.items() if k not in own_keys}
+                        )
+                        for i in items
+                    ]
+                )
+            )
         out.update(measures.aggregate(items))
         return out
 

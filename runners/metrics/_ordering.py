@@ -24,8 +24,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
-from runners.metrics._base import NUMBER, NUMBERS, Metric, Stats, finite, library_metric
-from runners.predictions import COLLECTION_KINDS, FieldType
+from procbench.runners.metrics._base import NUMBER, NUMBERS, Metric, Stats, finite, library_metric
+from procbench.runners.predictions import COLLECTION_KINDS, FieldType
 
 ORDERING = FieldType("ordering")
 SHOWN = 3  # items named in an invalid prediction's reason
@@ -40,7 +40,9 @@ def bare(ftype: FieldType | None) -> FieldType | None:
 
 def element(ftype: FieldType) -> str:
     """The element type a hint names: ``int`` for ``list(int)``, ``T`` where unknown."""
-    return ftype.item.spelling() if ftype.item is not None and ftype.kind in COLLECTION_KINDS else "T"
+    return (
+        ftype.item.spelling() if ftype.item is not None and ftype.kind in COLLECTION_KINDS else "T"
+    )
 
 
 def _named(values: Sequence[Any]) -> str:
@@ -55,7 +57,11 @@ def permutation_problem(gold: Sequence[Any], prediction: Sequence[Any]) -> str |
     repeated = [v for v, n in counts.items() if n > 1]
     missing = [v for v in gold if v not in counts]
     extra = [v for v in counts if v not in wanted]
-    parts = [f"{label} {_named(values)}" for label, values in (("missing", missing), ("extra", extra), ("repeated", repeated)) if values]
+    parts = [
+        f"{label} {_named(values)}"
+        for label, values in (("missing", missing), ("extra", extra), ("repeated", repeated))
+        if values
+    ]
     return "not a permutation of the gold's items: " + "; ".join(parts) if parts else None
 
 
@@ -65,7 +71,9 @@ def gold_repeats(gold: Sequence[Any]) -> str | None:
     return f"the gold ordering repeats {_named(repeated)}" if repeated else None
 
 
-def ordering_refusal(name: str, gold: FieldType | None, prediction: FieldType | None) -> tuple[str, str, str] | None:
+def ordering_refusal(
+    name: str, gold: FieldType | None, prediction: FieldType | None
+) -> tuple[str, str, str] | None:
     """The checker's refusal of fields that are not both ``ordering(T)`` (for metrics that compare orderings only)."""
     for side, ftype in (("gold", gold), ("prediction", prediction)):
         if ftype is None or ftype.kind != "ordering":
@@ -89,11 +97,15 @@ class OrderingMetric(Metric):
     def invalid(self, gold: Any, prediction: Any) -> str | None:
         return permutation_problem(list(gold), list(prediction))
 
-    def positions(self, gold: Sequence[Any], prediction: Sequence[Any]) -> tuple[list[float], list[float]]:
+    def positions(
+        self, gold: Sequence[Any], prediction: Sequence[Any]
+    ) -> tuple[list[float], list[float]]:
         """The two rank vectors: each gold item's gold position and its predicted position."""
         if (why := gold_repeats(gold)) is not None:
             raise ValueError(why)
-        if (why := permutation_problem(gold, prediction)) is not None:  # only a declared `invalid = predict(...)` value gets here
+        if (
+            why := permutation_problem(gold, prediction)
+        ) is not None:  # only a declared `invalid = predict(...)` value gets here
             raise ValueError(f"the prediction is {why}")
         where = {value: position for position, value in enumerate(prediction)}
         return [float(i) for i in range(len(gold))], [float(where[value]) for value in gold]
@@ -108,7 +120,11 @@ class Correlation(OrderingMetric):
     def __init__(self, kind: str, variant: str = "b", over: str = ""):
         self.kind, self.variant = kind, variant
         self.over = over  # "ordering" | "numbers": fixed by the declared types (declared()); "" before they are known
-        self.library = {"kendall": f"scipy.stats.kendalltau (variant {variant})", "spearman": "scipy.stats.spearmanr", "pearson": "scipy.stats.pearsonr"}[kind]
+        self.library = {
+            "kendall": f"scipy.stats.kendalltau (variant {variant})",
+            "spearman": "scipy.stats.spearmanr",
+            "pearson": "scipy.stats.pearsonr",
+        }[kind]
 
     @property
     def per_item(self) -> tuple[FieldType, ...]:
@@ -117,16 +133,31 @@ class Correlation(OrderingMetric):
     def accepts(self, aggregate: str) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         return ((NUMBER,), (NUMBER,)) if aggregate == "corpus" else (self.per_item, self.per_item)
 
-    def refuses(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> tuple[str, str, str] | None:
+    def refuses(
+        self, gold: FieldType | None, prediction: FieldType | None, aggregate: str
+    ) -> tuple[str, str, str] | None:
         if aggregate == "corpus":
             return None
         name = {"kendall": "kendall_tau", "spearman": "spearman", "pearson": "pearson"}[self.kind]
         g, p = bare(gold), bare(prediction)
-        if self.kind != "pearson" and g is not None and p is not None and g.kind == p.kind == "ordering":
+        if (
+            self.kind != "pearson"
+            and g is not None
+            and p is not None
+            and g.kind == p.kind == "ordering"
+        ):
             return None
-        if g is not None and p is not None and g.kind == p.kind == "list" and all(t.item is not None and t.item.kind == "float" for t in (g, p)):
+        if (
+            g is not None
+            and p is not None
+            and g.kind == p.kind == "list"
+            and all(t.item is not None and t.item.kind == "float" for t in (g, p))
+        ):
             return None
-        side, ftype = next(((s, t) for s, t in (("gold", g), ("prediction", p)) if t is None or not _numbers(t)), ("gold", g))
+        side, ftype = next(
+            ((s, t) for s, t in (("gold", g), ("prediction", p)) if t is None or not _numbers(t)),
+            ("gold", g),
+        )
         if self.kind == "pearson":
             return (
                 side,
@@ -134,9 +165,15 @@ class Correlation(OrderingMetric):
                 f"but the {side} field is {ftype.spelling() if ftype else 'undeclared'}",
                 "declare both fields list(float); to correlate two orderings use spearman() over ordering(T) fields",
             )
-        if ftype is not None and ftype.kind == "list" and ftype.item is not None and ftype.item.kind == "int":
+        if (
+            ftype is not None
+            and ftype.kind == "list"
+            and ftype.item is not None
+            and ftype.item.kind == "int"
+        ):
             message = (
-                f"{name}() per item is ambiguous over list(int): the lists could be orderings of items (ranked ids) or numbers to pair position by position"
+                f"{name}() per item is ambiguous over list(int): the lists could be orderings of items"
+                " (ranked ids) or numbers to pair position by position"
             )
         else:
             spelled = ftype.spelling() if ftype is not None else "undeclared"
@@ -148,9 +185,17 @@ class Correlation(OrderingMetric):
         )
         return side, message, hint
 
-    def declared(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> Metric:
+    def declared(
+        self, gold: FieldType | None, prediction: FieldType | None, aggregate: str
+    ) -> Metric:
         g = bare(gold)
-        over = "ordering" if g is not None and g.kind == "ordering" else "numbers" if g is not None and g.kind == "list" else ""
+        over = (
+            "ordering"
+            if g is not None and g.kind == "ordering"
+            else "numbers"
+            if g is not None and g.kind == "list"
+            else ""
+        )
         return Correlation(self.kind, self.variant, over)
 
     def stat_names(self, aggregate: str) -> tuple[str, ...]:
@@ -168,7 +213,9 @@ class Correlation(OrderingMetric):
             return (float(gold), math.nan if prediction is None else float(prediction))
         if self.over == "ordering":
             if prediction is None:
-                if (why := gold_repeats(gold)) is not None:  # a bad gold is reported even where nothing was predicted
+                if (
+                    why := gold_repeats(gold)
+                ) is not None:  # a bad gold is reported even where nothing was predicted
                     raise ValueError(why)
                 return (0.0,)
             return (self.correlate(*self.positions(list(gold), list(prediction))),)
@@ -176,9 +223,13 @@ class Correlation(OrderingMetric):
             if prediction is None:
                 return (0.0,)
             if len(prediction) != len(gold):
-                raise ValueError(f"the prediction has {len(prediction)} values for {len(gold)} gold values")
+                raise ValueError(
+                    f"the prediction has {len(prediction)} values for {len(gold)} gold values"
+                )
             return (self.correlate([float(v) for v in gold], [float(v) for v in prediction]),)
-        raise ValueError(f"{self.library}: the fields' declared types are unknown (declare ordering(T) or list(float))")
+        raise ValueError(
+            f"{self.library}: the fields' declared types are unknown (declare ordering(T) or list(float))"
+        )
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         if aggregate != "corpus":
@@ -193,7 +244,9 @@ class Correlation(OrderingMetric):
 
         from scipy import stats
 
-        with warnings.catch_warnings():  # constant input: scipy warns and returns NaN, which becomes 0.0
+        with (
+            warnings.catch_warnings()
+        ):  # constant input: scipy warns and returns NaN, which becomes 0.0
             warnings.simplefilter("ignore")
             if self.kind == "kendall":
                 return finite(stats.kendalltau(x, y, variant=self.variant).statistic)
@@ -210,7 +263,9 @@ class ExactOrder(OrderingMetric):
     aggregations = ("mean", "sum")
     library = "list equality of the two orderings"
 
-    def refuses(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> tuple[str, str, str] | None:
+    def refuses(
+        self, gold: FieldType | None, prediction: FieldType | None, aggregate: str
+    ) -> tuple[str, str, str] | None:
         return ordering_refusal("exact_order", bare(gold), bare(prediction))
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
@@ -227,7 +282,9 @@ class Precedence(Metric):
     aggregations = ("mean",)
     library = "the precedence pairs checked directly (docs/metrics.md, precedence)"
 
-    def refuses(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> tuple[str, str, str] | None:
+    def refuses(
+        self, gold: FieldType | None, prediction: FieldType | None, aggregate: str
+    ) -> tuple[str, str, str] | None:
         g, p = bare(gold), bare(prediction)
         if g is None or g.kind != "list" or g.item is None or g.item.kind != "list":
             return (
@@ -259,14 +316,20 @@ class Precedence(Metric):
         named = list(dict.fromkeys(v for pair in gold if isinstance(pair, list) for v in pair))
         missing = [v for v in named if v not in counts]
         repeated = [v for v, n in counts.items() if n > 1]
-        parts = [f"{label} {_named(values)}" for label, values in (("missing", missing), ("repeated", repeated)) if values]
+        parts = [
+            f"{label} {_named(values)}"
+            for label, values in (("missing", missing), ("repeated", repeated))
+            if values
+        ]
         return "not an ordering of the constrained items: " + "; ".join(parts) if parts else None
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
         pairs = constraints(gold)
         if prediction is None:
             return (0.0, 0.0)
-        if (why := self.invalid(gold, prediction)) is not None:  # only a declared `invalid = predict(...)` value gets here
+        if (
+            why := self.invalid(gold, prediction)
+        ) is not None:  # only a declared `invalid = predict(...)` value gets here
             raise ValueError(f"the prediction is {why}")
         where = {value: position for position, value in enumerate(prediction)}
         kept = sum(1 for before, after in pairs if where[before] < where[after])
@@ -274,7 +337,10 @@ class Precedence(Metric):
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:
         n = len(rows)
-        return (sum(r[0] for r in rows) / n if n else 0.0, sum(r[1] for r in rows) / n if n else 0.0)
+        return (
+            sum(r[0] for r in rows) / n if n else 0.0,
+            sum(r[1] for r in rows) / n if n else 0.0,
+        )
 
 
 def constraints(gold: Sequence[Any]) -> list[tuple[Any, Any]]:
@@ -282,7 +348,9 @@ def constraints(gold: Sequence[Any]) -> list[tuple[Any, Any]]:
     pairs: list[tuple[Any, Any]] = []
     for pair in gold:
         if not isinstance(pair, list) or len(pair) != 2 or pair[0] == pair[1]:
-            raise ValueError(f"a precedence constraint is a pair [before, after] of two items, got {pair!r}")
+            raise ValueError(
+                f"a precedence constraint is a pair [before, after] of two items, got {pair!r}"
+            )
         if (pair[0], pair[1]) not in pairs:
             pairs.append((pair[0], pair[1]))
     after: dict[Any, set[Any]] = {}

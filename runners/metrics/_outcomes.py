@@ -32,10 +32,10 @@ from functools import reduce
 from operator import add
 from typing import Any, Literal
 
-from runners.metrics._base import Metric, Stats, library_metric
-from runners.metrics._counts import _ratio
-from runners.metrics._derived import _f1
-from runners.predictions import FieldType, member_of
+from procbench.runners.metrics._base import Metric, Stats, library_metric
+from procbench.runners.metrics._counts import _ratio
+from procbench.runners.metrics._derived import _f1
+from procbench.runners.predictions import FieldType, member_of
 
 OUTCOMES = ("tp", "fp", "tn", "fn")
 Score = Literal["accuracy", "precision", "recall", "f1"]
@@ -71,9 +71,13 @@ class _Outcomes(Metric):
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
         gold = list(gold)
-        predicted = [None] * len(gold) if prediction is None else list(prediction)  # no prediction record: nothing answered
+        predicted = (
+            [None] * len(gold) if prediction is None else list(prediction)
+        )  # no prediction record: nothing answered
         if len(predicted) != len(gold):
-            raise ValueError(f"{len(gold)} gold questions but {len(predicted)} predicted answers: the two lists must be aligned")
+            raise ValueError(
+                f"{len(gold)} gold questions but {len(predicted)} predicted answers: the two lists must be aligned"
+            )
         counts = dict.fromkeys(OUTCOMES, 0)
         for g, p in zip(gold, predicted):
             for outcome, n in self.outcomes(g, p):
@@ -87,7 +91,11 @@ class _Outcomes(Metric):
         # each count summed over the items left to right from 0, as the official scorers accumulate
         tp, fp, tn, fn = (reduce(add, column, 0) for column in zip(*rows)) if rows else (0, 0, 0, 0)
         if self.score == "f1":
-            return (pooled_score("f1", tp, fp, tn, fn), pooled_score("precision", tp, fp, tn, fn), pooled_score("recall", tp, fp, tn, fn))
+            return (
+                pooled_score("f1", tp, fp, tn, fn),
+                pooled_score("precision", tp, fp, tn, fn),
+                pooled_score("recall", tp, fp, tn, fn),
+            )
         return (pooled_score(self.score, tp, fp, tn, fn),)
 
 
@@ -144,7 +152,9 @@ def binary_outcomes(*, score: Score = "accuracy") -> Metric:
 
 
 @library_metric("answer_outcomes")
-def answer_outcomes(*, score: Score = "accuracy", match: Literal["equal", "contained"] = "equal") -> Metric:
+def answer_outcomes(
+    *, score: Score = "accuracy", match: Literal["equal", "contained"] = "equal"
+) -> Metric:
     """One-answer questions, aligned lists per item (no answer: None): FN unanswered, TP matching, else FP; pooled into ``score``."""
     return AnswerOutcomes(score, match)
 

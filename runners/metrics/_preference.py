@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from runners.metrics._base import NUMBER, Metric, Stats, library_metric
+from procbench.runners.metrics._base import NUMBER, Metric, Stats, library_metric
 
 
 class WinRate(Metric):
@@ -38,7 +38,11 @@ class WinRate(Metric):
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
         if prediction is None:
             return (0.0, 0.0)
-        system, reference = (-float(prediction), -float(gold)) if self.lower_wins else (float(prediction), float(gold))
+        system, reference = (
+            (-float(prediction), -float(gold))
+            if self.lower_wins
+            else (float(prediction), float(gold))
+        )
         return (1.0 if system > reference else 0.0, 1.0 if system == reference else 0.0)
 
     def reduce(self, rows: Sequence[Stats], aggregate: str) -> tuple[float, ...]:

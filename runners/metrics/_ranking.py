@@ -21,9 +21,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from runners.metrics._base import Metric, Stats, library_metric
-from runners.metrics._ordering import ORDERING, _named, bare, element
-from runners.predictions import COLLECTION_KINDS, FieldType
+from procbench.runners.metrics._base import Metric, Stats, library_metric
+from procbench.runners.metrics._ordering import ORDERING, _named, bare, element
+from procbench.runners.predictions import COLLECTION_KINDS, FieldType
 
 RELEVANT = FieldType("set")
 
@@ -41,7 +41,9 @@ class Ranking(Metric):
     def signature(self) -> str:
         return f"k={self.k}" if self.k else ""
 
-    def refuses(self, gold: FieldType | None, prediction: FieldType | None, aggregate: str) -> tuple[str, str, str] | None:
+    def refuses(
+        self, gold: FieldType | None, prediction: FieldType | None, aggregate: str
+    ) -> tuple[str, str, str] | None:
         g, p = bare(gold), bare(prediction)
         if g is None or g.kind != "set":
             spelled = g.spelling() if g is not None else "undeclared"
@@ -57,8 +59,16 @@ class Ranking(Metric):
                 f"{self.name}() reads the prediction as a ranking (ordering(T), best first), but the prediction field is {spelled}",
                 f"declare the prediction field ordering({element(p) if p is not None and p.kind in COLLECTION_KINDS else 'T'})",
             )
-        if g.item is not None and p.item is not None and not (g.item.fits(p.item) or p.item.fits(g.item)):
-            return "prediction", f"the gold set holds {g.item.spelling()} but the ranking {p.item.spelling()}", "declare both with one item type"
+        if (
+            g.item is not None
+            and p.item is not None
+            and not (g.item.fits(p.item) or p.item.fits(g.item))
+        ):
+            return (
+                "prediction",
+                f"the gold set holds {g.item.spelling()} but the ranking {p.item.spelling()}",
+                "declare both with one item type",
+            )
         return None
 
     def invalid(self, gold: Any, prediction: Any) -> str | None:
@@ -68,7 +78,9 @@ class Ranking(Metric):
     def ranked(self, prediction: Sequence[Any] | None) -> list[Any]:
         """The ranks that count: the first k (all with k = 0); an invalid ranking reaching here is an error."""
         ranking = list(prediction or [])
-        if (why := self.invalid(None, ranking)) is not None:  # only a declared `invalid = predict(...)` value gets here
+        if (
+            why := self.invalid(None, ranking)
+        ) is not None:  # only a declared `invalid = predict(...)` value gets here
             raise ValueError(f"the prediction is not a ranking: {why}")
         return ranking[: self.k] if self.k else ranking
 
@@ -78,7 +90,16 @@ class ReciprocalRank(Ranking):
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
         relevant = set(gold)
-        return (next((1.0 / rank for rank, value in enumerate(self.ranked(prediction), 1) if value in relevant), 0.0),)
+        return (
+            next(
+                (
+                    1.0 / rank
+                    for rank, value in enumerate(self.ranked(prediction), 1)
+                    if value in relevant
+                ),
+                0.0,
+            ),
+        )
 
 
 class NDCG(Ranking):

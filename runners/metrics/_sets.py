@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from runners.metrics._base import Metric, Stats, library_metric
-from runners.predictions import FieldType
+from procbench.runners.metrics._base import Metric, Stats, library_metric
+from procbench.runners.predictions import FieldType
 
 COLLECTION = FieldType.parse("list(any)")
-SET = FieldType.parse("set(any)")  # the declared set type: what this metric makes of any list anyway
+SET = FieldType.parse(
+    "set(any)"
+)  # the declared set type: what this metric makes of any list anyway
 
 
 class SetMatch(Metric):

@@ -13,8 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from runners.metrics._base import TEXT, TEXTS, Metric, Stats, as_references, library_metric
-from runners.similarity import TokenF1 as TokenBags
+from procbench.runners.metrics._base import (
+    TEXT,
+    TEXTS,
+    Metric,
+    Stats,
+    as_references,
+    library_metric,
+)
+from procbench.runners.similarity import TokenF1 as TokenBags
 
 
 class TokenF1(Metric):
@@ -27,8 +34,18 @@ class TokenF1(Metric):
         self.bags = TokenBags()
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
-        predicted = self.bags.prepare(prediction or "")  # no prediction scores as an empty answer: 0
-        return (max((self.bags.score(self.bags.prepare(reference), predicted) for reference in as_references(gold)), default=0.0),)
+        predicted = self.bags.prepare(
+            prediction or ""
+        )  # no prediction scores as an empty answer: 0
+        return (
+            max(
+                (
+                    self.bags.score(self.bags.prepare(reference), predicted)
+                    for reference in as_references(gold)
+                ),
+                default=0.0,
+            ),
+        )
 
 
 @library_metric("token_f1")

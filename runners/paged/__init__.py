@@ -8,12 +8,17 @@ validator ``paged.graph_text``, the scorer and the aggregator ``paged.lexical``.
 (per-document statistics), ``metrics`` (corpus metrics), ``dot`` (Graphviz drawings).
 """
 
-from runners.paged import lines, predictions, reader, scoring, similarities  # noqa: F401  (registration side effects)
-from runners.paged.gold import GoldDocument, document_from_record, graph_from_record, load_documents
-from runners.paged.linearise import GoldLine, linearise, render_text
-from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
-from runners.paged.parse import ParsedOutput, parse_text
-from runners.paged.reader import read_gold_file
+from procbench.runners.paged import lines, predictions, reader, scoring, similarities  # noqa: F401  (registration side effects)
+from procbench.runners.paged.gold import (
+    GoldDocument,
+    document_from_record,
+    graph_from_record,
+    load_documents,
+)
+from procbench.runners.paged.linearise import GoldLine, linearise, render_text
+from procbench.runners.paged.model import Flow, FlowType, Graph, Node, NodeType
+from procbench.runners.paged.parse import ParsedOutput, parse_text
+from procbench.runners.paged.reader import read_gold_file
 
 __all__ = [
     "Flow",

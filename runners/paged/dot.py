@@ -15,11 +15,11 @@ import textwrap
 from collections.abc import Mapping
 from enum import Enum
 
-from runners.paged.gold import GoldDocument
-from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
-from runners.paged.parse import Endpoint, graph_of_gold_lines, parse_text
-from runners.paged.tokens import bleu1, lexical_f1
-from runners.paged.walk import node_strict
+from procbench.runners.paged.gold import GoldDocument
+from procbench.runners.paged.model import Flow, FlowType, Graph, Node, NodeType
+from procbench.runners.paged.parse import Endpoint, graph_of_gold_lines, parse_text
+from procbench.runners.paged.tokens import bleu1, lexical_f1
+from procbench.runners.paged.walk import node_strict
 
 WRAP = 22
 SOFT_AT = 0.5  # a soft match: BLEU-1 at least this (the threshold of the walk's soft flow ends, ``end_soft``)
@@ -29,7 +29,9 @@ class Matching(str, Enum):
     """How an element of one graph is found in the other."""
 
     SOFT = "soft"  # as the headline scores: texts by BLEU-1 >= SOFT_AT (gateways by their flows; counts by kind)
-    STRICT = "strict"  # as the official strict counts: the same words (Start, End and OR by kind alone)
+    STRICT = (
+        "strict"  # as the official strict counts: the same words (Start, End and OR by kind alone)
+    )
 
 
 class Status(str, Enum):
@@ -74,7 +76,9 @@ def _node_attributes(node: Node, status: Status | None, note: str = "") -> str:
     else:
         parts.append(f"label={quote(_wrapped(node.text))}")
     if status is not None:
-        parts.append(f'color="{COLOURS[status]}", penwidth=2.5, tooltip={quote(status.value + (f" ({note})" if note else ""))}')
+        parts.append(
+            f'color="{COLOURS[status]}", penwidth=2.5, tooltip={quote(status.value + (f" ({note})" if note else ""))}'
+        )
     return ", ".join(parts)
 
 
@@ -103,7 +107,12 @@ def to_dot(
     flow_status = flow_status or {}
     node_notes = node_notes or {}
     dot_id = {node.id: f"n{i}" for i, node in enumerate(graph.nodes)}
-    lines = ["digraph paged {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];', '  edge [fontname="Helvetica", fontsize=9];']
+    lines = [
+        "digraph paged {",
+        "  rankdir=LR;",
+        '  node [fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
     if title:
         lines.append(f"  label={quote(title)}; labelloc=t;")
     clusters: dict[str, list[Node]] = {}
@@ -116,12 +125,17 @@ def to_dot(
             lines.append(f'    label={quote(actor)}; style="rounded"; color="#9e9e9e";')
             indent = "    "
         for node in members:
-            lines.append(f"{indent}{dot_id[node.id]} [{_node_attributes(node, node_status.get(node.id), node_notes.get(node.id, ''))}];")
+            lines.append(
+                f"{indent}{dot_id[node.id]} [{_node_attributes(node, node_status.get(node.id), node_notes.get(node.id, ''))}];"
+            )
         if actor:
             lines.append("  }")
     for index, flow in enumerate(graph.flows):
         attributes = _flow_attributes(flow, flow_status.get(index))
-        lines.append(f"  {dot_id[flow.source]} -> {dot_id[flow.target]}" + (f" [{attributes}];" if attributes else ";"))
+        lines.append(
+            f"  {dot_id[flow.source]} -> {dot_id[flow.target]}"
+            + (f" [{attributes}];" if attributes else ";")
+        )
     lines.append("}")
     return "\n".join(lines)
 
@@ -158,10 +172,14 @@ def _soft_end(a: Node, b: Node) -> bool:
     return soft_similarity(a, b) >= SOFT_AT
 
 
-Statuses = tuple[dict[str, Status], dict[int, Status], dict[str, str]]  # by node id, by flow index, notes by node id
+Statuses = tuple[
+    dict[str, Status], dict[int, Status], dict[str, str]
+]  # by node id, by flow index, notes by node id
 
 
-def _statuses(graph: Graph, other: Graph, unmatched: Status, matching: Matching = Matching.STRICT) -> Statuses:
+def _statuses(
+    graph: Graph, other: Graph, unmatched: Status, matching: Matching = Matching.STRICT
+) -> Statuses:
     """Each node's and flow's status in ``graph`` against ``other``, and (soft) each text node's best BLEU-1 as a note."""
     nodes, other_nodes = graph.by_id(), other.by_id()
     soft = matching is Matching.SOFT
@@ -170,7 +188,9 @@ def _statuses(graph: Graph, other: Graph, unmatched: Status, matching: Matching 
     for index, flow in enumerate(graph.flows):
         found = any(
             o.type is flow.type
-            and (soft or _same_condition(flow.condition, o.condition))  # the soft flow counts look at the ends only
+            and (
+                soft or _same_condition(flow.condition, o.condition)
+            )  # the soft flow counts look at the ends only
             and same_end(nodes[flow.source], other_nodes[o.source])
             and same_end(nodes[flow.target], other_nodes[o.target])
             for o in other.flows
@@ -181,7 +201,11 @@ def _statuses(graph: Graph, other: Graph, unmatched: Status, matching: Matching 
     for node in graph.nodes:
         if node.type.is_gateway:
             # A gateway's text rarely identifies it: it counts as found when one of its flows is.
-            found = any(flow_status[i] is Status.MATCHED for i, f in enumerate(graph.flows) if node.id in (f.source, f.target))
+            found = any(
+                flow_status[i] is Status.MATCHED
+                for i, f in enumerate(graph.flows)
+                if node.id in (f.source, f.target)
+            )
         elif soft:
             best = max((soft_similarity(node, o) for o in other.nodes), default=0.0)
             found = best >= SOFT_AT
@@ -193,19 +217,37 @@ def _statuses(graph: Graph, other: Graph, unmatched: Status, matching: Matching 
     return node_status, flow_status, notes
 
 
-def draw_pair(gold: Graph, predicted: Graph, matching: Matching = Matching.STRICT) -> tuple[str, str]:
+def draw_pair(
+    gold: Graph, predicted: Graph, matching: Matching = Matching.STRICT
+) -> tuple[str, str]:
     """DOT for the gold and the predicted graph: matched elements green, missed (gold) red, spurious (prediction) orange."""
     gold_nodes, gold_flows, gold_notes = _statuses(gold, predicted, Status.MISSED, matching)
     pred_nodes, pred_flows, pred_notes = _statuses(predicted, gold, Status.SPURIOUS, matching)
     return (
-        to_dot(gold, node_status=gold_nodes, flow_status=gold_flows, title="gold", node_notes=gold_notes),
-        to_dot(predicted, node_status=pred_nodes, flow_status=pred_flows, title="prediction", node_notes=pred_notes),
+        to_dot(
+            gold,
+            node_status=gold_nodes,
+            flow_status=gold_flows,
+            title="gold",
+            node_notes=gold_notes,
+        ),
+        to_dot(
+            predicted,
+            node_status=pred_nodes,
+            flow_status=pred_flows,
+            title="prediction",
+            node_notes=pred_notes,
+        ),
     )
 
 
-def graphs_of(document: GoldDocument, output: str, *, prompt_spellings: bool = False) -> tuple[Graph, Graph]:
+def graphs_of(
+    document: GoldDocument, output: str, *, prompt_spellings: bool = False
+) -> tuple[Graph, Graph]:
     """The gold graph (as its linearisation shows it) and the graph a model output text gives."""
-    return graph_of_gold_lines(document.lines), parse_text(output, prompt_spellings=prompt_spellings).graph()
+    return graph_of_gold_lines(document.lines), parse_text(
+        output, prompt_spellings=prompt_spellings
+    ).graph()
 
 
 def outcomes(document: GoldDocument, output: str, matching: Matching) -> dict[str, Status]:
@@ -214,7 +256,13 @@ def outcomes(document: GoldDocument, output: str, matching: Matching) -> dict[st
     return _statuses(gold, predicted, Status.MISSED, matching)[0]
 
 
-def draw_document(document: GoldDocument, output: str, *, prompt_spellings: bool = False, matching: Matching = Matching.STRICT) -> tuple[str, str]:
+def draw_document(
+    document: GoldDocument,
+    output: str,
+    *,
+    prompt_spellings: bool = False,
+    matching: Matching = Matching.STRICT,
+) -> tuple[str, str]:
     """:func:`draw_pair` for a gold document (as its linearisation shows it) and a model output text."""
     gold, predicted = graphs_of(document, output, prompt_spellings=prompt_spellings)
     return draw_pair(gold, predicted, matching)

@@ -15,10 +15,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from runners.paged.linearise import GoldLine, linearise, render_text
-from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
+from procbench.runners.paged.linearise import GoldLine, linearise, render_text
+from procbench.runners.paged.model import Flow, FlowType, Graph, Node, NodeType
 
-STEP_TYPES = {t.value: t for t in (NodeType.START, NodeType.END, NodeType.ACTIVITY, NodeType.XOR, NodeType.OR, NodeType.AND)}
+STEP_TYPES = {
+    t.value: t
+    for t in (
+        NodeType.START,
+        NodeType.END,
+        NodeType.ACTIVITY,
+        NodeType.XOR,
+        NodeType.OR,
+        NodeType.AND,
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -62,19 +72,35 @@ def graph_from_record(record: Mapping[str, Any]) -> Graph:
     the sequence flows in file order followed by the associations in file order.
     """
     nodes: dict[str, Node] = {}
-    for key, fixed_type in (("step_nodes", None), ("data_nodes", NodeType.DATA), ("text_nodes", NodeType.TEXT)):
+    for key, fixed_type in (
+        ("step_nodes", None),
+        ("data_nodes", NodeType.DATA),
+        ("text_nodes", NodeType.TEXT),
+    ):
         for raw in record.get(key, []):
             node_type = fixed_type or STEP_TYPES.get(raw.get("type", ""))
             if node_type is None:
-                raise ValueError(f"record {record.get('file_index')}: unknown node type {raw.get('type')!r}")
+                raise ValueError(
+                    f"record {record.get('file_index')}: unknown node type {raw.get('type')!r}"
+                )
             node_id = str(raw["resourceId"])
-            nodes.setdefault(node_id, Node(node_id, node_type, raw.get("NodeText") or "", raw.get("agent") or ""))
-    flows = [Flow(str(f["src"]), str(f["tgt"]), FlowType.SEQUENCE, f.get("condition") or "") for f in record.get("SequenceFlow", [])]
-    flows += [Flow(str(a["src"]), str(a["tgt"]), FlowType.ASSOCIATION) for a in record.get("Association", [])]
+            nodes.setdefault(
+                node_id, Node(node_id, node_type, raw.get("NodeText") or "", raw.get("agent") or "")
+            )
+    flows = [
+        Flow(str(f["src"]), str(f["tgt"]), FlowType.SEQUENCE, f.get("condition") or "")
+        for f in record.get("SequenceFlow", [])
+    ]
+    flows += [
+        Flow(str(a["src"]), str(a["tgt"]), FlowType.ASSOCIATION)
+        for a in record.get("Association", [])
+    ]
     for flow in flows:
         for end in (flow.source, flow.target):
             if end not in nodes:
-                raise ValueError(f"record {record.get('file_index')}: {flow.type.value} refers to unknown node {end!r}")
+                raise ValueError(
+                    f"record {record.get('file_index')}: {flow.type.value} refers to unknown node {end!r}"
+                )
     return Graph(tuple(nodes.values()), tuple(flows))
 
 
@@ -82,8 +108,14 @@ def document_from_record(record: Mapping[str, Any]) -> GoldDocument:
     """The document of one gold record, its graph and lines computed now (ValueError where upstream aborts)."""
     graph = graph_from_record(record)
     lines = linearise(graph)
-    document = GoldDocument(int(record["file_index"]), str(record.get("paragraph", "")), json.dumps(record, sort_keys=True))
-    derived = vars(document)  # where cached_property keeps its values (a frozen dataclass still has a __dict__)
+    document = GoldDocument(
+        int(record["file_index"]),
+        str(record.get("paragraph", "")),
+        json.dumps(record, sort_keys=True),
+    )
+    derived = vars(
+        document
+    )  # where cached_property keeps its values (a frozen dataclass still has a __dict__)
     derived["graph"], derived["lines"] = graph, lines
     return document
 

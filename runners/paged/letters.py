@@ -26,7 +26,14 @@ except ImportError:  # pragma: no cover - other Pythons: no shortcut
     _parser = None
 
 # classes that never contain an ASCII letter / always contain every one, in str patterns (ASCII or Unicode mode)
-_NO_LETTER = {"CATEGORY_DIGIT", "CATEGORY_SPACE", "CATEGORY_LINEBREAK", "CATEGORY_UNI_DIGIT", "CATEGORY_UNI_SPACE", "CATEGORY_UNI_LINEBREAK"}
+_NO_LETTER = {
+    "CATEGORY_DIGIT",
+    "CATEGORY_SPACE",
+    "CATEGORY_LINEBREAK",
+    "CATEGORY_UNI_DIGIT",
+    "CATEGORY_UNI_SPACE",
+    "CATEGORY_UNI_LINEBREAK",
+}
 _EVERY_LETTER = {
     "CATEGORY_WORD",
     "CATEGORY_NOT_DIGIT",
@@ -41,7 +48,11 @@ _EVERY_LETTER = {
 
 def may_match_letters(pattern: Any) -> bool:
     """False only if ``pattern`` (a compiled ``re`` pattern) can match nowhere in any string of ASCII letters."""
-    if _parser is None or not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+    if (
+        _parser is None
+        or not isinstance(pattern, re.Pattern)
+        or not isinstance(pattern.pattern, str)
+    ):
         return True
     if pattern.flags & re.IGNORECASE:  # case folding maps some non-ASCII characters onto letters
         return True

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runners.paged.model import ARTIFACTS, Flow, FlowType, Graph, Node, NodeType
+from procbench.runners.paged.model import ARTIFACTS, Flow, FlowType, Graph, Node, NodeType
 
 # read once: members looked up on an Enum class are slow in a loop
 _START, _END, _TEXT, _DATA = NodeType.START, NodeType.END, NodeType.TEXT, NodeType.DATA
@@ -86,7 +86,9 @@ def linearise(graph: Graph) -> tuple[GoldLine, ...]:
             associations_to.setdefault(flow.target, []).append(flow)
 
     lines: list[GoldLine] = []
-    current = ""  # the label of the last dequeued non-End node (End nodes do not update it upstream)
+    current = (
+        ""  # the label of the last dequeued non-End node (End nodes do not update it upstream)
+    )
     starts = [node for node in graph.nodes if node.type is _START]
     for block, start in enumerate(starts):
         agent = start.actor
@@ -98,20 +100,41 @@ def linearise(graph: Graph) -> tuple[GoldLine, ...]:
                 current = labels[node.id]
             for flow in outgoing.get(node.id, ()):
                 target = nodes[flow.target]
-                lines.append(GoldLine(agent, node, target, current, labels[target.id], _SEQUENCE, flow.condition, block))
+                lines.append(
+                    GoldLine(
+                        agent,
+                        node,
+                        target,
+                        current,
+                        labels[target.id],
+                        _SEQUENCE,
+                        flow.condition,
+                        block,
+                    )
+                )
                 if target.id not in visited:
                     visited.add(target.id)
                     queue.append(target.id)
             for flow in associations_from.get(node.id, ()):
                 target = nodes[flow.target]
                 if target.type in ARTIFACTS:
-                    lines.append(GoldLine(agent, node, target, current, labels[target.id], _ASSOCIATION, "", block))
+                    lines.append(
+                        GoldLine(
+                            agent, node, target, current, labels[target.id], _ASSOCIATION, "", block
+                        )
+                    )
             for flow in associations_to.get(node.id, ()):
                 source = nodes[flow.source]
                 if source.type is _TEXT:
-                    raise ValueError(f"a TextAnnotation ({source.id}) is the source of an association: upstream aborts on this graph")
+                    raise ValueError(
+                        f"a TextAnnotation ({source.id}) is the source of an association: upstream aborts on this graph"
+                    )
                 if source.type is _DATA:
-                    lines.append(GoldLine(agent, source, node, labels[source.id], current, _ASSOCIATION, "", block))
+                    lines.append(
+                        GoldLine(
+                            agent, source, node, labels[source.id], current, _ASSOCIATION, "", block
+                        )
+                    )
     return tuple(lines)
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from runners.paged.gold import GoldDocument
-from runners.paged.linearise import GoldLine
-from runners.paged.model import GATEWAYS, FlowType, NodeType
-from runners.paged.parse import Endpoint, Span, parse_edge, parse_text
-from runners.paged.tokens import prepare
-from runners.registry import component
+from procbench.runners.paged.gold import GoldDocument
+from procbench.runners.paged.linearise import GoldLine
+from procbench.runners.paged.model import GATEWAYS, FlowType, NodeType
+from procbench.runners.paged.parse import Endpoint, Span, parse_edge, parse_text
+from procbench.runners.paged.tokens import prepare
+from procbench.runners.registry import component
 
 NODE_KINDS = ", ".join(t.value for t in NodeType)
 FLOWS = ", ".join(f.value for f in FlowType)
@@ -31,13 +31,21 @@ LINE = (
 
 def gold_spans(lines: Sequence[GoldLine]) -> list[Span]:
     """The gold side as the scorer sees it: each linearised line parsed, under its walk's actor."""
-    return [Span(line.text, line.agent, number, parse_edge(line.text)) for number, line in enumerate(lines, start=1)]
+    return [
+        Span(line.text, line.agent, number, parse_edge(line.text))
+        for number, line in enumerate(lines, start=1)
+    ]
 
 
 def _node(end: Endpoint | None, actor: str, group: str) -> dict[str, str] | None:
     if end is None:
         return None
-    return {"kind": end.type.value, "text": end.text, "actor": actor, "group": group if end.type in GATEWAYS else ""}
+    return {
+        "kind": end.type.value,
+        "text": end.text,
+        "actor": actor,
+        "group": group if end.type in GATEWAYS else "",
+    }
 
 
 def line_records(spans: Sequence[Span]) -> list[dict[str, Any]]:
@@ -80,12 +88,22 @@ def spans_of(record: Any, *, prompt_spellings: bool = False) -> list[Span]:
     if isinstance(record, GoldDocument):
         return gold_spans(record.lines)
     if record is not None and not isinstance(record, str):
-        raise TypeError(f"a PAGED prediction must be the model output text, got {type(record).__name__}")
+        raise TypeError(
+            f"a PAGED prediction must be the model output text, got {type(record).__name__}"
+        )
     return list(parse_text(record or "", prompt_spellings=prompt_spellings).spans)
 
 
-@component("deriver", "paged.graph_lines", fields={"lines": f"list({LINE})"}, gold_needs={"record": "any"}, prediction_needs={"graph": "str"})
-def graph_lines(record: Any, gold: Any = None, *, prompt_spellings: bool = False) -> dict[str, list[dict[str, Any]]]:
+@component(
+    "deriver",
+    "paged.graph_lines",
+    fields={"lines": f"list({LINE})"},
+    gold_needs={"record": "any"},
+    prediction_needs={"graph": "str"},
+)
+def graph_lines(
+    record: Any, gold: Any = None, *, prompt_spellings: bool = False
+) -> dict[str, list[dict[str, Any]]]:
     """The lines of a gold document's official linearisation, or of a model output, as typed records.
 
     ``prompt_spellings`` (not official; default off): read the few-shot prompt's ``DataConstraint(x)`` /

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from functools import reduce
 from operator import add
 
-from runners.paged.walk import ACTIONS as ACTION
-from runners.paged.walk import ALL_NODES
-from runners.paged.walk import FLOWS as EDGE_TYPES
+from procbench.runners.paged.walk import ACTIONS as ACTION
+from procbench.runners.paged.walk import ALL_NODES
+from procbench.runners.paged.walk import FLOWS as EDGE_TYPES
 
 GATEWAY = ("XOR", "OR", "AND")
 CONSTRAINT = ("DataObject", "TextAnnotation")
@@ -55,14 +55,27 @@ class MetricDef:
 HEADLINE: tuple[MetricDef, ...] = (
     MetricDef("actor", "bleu_agent", ACTION, "other_results.bleu_agent.Actor"),
     MetricDef("action", "bleu_node", ACTION, "other_results.bleu_node.Action"),
-    MetricDef("data_constraint", "bleu_node", ("DataObject",), "other_results.bleu_node.DataObject"),
-    MetricDef("action_constraint", "bleu_node", ("TextAnnotation",), "other_results.bleu_node.TextAnnotation"),
+    MetricDef(
+        "data_constraint", "bleu_node", ("DataObject",), "other_results.bleu_node.DataObject"
+    ),
+    MetricDef(
+        "action_constraint",
+        "bleu_node",
+        ("TextAnnotation",),
+        "other_results.bleu_node.TextAnnotation",
+    ),
     MetricDef("exclusive", "node", ("XOR",), "node_eva_results.XOR"),
     MetricDef("inclusive", "node", ("OR",), "node_eva_results.OR"),
     MetricDef("parallel", "node", ("AND",), "node_eva_results.AND"),
-    MetricDef("sequence_flow", "bleu_edge", ("SequenceFlow",), "other_results.bleu_edge.SequenceFlow"),
-    MetricDef("condition_flow", "bleu_edge", ("ConditionFlow",), "other_results.bleu_edge.ConditionFlow"),
-    MetricDef("constraint_flow", "bleu_edge", ("Association",), "other_results.bleu_edge.Association"),
+    MetricDef(
+        "sequence_flow", "bleu_edge", ("SequenceFlow",), "other_results.bleu_edge.SequenceFlow"
+    ),
+    MetricDef(
+        "condition_flow", "bleu_edge", ("ConditionFlow",), "other_results.bleu_edge.ConditionFlow"
+    ),
+    MetricDef(
+        "constraint_flow", "bleu_edge", ("Association",), "other_results.bleu_edge.Association"
+    ),
 )
 
 # The strict ("hard") counterparts and aggregates upstream also computes.
@@ -72,12 +85,18 @@ EXTRA: tuple[MetricDef, ...] = (
     MetricDef("start_strict", "node", ("StartNode",), "node_detailed_results.StartNode"),
     MetricDef("end_strict", "node", ("EndNode",), "node_detailed_results.EndNode"),
     MetricDef("data_constraint_strict", "node", ("DataObject",), "node_eva_results.DataObject"),
-    MetricDef("action_constraint_strict", "node", ("TextAnnotation",), "node_eva_results.TextAnnotation"),
+    MetricDef(
+        "action_constraint_strict", "node", ("TextAnnotation",), "node_eva_results.TextAnnotation"
+    ),
     MetricDef("gateway_strict", "node", GATEWAY, "other_results.group.Gateway"),
     MetricDef("constraint_strict", "node", CONSTRAINT, "other_results.group.Constraint"),
     MetricDef("actor_strict", "agent", ACTION, "other_results.agent.total"),
-    MetricDef("sequence_flow_strict", "edge", ("SequenceFlow",), "edge_detailed_results.SequenceFlow"),
-    MetricDef("constraint_flow_strict", "edge", ("Association",), "edge_detailed_results.Association"),
+    MetricDef(
+        "sequence_flow_strict", "edge", ("SequenceFlow",), "edge_detailed_results.SequenceFlow"
+    ),
+    MetricDef(
+        "constraint_flow_strict", "edge", ("Association",), "edge_detailed_results.Association"
+    ),
     MetricDef("node_total_strict", "node", ALL_NODES, "node_total_results"),
     MetricDef("edge_total_strict", "edge", EDGE_TYPES, "edge_total_results"),
     MetricDef("constraint_bleu", "bleu_node", CONSTRAINT, "other_results.bleu_node.Constraint"),
@@ -117,7 +136,12 @@ class Counts:
                 "bleu_recall_total": self.r_num,
                 "bleu_recall_num": self.r_den,
             }
-        return {"p_correct": self.p_num, "p_total": self.p_den, "r_correct": self.r_num, "r_total": self.r_den}
+        return {
+            "p_correct": self.p_num,
+            "p_total": self.p_den,
+            "r_correct": self.r_num,
+            "r_total": self.r_den,
+        }
 
 
 def f1_of(precision: float, recall: float) -> float:
@@ -128,9 +152,14 @@ def sum_statistics(per_document: Iterable[Mapping[str, float]]) -> dict[str, flo
     """Corpus accumulators: key-wise sums of per-document statistics (in the given order)."""
     documents = list(per_document)
     keys = tuple(documents[0]) if documents else ()
-    if all(tuple(stats) == keys for stats in documents):  # the scorer's case: one key scheme in one order
+    if all(
+        tuple(stats) == keys for stats in documents
+    ):  # the scorer's case: one key scheme in one order
         # column by column, added left to right from 0 like the loop below (not math.fsum, not sum())
-        return {key: reduce(add, column, 0) for key, column in zip(keys, zip(*(stats.values() for stats in documents)))}
+        return {
+            key: reduce(add, column, 0)
+            for key, column in zip(keys, zip(*(stats.values() for stats in documents)))
+        }
     total: dict[str, float] = {}
     for stats in documents:
         for key, value in stats.items():
@@ -154,7 +183,11 @@ def counts_of(metric: MetricDef, stats: Mapping[str, float]) -> Counts:
     )
 
 
-def metric_values(stats: Mapping[str, float], metrics: Iterable[MetricDef] = (*HEADLINE, *EXTRA), digits: int | None = None) -> dict[str, float]:
+def metric_values(
+    stats: Mapping[str, float],
+    metrics: Iterable[MetricDef] = (*HEADLINE, *EXTRA),
+    digits: int | None = None,
+) -> dict[str, float]:
     """``{name: F1, name_p: P, name_r: R}`` for each metric; rounded with Python's ``round`` if ``digits``."""
 
     def r(x: float) -> float:
@@ -170,7 +203,11 @@ def metric_values(stats: Mapping[str, float], metrics: Iterable[MetricDef] = (*H
 
 
 def _prf(c: Counts, digits: int = 4) -> dict[str, float]:
-    return {"precision": round(c.precision, digits), "recall": round(c.recall, digits), "f1": round(c.f1, digits)}
+    return {
+        "precision": round(c.precision, digits),
+        "recall": round(c.recall, digits),
+        "f1": round(c.f1, digits),
+    }
 
 
 def _group(stats: Mapping[str, float], family: str, members: Iterable[str]) -> dict[str, float]:
@@ -190,7 +227,10 @@ def official_results(stats: Mapping[str, float]) -> dict[str, object]:
             **{t: g(stats, "node", (t,)) for t in (*GATEWAY, *CONSTRAINT)},
         },
         "other_results": {
-            "agent": {"total": g(stats, "agent", ACTION), **{t: g(stats, "agent", (t,)) for t in ACTION}},
+            "agent": {
+                "total": g(stats, "agent", ACTION),
+                **{t: g(stats, "agent", (t,)) for t in ACTION},
+            },
             "group": {
                 "Action": g(stats, "node", ACTION),
                 "Gateway": g(stats, "node", GATEWAY),
@@ -214,7 +254,10 @@ def official_results(stats: Mapping[str, float]) -> dict[str, object]:
         },
         "get_results": {
             f"{kind}_{measure}": value
-            for kind, c in (("nodes", g(stats, "node", ALL_NODES)), ("edges", g(stats, "edge", EDGE_TYPES)))
+            for kind, c in (
+                ("nodes", g(stats, "node", ALL_NODES)),
+                ("edges", g(stats, "edge", EDGE_TYPES)),
+            )
             for measure, value in c.items()
         },
     }

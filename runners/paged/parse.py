@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from runners.paged.linearise import GoldLine
-from runners.paged.model import Flow, FlowType, Graph, Node, NodeType
+from procbench.runners.paged.linearise import GoldLine
+from procbench.runners.paged.model import Flow, FlowType, Graph, Node, NodeType
 
 ARROW = "->"
 _CONDITION = re.compile(r"->\s*\((.+)\).+")
@@ -34,12 +34,25 @@ _WORD = re.compile(r"\w")
 _HEADER = re.compile(r"(?:For|for)\s")
 _GREEDY_PARENS = re.compile(r"\((.*)\)")
 _FIRST_PARENS = re.compile(r"\((.*?)\)")
-_GATEWAY_NUMBER = {NodeType.XOR: re.compile(r"XOR\d+"), NodeType.OR: re.compile(r"OR\d+"), NodeType.AND: re.compile(r"AND\d+")}
-_LOWER_GATEWAY = {NodeType.XOR: re.compile(r"xor\d"), NodeType.OR: re.compile(r"or\d"), NodeType.AND: re.compile(r"and\d")}
+_GATEWAY_NUMBER = {
+    NodeType.XOR: re.compile(r"XOR\d+"),
+    NodeType.OR: re.compile(r"OR\d+"),
+    NodeType.AND: re.compile(r"AND\d+"),
+}
+_LOWER_GATEWAY = {
+    NodeType.XOR: re.compile(r"xor\d"),
+    NodeType.OR: re.compile(r"or\d"),
+    NodeType.AND: re.compile(r"and\d"),
+}
 _PROMPT_SPELLINGS = (("DataConstraint", "DataObject"), ("ActionConstraint", "TextAnnotation"))
 # the gateway rules in the order they are tried: (type, prefix, lower-case spelling, its numbering)
-_GATEWAY_RULES = tuple((g, g.value, _LOWER_GATEWAY[g], _GATEWAY_NUMBER[g]) for g in (NodeType.XOR, NodeType.OR, NodeType.AND))
-_GATEWAY_INITIALS = frozenset("XOAxoa")  # the first letter of every prefix and lower-case spelling above
+_GATEWAY_RULES = tuple(
+    (g, g.value, _LOWER_GATEWAY[g], _GATEWAY_NUMBER[g])
+    for g in (NodeType.XOR, NodeType.OR, NodeType.AND)
+)
+_GATEWAY_INITIALS = frozenset(
+    "XOAxoa"
+)  # the first letter of every prefix and lower-case spelling above
 
 
 @dataclass(frozen=True)
@@ -202,7 +215,11 @@ def _parse_text(text: str, prompt_spellings: bool) -> ParsedOutput:
         elif line.startswith(("For", "for")):
             agent = header_agent(line)
         elif line:
-            issues.append(LineIssue(number, "ignored", "no '->' and not a 'For <actor>:' header: ignored", line))
+            issues.append(
+                LineIssue(
+                    number, "ignored", "no '->' and not a 'For <actor>:' header: ignored", line
+                )
+            )
     return ParsedOutput(tuple(spans), tuple(issues))
 
 

@@ -15,10 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
-from runners.paged.parse import ParsedOutput, parse_text
-from runners.predictions import ExtraFields, json_objects, oversize
-from runners.registry import component
+from procbench.runners._types import (
+    GoldSet,
+    InvalidPredictions,
+    PredictionWarning,
+    Problem,
+    ProblemList,
+)
+from procbench.runners.paged.parse import ParsedOutput, parse_text
+from procbench.runners.predictions import ExtraFields, json_objects, oversize
+from procbench.runners.registry import component
 
 EXAMPLES_IN_WARNINGS = 3
 # Each item's prediction is the ``graph`` text itself (a str, not a dict): the contract names it by its key in the file.
@@ -64,25 +70,49 @@ def read_graph_text(path: Path, gold: GoldSet) -> dict[str, str]:
         extra.see(number, record)
         absent = [key for key in ("id", "graph") if key not in record]
         if absent:
-            problems.append(Problem(number, f"missing key{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))}"))
+            problems.append(
+                Problem(
+                    number,
+                    f"missing key{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))}",
+                )
+            )
             continue
         item_id, graph = _item_id(record["id"]), record["graph"]
         if item_id is None:
-            problems.append(Problem(number, f"'id' must be the document's integer file_index, got {json.dumps(record['id'])[:40]}"))
+            problems.append(
+                Problem(
+                    number,
+                    f"'id' must be the document's integer file_index, got {json.dumps(record['id'])[:40]}",
+                )
+            )
             continue
         if not isinstance(graph, str):
-            problems.append(Problem(number, f"'graph' must be a string (the model output), got {type(graph).__name__}", item_id))
+            problems.append(
+                Problem(
+                    number,
+                    f"'graph' must be a string (the model output), got {type(graph).__name__}",
+                    item_id,
+                )
+            )
             continue
-        too_long = oversize(graph)  # the readers' one limit per text (20 times the longest gold graph); node matching grows with its square
+        too_long = oversize(
+            graph
+        )  # the readers' one limit per text (20 times the longest gold graph); node matching grows with its square
         if too_long is not None:
             problems.append(Problem(number, f"'graph' is {too_long}", item_id))
             continue
         if item_id in first_line:
-            problems.append(Problem(number, f"duplicate id {item_id} (first on line {first_line[item_id]})", item_id))
+            problems.append(
+                Problem(
+                    number, f"duplicate id {item_id} (first on line {first_line[item_id]})", item_id
+                )
+            )
             continue
         first_line[item_id] = number
         if item_id not in gold.items:
-            problems.append(Problem(number, f"unknown id {item_id}: not a document of this split", item_id))
+            problems.append(
+                Problem(number, f"unknown id {item_id}: not a document of this split", item_id)
+            )
             continue
         outputs[item_id] = graph
     if not seen_any and not problems:
@@ -118,11 +148,22 @@ def _warn_odd_lines(parsed: dict[str, ParsedOutput], file_line: dict[str, int]) 
             "as constraints)",
         ),
     ):
-        hits = [(item_id, issue) for item_id, output in parsed.items() for issue in output.issues if issue.kind == kind]
+        hits = [
+            (item_id, issue)
+            for item_id, output in parsed.items()
+            for issue in output.issues
+            if issue.kind == kind
+        ]
         if not hits:
             continue
         examples = "; ".join(
-            f"id {item_id} (file line {file_line[item_id]}) graph line {issue.line_no}: {issue.line[:60]!r}" for item_id, issue in hits[:EXAMPLES_IN_WARNINGS]
+            f"id {item_id} (file line {file_line[item_id]}) graph line {issue.line_no}: {issue.line[:60]!r}"
+            for item_id, issue in hits[:EXAMPLES_IN_WARNINGS]
         )
         documents = len({item_id for item_id, _ in hits})
-        warnings.warn(PredictionWarning(f"{len(hits)} graph lines in {documents} documents {what}; e.g. {examples}"), stacklevel=3)
+        warnings.warn(
+            PredictionWarning(
+                f"{len(hits)} graph lines in {documents} documents {what}; e.g. {examples}"
+            ),
+            stacklevel=3,
+        )

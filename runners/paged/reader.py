@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from runners._types import GoldSet
-from runners.paged.gold import GoldDocument, load_documents
-from runners.paged.model import NodeType
-from runners.registry import component
+from procbench.runners._types import GoldSet
+from procbench.runners.paged.gold import GoldDocument, load_documents
+from procbench.runners.paged.model import NodeType
+from procbench.runners.registry import component
 
 SPLITS = ("train", "dev", "test")
 GOLD_DIR = Path("paged") / "dataset" / "procedural_graph_extraction"
@@ -41,10 +41,18 @@ def document_labels(document: GoldDocument) -> dict[str, str]:
     types = document.graph.node_types()
     gateways = [name for t, name in GATEWAY_NAMES.items() if t in types]
     data, action = NodeType.DATA in types, NodeType.TEXT in types
-    actors = {node.actor for node in document.graph.nodes if node.actor and not node.type.is_artifact}
+    actors = {
+        node.actor for node in document.graph.nodes if node.actor and not node.type.is_artifact
+    }
     return {
         "gateways": "none" if not gateways else gateways[0] if len(gateways) == 1 else "mixed",
-        "constraints": "both" if data and action else "data" if data else "action" if action else "none",
+        "constraints": "both"
+        if data and action
+        else "data"
+        if data
+        else "action"
+        if action
+        else "none",
         "actors": "none" if not actors else "single" if len(actors) == 1 else "multiple",
     }
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runners._types import GoldSet, ItemScore
-from runners.paged.gold import GoldDocument
-from runners.paged.lines import gold_spans, line_records, texts_of
-from runners.paged.metrics import EXTRA, HEADLINE, metric_values, sum_statistics
-from runners.paged.parse import ParsedOutput, Span, parse_text
-from runners.paged.tokens import prepare
-from runners.paged.walk import lexical_walk
-from runners.registry import component
+from procbench.runners._types import GoldSet, ItemScore
+from procbench.runners.paged.gold import GoldDocument
+from procbench.runners.paged.lines import gold_spans, line_records, texts_of
+from procbench.runners.paged.metrics import EXTRA, HEADLINE, metric_values, sum_statistics
+from procbench.runners.paged.parse import ParsedOutput, Span, parse_text
+from procbench.runners.paged.tokens import prepare
+from procbench.runners.paged.walk import lexical_walk
+from procbench.runners.registry import component
 
 DIAGNOSTICS = (
     "gold_lines",
@@ -25,8 +25,13 @@ DIAGNOSTICS = (
     "prompt_spelling_lines",
     "missing_prediction",
 )
-_ALIGNED = {"lines.p_aligned": "aligned_predicted_lines", "lines.r_aligned": "aligned_gold_lines"}  # the walk's names -> the API's
-COUNTS = tuple(key for key in lexical_walk().keys() if key not in _ALIGNED)  # the official accumulators (runners/paged/walk.py)
+_ALIGNED = {
+    "lines.p_aligned": "aligned_predicted_lines",
+    "lines.r_aligned": "aligned_gold_lines",
+}  # the walk's names -> the API's
+COUNTS = tuple(
+    key for key in lexical_walk().keys() if key not in _ALIGNED
+)  # the official accumulators (runners/paged/walk.py)
 STATISTICS = (*COUNTS, *DIAGNOSTICS)  # the per-document values, in the scorer's order
 
 
@@ -54,13 +59,21 @@ def _statistics(gold: Sequence[Span], parsed: ParsedOutput, output: str | None) 
     return values
 
 
-def score_output(document: GoldDocument, output: str | None, *, prompt_spellings: bool = False) -> dict[str, float]:
+def score_output(
+    document: GoldDocument, output: str | None, *, prompt_spellings: bool = False
+) -> dict[str, float]:
     """Raw statistics plus diagnostics of one document (``output`` None: no prediction, scored as empty)."""
-    return _statistics(gold_spans(document.lines), parse_text(output or "", prompt_spellings=prompt_spellings), output)
+    return _statistics(
+        gold_spans(document.lines),
+        parse_text(output or "", prompt_spellings=prompt_spellings),
+        output,
+    )
 
 
 @component("scorer", "paged.lexical", needs={"record": "str"}, emits=STATISTICS)
-def lexical_scorer(gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spellings: bool = False) -> list[ItemScore]:
+def lexical_scorer(
+    gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spellings: bool = False
+) -> list[ItemScore]:
     """Per document, the official PAGED statistics: strict node/edge/actor counts, BLEU sums and item
     counts per element type for both passes (keys documented in :mod:`runners.paged.walk`), plus
     line diagnostics (``gold_lines``, ``aligned_gold_lines``, ``unparsed_lines`` ...). A document
@@ -74,15 +87,34 @@ def lexical_scorer(gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spel
     for item_id, document in gold.items.items():
         output = predictions.get(item_id)
         if output is not None and not isinstance(output, str):
-            raise TypeError(f"prediction for {item_id} must be the model output text, got {type(output).__name__}")
-        documents.append((item_id, gold_spans(document.lines), parse_text(output or "", prompt_spellings=prompt_spellings), output))
+            raise TypeError(
+                f"prediction for {item_id} must be the model output text, got {type(output).__name__}"
+            )
+        documents.append(
+            (
+                item_id,
+                gold_spans(document.lines),
+                parse_text(output or "", prompt_spellings=prompt_spellings),
+                output,
+            )
+        )
     # every text the split will tokenise, in a few spaCy calls rather than one per text
-    prepare(text for _, gold_side, parsed, _ in documents for spans in (gold_side, parsed.spans) for text in texts_of(spans))
-    return [ItemScore(item_id, _statistics(gold_side, parsed, output)) for item_id, gold_side, parsed, output in documents]
+    prepare(
+        text
+        for _, gold_side, parsed, _ in documents
+        for spans in (gold_side, parsed.spans)
+        for text in texts_of(spans)
+    )
+    return [
+        ItemScore(item_id, _statistics(gold_side, parsed, output))
+        for item_id, gold_side, parsed, output in documents
+    ]
 
 
 @component("aggregator", "paged.lexical", emits=lexical_metrics)
-def lexical_aggregator(items: Sequence[ItemScore], *, round_digits: int | None = 4, strict_extras: bool = True) -> dict[str, float]:
+def lexical_aggregator(
+    items: Sequence[ItemScore], *, round_digits: int | None = 4, strict_extras: bool = True
+) -> dict[str, float]:
     """Corpus micro P/R/F1 of the official PAGED metrics from per-document statistics.
 
     Headline (the paper's Table 2 columns), each as ``<name>`` (F1), ``<name>_p``, ``<name>_r``, with
@@ -110,6 +142,7 @@ def lexical_aggregator(items: Sequence[ItemScore], *, round_digits: int | None =
     if strict_extras:
         gold_lines = stats.get("gold_lines", 0)
         coverage = stats.get("aligned_gold_lines", 0) / gold_lines if gold_lines else 0.0
-        values["gold_line_coverage"] = round(coverage, round_digits) if round_digits is not None else coverage
+        values["gold_line_coverage"] = (
+            round(coverage, round_digits) if round_digits is not None else coverage
+        )
     return values
-

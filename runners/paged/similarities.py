@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from runners.paged.tokens import bleu1 as _bleu1
-from runners.paged.tokens import lexical_f1 as _lexical_f1
-from runners.paged.tokens import lexical_f1_matrix, same_tokens
-from runners.registry import component
-from runners.similarity import Similarity  # noqa: TC001
+from procbench.runners.paged.tokens import bleu1 as _bleu1
+from procbench.runners.paged.tokens import lexical_f1 as _lexical_f1
+from procbench.runners.paged.tokens import lexical_f1_matrix, same_tokens
+from procbench.runners.registry import component
+from procbench.runners.similarity import Similarity  # noqa: TC001
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from itertools import chain, count, islice
 from operator import and_, attrgetter
 from typing import Any
 
-from runners.paged.letters import may_match_letters
+from procbench.runners.paged.letters import may_match_letters
 
 SEPARATOR = "\ue000"  # a private-use character: no exception contains it (checked on load)
 BATCH_CHARACTERS = 20_000  # chunks per spaCy call, in characters (one Doc per batch)
@@ -73,8 +73,12 @@ class Boundaries:
     """
 
     def __init__(self, patterns: Iterable[Sequence[str]]):
-        followers: dict[str, set[str]] = {}  # pattern token -> the tokens that follow it in some pattern
-        self._sides: dict[str, list[tuple[str, str]]] = {}  # token after a split -> (before, after) texts
+        followers: dict[
+            str, set[str]
+        ] = {}  # pattern token -> the tokens that follow it in some pattern
+        self._sides: dict[
+            str, list[tuple[str, str]]
+        ] = {}  # token after a split -> (before, after) texts
         for tokens in patterns:
             for k in range(1, len(tokens)):
                 x, y = tokens[k - 1], tokens[k]
@@ -117,7 +121,10 @@ class Boundaries:
                 continue
             before, after = "".join(pieces[: i + 1]), "".join(pieces[i + 1 :])
             for y, bit in self._bit.items():
-                if bit & chunks[i + 1].starts and any(before.endswith(first) and after.startswith(rest) for first, rest in self._sides[y]):
+                if bit & chunks[i + 1].starts and any(
+                    before.endswith(first) and after.startswith(rest)
+                    for first, rest in self._sides[y]
+                ):
                     return True
         return False
 
@@ -137,21 +144,34 @@ class ChunkTokenizer:
             "url_match": spacy_tokenizer.url_match,
         }
         rules = spacy_tokenizer.rules
-        self._spacy = Tokenizer(Vocab(), rules=rules, faster_heuristics=spacy_tokenizer.faster_heuristics, **settings)
+        self._spacy = Tokenizer(
+            Vocab(), rules=rules, faster_heuristics=spacy_tokenizer.faster_heuristics, **settings
+        )
         # spaCy's matcher patterns are the exceptions tokenised without exceptions (add_special_case)
         without_exceptions = Tokenizer(Vocab(), **settings)
         patterns = [[token.orth_ for token in without_exceptions(text)] for text in rules]
         self.boundaries = Boundaries(patterns)
-        if any(SEPARATOR in token for tokens in patterns for token in tokens) or self._orths(SEPARATOR) != [SEPARATOR]:
-            raise RuntimeError("the chunk separator takes part in a spaCy exception: batching would not be exact")
+        if any(SEPARATOR in token for tokens in patterns for token in tokens) or self._orths(
+            SEPARATOR
+        ) != [SEPARATOR]:
+            raise RuntimeError(
+                "the chunk separator takes part in a spaCy exception: batching would not be exact"
+            )
         self._chunks: dict[str, Chunk] = {}
         self._numbers: dict[str, int] = {}
         self._next_number = count()
         # a letters-only chunk that is no exception is one token when no splitting rule can match letters
         self._exceptions = frozenset(rules)
-        splitters = (settings["prefix_search"], settings["suffix_search"], settings["infix_finditer"], settings["url_match"])
+        splitters = (
+            settings["prefix_search"],
+            settings["suffix_search"],
+            settings["infix_finditer"],
+            settings["url_match"],
+        )
         self.letters_alone = settings["token_match"] is None and not any(
-            may_match_letters(getattr(splitter, "__self__", None)) for splitter in splitters if splitter is not None
+            may_match_letters(getattr(splitter, "__self__", None))
+            for splitter in splitters
+            if splitter is not None
         )
 
     def _orths(self, text: str) -> list[str]:
@@ -172,11 +192,21 @@ class ChunkTokenizer:
 
     def _single_token(self, piece: str) -> bool:
         """A chunk spaCy keeps whole without looking: ASCII letters only, not an exception (see ``letters_alone``)."""
-        return self.letters_alone and piece.isascii() and piece.isalpha() and piece not in self._exceptions
+        return (
+            self.letters_alone
+            and piece.isascii()
+            and piece.isalpha()
+            and piece not in self._exceptions
+        )
 
     def _chunk(self, text: str, orths: Iterable[str]) -> Chunk:
         lower = tuple(orth.lower() for orth in orths)
-        return Chunk(lower, tuple(map(self.number, lower)), self.boundaries.follow(text), self.boundaries.starts(text))
+        return Chunk(
+            lower,
+            tuple(map(self.number, lower)),
+            self.boundaries.follow(text),
+            self.boundaries.starts(text),
+        )
 
     def prepare(self, texts: Iterable[str]) -> None:
         """Tokenise the chunks of these texts that are not cached yet, in batches (one spaCy call each)."""
@@ -216,7 +246,9 @@ class ChunkTokenizer:
                 if columns[at][1] >= position:
                     orths.append(strings[columns[at][0]])
                 at += 1
-            if "".join(orths) != piece:  # cannot happen (spaCy tokens cover a chunk); never trust a batch blindly
+            if (
+                "".join(orths) != piece
+            ):  # cannot happen (spaCy tokens cover a chunk); never trust a batch blindly
                 orths = self._orths(piece)
             self._chunks[piece] = self._chunk(piece, orths)
             position = end + len(glue)
@@ -226,7 +258,9 @@ class ChunkTokenizer:
         if found is None:
             if len(self._chunks) >= CHUNK_CACHE_LIMIT:
                 self._chunks.clear()
-            found = self._chunks[piece] = self._chunk(piece, (piece,) if self._single_token(piece) else self._orths(piece))
+            found = self._chunks[piece] = self._chunk(
+                piece, (piece,) if self._single_token(piece) else self._orths(piece)
+            )
         return found
 
     def _assembly(self, text: str) -> list[Chunk] | None:
@@ -250,7 +284,9 @@ class ChunkTokenizer:
         chunks = self._assembly(text)
         if chunks is None:
             return self.whole(text)
-        return chunks[0].lower if len(chunks) == 1 else tuple(chain.from_iterable(map(_LOWER, chunks)))
+        return (
+            chunks[0].lower if len(chunks) == 1 else tuple(chain.from_iterable(map(_LOWER, chunks)))
+        )
 
     def numbers(self, text: str) -> tuple[int, ...]:
         """The same tokens as numbers (:meth:`number`), repeats kept."""
@@ -259,4 +295,8 @@ class ChunkTokenizer:
         chunks = self._assembly(text)
         if chunks is None:
             return tuple(map(self.number, self.whole(text)))
-        return chunks[0].numbers if len(chunks) == 1 else tuple(chain.from_iterable(map(_NUMBERS, chunks)))
+        return (
+            chunks[0].numbers
+            if len(chunks) == 1
+            else tuple(chain.from_iterable(map(_NUMBERS, chunks)))
+        )

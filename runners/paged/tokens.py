@@ -20,10 +20,32 @@ from typing import Any
 
 import numpy as np
 
-from runners.paged.tokenizer import ChunkTokenizer
+from procbench.runners.paged.tokenizer import ChunkTokenizer
 
 # Tokens that upstream drops before BLEU (docs/metrics.md §5.6).
-BLEU_DROPPED = frozenset([",", ".", "?", ";", ":", "!", "(", ")", "[", "]", "{", "}", "'", '"', "-", "_", "a", "the", "an"])
+BLEU_DROPPED = frozenset(
+    [
+        ",",
+        ".",
+        "?",
+        ";",
+        ":",
+        "!",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "'",
+        '"',
+        "-",
+        "_",
+        "a",
+        "the",
+        "an",
+    ]
+)
 
 _tokenizer: Any = None
 _chunked: ChunkTokenizer | None = None
@@ -33,7 +55,9 @@ def _spacy_tokenizer() -> Any:
     """spaCy's ``blank("en")`` tokenizer: the definition of PAGED's tokens."""
     global _tokenizer
     if _tokenizer is None:
-        _tokenizer = _import_spacy().blank("en").tokenizer  # imported lazily: loading takes a quarter of a second
+        _tokenizer = (
+            _import_spacy().blank("en").tokenizer
+        )  # imported lazily: loading takes a quarter of a second
     return _tokenizer
 
 
@@ -185,7 +209,9 @@ def bleu1(hypothesis: str, reference: str) -> float:
     reference_length, reference_counts = _bleu_profile(reference)
     if not hypothesis_length or not reference_length:
         return 0.0
-    clipped = sum(min(count, reference_counts.get(token, 0)) for token, count in hypothesis_counts.items())
+    clipped = sum(
+        min(count, reference_counts.get(token, 0)) for token, count in hypothesis_counts.items()
+    )
     return _bleu1_value(clipped, hypothesis_length, reference_length)
 
 

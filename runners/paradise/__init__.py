@@ -5,8 +5,8 @@ validator ``paradise.labels``, the scorer and the aggregator ``paradise.accuracy
 check ``paradise.same_item``.
 """
 
-from runners.paradise import data, imports, metrics, predictions  # noqa: F401  (registration side effects)
-from runners.paradise.data import ParadiseItem, load_split
-from runners.paradise.metrics import weighted_prf
+from procbench.runners.paradise import data, imports, metrics, predictions  # noqa: F401  (registration side effects)
+from procbench.runners.paradise.data import ParadiseItem, load_split
+from procbench.runners.paradise.metrics import weighted_prf
 
 __all__ = ["ParadiseItem", "load_split", "weighted_prf"]

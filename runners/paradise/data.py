@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from runners._types import GoldSet
-from runners.registry import component
+from procbench.runners._types import GoldSet
+from procbench.runners.registry import component
 
 Task = Literal["warning", "tip", "reverse_warning", "reverse_tip"]
 FORWARD_TASKS = ("warning", "tip")
@@ -30,7 +30,10 @@ EXPLICIT = "explicit (>0.5)"
 IMPLICIT = "implicit"
 # The contract: ParadiseItem's attributes (endings: a 4-tuple) and the slice labels with their values.
 ITEM_FIELDS = {"goal": "str", "endings": "list(str)", "label": "int"}
-LABEL_VALUES = {EXPLICITNESS: (STRONGLY_EXPLICIT, EXPLICIT, IMPLICIT), SIMILARITY: (SIM_ABOVE_HALF, SIM_AT_MOST_HALF)}
+LABEL_VALUES = {
+    EXPLICITNESS: (STRONGLY_EXPLICIT, EXPLICIT, IMPLICIT),
+    SIMILARITY: (SIM_ABOVE_HALF, SIM_AT_MOST_HALF),
+}
 
 
 @dataclass(frozen=True)
@@ -52,9 +55,13 @@ def splits_of(task: Task) -> tuple[str, ...]:
 def split_file(task: Task, split: str) -> Path:
     """The data file of (task, split), relative to the data root."""
     if task not in (*FORWARD_TASKS, "reverse_warning", "reverse_tip"):
-        raise ValueError(f"unknown PARADISE task {task!r}; expected warning, tip, reverse_warning or reverse_tip")
+        raise ValueError(
+            f"unknown PARADISE task {task!r}; expected warning, tip, reverse_warning or reverse_tip"
+        )
     if split not in splits_of(task):
-        raise ValueError(f"unknown split {split!r} for PARADISE task {task!r}; expected one of {', '.join(splits_of(task))}")
+        raise ValueError(
+            f"unknown split {split!r} for PARADISE task {task!r}; expected one of {', '.join(splits_of(task))}"
+        )
     if task.startswith("reverse_"):
         return RQ_DIR / "rq4" / f"{task}_test.csv"
     if split in ("dev", "test"):
@@ -92,7 +99,9 @@ def membership(data_root: Path, task: str, threshold: str) -> frozenset[str]:
     return frozenset(str(int(row[""])) for row in rows)
 
 
-def explicitness_labels(data_root: Path, task: str, item_ids: list[str]) -> dict[str, dict[str, str]]:
+def explicitness_labels(
+    data_root: Path, task: str, item_ids: list[str]
+) -> dict[str, dict[str, str]]:
     """Disjoint explicitness slice: >0.75 first, then the rest of the >0.5 file, else implicit.
 
     The rq3 files (docs/metrics.md §3.4) list the test rows above 0.5 and above 0.75 (a subset of the former); a
@@ -104,8 +113,17 @@ def explicitness_labels(data_root: Path, task: str, item_ids: list[str]) -> dict
     explicit = membership(data_root, task, "0.5")
     labels: dict[str, dict[str, str]] = {}
     for item_id in item_ids:
-        value = STRONGLY_EXPLICIT if item_id in strong else EXPLICIT if item_id in explicit else IMPLICIT
-        labels[item_id] = {EXPLICITNESS: value, SIMILARITY: SIM_ABOVE_HALF if item_id in explicit else SIM_AT_MOST_HALF}
+        value = (
+            STRONGLY_EXPLICIT
+            if item_id in strong
+            else EXPLICIT
+            if item_id in explicit
+            else IMPLICIT
+        )
+        labels[item_id] = {
+            EXPLICITNESS: value,
+            SIMILARITY: SIM_ABOVE_HALF if item_id in explicit else SIM_AT_MOST_HALF,
+        }
     return labels
 
 

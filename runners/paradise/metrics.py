@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from runners._types import GoldSet, ItemScore
-from runners.metrics._classification import ClassMetric
-from runners.paradise.data import ParadiseItem
-from runners.registry import component
+from procbench.runners._types import GoldSet, ItemScore
+from procbench.runners.metrics._classification import ClassMetric
+from procbench.runners.paradise.data import ParadiseItem
+from procbench.runners.registry import component
 
 
 @dataclass(frozen=True)
@@ -36,23 +36,38 @@ def weighted_prf(gold: Sequence[int], predicted: Sequence[int]) -> WeightedPRF:
     return WeightedPRF(*metric.reduce(rows, "weighted"))
 
 
-@component("scorer", "paradise.accuracy", needs={"label": "int"}, emits=("correct", "predicted", "gold"))
+@component(
+    "scorer", "paradise.accuracy", needs={"label": "int"}, emits=("correct", "predicted", "gold")
+)
 def score_choices(gold: GoldSet, predictions: Mapping[str, int]) -> list[ItemScore]:
     """Per item: ``correct`` (1/0), ``predicted`` and ``gold`` (ending indices 0-3)."""
     scores = []
     for item_id, item in gold.items.items():
         assert isinstance(item, ParadiseItem)
         predicted = int(predictions[item_id])
-        values = {"correct": float(predicted == item.label), "predicted": float(predicted), "gold": float(item.label)}
+        values = {
+            "correct": float(predicted == item.label),
+            "predicted": float(predicted),
+            "gold": float(item.label),
+        }
         scores.append(ItemScore(item_id, values))
     return scores
 
 
-@component("aggregator", "paradise.accuracy", emits=("accuracy", "weighted_p", "weighted_r", "weighted_f1"))
+@component(
+    "aggregator", "paradise.accuracy", emits=("accuracy", "weighted_p", "weighted_r", "weighted_f1")
+)
 def aggregate_accuracy(items: Sequence[ItemScore]) -> dict[str, float]:
     """``accuracy`` (fraction in [0, 1]) and ``weighted_p``/``weighted_r``/``weighted_f1``; zeros when empty."""
     if not items:
         return {"accuracy": 0.0, "weighted_p": 0.0, "weighted_r": 0.0, "weighted_f1": 0.0}
     accuracy = sum(item.values["correct"] for item in items) / len(items)
-    prf = weighted_prf([int(i.values["gold"]) for i in items], [int(i.values["predicted"]) for i in items])
-    return {"accuracy": accuracy, "weighted_p": prf.precision, "weighted_r": prf.recall, "weighted_f1": prf.f1}
+    prf = weighted_prf(
+        [int(i.values["gold"]) for i in items], [int(i.values["predicted"]) for i in items]
+    )
+    return {
+        "accuracy": accuracy,
+        "weighted_p": prf.precision,
+        "weighted_r": prf.recall,
+        "weighted_f1": prf.f1,
+    }

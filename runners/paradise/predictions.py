@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runners._types import GoldSet, InvalidPredictions, Problem, ProblemList
-from runners.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
-from runners.registry import component
+from procbench.runners._types import GoldSet, InvalidPredictions, Problem, ProblemList
+from procbench.runners.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
+from procbench.runners.registry import component
 
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 LABELS = range(4)
@@ -36,7 +36,9 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _parse_json_lines(path: Path, problems: ProblemList, extra: ExtraFields) -> Iterator[RawPrediction]:
+def _parse_json_lines(
+    path: Path, problems: ProblemList, extra: ExtraFields
+) -> Iterator[RawPrediction]:
     for number, record, error in json_objects(path, '{"id": ..., "label": ...}'):
         if error is not None:
             problems.append(Problem(number, error))
@@ -44,7 +46,12 @@ def _parse_json_lines(path: Path, problems: ProblemList, extra: ExtraFields) -> 
         extra.see(number, record)
         absent = [key for key in ("id", "label") if key not in record]
         if absent:
-            problems.append(Problem(number, f"missing key{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))}"))
+            problems.append(
+                Problem(
+                    number,
+                    f"missing key{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))}",
+                )
+            )
             continue
         yield RawPrediction(number, record["id"], record["label"])
 
@@ -61,7 +68,9 @@ def _parse_csv(text: str, problems: ProblemList) -> Iterator[RawPrediction]:
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if header is None or [cell.strip() for cell in header] != ["id", "label"]:
-        problems.append(Problem(1, f"expected the header 'id,label', got {','.join(header or [])!r}"))
+        problems.append(
+            Problem(1, f"expected the header 'id,label', got {','.join(header or [])!r}")
+        )
         return
     for row in reader:
         number = reader.line_num
@@ -87,33 +96,57 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
-        raise InvalidPredictions([Problem(None, f"not UTF-8 text ({error.reason} at byte {error.start})")], source) from None
-    if not text.strip():  # issue #30: not "no prediction for 500 items: ids 0, 1, ..." for an empty file
+        raise InvalidPredictions(
+            [Problem(None, f"not UTF-8 text ({error.reason} at byte {error.start})")], source
+        ) from None
+    if (
+        not text.strip()
+    ):  # issue #30: not "no prediction for 500 items: ids 0, 1, ..." for an empty file
         raise InvalidPredictions([Problem(None, EMPTY_FILE)], source)
     problems = ProblemList()
     extra = ExtraFields(("id", "label"))
-    raws = _parse_json_lines(Path(path), problems, extra) if _is_json(Path(path), text) else _parse_csv(text, problems)
+    raws = (
+        _parse_json_lines(Path(path), problems, extra)
+        if _is_json(Path(path), text)
+        else _parse_csv(text, problems)
+    )
     any_record = False
     predictions: dict[str, int] = {}
     first_line: dict[str, int] = {}
-    bad_label: set[str] = set()  # gold ids whose line has a bad label: not reported again as missing
+    bad_label: set[str] = (
+        set()
+    )  # gold ids whose line has a bad label: not reported again as missing
     for raw in raws:
         any_record = True
         item_id = str(raw.item_id) if _is_int(raw.item_id) else None
         if item_id is None:
-            problems.append(Problem(raw.line, f"id must be an integer row index, got {raw.item_id!r}"))
+            problems.append(
+                Problem(raw.line, f"id must be an integer row index, got {raw.item_id!r}")
+            )
         if not _is_int(raw.label) or raw.label not in LABELS:
             # The item id is kept so that the item is not reported a second time as missing.
-            problems.append(Problem(raw.line, f"label must be an integer 0-3, got {raw.label!r}", item_id))
+            problems.append(
+                Problem(raw.line, f"label must be an integer 0-3, got {raw.label!r}", item_id)
+            )
             if item_id in gold_ids:
                 bad_label.add(item_id)
             continue
         if item_id is None:
             continue
         if item_id not in gold_ids:
-            problems.append(Problem(raw.line, f"unknown id {raw.item_id} (not a row index of this split)", item_id))
+            problems.append(
+                Problem(
+                    raw.line, f"unknown id {raw.item_id} (not a row index of this split)", item_id
+                )
+            )
         elif item_id in first_line:
-            problems.append(Problem(raw.line, f"duplicate id {item_id} (first given on line {first_line[item_id]})", item_id))
+            problems.append(
+                Problem(
+                    raw.line,
+                    f"duplicate id {item_id} (first given on line {first_line[item_id]})",
+                    item_id,
+                )
+            )
         else:
             first_line[item_id] = raw.line
             predictions[item_id] = raw.label
@@ -123,7 +156,12 @@ def check_predictions(path: Path, gold_ids: set[str]) -> dict[str, int]:
     missing = [item_id for item_id in gold_ids if item_id not in mentioned]
     if missing:
         ordered = sorted(missing, key=int)
-        problems.append(Problem(None, f"no prediction for {len(ordered)} item{'s' if len(ordered) != 1 else ''}: ids {listed_ids(ordered)}"))
+        problems.append(
+            Problem(
+                None,
+                f"no prediction for {len(ordered)} item{'s' if len(ordered) != 1 else ''}: ids {listed_ids(ordered)}",
+            )
+        )
     if problems:
         raise InvalidPredictions(problems, source)
     extra.warn()

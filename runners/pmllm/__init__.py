@@ -6,9 +6,9 @@ judge (``runners.pmllm.judge``), the leaderboard helpers (``runners.pmllm.leader
 model metadata (``runners.pmllm.models``) are plain modules.
 """
 
-from runners.pmllm import answers, questions, scoring  # noqa: F401  (registration side effects)
-from runners.pmllm.answers import Answer
-from runners.pmllm.questions import Question
-from runners.pmllm.scoring import MissingVerdicts
+from procbench.runners.pmllm import answers, questions, scoring  # noqa: F401  (registration side effects)
+from procbench.runners.pmllm.answers import Answer
+from procbench.runners.pmllm.questions import Question
+from procbench.runners.pmllm.scoring import MissingVerdicts
 
 __all__ = ["Answer", "MissingVerdicts", "Question"]

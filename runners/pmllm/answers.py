@@ -17,11 +17,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners._types import GoldSet, InvalidPredictions, PredictionWarning, Problem, ProblemList
-from runners.pmllm.naming import judge_folder, parse_result_file_name
-from runners.pmllm.textio import read_text
-from runners.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
-from runners.registry import component
+from procbench.runners._types import (
+    GoldSet,
+    InvalidPredictions,
+    PredictionWarning,
+    Problem,
+    ProblemList,
+)
+from procbench.runners.pmllm.naming import judge_folder, parse_result_file_name
+from procbench.runners.pmllm.textio import read_text
+from procbench.runners.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
+from procbench.runners.registry import component
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,9 @@ class Answer:
         return not self.answer.strip()
 
 
-def _read_json_lines(path: Path, known: set[str], problems: ProblemList, extra: ExtraFields) -> dict[str, Answer]:
+def _read_json_lines(
+    path: Path, known: set[str], problems: ProblemList, extra: ExtraFields
+) -> dict[str, Answer]:
     answers: dict[str, Answer] = {}
     first_line: dict[str, int] = {}
     any_record = False
@@ -51,11 +59,17 @@ def _read_json_lines(path: Path, known: set[str], problems: ProblemList, extra: 
         qid, answer, verdict = record.get("id"), record.get("answer"), record.get("verdict")
         line_problems = []
         if not isinstance(qid, str):
-            line_problems.append(f"id must be a question id string such as 'cat01_01_case_id_inference', got {qid!r}")
+            line_problems.append(
+                f"id must be a question id string such as 'cat01_01_case_id_inference', got {qid!r}"
+            )
         elif qid not in known:
             line_problems.append(f"unknown question id {qid!r}")
         if not isinstance(answer, str):
-            line_problems.append(f"answer must be a string, got {answer!r}" if "answer" in record else "missing key 'answer'")
+            line_problems.append(
+                f"answer must be a string, got {answer!r}"
+                if "answer" in record
+                else "missing key 'answer'"
+            )
         if verdict is not None and not isinstance(verdict, str):
             line_problems.append(f"verdict must be a string or null, got {verdict!r}")
         item_id = qid if isinstance(qid, str) and qid in known else None
@@ -66,7 +80,9 @@ def _read_json_lines(path: Path, known: set[str], problems: ProblemList, extra: 
             continue
         first_line[qid] = number
         answers[qid] = Answer(qid, answer, verdict)
-    if not any_record and not problems:  # issue #30: an empty file is refused as one, not scored 0 on every question
+    if (
+        not any_record and not problems
+    ):  # issue #30: an empty file is refused as one, not scored 0 on every question
         problems.append(Problem(None, EMPTY_FILE))
     return answers
 
@@ -85,14 +101,26 @@ def _result_files(folder: Path, problems: ProblemList) -> dict[str, dict[str, Pa
     return by_model
 
 
-def _pick_model(by_model: dict[str, dict[str, Path]], model: str, folder: Path, problems: ProblemList) -> str | None:
+def _pick_model(
+    by_model: dict[str, dict[str, Path]], model: str, folder: Path, problems: ProblemList
+) -> str | None:
     if model:
         if model not in by_model:
-            problems.append(Problem(None, f"no answers of model {model!r} in {folder} (models there: {', '.join(sorted(by_model)) or 'none'})"))
+            problems.append(
+                Problem(
+                    None,
+                    f"no answers of model {model!r} in {folder} (models there: {', '.join(sorted(by_model)) or 'none'})",
+                )
+            )
             return None
         return model
     if len(by_model) > 1:
-        problems.append(Problem(None, f"{folder} holds answers of {len(by_model)} models ({', '.join(sorted(by_model))}): choose one with the parameter model"))
+        problems.append(
+            Problem(
+                None,
+                f"{folder} holds answers of {len(by_model)} models ({', '.join(sorted(by_model))}): choose one with the parameter model",
+            )
+        )
         return None
     return next(iter(by_model), None)
 
@@ -107,13 +135,18 @@ def _verdict_folder(answers_dir: Path, judge: str, problems: ProblemList) -> Pat
     candidates = sorted(p for p in answers_dir.parent.glob("evaluation-*") if p.is_dir())
     if len(candidates) > 1:
         problems.append(
-            Problem(None, f"several verdict folders beside {answers_dir} ({', '.join(p.name for p in candidates)}): choose one with the parameter judge")
+            Problem(
+                None,
+                f"several verdict folders beside {answers_dir} ({', '.join(p.name for p in candidates)}): choose one with the parameter judge",
+            )
         )
         return None
     return candidates[0] if candidates else None
 
 
-def _read_folder(path: Path, known: set[str], model: str, judge: str, problems: ProblemList) -> dict[str, Answer]:
+def _read_folder(
+    path: Path, known: set[str], model: str, judge: str, problems: ProblemList
+) -> dict[str, Answer]:
     answers_dir = path / "answers" if (path / "answers").is_dir() else path
     by_model = _result_files(answers_dir, problems)
     chosen = _pick_model(by_model, model, answers_dir, problems)
@@ -121,7 +154,9 @@ def _read_folder(path: Path, known: set[str], model: str, judge: str, problems: 
         return {}
     answer_files = by_model[chosen]
     verdict_dir = _verdict_folder(answers_dir, judge, problems)
-    verdict_files = _result_files(verdict_dir, problems).get(chosen, {}) if verdict_dir is not None else {}
+    verdict_files = (
+        _result_files(verdict_dir, problems).get(chosen, {}) if verdict_dir is not None else {}
+    )
     for qid, file in {**answer_files, **verdict_files}.items():
         if qid not in known:
             problems.append(Problem(None, f"{file.name}: unknown question id {qid!r}"))
@@ -141,7 +176,9 @@ def _read_folder(path: Path, known: set[str], model: str, judge: str, problems: 
     return answers
 
 
-def read_submission(path: Path, gold_ids: list[str], *, model: str = "", judge: str = "") -> dict[str, Answer]:
+def read_submission(
+    path: Path, gold_ids: list[str], *, model: str = "", judge: str = ""
+) -> dict[str, Answer]:
     """Question id -> Answer (in gold order); raises InvalidPredictions listing every problem."""
     path = Path(path)
     known = set(gold_ids)
@@ -156,12 +193,22 @@ def read_submission(path: Path, gold_ids: list[str], *, model: str = "", judge: 
     extra.warn()
     missing = [qid for qid in gold_ids if qid not in answers]
     if missing:
-        warnings.warn(PredictionWarning(f"{len(missing)} of {len(gold_ids)} questions have no answer and contribute 0: {listed_ids(missing)}"))
+        warnings.warn(
+            PredictionWarning(
+                f"{len(missing)} of {len(gold_ids)} questions have no answer and contribute 0: {listed_ids(missing)}"
+            )
+        )
     return {qid: answers[qid] for qid in gold_ids if qid in answers}
 
 
-@component("predictions", "pmllm.answers", fields={"question_id": "str", "answer": "str", "verdict": "optional(str)"})
-def read_answers(path: Path, gold: GoldSet, *, model: str = "", judge: str = "") -> dict[str, Answer]:
+@component(
+    "predictions",
+    "pmllm.answers",
+    fields={"question_id": "str", "answer": "str", "verdict": "optional(str)"},
+)
+def read_answers(
+    path: Path, gold: GoldSet, *, model: str = "", judge: str = ""
+) -> dict[str, Answer]:
     """A model's answers (JSON lines, or upstream's ``<model>_<question id>.txt`` folder) with optional verdicts.
 
     ``model`` picks one model in a folder holding several; ``judge`` picks the ``evaluation-<judge>``

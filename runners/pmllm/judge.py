@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from runners.pmllm.answers import Answer
-from runners.pmllm.grading import extract_grade
-from runners.pmllm.naming import clean_model_name, judge_folder, parse_result_file_name
-from runners.pmllm.questions import Question
-from runners.pmllm.textio import read_text
-from runners.predictions import loads_bounded
-from runners.templates import RenderRefused, environment, render
+from procbench.runners.pmllm.answers import Answer
+from procbench.runners.pmllm.grading import extract_grade
+from procbench.runners.pmllm.naming import clean_model_name, judge_folder, parse_result_file_name
+from procbench.runners.pmllm.questions import Question
+from procbench.runners.pmllm.textio import read_text
+from procbench.runners.predictions import loads_bounded
+from procbench.runners.templates import RenderRefused, environment, render
 
 if TYPE_CHECKING:
     import httpx  # imported where a judge is called: scoring and intake never reach the network (issue #31)
@@ -85,7 +85,6 @@ RETRYABLE_STATUS = frozenset({429, *range(500, 600)})
 MAX_REPLY_BYTES = 4 << 20  # a verdict is a few KB; reasoning text included, far below this
 
 
-
 class JudgeError(RuntimeError):
     """The judge endpoint refused a request (4xx) or kept failing after every retry."""
 
@@ -100,21 +99,36 @@ class _Stopped(Exception):
 
 @lru_cache(maxsize=16)
 def _compiled(template: str) -> jinja2.Template:
-    return environment().from_string(template)  # the shared sandbox: a template comes from a spec (untrusted)
+    return environment().from_string(
+        template
+    )  # the shared sandbox: a template comes from a spec (untrusted)
 
 
 class JudgeTemplateRefused(JudgeError, RenderRefused):
     """The judge template failed at render: a JudgeError, so `judge` and intake report it as a message, and the sandbox's SecurityError."""
 
 
-def render_prompt(template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True) -> str:
+def render_prompt(
+    template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True
+) -> str:
     """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe (runners.templates.JUDGE_VARIABLES)."""
     try:
-        return render(_compiled(template), "the judge template", question=question, answer=answer, cot=cot, severe=severe)
+        return render(
+            _compiled(template),
+            "the judge template",
+            question=question,
+            answer=answer,
+            cot=cot,
+            severe=severe,
+        )
     except RenderRefused as exc:
         raise JudgeTemplateRefused(str(exc)) from None
-    except jinja2.TemplateError as exc:  # at compile: a filter or test Jinja2 does not know (`check` refuses it first)
-        raise JudgeTemplateRefused(f"the judge template could not be compiled: {exc.message}") from None
+    except (
+        jinja2.TemplateError
+    ) as exc:  # at compile: a filter or test Jinja2 does not know (`check` refuses it first)
+        raise JudgeTemplateRefused(
+            f"the judge template could not be compiled: {exc.message}"
+        ) from None
 
 
 def sanitise_verdict(text: str) -> str:
@@ -141,7 +155,9 @@ class JudgeSettings:
     concurrency: int = 4
     max_retries: int = 5
     backoff_s: float = 2.0
-    timeout_s: float = 600.0  # overall deadline of one request (each retry has its own), not per read
+    timeout_s: float = (
+        600.0  # overall deadline of one request (each retry has its own), not per read
+    )
     max_reply_bytes: int = MAX_REPLY_BYTES
     reasoning_effort: str | None = None
     severe: bool = True
@@ -149,11 +165,19 @@ class JudgeSettings:
     image_template: str = DEFAULT_IMAGE_TEMPLATE
 
     @classmethod
-    def from_env(cls, base_url: str | None = None, model: str | None = None, api_key: str | None = None, **options: Any) -> JudgeSettings:
+    def from_env(
+        cls,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        **options: Any,
+    ) -> JudgeSettings:
         url = base_url or os.environ.get(ENV_BASE_URL, "")
         name = model or os.environ.get(ENV_MODEL, "")
         if not url or not name:
-            raise JudgeError(f"no judge configured: pass base_url and model, or set {ENV_BASE_URL} and {ENV_MODEL}")
+            raise JudgeError(
+                f"no judge configured: pass base_url and model, or set {ENV_BASE_URL} and {ENV_MODEL}"
+            )
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")
         return cls(base_url=url, model=name, api_key=key, **options)
 
@@ -183,7 +207,10 @@ class JudgeRequest:
         if self.image is None:
             return self.prompt
         url = "data:image/png;base64," + base64.b64encode(self.image).decode("ascii")
-        return [{"type": "text", "text": self.prompt}, {"type": "image_url", "image_url": {"url": url}}]
+        return [
+            {"type": "text", "text": self.prompt},
+            {"type": "image_url", "image_url": {"url": url}},
+        ]
 
 
 @dataclass(frozen=True)
@@ -205,11 +232,25 @@ class JudgeRun:
     cache_hits: int
 
 
-def build_request(question: Question, answer: Answer, settings: JudgeSettings, *, cot: bool) -> JudgeRequest:
+def build_request(
+    question: Question, answer: Answer, settings: JudgeSettings, *, cot: bool
+) -> JudgeRequest:
     if question.image is not None:
-        prompt = render_prompt(settings.image_template, question=question.text, answer=answer.answer, cot=cot, severe=settings.severe)
+        prompt = render_prompt(
+            settings.image_template,
+            question=question.text,
+            answer=answer.answer,
+            cot=cot,
+            severe=settings.severe,
+        )
         return JudgeRequest(question.question_id, prompt, Path(question.image).read_bytes())
-    prompt = render_prompt(settings.template, question=question.text, answer=answer.answer, cot=cot, severe=settings.severe)
+    prompt = render_prompt(
+        settings.template,
+        question=question.text,
+        answer=answer.answer,
+        cot=cot,
+        severe=settings.severe,
+    )
     return JudgeRequest(question.question_id, prompt)
 
 
@@ -222,7 +263,9 @@ class VerdictCache:
     """Verdicts on disk: ``<root>/<clean judge>/<sha256>.json``."""
 
     root: Path
-    max_bytes: int = 8 * MAX_REPLY_BYTES  # an entry larger than this is not read (a reply is capped below it)
+    max_bytes: int = (
+        8 * MAX_REPLY_BYTES
+    )  # an entry larger than this is not read (a reply is capped below it)
 
     def _path(self, judge: str, digest: str) -> Path:
         return self.root / clean_model_name(judge) / f"{digest}.json"
@@ -237,7 +280,11 @@ class VerdictCache:
             record = json.loads(path.read_text(encoding="utf-8"))
             text, grade = record["verdict"], float(record["grade"])
             valid = (
-                record["judge"] == judge and record["prompt_sha256"] == digest and isinstance(text, str) and bool(text.strip()) and grade == extract_grade(text)
+                record["judge"] == judge
+                and record["prompt_sha256"] == digest
+                and isinstance(text, str)
+                and bool(text.strip())
+                and grade == extract_grade(text)
             )
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
             return None
@@ -246,7 +293,12 @@ class VerdictCache:
     def put(self, verdict: Verdict) -> None:
         path = self._path(verdict.judge, verdict.prompt_sha256)
         path.parent.mkdir(parents=True, exist_ok=True)
-        record = {"judge": verdict.judge, "prompt_sha256": verdict.prompt_sha256, "grade": verdict.grade, "verdict": verdict.text}
+        record = {
+            "judge": verdict.judge,
+            "prompt_sha256": verdict.prompt_sha256,
+            "grade": verdict.grade,
+            "verdict": verdict.text,
+        }
         temporary = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         temporary.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         temporary.replace(path)
@@ -257,7 +309,9 @@ class _Counter:
     done: int = 0
     requests: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
-    stopped: threading.Event = field(default_factory=threading.Event)  # issue #29: set at the first permanent failure
+    stopped: threading.Event = field(
+        default_factory=threading.Event
+    )  # issue #29: set at the first permanent failure
 
 
 def _reply_text(payload: Any) -> str:
@@ -266,7 +320,9 @@ def _reply_text(payload: Any) -> str:
     message = choice["message"]
     finish = choice.get("finish_reason")
     if message.get("refusal") or finish == "content_filter":
-        raise _BadReply(f"the judge refused to answer ({str(message.get('refusal') or finish)[:200]})")
+        raise _BadReply(
+            f"the judge refused to answer ({str(message.get('refusal') or finish)[:200]})"
+        )
     if finish == "length":
         raise _BadReply("the reply was cut off at the length limit (finish_reason: length)")
     content = message.get("content")
@@ -279,7 +335,13 @@ def _reply_text(payload: Any) -> str:
     return content
 
 
-def _post(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str], settings: JudgeSettings) -> tuple[int, bytes]:
+def _post(
+    client: httpx.Client,
+    url: str,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    settings: JudgeSettings,
+) -> tuple[int, bytes]:
     """(status, body bytes) of one request, within ``settings.timeout_s`` overall and ``settings.max_reply_bytes``.
 
     httpx's timeouts bound each read, not the request: a server sending a byte every few seconds would
@@ -311,15 +373,26 @@ def _post(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[st
     watchdog.start()
     too_slow = f"no complete reply within {settings.timeout_s:g} s (the request's deadline)"
     try:
-        with client.stream("POST", url, json=body, headers=headers, timeout=settings.timeout_s, extensions={"trace": trace}) as response:
+        with client.stream(
+            "POST",
+            url,
+            json=body,
+            headers=headers,
+            timeout=settings.timeout_s,
+            extensions={"trace": trace},
+        ) as response:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > settings.max_reply_bytes:
-                raise _BadReply(f"the reply is {int(declared)} bytes, more than {settings.max_reply_bytes} (the reply size cap)")
+                raise _BadReply(
+                    f"the reply is {int(declared)} bytes, more than {settings.max_reply_bytes} (the reply size cap)"
+                )
             chunks, size = [], 0
             for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > settings.max_reply_bytes:
-                    raise _BadReply(f"the reply is more than {settings.max_reply_bytes} bytes (the reply size cap)")
+                    raise _BadReply(
+                        f"the reply is more than {settings.max_reply_bytes} bytes (the reply size cap)"
+                    )
                 if time.monotonic() > deadline or expired.is_set():
                     raise _BadReply(too_slow)
                 chunks.append(chunk)
@@ -334,10 +407,19 @@ def _post(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[st
         watchdog.cancel()
 
 
-def _ask(client: httpx.Client, request: JudgeRequest, settings: JudgeSettings, counter: _Counter, sleep: Callable[[float], None]) -> str:
+def _ask(
+    client: httpx.Client,
+    request: JudgeRequest,
+    settings: JudgeSettings,
+    counter: _Counter,
+    sleep: Callable[[float], None],
+) -> str:
     import httpx
 
-    body: dict[str, Any] = {"model": settings.model, "messages": [{"role": "user", "content": request.message_content()}]}
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "messages": [{"role": "user", "content": request.message_content()}],
+    }
     if settings.reasoning_effort:
         body["reasoning_effort"] = settings.reasoning_effort
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
@@ -370,9 +452,20 @@ def _ask(client: httpx.Client, request: JudgeRequest, settings: JudgeSettings, c
         except _BadReply as error:
             failure = str(error)
             continue
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as error:
-            raise JudgeError(f"{request.question_id}: unexpected reply from the judge ({error}): {shown}") from None
-    raise JudgeError(f"{request.question_id}: judge failed after {settings.max_retries + 1} attempts (last: {failure})")
+        except (
+            ValueError,
+            KeyError,
+            IndexError,
+            TypeError,
+            AttributeError,
+            RecursionError,
+        ) as error:
+            raise JudgeError(
+                f"{request.question_id}: unexpected reply from the judge ({error}): {shown}"
+            ) from None
+    raise JudgeError(
+        f"{request.question_id}: judge failed after {settings.max_retries + 1} attempts (last: {failure})"
+    )
 
 
 def judge_answers(
@@ -430,19 +523,26 @@ def judge_answers(
             counter.stopped.set()
             for future in futures:
                 future.cancel()
-            failures = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+            failures = [
+                f.exception() for f in futures if not f.cancelled() and f.exception() is not None
+            ]
             first = next((e for e in failures if not isinstance(e, _Stopped)), None)
             if first is not None:
                 raise first
     finally:
         if own_client:
             http.close()
-    judged = {qid: replace(a, verdict=verdicts[qid].text) if qid in verdicts else a for qid, a in answers.items()}
+    judged = {
+        qid: replace(a, verdict=verdicts[qid].text) if qid in verdicts else a
+        for qid, a in answers.items()
+    }
     hits = sum(v.cached for v in verdicts.values())
     return JudgeRun(judged, verdicts, counter.requests, hits)
 
 
-def import_verdicts(answers: Mapping[str, Answer], verdict_dir: Path, model: str) -> dict[str, Answer]:
+def import_verdicts(
+    answers: Mapping[str, Answer], verdict_dir: Path, model: str
+) -> dict[str, Answer]:
     """Fill verdicts from upstream's ``evaluation-<judge>/<model>_<question id>.txt`` files (others kept as they are)."""
     folder = Path(verdict_dir)
     if not folder.is_dir():
@@ -452,7 +552,10 @@ def import_verdicts(answers: Mapping[str, Answer], verdict_dir: Path, model: str
         parsed = parse_result_file_name(path.name)
         if parsed is not None and parsed.model == model and "__init__" not in path.name:
             found[parsed.question_id] = path
-    return {qid: replace(a, verdict=read_text(found[qid])) if qid in found else a for qid, a in answers.items()}
+    return {
+        qid: replace(a, verdict=read_text(found[qid])) if qid in found else a
+        for qid, a in answers.items()
+    }
 
 
 def write_verdicts(answers: Mapping[str, Answer], root: Path, model: str, judge: str) -> Path:

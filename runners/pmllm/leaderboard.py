@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from runners.pmllm.naming import display_name
+from procbench.runners.pmllm.naming import display_name
 
 MIN_VERDICTS = 44
 # Table columns after Score/OS/LRM: PCo CC PMo PQ HG FA OPT VI = C1 C2 C3 C4 C5 C6 C8 C7.
@@ -63,7 +63,9 @@ def category_cell(value: float, column_max: float) -> str:
     return text
 
 
-def table_rows(models: Sequence[ModelSums], flags: Mapping[str, tuple[bool, bool]]) -> list[list[str]]:
+def table_rows(
+    models: Sequence[ModelSums], flags: Mapping[str, tuple[bool, bool]]
+) -> list[list[str]]:
     """Cells of the leaderboard table (Model, Score, OS, LRM, PCo .. VI), ranked; ``flags``: model -> (OS, LRM)."""
     ranked = rank(models)
     maxima = {c: max((m.rounded(c) for m in ranked), default=0.0) for c in COLUMN_CATEGORIES}
@@ -72,5 +74,7 @@ def table_rows(models: Sequence[ModelSums], flags: Mapping[str, tuple[bool, bool
     for m in ranked:
         is_os, is_lrm = flags.get(m.model, (False, False))
         cells = [category_cell(m.rounded(c), maxima[c]) for c in COLUMN_CATEGORIES]
-        rows.append([display_name(m.model), f"**{m.score:.1f}**", mark[is_os], mark[is_lrm], *cells])
+        rows.append(
+            [display_name(m.model), f"**{m.score:.1f}**", mark[is_os], mark[is_lrm], *cells]
+        )
     return rows

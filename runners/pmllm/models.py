@@ -121,7 +121,9 @@ def published_cot_models(data_root: Path) -> frozenset[str]:
     return frozenset(_section_names(Path(data_root) / BENCHMARK_DIR / COT_LEADERBOARD))
 
 
-def cot_penalised(name: str, data_root: Path | None = None, manual: ManualConfig | None = None) -> bool:
+def cot_penalised(
+    name: str, data_root: Path | None = None, manual: ManualConfig | None = None
+) -> bool:
     """Whether the CoT penalty applies: the published list when the model is on the leaderboard, else the rule."""
     if data_root is not None:
         leaderboard = Path(data_root) / BENCHMARK_DIR / MAIN_LEADERBOARD
@@ -133,12 +135,22 @@ def cot_penalised(name: str, data_root: Path | None = None, manual: ManualConfig
 @lru_cache(maxsize=8)
 def published_flags(data_root: Path) -> Mapping[str, tuple[bool, bool]]:
     """Full model name -> (OS, LRM) as printed in the main leaderboard table (rows follow the sections)."""
-    lines = (Path(data_root) / BENCHMARK_DIR / MAIN_LEADERBOARD).read_text(encoding="utf-8").splitlines()
+    lines = (
+        (Path(data_root) / BENCHMARK_DIR / MAIN_LEADERBOARD)
+        .read_text(encoding="utf-8")
+        .splitlines()
+    )
     names = [m.group(1) for m in map(_SECTION.match, lines) if m]
     table_end = next(i for i, line in enumerate(lines) if line.startswith("### "))
-    rows = [line for line in lines[:table_end] if line.startswith("| ") and not line.startswith(("| Model", "| ---"))]
+    rows = [
+        line
+        for line in lines[:table_end]
+        if line.startswith("| ") and not line.startswith(("| Model", "| ---"))
+    ]
     if len(rows) != len(names):
-        raise ValueError(f"{MAIN_LEADERBOARD}: {len(rows)} table rows but {len(names)} model sections")
+        raise ValueError(
+            f"{MAIN_LEADERBOARD}: {len(rows)} table rows but {len(names)} model sections"
+        )
     flags = {}
     for name, row in zip(names, rows):
         cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
@@ -171,7 +183,9 @@ def open_source(name: str, data_root: Path | None = None) -> bool:
     return any(family in n for family in _OPEN_WEIGHT_FAMILIES)
 
 
-SizeClass = Literal["commercial", "big open-source", "small (<=8 GB)", "tiny (<=4 GB)", "open-source (size unknown)"]
+SizeClass = Literal[
+    "commercial", "big open-source", "small (<=8 GB)", "tiny (<=4 GB)", "open-source (size unknown)"
+]
 # Memory footprint taken as 1 GB per billion parameters (8-bit weights): "<= 8 GB" means at most 8 B
 # total parameters and "<= 4 GB" at most 4 B. The classes are disjoint: tiny, then small, then big.
 TINY_MAX_PARAMS_B = 4.0
@@ -187,7 +201,9 @@ def parameter_count(name: str, model_info: Mapping[str, list[float]]) -> float |
     """
     values = model_info.get(name)
     if values is None:
-        matches = sorted((key for key in model_info if key in name or name in key), key=len, reverse=True)
+        matches = sorted(
+            (key for key in model_info if key in name or name in key), key=len, reverse=True
+        )
         values = model_info[matches[0]] if matches else None
     return float(values[0]) if values else None
 
@@ -215,5 +231,7 @@ def size_class(name: str, *, is_open_source: bool, params_b: float | None) -> Si
 def model_size_class(name: str, data_root: Path) -> SizeClass:
     """``size_class`` with the OS flag and parameter count looked up in the staged metadata."""
     return size_class(
-        name, is_open_source=open_source(name, data_root), params_b=parameter_count(name, load_model_info(data_root))
+        name,
+        is_open_source=open_source(name, data_root),
+        params_b=parameter_count(name, load_model_info(data_root)),
     )

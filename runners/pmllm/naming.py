@@ -26,7 +26,9 @@ def category_of(question_id: str) -> int:
     """The integer after ``cat`` in a question id (``cat07_03_x`` -> 7)."""
     match = re.match(r"cat(\d+)", question_id)
     if match is None:
-        raise ValueError(f"not a PM-LLM-Benchmark question id (expected catNN_MM_slug): {question_id!r}")
+        raise ValueError(
+            f"not a PM-LLM-Benchmark question id (expected catNN_MM_slug): {question_id!r}"
+        )
     return int(match.group(1))
 
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from runners._types import GoldSet
-from runners.pmllm.naming import CATEGORIES, QUESTION_ID, category_of, is_vision
-from runners.pmllm.textio import read_text
-from runners.registry import component
+from procbench.runners._types import GoldSet
+from procbench.runners.pmllm.naming import CATEGORIES, QUESTION_ID, category_of, is_vision
+from procbench.runners.pmllm.textio import read_text
+from procbench.runners.registry import component
 
 QUESTIONS_DIR = Path("pm-llm-benchmark", "questions")
 SPLIT = "main"
@@ -23,8 +23,17 @@ SUFFIXES = {".txt": "text", ".png": "vision"}
 
 Modality = Literal["text", "vision"]
 # The contract: Question's attributes and the slice labels (category = "cat" + two digits, as read_questions writes it).
-QUESTION_FIELDS = {"question_id": "str", "category": "int", "modality": "enum(text, vision)", "text": "str", "image": "optional(any)"}
-LABEL_VALUES = {"category": tuple(f"cat{c:02d}" for c in CATEGORIES), "modality": get_args(Modality)}
+QUESTION_FIELDS = {
+    "question_id": "str",
+    "category": "int",
+    "modality": "enum(text, vision)",
+    "text": "str",
+    "image": "optional(any)",
+}
+LABEL_VALUES = {
+    "category": tuple(f"cat{c:02d}" for c in CATEGORIES),
+    "modality": get_args(Modality),
+}
 
 
 @dataclass(frozen=True)
@@ -57,7 +66,9 @@ def load_questions(data_root: Path) -> dict[str, Question]:
             raise ValueError(f"two question files for {path.stem} in {folder}")
         if modality == "vision" and not is_vision(path.stem):
             raise ValueError(f"image question outside category 7: {path}")
-        text, image = (read_text(path), None) if modality == "text" else (IMAGE_PROMPT, path.resolve())
+        text, image = (
+            (read_text(path), None) if modality == "text" else (IMAGE_PROMPT, path.resolve())
+        )
         questions[path.stem] = Question(path.stem, category_of(path.stem), modality, text, image)  # type: ignore[arg-type]
     if not questions:
         raise FileNotFoundError(f"no catNN_MM_*.txt/.png question files in {folder}")
@@ -68,7 +79,12 @@ def load_questions(data_root: Path) -> dict[str, Question]:
 def read_questions(data_root: Path, split: str) -> GoldSet:
     """All PM-LLM-Benchmark questions (one split, ``main``); slices ``category`` (cat01..cat08) and ``modality`` (text/vision)."""
     if split != SPLIT:
-        raise ValueError(f"unknown split {split!r} for PM-LLM-Benchmark; the only split is {SPLIT!r}")
+        raise ValueError(
+            f"unknown split {split!r} for PM-LLM-Benchmark; the only split is {SPLIT!r}"
+        )
     questions = load_questions(Path(data_root))
-    labels = {qid: {"category": f"cat{q.category:02d}", "modality": q.modality} for qid, q in questions.items()}
+    labels = {
+        qid: {"category": f"cat{q.category:02d}", "modality": q.modality}
+        for qid, q in questions.items()
+    }
     return GoldSet(items=questions, labels=labels)

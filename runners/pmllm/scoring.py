@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from runners._types import GoldSet, InvalidPredictions, ItemScore, Problem
-from runners.pmllm.answers import Answer
-from runners.pmllm.grading import extract_grade, normalise
-from runners.pmllm.grading import cot_penalty as penalise
-from runners.pmllm.naming import CATEGORIES, VISION_CATEGORY, category_of
-from runners.registry import component
+from procbench.runners._types import GoldSet, InvalidPredictions, ItemScore, Problem
+from procbench.runners.pmllm.answers import Answer
+from procbench.runners.pmllm.grading import extract_grade, normalise
+from procbench.runners.pmllm.grading import cot_penalty as penalise
+from procbench.runners.pmllm.naming import CATEGORIES, VISION_CATEGORY, category_of
+from procbench.runners.registry import component
 
 
 SUMS = ("score", "total", *(f"c{c}" for c in CATEGORIES), "verdicts")
@@ -27,7 +27,11 @@ def read_verdicts(gold: GoldSet, predictions: Mapping[str, Answer]) -> list[Item
     answer without a verdict is an error: the judge must run before scoring. The spec computes the
     score from these (upstream's normalisation and chain-of-thought penalty as ``value`` formulas).
     """
-    unjudged = [qid for qid, a in predictions.items() if qid in gold.items and a.verdict is None and not a.is_empty]
+    unjudged = [
+        qid
+        for qid, a in predictions.items()
+        if qid in gold.items and a.verdict is None and not a.is_empty
+    ]
     if unjudged:
         problem = Problem(
             None,
@@ -47,7 +51,9 @@ def read_verdicts(gold: GoldSet, predictions: Mapping[str, Answer]) -> list[Item
 
 
 @component("scorer", "pmllm.grades", emits=("grade", "score", "judged"))
-def score_answers(gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penalty: bool = False) -> list[ItemScore]:
+def score_answers(
+    gold: GoldSet, predictions: Mapping[str, Answer], *, cot_penalty: bool = False
+) -> list[ItemScore]:
     """The Python API of ``specs/pm-llm-benchmark.spec``'s per-item values: ``grade``, ``score`` (normalised, CoT-penalised if asked), ``judged``."""
     out = []
     for item in read_verdicts(gold, predictions):

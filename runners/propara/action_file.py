@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners._types import Problem, ProblemList
-from runners.propara.lines import read_lines
+from procbench.runners._types import Problem, ProblemList
+from procbench.runners.propara.lines import read_lines
 
 NULL = "null"  # internal value of "-": the participant does not exist
 UNK = "unk"  # internal value of "?": it exists, location unknown
@@ -138,7 +138,9 @@ def _parse_line(number: int, line: str) -> tuple[ActionRow | None, list[Problem]
     if problems:
         return None, problems
     if len(fields) < 6:
-        return None, [Problem(number, f"not enough values to unpack (expected 6, got {len(fields)})")]
+        return None, [
+            Problem(number, f"not enough values to unpack (expected 6, got {len(fields)})")
+        ]
     pid_text, sentence_text, participant, action, before, after = fields[:6]
     problems = _id_problems(number, pid_text, sentence_text)
     if problems:
@@ -176,7 +178,10 @@ def _valid_row(number: int, line: str) -> ActionRow | None:
 
 
 def _id_problems(number: int, pid_text: str, sentence_text: str) -> list[Problem]:
-    found = (_int_problem(number, "process id", pid_text), _int_problem(number, "sentence number", sentence_text))
+    found = (
+        _int_problem(number, "process id", pid_text),
+        _int_problem(number, "sentence number", sentence_text),
+    )
     return [p for p in found if p is not None]
 
 
@@ -184,7 +189,9 @@ def _int_problem(number: int, what: str, text: str) -> Problem | None:
     try:
         int(text)
     except ValueError:
-        return Problem(number, f"{what} is not an integer: invalid literal for int() with base 10: {text!r}")
+        return Problem(
+            number, f"{what} is not an integer: invalid literal for int() with base 10: {text!r}"
+        )
     return None
 
 
@@ -231,7 +238,10 @@ def build_tracks(rows: Sequence[ActionRow]) -> dict[int, ProcessTracks]:
         pid: ProcessTracks(
             pid,
             num_sentences[pid],
-            tuple(ParticipantTrack(name, tuple(locs), tuple(actions[pid][name])) for name, locs in locations[pid].items()),
+            tuple(
+                ParticipantTrack(name, tuple(locs), tuple(actions[pid][name]))
+                for name, locs in locations[pid].items()
+            ),
         )
         for pid in sorted(locations)
     }

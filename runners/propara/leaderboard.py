@@ -12,17 +12,29 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem, ProblemList
-from runners.propara.action_file import ActionFile, ProcessTracks, build_tracks, read_action_file
-from runners.generic import Derived, MatchScorer, MatchStage
-from runners.matching import BestMatch, PairScorer
-from runners.predictions import FieldType
-from runners.propara.process_score import QUESTIONS, PrecisionRecall
-from runners.propara.summaries import SUMMARY_FIELDS, derive_summaries
-from runners.structured import PhraseOverlap, RecordMean, phrase_overlap
-from runners.text import Pipeline, lowercase, remove_leading_article, stem
-from runners.propara.prompts import prompt_labels, read_prompts
-from runners.registry import component
+from procbench.runners._types import (
+    GoldSet,
+    InvalidPredictions,
+    ItemScore,
+    PredictionWarning,
+    Problem,
+    ProblemList,
+)
+from procbench.runners.propara.action_file import (
+    ActionFile,
+    ProcessTracks,
+    build_tracks,
+    read_action_file,
+)
+from procbench.runners.generic import Derived, MatchScorer, MatchStage
+from procbench.runners.matching import BestMatch, PairScorer
+from procbench.runners.predictions import FieldType
+from procbench.runners.propara.process_score import QUESTIONS, PrecisionRecall
+from procbench.runners.propara.summaries import SUMMARY_FIELDS, derive_summaries
+from procbench.runners.structured import PhraseOverlap, RecordMean, phrase_overlap
+from procbench.runners.text import Pipeline, lowercase, remove_leading_article, stem
+from procbench.runners.propara.prompts import prompt_labels, read_prompts
+from procbench.runners.registry import component
 
 SPLITS = ("train", "dev", "test")
 DEFAULT_ANSWERS = "propara/aristo-leaderboard/propara/data/{split}/answers.tsv"
@@ -32,14 +44,20 @@ _EXAMPLES = 5
 ARTICLES = ("a", "an", "the", "your", "his", "their", "my", "another", "other", "this", "that")
 
 # The contract: gold and prediction records are ProcessTracks (attributes, not dict keys).
-TRACK_FIELDS = {"process_id": "int", "num_sentences": "int", "participants": "list(any)"}  # a tuple of ParticipantTrack
+TRACK_FIELDS = {
+    "process_id": "int",
+    "num_sentences": "int",
+    "participants": "list(any)",
+}  # a tuple of ParticipantTrack
 PER_QUESTION = tuple(f"{question}_{part}" for question in QUESTIONS for part in ("p", "r", "f1"))
 OVERALL = ("precision", "recall", "f1")
 
 
 # ``prompt`` is absent from every item when the split's grids file is missing (a warning says so).
 @component("reader", "propara.answers", fields=TRACK_FIELDS, labels={"prompt": ()})
-def read_answers(data_root: Path, split: str, *, answers: str = DEFAULT_ANSWERS, prompts: str = DEFAULT_PROMPTS) -> GoldSet:
+def read_answers(
+    data_root: Path, split: str, *, answers: str = DEFAULT_ANSWERS, prompts: str = DEFAULT_PROMPTS
+) -> GoldSet:
     """Gold action file of ``split``: items = process id (str, ascending) -> ProcessTracks.
 
     Labels: ``prompt`` from the EMNLP'18 grids TSV ("unknown" where a process has none; no label at
@@ -60,7 +78,9 @@ def read_answers(data_root: Path, split: str, *, answers: str = DEFAULT_ANSWERS,
 
 
 def _gold_problems(path: Path, parsed: ActionFile) -> str:
-    total = InvalidPredictions(parsed.problems).count  # the parser keeps the first few and counts the rest
+    total = InvalidPredictions(
+        parsed.problems
+    ).count  # the parser keeps the first few and counts the rest
     shown = "\n".join("  " + p.render(str(path)) for p in parsed.problems[:20])
     more = f"\n  ... and {total - 20} more" if total > 20 else ""
     return f"invalid gold action file {path} ({total} problem(s)):\n{shown}{more}"
@@ -87,7 +107,10 @@ def read_predictions(path: Path, gold: GoldSet) -> dict[str, ProcessTracks]:
     extra = sorted({row.process_id for row in parsed.rows if str(row.process_id) not in gold.items})
     if extra:
         warnings.warn(
-            PredictionWarning(f"{len(extra)} process(es) not in the gold are ignored: {_sample(extra)}"), stacklevel=2
+            PredictionWarning(
+                f"{len(extra)} process(es) not in the gold are ignored: {_sample(extra)}"
+            ),
+            stacklevel=2,
         )
     _warn_row_oddities(parsed, gold)
     # Tracks are built only for gold processes: an ignored process's sentence numbers are never allocated.
@@ -121,10 +144,14 @@ def _participant_diff(parsed: ActionFile, gold: GoldSet) -> list[Problem]:
         expected = tracks.participant_names()
         for name in expected:
             if name not in first_line[pid]:
-                problems.append(Problem(None, f'Process {pid}: participant "{name}" is missing', item_id))
+                problems.append(
+                    Problem(None, f'Process {pid}: participant "{name}" is missing', item_id)
+                )
         for name, line in first_line[pid].items():
             if name not in expected:
-                problems.append(Problem(line, f'Process {pid}: participant "{name}" is unexpected', item_id))
+                problems.append(
+                    Problem(line, f'Process {pid}: participant "{name}" is unexpected', item_id)
+                )
     return problems
 
 
@@ -143,7 +170,10 @@ def _warn_row_oddities(parsed: ActionFile, gold: GoldSet) -> None:
         if set(range(1, tracks.num_sentences + 1)) - set(sentences):
             missing.append((pid, name))
     notes = [
-        (missing, "lack rows for some gold sentences (scored with the defaults: location unknown, action NONE)"),
+        (
+            missing,
+            "lack rows for some gold sentences (scored with the defaults: location unknown, action NONE)",
+        ),
         (repeated, "have repeated sentence rows (the later row wins)"),
     ]
     for pairs, what in notes:
@@ -157,7 +187,12 @@ def _sample(values: Sequence[object]) -> str:
     return shown + (f" and {len(values) - _EXAMPLES} more" if len(values) > _EXAMPLES else "")
 
 
-@component("scorer", "propara.leaderboard", needs={"num_sentences": "int", "participants": "list(any)"}, emits=PER_QUESTION)
+@component(
+    "scorer",
+    "propara.leaderboard",
+    needs={"num_sentences": "int", "participants": "list(any)"},
+    emits=PER_QUESTION,
+)
 def score_leaderboard(
     gold: GoldSet, predictions: Mapping[str, ProcessTracks], *, on_zero_denominator: float = 1.0
 ) -> list[ItemScore]:
@@ -170,31 +205,54 @@ def score_leaderboard(
     """
     for item_id in gold.items:
         if item_id not in predictions:
-            raise ValueError(f"no prediction for process {item_id} (the predictions component rejects such files)")
+            raise ValueError(
+                f"no prediction for process {item_id} (the predictions component rejects such files)"
+            )
     return Derived(derive_summaries, _matches(on_zero_denominator))(gold, predictions)
 
 
 def _matches(on_zero_denominator: float) -> MatchScorer:
     participant = phrase_overlap(on_zero_denominator=on_zero_denominator)
-    place = Pipeline.of([lowercase(), remove_leading_article(list(ARTICLES)), stem("porter", unit="whole")])
-    location = PhraseOverlap(alternatives=place, blank_alternative="empties_group", on_zero_denominator=on_zero_denominator)
+    place = Pipeline.of(
+        [lowercase(), remove_leading_article(list(ARTICLES)), stem("porter", unit="whole")]
+    )
+    location = PhraseOverlap(
+        alternatives=place,
+        blank_alternative="empties_group",
+        on_zero_denominator=on_zero_denominator,
+    )
     similarities = {
         "inputs": participant,
         "outputs": participant,
-        "conversions": RecordMean(("step",), (("locations", location), ("destroyed", participant), ("created", participant))),
-        "moves": RecordMean(("step",), (("participant", participant), ("before", location), ("after", location))),
+        "conversions": RecordMean(
+            ("step",),
+            (("locations", location), ("destroyed", participant), ("created", participant)),
+        ),
+        "moves": RecordMean(
+            ("step",), (("participant", participant), ("before", location), ("after", location))
+        ),
     }
     matcher = BestMatch(recall="precision_if_same_size")
     return MatchScorer(
         tuple(
-            MatchStage(q, q, (), PairScorer(similarities[q], guard_empty=False), matcher, (f"{q}_p", f"{q}_r", f"{q}_f1"), FieldType.parse(SUMMARY_FIELDS[q]))
+            MatchStage(
+                q,
+                q,
+                (),
+                PairScorer(similarities[q], guard_empty=False),
+                matcher,
+                (f"{q}_p", f"{q}_r", f"{q}_f1"),
+                FieldType.parse(SUMMARY_FIELDS[q]),
+            )
             for q in QUESTIONS
         )
     )
 
 
 @component("aggregator", "propara.leaderboard", emits=OVERALL + PER_QUESTION)
-def aggregate_leaderboard(items: Sequence[ItemScore], *, digits: int = 3, round_overall: bool = True) -> dict[str, float]:
+def aggregate_leaderboard(
+    items: Sequence[ItemScore], *, digits: int = 3, round_overall: bool = True
+) -> dict[str, float]:
     """The official numbers (2A.7) over ``items``; all zeros for an empty subset.
 
     Per question: ``<q>_p``/``<q>_r`` = mean over processes rounded to ``digits`` (Python round),
@@ -213,7 +271,13 @@ def aggregate_leaderboard(items: Sequence[ItemScore], *, digits: int = 3, round_
         precision = round(sum(i.values[f"{question}_p"] for i in items) / len(items), digits)
         recall = round(sum(i.values[f"{question}_r"] for i in items) / len(items), digits)
         rounded[question] = PrecisionRecall(precision, recall)
-        metrics.update({f"{question}_p": precision, f"{question}_r": recall, f"{question}_f1": rounded[question].f1})
+        metrics.update(
+            {
+                f"{question}_p": precision,
+                f"{question}_r": recall,
+                f"{question}_f1": rounded[question].f1,
+            }
+        )
     overall = PrecisionRecall(
         sum(rounded[q].precision for q in QUESTIONS) / len(QUESTIONS),
         sum(rounded[q].recall for q in QUESTIONS) / len(QUESTIONS),

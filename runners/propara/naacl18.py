@@ -15,31 +15,62 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runners._types import GoldSet, InvalidPredictions, ItemScore, PredictionWarning, Problem, ProblemList
-from runners.generic import Derived
-from runners.predictions import FieldType
-from runners.propara.leaderboard import DEFAULT_PROMPTS, SPLITS
-from runners.propara.naacl18_gold import read_paragraphs
-from runners.propara.naacl18_grid import ParagraphGrid, missing_predictions, read_grid_file
-from runners.propara.naacl18_questions import QUESTION_FIELDS, naacl18_questions
-from runners.propara.prompts import prompt_labels, read_prompts
-from runners.registry import component
+from procbench.runners._types import (
+    GoldSet,
+    InvalidPredictions,
+    ItemScore,
+    PredictionWarning,
+    Problem,
+    ProblemList,
+)
+from procbench.runners.generic import Derived
+from procbench.runners.predictions import FieldType
+from procbench.runners.propara.leaderboard import DEFAULT_PROMPTS, SPLITS
+from procbench.runners.propara.naacl18_gold import read_paragraphs
+from procbench.runners.propara.naacl18_grid import (
+    ParagraphGrid,
+    missing_predictions,
+    read_grid_file,
+)
+from procbench.runners.propara.naacl18_questions import QUESTION_FIELDS, naacl18_questions
+from procbench.runners.propara.prompts import prompt_labels, read_prompts
+from procbench.runners.registry import component
 
 if TYPE_CHECKING:
-    from runners.metrics import Measures
+    from procbench.runners.metrics import Measures
 
 EVAL_DIR = "propara/propara/tests/fixtures/eval"
 QUESTION_IDS = tuple(f"q{n}" for n in range(1, 11))
-CATEGORIES = {"cat1": ("q1", "q4", "q7"), "cat2": ("q2", "q5", "q8"), "cat3": ("q3", "q6", "q9", "q10")}
+CATEGORIES = {
+    "cat1": ("q1", "q4", "q7"),
+    "cat2": ("q2", "q5", "q8"),
+    "cat3": ("q3", "q6", "q9", "q10"),
+}
 # Upstream hard-codes the NAACL'18 test question counts per category as the micro-average weights.
 MICRO_WEIGHTS = {"cat1": 750, "cat2": 601, "cat3": 823}
-F1_SCORED = ("q8",)  # "At which steps does x move?" has several answers: its score is F1, not accuracy
+F1_SCORED = (
+    "q8",
+)  # "At which steps does x move?" has several answers: its score is F1, not accuracy
 _EXAMPLES = 5
 
 # The contract: gold records are Paragraph values, prediction records ParagraphGrid values (attributes).
-PARAGRAPH_FIELDS = {"pid": "int", "inventory": "list(str)", "annotator_sets": "list(list(any))", "num_sentences": "int"}  # a frozenset; tuples of Label tuples
-GRID_FIELDS = {"pid": "int", "rows": "any", "n_steps": "int"}  # rows: a mapping participant -> sentence -> GridRow
-OUTCOMES = ("tp", "fp", "tn", "fn")  # the order of runners.metrics._outcomes.OUTCOMES, which a test keeps equal
+PARAGRAPH_FIELDS = {
+    "pid": "int",
+    "inventory": "list(str)",
+    "annotator_sets": "list(list(any))",
+    "num_sentences": "int",
+}  # a frozenset; tuples of Label tuples
+GRID_FIELDS = {
+    "pid": "int",
+    "rows": "any",
+    "n_steps": "int",
+}  # rows: a mapping participant -> sentence -> GridRow
+OUTCOMES = (
+    "tp",
+    "fp",
+    "tn",
+    "fn",
+)  # the order of runners.metrics._outcomes.OUTCOMES, which a test keeps equal
 COUNTS = tuple(f"{q}_{o}" for q in QUESTION_IDS for o in OUTCOMES)
 DETAIL_RATES = ("precision", "recall", "f1", "accuracy")
 
@@ -77,7 +108,9 @@ def read_naacl18(
         root / annotator_labels.format(split=split),
     )
     items = {str(pid): paragraph for pid, paragraph in paragraphs.items()}
-    return GoldSet(items=items, labels=prompt_labels(items, read_prompts(root / prompts.format(split=split))))
+    return GoldSet(
+        items=items, labels=prompt_labels(items, read_prompts(root / prompts.format(split=split)))
+    )
 
 
 @component("predictions", "propara.naacl18_grid", fields=GRID_FIELDS)
@@ -94,19 +127,25 @@ def read_naacl18_grid(path: Path, gold: GoldSet) -> dict[str, ParagraphGrid]:
     problems = ProblemList(parsed.problems)
     if parsed.n_lines == 0:
         problems.append(Problem(None, "empty prediction file"))
-    if parsed.grids or not problems:  # a file with no readable row gets no per-paragraph list on top
+    if (
+        parsed.grids or not problems
+    ):  # a file with no readable row gets no per-paragraph list on top
         for paragraph in gold.items.values():
             problems.extend(missing_predictions(paragraph, parsed.grids.get(paragraph.pid)))
     if problems:
         raise InvalidPredictions(problems, path.name)
     _warn_ignored(parsed.grids, gold)
-    return {item_id: parsed.grids[p.pid] for item_id, p in gold.items.items() if p.pid in parsed.grids}
+    return {
+        item_id: parsed.grids[p.pid] for item_id, p in gold.items.items() if p.pid in parsed.grids
+    }
 
 
 def _warn_ignored(grids: Mapping[int, ParagraphGrid], gold: GoldSet) -> None:
     unknown_pids = [pid for pid in grids if str(pid) not in gold.items]
     if unknown_pids:
-        message = f"{len(unknown_pids)} paragraph(s) not in the gold are ignored: {_sample(unknown_pids)}"
+        message = (
+            f"{len(unknown_pids)} paragraph(s) not in the gold are ignored: {_sample(unknown_pids)}"
+        )
         warnings.warn(PredictionWarning(message), stacklevel=3)
     unknown = [
         (pid, name)
@@ -119,7 +158,9 @@ def _warn_ignored(grids: Mapping[int, ParagraphGrid], gold: GoldSet) -> None:
         message = f"{len(unknown)} participant(s) outside the gold inventory are ignored: {_sample(unknown)}"
         warnings.warn(PredictionWarning(message), stacklevel=3)
     uneven = [
-        pid for pid, grid in grids.items() if str(pid) in gold.items and len({len(rows) for rows in grid.rows.values()}) > 1
+        pid
+        for pid, grid in grids.items()
+        if str(pid) in gold.items and len({len(rows) for rows in grid.rows.values()}) > 1
     ]
     if uneven:
         warnings.warn(
@@ -147,7 +188,10 @@ def score_naacl18(gold: GoldSet, predictions: Mapping[str, ParagraphGrid]) -> li
 
     def count(questions: GoldSet, answers: Mapping[str, Any]) -> list[ItemScore]:
         # the measures store q<n>:tp ...; this API's names are q<n>_tp ...
-        return [ItemScore(item_id, {key.replace(":", "_"): v for key, v in values.items()}) for item_id, values in measures.score(questions, answers).items()]
+        return [
+            ItemScore(item_id, {key.replace(":", "_"): v for key, v in values.items()})
+            for item_id, values in measures.score(questions, answers).items()
+        ]
 
     return Derived(naacl18_questions, count)(gold, predictions)
 
@@ -155,11 +199,13 @@ def score_naacl18(gold: GoldSet, predictions: Mapping[str, ParagraphGrid]) -> li
 def _question_measures() -> Measures:
     """Q1-Q10 as the spec's measure blocks: which extracted field each question counts, and how."""
     # imported here: the leaderboard task's components share this package and use neither
-    from runners.metrics import Measures, MeasureStage
-    from runners.metrics._outcomes import AnswerOutcomes, BinaryOutcomes, SetOutcomes
-    from runners.text import Pipeline, delete_chars, lowercase, stem
+    from procbench.runners.metrics import Measures, MeasureStage
+    from procbench.runners.metrics._outcomes import AnswerOutcomes, BinaryOutcomes, SetOutcomes
+    from procbench.runners.text import Pipeline, delete_chars, lowercase, stem
 
-    place = Pipeline.of([lowercase(), delete_chars('"'), stem("porter2", keep_empty=True)])  # the location check of docs/metrics.md §2B.4
+    place = Pipeline.of(
+        [lowercase(), delete_chars('"'), stem("porter2", keep_empty=True)]
+    )  # the location check of docs/metrics.md §2B.4
     metrics = {
         "created": BinaryOutcomes(),
         "destroyed": BinaryOutcomes(),
@@ -176,7 +222,11 @@ def _question_measures() -> Measures:
     for question, field_name in zip(QUESTION_IDS, QUESTION_FIELDS):
         metric, ftype = metrics[field_name], FieldType.parse(QUESTION_FIELDS[field_name])
         normalise = place if field_name.endswith(("location", "from", "to")) else None
-        stages.append(MeasureStage(question, metric, "pooled", field_name, field_name, (ftype,), (ftype,), normalise))
+        stages.append(
+            MeasureStage(
+                question, metric, "pooled", field_name, field_name, (ftype,), (ftype,), normalise
+            )
+        )
     return Measures(tuple(stages))
 
 
@@ -224,7 +274,8 @@ class QuestionResult:
 def question_results(items: Sequence[ItemScore]) -> dict[str, QuestionResult]:
     """Micro sums of every question over ``items``."""
     return {
-        q: QuestionResult(*(int(sum(i.values[f"{q}_{o}"] for i in items)) for o in OUTCOMES)) for q in QUESTION_IDS
+        q: QuestionResult(*(int(sum(i.values[f"{q}_{o}"] for i in items)) for o in OUTCOMES))
+        for q in QUESTION_IDS
     }
 
 
@@ -241,7 +292,9 @@ def aggregate_naacl18(items: Sequence[ItemScore], *, detail: bool = False) -> di
     for category, questions in CATEGORIES.items():
         metrics[category] = sum(metrics[q] for q in questions) / len(questions)
     metrics["macro"] = (metrics["cat1"] + metrics["cat2"] + metrics["cat3"]) / 3
-    metrics["micro"] = sum(MICRO_WEIGHTS[c] * metrics[c] for c in CATEGORIES) / sum(MICRO_WEIGHTS.values())
+    metrics["micro"] = sum(MICRO_WEIGHTS[c] * metrics[c] for c in CATEGORIES) / sum(
+        MICRO_WEIGHTS.values()
+    )
     if detail:
         for q, result in results.items():
             for name in ("precision", "recall", "f1", "accuracy"):

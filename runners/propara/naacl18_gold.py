@@ -77,11 +77,15 @@ def _inventory(path: Path, lines: list[str]) -> dict[int, frozenset[str]]:
     for number, line in enumerate(lines, start=1):
         fields = line.split("\t")
         if len(fields) < 4 or fields[3] not in ("before", "after"):
-            raise ValueError(f"{path}:{number}: expected 'before' or 'after' in column 4 (upstream prints Error and exits)")
+            raise ValueError(
+                f"{path}:{number}: expected 'before' or 'after' in column 4 (upstream prints Error and exits)"
+            )
         try:
             pid = int(fields[0])
         except ValueError:
-            raise ValueError(f"{path}:{number}: paragraph id is not an integer: {fields[0]!r}") from None
+            raise ValueError(
+                f"{path}:{number}: paragraph id is not an integer: {fields[0]!r}"
+            ) from None
         names.setdefault(pid, set()).add(fields[2])
     return {pid: frozenset(values) for pid, values in names.items()}
 
@@ -123,7 +127,9 @@ def align_parts(cell: str, inventory: frozenset[str]) -> list[tuple[str, list[st
         if lowered in inventory:
             aligned.append(("exact", [lowered]))
             continue
-        close = [name for name in sorted(inventory) if _levenshtein(lowered, name) < LEVENSHTEIN_BELOW]
+        close = [
+            name for name in sorted(inventory) if _levenshtein(lowered, name) < LEVENSHTEIN_BELOW
+        ]
         if close:
             aligned.append(("fuzzy", close))
             fuzzy_found = True
@@ -136,13 +142,18 @@ def align_parts(cell: str, inventory: frozenset[str]) -> list[tuple[str, list[st
 
 @lru_cache(maxsize=65536)
 def _levenshtein(a: str, b: str) -> int:
-    from runners.edit_distance import edit_distance  # NLTK's edit_distance without NLTK's package init
+    from procbench.runners.edit_distance import (
+        edit_distance,
+    )  # NLTK's edit_distance without NLTK's package init
 
     return edit_distance(a, b)  # unit-cost edit distance, as upstream's pylev
 
 
 def _location_parts(cell: str) -> list[str]:
-    return [NULL if p == "-" else UNK if p == "?" else p for p in (part.strip() for part in cell.split(";"))]
+    return [
+        NULL if p == "-" else UNK if p == "?" else p
+        for p in (part.strip() for part in cell.split(";"))
+    ]
 
 
 def read_annotator_sets(
@@ -160,7 +171,9 @@ def read_annotator_sets(
     # Every line is still checked as upstream checks it (field count, integer PID and SID), but only its
     # first two fields are split off: the whole row is split when its set is filed.
     running: list[tuple[int, int, str]] = []
-    expanded: dict[tuple[str, frozenset[str] | None], tuple[Label, ...]] = {}  # a row's labels, by its text after the PID
+    expanded: dict[
+        tuple[str, frozenset[str] | None], tuple[Label, ...]
+    ] = {}  # a row's labels, by its text after the PID
     last_pid: int | None = None
     for number, line in enumerate(_lines(path), start=1):
         if number == 1:
@@ -169,11 +182,15 @@ def read_annotator_sets(
         tabs = line.count("\t")  # fields - 1 of line.split("\t")
         if tabs == 0:
             if last_pid in selected:
-                sets.setdefault(last_pid, []).append(_labels(running, inventory, selected, expanded))
+                sets.setdefault(last_pid, []).append(
+                    _labels(running, inventory, selected, expanded)
+                )
             running = []
             continue
         if tabs != 10:
-            raise ValueError(f"{path}:{number}: the number of fields in this line is irregular ({tabs + 1}, expected 11)")
+            raise ValueError(
+                f"{path}:{number}: the number of fields in this line is irregular ({tabs + 1}, expected 11)"
+            )
         pid_text, sid_text, _ = line.split("\t", 2)
         if sid_text == "?":
             continue
@@ -183,7 +200,9 @@ def read_annotator_sets(
             raise ValueError(f"{path}:{number}: PID and SID must be integers") from None
         last_pid = pid
         if pid in selected and pid not in inventory:
-            raise ValueError(f"{path}:{number}: paragraph {pid} has no rows in the gold label file (upstream KeyError)")
+            raise ValueError(
+                f"{path}:{number}: paragraph {pid} has no rows in the gold label file (upstream KeyError)"
+            )
         running.append((pid, sid, line))
     return sets
 
@@ -206,16 +225,24 @@ def _labels(
         row_labels = expanded.get(key)
         if row_labels is None:
             fields = line.split("\t")
-            participants = _aligned(fields[3], names) if names is not None else [p.strip() for p in fields[3].split(";")]
+            participants = (
+                _aligned(fields[3], names)
+                if names is not None
+                else [p.strip() for p in fields[3].split(";")]
+            )
             row_labels = expanded[key] = tuple(
                 Label(sid, who, fields[4], source, target)
-                for who, source, target in itertools.product(participants, _location_parts(fields[5]), _location_parts(fields[6]))
+                for who, source, target in itertools.product(
+                    participants, _location_parts(fields[5]), _location_parts(fields[6])
+                )
             )
         labels.extend(row_labels)
     return tuple(labels)
 
 
-def read_paragraphs(para_ids: Path, gold_labels: Path, annotator_labels: Path) -> dict[int, Paragraph]:
+def read_paragraphs(
+    para_ids: Path, gold_labels: Path, annotator_labels: Path
+) -> dict[int, Paragraph]:
     """Selected paragraphs in para-id file order."""
     for path in (para_ids, gold_labels, annotator_labels):
         if not path.is_file():
@@ -225,7 +252,12 @@ def read_paragraphs(para_ids: Path, gold_labels: Path, annotator_labels: Path) -
     inventory = _inventory(gold_labels, gold_lines)
     sentences = _sentence_counts(gold_lines)
     sets = read_annotator_sets(annotator_labels, inventory, frozenset(ids))
-    return {pid: Paragraph(pid, inventory.get(pid, frozenset()), tuple(sets.get(pid, ())), sentences.get(pid, 0)) for pid in ids}
+    return {
+        pid: Paragraph(
+            pid, inventory.get(pid, frozenset()), tuple(sets.get(pid, ())), sentences.get(pid, 0)
+        )
+        for pid in ids
+    }
 
 
 def _lines(path: Path) -> list[str]:

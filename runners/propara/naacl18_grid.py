@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners._types import Problem, ProblemList
-from runners.propara.lines import read_lines
-from runners.propara.naacl18_gold import NULL, UNK, Paragraph
+from procbench.runners._types import Problem, ProblemList
+from procbench.runners.propara.lines import read_lines
+from procbench.runners.propara.naacl18_gold import NULL, UNK, Paragraph
 
 
 @dataclass(frozen=True)
@@ -59,25 +59,47 @@ def parse_grid_lines(lines: list[str], sentences: Mapping[int, int] | None = Non
     rows: dict[int, dict[str, dict[int, GridRow]]] = {}
     problems = ProblemList()
     for number, line in enumerate(lines, start=1):
-        fields = line.rstrip().split("\t")  # right-stripped like upstream: an empty last column vanishes
+        fields = line.rstrip().split(
+            "\t"
+        )  # right-stripped like upstream: an empty last column vanishes
         line_problems: list[Problem] = []
         if not line.strip():
-            problems.append(Problem(number, "blank line (upstream crashes: invalid literal for int())"))
+            problems.append(
+                Problem(number, "blank line (upstream crashes: invalid literal for int())")
+            )
             continue
-        for what, text in (("paragraph id", fields[0]), ("sentence id", fields[1] if len(fields) > 1 else None)):
+        for what, text in (
+            ("paragraph id", fields[0]),
+            ("sentence id", fields[1] if len(fields) > 1 else None),
+        ):
             if text is not None and not _is_int(text):
                 line_problems.append(Problem(number, f"{what} is not an integer: {text!r}"))
         if len(fields) < 5:
             line_problems.append(
-                Problem(number, f"expected 5 TAB-separated fields (pid sid participant from to), got {len(fields)}")
+                Problem(
+                    number,
+                    f"expected 5 TAB-separated fields (pid sid participant from to), got {len(fields)}",
+                )
             )
         problems.extend(line_problems)
         if line_problems:
             continue
-        pid, sid, participant, source, target = int(fields[0]), int(fields[1]), fields[2], fields[3], fields[4]
+        pid, sid, participant, source, target = (
+            int(fields[0]),
+            int(fields[1]),
+            fields[2],
+            fields[3],
+            fields[4],
+        )
         last = (sentences or {}).get(pid, 0)
         if last and not 1 <= sid <= last:
-            problems.append(Problem(number, f"sentence id {sid} is outside paragraph {pid}'s sentences 1-{last}", str(pid)))
+            problems.append(
+                Problem(
+                    number,
+                    f"sentence id {sid} is outside paragraph {pid}'s sentences 1-{last}",
+                    str(pid),
+                )
+            )
             continue
         rows.setdefault(pid, {}).setdefault(participant, {})[sid] = GridRow(source, target)
     grids = {
@@ -119,9 +141,17 @@ def missing_predictions(paragraph: Paragraph, grid: ParagraphGrid | None) -> lis
     if not labelled:
         return []
     if grid is None:
-        return [Problem(None, f"paragraph {paragraph.pid} has no prediction rows (needed for {', '.join(labelled)})", item)]
+        return [
+            Problem(
+                None,
+                f"paragraph {paragraph.pid} has no prediction rows (needed for {', '.join(labelled)})",
+                item,
+            )
+        ]
     problems = [
-        Problem(None, f"paragraph {paragraph.pid}: participant {name!r} has no prediction rows", item)
+        Problem(
+            None, f"paragraph {paragraph.pid}: participant {name!r} has no prediction rows", item
+        )
         for name in labelled
         if name not in grid.rows
     ]

@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runners.propara.naacl18_gold import NULL, UNK, Label, Paragraph
-from runners.propara.naacl18_grid import GridRow, ParagraphGrid, is_location
-from runners.registry import component
+from procbench.runners.propara.naacl18_gold import NULL, UNK, Label, Paragraph
+from procbench.runners.propara.naacl18_grid import GridRow, ParagraphGrid, is_location
+from procbench.runners.registry import component
 
 QUESTION_FIELDS = {
     "created": "list(bool)",
@@ -59,7 +59,11 @@ def events(rows: Mapping[int, GridRow]) -> Events:
     destroyed = None
     if ordered and ordered[-1][1].target == NULL:
         destroyed = next((sid for sid, row in reversed(ordered) if row.source != NULL), None)
-    moved = frozenset(sid for sid, row in ordered if row.source != NULL and row.target != NULL and row.source != row.target)
+    moved = frozenset(
+        sid
+        for sid, row in ordered
+        if row.source != NULL and row.target != NULL and row.source != row.target
+    )
     return Events(created, destroyed, moved)
 
 
@@ -90,40 +94,68 @@ def naacl18_questions(record: Any, gold: Paragraph | None) -> dict[str, list[Any
     grid: ParagraphGrid | None = None if gold is None else record
     labelled = sorted(paragraph.labelled_participants())
     if grid is not None and labelled:
-        predicted = {name: events(grid.rows[name]) for name in labelled}  # the predictions reader ensured every labelled row
+        predicted = {
+            name: events(grid.rows[name]) for name in labelled
+        }  # the predictions reader ensured every labelled row
     answers = _Answers()
     for labels in paragraph.annotator_sets:
-        by_kind: dict[str, list[Label]] = {kind: [label for label in labels if label.kind == kind] for kind in ("create", "destroy", "move")}
+        by_kind: dict[str, list[Label]] = {
+            kind: [label for label in labels if label.kind == kind]
+            for kind in ("create", "destroy", "move")
+        }
         moved = sorted({label.participant for label in by_kind["move"]})
         for name in labelled:  # Cat-1: yes/no per labelled participant
             if grid is None:
-                answers.add("created", any(label.participant == name for label in by_kind["create"]))
-                answers.add("destroyed", any(label.participant == name for label in by_kind["destroy"]))
+                answers.add(
+                    "created", any(label.participant == name for label in by_kind["create"])
+                )
+                answers.add(
+                    "destroyed", any(label.participant == name for label in by_kind["destroy"])
+                )
                 answers.add("moved", name in moved)
             else:
                 answers.add("created", predicted[name].created is not None)
                 answers.add("destroyed", predicted[name].destroyed is not None)
                 answers.add("moved", bool(predicted[name].moved))
-        for kind, step, location in (("create", "create_step", "create_location"), ("destroy", "destroy_step", "destroy_location")):
+        for kind, step, location in (
+            ("create", "create_step", "create_location"),
+            ("destroy", "destroy_step", "destroy_location"),
+        ):
             for label in by_kind[kind]:  # Cat-2 and Cat-3 of creation and destruction
                 gold_location = label.to_location if kind == "create" else label.from_location
                 if grid is None:
                     answers.add(step, label.sid)
                 else:
-                    answers.add(step, predicted[label.participant].created if kind == "create" else predicted[label.participant].destroyed)
+                    answers.add(
+                        step,
+                        predicted[label.participant].created
+                        if kind == "create"
+                        else predicted[label.participant].destroyed,
+                    )
                 if gold_location != UNK:  # the row is read only when the gold location is known
                     row = None if grid is None else grid.rows[label.participant][label.sid]
-                    answers.add(location, gold_location if row is None else _location(row.target if kind == "create" else row.source))
+                    answers.add(
+                        location,
+                        gold_location
+                        if row is None
+                        else _location(row.target if kind == "create" else row.source),
+                    )
         for name in moved:  # Q8: the set of move steps of each moved participant
             if grid is None:
-                steps = sorted({label.sid for label in by_kind["move"] if label.participant == name})
+                steps = sorted(
+                    {label.sid for label in by_kind["move"] if label.participant == name}
+                )
                 answers.add("move_steps", {"answers": steps, "out_of": paragraph.num_sentences})
             else:
-                answers.add("move_steps", {"answers": sorted(predicted[name].moved), "out_of": grid.n_steps})
+                answers.add(
+                    "move_steps", {"answers": sorted(predicted[name].moved), "out_of": grid.n_steps}
+                )
         for label in by_kind["move"]:
             row = None if grid is None else grid.rows[label.participant][label.sid]
             if label.from_location != UNK:
-                answers.add("move_from", label.from_location if row is None else _location(row.source))
+                answers.add(
+                    "move_from", label.from_location if row is None else _location(row.source)
+                )
             if label.to_location != UNK:
                 answers.add("move_to", label.to_location if row is None else _location(row.target))
     return answers.fields

@@ -24,7 +24,9 @@ def read_prompts(path: Path) -> dict[str, str]:
         fields = line.split("\t")
         if len(fields) >= 3 and fields[2].startswith(PROMPT_MARKER):
             pid = fields[0].strip()
-            prompts[str(int(pid)) if pid.isdigit() else pid] = fields[2][len(PROMPT_MARKER) :].strip()
+            prompts[str(int(pid)) if pid.isdigit() else pid] = fields[2][
+                len(PROMPT_MARKER) :
+            ].strip()
     return prompts
 
 

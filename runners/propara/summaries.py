@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runners.propara.action_file import NULL, ParticipantTrack, ProcessTracks
-from runners.registry import component
+from procbench.runners.propara.action_file import NULL, ParticipantTrack, ProcessTracks
+from procbench.runners.registry import component
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,18 @@ def outputs(process: ProcessTracks) -> list[str]:
 
 def _is_input(acts: tuple[str, ...]) -> bool:
     return any(
-        act == "DESTROY" and "CREATE" not in acts[:i] and not {"CREATE", "MOVE"} & set(acts[i + 1 :])
+        act == "DESTROY"
+        and "CREATE" not in acts[:i]
+        and not {"CREATE", "MOVE"} & set(acts[i + 1 :])
         for i, act in enumerate(acts)
     )
 
 
 def _is_output(acts: tuple[str, ...]) -> bool:
     return any(
-        act == "CREATE" and not {"DESTROY", "MOVE"} & set(acts[:i]) and "DESTROY" not in acts[i + 1 :]
+        act == "CREATE"
+        and not {"DESTROY", "MOVE"} & set(acts[:i])
+        and "DESTROY" not in acts[i + 1 :]
         for i, act in enumerate(acts)
     )
 
@@ -61,12 +65,20 @@ def _joined_set(locations: list[str]) -> str:
 
 def _created_at(process: ProcessTracks, step: int) -> list[tuple[ParticipantTrack, str]]:
     tracks = process.participants
-    return [(t, t.locations[step]) for t in tracks if t.locations[step - 1] == NULL and t.locations[step] != NULL]
+    return [
+        (t, t.locations[step])
+        for t in tracks
+        if t.locations[step - 1] == NULL and t.locations[step] != NULL
+    ]
 
 
 def _destroyed_at(process: ProcessTracks, step: int) -> list[tuple[ParticipantTrack, str]]:
     tracks = process.participants
-    return [(t, t.locations[step - 1]) for t in tracks if t.locations[step - 1] != NULL and t.locations[step] == NULL]
+    return [
+        (t, t.locations[step - 1])
+        for t in tracks
+        if t.locations[step - 1] != NULL and t.locations[step] == NULL
+    ]
 
 
 def conversions(process: ProcessTracks) -> list[Conversion]:
@@ -77,22 +89,37 @@ def conversions(process: ProcessTracks) -> list[Conversion]:
         created, destroyed = _created_at(process, s), _destroyed_at(process, s)
         if created and destroyed:
             found.append(
-                Conversion(_labels(destroyed), _labels(created), _joined_set([loc for _, loc in destroyed + created]), s)
+                Conversion(
+                    _labels(destroyed),
+                    _labels(created),
+                    _joined_set([loc for _, loc in destroyed + created]),
+                    s,
+                )
             )
         elif destroyed and s < n - 1:  # upstream off-by-one: step n-1 is never paired with step n
-            next_created, next_destroyed = _created_at(process, s + 1), _destroyed_at(process, s + 1)
+            next_created, next_destroyed = (
+                _created_at(process, s + 1),
+                _destroyed_at(process, s + 1),
+            )
             gone = {t.label for t, _ in destroyed}
             remainder = [(t, loc) for t, loc in next_created if t.label not in gone]
             if not next_destroyed and remainder:
                 locations = [loc for _, loc in next_created] + [loc for _, loc in destroyed]
-                found.append(Conversion(_labels(destroyed), _labels(remainder), _joined_set(locations), s))
+                found.append(
+                    Conversion(_labels(destroyed), _labels(remainder), _joined_set(locations), s)
+                )
         elif created and s < n - 1:
-            next_created, next_destroyed = _created_at(process, s + 1), _destroyed_at(process, s + 1)
+            next_created, next_destroyed = (
+                _created_at(process, s + 1),
+                _destroyed_at(process, s + 1),
+            )
             made = {t.label for t, _ in created}
             remainder = [(t, loc) for t, loc in next_destroyed if t.label not in made]
             if not next_created and remainder:
                 locations = [loc for _, loc in created] + [loc for _, loc in next_destroyed]
-                found.append(Conversion(_labels(remainder), _labels(created), _joined_set(locations), s))
+                found.append(
+                    Conversion(_labels(remainder), _labels(created), _joined_set(locations), s)
+                )
     return found
 
 
@@ -120,11 +147,23 @@ SUMMARY_FIELDS = {
 }
 
 
-@component("deriver", "propara.summaries", needs={"num_sentences": "int", "participants": "list(any)"}, fields=SUMMARY_FIELDS)
-def derive_summaries(process: ProcessTracks, gold: object = None) -> dict[str, list[str] | list[Conversion] | list[Move]]:
+@component(
+    "deriver",
+    "propara.summaries",
+    needs={"num_sentences": "int", "participants": "list(any)"},
+    fields=SUMMARY_FIELDS,
+)
+def derive_summaries(
+    process: ProcessTracks, gold: object = None
+) -> dict[str, list[str] | list[Conversion] | list[Move]]:
     """The four things the leaderboard asks about a process, from its action grid (docs/metrics.md §2A.4).
 
     Participants and locations are phrases (``a OR b AND c``); the spec's match blocks compare them.
     Gold and predicted grids are summarised alike: ``gold`` (the item's gold grid) is not read.
     """
-    return {"inputs": inputs(process), "outputs": outputs(process), "conversions": conversions(process), "moves": moves(process)}
+    return {
+        "inputs": inputs(process),
+        "outputs": outputs(process),
+        "conversions": conversions(process),
+        "moves": moves(process),
+    }

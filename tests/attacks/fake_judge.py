@@ -40,7 +40,11 @@ def serving(judge: Hostile) -> Iterator[str]:
             with judge.lock:
                 judge.requests += 1
                 number = judge.requests
-            status, body = (503, b"too many requests to the fake judge") if number > judge.max_requests else judge.reply(number)
+            status, body = (
+                (503, b"too many requests to the fake judge")
+                if number > judge.max_requests
+                else judge.reply(number)
+            )
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -51,7 +55,9 @@ def serving(judge: Hostile) -> Iterator[str]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    ).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:

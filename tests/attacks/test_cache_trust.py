@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from dsl import cache, tasks
-from dsl.plan import UnsafePlan, build
-from dsl.tasks import load_runner, spec_path
+from procbench.dsl import cache, tasks
+from procbench.dsl.plan import UnsafePlan, build
+from procbench.dsl.tasks import load_runner, spec_path
 from procbench.cli import app
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
 
@@ -42,17 +42,37 @@ def planted_gold(tmp_path: Path) -> Path:
 
 def _score(*extra: str) -> tuple[int, str, dict[str, Any] | None]:
     result = CliRunner().invoke(
-        app, ["score", "openpi", "--split", "test", "--predictions", str(GUESSER), "--data-dir", str(SAMPLE_DATA_ROOT), "--json", *extra]
+        app,
+        [
+            "score",
+            "openpi",
+            "--split",
+            "test",
+            "--predictions",
+            str(GUESSER),
+            "--data-dir",
+            str(SAMPLE_DATA_ROOT),
+            "--json",
+            *extra,
+        ],
     )
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
     start = result.stdout.find("{")
-    return result.exit_code, result.output, json.loads(result.stdout[start:]) if start >= 0 and result.exit_code == 0 else None
+    return (
+        result.exit_code,
+        result.output,
+        json.loads(result.stdout[start:]) if start >= 0 and result.exit_code == 0 else None,
+    )
 
 
 def _plant(entry: Path, value: Any) -> None:
     """Write ``value`` under the entry's own key with a valid sha256, as anyone able to write the cache folder can."""
     payload = pickle.dumps((entry.stem, value, ()), protocol=pickle.HIGHEST_PROTOCOL)
-    entry.write_bytes(cache.FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload)
+    entry.write_bytes(
+        cache.FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
+    )
 
 
 def _real_score(monkeypatch: pytest.MonkeyPatch) -> float:
@@ -76,11 +96,15 @@ def test_a_planted_plan_reading_gold_outside_the_data_root_is_refused(
     assert isinstance(stored, dict) and stored["gold"][0] == "table"
     outside = {
         "absolute": str(planted_gold / GOLD),
-        "dotdot": "../" * (len(SAMPLE_DATA_ROOT.resolve().parts) - 1) + str(planted_gold / GOLD).lstrip("/"),
+        "dotdot": "../" * (len(SAMPLE_DATA_ROOT.resolve().parts) - 1)
+        + str(planted_gold / GOLD).lstrip("/"),
         "placeholder": "{split.__class__}/" + GOLD,
     }[where]
     table = dict(stored["gold"][1])
-    table["sources"] = ((table["sources"][0][0], table["sources"][0][1], outside, *table["sources"][0][3:]), *table["sources"][1:])
+    table["sources"] = (
+        (table["sources"][0][0], table["sources"][0][1], outside, *table["sources"][0][3:]),
+        *table["sources"][1:],
+    )
     planted = {**stored, "gold": ("table", table)}
     with pytest.raises(UnsafePlan, match="reads outside the data root"):
         build(planted)  # built by anyone else, the plan is refused too
@@ -88,22 +112,42 @@ def test_a_planted_plan_reading_gold_outside_the_data_root_is_refused(
 
     code, output, result = _score()
     assert code == 0 and result is not None, output
-    assert "warning: refused the cached entry" in output and "it was removed and the spec is checked again" in output
+    assert (
+        "warning: refused the cached entry" in output
+        and "it was removed and the spec is checked again" in output
+    )
     assert float(result["metrics"]["exact_f1"]) == real  # the real spec's gold, not the planted one
     if where == "absolute":  # what the plan would have scored: the guesser against its own answers
         with monkeypatch.context() as scope:
             scope.setenv(cache.ENV_DIR, "off")
             assert _score_against(planted_gold) > 0.5 > real
-    assert cache.cached_plan(path, [SPECS_DIR]) == stored  # the planted entry replaced by the real plan
+    assert (
+        cache.cached_plan(path, [SPECS_DIR]) == stored
+    )  # the planted entry replaced by the real plan
 
 
 def _score_against(root: Path) -> float:
-    result = CliRunner().invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(GUESSER), "--data-dir", str(root), "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "openpi",
+            "--split",
+            "test",
+            "--predictions",
+            str(GUESSER),
+            "--data-dir",
+            str(root),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    return float(json.loads(result.stdout[result.stdout.find("{"):])["metrics"]["exact_f1"])
+    return float(json.loads(result.stdout[result.stdout.find("{") :])["metrics"]["exact_f1"])
 
 
-def test_a_planted_spec_entry_with_a_source_outside_the_data_root_is_refused(cache_dir: Path, planted_gold: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_planted_spec_entry_with_a_source_outside_the_data_root_is_refused(
+    cache_dir: Path, planted_gold: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real = _real_score(monkeypatch)
     path = spec_path("openpi").resolve()
     checked = cache.checked_spec(path, search=[SPECS_DIR])
@@ -112,7 +156,9 @@ def test_a_planted_spec_entry_with_a_source_outside_the_data_root_is_refused(cac
     source = replace(spec.data.sources[0], path=str(planted_gold / GOLD))
     planted = replace(spec, data=replace(spec.data, sources=(source, *spec.data.sources[1:])))
     _plant(entry, (planted, list(checked.warnings), checked.source))
-    assert cache.read(cache_dir, entry.stem, path) is not None  # the entry itself reads back: its digest is valid
+    assert (
+        cache.read(cache_dir, entry.stem, path) is not None
+    )  # the entry itself reads back: its digest is valid
 
     again = cache.checked_spec(path, search=[SPECS_DIR])
     assert not again.hit and again.spec == spec
@@ -124,13 +170,31 @@ def test_a_planted_spec_entry_with_a_source_outside_the_data_root_is_refused(cac
     assert "warning: refused the cached entry" in output and "is absolute" in output
 
 
-def test_a_link_out_of_the_data_root_is_refused_when_the_file_is_opened(tmp_path: Path, planted_gold: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_link_out_of_the_data_root_is_refused_when_the_file_is_opened(
+    tmp_path: Path, planted_gold: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The runtime check: a checked spec, a sound plan, but the data root's gold folder is a link to elsewhere."""
     monkeypatch.setenv(cache.ENV_DIR, "off")
     root = tmp_path / "root"
-    shutil.copytree(SAMPLE_DATA_ROOT / "openpi", root / "openpi", ignore=shutil.ignore_patterns("test"))
-    (root / "openpi" / "data" / "gold" / "test").symlink_to(planted_gold / "openpi" / "data" / "gold" / "test", target_is_directory=True)
-    result = CliRunner().invoke(app, ["score", "openpi", "--split", "test", "--predictions", str(GUESSER), "--data-dir", str(root)])
+    shutil.copytree(
+        SAMPLE_DATA_ROOT / "openpi", root / "openpi", ignore=shutil.ignore_patterns("test")
+    )
+    (root / "openpi" / "data" / "gold" / "test").symlink_to(
+        planted_gold / "openpi" / "data" / "gold" / "test", target_is_directory=True
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "openpi",
+            "--split",
+            "test",
+            "--predictions",
+            str(GUESSER),
+            "--data-dir",
+            str(root),
+        ],
+    )
     assert result.exit_code == 4, result.output
     assert "outside the data root" in result.output and "nothing is read from it" in result.output
     assert '"metrics"' not in result.output

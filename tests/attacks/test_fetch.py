@@ -15,11 +15,13 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from typer.testing import CliRunner
 
-from dsl.model import FetchSpec
+from procbench.dsl.model import FetchSpec
 from procbench import data as fetching
 from procbench.cli import app
 
-SERVE_AT_MOST_S = 20.0  # the trickling handler gives up by itself: a test never leaves a thread running for long
+SERVE_AT_MOST_S = (
+    20.0  # the trickling handler gives up by itself: a test never leaves a thread running for long
+)
 
 
 @dataclass
@@ -83,51 +85,95 @@ def hostile() -> Iterator[Hostile]:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     httpd.daemon_threads = True
     state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     yield state
     httpd.shutdown()
     httpd.server_close()
 
 
-def _cli_fetch(server: Hostile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple[int, str, FetchSpec]:
+def _cli_fetch(
+    server: Hostile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str
+) -> tuple[int, str, FetchSpec]:
     """`procbench data fetch paradise-reverse-tip` with the hostile server as its mirror (as tests/test_data_fetch.py does)."""
     (item,) = fetching.plan("paradise-reverse-tip")
     monkeypatch.setenv("PROCBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PROCBENCH_MIRROR", server.url)
-    result = CliRunner().invoke(app, ["data", "fetch", "paradise-reverse-tip", "--to", str(tmp_path / "data"), "--quiet", *extra])
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    result = CliRunner().invoke(
+        app,
+        [
+            "data",
+            "fetch",
+            "paradise-reverse-tip",
+            "--to",
+            str(tmp_path / "data"),
+            "--quiet",
+            *extra,
+        ],
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
     assert "Traceback" not in result.output
     return result.exit_code, result.output, item.spec
 
 
-def test_a_redirect_loop_is_one_failed_line_and_exit_10(hostile: Hostile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_redirect_loop_is_one_failed_line_and_exit_10(
+    hostile: Hostile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     hostile.mode = "loop"
     code, output, spec = _cli_fetch(hostile, tmp_path, monkeypatch)
     assert code == 10  # fetch failed (procbench.exit_codes)
     failed = [line.strip() for line in output.splitlines() if "redirects more than" in line]
-    assert failed == [f"{spec.path}: {fetching.mirrored(spec.url, hostile.url)} redirects more than 10 times (a redirect loop?); nothing was downloaded"]
-    assert len(hostile.requests) == fetching.MAX_REDIRECTS + 1  # given up at the limit, never retried
+    assert failed == [
+        f"{spec.path}: {fetching.mirrored(spec.url, hostile.url)} redirects more than 10 times (a redirect loop?); nothing was downloaded"
+    ]
+    assert (
+        len(hostile.requests) == fetching.MAX_REDIRECTS + 1
+    )  # given up at the limit, never retried
     assert not (tmp_path / "data" / spec.path).exists()
 
 
 def test_a_few_redirects_are_followed(hostile: Hostile, tmp_path: Path) -> None:
     """The limit is on loops, not on the one or two redirects real hosts send."""
     hostile.mode, hostile.hops, hostile.body = "chain", 3, b"id,label\n1,0\n"
-    spec = FetchSpec(name="f", path="bench/f.csv", sha256=hashlib.sha256(hostile.body).hexdigest(), size=len(hostile.body), url=f"{hostile.url}/f.csv")
-    result = fetching.fetch_file(spec, tmp_path / "data", cache_dir=tmp_path / "cache", deadline=fetching.Deadline.after(60))
-    assert result.source == "downloaded" and (tmp_path / "data" / "bench" / "f.csv").read_bytes() == hostile.body
-    assert hostile.requests == ["/f.csv", "/hop1/f.csv", "/hop2/hop1/f.csv", "/hop3/hop2/hop1/f.csv"]
+    spec = FetchSpec(
+        name="f",
+        path="bench/f.csv",
+        sha256=hashlib.sha256(hostile.body).hexdigest(),
+        size=len(hostile.body),
+        url=f"{hostile.url}/f.csv",
+    )
+    result = fetching.fetch_file(
+        spec, tmp_path / "data", cache_dir=tmp_path / "cache", deadline=fetching.Deadline.after(60)
+    )
+    assert (
+        result.source == "downloaded"
+        and (tmp_path / "data" / "bench" / "f.csv").read_bytes() == hostile.body
+    )
+    assert hostile.requests == [
+        "/f.csv",
+        "/hop1/f.csv",
+        "/hop2/hop1/f.csv",
+        "/hop3/hop2/hop1/f.csv",
+    ]
 
 
-def test_a_trickling_server_is_stopped_at_the_deadline_and_the_bytes_kept(hostile: Hostile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_trickling_server_is_stopped_at_the_deadline_and_the_bytes_kept(
+    hostile: Hostile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each byte arrives well within the read timeout, so only an overall deadline stops the download."""
     (item,) = fetching.plan("paradise-reverse-tip")
     hostile.mode, hostile.body = "trickle", b"x" * item.spec.size
     code, output, spec = _cli_fetch(hostile, tmp_path, monkeypatch, "--deadline", "0.5")
     assert code == 124, output  # the timeout status (procbench.exit_codes)
     (failed,) = [line.strip() for line in output.splitlines() if "deadline" in line]
-    assert failed.startswith(f"{spec.path}: ") and "the fetch's deadline of 0.5 s passed (--deadline, PROCBENCH_FETCH_DEADLINE)" in failed
+    assert (
+        failed.startswith(f"{spec.path}: ")
+        and "the fetch's deadline of 0.5 s passed (--deadline, PROCBENCH_FETCH_DEADLINE)" in failed
+    )
     partial = tmp_path / "cache" / "partial" / f"{spec.sha256}.part"
     assert 0 < partial.stat().st_size < spec.size  # kept for the next fetch to resume from
     assert not (tmp_path / "data" / spec.path).exists()
@@ -136,20 +182,34 @@ def test_a_trickling_server_is_stopped_at_the_deadline_and_the_bytes_kept(hostil
 def test_the_deadline_is_a_setting_with_a_default(monkeypatch: pytest.MonkeyPatch) -> None:
     assert fetching.DEFAULT_DEADLINE_S == 3600.0
     result = CliRunner().invoke(app, ["data", "fetch", "--help"])
-    assert "--deadline" in result.output and "PROCBENCH_FETCH_DEADLINE" in result.output and "3600" in result.output
+    assert (
+        "--deadline" in result.output
+        and "PROCBENCH_FETCH_DEADLINE" in result.output
+        and "3600" in result.output
+    )
     monkeypatch.setenv("PROCBENCH_FETCH_DEADLINE", "-1")
     refused = CliRunner().invoke(app, ["data", "fetch", "paradise-reverse-tip"])
-    assert refused.exit_code == 2 and "Traceback" not in refused.output  # a usage error, before anything is fetched
+    assert (
+        refused.exit_code == 2 and "Traceback" not in refused.output
+    )  # a usage error, before anything is fetched
 
 
-def test_a_data_root_folder_linking_elsewhere_is_not_written_through(hostile: Hostile, tmp_path: Path) -> None:
+def test_a_data_root_folder_linking_elsewhere_is_not_written_through(
+    hostile: Hostile, tmp_path: Path
+) -> None:
     hostile.mode, hostile.hops, hostile.body = "chain", 0, b"id,label\n1,0\n"
     outside = tmp_path / "outside"
     outside.mkdir()
     root = tmp_path / "data"
     root.mkdir()
     (root / "bench").symlink_to(outside, target_is_directory=True)
-    spec = FetchSpec(name="f", path="bench/f.csv", sha256=hashlib.sha256(hostile.body).hexdigest(), size=len(hostile.body), url=f"{hostile.url}/f.csv")
+    spec = FetchSpec(
+        name="f",
+        path="bench/f.csv",
+        sha256=hashlib.sha256(hostile.body).hexdigest(),
+        size=len(hostile.body),
+        url=f"{hostile.url}/f.csv",
+    )
     with pytest.raises(fetching.FetchError, match="outside the data root"):
         fetching.fetch_file(spec, root, cache_dir=tmp_path / "cache")
     assert list(outside.iterdir()) == [] and hostile.requests == []  # refused before any request

@@ -14,11 +14,22 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from procbench.cli import app
-from submissions import blobs
-from submissions.details import DetailError
-from submissions.errors import SubmissionRefused
-from submissions.metadata_checks import MAX_METADATA_BYTES, MAX_METADATA_DEPTH, check_metadata
-from tests.test_submissions_support import NO_CHANGE, TEMPLATE, counts, failures, query, submit_openpi
+from procbench.submissions import blobs
+from procbench.submissions.details import DetailError
+from procbench.submissions.errors import SubmissionRefused
+from procbench.submissions.metadata_checks import (
+    MAX_METADATA_BYTES,
+    MAX_METADATA_DEPTH,
+    check_metadata,
+)
+from tests.test_submissions_support import (
+    NO_CHANGE,
+    TEMPLATE,
+    counts,
+    failures,
+    query,
+    submit_openpi,
+)
 
 cli = CliRunner()
 
@@ -60,13 +71,26 @@ def test_hostile_metadata_is_refused_and_nothing_is_stored(case: str, db: Path) 
     with pytest.raises(SubmissionRefused) as refused:
         submit_openpi(db, TEMPLATE, metadata=HOSTILE[case])
     message = refused.value.message
-    assert refused.value.stage == "request" and "metadata" in message and "\n" not in message and len(message) < 400
-    assert counts(db) == before and _files(blobs.blob_root(db)) == raw_before  # no row, no raw file, no staging copy left
-    assert [r["stage"] for r in failures(db) if r["receipt_id"] == refused.value.receipt] == ["request"]
+    assert (
+        refused.value.stage == "request"
+        and "metadata" in message
+        and "\n" not in message
+        and len(message) < 400
+    )
+    assert (
+        counts(db) == before and _files(blobs.blob_root(db)) == raw_before
+    )  # no row, no raw file, no staging copy left
+    assert [r["stage"] for r in failures(db) if r["receipt_id"] == refused.value.receipt] == [
+        "request"
+    ]
 
 
 def test_every_stored_metadata_row_is_strict_json(db: Path) -> None:
-    submit_openpi(db, TEMPLATE, metadata={"temperature": 0.7, "nested": _deep(MAX_METADATA_DEPTH - 1), "notes": "é" * 1000})
+    submit_openpi(
+        db,
+        TEMPLATE,
+        metadata={"temperature": 0.7, "nested": _deep(MAX_METADATA_DEPTH - 1), "notes": "é" * 1000},
+    )
 
     def refuse_constant(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
@@ -78,16 +102,44 @@ def test_every_stored_metadata_row_is_strict_json(db: Path) -> None:
 def test_the_cli_refuses_oversized_metadata_with_exit_5(db: Path) -> None:
     before = counts(db)
     result = cli.invoke(
-        app, ["submit", "openpi", "--split", "test", "--predictions", str(TEMPLATE), "--model", "m", "--team", "t", "--db", str(db),
-              "--data-dir", str(Path("samples/data")), "--metadata", "notes=" + "x" * (MAX_METADATA_BYTES + 1)],
+        app,
+        [
+            "submit",
+            "openpi",
+            "--split",
+            "test",
+            "--predictions",
+            str(TEMPLATE),
+            "--model",
+            "m",
+            "--team",
+            "t",
+            "--db",
+            str(db),
+            "--data-dir",
+            str(Path("samples/data")),
+            "--metadata",
+            "notes=" + "x" * (MAX_METADATA_BYTES + 1),
+        ],
     )
     assert result.exit_code == 5, result.output
     assert "metadata is larger than" in result.output and "receipt" in result.output
     assert counts(db) == before
 
 
-JSON_SCALARS = st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20)
-JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=30)
+JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20)
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=30,
+)
 
 
 def _depth(value: Any) -> int:
@@ -111,9 +163,15 @@ def _finite(value: Any) -> bool:
 
 @given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=5))
 @settings(max_examples=300, deadline=None)
-def test_metadata_is_accepted_exactly_when_it_is_finite_shallow_and_small(metadata: dict[str, Any]) -> None:
+def test_metadata_is_accepted_exactly_when_it_is_finite_shallow_and_small(
+    metadata: dict[str, Any],
+) -> None:
     text = json.dumps(metadata, sort_keys=True, default=str) if _finite(metadata) else ""
-    acceptable = _finite(metadata) and _depth(metadata) <= MAX_METADATA_DEPTH and len(text.encode()) <= MAX_METADATA_BYTES
+    acceptable = (
+        _finite(metadata)
+        and _depth(metadata) <= MAX_METADATA_DEPTH
+        and len(text.encode()) <= MAX_METADATA_BYTES
+    )
     if acceptable:
         assert check_metadata(metadata) == metadata
     else:
@@ -121,13 +179,21 @@ def test_metadata_is_accepted_exactly_when_it_is_finite_shallow_and_small(metada
             check_metadata(metadata)
 
 
-SITE_BOX = ['{"t": NaN}', '{"t": -Infinity}', '{"c": ' + "[" * 5_000 + "]" * 5_000 + "}", '{"notes": "' + "x" * (MAX_METADATA_BYTES + 10) + '"}']
+SITE_BOX = [
+    '{"t": NaN}',
+    '{"t": -Infinity}',
+    '{"c": ' + "[" * 5_000 + "]" * 5_000 + "}",
+    '{"notes": "' + "x" * (MAX_METADATA_BYTES + 10) + '"}',
+]
 
 
 @pytest.mark.parametrize("text", SITE_BOX, ids=["NaN", "-Infinity", "5 000 deep", "over 64 KiB"])
 def test_the_sites_metadata_box_refuses_the_same_with_a_message(text: str) -> None:
-    from leaderboard.intake_form import parse_metadata
+    from procbench.leaderboard.intake_form import parse_metadata
 
     with pytest.raises(ValueError, match="metadata"):
         parse_metadata(text)
-    assert parse_metadata('{"open": true, "temperature": 0.7}') == {"open": True, "temperature": 0.7}
+    assert parse_metadata('{"open": true, "temperature": 0.7}') == {
+        "open": True,
+        "temperature": 0.7,
+    }

@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from procbench.cli import app
-from submissions import admin, blobs, staging, store
-from submissions.errors import ScoringFailed
+from procbench.submissions import admin, blobs, staging, store
+from procbench.submissions.errors import ScoringFailed
 from tests.test_submissions_support import NO_CHANGE, counts, failures, submit_openpi, variant
 
 cli = CliRunner()
@@ -37,7 +37,12 @@ def full_scratch(db: Path) -> Iterator[Path]:
     scratch.mkdir(parents=True, exist_ok=True)
     if shutil.which("mount") is None or os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root and mount(8)")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(scratch)], capture_output=True, text=True, timeout=30)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(scratch)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"this sandbox does not permit mounting a tmpfs: {mounted.stderr.strip()}")
     try:
@@ -56,14 +61,20 @@ def _big_upload(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_full_disk_at_staging_is_a_refusal_with_a_receipt(db: Path, full_scratch: Path, tmp_path: Path) -> None:
+def test_a_full_disk_at_staging_is_a_refusal_with_a_receipt(
+    db: Path, full_scratch: Path, tmp_path: Path
+) -> None:
     upload = _big_upload(tmp_path)
     before = counts(db)
     with pytest.raises(ScoringFailed) as failed:
         submit_openpi(db, upload)
     message = str(failed.value)
     assert failed.value.stage == "store" and failed.value.receipt
-    assert "No space left on device" in message and "my predictions.jsonl" in message and "\n" not in message
+    assert (
+        "No space left on device" in message
+        and "my predictions.jsonl" in message
+        and "\n" not in message
+    )
     assert "procbench-intake-" not in message and str(full_scratch) not in message
     assert counts(db) == before
     assert not list(full_scratch.iterdir())  # the partial copy went with its folder
@@ -72,13 +83,35 @@ def test_a_full_disk_at_staging_is_a_refusal_with_a_receipt(db: Path, full_scrat
     assert admin.check_consistency(db) == [] and admin.staging_leftovers(db) == []
 
 
-def test_the_cli_says_so_in_one_line_with_exit_6(db: Path, full_scratch: Path, tmp_path: Path) -> None:
+def test_the_cli_says_so_in_one_line_with_exit_6(
+    db: Path, full_scratch: Path, tmp_path: Path
+) -> None:
     upload = _big_upload(tmp_path)
     result = cli.invoke(
-        app, ["submit", "openpi", "--split", "test", "--predictions", str(upload), "--model", "m", "--team", "t", "--db", str(db), "--data-dir", "samples/data"]
+        app,
+        [
+            "submit",
+            "openpi",
+            "--split",
+            "test",
+            "--predictions",
+            str(upload),
+            "--model",
+            "m",
+            "--team",
+            "t",
+            "--db",
+            str(db),
+            "--data-dir",
+            "samples/data",
+        ],
     )
     assert result.exit_code == 6, result.output
-    assert "No space left on device" in result.output and "receipt" in result.output and "Traceback" not in result.output
+    assert (
+        "No space left on device" in result.output
+        and "receipt" in result.output
+        and "Traceback" not in result.output
+    )
 
 
 KILLED_WHILE_STAGED = """
@@ -92,7 +125,12 @@ submit_openpi(Path(sys.argv[1]), Path(sys.argv[2]))
 def test_a_copy_left_by_a_killed_intake_is_reported_and_fixed(db: Path, tmp_path: Path) -> None:
     upload = variant(tmp_path, 3)
     env = {**os.environ, store.CRASH_ENV: "intake.staged"}
-    done = subprocess.run([sys.executable, "-c", KILLED_WHILE_STAGED, str(db), str(upload)], env=env, cwd=Path.cwd(), timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WHILE_STAGED, str(db), str(upload)],
+        env=env,
+        cwd=Path.cwd(),
+        timeout=300,
+    )
     assert done.returncode == -signal.SIGKILL
     scratch = blobs.scratch_root(db)
     (left,) = [p for p in scratch.iterdir() if p.name.startswith("procbench-intake-")]
@@ -101,11 +139,15 @@ def test_a_copy_left_by_a_killed_intake_is_reported_and_fixed(db: Path, tmp_path
     before = counts(db)
 
     # a staging folder in use at the same moment is not a leftover, and survives --fix
-    from submissions.staging import IntakeLimits, stage
+    from procbench.submissions.staging import IntakeLimits, stage
 
     with stage(upload, filename=None, limits=IntakeLimits(), scratch=scratch) as live:
         checked = cli.invoke(app, ["admin", "check", "--db", str(db)])
-        assert checked.exit_code == 1 and f"staging leftover {left.name}" in checked.output and live.path.parent.parent.name not in checked.output
+        assert (
+            checked.exit_code == 1
+            and f"staging leftover {left.name}" in checked.output
+            and live.path.parent.parent.name not in checked.output
+        )
         fixed = cli.invoke(app, ["admin", "check", "--fix", "--db", str(db)])
         assert fixed.exit_code == 0, fixed.output
         assert "removed 1 staging leftover" in fixed.output and left.name in fixed.output

@@ -19,7 +19,7 @@ from procbench.cli import app
 from procbench.exit_codes import EXIT_INVALID_PREDICTIONS
 from procbench.imports import ImportFailed, import_log
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
-from runners.runner import TaskRunner
+from procbench.runners.runner import TaskRunner
 from tests.site_app import build_demo_store, private_copy
 from tests.test_import_inspect import _paradise_rows, paradise_eval_archive
 from tests.test_import_lm_eval import _write, paradise_samples
@@ -30,7 +30,9 @@ DEEP = "[" * 5000 + "]" * 5000  # far past Python's recursion limit when decoded
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     result = CliRunner().invoke(app, list(args), env=env)
-    assert result.exception is None or isinstance(result.exception, SystemExit), f"a traceback: {result.exception!r}"
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"a traceback: {result.exception!r}"
+    )
     assert "Traceback" not in result.output
     return result.exit_code, result.output
 
@@ -56,19 +58,38 @@ def _tampered_eval(tmp_path: Path, change: str) -> Path:
     ("change", "message"),
     [
         ('"epoch": Infinity', "'epoch' must be a whole number from 1, got Infinity"),
-        ('"epoch": "abc"', "'epoch' must be a whole number from 1, got \"abc\""),  # was exit 4 "missing data"
+        (
+            '"epoch": "abc"',
+            "'epoch' must be a whole number from 1, got \"abc\"",
+        ),  # was exit 4 "missing data"
         ('"epoch": true', "'epoch' must be a whole number from 1, got true"),
         ('"error": "boom"', "failed in the run: boom"),
         ('"choices": 5', "'choices' is 5: not a list or null"),
-        ('"output": {"choices": [{"message": "hi"}]}', None),  # a message that is not an object: no text, no crash
+        (
+            '"output": {"choices": [{"message": "hi"}]}',
+            None,
+        ),  # a message that is not an object: no text, no crash
         ('"id": [1]', "'id' is [1]: not a string or a whole number"),
         ('"metadata": ' + DEEP, "nested more than 200 levels deep"),
     ],
 )
-def test_a_malformed_inspect_sample_is_a_problem_at_its_member(tmp_path: Path, change: str, message: str | None) -> None:
+def test_a_malformed_inspect_sample_is_a_problem_at_its_member(
+    tmp_path: Path, change: str, message: str | None
+) -> None:
     log = _tampered_eval(tmp_path, change)
-    code, output = _cli("import", "inspect", str(log), "--task", "paradise-warning", "--out", str(tmp_path / "out.jsonl"),
-                        "--split", "test", "--data-dir", str(SAMPLE_DATA_ROOT))
+    code, output = _cli(
+        "import",
+        "inspect",
+        str(log),
+        "--task",
+        "paradise-warning",
+        "--out",
+        str(tmp_path / "out.jsonl"),
+        "--split",
+        "test",
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+    )
     if message is None:  # the scorer's stated answer still imports: what matters is no traceback
         assert code == 0
         return
@@ -78,7 +99,8 @@ def test_a_malformed_inspect_sample_is_a_problem_at_its_member(tmp_path: Path, c
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=12,
 )
 INSPECT_KEYS = ("id", "epoch", "error", "choices", "output", "scores", "metadata", "target")
@@ -117,7 +139,15 @@ def test_any_json_lm_eval_line_is_read_or_refused_never_a_crash(record: dict[str
 def test_a_json_inspect_log_whose_samples_are_not_a_list(tmp_path: Path) -> None:
     log = tmp_path / "log.json"
     log.write_text(json.dumps({"eval": {}, "samples": 5}))
-    code, output = _cli("import", "inspect", str(log), "--task", "paradise-warning", "--out", str(tmp_path / "out.jsonl"))
+    code, output = _cli(
+        "import",
+        "inspect",
+        str(log),
+        "--task",
+        "paradise-warning",
+        "--out",
+        str(tmp_path / "out.jsonl"),
+    )
     assert code == EXIT_INVALID_PREDICTIONS and "'samples' is int, not a list of samples" in output
 
 
@@ -128,15 +158,39 @@ def test_a_deeply_nested_lm_eval_line_is_a_problem_at_its_line(tmp_path: Path) -
     text = log.read_text().splitlines()
     text[2] = text[2][:-1] + ', "deep": ' + DEEP + "}"
     log.write_text("\n".join(text) + "\n")
-    code, output = _cli("import", "lm-eval", str(log), "--task", "paradise-tip", "--out", str(tmp_path / "out.jsonl"))
-    assert code == EXIT_INVALID_PREDICTIONS and "line 3: the JSON is nested more than 200 levels deep" in output
+    code, output = _cli(
+        "import",
+        "lm-eval",
+        str(log),
+        "--task",
+        "paradise-tip",
+        "--out",
+        str(tmp_path / "out.jsonl"),
+    )
+    assert (
+        code == EXIT_INVALID_PREDICTIONS
+        and "line 3: the JSON is nested more than 200 levels deep" in output
+    )
 
 
 def test_score_partial_on_a_deeply_nested_file_is_a_message(tmp_path: Path) -> None:
     predictions = tmp_path / "preds.jsonl"
     predictions.write_text('{"id": 1, "label": ' + DEEP + "}\n")
-    code, output = _cli("score", "paradise-warning", "--split", "test", "--predictions", str(predictions), "--partial", "--data-dir", str(SAMPLE_DATA_ROOT))
-    assert code == EXIT_INVALID_PREDICTIONS and len([line for line in output.splitlines() if line.startswith("error:")]) == 1
+    code, output = _cli(
+        "score",
+        "paradise-warning",
+        "--split",
+        "test",
+        "--predictions",
+        str(predictions),
+        "--partial",
+        "--data-dir",
+        str(SAMPLE_DATA_ROOT),
+    )
+    assert (
+        code == EXIT_INVALID_PREDICTIONS
+        and len([line for line in output.splitlines() if line.startswith("error:")]) == 1
+    )
 
 
 def test_team_list_on_a_missing_store_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
@@ -146,7 +200,9 @@ def test_team_list_on_a_missing_store_is_one_line_and_creates_nothing(tmp_path: 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_submission_past_the_scoring_time_limit_exits_6_as_the_docs_say(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_submission_past_the_scoring_time_limit_exits_6_as_the_docs_say(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """docs/submissions.md: ScoringFailed (stage validate or score) exits 6; the time limit is such a failure."""
     db = tmp_path / "board.duckdb"
     release = threading.Event()
@@ -158,8 +214,23 @@ def test_a_submission_past_the_scoring_time_limit_exits_6_as_the_docs_say(tmp_pa
 
     monkeypatch.setattr(TaskRunner, "validate", slow)
     try:
-        code, output = _cli("submit", "openpi", "--split", "test", "--predictions", str(STRONG), "--model", "m", "--team", "t",
-                            "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT), env={"PROCBENCH_MAX_SCORE_SECONDS": "0.25"})
+        code, output = _cli(
+            "submit",
+            "openpi",
+            "--split",
+            "test",
+            "--predictions",
+            str(STRONG),
+            "--model",
+            "m",
+            "--team",
+            "t",
+            "--db",
+            str(db),
+            "--data-dir",
+            str(SAMPLE_DATA_ROOT),
+            env={"PROCBENCH_MAX_SCORE_SECONDS": "0.25"},
+        )
     finally:
         release.set()
     assert code == 6, output
@@ -173,7 +244,9 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_store(tmp_path_factory, "attack-upload")
 
 
-def test_an_upload_named_dot_dot_is_refused_on_the_upload_page(demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_upload_named_dot_dot_is_refused_on_the_upload_page(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = private_copy(demo_db, tmp_path)
     monkeypatch.setenv("PROCBENCH_DB", str(db))
     at = AppTest.from_file(str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=120)
