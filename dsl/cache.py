@@ -251,7 +251,7 @@ def _dependencies(paths: set[str], spec: Path) -> tuple[tuple[str, str], ...]:
 
 # -- entries ---------------------------------------------------------------------------------------
 _ALLOWED_MODULES = (
-    "dsl.",
+    "procbench.dsl.",
     "procbench.runners.predictions",
     "procbench.runners.tables",
     "procbench.runners._types",
@@ -281,7 +281,7 @@ class _SpecUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if module == "builtins" and name in _ALLOWED_BUILTINS:
             return super().find_class(module, name)
-        if module.startswith(_ALLOWED_MODULES) or module in {"dsl"}:
+        if module.startswith(_ALLOWED_MODULES):
             found = super().find_class(module, name)
             if isinstance(found, type):
                 return found
