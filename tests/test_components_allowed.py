@@ -30,7 +30,7 @@ EVIL = '''\
 
 from pathlib import Path
 
-from runners.registry import component
+from procbench.ext import component, get
 
 Path(__file__).with_name("IMPORTED").write_text("this module ran", encoding="utf-8")
 
@@ -38,9 +38,7 @@ Path(__file__).with_name("IMPORTED").write_text("this module ran", encoding="utf
 @component("similarity", "evil_similarity", takes="str", gives="float")
 def evil_similarity() -> object:
     """token_f1 under another name."""
-    from runners.similarity import token_f1
-
-    return token_f1()
+    return get("similarity", "token_f1").build()
 '''
 
 

@@ -58,7 +58,7 @@ ALWAYS_ONE = '''\
 
 from dataclasses import dataclass
 
-from runners.registry import component
+from procbench.ext import component
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def test_nothing_is_imported_until_a_component_is_looked_up() -> None:
 
 def test_builtins_say_they_are_built_in() -> None:
     comps = registry.all_components()
-    assert {c.origin for c in comps if c.fn.__module__.startswith("runners.")} == {
+    assert {c.origin for c in comps if c.fn.__module__.startswith("procbench.runners.")} == {
         registry.BUILTIN_ORIGIN
     }
     assert registry.get("similarity", "coco_rouge_l").origin == registry.BUILTIN_ORIGIN
@@ -137,7 +137,7 @@ def _plugin_distribution(root: Path, package: str, component_name: str) -> None:
     (root / package / "extra.py").write_text(
         textwrap.dedent(
             f'''
-            from runners.registry import component
+            from procbench.ext import component
 
 
             def register() -> None:
@@ -305,7 +305,7 @@ BROKEN = {
         "No module named 'procbench_no_such_library'",
     ),
     "a built-in name": (
-        'from runners.registry import component\n\n\n@component("similarity", "exact")\ndef exact():\n    return None\n',
+        'from procbench.ext import component\n\n\n@component("similarity", "exact")\ndef exact():\n    return None\n',
         4,
         "similarity 'exact' is already registered by built-in",
     ),
