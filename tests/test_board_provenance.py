@@ -182,6 +182,7 @@ def test_captions_count_every_row_down_to_the_last_bootstrapped_one(
         ("openpi-no-change", "openpi-head", "test"),
         ("propara-all-none", "propara", "test"),
         ("propara-naacl18-all-unknown", "propara-naacl18", "test"),
+        ("propara-naacl18-first-mention", "propara-naacl18", "test"),
         ("paged-sentence-chain", "paged", "dev"),
         ("openpi-copy-step", "openpi", "test"),
         ("openpi-copy-step", "openpi-head", "test"),

@@ -373,6 +373,7 @@ TWO_BASELINES = {
     "openpi": ["openpi-copy-step", "openpi-no-change"],
     "openpi-head": ["openpi-copy-step", "openpi-no-change"],
     "propara": ["propara-all-none", "propara-most-frequent-action"],
+    "propara-naacl18": ["propara-naacl18-all-unknown", "propara-naacl18-first-mention"],
     "paged": ["paged-clause-chain", "paged-sentence-chain"],
 }
 

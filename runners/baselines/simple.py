@@ -170,6 +170,53 @@ def propara_naacl18_all_unknown(given: BaselineInput, out: Path) -> Path:
     return _write_lines(out, lines)
 
 
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _names(sentence: str, participant: str) -> bool:
+    """Whether the sentence names the participant, singular or plural (NAACL'18 lists "fossil" for "Fossils")."""
+    words = {_singular(w) for w in _WORD.findall(sentence.lower())}
+    return any(
+        {_singular(w) for w in _WORD.findall(name.lower())} <= words
+        for name in participant.split(";")
+        if _WORD.findall(name.lower())
+    )
+
+
+def _all_sentences(data_root: Path) -> dict[tuple[str, int], str]:
+    """Every ProPara paragraph's sentences by (paragraph id, sentence number), from the leaderboard's three splits."""
+    sentences: dict[tuple[str, int], str] = {}
+    for split in ("train", "dev", "test"):
+        path = Path(data_root) / PROPARA_FILES.format(split=split, name="sentences")
+        if path.is_file():
+            for row in _tsv(path):
+                if len(row) >= 3 and row[1].isdigit():
+                    sentences[(row[0], int(row[1]))] = row[2]
+    return sentences
+
+
+@baseline("propara-naacl18-first-mention", tasks=("propara-naacl18",), suffix="tsv")
+def propara_naacl18_first_mention(given: BaselineInput, out: Path) -> Path:
+    """A participant exists ('unk') from the start if the first sentence names it (or none does); else it is
+    created at the first sentence that names it ('null' before, 'unk' from there). Nothing moves or is destroyed."""
+    sentences = _all_sentences(given.data_root)
+    items = given.items
+    lines = []
+    for item_id in sorted(items, key=_process_order):
+        paragraph = items[item_id]
+        count = max(1, paragraph.num_sentences)
+        for participant in sorted(paragraph.inventory):
+            texts = [sentences.get((str(paragraph.pid), sid), "") for sid in range(1, count + 1)]
+            first = next((sid for sid, text in enumerate(texts, 1) if _names(text, participant)), 1)
+            for sid in range(1, count + 1):
+                # first = 1: there from the start; else created in sentence `first` (absent before it, there after it)
+                before = "null" if first > 1 and sid <= first else "unk"
+                after = "null" if sid < first else "unk"
+                lines.append(f"{paragraph.pid}\t{sid}\t{participant}\t{before}\t{after}")
+    return _write_lines(out, lines)
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _NOT_IN_A_NODE = re.compile(r"->|[()\n\r:]")  # what the graph text format gives a meaning to
 
