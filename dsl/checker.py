@@ -2192,7 +2192,8 @@ def _check_measures(
             )
             continue
         call = ms.metric
-        metric = registry.get("metric", call.name).build(**call.kwargs_dict())
+        registered = registry.get("metric", call.name)
+        metric = registered.build(**call.kwargs_dict())
         aggregate = ms.aggregate or metric.aggregations[0]
         built[-1] = (
             replace(
@@ -2206,15 +2207,10 @@ def _check_measures(
         )
         if aggregate not in metric.aggregations:
             allowed = ", ".join(f'"{a}" ({AGGREGATION_DOCS[a]})' for a in metric.aggregations)
-            hint = {
-                "corpus_bleu": 'a per-item BLEU averaged over items is sentence_bleu() with aggregate = "mean"',
-                "chrf": "chrF is computed over the corpus only",
-                "ter": "TER is computed over the corpus only",
-            }.get(call.name, "")
             ck.error(
                 m.span_of(ms, "aggregate"),
                 f"measure {ms.name!r}: {call.name}() cannot aggregate as {aggregate!r}; it aggregates as {allowed}",
-                hint,
+                registered.contract.aggregation_hint,
             )
             continue
         gtype, ptype = gold.get(ms.gold), pred.get(ms.prediction)
@@ -2263,9 +2259,7 @@ def _check_measures(
                 "normalisers belong to text metrics (exact_match, bleu, chrf, ter, rouge)",
             )
             ok = False
-        if hasattr(metric, "labels") and (
-            aggregate in CLASS_AGGREGATIONS or call.name == "confusion"
-        ):
+        if "class_set" in registered.contract.requires or aggregate in CLASS_AGGREGATIONS:
             classes = _classes(ck, ms, metric, gtype, label_values)
             if classes is None:
                 continue
@@ -2274,7 +2268,7 @@ def _check_measures(
                 kwargs=tuple(kv for kv in call.kwargs if kv[0] != "labels")
                 + (("labels", tuple(classes)),),
             )
-            metric = registry.get("metric", call.name).build(**call.kwargs_dict())
+            metric = registered.build(**call.kwargs_dict())
         if not ok:
             continue
         checked = replace(

@@ -81,6 +81,15 @@ SAME_AS_SCORER = "same-as-scorer"
 
 Emits = tuple[str, ...] | str | Callable[[Mapping[str, Any]], tuple[str, ...]]
 
+# What a metric may declare it requires of the spec (``library_metric(..., requires=(...))``), as lm-eval's metric
+# registrations declare their metadata: the checker supplies each one, or refuses the measure at its line, from
+# this declaration alone (never from the metric's name).  ``class_set``: the classes, passed as the factory's
+# ``labels`` argument (``labels = [...]`` in the spec, else the gold field's enum values), checked against the
+# data by ``check --data``.
+METRIC_REQUIREMENTS = {
+    "class_set": "the class set (labels = [...], else the gold field's enum values)",
+}
+
 
 @dataclass(frozen=True)
 class Contract:
@@ -112,6 +121,11 @@ class Contract:
     prediction_needs: Mapping[str, FieldType] = field(
         default_factory=dict
     )  # derivers: fields read of the predicted records only
+    requires: tuple[
+        str, ...
+    ] = ()  # metrics: what the spec must supply (keys of METRIC_REQUIREMENTS)
+    # metrics: the hint of the checker's refusal of an aggregation this metric does not support
+    aggregation_hint: str = ""
 
     def emitted(
         self, params: Mapping[str, Any], scorer_emits: tuple[str, ...] = ()
@@ -153,6 +167,8 @@ class Contract:
             out.append(
                 "aggregate: " + " | ".join(self.aggregations) + f" (default {self.aggregations[0]})"
             )
+        if self.requires:
+            out.append("requires: " + "; ".join(METRIC_REQUIREMENTS[r] for r in self.requires))
         out += list(self.compares)
         if self.emits == SAME_AS_SCORER:
             out.append("emits: the scorer's per-item values")
@@ -171,6 +187,16 @@ def _types(mapping: Mapping[str, str | FieldType] | None) -> dict[str, FieldType
     }
 
 
+def known_requirements(requires: Sequence[str]) -> tuple[str, ...]:
+    """``requires`` as declared, or ValueError naming the first requirement the checker does not know."""
+    unknown = [r for r in requires if r not in METRIC_REQUIREMENTS]
+    if unknown:
+        raise ValueError(
+            f"unknown requirement {unknown[0]!r}; a metric may require {', '.join(METRIC_REQUIREMENTS)}"
+        )
+    return tuple(requires)
+
+
 def contract(
     *,
     fields: Mapping[str, str | FieldType] | None = None,
@@ -183,8 +209,11 @@ def contract(
     aggregations: Sequence[str] = (),
     gold_needs: Mapping[str, str | FieldType] | None = None,
     prediction_needs: Mapping[str, str | FieldType] | None = None,
+    requires: Sequence[str] = (),
+    aggregation_hint: str = "",
 ) -> Contract:
     """A :class:`Contract` from the spellings specs use (``"list(str)"``)."""
+    known_requirements(requires)
     label_map = dict(labels) if isinstance(labels, Mapping) else {name: () for name in labels or ()}
     return Contract(
         _types(fields),
@@ -197,6 +226,8 @@ def contract(
         tuple(aggregations),
         _types(gold_needs),
         _types(prediction_needs),
+        tuple(requires),
+        aggregation_hint,
     )
 
 
@@ -295,6 +326,8 @@ def component(
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         key = (kind, name)
+        params = _params_of(kind, fn)
+        _check_requirements(kind, name, promised, params)
         existing = _REGISTRY.get(key)
         if existing is not None and existing.fn is not fn:
             if (existing.fn.__module__, existing.fn.__qualname__) != (
@@ -309,7 +342,7 @@ def component(
             name,
             version,
             fn,
-            _params_of(kind, fn),
+            params,
             inspect.getdoc(fn) or "",
             promised,
             _origin_of(fn),
@@ -318,6 +351,16 @@ def component(
         return fn
 
     return register
+
+
+def _check_requirements(kind: str, name: str, promised: Contract, params: Sequence[Param]) -> None:
+    """A requirement is a metric's, and each one reaches the metric through a parameter it takes."""
+    if promised.requires and kind != "metric":
+        raise ValueError(f"{kind} {name!r}: only a metric declares what it requires")
+    if "class_set" in promised.requires and not any(p.name == "labels" for p in params):
+        raise ValueError(
+            f"metric {name!r} requires the class set but takes no labels parameter: the checker passes the classes as labels"
+        )
 
 
 def get(kind: str, name: str) -> Component:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from procbench.runners.predictions import FieldType
-from procbench.runners.registry import component
+from procbench.runners.registry import component, known_requirements
 
 # How a metric's per-item statistics become one number (or a family of numbers).
 AGGREGATIONS = ("mean", "sum", "micro", "macro", "weighted", "per_class", "corpus", "pooled")
@@ -53,7 +53,8 @@ class Metric:
     ``gold`` / ``prediction``: the field types accepted on each side (any of them).  ``aggregations``:
     the allowed ways to aggregate, the first being the default.  ``text``: whether a normaliser may
     be applied to the values first.  ``same_type``: gold and prediction must have the same type
-    (labels compared for equality).  ``one_value``: one scalar per item (a class), never a collection.  ``needs_labels``: aggregations that need the class set.
+    (labels compared for equality).  ``one_value``: one scalar per item (a class), never a collection.  What the spec
+    must supply (the class set) is declared where the metric is registered: ``library_metric(..., requires=...)``.
     """
 
     gold: ClassVar[tuple[FieldType, ...]] = (ANY,)
@@ -191,9 +192,21 @@ def as_references(value: Any) -> list[str]:
 
 
 def library_metric(
-    name: str, *, version: str = "1"
+    name: str,
+    *,
+    version: str = "1",
+    requires: Sequence[str] = (),
+    aggregation_hint: str = "",
 ) -> Callable[[Callable[..., Metric]], Callable[..., Metric]]:
-    """Register a metric factory; its contract (aggregations, compared types) is read from the metric it builds by default."""
+    """Register a metric factory; its contract (aggregations, compared types) is read from the metric it builds by default.
+
+    ``requires``: what the spec must supply before the metric can be built (``"class_set"``: the classes, as its
+    ``labels`` argument; see ``runners.registry.METRIC_REQUIREMENTS``): the checker reads it here, whatever the
+    metric's name.  ``aggregation_hint``: the hint of the checker's refusal of an aggregation it does not support.
+    """
+    known_requirements(
+        requires
+    )  # a misspelt requirement fails where it is declared, not at first use
 
     def register(factory: Callable[..., Metric]) -> Callable[..., Metric]:
         metric = factory()
@@ -208,7 +221,13 @@ def library_metric(
         )
         compares += (f"numbers: those of {metric.library}",) if metric.library else ()
         return component(
-            "metric", name, version=version, compares=compares, aggregations=metric.aggregations
+            "metric",
+            name,
+            version=version,
+            compares=compares,
+            aggregations=metric.aggregations,
+            requires=requires,
+            aggregation_hint=aggregation_hint,
         )(factory)
 
     return register

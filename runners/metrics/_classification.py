@@ -178,31 +178,31 @@ def accuracy() -> Metric:
     return Accuracy()
 
 
-@library_metric("precision")
+@library_metric("precision", requires=("class_set",))
 def precision(*, labels: list[str | int] = []) -> Metric:  # noqa: B006 - a spec parameter's default, never mutated
     """Precision over the classes (``labels``, else the gold field's enum values); aggregate micro | macro | weighted | per_class."""
     return ClassMetric("precision", labels)
 
 
-@library_metric("recall")
+@library_metric("recall", requires=("class_set",))
 def recall(*, labels: list[str | int] = []) -> Metric:  # noqa: B006
     """Recall over the classes (``labels``, else the gold field's enum values); aggregate micro | macro | weighted | per_class."""
     return ClassMetric("recall", labels)
 
 
-@library_metric("f1")
+@library_metric("f1", requires=("class_set",))
 def f1(*, labels: list[str | int] = []) -> Metric:  # noqa: B006
     """F1 over the classes (``labels``, else the gold field's enum values); aggregate micro | macro | weighted | per_class."""
     return ClassMetric("f1", labels)
 
 
-@library_metric("prf")
+@library_metric("prf", requires=("class_set",))
 def prf(*, labels: list[str | int] = []) -> Metric:  # noqa: B006
     """Precision, recall and F1 at once: outputs <measure>_p, <measure>_r, <measure>_f1 (per class: <measure>_<class>_p ...)."""
     return ClassMetric("prf", labels)
 
 
-@library_metric("confusion")
+@library_metric("confusion", requires=("class_set",))
 def confusion(*, labels: list[str | int] = []) -> Metric:  # noqa: B006
     """Confusion counts <measure>_<gold>_<predicted> for every pair of classes; aggregate = sum."""
     return Confusion(labels)

@@ -158,7 +158,10 @@ def sentence_bleu(
     )
 
 
-@library_metric("corpus_bleu")
+@library_metric(
+    "corpus_bleu",
+    aggregation_hint='a per-item BLEU averaged over items is sentence_bleu() with aggregate = "mean"',
+)
 def corpus_bleu(
     *, tokenize: Tokenizer = "13a", lowercase: bool = False, smooth_method: Smoothing = "exp"
 ) -> Metric:
@@ -168,7 +171,7 @@ def corpus_bleu(
     )
 
 
-@library_metric("chrf")
+@library_metric("chrf", aggregation_hint="chrF is computed over the corpus only")
 def chrf(
     *, char_order: int = 6, word_order: int = 0, beta: int = 2, lowercase: bool = False
 ) -> Metric:
@@ -183,7 +186,7 @@ def chrf(
     )
 
 
-@library_metric("ter")
+@library_metric("ter", aggregation_hint="TER is computed over the corpus only")
 def ter(*, normalized: bool = False, case_sensitive: bool = False) -> Metric:
     """sacrebleu's corpus TER (edits per reference word; lower is better), as a fraction; aggregate = corpus."""
     return CorpusScore("TER", 2, normalized=normalized, case_sensitive=case_sensitive)
