@@ -7,9 +7,14 @@ from __future__ import annotations
 import ast
 import doctest
 import importlib
+import re
+import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.metrics import matthews_corrcoef
 
 import procbench.ext as ext
 from procbench.paths import PROJECT_ROOT
@@ -48,6 +53,16 @@ def test_every_public_name_is_the_runtimes_own_object() -> None:
     public = {n for n in vars(ext) if not n.startswith("_") and n != "annotations"}
     assert public == set(ext.__all__)  # nothing importable from it that the reference does not list
     assert ext.ENTRY_POINT_GROUP == "procbench.components"
+
+
+def test_the_guides_table_names_only_public_names() -> None:
+    """§1 of docs/plugins.md lists the API: every name it shows there is in ``__all__``, and every name of ``__all__`` is shown."""
+    section = DOC.read_text().split("## 1.", 1)[1].split("## 2.", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    shown = {
+        word.split("(")[0] for row in rows for word in re.findall(r"`([^`]+)`", row.split(" | ")[0])
+    }
+    assert shown == set(ext.__all__)
 
 
 def _doc_files() -> dict[str, str]:
@@ -130,3 +145,62 @@ def test_nothing_below_the_api_imports_it() -> None:
         for path in (PROJECT_ROOT / folder).rglob("*.py"):
             assert "procbench.ext" not in _procbench_imports(path.read_text(encoding="utf-8")), path
     assert Path(ext.__file__).resolve() == (PROJECT_ROOT / "procbench" / "ext.py").resolve()
+
+
+@pytest.fixture(scope="module")
+def plugin_mcc() -> object:
+    """The example's metric, built from its module loaded by path (registering nothing in this process)."""
+    import importlib.util
+
+    from procbench.runners import registry
+
+    saved = dict(registry._REGISTRY)
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "procbench_binary_under_test", EXAMPLE / "procbench_binary.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        registry._REGISTRY.clear()
+        registry._REGISTRY.update(saved)
+    return module
+
+
+LABELS = st.sampled_from(["yes", "no", "maybe"])
+
+
+@given(
+    st.lists(st.tuples(LABELS, st.one_of(st.none(), LABELS)), max_size=40),
+    st.sampled_from(["yes", "no"]),
+)
+def test_the_plugins_mcc_is_scikit_learns_on_any_items(
+    plugin_mcc: object, pairs: list[tuple[str, str | None]], positive: str
+) -> None:
+    """Any set of items (a split, a slice, a resample), unanswered ones included: scikit-learn's number."""
+    metric = plugin_mcc.mcc(positive=positive)  # type: ignore[attr-defined]
+    rows = [metric.item(g, p, "corpus") for g, p in pairs]
+    with (
+        warnings.catch_warnings()
+    ):  # one class only among the items: scikit-learn says so, and gives 0.0
+        warnings.simplefilter("ignore", UserWarning)
+        gold, predicted = [g == positive for g, _ in pairs], [p == positive for _, p in pairs]
+        want = float(matthews_corrcoef(gold, predicted)) if pairs else 0.0
+    (got,) = metric.reduce(rows, "corpus")
+    assert got == pytest.approx(want, abs=1e-12)
+    assert -1.0 <= got <= 1.0  # the metric's declared value_range
+
+
+@given(st.text(max_size=20))
+def test_the_plugins_yes_no_normaliser_maps_only_answers(plugin_mcc: object, text: str) -> None:
+    normalise = plugin_mcc.yes_no()  # type: ignore[attr-defined]
+    word = text.strip().strip(".!").strip().lower()
+    want = (
+        "yes"
+        if word in {"y", "yes", "true", "1"}
+        else "no"
+        if word in {"n", "no", "false", "0"}
+        else text
+    )
+    assert normalise(text) == want
