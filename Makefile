@@ -47,15 +47,15 @@ e2e: $(STAMP) e2e-deps
 SITE_BENCH := var/site-bench
 bench-site: $(STAMP)
 	$(BIN)/procbench demo --db $(SITE_BENCH)/demo.duckdb
-	$(BIN)/procbench site generate --from-store $(SITE_BENCH)/demo.duckdb --db $(SITE_BENCH)/store-10k.duckdb --submissions 10000
-	$(BIN)/procbench site bench --store demo=$(SITE_BENCH)/demo.duckdb --store 10k=$(SITE_BENCH)/store-10k.duckdb \
+	$(BIN)/python -m procbench.bench.site generate --from-store $(SITE_BENCH)/demo.duckdb --db $(SITE_BENCH)/store-10k.duckdb --submissions 10000
+	$(BIN)/python -m procbench.bench.site pages --store demo=$(SITE_BENCH)/demo.duckdb --store 10k=$(SITE_BENCH)/store-10k.duckdb \
 		--output var/bench-site.json --doc docs/performance.md
 
 # Full-page screenshots of the board built from real data (the samples without it): `make screenshots SHOTS=folder`.
 SHOTS ?= var/screenshots
 screenshots: $(STAMP)
 	$(BIN)/procbench demo --db $(SITE_BENCH)/demo.duckdb
-	$(BIN)/procbench site screenshots --db $(SITE_BENCH)/demo.duckdb $(SHOTS)
+	$(BIN)/python -m procbench.bench.site screenshots --db $(SITE_BENCH)/demo.duckdb $(SHOTS)
 
 # Whole processes (procbench score, --help, check) beside the official scorers, then in-process stages;
 # writes docs/performance.md.  bench-quick: 1x only, one run each, into var/bench/ (a smoke test).

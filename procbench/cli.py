@@ -380,7 +380,6 @@ def compare(
 # Commands of other areas live in their own modules, each exposing ``register(app)``.
 _COMMAND_MODULES = (
     "procbench.cli_admin",
-    "procbench.cli_site",
     "procbench.cli_data",
     "procbench.cli_export",
     "procbench.cli_models",

@@ -15,11 +15,13 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from procbench.leaderboard import browserbench, live, plots, queries, screenshots, streamclient
-from procbench.leaderboard.bench import generate_from_store
+from procbench.bench import browserbench, screenshots, site, streamclient
+from procbench.bench.site_stores import generate_from_store
+from procbench.leaderboard import live, plots, queries
 from procbench.leaderboard.model import TaskInfo
 from procbench.api import load_task
 from procbench import demo
+from procbench.exit_codes import EXIT_DATA_MISSING
 from procbench.submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
 from procbench.submissions.store import reader
 from tests.site_app import build_demo_store, page
@@ -206,6 +208,32 @@ def test_a_generated_store_is_the_source_board_plus_rows_the_aggregator_reproduc
 
 
 # -- fixes found on the real-data screenshots -------------------------------------------------------------
+
+
+def test_the_runner_fills_a_copy_of_a_board_and_refuses_a_missing_store(
+    demo_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m procbench.bench.site` (make bench-site, make screenshots): the checkout's entry to these tools."""
+    target = tmp_path / "from-runner.duckdb"
+    argv = ["generate", "--from-store", str(demo_db), "--db", str(target), "--submissions", "3"]
+    assert site.main(argv) == 0
+    with reader(demo_db) as con:
+        (before,) = con.execute("SELECT count(*) FROM submissions").fetchone()
+    with reader(target) as con:
+        (after,) = con.execute("SELECT count(*) FROM submissions").fetchone()
+    assert after == before + 3
+    missing = tmp_path / "absent.duckdb"
+    for argv in (
+        ["generate", "--from-store", str(missing), "--db", str(tmp_path / "x.duckdb")],
+        ["pages", "--store", f"demo={missing}", "--output", str(tmp_path / "r.json")],
+        ["pages", "--store", str(demo_db)],  # no NAME=
+        ["screenshots", "--db", str(missing), str(tmp_path / "shots")],
+    ):
+        capsys.readouterr()
+        assert site.main(argv) == EXIT_DATA_MISSING, argv
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "shots").exists()
 
 
 def test_an_empty_interval_cell_says_why(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

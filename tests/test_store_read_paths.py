@@ -18,7 +18,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from procbench.leaderboard import queries as site
-from procbench.leaderboard.bench import generate
+from procbench.bench.site_stores import generate
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SCHEMA_DIR
 from procbench.submissions import load_reported, queries as admin_queries, store

@@ -376,7 +376,7 @@ def test_the_site_bench_loads_a_page_cold_and_warm_and_reads_the_server_cpu(
     server: Site, browser: object, tmp_path: Path
 ) -> None:
     """`make bench-site` on one view: every load recorded (first ever, cold, warm), the server's CPU read; no timing asserted."""
-    from procbench.leaderboard import browserbench
+    from procbench.bench import browserbench
 
     result = browserbench.bench_store(
         "e2e",
@@ -409,7 +409,7 @@ def test_the_site_bench_loads_a_page_cold_and_warm_and_reads_the_server_cpu(
 
 
 def test_screenshots_are_full_pages(server: Site, browser: object, tmp_path: Path) -> None:
-    from procbench.leaderboard import screenshots
+    from procbench.bench import screenshots
 
     written = screenshots.take(
         server.db,

@@ -1,6 +1,6 @@
 """Whole pages in a real browser (``make bench-site``, issues #16 item 9 and #19): what a visitor waits for.
 
-For each store (the demo board, and the 10 000-submission store of ``procbench site generate``) and each view
+For each store (the demo board, and the 10 000-submission store of ``python -m procbench.bench.site generate``) and each view
 (Home; the board of every current task; Charts, Compare, Submission, Model, Items, Task, Downloads and Upload on
 one task; PAGED's Compare with its graphs), in headless Debian Chromium through Playwright:
 
@@ -16,7 +16,7 @@ server and browser.  **Server CPU per warm view** is the server process's user +
 before and after each warm view (page closed and its session ended).  **Concurrent** opens
 :data:`CONCURRENT` pages of one warm board at once and reports p50 / p95 of first paint and content.  **Without browsers**
 then opens :data:`CONCURRENT` sessions of the same warm board on the same server at once over Streamlit's websocket
-protocol (:mod:`leaderboard.streamclient`), so the report can tell the server's share of a crowd's wait from the
+protocol (:mod:`procbench.bench.streamclient`), so the report can tell the server's share of a crowd's wait from the
 browsers' (on a small machine the tabs' JavaScript takes most of the CPU).
 
 Results go to JSON and to ``docs/performance.md`` between :data:`BEGIN` and :data:`END` (only there).
@@ -38,11 +38,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from procbench.leaderboard import live, streamclient
+from procbench.bench import report, streamclient
+from procbench.leaderboard import live
 from procbench.submissions import store
 
-BEGIN = "<!-- site-bench:begin -->"
-END = "<!-- site-bench:end -->"
+# the markers of the site's section in docs/performance.md, which `make bench` keeps when it rewrites the file
+BEGIN, END = report.SITE_BEGIN, report.SITE_END
 WARM_REPEATS = 3
 CONCURRENT = 20
 TIMEOUT_MS = 240_000
@@ -429,6 +430,7 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         "## Site pages in a real browser (`make bench-site`)",
         "",
+        "Written by `python -m procbench.bench.site pages` (`make bench-site`), a checkout tool: the bench is not in the wheel.",
         f"Measured {m['when']} on {m['cpus']} CPUs, load average {m['load_1m']} at the start and {after['load_1m']} at the end (the browser, the",
         "server and anything else on the machine share those CPUs). Headless Debian Chromium through Playwright, 1440×900. Seconds from",
         "navigation start: **paint** = first contentful paint; **content** = the page's main table / chart / graph / form first on screen;",

@@ -1,6 +1,6 @@
-"""Full-page screenshots of the site on a store (``make screenshots``; ``procbench site screenshots``).
+"""Full-page screenshots of the site on a store (``make screenshots``; ``python -m procbench.bench.site screenshots``).
 
-Serves ``db`` with :mod:`leaderboard.live`, opens each view in headless Debian Chromium, waits until the page's
+Serves ``db`` with :mod:`procbench.leaderboard.live`, opens each view in headless Debian Chromium, waits until the page's
 script has finished and its main content is on screen, stretches the window to the page's full height (the
 app scrolls inside its own container, so a plain full-page capture would stop at the window) and saves a PNG.
 The views: Home, the board of every current task, the model page of the model on most boards, a submission,
@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from procbench.leaderboard import browserbench, live
+from procbench.bench import browserbench
+from procbench.leaderboard import live
 from procbench.submissions import store
 
 WIDTH = 1440

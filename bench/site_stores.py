@@ -1,4 +1,4 @@
-"""A large store for the site's load-time benchmark, and the benchmark itself (not a test).
+"""A large store for the site's load-time benchmark (a benchmark fixture, not a test).
 
 ``generate`` fills a store with N synthetic submissions spread over every task.  Each one is a
 per-item mixture of the task's real sample submissions: for every item it takes the item scores
@@ -13,8 +13,8 @@ ever writes through ``submissions.submit``.
 ``generate_from_store`` makes the realistic one: a copy of the real-data board (``procbench demo`` where the
 data root has the real data) plus N submissions mixed from its stored rows, on the real splits.
 
-``measure`` renders each page with Streamlit's AppTest (server-side script runs only); whole pages in a real
-browser are :mod:`leaderboard.browserbench` (``make bench-site``).
+Whole pages in a real browser are :mod:`procbench.bench.browserbench`; both run from
+``python -m procbench.bench.site`` (``make bench-site``).
 """
 
 from __future__ import annotations
@@ -408,7 +408,7 @@ def generate_from_store(
                 rng.choice(WEIGHTS),
                 rng.choice(METHOD_FAMILIES[1:]),
             )
-            metadata = json.dumps({"source": "generated (procbench site generate)"})
+            metadata = json.dumps({"source": "generated (python -m procbench.bench.site generate)"})
             rows["submissions"].append(
                 (
                     sid,
