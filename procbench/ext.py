@@ -34,6 +34,11 @@ Registering
 
     Bump ``version`` when a component's numbers change: it is part of every task fingerprint that uses it.
 
+    What a factory returns: a ``normaliser`` a ``str -> str`` function; a ``filter`` a function from a
+    list of answers to a list of answers; a ``similarity`` an object of the :class:`Similarity` protocol
+    (``name``, ``prepare(text)``, ``score(gold, prediction) -> float``); a ``metric`` a :class:`Metric`.
+    Matchers are not part of this API yet: use the shipped ones (``procbench components --kind matcher``).
+
 Metrics
     A ``measure`` block's metric is a :class:`Metric`: ``item(gold, prediction, aggregate)`` turns one item
     into a tuple of floats (its sufficient statistics; ``prediction`` is None for an unanswered item) and
@@ -125,6 +130,7 @@ from procbench.runners.registry import (
     get,
     names,
 )
+from procbench.runners.similarity import Similarity
 
 __all__ = [
     "AGGREGATIONS",
@@ -137,6 +143,7 @@ __all__ = [
     "NUMBER",
     "NUMBERS",
     "SAME_AS_SCORER",
+    "Similarity",
     "TEXT",
     "TEXTS",
     "Component",
