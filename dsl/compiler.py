@@ -339,28 +339,10 @@ def _signatures(spec: m.TaskSpec) -> dict[str, str]:
     return out
 
 
-# What a fingerprint leaves out: text shown to people, where files come from (the gold content is
-# fingerprinted itself), harness import notes, and the names the spec gives its own normalisers
-# and similarity blocks (match blocks carry their steps and parts inlined).  Everything else can change a number and is kept.
-_NOT_SCORED = {
-    "title",
-    "description",
-    "citation",
-    "url",
-    "license",
-    "benchmark",
-    "display",
-    "group",
-    "higher_is_better",
-    "percent",
-    "rank_partial",
-    "reported",
-    "imports",
-    "fetch",
-    "extends",
-    "normalisers",
-    "similarities",
-}
+# What a fingerprint leaves out follows from each attribute's role (dsl/model.py, ROLES): text shown to
+# people (display), how rows are ordered (ranking), where parts come from (origin: fetch origins, harness
+# imports, the names of normaliser and similarity blocks, inlined where used).  Scored and identity
+# attributes are kept: everything that can change a number, and what says which board this is.
 # Collections whose order means nothing (declared by name); sorted so that reordering a spec keeps its fingerprint.
 _UNORDERED = {
     "metrics",
@@ -377,11 +359,12 @@ _UNORDERED = {
 
 
 def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
-    """The checked spec as the numbers see it: display text dropped, declaration order normalised."""
+    """The checked spec as the numbers see it: only its scored and identity attributes (their roles,
+    dsl/model.py), declaration order normalised."""
 
     def walk(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):
-            return {k: walk(v, k) for k, v in value.items() if k not in _NOT_SCORED}
+            return {k: walk(v, k) for k, v in value.items()}
         if isinstance(value, list):
             items = [walk(v) for v in value]
             return (
@@ -391,11 +374,7 @@ def semantic_form(spec: m.TaskSpec) -> dict[str, Any]:
             )
         return value
 
-    plain = spec.to_dict()
-    for sl in plain[
-        "slices"
-    ]:  # a slice's value labels are display text (its `values` key, unlike an enum type's values)
-        sl.pop("values", None)
+    plain = m.fingerprinted(spec)
     for key in (
         "missing",
         "invalid",

@@ -1,8 +1,9 @@
-"""The component reference, generated from the registry: signatures, contracts and doc lines.
+"""The component reference, generated from the registry (signatures, contracts and doc lines), and the
+block reference, generated from the spec model (each block's attributes and their roles).
 
-One source for ``procbench components`` and for the section of ``docs/language.md`` between the
-markers below, so the documentation cannot drift from the code (a test compares them; ``make docs``
-rewrites the section)::
+One source for ``procbench components`` and for the two sections of ``docs/language.md`` between the
+markers below, so the documentation cannot drift from the code (tests compare them; ``make docs``
+rewrites the sections)::
 
     python -m dsl.reference --write     # regenerate the section in docs/language.md
     python -m dsl.reference --check     # exit 1 when it is out of date
@@ -11,6 +12,7 @@ rewrites the section)::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 import re
@@ -20,11 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from procbench.dsl import model
 from procbench.runners import registry
 from procbench.runners.paths import PROJECT_ROOT
 
 BEGIN = "<!-- components:begin -->"
 END = "<!-- components:end -->"
+BLOCKS_BEGIN = "<!-- blocks:begin -->"
+BLOCKS_END = "<!-- blocks:end -->"
 DOC_PATH = PROJECT_ROOT / "docs" / "language.md"  # a checkout's docs (not in the wheel)
 REGENERATE = "make docs"
 
@@ -194,27 +199,118 @@ def _markdown(text: str) -> str:
     )
 
 
-def section_of(text: str) -> str | None:
+# ---------------------------------------------------------------------------------------------
+# the block reference: every block of the language, its attributes and their roles (dsl/model.py)
+
+# Blocks whose written form is another class than the one the checked spec keeps (dsl.binding.WRITTEN_AS).
+_WRITTEN_AS = {
+    "metric": model.MetricBlock,
+    "reported": model.ReportedTable,
+    "fetch": model.FetchBlock,
+}
+
+
+def _block_class(cls: type, f: Any) -> type:
+    """The model class of a nested block field (its written form where that differs)."""
+    if f.metadata["tag"] in _WRITTEN_AS:
+        return _WRITTEN_AS[f.metadata["tag"]]
+    hint = typing.get_type_hints(cls)[f.name]
+    inner = [a for a in typing.get_args(hint) if a is not type(None) and a is not Ellipsis]
+    return inner[0] if inner else hint
+
+
+def blocks_of(cls: type = model.TaskSpec, path: str = "task") -> list[tuple[str, type]]:
+    """Every block of the language under ``cls`` (depth first, in declaration order): (path, class)."""
+    out = [(path, cls)]
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("syntax") in ("block", "blocks"):
+            out += blocks_of(_block_class(cls, f), f"{path} > {f.metadata['tag']}")
+    return out
+
+
+def _label(cls: type) -> str:
+    """How a block's label is written: ``<name>`` (a declaration), ``"<text>"``, or nothing."""
+    label = next((f for f in dataclasses.fields(cls) if f.metadata.get("syntax") == "label"), None)
+    if label is None:
+        return ""
+    spelled = "<name>" if label.metadata.get("name") else '"<text>"'
+    return f" [{spelled}]" if label.metadata.get("optional") else f" {spelled}"
+
+
+def _written(f: Any, inner: type | None = None) -> str:
+    """How an attribute is written, in a few words."""
+    meta = f.metadata
+    syntax = meta.get("syntax")
+    if syntax == "label":
+        return "the block's label" + (" (optional)" if meta.get("optional") else "")
+    if syntax == "attr":
+        key = meta.get("key") or f.name
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        return f"`{key} = ...`" + (" (required)" if required else "")
+    if syntax == "block":
+        return f"`{meta['tag']} {{ ... }}`" + (" (required)" if meta.get("required") else "")
+    if syntax == "blocks":
+        return f"`{meta['tag']}{_label(inner) if inner else ''} {{ ... }}`, repeated"
+    if syntax == "entries":
+        return f"`{meta.get('tag') or f.name} {{ name = value ... }}`"
+    return "filled in by `check`"
+
+
+def render_blocks() -> str:
+    """The Markdown between the block markers: the roles, then every block's attributes with their role."""
+    out = [
+        f"<!-- Generated from dsl/model.py by `{REGENERATE}` (python -m procbench.dsl.reference --write): edit the model, not this text. -->",
+        "",
+        "### Block reference",
+        "",
+        "Every attribute of the model declares its role (`dsl/model.py`, `ROLES`); the fingerprint keeps exactly",
+        "the attributes whose role is fingerprinted, and the board and the exports read a metric's display and",
+        "ranking settings from the spec last registered under its fingerprint. A model attribute without a role",
+        "is refused (tests/test_field_roles.py).",
+        "",
+        "| role | fingerprinted | what it is |",
+        "| --- | --- | --- |",
+    ]
+    out += [
+        f"| {r.name} | {'yes' if r.fingerprinted else 'no'} | {_markdown(r.meaning)} |"
+        for r in model.ROLES.values()
+    ]
+    for path, cls in blocks_of():
+        out += ["", f"#### {path}", ""]
+        roles = model.field_roles(cls) or {}
+        for f in dataclasses.fields(cls):
+            if f.metadata.get("syntax") in (None, "where"):
+                continue
+            doc = f.metadata.get("doc") or ""
+            inner = _block_class(cls, f) if f.metadata["syntax"] == "blocks" else None
+            out.append(
+                f"- `{f.name}` · {roles[f.name]} · {_written(f, inner)}"
+                + (f": {_markdown(doc)}" if doc else "")
+            )
+    return "\n".join(out) + "\n"
+
+
+def section_of(text: str, begin: str = BEGIN, end: str = END) -> str | None:
     """What lies between the markers (None when they are missing)."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
         return None
-    return text[start + len(BEGIN) : end].strip("\n") + "\n"
+    return text[start + len(begin) : stop].strip("\n") + "\n"
 
 
-def with_section(text: str, section: str) -> str:
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
+def with_section(text: str, section: str, begin: str = BEGIN, end: str = END) -> str:
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
         raise ValueError(
-            f"{BEGIN} ... {END} markers not found: put them where the component reference belongs"
+            f"{begin} ... {end} markers not found: put them where the generated reference belongs"
         )
-    return text[: start + len(BEGIN)] + "\n" + section + text[end:]
+    return text[: start + len(begin)] + "\n" + section + text[stop:]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m dsl.reference",
-        description="Generate the component reference in docs/language.md.",
+        description="Generate the component and block references in docs/language.md.",
     )
     parser.add_argument(
         "--write", action="store_true", help="rewrite the section between the markers"
@@ -230,23 +326,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:  # a broken module would silently drop its components from the docs
         print("\n".join(p.render() for p in problems), file=sys.stderr)
         return 1
-    section = render_reference()
+    section, block_section = render_reference(), render_blocks()
     if not (args.write or args.check):
-        sys.stdout.write(section)
+        sys.stdout.write(section + "\n" + block_section)
         return 0
     text = args.doc.read_text(encoding="utf-8")
     updated = with_section(text, section)
+    if section_of(updated, BLOCKS_BEGIN, BLOCKS_END) is not None:  # (docs/language.md has both)
+        updated = with_section(updated, block_section, begin=BLOCKS_BEGIN, end=BLOCKS_END)
     if args.check:
         if updated != text:
             print(
-                f"{args.doc}: the component reference is out of date; run `{REGENERATE}`",
+                f"{args.doc}: the component or block reference is out of date; run `{REGENERATE}`",
                 file=sys.stderr,
             )
             return 1
         return 0
     if updated != text:
         args.doc.write_text(updated, encoding="utf-8")
-        print(f"updated the component reference in {args.doc}")
+        print(f"updated the component and block references in {args.doc}")
     return 0
 
 

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from procbench.dsl.model import MetricSpec, settings_of
+
 WHOLE_SPLIT = "(whole split)"
+
+# What the board reads of a metric besides its name: every display and ranking setting of the model's
+# MetricSpec (their roles, dsl/model.py), so a setting added there reaches MetricInfo or fails its test.
+METRIC_SETTINGS = settings_of(MetricSpec)
+_METRIC_DEFAULTS: dict[str, Any] = {"display": "", "group": "", "description": ""} | {
+    f.name: f.default
+    for f in dataclasses.fields(MetricSpec)
+    if f.default is not dataclasses.MISSING
+}
 
 
 @dataclass(frozen=True)
@@ -19,6 +31,26 @@ class MetricInfo:
     description: str
     higher_is_better: bool
     percent: bool
+
+    @classmethod
+    def of(cls, metric: Mapping[str, Any]) -> MetricInfo:
+        """A metric of a spec (its JSON, or a ``MetricSpec``'s fields): its name and every setting in
+        :data:`METRIC_SETTINGS`, the model's default where the spec has none (a spec stored before it)."""
+        name = str(metric["name"])
+        settings = {k: metric.get(k, _METRIC_DEFAULTS.get(k)) for k in METRIC_SETTINGS}
+        for (
+            key,
+            value,
+        ) in settings.items():  # the stored JSON is untrusted: each setting as its type
+            default = _METRIC_DEFAULTS.get(key)
+            settings[key] = bool(value) if isinstance(default, bool) else str(value or "")
+        settings["display"] = settings["display"] or name
+        settings["group"] = settings["group"] or "metrics"
+        return cls(name=name, **settings)
+
+    @classmethod
+    def from_spec(cls, metric: MetricSpec) -> MetricInfo:
+        return cls.of({"name": metric.name, **{k: getattr(metric, k) for k in METRIC_SETTINGS}})
 
     def shown(self, value: float | None) -> float | None:
         """The value as the board prints it (x100 for fractions), rounded for display."""
@@ -70,17 +102,7 @@ class TaskInfo:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> TaskInfo:
         spec = json.loads(row["spec_json"])
-        metrics = tuple(
-            MetricInfo(
-                m["name"],
-                m.get("display") or m["name"],
-                m.get("group") or "metrics",
-                m.get("description") or "",
-                bool(m.get("higher_is_better", True)),
-                bool(m.get("percent", True)),
-            )
-            for m in spec.get("metrics", [])
-        )
+        metrics = tuple(MetricInfo.of(m) for m in spec.get("metrics", []))
         slices = tuple(
             SliceInfo(
                 s["name"],

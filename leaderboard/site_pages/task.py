@@ -70,12 +70,7 @@ ui.table(
         }
     ),
 )
-st.markdown(
-    ui.definition_lines(
-        MetricInfo(m.name, m.display, m.group, m.description or "", m.higher_is_better, m.percent)
-        for m in spec.metrics
-    )
-)
+st.markdown(ui.definition_lines(MetricInfo.from_spec(m) for m in spec.metrics))
 
 
 def _measure_text(ms: MeasureSpec) -> str:

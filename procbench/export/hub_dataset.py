@@ -30,6 +30,7 @@ from typing import Any
 import jinja2
 import polars as pl
 
+from procbench.dsl.model import MetricSpec, settings_of
 from procbench.results import class_labels, int_ids, item_frame, item_row
 from procbench.submissions.display import for_markdown
 from procbench.submissions.store import reader
@@ -180,10 +181,7 @@ def _task_info(row: dict[str, Any]) -> dict[str, Any]:
         "data_licence": licence,
         "data_licence_source": licence_source,
         "metrics": [
-            {
-                k: m.get(k)
-                for k in ("name", "display", "group", "description", "higher_is_better", "percent")
-            }
+            {k: m.get(k) for k in ("name", *settings_of(MetricSpec))}
             for m in spec.get("metrics", [])
         ],
         "splits": {},
