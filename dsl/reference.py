@@ -5,8 +5,8 @@ One source for ``procbench components`` and for the two sections of ``docs/langu
 markers below, so the documentation cannot drift from the code (tests compare them; ``make docs``
 rewrites the sections)::
 
-    python -m dsl.reference --write     # regenerate the section in docs/language.md
-    python -m dsl.reference --check     # exit 1 when it is out of date
+    python -m procbench.dsl.reference --write     # regenerate the section in docs/language.md
+    python -m procbench.dsl.reference --check     # exit 1 when it is out of date
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def render_reference(components: Sequence[registry.Component] | None = None) -> 
         if c.origin == registry.BUILTIN_ORIGIN
     ]
     out = [
-        f"<!-- Generated from the component registry by `{REGENERATE}` (python -m dsl.reference --write): edit the docstrings, not this text. -->",
+        f"<!-- Generated from the component registry by `{REGENERATE}` (python -m procbench.dsl.reference --write): edit the docstrings, not this text. -->",
         "",
         "### Component reference",
         "",
@@ -309,7 +309,7 @@ def with_section(text: str, section: str, begin: str = BEGIN, end: str = END) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m dsl.reference",
+        prog="python -m procbench.dsl.reference",
         description="Generate the component and block references in docs/language.md.",
     )
     parser.add_argument(
