@@ -21,7 +21,11 @@ from procbench.paths import INSTALLED, PROJECT_ROOT
 
 OLD = ("dsl", "runners", "submissions", "leaderboard", "bench")
 LINKED = (*OLD, "specs", "schema", "samples")
-FROZEN = ("tests/parity/",)
+FROZEN = (
+    "tests/parity/",
+    "tests/legacy_names.py",
+    "tests/test_one_import_name.py",
+)  # the old names, on purpose
 
 
 def _tracked(pattern: str) -> list[Path]:
