@@ -19,8 +19,11 @@ MISSING = object()
 
 Check = Callable[[Any], bool]
 
+# The Python types a collection value may have (isinstance's second argument).
+Collections = tuple[type[Collection[Any]], ...]
+
 # Python-built records (reader components) hold tuples and frozensets where JSON has lists.
-PYTHON_COLLECTIONS: tuple[type, ...] = (list, tuple, set, frozenset)
+PYTHON_COLLECTIONS: Collections = (list, tuple, set, frozenset)
 
 
 def is_str_list(value: Any) -> TypeGuard[list[str]]:
@@ -37,7 +40,7 @@ def _is_str(value: Any) -> bool:
     return type(value) is str or isinstance(value, str)
 
 
-def checker(ftype: FieldType, collections: tuple[type, ...] = (list,)) -> Check:
+def checker(ftype: FieldType, collections: Collections = (list,)) -> Check:
     """A predicate for values of ``ftype``, with fast paths for the common types.
 
     ``collections``: the Python types a ``list(...)`` value may have (``list`` for data read from
@@ -62,7 +65,7 @@ def checker(ftype: FieldType, collections: tuple[type, ...] = (list,)) -> Check:
     return ftype.accepts
 
 
-def mismatch(ftype: FieldType, value: Any, collections: tuple[type, ...] = (list,)) -> str:
+def mismatch(ftype: FieldType, value: Any, collections: Collections = (list,)) -> str:
     """What is wrong with ``value`` as a ``ftype``: its shape, or the first element that does not fit."""
     target = (
         ftype.item

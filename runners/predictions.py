@@ -220,7 +220,7 @@ class FieldType:
             return True
         if wanted.kind == "optional":
             return (
-                self.fits(wanted.item)
+                (wanted.item is None or self.fits(wanted.item))
                 if self.kind != "optional"
                 else (self.item is None or wanted.item is None or self.item.fits(wanted.item))
             )

@@ -343,10 +343,9 @@ class TableReader:
         item_labels = labels[item_id] = {}
         for rule in self.labels:
             if rule.members:
-                if members[rule.name] is not None:
-                    item_labels[rule.name] = members[rule.name].get(
-                        item_id, rule.default or "other"
-                    )
+                rule_members = members[rule.name]
+                if rule_members is not None:
+                    item_labels[rule.name] = rule_members.get(item_id, rule.default or "other")
             elif rule.path and _root(rule.path) in scope:
                 value = self._label(scope, rule, at, problems)
                 if value is not None:
@@ -494,6 +493,7 @@ class TableReader:
                 )
             )
             return {}, {}
+        keys = primary.keys if by_key else None  # set when by_key (checked above)
         id_path = (
             self.id_path[1:] if self.id_path[:1] == (name,) else None
         )  # the id within the record, without a scope dict
@@ -502,8 +502,8 @@ class TableReader:
         for position, (line, record) in enumerate(primary.rows):
             if by_row:
                 item_id: Any = position
-            elif by_key:
-                item_id = primary.keys[position]
+            elif keys is not None:
+                item_id = keys[position]
             else:
                 item_id = (
                     lookup(record, id_path)
@@ -552,7 +552,12 @@ class TableReader:
             if source.format == "json" and (
                 not keyed or keyed[0][1] is not None
             ):  # an object (or nothing): its keys can be ids
-                table.keys = [key for _, key, _ in keyed] if keyed or _is_object(path) else None
+                # (every key is set: the file is an object)
+                table.keys = (
+                    [key for _, key, _ in keyed if key is not None]
+                    if keyed or _is_object(path)
+                    else None
+                )
             return table
         rows: dict[str, Any] = {}
         for line, record in records:

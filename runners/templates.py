@@ -17,7 +17,7 @@ import contextvars
 import functools
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,7 +130,7 @@ def _check_str_method(name: str, text: str, args: tuple[Any, ...], kwargs: dict[
     ):
         old, new = args[0], args[1]
         _grow("str.replace", (len(text) + 1 if not old else len(text) // len(old)) * len(new))
-    elif name == "join" and args and hasattr(first, "__len__"):
+    elif name == "join" and isinstance(first, Sized):
         _grow("str.join", len(text) * len(first))
     elif name == "translate" and isinstance(first, dict):
         longest = max((len(v) for v in first.values() if isinstance(v, str)), default=1)

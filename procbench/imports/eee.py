@@ -283,11 +283,8 @@ def _match_values(
     values: dict[tuple[str, str, str], float] = {}
     warnings = []
     for result, config, score in record.results:
-        parsed = (
-            parse_result_id(result.get("evaluation_result_id"))
-            if isinstance(result.get("evaluation_result_id"), str)
-            else None
-        )
+        result_id = result.get("evaluation_result_id")
+        parsed = parse_result_id(result_id) if isinstance(result_id, str) else None
         if (
             parsed
             and parsed[0] == record.task

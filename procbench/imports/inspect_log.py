@@ -22,7 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput, loads_log_json
+from procbench.imports.logged import (
+    ImportFailed,
+    ImportProblem,
+    LoggedOutput,
+    loads_log_json,
+    object_or_empty,
+)
 from procbench.imports.zipped import ArchiveTooLarge, Budget, MemberError, read_member
 
 SAMPLE_MEMBER = re.compile(r"^samples/.+_epoch_\d+\.json$")
@@ -193,7 +199,7 @@ def _take(
     epochs.add(sample_epoch)
     if sample_epoch != epoch:
         return
-    metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+    metadata = object_or_empty(sample.get("metadata"))
     if sample.get(
         "error"
     ):  # ImportOptions.errored decides: a problem (refuse), a wrong answer, or left out (skip)

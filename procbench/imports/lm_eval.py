@@ -25,6 +25,7 @@ from procbench.imports.logged import (
     LoggedOutput,
     LogTooDeep,
     loads_log_json,
+    object_or_empty,
 )
 
 
@@ -82,7 +83,7 @@ def parse_record(
     responses = record.get("resps" if raw else "filtered_resps")
     if not isinstance(responses, list) or not responses:
         return ImportProblem(where, f"no {'resps' if raw else 'filtered_resps'} list")
-    doc = record.get("doc") if isinstance(record.get("doc"), dict) else {}
+    doc = object_or_empty(record.get("doc"))
     arguments = _arguments(record.get("arguments"))
     if raw:  # resps nest one level deeper than filtered_resps: [[ [ll, greedy] ], ...] / [["text"]]
         responses = [
@@ -160,12 +161,15 @@ def read_samples(
         )
     if problems:
         raise ImportFailed(problems, source)
-    outputs = []
+    outputs: list[LoggedOutput] = []
     for where, record in records:
         if filter_name is not None and str(record.get("filter", "none")) != filter_name:
             continue
         parsed = parse_record(record, where, raw=raw)
-        (problems if isinstance(parsed, ImportProblem) else outputs).append(parsed)
+        if isinstance(parsed, ImportProblem):
+            problems.append(parsed)
+        else:
+            outputs.append(parsed)
     if problems:
         raise ImportFailed(problems, source)
     if not outputs:

@@ -21,6 +21,11 @@ def loads_log_json(text: str) -> Any:
     return loads_bounded(text, MAX_LOG_JSON_DEPTH)
 
 
+def object_or_empty(value: Any) -> Mapping[str, Any]:
+    """A log's JSON object (the item's ``doc`` or ``metadata``); anything else reads as an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 @dataclass(frozen=True)
 class LoggedOutput:
     """One item's model output as another harness logged it.

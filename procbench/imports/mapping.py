@@ -18,6 +18,14 @@ from procbench.imports.logged import LoggedOutput
 
 Kind = Literal["choice", "text_list"]
 Checker = Callable[[LoggedOutput, Any], str | None]
+_KINDS: dict[str, Kind] = {"choice": "choice", "text_list": "text_list"}
+
+
+def _kind(spelled: str) -> Kind:
+    """An ``import`` block's kind, which the checker has limited to the two above."""
+    if spelled not in _KINDS:
+        raise ValueError(f"not an import kind: {spelled!r} (choice or text_list)")
+    return _KINDS[spelled]
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,7 @@ def _from_spec(task: str) -> ImportMapping | None:
 
     return ImportMapping(
         task=spec.name,
-        kind=block.kind,
+        kind=_kind(block.kind),
         prediction_field=block.field,
         id_fields=block.id_fields,
         id_type=int if block.id_type == "int" else str,

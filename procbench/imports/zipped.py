@@ -18,7 +18,9 @@ import os
 import struct
 import zipfile
 import zlib
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 ZIP_ZSTANDARD = 93  # APPNOTE 4.4.5; zipfile.ZIP_ZSTANDARD from Python 3.14
 _LOCAL_HEADER = struct.Struct(
@@ -75,6 +77,18 @@ class MemberError(ValueError):
     """A member that cannot be read: unknown compression, a broken header, a bad checksum."""
 
 
+class _Readable(Protocol):
+    """A binary stream read in chunks: ``zipfile``'s member streams and ``zstandard``'s readers."""
+
+    def read(self, size: int, /) -> bytes: ...
+
+
+def _handle_lock(archive: zipfile.ZipFile) -> AbstractContextManager[object]:
+    """``zipfile``'s own lock on the archive's shared file handle (private, so typeshed leaves it out)."""
+    lock: AbstractContextManager[object] = getattr(archive, "_lock")
+    return lock
+
+
 def _raw_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     """The member's compressed bytes, located through its local header (whose extra field may differ from the central one)."""
     handle = archive.fp
@@ -93,9 +107,7 @@ def _raw_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return data
 
 
-def _bounded_read(
-    stream: io.BufferedIOBase | zipfile.ZipExtFile, name: str, budget: Budget
-) -> bytes:
+def _bounded_read(stream: _Readable, name: str, budget: Budget) -> bytes:
     """Read ``stream`` in chunks, refusing as soon as the member or the archive's total passes its limit."""
     chunks: list[bytes] = []
     size = 0
@@ -138,7 +150,7 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget)
             raise MemberError(f"{info.filename}: {exc} (ZIP method {info.compress_type})") from None
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise MemberError(f"{info.filename}: {exc}") from None
-    with archive._lock:  # zipfile's own lock on the shared file handle
+    with _handle_lock(archive):
         data = _raw_bytes(archive, info)
     content = _unzstd(data, info.filename, budget)
     if len(content) != info.file_size:

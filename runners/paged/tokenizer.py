@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, count, islice
 from operator import and_, attrgetter
-from typing import Any
+from typing import Any, TypeGuard
 
 from procbench.runners.paged.letters import may_match_letters
 
@@ -59,6 +59,11 @@ _FOLLOW = attrgetter("follow")
 _LOWER = attrgetter("lower")
 _NUMBERS = attrgetter("numbers")
 _STARTS = attrgetter("starts")
+
+
+def _all_found(chunks: list[Chunk | None]) -> TypeGuard[list[Chunk]]:
+    """Whether every piece's chunk was cached (a chunk is always true)."""
+    return all(chunks)
 
 
 class Boundaries:
@@ -270,9 +275,12 @@ class ChunkTokenizer:
         pieces = text.split(" ")
         if "" in pieces:
             return None
-        chunks = list(map(self._chunks.get, pieces))
-        if not all(chunks):  # (a chunk is always true)
-            chunks = [chunk or self.chunk(piece) for chunk, piece in zip(chunks, pieces)]
+        found = list(map(self._chunks.get, pieces))
+        chunks = (
+            found
+            if _all_found(found)
+            else [chunk or self.chunk(piece) for chunk, piece in zip(found, pieces)]
+        )
         if len(chunks) > 1 and self.boundaries.crossed(pieces, chunks):
             return None
         return chunks

@@ -73,13 +73,20 @@ def _read_json_lines(
         if verdict is not None and not isinstance(verdict, str):
             line_problems.append(f"verdict must be a string or null, got {verdict!r}")
         item_id = qid if isinstance(qid, str) and qid in known else None
-        if not line_problems and item_id in first_line:
-            line_problems.append(f"duplicate id {qid!r} (first given on line {first_line[qid]})")
-        if line_problems:
+        if not line_problems and item_id is not None and item_id in first_line:
+            line_problems.append(
+                f"duplicate id {item_id!r} (first given on line {first_line[item_id]})"
+            )
+        if (
+            line_problems
+            or item_id is None
+            or not isinstance(answer, str)
+            or not (verdict is None or isinstance(verdict, str))
+        ):  # (any of the last three is a problem listed above)
             problems.extend(Problem(number, message, item_id) for message in line_problems)
             continue
-        first_line[qid] = number
-        answers[qid] = Answer(qid, answer, verdict)
+        first_line[item_id] = number
+        answers[item_id] = Answer(item_id, answer, verdict)
     if (
         not any_record and not problems
     ):  # issue #30: an empty file is refused as one, not scored 0 on every question
