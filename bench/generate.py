@@ -343,12 +343,12 @@ def pmllm(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
             qid = question.stem if copy == 0 else f"{category}_{int(number) + copy * 100}_{slug}"
             shutil.copyfile(question, target / f"{qid}{question.suffix}")
             options = by_question.get(question.stem) or [("(no answer)", "5.0/10 fallback verdict")]
-            answer, verdict = rng.choice(options)
+            answer_text, verdict_text = rng.choice(options)
             predictions.append(
                 {
                     "id": qid,
-                    "answer": answer,
-                    "verdict": verdict if verdict is not None else "5.0/10",
+                    "answer": answer_text,
+                    "verdict": verdict_text if verdict_text is not None else "5.0/10",
                 }
             )
     _jsonl(out / "predictions.jsonl", predictions)

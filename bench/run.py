@@ -314,9 +314,11 @@ def store_measurements(
                 ).fetchall()
             ]
             first, second = ids[len(ids) // 2 - 1 : len(ids) // 2 + 1] if len(ids) > 2 else ids[:2]
-            slice_value = con.execute(
-                "SELECT min(slice_value) FROM aggregates a JOIN submissions s USING (submission_id) WHERE s.task = 'openpi' AND a.slice = 'domain'"
-            ).fetchone()[0]
+            slice_value = stores.one_row(
+                con.execute(
+                    "SELECT min(slice_value) FROM aggregates a JOIN submissions s USING (submission_id) WHERE s.task = 'openpi' AND a.slice = 'domain'"
+                ).fetchone()
+            )[0]
         finally:
             con.close()
         request = {

@@ -13,6 +13,7 @@ read paths (packed aggregates, item spans; migration 003) up to date, as after a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -20,6 +21,13 @@ from procbench.submissions import store
 
 TEAMS = 60
 CHUNK = 250  # submissions per bulk insert: each is sorted so that a submission's rows stay together
+
+
+def one_row(row: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    """The row of a query that always returns one (an aggregate such as ``count(*)``)."""
+    if row is None:
+        raise ValueError("the query returned no row")
+    return row
 
 
 def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) -> Path:
@@ -42,7 +50,7 @@ def build(template: Path, target: Path, n_submissions: int, *, seed: int = 0) ->
             WHERE NOT is_reference
             """
         )
-        (templates,) = con.execute("SELECT count(*) FROM origin").fetchone()
+        (templates,) = one_row(con.execute("SELECT count(*) FROM origin").fetchone())
         if not templates:
             raise ValueError(f"template store {template} holds no submissions")
         con.execute(
@@ -118,7 +126,7 @@ def counts(db: Path) -> dict[str, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
         return {
-            t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            t: one_row(con.execute(f"SELECT count(*) FROM {t}").fetchone())[0]
             for t in ("submissions", "aggregates", "item_scores")
         }
     finally:

@@ -84,10 +84,12 @@ class BoardJudge:
 
     def settings(self, spec: TaskSpec) -> JudgeSettings:
         """Client settings with the spec's ``judge`` / ``judge_image`` prompts."""
-        templates = {"template": spec.template(JUDGE)}
-        if spec.template(JUDGE_IMAGE) is not None:
-            templates["image_template"] = spec.template(JUDGE_IMAGE)
-        return JudgeSettings(
+        text, image = spec.template(JUDGE), spec.template(JUDGE_IMAGE)
+        if text is None:
+            raise JudgeError(
+                f"task {spec.name!r} declares no {JUDGE!r} template: no judge grades it"
+            )
+        settings = JudgeSettings(
             base_url=self.base_url,
             model=self.model,
             api_key=self.api_key,
@@ -95,8 +97,10 @@ class BoardJudge:
             max_retries=self.max_retries,
             backoff_s=self.backoff_s,
             timeout_s=self.timeout_s,
-            **templates,
+            template=text,
         )
+        # without a judge_image template, image questions keep the client's default prompt
+        return settings if image is None else dataclasses.replace(settings, image_template=image)
 
     def grade(
         self,
