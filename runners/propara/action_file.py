@@ -9,21 +9,26 @@ broken data file) and the predictions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
+from itertools import count, repeat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from procbench.runners._types import Problem, ProblemList
-from procbench.runners.propara.lines import read_lines
+from procbench.runners.propara.lines import decode_text, split_lines
 
 NULL = "null"  # internal value of "-": the participant does not exist
 UNK = "unk"  # internal value of "?": it exists, location unknown
 ACTIONS = ("NONE", "CREATE", "MOVE", "DESTROY")
 
 
-@dataclass(frozen=True)
-class ActionRow:
-    """One valid line of an action file, as written (locations not yet mapped to null/unk)."""
+class ActionRow(NamedTuple):
+    """One valid line of an action file, as written (locations not yet mapped to null/unk).
+
+    A named tuple, not a dataclass: a 100x split has hundreds of thousands of rows (issue #31).
+    """
 
     line: int
     process_id: int
@@ -34,8 +39,7 @@ class ActionRow:
     after: str
 
 
-@dataclass(frozen=True)
-class Mention:
+class Mention(NamedTuple):
     """A (process, participant) named on some line, valid or not (for the participant diff)."""
 
     line: int
@@ -49,13 +53,15 @@ class ActionFile:
     :class:`~runners._types.MoreProblems` counting the rest); ``n_lines`` counts all lines read.
 
     ``mentions`` also covers lines that failed validation but name a process and participant, so
-    that a bad line does not additionally show up as a missing participant.
+    that a bad line does not additionally show up as a missing participant.  In a file without
+    problems every line is a row, and the rows are the mentions (a row has ``line``, ``process_id``
+    and ``participant`` too).
     """
 
     rows: tuple[ActionRow, ...]
     problems: tuple[Problem, ...]
     n_lines: int
-    mentions: tuple[Mention, ...] = ()
+    mentions: tuple[Mention | ActionRow, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,10 +96,52 @@ class ProcessTracks:
 
 def read_action_file(path: Path) -> ActionFile:
     """Parse ``path``; an undecodable file yields a single problem at the offending line."""
-    lines, problem = read_lines(path)
+    text, problem = decode_text(path)
     if problem is not None:
         return ActionFile((), (problem,), problem.line or 0)
-    return parse_action_lines(lines)
+    return parse_action_text(text)
+
+
+def parse_action_text(text: str) -> ActionFile:
+    """:func:`parse_action_lines` of the file's text: a clean file (the usual case) in one pass over
+    the whole text, anything else line by line with every problem reported (issue #31)."""
+    clean = clean_rows(text)
+    if clean is not None:
+        return ActionFile(clean, (), len(clean), clean)
+    return parse_action_lines(split_lines(text))
+
+
+# A line every rule of the clean path accepts: integer ids in ASCII digits, at least six TAB fields.
+# Only LF ends a line here; a text with CR (CRLF, or a lone CR) is left to the line-by-line path.
+_CLEAN_LINE = re.compile(
+    r"^([0-9]{1,18})\t([0-9]{1,18})\t([^\t\n]*)\t([^\t\n]*)\t([^\t\n]*)\t([^\t\n]*)(?:\t[^\n]*)?$",
+    re.MULTILINE,
+)
+
+
+def clean_rows(text: str) -> tuple[ActionRow, ...] | None:
+    """The rows of a file in which every line is valid, or None when any is not (or may not be).
+
+    None sends the file to :func:`parse_action_lines`, which finds and words every problem; a
+    tuple is exactly the rows that path would return for the same text, with no problem.
+    Builds no :class:`~runners._types.Problem` and no per-line check result.
+    """
+    if not text or "\r" in text:
+        return None
+    found = _CLEAN_LINE.findall(text)
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if len(found) != lines:  # a blank line, a short line, an id that is not plain digits, ...
+        return None
+    # column by column, in C loops: ids repeat, so each distinct one is converted once
+    pids, sentences, participants, actions, befores, afters = zip(*found)
+    number = {text: int(text) for text in {*pids, *sentences}}.__getitem__
+    sentence_numbers = list(map(number, sentences))
+    if min(sentence_numbers) < 1 or any(map(action_problem, actions, befores, afters)):
+        return None
+    columns = zip(
+        count(1), map(number, pids), sentence_numbers, participants, actions, befores, afters
+    )
+    return tuple(map(tuple.__new__, repeat(ActionRow), columns))
 
 
 def parse_action_lines(lines: Iterable[str]) -> ActionFile:
@@ -219,21 +267,34 @@ def internal_location(written: str) -> str:
     return NULL if written == "-" else UNK if written == "?" else written
 
 
+_INTERNAL = {"-": NULL, "?": UNK}
+
+
 def build_tracks(rows: Sequence[ActionRow]) -> dict[int, ProcessTracks]:
     """Tracks per process (ascending process id), from valid rows in file order (2A.3)."""
     num_sentences: dict[int, int] = {}
     for row in rows:
-        num_sentences[row.process_id] = max(num_sentences.get(row.process_id, 0), row.sentence)
+        if row.sentence > num_sentences.get(row.process_id, 0):
+            num_sentences[row.process_id] = row.sentence
     locations: dict[int, dict[str, list[str]]] = {}
     actions: dict[int, dict[str, list[str]]] = {}
-    for row in rows:
-        n = num_sentences[row.process_id]
-        locs = locations.setdefault(row.process_id, {}).setdefault(row.participant, [UNK] * (n + 1))
-        acts = actions.setdefault(row.process_id, {}).setdefault(row.participant, ["NONE"] * n)
-        if row.sentence == 1:
-            locs[0] = NULL if row.action == "CREATE" else internal_location(row.before)
-        locs[row.sentence] = internal_location(row.after)
-        acts[row.sentence - 1] = row.action
+    internal = _INTERNAL.get  # internal_location, as one lookup
+    for _, pid, sentence, participant, action, before, after in rows:
+        process_locations = locations.get(pid)
+        if process_locations is None:
+            process_locations = locations[pid] = {}
+            actions[pid] = {}
+        locs = process_locations.get(participant)
+        if locs is None:
+            n = num_sentences[pid]
+            locs = process_locations[participant] = [UNK] * (n + 1)
+            acts = actions[pid][participant] = ["NONE"] * n
+        else:
+            acts = actions[pid][participant]
+        if sentence == 1:
+            locs[0] = NULL if action == "CREATE" else internal(before, before)
+        locs[sentence] = internal(after, after)
+        acts[sentence - 1] = action
     return {
         pid: ProcessTracks(
             pid,

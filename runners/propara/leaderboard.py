@@ -9,8 +9,11 @@
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from procbench.runners._types import (
     GoldSet,
@@ -22,6 +25,7 @@ from procbench.runners._types import (
 )
 from procbench.runners.propara.action_file import (
     ActionFile,
+    ActionRow,
     ProcessTracks,
     build_tracks,
     read_action_file,
@@ -98,13 +102,19 @@ def read_predictions(path: Path, gold: GoldSet) -> dict[str, ProcessTracks]:
     """
     path = Path(path)
     parsed = read_action_file(path)
-    problems = ProblemList(parsed.problems)
-    problems.extend(_out_of_range(parsed, gold))
-    if parsed.mentions:  # a file none of whose lines names a participant gets no diff on top
-        problems.extend(_participant_diff(parsed, gold))
-    if problems:
-        raise InvalidPredictions(problems, path.name)
-    extra = sorted({row.process_id for row in parsed.rows if str(row.process_id) not in gold.items})
+    fits = None if parsed.problems else _fit(parsed.rows, gold)
+    if fits is None:  # something is wrong (or may be): the whole report, every problem at its line
+        problems = ProblemList(parsed.problems)
+        problems.extend(_out_of_range(parsed, gold))
+        if parsed.mentions:  # a file none of whose lines names a participant gets no diff on top
+            problems.extend(_participant_diff(parsed, gold))
+        if problems:
+            raise InvalidPredictions(problems, path.name)
+    extra = sorted(
+        {pid for pid in map(itemgetter(1), parsed.rows) if str(pid) not in gold.items}
+        if fits is None
+        else fits.extra
+    )
     if extra:
         warnings.warn(
             PredictionWarning(
@@ -112,10 +122,56 @@ def read_predictions(path: Path, gold: GoldSet) -> dict[str, ProcessTracks]:
             ),
             stacklevel=2,
         )
-    _warn_row_oddities(parsed, gold)
+    if fits is None or not fits.complete:
+        _warn_row_oddities(parsed, gold)
     # Tracks are built only for gold processes: an ignored process's sentence numbers are never allocated.
-    predicted = build_tracks([row for row in parsed.rows if str(row.process_id) in gold.items])
-    return {str(pid): tracks for pid, tracks in predicted.items()}
+    rows = (
+        parsed.rows
+        if not extra
+        else [row for row in parsed.rows if str(row.process_id) in gold.items]
+    )
+    return {str(pid): tracks for pid, tracks in build_tracks(rows).items()}
+
+
+class _Fit(NamedTuple):
+    extra: set[int]  # process ids not in the gold (ignored, with a warning)
+    complete: bool  # every (process, participant) of the gold has one row per gold sentence
+
+
+def _fit(rows: Sequence[ActionRow], gold: GoldSet) -> _Fit | None:
+    """A clean file's checks against the gold in a few passes over its columns (issue #31): None when
+    any check would report a problem, which the rule-by-rule checks below then word and place.
+
+    Not None only when :func:`_out_of_range` and :func:`_participant_diff` find nothing; ``complete``
+    False when :func:`_warn_row_oddities` may have something to say.
+    """
+    pids = tuple(map(itemgetter(1), rows))
+    sentences = tuple(map(itemgetter(2), rows))
+    names: dict[int, set[str]] = {}
+    for pid, name in dict.fromkeys(zip(pids, map(itemgetter(3), rows))):
+        names.setdefault(pid, set()).add(name)
+    extra = {pid for pid in names if str(pid) not in gold.items}
+    for item_id, tracks in gold.items.items():
+        if names.get(tracks.process_id) != set(tracks.participant_names()):
+            return None  # a process or participant missing, or one unexpected
+    most: dict[int, int] = {}
+    for pid, sentence in set(zip(pids, sentences)):
+        if sentence > most.get(pid, 0):
+            most[pid] = sentence
+    for pid, sentence in most.items():
+        tracks = gold.items.get(str(pid))
+        if tracks is not None and sentence > tracks.num_sentences:
+            return None  # a row beyond its process's last sentence
+    triples = set(zip(pids, map(itemgetter(3), rows), sentences))
+    complete = len(triples) == len(rows)  # no repeated sentence row
+    if complete:
+        rows_per_pair = Counter(map(itemgetter(0, 1), triples))
+        complete = all(
+            count == gold.items[str(pid)].num_sentences
+            for (pid, _), count in rows_per_pair.items()
+            if pid not in extra
+        )
+    return _Fit(extra, complete)
 
 
 def _out_of_range(parsed: ActionFile, gold: GoldSet) -> Iterator[Problem]:

@@ -14,12 +14,17 @@ def split_lines(text: str) -> list[str]:
     return list(io.StringIO(text, newline=None))
 
 
-def read_lines(path: Path) -> tuple[list[str], Problem | None]:
-    """The file's lines, or no lines and a problem naming the first line that is not UTF-8."""
+def decode_text(path: Path) -> tuple[str, Problem | None]:
+    """The file's text, or no text and a problem naming the first line that is not UTF-8."""
     data = Path(path).read_bytes()
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8"), None
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        return [], Problem(line, f"not valid UTF-8 text ({err.reason})")
-    return split_lines(text), None
+        return "", Problem(line, f"not valid UTF-8 text ({err.reason})")
+
+
+def read_lines(path: Path) -> tuple[list[str], Problem | None]:
+    """The file's lines, or no lines and a problem naming the first line that is not UTF-8."""
+    text, problem = decode_text(path)
+    return ([], problem) if problem is not None else (split_lines(text), None)
