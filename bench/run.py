@@ -267,7 +267,7 @@ def intake(work: Path, workloads: dict[tuple[str, int], Workload]) -> list[dict[
 def template_store(work: Path, workloads: dict[tuple[str, int], Workload], scale: int) -> Path:
     """One real submission per task through the intake path: the rows the big stores are cloned from."""
     from procbench.api import load_task
-    from procbench.submissions.intake import load_reported, submit
+    from procbench.submissions.intake import SubmissionRequest, load_reported, submit
 
     db = work / "stores" / "template.duckdb"
     shutil.rmtree(db.parent / f"{db.name}.raw", ignore_errors=True)
@@ -280,13 +280,15 @@ def template_store(work: Path, workloads: dict[tuple[str, int], Workload], scale
         for task in [workload.task] + (["openpi-head"] if name == "openpi" else []):
             spec, runner = load_task(task)
             submit(
+                SubmissionRequest(
+                    split=workload.split,
+                    predictions=workload.predictions,
+                    model=f"template-{task}",
+                    team="bench",
+                ),
                 spec,
                 runner,
                 data_root=workload.data_root,
-                split=workload.split,
-                predictions=workload.predictions,
-                model=f"template-{task}",
-                team="bench",
                 db_path=db,
             )
             load_reported(spec, runner, data_root=workload.data_root, db_path=db)
@@ -390,7 +392,7 @@ def rescore_measurements(
 ) -> list[dict[str, Any]]:
     """Stores of ``submissions`` OpenPI test files via intake, then the gold changes and each engine re-scores all."""
     from procbench.api import load_task
-    from procbench.submissions.intake import submit
+    from procbench.submissions.intake import SubmissionRequest, submit
 
     spec, runner = load_task("openpi")
     base = work / "rescore"
@@ -402,13 +404,15 @@ def rescore_measurements(
     db = base / "store.duckdb"
     for i, variant in enumerate(variants):
         submit(
+            SubmissionRequest(
+                split="test",
+                predictions=variant.predictions,
+                model=f"variant-{i}",
+                team=f"team-{i}",
+            ),
             spec,
             runner,
             data_root=root,
-            split="test",
-            predictions=variant.predictions,
-            model=f"variant-{i}",
-            team=f"team-{i}",
             db_path=db,
         )
     changed = base / "changed-root"

@@ -97,7 +97,7 @@ def score(request: dict[str, Any]) -> dict[str, Any]:
 def intake(request: dict[str, Any]) -> dict[str, Any]:
     """Validation alone (reading the file) and the whole intake (validate, score, store one transaction)."""
     from procbench.api import load_task
-    from procbench.submissions.intake import submit
+    from procbench.submissions.intake import SubmissionRequest, submit
 
     import_s = _warm(request["task"])
     spec, runner = load_task(request["task"])
@@ -127,13 +127,10 @@ def intake(request: dict[str, Any]) -> dict[str, Any]:
     if request.get("whole", True):
         start = time.perf_counter()
         submit(
+            SubmissionRequest(split=split, predictions=predictions, model="bench", team="bench"),
             spec,
             runner,
             data_root=root,
-            split=split,
-            predictions=predictions,
-            model="bench",
-            team="bench",
             db_path=Path(request["db"]),
         )
         result["submit_s"] = time.perf_counter() - start

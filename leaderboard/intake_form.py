@@ -3,14 +3,12 @@
 The site never writes to the store itself: it validates the upload exactly as intake does (the same
 ``submissions.staging.stage`` with the same limits, gzip expansion and name checks, then the task's own
 reader on the staged copy), so the live report and *Submit* agree on every file, and hands the file
-to ``submit``, exactly as the CLI does.  Newer
-intakes take a team token, the upload's file name and a model card; those are passed only when
-``submit`` accepts them.
+to ``submit`` as a ``SubmissionRequest`` (with the team token, the upload's own file name and the
+model card), exactly as the CLI does.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import tempfile
@@ -26,7 +24,8 @@ from procbench.leaderboard.model import TaskInfo
 from procbench.api import load_task
 from procbench.paths import resolve_data_root
 from procbench.runners._types import InvalidPredictions, Problem
-from procbench.submissions import submit
+from procbench.submissions import SubmissionRequest, submit
+from procbench.submissions.details import ModelCard
 from procbench.submissions.judging import SELF
 from procbench.submissions.staging import BadFileName, FileRefused, IntakeLimits, stage
 
@@ -149,10 +148,6 @@ def parse_metadata(text: str) -> dict[str, Any]:
     )  # intake's own limits (size, depth, finite numbers), said before the upload is sent
 
 
-def accepted_arguments() -> set[str]:
-    return set(inspect.signature(submit).parameters)
-
-
 def send(
     db: Path,
     *,
@@ -168,27 +163,17 @@ def send(
 ) -> Placed:
     """Submit through intake and find the new row's rank.  Raises whatever ``submit`` raises."""
     spec, runner = load_task(task)
-    accepted = accepted_arguments()
-    arguments: dict[str, Any] = {
-        "data_root": data_root(db, task, split),
-        "split": split,
-        "predictions": path,
-        "model": model,
-        "team": team or ("anonymous" if "token" not in accepted or not token else None),
-        "db_path": db,
-        "metadata": dict(metadata or {}),
-    }
-    if token and "token" in accepted:
-        arguments["token"] = token
-    if "filename" in accepted:
-        arguments["filename"] = filename
-    if card and "card" in accepted:
-        from procbench.submissions.details import ModelCard
-
-        arguments["card"] = ModelCard(**card)
-    elif card:  # an older intake: keep what the submitter said as metadata
-        arguments["metadata"].update({k: v for k, v in card.items() if v and v != "unknown"})
-    outcome = submit(spec, runner, **arguments)
+    request = SubmissionRequest(
+        split=split,
+        predictions=path,
+        model=model,
+        team=team or (None if token else "anonymous"),
+        metadata=dict(metadata or {}),
+        token=token or None,
+        filename=filename,
+        card=ModelCard(**card) if card else ModelCard(),
+    )
+    outcome = submit(request, spec, runner, data_root=data_root(db, task, split), db_path=db)
     return place(
         db,
         task,

@@ -268,7 +268,7 @@ def submit(
     are never submitted: score them with ``score(..., partial=True)``.
     """
     from procbench.results import ScoreResult, SubmitResult, class_labels, int_ids
-    from procbench.submissions.intake import submit as do_submit
+    from procbench.submissions.intake import SubmissionRequest, submit as do_submit
 
     from procbench.partial import Coverage
 
@@ -276,15 +276,13 @@ def submit(
     root = resolve_data_root(data_dir)
     with prediction_file(spec, predictions) as path:
         outcome = do_submit(
+            SubmissionRequest(
+                split=split, predictions=path, model=model, team=team, metadata=dict(metadata or {})
+            ),
             spec,
             runner,
             data_root=root,
-            split=split,
-            predictions=path,
-            model=model,
-            team=team,
             db_path=Path(db),
-            metadata=dict(metadata or {}),
         )
     evaluation = outcome.evaluation
     known = provenance(spec, runner, root, split)

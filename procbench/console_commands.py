@@ -330,7 +330,7 @@ def submit(
 
     allow_components(components)
     from procbench.runners._types import InvalidPredictions
-    from procbench.submissions import submit as do_submit
+    from procbench.submissions import SubmissionRequest, submit as do_submit
     from procbench.submissions.details import ModelCard
     from procbench.submissions.errors import MissingData, ScoringFailed, SubmissionRefused
 
@@ -356,18 +356,20 @@ def submit(
     kind = cli_data_root.announce(spec, task.name, split, root) if split in task.data.splits else ""
     try:
         outcome = do_submit(
+            SubmissionRequest(
+                split=split,
+                predictions=predictions,
+                model=model,
+                team=team,
+                token=token,
+                metadata=parse_metadata(metadata or []),
+                card=card,
+                run_by=run_by,
+            ),
             task,
             runner,
             data_root=root,
-            split=split,
-            predictions=predictions,
-            model=model,
-            team=team,
-            token=token,
             db_path=db,
-            metadata=parse_metadata(metadata or []),
-            card=card,
-            run_by=run_by,
         )
     except InvalidPredictions as exc:
         _stored_text(cli_data_root.refusal(exc, runner, root, split, kind), err=True)

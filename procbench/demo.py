@@ -47,7 +47,7 @@ from procbench.runners.runner import TaskRunner
 from procbench.submissions import pending as pending_rows
 from procbench.submissions import provenance
 from procbench.submissions.details import ModelCard
-from procbench.submissions.intake import load_reported, submit
+from procbench.submissions.intake import SubmissionRequest, load_reported, submit
 
 DEMO_TEAM = "demo"
 
@@ -91,15 +91,17 @@ def build_demo(
             for split in _split_order(spec.data.splits):
                 try:
                     outcome = submit(
+                        SubmissionRequest(
+                            split=split,
+                            predictions=path,
+                            model=path.name.split(".")[0],
+                            team=DEMO_TEAM,
+                            metadata=metadata,
+                        ),
                         spec,
                         runner,
                         data_root=data_root,
-                        split=split,
-                        predictions=path,
-                        model=path.name.split(".")[0],
-                        team=DEMO_TEAM,
                         db_path=db_path,
-                        metadata=metadata,
                     )
                 except (InvalidPredictions, FileNotFoundError, ValueError):
                     continue
@@ -427,17 +429,19 @@ def _submit(
 ) -> int:
     try:
         outcome = submit(
+            SubmissionRequest(
+                split=split,
+                predictions=path,
+                model=model,
+                team=team,
+                metadata=metadata,
+                card=card or ModelCard(),
+                run_by=run_by,
+            ),
             spec,
             runner,
             data_root=data_root,
-            split=split,
-            predictions=path,
-            model=model,
-            team=team,
             db_path=db_path,
-            metadata=metadata,
-            card=card,
-            run_by=run_by,
         )
     except (InvalidPredictions, FileNotFoundError, ValueError, RuntimeError) as exc:
         log(f"{spec.name:<24} {split:<6} {model:<32} not stored: {exc}")

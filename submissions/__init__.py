@@ -1,6 +1,6 @@
 """Intake (check → stage → validate → score → store) and the DuckDB store.
 
-``submit`` and ``load_reported`` are the entry points; ``queries`` holds the read helpers that
+``submit`` (of a ``SubmissionRequest``) and ``load_reported`` are the entry points; ``queries`` holds the read helpers that
 enforce hidden splits and hidden submissions; ``engines`` re-score stored files, driven by the
 application layer (``procbench.rescore``; the demo board: ``procbench.demo``).
 """
@@ -12,7 +12,12 @@ from procbench.submissions.errors import (
     ScoringFailed,
     SubmissionRefused,
 )
-from procbench.submissions.intake import SubmissionOutcome, load_reported, submit
+from procbench.submissions.intake import (
+    SubmissionOutcome,
+    SubmissionRequest,
+    load_reported,
+    submit,
+)
 from procbench.submissions.staging import IntakeLimits
 
 __all__ = [
@@ -23,6 +28,7 @@ __all__ = [
     "ScoringFailed",
     "SubmissionOutcome",
     "SubmissionRefused",
+    "SubmissionRequest",
     "load_reported",
     "submit",
 ]

@@ -61,7 +61,7 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
     from procbench.dsl.tasks import load_task
     from procbench.runners.paths import SAMPLE_DATA_ROOT, default_data_root
     from procbench.runners._types import InvalidPredictions
-    from procbench.submissions import submit
+    from procbench.submissions import SubmissionRequest, submit
     from procbench.submissions.staging import IntakeLimits, stage
 
     stream = work / "stream.jsonl"
@@ -82,13 +82,10 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
         start = time.perf_counter()
         try:
             submit(
+                SubmissionRequest(split="test", predictions=stream, model="m", team="t"),
                 spec,
                 runner,
                 data_root=SAMPLE_DATA_ROOT,
-                split="test",
-                predictions=stream,
-                model="m",
-                team="t",
                 db_path=work / "stream.duckdb",
                 limits=raised,
             )
@@ -107,13 +104,10 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
         runner.gold(root, "test")
         start = time.perf_counter()
         stored = submit(
+            SubmissionRequest(split="test", predictions=path, model="m", team="t"),
             spec,
             runner,
             data_root=root,
-            split="test",
-            predictions=path,
-            model="m",
-            team="t",
             db_path=work / "valid.duckdb",
         )
         return {
@@ -135,13 +129,10 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
         start = time.perf_counter()
         for p in files:
             submit(
+                SubmissionRequest(split="test", predictions=p, model=p.stem, team="t"),
                 spec,
                 runner,
                 data_root=SAMPLE_DATA_ROOT,
-                split="test",
-                predictions=p,
-                model=p.stem,
-                team="t",
                 db_path=work / "burst.duckdb",
             )
         return {

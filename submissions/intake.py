@@ -73,6 +73,33 @@ class SubmissionOutcome:
     team: str = ""
 
 
+@dataclass(frozen=True)
+class SubmissionRequest:
+    """What a submitter asks intake to store: one prediction file, for one split, under a model and team.
+
+    The submitter's word, checked by ``submit`` (names, metadata, card, ``run_by``) before anything is
+    staged.  ``team=None`` stores under the token's team (``anonymous`` without a token);
+    ``filename`` is the upload's own name when ``predictions`` is a temporary copy (the site);
+    ``run_by`` records who ran the model (``submitter``, or ``operator`` for the board's own
+    baselines; issue #34): the caller's word, so the site's upload never sets it.
+    """
+
+    split: str
+    predictions: Path
+    model: str
+    team: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    token: str | None = None
+    filename: str | None = None
+    card: ModelCard = field(default_factory=ModelCard)
+    run_by: str = "submitter"
+
+    @property
+    def shown(self) -> str:
+        """The file's name as the user gave it (the upload's own name, .gz included): what messages and failures rows name."""
+        return self.filename if self.filename is not None else Path(self.predictions).name
+
+
 class _StoredUnderAnotherModel(Exception):
     """The same file is already stored for this task, split and team, under another model name (issue #18)."""
 
@@ -241,24 +268,26 @@ class _ScoringClock:
         return outcome["value"]
 
 
-def _gate(
-    con: duckdb.DuckDBPyConnection,
-    *,
-    task: str,
-    split: str,
-    team: str | None,
-    token: str | None,
-    now: datetime,
-    sid_for: Callable[[str], str],
-) -> tuple[str, bool]:
+@dataclass(frozen=True)
+class _Gate:
+    """Who may store this file, and under which submission id: auth and quota's question, asked before scoring and again under the store's lock."""
+
+    task: str
+    split: str
+    team: str | None
+    token: str | None
+    sid_for: Callable[[str], str]
+
+
+def _gate(con: duckdb.DuckDBPyConnection, gate: _Gate, now: datetime) -> tuple[str, bool]:
     """(the team to store under, whether this exact submission is already stored).
 
     Raises AuthError or QuotaExceeded.  An idempotent resubmission never hits the quota.
     """
-    resolved = authenticate(con, team=team, token=token, now=now)
-    if store.exists(con, sid_for(resolved)):
+    resolved = authenticate(con, team=gate.team, token=gate.token, now=now)
+    if store.exists(con, gate.sid_for(resolved)):
         return resolved, True
-    check_quota(con, task=task, split=split, team=resolved, now=now)
+    check_quota(con, task=gate.task, split=gate.split, team=resolved, now=now)
     return resolved, False
 
 
@@ -294,9 +323,9 @@ def _reserve(con: duckdb.DuckDBPyConnection, attempt: _Attempt, team: str, now: 
     attempt.reserved = True
 
 
-def _precheck(attempt: _Attempt, **gate: Any) -> str:
+def _precheck(attempt: _Attempt, gate: _Gate, now: datetime) -> str:
     """Auth and quota before any scoring work; with a ``max_attempts`` cap, the attempt is reserved under the lock."""
-    token, team = gate["token"], gate["team"]
+    token, team = gate.token, gate.team
     if not attempt.db_path.exists() and token:
         raise attempt.refuse(
             "auth", "the token is not valid (unknown or mistyped); nothing was stored"
@@ -305,13 +334,13 @@ def _precheck(attempt: _Attempt, **gate: Any) -> str:
         return team if team is not None else "anonymous"  # no tokens, no quotas: nothing to refuse
     try:
         with store.reader(attempt.db_path) as con:
-            resolved, duplicate = _gate(con, **gate)
+            resolved, duplicate = _gate(con, gate, now)
             capped = not duplicate and _capped(con, attempt)
         if capped:  # re-checked and reserved in one transaction under the exclusive lock
             with store.writer(attempt.db_path) as con, store.transaction(con):
-                resolved, duplicate = _gate(con, **gate)
+                resolved, duplicate = _gate(con, gate, now)
                 if not duplicate and _capped(con, attempt):
-                    _reserve(con, attempt, resolved, gate["now"])
+                    _reserve(con, attempt, resolved, now)
     except AuthError as exc:
         raise attempt.refuse("auth", str(exc)) from None
     except QuotaExceeded as exc:
@@ -325,62 +354,49 @@ def _capped(con: duckdb.DuckDBPyConnection, attempt: _Attempt) -> bool:
 
 
 def submit(
+    request: SubmissionRequest,
     spec: TaskSpec,
     runner: TaskRunner,
     *,
     data_root: Path,
-    split: str,
-    predictions: Path,
-    model: str,
     db_path: Path,
-    team: str | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    token: str | None = None,
-    filename: str | None = None,
-    card: ModelCard | None = None,
     limits: IntakeLimits | None = None,
     now: datetime | None = None,
     judge: judging.BoardJudge | None = None,
-    run_by: str = "submitter",
 ) -> SubmissionOutcome:
-    """Validate, score and store one prediction file; the same file twice is stored once.
+    """Validate, score and store the request's prediction file for ``spec``; the same file twice is stored once.
 
-    ``team=None`` stores under the token's team (``anonymous`` without a token); ``filename`` is the
-    upload's own name when ``predictions`` is a temporary copy (the site); ``now`` fixes the clock;
-    ``judge`` is the board's own judge (default: ``BoardJudge.from_env()``, none when unconfigured).
-    ``run_by`` records who ran the model (``submitter``, or ``operator`` for the board's own baselines;
-    issue #34): the caller's word, so the site's upload never passes it.
+    The rest is the board's, not the submitter's: its data (``data_root``), store (``db_path``), intake
+    limits (default: ``IntakeLimits.from_env()``) and judge (default: ``BoardJudge.from_env()``, none
+    when unconfigured); ``now`` fixes the clock.
     Raises RejectedPredictions (an InvalidPredictions), SubmissionRefused (a ValueError),
     MissingData (a FileNotFoundError) or ScoringFailed, each with a ``receipt``; nothing stored.
     """
     db_path = Path(db_path)
+    split, predictions, filename, team = (
+        request.split,
+        Path(request.predictions),
+        request.filename,
+        request.team,
+    )
     clock: Callable[[], datetime] = (lambda: now) if now is not None else store.now
     received = clock()
     attempt = _Attempt(
-        db_path,
-        new_receipt(),
-        spec.name,
-        split,
-        team or "",
-        model,
-        filename if filename is not None else predictions.name,
-        clock,
+        db_path, new_receipt(), spec.name, split, team or "", request.model, request.shown, clock
     )
-    attempt.shown = (
-        filename if filename is not None else predictions.name
-    )  # the upload's own name (.gz included), as failures rows keep it
+    attempt.shown = request.shown  # the upload's own name (.gz included), as failures rows keep it
     try:
-        check_name("model", model)
+        check_name("model", request.model)
         if team is not None:
             check_name("team", team)
-        card = (card or ModelCard()).checked()
-        if run_by not in RUN_BY or run_by in (
+        card = request.card.checked()
+        if request.run_by not in RUN_BY or request.run_by in (
             "paper",
             "unknown",
         ):  # papers' rows come from specs; unknown is for rows stored before 009
-            raise DetailError(f"run_by must be submitter or operator (got {run_by!r})")
+            raise DetailError(f"run_by must be submitter or operator (got {request.run_by!r})")
         metadata = check_metadata(
-            metadata
+            request.metadata
         )  # issue #29: size, depth, non-finite numbers; before anything is staged
     except DetailError as exc:
         raise attempt.refuse("request", str(exc)) from None
@@ -426,13 +442,13 @@ def submit(
                 gold=gold,
                 fingerprint=fingerprint,
                 team=team,
-                token=token,
+                token=request.token,
                 metadata=dict(metadata or {}),
                 card=card,
                 received=received,
                 limits=limits,
                 judge=judge,
-                run_by=run_by,
+                run_by=request.run_by,
             )
     except BadFileName as exc:
         raise attempt.refuse("request", str(exc)) from None
@@ -490,8 +506,8 @@ def _score_and_store(
     def sid_for(name: str) -> str:
         return store.submission_id(spec.name, split, name, staged.sha256, fingerprint)
 
-    gate = {"task": spec.name, "split": split, "team": team, "token": token, "sid_for": sid_for}
-    attempt.team = _precheck(attempt, now=attempt.clock(), **gate)
+    gate = _Gate(spec.name, split, team, token, sid_for)
+    attempt.team = _precheck(attempt, gate, attempt.clock())
 
     clock = _ScoringClock(limits.max_score_seconds)
     try:
@@ -577,23 +593,23 @@ def _score_and_store(
             release_attempt(
                 con, attempt.receipt
             )  # stored or a duplicate, the reservation ends here (counted again if stored)
-            resolved, duplicate = _gate(con, now=scored, **gate)
+            resolved, duplicate = _gate(con, gate, scored)
             sid = sid_for(resolved)
             if duplicate:
-                row = con.execute(
+                stored = con.execute(
                     "SELECT receipt_id, model FROM submissions WHERE submission_id = ?", [sid]
                 ).fetchone()
                 if (
-                    row and row[1] != attempt.model
+                    stored and stored[1] != attempt.model
                 ):  # issue #18: never hand back another model's row as this one's
                     raise _StoredUnderAnotherModel(
-                        f"this file is already stored for {spec.name}/{split} as model {row[1]!r} (submission {sid}); a file is stored once, "
+                        f"this file is already stored for {spec.name}/{split} as model {stored[1]!r} (submission {sid}); a file is stored once, "
                         f"so it cannot also be {attempt.model!r}; nothing was stored\n  hint: submit {attempt.model!r}'s own predictions, or resubmit "
-                        f"under the name {row[1]!r} to get the stored submission back"
+                        f"under the name {stored[1]!r} to get the stored submission back"
                     )
                 attempt.settled = True  # the reservation is released in this transaction
                 return SubmissionOutcome(
-                    sid, False, evaluation, notes, row[0] if row else "", resolved
+                    sid, False, evaluation, notes, stored[0] if stored else "", resolved
                 )
             if (
                 resolved not in frames

@@ -11,7 +11,7 @@ import duckdb
 
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.submissions.intake import submit
+from procbench.submissions.intake import SubmissionRequest, submit
 
 TASKS = ("openpi", "paradise-tip")
 
@@ -24,13 +24,12 @@ def sample_store(folder: Path) -> Path:
         for path in sorted((SAMPLE_SUBMISSIONS_DIR / task).iterdir()):
             if not path.name.endswith(".meta.json"):
                 submit(
+                    SubmissionRequest(
+                        split="test", predictions=path, model=path.stem, team=f"team-{path.stem}"
+                    ),
                     spec,
                     runner,
                     data_root=SAMPLE_DATA_ROOT,
-                    split="test",
-                    predictions=path,
-                    model=path.stem,
-                    team=f"team-{path.stem}",
                     db_path=db,
                 )
     return db

@@ -13,7 +13,7 @@ from procbench.leaderboard.model import TaskInfo
 from procbench.api import load_task
 from procbench.demo import build_demo
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.submissions import load_reported, submit
+from procbench.submissions import SubmissionRequest, load_reported, submit
 
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 
@@ -31,13 +31,10 @@ def build_openpi_sample_store(tmp_path_factory: pytest.TempPathFactory, name: st
     spec, runner = load_task("openpi")
     for sample in sorted((SAMPLE_SUBMISSIONS_DIR / "openpi").glob("*.jsonl")):
         submit(
+            SubmissionRequest(split="test", predictions=sample, model=sample.stem, team="demo"),
             spec,
             runner,
             data_root=SAMPLE_DATA_ROOT,
-            split="test",
-            predictions=sample,
-            model=sample.stem,
-            team="demo",
             db_path=path,
         )
     load_reported(spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=path)

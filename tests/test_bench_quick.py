@@ -131,19 +131,16 @@ def test_generators_scale_the_split_and_stay_scorable(name: str, tmp_path: Path)
 
 
 def test_store_builder_clones_a_template_into_the_real_schema(tmp_path: Path) -> None:
-    from procbench.submissions.intake import submit
+    from procbench.submissions.intake import SubmissionRequest, submit
 
     workload = generate("paradise-tip", SAMPLE_DATA_ROOT, tmp_path / "w", 1)
     spec, runner = load_task("paradise-tip")
     template = tmp_path / "template.duckdb"
     submit(
+        SubmissionRequest(split="test", predictions=workload.predictions, model="m", team="t"),
         spec,
         runner,
         data_root=workload.data_root,
-        split="test",
-        predictions=workload.predictions,
-        model="m",
-        team="t",
         db_path=template,
     )
     db = stores.build(template, tmp_path / "store.duckdb", 25)

@@ -23,7 +23,7 @@ from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from procbench.runners.pmllm.judge import COT_SENTENCE
 from procbench.runners.pmllm.questions import load_questions
-from procbench.submissions import SubmissionRefused, judging, submit
+from procbench.submissions import SubmissionRefused, SubmissionRequest, judging, submit
 from tests.test_pmllm_judge import FakeJudge, _server, _started, _stop, always
 
 QUESTIONS = load_questions(SAMPLE_DATA_ROOT)
@@ -68,19 +68,20 @@ def _unconfigured(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def _submit(predictions: Path, db: Path, model: str, team: str, **options):
+def _submit(
+    predictions: Path,
+    db: Path,
+    model: str,
+    team: str,
+    *,
+    metadata: dict[str, object] | None = None,
+    judge: judging.BoardJudge | None = None,
+):
     spec, runner = load_task("pm-llm-benchmark")
-    return submit(
-        spec,
-        runner,
-        data_root=SAMPLE_DATA_ROOT,
-        split="main",
-        predictions=predictions,
-        model=model,
-        team=team,
-        db_path=db,
-        **options,
+    request = SubmissionRequest(
+        split="main", predictions=predictions, model=model, team=team, metadata=metadata or {}
     )
+    return submit(request, spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db, judge=judge)
 
 
 def _stored(db: Path) -> list[tuple[str, dict[str, object]]]:

@@ -18,7 +18,7 @@ import pytest
 from procbench.dsl.tasks import load_task
 from procbench.leaderboard import boardview, overview
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.submissions import submit
+from procbench.submissions import SubmissionRequest, submit
 from tests.site_app import info_of, page
 
 SAMPLES = SAMPLE_SUBMISSIONS_DIR / "paged"
@@ -37,13 +37,10 @@ def _store(folder: Path, spec_path: str | Path) -> Path:
     files = [SAMPLES / f"{name}.jsonl" for name in (*FULL, "sloppy-prompt")] + [cut]
     for path in files:
         submit(
+            SubmissionRequest(split="dev", predictions=path, model=path.stem, team="demo"),
             spec,
             runner,
             data_root=SAMPLE_DATA_ROOT,
-            split="dev",
-            predictions=path,
-            model=path.stem,
-            team="demo",
             db_path=db,
         )
     return db
@@ -225,13 +222,10 @@ def test_a_display_setting_changed_under_the_same_fingerprint_reaches_the_board_
         encoding="utf-8",
     )
     submit(
+        SubmissionRequest(split="dev", predictions=other, model="again", team="demo"),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="dev",
-        predictions=other,
-        model="again",
-        team="demo",
         db_path=db,
     )
     with duckdb.connect(str(db), read_only=True) as con:

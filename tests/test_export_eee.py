@@ -23,7 +23,7 @@ from procbench.cli import app
 from procbench.export.eee import export_eee
 from procbench.imports.eee import EeeRefused, import_eee, parse_result_id, result_id
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.submissions import load_reported, provenance, submit
+from procbench.submissions import SubmissionRequest, load_reported, provenance, submit
 from tests.test_submissions_support import (
     STRONG,
     counts,
@@ -63,13 +63,15 @@ def board_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         spec, runner = load_task(task)
         for name in files:
             outcome = submit(
+                SubmissionRequest(
+                    split="test",
+                    predictions=SAMPLE_SUBMISSIONS_DIR / task / name,
+                    model=name.split(".")[0],
+                    team="tests",
+                ),
                 spec,
                 runner,
                 data_root=SAMPLE_DATA_ROOT,
-                split="test",
-                predictions=SAMPLE_SUBMISSIONS_DIR / task / name,
-                model=name.split(".")[0],
-                team="tests",
                 db_path=db,
             )
             hidden = outcome.submission_id if name == "sample-weak.jsonl" else hidden

@@ -25,7 +25,7 @@ from procbench.api import load_task
 from procbench.cli import app
 from procbench.export.hub_dataset import PublishError, push_folder, render_card, write_dataset
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.submissions import load_reported, submit
+from procbench.submissions import SubmissionRequest, load_reported, submit
 from procbench.submissions.store import writer
 
 CLOSED_PORT_URL = "http://127.0.0.1:9"
@@ -52,13 +52,15 @@ def board_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         spec, runner = load_task(task)
         for name in files:
             outcome = submit(
+                SubmissionRequest(
+                    split="test",
+                    predictions=SAMPLE_SUBMISSIONS_DIR / task / name,
+                    model=name.split(".")[0],
+                    team="tests",
+                ),
                 spec,
                 runner,
                 data_root=SAMPLE_DATA_ROOT,
-                split="test",
-                predictions=SAMPLE_SUBMISSIONS_DIR / task / name,
-                model=name.split(".")[0],
-                team="tests",
                 db_path=db,
             )
             stored[(task, name)] = outcome.submission_id
@@ -465,13 +467,10 @@ def test_details_are_named_and_typed_as_to_polars(tmp_path: Path) -> None:
         spec, runner = load_task(task)
         path = SAMPLE_SUBMISSIONS_DIR / task / name
         outcome = submit(
+            SubmissionRequest(split=split, predictions=path, model="m", team="tests"),
             spec,
             runner,
             data_root=SAMPLE_DATA_ROOT,
-            split=split,
-            predictions=path,
-            model="m",
-            team="tests",
             db_path=db,
         )
         stored[task] = outcome.submission_id

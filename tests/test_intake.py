@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from procbench.runners._types import InvalidPredictions
-from procbench.submissions import submit
+from procbench.submissions import SubmissionRequest, submit
 
 SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl"
 
@@ -34,13 +34,10 @@ def _counts(db: Path) -> dict[str, int]:
 def _submit(path: Path, db: Path, team: str = "t"):
     spec, runner = load_task("openpi")
     return submit(
+        SubmissionRequest(split="test", predictions=path, model="m", team=team),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="test",
-        predictions=path,
-        model="m",
-        team=team,
         db_path=db,
     )
 

@@ -369,7 +369,7 @@ def test_the_line_limit_finds_the_first_long_line_whatever_the_chunking(
 def _memory_probe(tmp: Path) -> dict[str, object]:
     """Runs in the subprocess: the three big inputs, each refused; returns what was said."""
     from procbench.api import load_task
-    from procbench.submissions import submit
+    from procbench.submissions import SubmissionRequest, submit
     from procbench.submissions.errors import RejectedPredictions
 
     spec, runner = load_task("openpi")
@@ -379,13 +379,10 @@ def _memory_probe(tmp: Path) -> dict[str, object]:
     def attempt(key: str, path: Path, limits: IntakeLimits | None = None) -> None:
         try:
             submit(
+                SubmissionRequest(split="test", predictions=path, model="m", team="t"),
                 spec,
                 runner,
                 data_root=SAMPLE_DATA_ROOT,
-                split="test",
-                predictions=path,
-                model="m",
-                team="t",
                 db_path=db,
                 limits=limits,
             )

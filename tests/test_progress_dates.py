@@ -18,7 +18,7 @@ import pytest
 from procbench.leaderboard import progress
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.submissions import submit
+from procbench.submissions import SubmissionRequest, submit
 from tests.site_app import page
 
 STORED = datetime(2026, 11, 27, 9, 30, tzinfo=UTC)
@@ -88,15 +88,13 @@ def test_the_charts_page_dates_uploads_releases_and_leaves_out_undated_imports(
     ]  # a model with a known release, an undated import, an upload
     for sample, extra in zip(samples, metadata):
         submit(
+            SubmissionRequest(
+                split="test", predictions=sample, model=sample.stem, team="t", metadata=extra
+            ),
             spec,
             runner,
             data_root=SAMPLE_DATA_ROOT,
-            split="test",
-            predictions=sample,
-            model=sample.stem,
-            team="t",
             db_path=db,
-            metadata=extra,
         )
     at = page(db, monkeypatch, "charts", task="openpi", split="test")
     points = {p["system"]: p for p in _points(at)}

@@ -15,7 +15,7 @@ from procbench.leaderboard.queries import tasks
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from procbench.runners.pmllm.answers import Answer
-from procbench.submissions import judging, submit
+from procbench.submissions import SubmissionRequest, judging, submit
 
 SAMPLES = SAMPLE_SUBMISSIONS_DIR / "pm-llm-benchmark"
 
@@ -62,24 +62,23 @@ def board_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ]
     unjudged.write_text("".join(json.dumps({"id": i, "answer": ""}) + "\n" for i in ids))
     submit(
+        SubmissionRequest(
+            split="main",
+            predictions=SAMPLES / "acme-large.jsonl",
+            model="own-verdicts",
+            team="t1",
+            metadata={"judge": "gpt-5.4"},
+        ),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="main",
-        predictions=SAMPLES / "acme-large.jsonl",
-        model="own-verdicts",
-        team="t1",
         db_path=db,
-        metadata={"judge": "gpt-5.4"},
     )
     submit(
+        SubmissionRequest(split="main", predictions=unjudged, model="no-verdicts", team="t2"),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="main",
-        predictions=unjudged,
-        model="no-verdicts",
-        team="t2",
         db_path=db,
     )
     return db
@@ -118,13 +117,10 @@ def test_board_without_judged_rows_has_no_judge_column(board_db: Path, tmp_path:
     unjudged = tmp_path / "u.jsonl"
     unjudged.write_text(json.dumps({"id": "cat01_01_case_grouping", "answer": ""}) + "\n")
     submit(
+        SubmissionRequest(split="main", predictions=unjudged, model="m", team="t"),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="main",
-        predictions=unjudged,
-        model="m",
-        team="t",
         db_path=db,
     )
     info = TaskInfo.from_row(

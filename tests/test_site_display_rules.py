@@ -22,7 +22,7 @@ import pytest
 
 from procbench.leaderboard import analysis, boardview, overview, semantics, ui
 from procbench.api import load_task
-from procbench.submissions import submit
+from procbench.submissions import SubmissionRequest, submit
 from tests.site_app import build_demo_store, info_of, page
 
 TASK = "pm-llm-benchmark"
@@ -62,13 +62,10 @@ def pmllm_db(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
             )
         )
         submit(
+            SubmissionRequest(split="main", predictions=path, model=model, team=model),
             spec,
             runner,
             data_root=data_root,
-            split="main",
-            predictions=path,
-            model=model,
-            team=model,
             db_path=db,
         )
     return db

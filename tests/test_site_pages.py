@@ -329,7 +329,7 @@ def test_ranking_uses_the_spec_tie_breaks(tmp_path: Path) -> None:
     from procbench.leaderboard.queries import tasks
     from procbench.api import load_task
     from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-    from procbench.submissions import submit
+    from procbench.submissions import SubmissionRequest, submit
 
     db = tmp_path / "tie.duckdb"
     spec, runner = load_task("pm-llm-benchmark")
@@ -346,13 +346,10 @@ def test_ranking_uses_the_spec_tie_breaks(tmp_path: Path) -> None:
     text.write_text("".join(_json.dumps(r) + "\n" for r in text_only))
     for path, model in ((text, "a-text-only"), (with_vision, "b-with-vision")):
         submit(
+            SubmissionRequest(split="main", predictions=path, model=model, team="t"),
             spec,
             runner,
             data_root=SAMPLE_DATA_ROOT,
-            split="main",
-            predictions=path,
-            model=model,
-            team="t",
             db_path=db,
         )
     row = tasks(db).filter(pl.col("task") == "pm-llm-benchmark").row(0, named=True)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from procbench.leaderboard import boardview, cache, metadata, overview, plots, ui
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.submissions import submit
+from procbench.submissions import SubmissionRequest, submit
 from tests.site_app import build_demo_store, info_of, page, private_copy
 
 
@@ -389,13 +389,15 @@ def test_site_reads_are_cached_until_the_store_changes(db: Path) -> None:
     version = cache.store_version(db)
     spec, runner = load_task("openpi")
     submit(
+        SubmissionRequest(
+            split="test",
+            predictions=SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl",
+            model="after-write",
+            team="other-team",
+        ),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="test",
-        predictions=SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl",
-        model="after-write",
-        team="other-team",
         db_path=db,
     )
     assert cache.store_version(db) != version

@@ -23,7 +23,7 @@ from procbench.leaderboard import boardlayout, sitedata, ui
 from procbench import demo
 from procbench.api import load_task
 from procbench.paths import SAMPLE_SUBMISSIONS_DIR
-from procbench.submissions import load_reported, submit
+from procbench.submissions import SubmissionRequest, load_reported, submit
 from tests.site_app import build_demo_store, info_of, page
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -146,13 +146,10 @@ def paradise_with_papers(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "".join(json.dumps({"id": int(i), "label": 0}) + "\n" for i in gold.items), encoding="utf-8"
     )
     submit(
+        SubmissionRequest(split="test", predictions=file, model="first-ending", team="usability"),
         spec,
         runner,
         data_root=chosen.data_root,
-        split="test",
-        predictions=file,
-        model="first-ending",
-        team="usability",
         db_path=db,
     )
     assert load_reported(spec, runner, data_root=chosen.data_root, db_path=db)

@@ -44,7 +44,7 @@ def make_files(folder: Path, n: int, tag: str) -> list[Path]:
 
 def _worker(db: Path, folder: Path, team: str) -> None:
     from procbench.api import load_task
-    from procbench.submissions import submit
+    from procbench.submissions import SubmissionRequest, submit
 
     spec, runner = load_task("openpi")
     files = sorted(folder.glob("*.jsonl"))
@@ -52,23 +52,17 @@ def _worker(db: Path, folder: Path, team: str) -> None:
     created = 0
     for path in files:
         created += submit(
+            SubmissionRequest(split="test", predictions=path, model=path.stem, team=team),
             spec,
             runner,
             data_root=SAMPLE_DATA_ROOT,
-            split="test",
-            predictions=path,
-            model=path.stem,
-            team=team,
             db_path=db,
         ).created
     again = submit(
+        SubmissionRequest(split="test", predictions=files[0], model=files[0].stem, team=team),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="test",
-        predictions=files[0],
-        model=files[0].stem,
-        team=team,
         db_path=db,
     )
     print(json.dumps({"created": created, "resubmit_created": again.created}), flush=True)

@@ -31,20 +31,17 @@ FILES_PER_ROUND = 25
 def _victim(db: Path, folder: Path) -> None:
     from procbench.api import load_task
     from procbench.paths import SAMPLE_DATA_ROOT
-    from procbench.submissions import submit
+    from procbench.submissions import SubmissionRequest, submit
 
     spec, runner = load_task("openpi")
     print("ready", flush=True)
     files = sorted(folder.glob("*.jsonl"))
     for path in files:
         submit(
+            SubmissionRequest(split="test", predictions=path, model=path.stem, team="t"),
             spec,
             runner,
             data_root=SAMPLE_DATA_ROOT,
-            split="test",
-            predictions=path,
-            model=path.stem,
-            team="t",
             db_path=db,
         )
     print("done", flush=True)
@@ -53,13 +50,10 @@ def _victim(db: Path, folder: Path) -> None:
     while True:  # keep writing (idempotent resubmissions are full store transactions) until killed
         for path in files:
             submit(
+                SubmissionRequest(split="test", predictions=path, model=path.stem, team="t"),
                 spec,
                 runner,
                 data_root=SAMPLE_DATA_ROOT,
-                split="test",
-                predictions=path,
-                model=path.stem,
-                team="t",
                 db_path=db,
             )
 

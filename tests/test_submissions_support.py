@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
-from procbench.submissions import submit
+from procbench.submissions import IntakeLimits, SubmissionOutcome, SubmissionRequest, submit
 
 OPENPI_SAMPLES = SAMPLE_SUBMISSIONS_DIR / "openpi"
 STRONG = OPENPI_SAMPLES / "strong-model.jsonl"
@@ -67,20 +69,14 @@ def submit_openpi(
     data_root: Path = SAMPLE_DATA_ROOT,
     split: str = "test",
     model: str = "m",
-    **kwargs,
-):  # type: ignore[no-untyped-def]
+    limits: IntakeLimits | None = None,
+    now: datetime | None = None,
+    **request: Any,
+) -> SubmissionOutcome:
+    """Submit ``path`` through intake; ``request`` holds the rest of the SubmissionRequest (token, filename, card, metadata, run_by)."""
     spec, runner = load_task(spec_file)
-    return submit(
-        spec,
-        runner,
-        data_root=data_root,
-        split=split,
-        predictions=path,
-        model=model,
-        team=team,
-        db_path=db,
-        **kwargs,
-    )
+    asked = SubmissionRequest(split=split, predictions=path, model=model, team=team, **request)
+    return submit(asked, spec, runner, data_root=data_root, db_path=db, limits=limits, now=now)
 
 
 def variant(folder: Path, k: int, base: Path = STRONG) -> Path:

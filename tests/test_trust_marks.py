@@ -24,7 +24,7 @@ from procbench.leaderboard import ui
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
 from procbench.rescore import rescore
-from procbench.submissions import SubmissionRefused, judging, store, submit
+from procbench.submissions import SubmissionRefused, SubmissionRequest, judging, store, submit
 from procbench.submissions.details import CONTAMINATION, DetailError, ModelCard
 from tests.site_app import page
 from tests.test_pmllm_judge import FakeJudge, _server, _started, _stop, always
@@ -261,17 +261,8 @@ def _pmllm(
     **options: Any,
 ) -> Any:
     spec, runner = load_task(spec_file)
-    return submit(
-        spec,
-        runner,
-        data_root=SAMPLE_DATA_ROOT,
-        split="main",
-        predictions=path,
-        model=model,
-        team=team,
-        db_path=db,
-        **options,
-    )
+    request = SubmissionRequest(split="main", predictions=path, model=model, team=team, **options)
+    return submit(request, spec, runner, data_root=SAMPLE_DATA_ROOT, db_path=db)
 
 
 @pytest.fixture

@@ -23,7 +23,6 @@ st.caption(
     "Validated, scored and stored exactly as `procbench submit` does; nothing is stored unless the whole file validates and scores."
 )
 
-accepted = intake_form.accepted_arguments()
 # issue #30: by task name ("openpi" before its variant "openpi-head"; sorting the file names put "openpi-head.spec" first),
 # the first task that has a board chosen by default
 names = sorted(p.stem for p in all_spec_paths())
@@ -57,13 +56,11 @@ split = ui.url_choice(
 token = left.text_input(
     "Team token",
     type="password",
-    help="the token printed by `procbench team create`"
-    + ("" if "token" in accepted else " (this store does not check tokens yet)"),
+    help="the token printed by `procbench team create`",
 )
 team = right.text_input(
     "Team",
-    placeholder="your team's name"
-    + (" (or leave empty to use the token's team)" if "token" in accepted else ""),
+    placeholder="your team's name (or leave empty to use the token's team)",
 )
 model = left.text_input("Model name", placeholder="shown on the board")
 
@@ -113,6 +110,12 @@ def show_problems(problems: pl.DataFrame) -> None:
     )
 
 
+def receipt_note(exc: BaseException) -> str:
+    """`` (receipt …)`` for an intake error carrying its ``failures`` row's receipt (submissions/errors.py), else ''."""
+    receipt = getattr(exc, "receipt", "")
+    return f" (receipt {ui.code(receipt)})" if receipt else ""
+
+
 upload = st.file_uploader("Prediction file", key="upload")
 if upload is None:
     st.stop()
@@ -154,9 +157,7 @@ if parameters.strip():
     extra_metadata.setdefault(
         "parameters", parameters.strip()
     )  # no card column for it yet: kept as metadata (leaderboard.metadata reads it)
-ready = bool(model.strip()) and (
-    bool(team.strip()) or (bool(token) and "token" in accepted) or "token" not in accepted
-)
+ready = bool(model.strip()) and (bool(team.strip()) or bool(token))
 if not model.strip():
     st.caption("Name the model to submit.")
 if not st.button("Submit", type="primary", disabled=not ready):
@@ -195,16 +196,12 @@ except InvalidPredictions as exc:
     st.stop()
 except (ValueError, FileNotFoundError, TimeoutError, PermissionError) as exc:
     progress.empty()
-    st.error(
-        f"Not stored: {ui.escape(exc)}"
-        + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else "")
-    )
+    st.error(f"Not stored: {ui.escape(exc)}" + receipt_note(exc))
     st.stop()
 except Exception as exc:  # noqa: BLE001 - scoring failures are reported, not raised at the visitor
     progress.empty()
     st.error(
-        f"Scoring failed: {ui.escape(type(exc).__name__)}: {ui.escape(exc)}"
-        + (f" (receipt {ui.code(exc.receipt)})" if getattr(exc, "receipt", "") else "")
+        f"Scoring failed: {ui.escape(type(exc).__name__)}: {ui.escape(exc)}" + receipt_note(exc)
     )
     st.stop()
 

@@ -359,7 +359,7 @@ def import_eee(
     from procbench.dsl import SpecError
     from procbench.dsl.tasks import load_task
     from procbench.submissions import external, provenance
-    from procbench.submissions import submit as intake_submit
+    from procbench.submissions import SubmissionRequest, submit as intake_submit
 
     record = read_record(Path(record_path), task=task, split=split)
     try:
@@ -410,17 +410,19 @@ def import_eee(
             file = Path(folder) / "predictions.jsonl"
             file.write_text(predictions, encoding="utf-8")
             outcome = intake_submit(
+                SubmissionRequest(
+                    split=record.split,
+                    predictions=file,
+                    model=record.model,
+                    team=team or record.team or record.organization,
+                    token=token,
+                    metadata=meta,
+                    filename=samples_path.name,
+                ),
                 spec,
                 runner,
                 data_root=data_root,
-                split=record.split,
-                predictions=file,
-                model=record.model,
-                team=team or record.team or record.organization,
-                token=token,
                 db_path=db_path,
-                metadata=meta,
-                filename=samples_path.name,
             )
         scored = dict(outcome.evaluation.metrics)
         for metric, value in sorted(claimed.items()):

@@ -18,7 +18,7 @@ import pytest
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT
 from procbench.runners.pmllm.questions import load_questions
-from procbench.submissions import judging, quotas, store, submit
+from procbench.submissions import SubmissionRequest, judging, quotas, store, submit
 from procbench.submissions.errors import ScoringFailed, SubmissionRefused
 from tests.attacks.fake_judge import Hostile, nested, serving, verdict
 from tests.test_submissions_support import counts, failures, query, submit_openpi, variant
@@ -47,13 +47,10 @@ def _answers(tmp_path: Path, k: int) -> Path:
 def _pmllm(db: Path, predictions: Path, judge: Any):  # type: ignore[no-untyped-def]
     spec, runner = load_task("pm-llm-benchmark")
     return submit(
+        SubmissionRequest(split="main", predictions=predictions, model="m", team="t"),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="main",
-        predictions=predictions,
-        model="m",
-        team="t",
         db_path=db,
         judge=judge,
     )

@@ -25,7 +25,7 @@ import pytest
 from procbench.api import load_task
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, default_data_root
 from procbench.rescore import DataKindMismatch, rescore
-from procbench.submissions import provenance, submit
+from procbench.submissions import SubmissionRequest, provenance, submit
 from procbench.submissions.admin import check_boards, check_consistency, point_board, undo_board
 from tests.test_submissions_support import (
     STRONG,
@@ -134,13 +134,15 @@ def real_store(
         spec, runner = load_task(task)
         for salt in ("a", "b"):
             submit(
+                SubmissionRequest(
+                    split="test",
+                    predictions=_real_file(folder, task, root, salt),
+                    model=f"{task}-{salt}",
+                    team="t",
+                ),
                 spec,
                 runner,
                 data_root=root,
-                split="test",
-                predictions=_real_file(folder, task, root, salt),
-                model=f"{task}-{salt}",
-                team="t",
                 db_path=db,
             )
     board = query(db, BOARD)

@@ -13,7 +13,7 @@ from procbench.paths import SAMPLE_DATA_ROOT
 from procbench.runners.pmllm.answers import Answer
 from procbench.runners.pmllm.judge import JudgeError, JudgeSettings, judge_answers
 from procbench.runners.pmllm.questions import load_questions
-from procbench.submissions import judging, submit
+from procbench.submissions import SubmissionRequest, judging, submit
 from procbench.submissions.errors import SubmissionRefused
 from tests.attacks.fake_judge import Hostile, nested, serving, verdict
 from tests.test_submissions_support import counts, failures
@@ -44,13 +44,10 @@ def _board_judge(url: str, tmp_path: Path, **options: object) -> judging.BoardJu
 def _submit(db: Path, predictions: Path, judge: judging.BoardJudge):  # type: ignore[no-untyped-def]
     spec, runner = load_task("pm-llm-benchmark")
     return submit(
+        SubmissionRequest(split="main", predictions=predictions, model="m", team="t"),
         spec,
         runner,
         data_root=SAMPLE_DATA_ROOT,
-        split="main",
-        predictions=predictions,
-        model="m",
-        team="t",
         db_path=db,
         judge=judge,
     )

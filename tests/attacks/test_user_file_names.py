@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from procbench.api import load_task
 from procbench.cli import app
 from procbench.paths import SAMPLE_DATA_ROOT
-from procbench.submissions import submit
+from procbench.submissions import SubmissionRequest, submit
 from procbench.submissions.errors import RejectedPredictions
 from tests.test_submissions_support import NO_CHANGE, failures, submit_openpi
 
@@ -41,13 +41,10 @@ def test_refusals_name_the_file_as_given(task: str, tmp_path: Path) -> None:
     for _ in range(2):  # the same file twice: the second refusal is named as the first
         with pytest.raises(RejectedPredictions) as rejected:
             submit(
+                SubmissionRequest(split=TASKS[task], predictions=predictions, model="m", team="t"),
                 spec,
                 runner,
                 data_root=SAMPLE_DATA_ROOT,
-                split=TASKS[task],
-                predictions=predictions,
-                model="m",
-                team="t",
                 db_path=db,
             )
         text = rejected.value.render()
@@ -59,15 +56,17 @@ def test_refusals_name_the_file_as_given(task: str, tmp_path: Path) -> None:
     # an upload through the site is named by its upload name
     with pytest.raises(RejectedPredictions) as rejected:
         submit(
+            SubmissionRequest(
+                split=TASKS[task],
+                predictions=predictions,
+                model="m",
+                team="t",
+                filename="from-the-browser.jsonl",
+            ),
             spec,
             runner,
             data_root=SAMPLE_DATA_ROOT,
-            split=TASKS[task],
-            predictions=predictions,
-            model="m",
-            team="t",
             db_path=db,
-            filename="from-the-browser.jsonl",
         )
     assert rejected.value.render().splitlines()[0].endswith("in from-the-browser.jsonl")
     for row in failures(db):
