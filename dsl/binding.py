@@ -226,8 +226,8 @@ class Binder:
         statements: dict[str, list[s.Attribute | s.Block]] = {}
         for stmt in blk.body:
             if isinstance(stmt, s.Attribute):
-                f = by_key.get(stmt.name)
-                if f is None:
+                declared = by_key.get(stmt.name)
+                if declared is None:
                     self.unknown(
                         stmt.span,
                         "attribute",
@@ -245,8 +245,8 @@ class Binder:
                     )
                     continue
             else:
-                f = by_tag.get(stmt.type)
-                if f is None:
+                declared = by_tag.get(stmt.type)
+                if declared is None:
                     self.unknown(
                         stmt.span,
                         "block",
@@ -256,9 +256,9 @@ class Binder:
                     )
                     self._strays.add(id(blk))
                     continue
-            earlier = statements.setdefault(f.name, [])
+            earlier = statements.setdefault(declared.name, [])
             if earlier and (
-                isinstance(stmt, s.Attribute) or f.metadata["syntax"] in ("block", "entries")
+                isinstance(stmt, s.Attribute) or declared.metadata["syntax"] in ("block", "entries")
             ):
                 kind = "attribute" if isinstance(stmt, s.Attribute) else "block"
                 self.error(

@@ -329,7 +329,7 @@ def components_used(spec: m.TaskSpec) -> list[m.ComponentCall]:
 
 def _signatures(spec: m.TaskSpec) -> dict[str, str]:
     """Library signatures of the measures' metrics (sacrebleu's, rouge-score's settings): they can change numbers."""
-    out = {}
+    out: dict[str, str] = {}
     for measure in spec.score.measures:
         if measure.metric is None:
             continue
@@ -607,9 +607,9 @@ def explain(spec: m.TaskSpec) -> str:
         )
         mapped = f" mapped {dict(rule.mapping)}; {otherwise}" if rule.mapping else ""
         lines.append(f"   label {rule.name} <- {_explain_value(rule.path)}{mapped}")
-    for rule in data.answer_labels:
+    for answer_rule in data.answer_labels:
         lines.append(
-            f"   answer label {rule.name}: {rule.field} restricted by {'.'.join(rule.items)}[].{rule.label}"
+            f"   answer label {answer_rule.name}: {answer_rule.field} restricted by {'.'.join(answer_rule.items)}[].{answer_rule.label}"
         )
     pred = spec.predictions
     lines += ["", "2. validate predictions"]

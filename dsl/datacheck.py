@@ -50,9 +50,12 @@ def _where(spec: TaskSpec, message: str) -> m.Where | None:
     for rule in spec.data.labels:
         if f"label {rule.name!r}" in message:
             return rule.at
-    for rule in spec.data.answer_labels:
-        if f"answer label {rule.name!r}" in message or f"answer_label {rule.name!r}" in message:
-            return rule.at
+    for answer_rule in spec.data.answer_labels:
+        if (
+            f"answer label {answer_rule.name!r}" in message
+            or f"answer_label {answer_rule.name!r}" in message
+        ):
+            return answer_rule.at
     return None
 
 
@@ -356,14 +359,15 @@ def _class_sets(
     out = []
     for ms in spec.score.measures:
         classes = dict(ms.metric.kwargs).get("labels") if ms.metric is not None else None
-        if not classes:
+        if not classes or ms.gold is None:  # (no gold field: no gold value to compare)
             continue
+        gold_field = ms.gold
         declared = [label_text(c) for c in classes]
         seen: dict[str, str] = {}  # gold value -> where it was first seen
         for split in checked:
             gold, _ = runner.gold(data_root, split)
             for item_id, record in gold.items.items():
-                value = field_value(record, ms.gold)
+                value = field_value(record, gold_field)
                 if value is not MISSING and value is not None:
                     seen.setdefault(
                         label_text(value),
@@ -412,13 +416,13 @@ def _reported_slice_values(
     out = []
     static = {r.name for r in spec.data.labels if r.values() is not None}
     for row in spec.reported:
-        sl = next(
-            (x for x in spec.slices if row.slice is not None and x.name == row.slice[0]), None
-        )
+        if row.slice is None:
+            continue
+        slice_name, value = row.slice
+        sl = next((x for x in spec.slices if x.name == slice_name), None)
         if sl is None or row.split not in checked or (sl.kind == "label" and sl.key in static):
             continue
         seen = (seen_answers if sl.kind == "answer_label" else seen_labels).get(sl.key)
-        value = row.slice[1]
         if not seen or value in seen:
             continue
         close = difflib.get_close_matches(value, sorted(seen), n=1)

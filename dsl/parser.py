@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, Tree, v_args
+from lark.tree import Meta
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
@@ -74,7 +75,8 @@ def _collect(token: Token) -> Token:
     if (
         sink is not None
     ):  # None: a parse that did not come through parse() (nothing will attach them)
-        sink.append(Comment(token.line, token.column, str(token).rstrip()))
+        span = _token_span(token)
+        sink.append(Comment(span.line, span.column, str(token).rstrip()))
     return token
 
 
@@ -89,11 +91,19 @@ def _lark() -> Lark:
     )
 
 
-def _span(meta_or_token: object) -> s.Span:
-    m = meta_or_token
-    if getattr(m, "empty", False):
+def _token_span(token: Token) -> s.Span:
+    """A lexed token's span (Lark types a token's positions as optional: the lexer always sets them)."""
+    line, column, end_line, end_column = token.line, token.column, token.end_line, token.end_column
+    if line is None or column is None or end_line is None or end_column is None:
         return s.NOWHERE
-    return s.Span(m.line, m.column, m.end_line, m.end_column)
+    return s.Span(line, column, end_line, end_column)
+
+
+def _span(meta_or_token: Meta | Token) -> s.Span:
+    if isinstance(meta_or_token, Token):
+        return _token_span(meta_or_token)
+    m = meta_or_token
+    return s.NOWHERE if m.empty else s.Span(m.line, m.column, m.end_line, m.end_column)
 
 
 class _TokenError(ValueError):
@@ -225,8 +235,7 @@ def parse(source: str, path: str = "<spec>") -> s.SpecFile:
     except VisitError as exc:
         if isinstance(exc.orig_exc, _TokenError):
             error = exc.orig_exc
-            token = error.token
-            span = s.Span(token.line, token.column, token.end_line, token.end_column)
+            span = _token_span(error.token)
             raise SpecError([Diagnostic(path, span, error.message, error.hint)], source) from None
         raise
     finally:
@@ -331,7 +340,9 @@ def _diagnose(exc: UnexpectedInput, source: str, path: str) -> Diagnostic:
         )
     line, column = exc.line, exc.column
     if isinstance(exc, UnexpectedCharacters):
-        char = source[exc.pos_in_stream] if 0 <= exc.pos_in_stream < len(source) else "?"
+        # (Lark declares pos_in_stream as None on the base class; UnexpectedCharacters sets the offset)
+        pos = getattr(exc, "pos_in_stream", None)
+        char = source[pos] if isinstance(pos, int) and 0 <= pos < len(source) else "?"
         if char == '"':
             return Diagnostic(
                 path,
@@ -345,6 +356,8 @@ def _diagnose(exc: UnexpectedInput, source: str, path: str) -> Diagnostic:
             f"unexpected character {char!r}",
             hint or "names start with a letter or _; strings use double quotes",
         )
+    if not isinstance(exc, UnexpectedToken):  # Lark raises only the three kinds handled here
+        return Diagnostic(path, s.Span(line, column, line, column + 1), "syntax error", hint)
     token = exc.token
     width = max(len(str(token)), 1) if "\n" not in str(token) else 1
     text = str(token) if len(str(token)) <= 40 else str(token)[:37] + "..."

@@ -16,6 +16,7 @@ import contextlib
 import math
 import threading
 from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import Any
 
 import altair as alt
@@ -64,6 +65,11 @@ def _fixed_height() -> alt.AutoSizeParams:
     return alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
+def _layer(*charts: alt.Chart) -> alt.LayerChart:
+    """``alt.layer`` of charts without facet encodings (which it would hoist into a FacetChart)."""
+    return alt.LayerChart(layer=list(charts))
+
+
 def _colour(scale: alt.Scale | None, title: str = "system") -> alt.Color:
     legend = alt.Legend(orient="bottom", columns=2, labelLimit=360, title=title)
     return (
@@ -99,7 +105,7 @@ def slice_bars(
     )
     if "low" in frame.columns and frame["low"].drop_nulls().len():
         whiskers = base.mark_rule(color="#333").encode(y="low:Q", y2="high:Q")
-        return alt.layer(bars, whiskers).properties(height=340, autosize=_fixed_height())
+        return _layer(bars, whiskers).properties(height=340, autosize=_fixed_height())
     return bars.properties(height=340, autosize=_fixed_height())
 
 
@@ -241,7 +247,7 @@ def radar(
             ],
         )
     )
-    return alt.layer(grid, spoke, text, shapes).properties(width=560, height=560)
+    return _layer(grid, spoke, text, shapes).properties(width=560, height=560)
 
 
 def seen_unseen(
@@ -276,7 +282,7 @@ def seen_unseen(
             ],
         )
     )
-    return alt.layer(diagonal, points).properties(height=420, autosize=_fixed_height())
+    return _layer(diagonal, points).properties(height=420, autosize=_fixed_height())
 
 
 def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
@@ -294,9 +300,13 @@ def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
         (present["produced_at"].min(), present["produced_at"].max())
         if present.height
         else (None, None)
+    )  # datetimes (a Datetime column), None when no row has a value
+    span = (
+        (last - first).total_seconds()
+        if isinstance(first, date) and isinstance(last, date)
+        else 0.0
     )
-    span = (last - first).total_seconds() if first is not None and last is not None else 0.0  # type: ignore[operator]
-    if span < 3600 and first is not None:
+    if span < 3600 and isinstance(first, date):
         axis = alt.Axis(format="%H:%M:%S", labelOverlap=True)
         title = f"produced on {first.strftime('%Y-%m-%d')} (time of day)"
     else:
@@ -330,4 +340,4 @@ def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
         .mark_line(interpolate="step-after", color="#4e79a7", strokeWidth=2.5)
         .encode(x="produced_at:T", y="best:Q")
     )
-    return alt.layer(points, best).properties(height=300, autosize=_fixed_height())
+    return _layer(points, best).properties(height=300, autosize=_fixed_height())

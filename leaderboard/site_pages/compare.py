@@ -25,7 +25,7 @@ from procbench.leaderboard import (
     sitedata,
     ui,
 )
-from procbench.leaderboard.model import TaskInfo
+from procbench.leaderboard.model import SliceInfo, TaskInfo
 
 TOP_ITEMS = 10
 SHORT_LABEL = 40  # characters: a longer slice-value label is listed under the table, not in it
@@ -129,7 +129,7 @@ def _deltas() -> Deltas:
     }
     bounded = info.metric(sem.bounded) if sem.bounded else None
 
-    def bounded_cells(sl: object, value: str) -> dict[str, object]:
+    def bounded_cells(sl: SliceInfo | None, value: str) -> dict[str, object]:
         """The bounded variant's A and B beside the official figures (issue #30), where the spec declares one."""
         if bounded is None:
             return {}
@@ -143,9 +143,12 @@ def _deltas() -> Deltas:
         (r["submission_id"], r["slice"], r["slice_value"]): (r["value"], r["n_items"])
         for r in figures.iter_rows(named=True)
     }
-    views = [(None, "")]
-    for sl in info.slices:
-        views += [(sl, v) for v in sorted({value for _, name, value in lookup if name == sl.name})]
+    views: list[tuple[SliceInfo | None, str]] = [(None, "")]
+    for declared in info.slices:
+        views += [
+            (declared, v)
+            for v in sorted({value for _, name, value in lookup if name == declared.name})
+        ]
     sides = [(a_id, bool(a_row["is_reference"])), (b_id, bool(b_row["is_reference"]))]
     for sl, value in views:
         key = sl.name if sl else ""
