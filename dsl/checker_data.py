@@ -10,7 +10,7 @@ The syntax is documented in docs/language.md ("Computed values").
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from procbench.dsl import model as m
 from procbench.dsl import syntax as s
@@ -47,7 +47,7 @@ USAGE = {
 }
 
 
-def is_computed_call(expr: s.Expr) -> bool:
+def is_computed_call(expr: s.Expr) -> TypeGuard[s.Call]:
     return isinstance(expr, s.Call) and expr.callee.dotted in FUNCTIONS
 
 

@@ -45,8 +45,8 @@ def _merge(
         i = index_of(stmt)
         if i is None:
             out.append(stmt)
-        elif isinstance(stmt, s.Block) and isinstance(out[i], s.Block):
-            out[i] = replace(stmt, body=_merge(out[i].body, stmt.body))
+        elif isinstance(stmt, s.Block) and isinstance(inherited := out[i], s.Block):
+            out[i] = replace(stmt, body=_merge(inherited.body, stmt.body))
         else:
             out[i] = stmt
     return tuple(out)
@@ -273,10 +273,10 @@ def pop_reported_file(task: s.Block) -> tuple[s.Block, str | None]:
             and stmt.name == "reported"
             and isinstance(stmt.value, s.Call)
             and stmt.value.callee.dotted == "file"
+            and stmt.value.args
+            and isinstance(path := stmt.value.args[0], s.Str)  # as file() checked it
         ):
-            return replace(
-                task, body=tuple(st for st in task.body if st is not stmt)
-            ), stmt.value.args[0].value
+            return replace(task, body=tuple(st for st in task.body if st is not stmt)), path.value
     return task, None
 
 
@@ -325,8 +325,8 @@ def load_with_extends(
         return None
     parent_path = _find_parent(parent_name, Path(spec_file.path), search)
     if parent_path is None:
-        here = [p.stem for p in Path(spec_file.path).parent.glob("*.spec")]
-        checker.unknown(extends.value.span, "task to extend", parent_name, here)
+        beside = [p.stem for p in Path(spec_file.path).parent.glob("*.spec")]
+        checker.unknown(extends.value.span, "task to extend", parent_name, beside)
         return None
     try:
         parent_file = parse_file(parent_path)

@@ -441,11 +441,14 @@ def _check_similarity(
     if takes is not None and not answer.fits(takes):
         message = f"{where}: similarity {call.name}() compares {takes.spelling()}, but the answers are {answer.spelling()}"
         if (
-            "similarity type",
-            span,
-            message,
-        ) not in ck._reported:  # one mistake, one error: a block is reached from many uses
-            ck._reported.add(("similarity type", span, message))
+            (
+                "similarity type",
+                span,
+                message,
+            )
+            not in ck.similarity_types_reported
+        ):  # one mistake, one error: a block is reached from many uses
+            ck.similarity_types_reported.add(("similarity type", span, message))
             ck.error(span, message)
 
 
@@ -508,8 +511,8 @@ def check_field_match(
         return
     ck.error(
         m.span_of(call),
-        f"field_match(): gold field {args['gold_field']!r} is {gold.get(args['gold_field']).spelling()}, "
-        f"prediction field {args['prediction_field']!r} is {pred.get(args['prediction_field']).spelling()}",
+        f"field_match(): gold field {args['gold_field']!r} is {gold_type.spelling()}, "
+        f"prediction field {args['prediction_field']!r} is {pred_type.spelling()}",
         'they are compared as text (1 and "1.0" differ, "03" and 3 too): declare both with one type, or both as enums of the same values',
     )
 

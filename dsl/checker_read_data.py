@@ -9,7 +9,7 @@ from procbench.dsl import checker_data
 from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.binding import describe, literal
-from procbench.dsl.checker_state import CheckerState
+from procbench.dsl.checker_state import CheckerState, bare_names, texts
 from procbench.runners.predictions import FieldType
 from procbench.runners.tables import EXPLODE_INDEX, EXPLODE_JOIN, EXPLODE_KEY
 
@@ -226,31 +226,28 @@ class DataReads(CheckerState):
             return None
         members = []
         for entry in call.args[0].items:
-            fields = (
-                {p.key: p.value for p in entry.pairs} if isinstance(entry, s.ObjectExpr) else {}
-            )
-            if set(fields) != {"path", "column", "label"} or not all(
-                isinstance(v, s.Str) for v in fields.values()
-            ):
+            fields = texts(entry.pairs) if isinstance(entry, s.ObjectExpr) else None
+            if fields is None or set(fields) != {"path", "column", "label"}:
                 self.error(
                     entry.span,
                     'each membership entry is { path = "...", column = "...", label = "..." } (text)',
                     usage,
                 )
                 return None
-            members.append((fields["path"].value, fields["column"].value, fields["label"].value))
-        default, splits = None, ()
+            members.append((fields["path"], fields["column"], fields["label"]))
+        default: str | None = None
+        splits: tuple[str, ...] = ()
         for kw in call.kwargs:
             if kw.name == "default" and isinstance(kw.value, s.Str):
                 default = kw.value.value
             elif (
                 kw.name == "splits"
                 and isinstance(kw.value, s.ListExpr)
-                and all(isinstance(i, s.Ref) and len(i.parts) == 1 for i in kw.value.items)
+                and (named := bare_names(kw.value.items)) is not None
             ):
-                splits = tuple(i.parts[0] for i in kw.value.items)
-                for i in kw.value.items:
-                    self.refer("split", i.parts[0], i.span)
+                splits = named
+                for name_, item in zip(named, kw.value.items):
+                    self.refer("split", name_, item.span)
             else:
                 self.error(
                     kw.span,

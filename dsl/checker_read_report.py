@@ -8,7 +8,7 @@ from pathlib import Path
 from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.binding import describe
-from procbench.dsl.checker_state import CheckerState
+from procbench.dsl.checker_state import CheckerState, texts
 
 _PAPER_URL = re.compile(r"https://[^\s\"<>]{1,500}")  # a reported table's paper link
 _PAPER_DATE = re.compile(
@@ -57,9 +57,8 @@ class ReportReads(CheckerState):
         return tuple(rows)
 
     def parse_notes(self, expr: s.Expr, where: str) -> tuple[tuple[str, str], ...] | None:
-        if not isinstance(expr, s.ObjectExpr) or not all(
-            isinstance(p.value, s.Str) for p in expr.pairs
-        ):
+        found = texts(expr.pairs) if isinstance(expr, s.ObjectExpr) else None
+        if not isinstance(expr, s.ObjectExpr) or found is None:
             self.error(
                 expr.span,
                 f"{where} maps a row's system to its note (text)",
@@ -67,7 +66,7 @@ class ReportReads(CheckerState):
             )
             return None
         self.note_spans.update({p.key: p.span for p in expr.pairs})
-        return tuple((p.key, p.value.value) for p in expr.pairs)
+        return tuple(found.items())
 
     def after_TaskSpec_reported(
         self, tables: tuple[m.ReportedTable, ...]

@@ -8,7 +8,7 @@ from procbench.dsl import checker_conventions
 from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.binding import describe
-from procbench.dsl.checker_state import CheckerState
+from procbench.dsl.checker_state import CheckerState, bare_names, texts
 from procbench.runners.metrics._derived import ARITY as FORMULA_ARITY
 
 
@@ -75,31 +75,26 @@ class ScoreReads(CheckerState):
         return float(expr.value)
 
     def parse_outputs(self, expr: s.Expr, where: str) -> tuple[str, str, str] | None:
-        if (
-            not isinstance(expr, s.ListExpr)
-            or len(expr.items) != 3
-            or not all(isinstance(i, s.Ref) and len(i.parts) == 1 for i in expr.items)
-        ):
+        names = bare_names(expr.items) if isinstance(expr, s.ListExpr) else None
+        if names is None or len(names) != 3:
             self.error(
                 expr.span,
                 "outputs names the three per-item values [precision, recall, f1]",
                 "e.g. outputs = [exact_p, exact_r, exact_f1] (the default: <match>_p, <match>_r, <match>_f1)",
             )
             return None
-        names = tuple(i.parts[0] for i in expr.items)
-        return names
+        return names[0], names[1], names[2]
 
     def parse_metadata(self, expr: s.Expr, where: str) -> tuple[tuple[str, str], ...] | None:
-        if not isinstance(expr, s.ObjectExpr) or not all(
-            isinstance(p.value, s.Str) for p in expr.pairs
-        ):
+        found = texts(expr.pairs) if isinstance(expr, s.ObjectExpr) else None
+        if found is None:
             self.error(
                 expr.span,
                 "metadata maps a scorer parameter to a submission metadata key (text)",
                 'e.g. metadata = { cot_penalty = "cot" }',
             )
             return None
-        return tuple((p.key, p.value.value) for p in expr.pairs)
+        return tuple(found.items())
 
     def parse_family(self, expr: s.Expr, where: str) -> str | None:
         if isinstance(expr, s.Ref) and expr.dotted == "prf":

@@ -171,7 +171,7 @@ class SimilarityReads(CheckerState):
     def after_TaskSpec_normalisers(
         self, blocks: tuple[m.NormaliserBlock, ...]
     ) -> tuple[m.NormaliserBlock, ...]:
-        by_name = {b.name: b for b in blocks}
+        by_name: dict[str, m.NormaliserBlock] = {b.name: b for b in blocks}
 
         def resolve(name: str, chain: tuple[str, ...]) -> tuple[m.ComponentCall, ...] | None:
             if name in self.normalisers:
@@ -236,7 +236,7 @@ class _SimilarityBlocks:
 
     def __init__(self, ck: CheckerState, blocks: tuple[m.SimilarityBlock, ...]):
         self.ck = ck
-        self.by_name = {b.name: b for b in blocks}
+        self.by_name: dict[str, m.SimilarityBlock] = {b.name: b for b in blocks}
         self.failed: set[str] = set()
 
     def resolve(self, name: str, chain: tuple[str, ...]) -> m.ComponentCall | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -368,7 +368,7 @@ def _implied_metrics(
 
 def _name_tables(
     spec: m.TaskSpec, fields: _Fields, scored: _Scored, metrics: tuple[m.MetricSpec, ...]
-) -> dict[str, list[str] | None]:
+) -> dict[str, Sequence[str] | None]:
     """Per namespace of a reference, the names the spec declares there."""
     data = spec.data
     metric_names = [mt.name for mt in metrics]
@@ -401,7 +401,7 @@ def _name_tables(
 
 def _check_references(
     files: list[tuple[CheckerState, tuple[m.ReportedRow, ...]]],
-    tables: Mapping[str, list[str] | None],
+    tables: Mapping[str, Sequence[str] | None],
 ) -> None:
     """Every name each file refers to, in the namespace it refers to it in: one misspelt name, one error."""
     for checker, _ in files:
@@ -425,7 +425,7 @@ def _check_references(
                 )  # one misspelt name used in several places: one error
                 if stem is not None:
                     reported_names.add(stem)
-                checker.unknown(ref.span, ref.what, ref.name, known)
+                checker.unknown(ref.span, ref.what, ref.name, list(known))
 
 
 def _warn_unused(ck: CheckerState, spec: m.TaskSpec) -> None:
@@ -610,7 +610,9 @@ def _within(inner: s.Span, outer: s.Span) -> bool:
 
 def _check_formula_cycles(ck: CheckerState, measures: tuple[m.MeasureSpec, ...]) -> None:
     """A metric computed from itself, directly or through others, is one error at the first measure of the cycle."""
-    formulas = {ms.name: ms.formula for ms in measures if ms.formula is not None}
+    formulas: dict[str, tuple[Any, ...]] = {
+        ms.name: ms.formula for ms in measures if ms.formula is not None
+    }
     state: dict[str, int] = {}  # 1 = on the path, 2 = done
 
     def visit(name: str, path: tuple[str, ...]) -> bool:

@@ -6,12 +6,24 @@ checks after binding (:mod:`dsl.checker_resolve` and those it calls) read it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.binding import Binder, literal
+
+
+def bare_names(items: Sequence[s.Expr]) -> tuple[str, ...] | None:
+    """Each item's name when every item is a bare one-part name (``[a, b]``), else None."""
+    names = [i.parts[0] for i in items if isinstance(i, s.Ref) and len(i.parts) == 1]
+    return tuple(names) if len(names) == len(items) else None
+
+
+def texts(pairs: Sequence[s.Pair]) -> dict[str, str] | None:
+    """An object's ``key = "text"`` entries when every value is text, else None."""
+    found = {p.key: p.value.value for p in pairs if isinstance(p.value, s.Str)}
+    return found if len(found) == len(pairs) else None
 
 
 class CheckerState(Binder):
@@ -41,6 +53,8 @@ class CheckerState(Binder):
         self.row_spans: dict[tuple[str, str], s.Span] = {}
         self.note_spans: dict[str, s.Span] = {}
         self.flow_reported: set[tuple[str, str]] = set()
+        # a similarity's type mismatch reported (a block is reached from many uses): one mistake, one error
+        self.similarity_types_reported: set[tuple[str, s.Span, str]] = set()
         self.source_names: tuple[
             str, ...
         ] = ()  # data: the sources declared (known before explode and fields)
