@@ -432,7 +432,8 @@ def _type_name(t: Any) -> str:
 # Nothing is imported until a component is first looked up (get, names, all_components). Then the
 # modules named by the ``procbench.components`` entry points are imported: procbench's own first
 # (pyproject.toml lists the built-in modules), then other installed distributions'. A source checkout
-# whose metadata is not installed falls back to _BUILTIN_MODULES. Besides those, only the folders of
+# whose metadata is not installed falls back to the same list as the component index records it
+# (runners/_component_index.py's MODULES, generated from pyproject.toml). Besides those, only the folders of
 # component modules the operator names (``--components DIR`` or PROCBENCH_COMPONENTS) are imported:
 # load_operator_components, which the checker calls. A ``components/`` folder beside a spec is never
 # imported because it is there (a spec is data, docs/submissions.md's threat model): the checker only
@@ -445,23 +446,9 @@ COMPONENTS_ENV = (
 BUILTIN_ORIGIN = "built-in"
 _OWN_DISTRIBUTION = "procbench"
 
-# The shipped component modules, also listed as entry points in pyproject.toml (a test keeps the two equal).
-_BUILTIN_MODULES = (
-    "procbench.runners.generic",
-    "procbench.runners.metrics",
-    "procbench.runners.text",
-    "procbench.runners.similarity",
-    "procbench.runners.structured",
-    "procbench.runners.record_rules",
-    "procbench.runners.matching",
-    "procbench.runners.filters",
-    "procbench.runners.propara.leaderboard",
-    "procbench.runners.propara.naacl18",
-    "procbench.runners.paged",
-    "procbench.runners.paradise",
-    "procbench.runners.pmllm",
-)
-_BUILTIN_PACKAGES = frozenset(m.partition(".")[0] for m in _BUILTIN_MODULES)
+# Every shipped component module is one of this package's (the entry points pyproject.toml declares):
+# a component defined under it is built-in, even when a plugin's import pulled its module in.
+_OWN_PACKAGE = "procbench"
 
 _lock = threading.RLock()  # the leaderboard looks components up from several threads
 _loaded = False
@@ -638,7 +625,7 @@ def _decorated_line(file: Path, kind: str, name: str) -> int:
 
 def _origin_of(fn: Callable[..., Any]) -> str:
     module = getattr(fn, "__module__", None) or ""
-    if module.partition(".")[0] in _BUILTIN_PACKAGES:
+    if module.partition(".")[0] == _OWN_PACKAGE:
         return BUILTIN_ORIGIN  # even when a plugin's import pulls a built-in module in
     # by module first: importing one entry point's module may import another's (a package and its submodule)
     owners = [m for m in _module_origins if module == m or module.startswith(m + ".")]
@@ -661,12 +648,18 @@ def _origin(label: str) -> Iterator[None]:
 # runners/_component_index.py maps each shipped component (kind, name) to the module whose import
 # registers it, so that looking one up (``get``) imports that module only: scoring ProPara does not
 # import PAGED's, PARADISE's or the metric library's modules. ``names``, ``all_components`` and
-# ``load_problems`` still discover everything (entry points included). The file is generated
-# (``python -m runners.registry --write-index``); tests/test_registry_index.py keeps it equal to what
-# the modules register. A stale entry costs time, never a result: a name the indexed module does not
-# register, or a module that is gone, falls back to discovering everything.
+# ``load_problems`` still discover everything (entry points included). It also records (MODULES) the
+# built-in component modules that pyproject.toml declares as procbench's entry points, the one list of
+# them: a checkout run without installed metadata reads it there instead of parsing pyproject.toml at
+# start-up. The file is generated from pyproject.toml and what those modules register
+# (``python -m procbench.runners.registry --write-index``); tests/test_registry_index.py checks it has not
+# drifted. A stale entry costs time, never a result: a name the indexed module does not register, or a
+# module that is gone, falls back to discovering everything.
 INDEX_MODULE = "procbench.runners._component_index"
-INDEX_COMMAND = "python -m runners.registry --write-index"
+INDEX_COMMAND = "python -m procbench.runners.registry --write-index"
+PYPROJECT = (
+    Path(__file__).resolve().parent.parent / "pyproject.toml"
+)  # a checkout's; absent when installed
 
 
 def _index() -> Mapping[tuple[str, str], str]:
@@ -675,6 +668,28 @@ def _index() -> Mapping[tuple[str, str], str]:
     except ImportError:  # no index (being regenerated): every lookup discovers everything
         return {}
     return INDEX
+
+
+def _indexed_modules() -> tuple[str, ...]:
+    """The built-in component modules as the index records them (pyproject.toml's entry points)."""
+    try:
+        from procbench.runners._component_index import MODULES
+    except ImportError:  # no index (being regenerated): the checkout's pyproject.toml itself
+        return declared_modules()
+    return MODULES
+
+
+def declared_modules(pyproject: Path | None = None) -> tuple[str, ...]:
+    """The modules pyproject.toml declares as procbench's ``procbench.components`` entry points, in its order."""
+    import tomllib
+
+    path = pyproject or PYPROJECT
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ()
+    group = table.get("project", {}).get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
+    return tuple(str(module) for module in group.values())
 
 
 def _import_indexed(kind: str, name: str) -> bool:
@@ -695,17 +710,33 @@ def _import_indexed(kind: str, name: str) -> bool:
     return (kind, name) in _REGISTRY
 
 
-def render_index() -> str:
-    """The text of runners/_component_index.py: every shipped component and the module that registers it."""
-    _load_builtin_components()
+def render_index(pyproject: Path | None = None) -> str:
+    """The text of runners/_component_index.py: the built-in component modules pyproject.toml declares, and every
+    component they register with the module that registers it."""
+    import importlib
+
+    modules = declared_modules(pyproject)
+    if not modules:
+        raise FileNotFoundError(
+            f"no {ENTRY_POINT_GROUP} entry points in {pyproject or PYPROJECT}: the index is generated in a checkout"
+        )
+    with _origin(BUILTIN_ORIGIN):
+        for module in modules:
+            importlib.import_module(module)
     entries = sorted(
         (c.kind, c.name, c.fn.__module__) for c in _REGISTRY.values() if c.origin == BUILTIN_ORIGIN
     )
     lines = [
-        f'"""Generated by `{INDEX_COMMAND}`; do not edit by hand.',
+        f'"""Generated by `{INDEX_COMMAND}` from pyproject.toml; do not edit by hand.',
         "",
-        "Each shipped component (kind, name) -> the module whose import registers it (runners/registry.py reads",
+        "MODULES: the built-in component modules, as pyproject.toml declares them (procbench's entry points in the",
+        "procbench.components group); a checkout without installed metadata imports these.",
+        "INDEX: each shipped component (kind, name) -> the module whose import registers it (runners/registry.py reads",
         'this so that a lookup imports one module, not every component module)."""',
+        "",
+        "MODULES: tuple[str, ...] = (",
+        *(f'    "{module}",' for module in modules),
+        ")",
         "",
         "INDEX: dict[tuple[str, str], str] = {",
         *(
@@ -716,6 +747,10 @@ def render_index() -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _index_entries(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith('    ("')]
 
 
 def index_path() -> Path:
@@ -745,8 +780,9 @@ def _discover() -> None:
 
     own, others = _entry_points()
     declared = {ep.value for ep in own}
-    modules = [ep.value for ep in own] + [m for m in _BUILTIN_MODULES if m not in declared]
-    if own and not set(_BUILTIN_MODULES) <= declared:
+    shipped = _indexed_modules()
+    modules = [ep.value for ep in own] + [m for m in shipped if m not in declared]
+    if own and not set(shipped) <= declared:
         _problems.append(
             LoadProblem(
                 f"entry point {_OWN_DISTRIBUTION}",
@@ -913,10 +949,12 @@ def _source_line(path: str | None, line: int) -> str | None:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    """``python -m runners.registry --write-index`` (regenerate the index) or ``--check-index`` (exit 1 when stale)."""
+    """``python -m procbench.runners.registry --write-index`` (regenerate the index) or ``--check-index`` (exit 1 when stale)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m runners.registry", description=_main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m procbench.runners.registry", description=_main.__doc__
+    )
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument(
         "--write-index",
@@ -938,7 +976,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 0
     if current != text:
         path.write_text(text, encoding="utf-8")
-    print(f"wrote {path} ({text.count(chr(10)) - 7} components)")
+    print(f"wrote {path} ({len(_index_entries(text))} components)")
     return 0
 
 

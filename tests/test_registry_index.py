@@ -1,7 +1,9 @@
 """The registry's index (runners/_component_index.py): a lookup imports the one module that registers the name.
 
-The index is generated (``python -m runners.registry --write-index``); these tests keep it equal to what
-the component modules register, so it cannot drift, and check that a stale entry still finds the component.
+The index is generated from pyproject.toml's ``procbench.components`` entry points, the one list of built-in
+component modules (``python -m procbench.runners.registry --write-index``); these tests check that it is what
+that list and its modules give, so it cannot drift, that a checkout without installed metadata imports that
+list, and that a stale entry still finds the component.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import json
 import subprocess
 import sys
 import textwrap
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from procbench.paths import PROJECT_ROOT
 from procbench.runners import registry
-from procbench.runners._component_index import INDEX
+from procbench.runners._component_index import INDEX, MODULES
 
 REGENERATE = f"the component index is stale: run `{registry.INDEX_COMMAND}` (after adding, renaming or moving a component)"
 # Packages of shipped components that a lookup of another package's component must not import.
@@ -28,6 +31,14 @@ COMPONENT_PACKAGES = (
     "procbench.runners.metrics",
     "procbench.runners.templates",
 )
+
+
+def _pyproject_modules(text: str | None = None) -> list[str]:
+    """The built-in component modules: procbench's entry points in pyproject.toml, read here without the registry."""
+    if text is None:
+        text = (PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    table = tomllib.loads(text)["project"]["entry-points"]["procbench.components"]
+    return list(table.values())
 
 
 def _probe(code: str) -> dict:
@@ -48,11 +59,56 @@ def test_the_index_is_what_the_shipped_modules_register() -> None:
     seen = _probe(
         """
         import json
-        from runners import registry
+        from procbench.runners import registry
         print(json.dumps({"rendered": registry.render_index(), "on_disk": registry.index_path().read_text(encoding="utf-8")}))
         """
     )
     assert seen["on_disk"] == seen["rendered"], REGENERATE
+
+
+def test_the_index_records_pyprojects_component_modules_in_order() -> None:
+    assert list(MODULES) == _pyproject_modules()
+    assert "procbench.runners.propara.leaderboard" in MODULES  # not empty or partial
+
+
+def test_the_index_is_generated_from_the_pyproject_it_is_given(tmp_path) -> None:
+    text = (PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    table = '[project.entry-points."procbench.components"]\n'
+    head, _, rest = text.partition(table)
+    kept = 'generic = "procbench.runners.generic"\nfilters = "procbench.runners.filters"\n'
+    smaller = tmp_path / "pyproject.toml"
+    smaller.write_text(head + table + kept + "\n[" + rest.split("\n[", 1)[1], encoding="utf-8")
+    assert _pyproject_modules(smaller.read_text(encoding="utf-8")) == [
+        "procbench.runners.generic",
+        "procbench.runners.filters",
+    ]
+    seen = _probe(
+        f"""
+        import json, pathlib
+        from procbench.runners import registry
+        namespace = {{}}
+        exec(registry.render_index(pathlib.Path({str(smaller)!r})), namespace)
+        print(json.dumps({{"modules": namespace["MODULES"], "index": sorted(map(list, namespace["INDEX"]))}}))
+        """
+    )
+    assert seen["modules"] == ["procbench.runners.generic", "procbench.runners.filters"]
+    assert ["filter", "distinct"] in seen["index"] and ["aggregator", "mean"] in seen["index"]
+    assert ["scorer", "propara.leaderboard"] not in seen["index"]  # a module it does not declare
+
+
+def test_a_checkout_without_installed_metadata_imports_pyprojects_modules() -> None:
+    seen = _probe(
+        """
+        import json, sys
+        from procbench.runners import registry
+        registry._entry_points = lambda: ([], [])  # no distribution metadata: the checkout alone
+        registry.names("scorer")
+        problems = [p.render() for p in registry.load_problems()]
+        print(json.dumps({"modules": sorted(sys.modules), "problems": problems}))
+        """
+    )
+    assert set(_pyproject_modules()) <= set(seen["modules"])
+    assert seen["problems"] == []
 
 
 def test_the_index_names_every_built_in_component_with_the_module_that_defines_it() -> None:
@@ -73,7 +129,7 @@ def _lookup_alone(module: str) -> tuple[str, dict]:
     return module, _probe(
         f"""
         import json, sys
-        from runners import registry
+        from procbench.runners import registry
         found = [[c.kind, c.name, c.fn.__module__, c.origin] for c in (registry.get(k, n) for k, n in {keys!r})]
         print(json.dumps({{"found": found, "discovered": registry._loaded, "modules": sorted(sys.modules)}}))
         """
@@ -100,7 +156,7 @@ def test_looking_up_the_propara_scorer_imports_only_propara_component_modules() 
     seen = _probe(
         """
         import json, sys
-        from runners import registry
+        from procbench.runners import registry
         comp = registry.get("scorer", "propara.leaderboard")
         print(json.dumps({"origin": comp.origin, "discovered": registry._loaded, "modules": sorted(sys.modules)}))
         """
@@ -118,7 +174,7 @@ def test_names_and_listings_still_discover_everything() -> None:
     seen = _probe(
         """
         import json, sys
-        from runners import registry
+        from procbench.runners import registry
         registry.get("scorer", "propara.leaderboard")
         scorers = registry.names("scorer")
         print(json.dumps({"scorers": scorers, "discovered": registry._loaded, "modules": sorted(sys.modules)}))
@@ -126,22 +182,22 @@ def test_names_and_listings_still_discover_everything() -> None:
     )
     assert seen["discovered"] is True
     assert {"propara.leaderboard", "paged.lexical"} <= set(seen["scorers"]), seen["scorers"]
-    assert set(registry._BUILTIN_MODULES) <= set(seen["modules"])
+    assert set(_pyproject_modules()) <= set(seen["modules"])
 
 
 @pytest.mark.parametrize(
     "stale",
     [
-        pytest.param('"runners.filters"', id="the name moved to another module"),
-        pytest.param('"runners.no_such_module"', id="the module is gone"),
+        pytest.param('"procbench.runners.filters"', id="the name moved to another module"),
+        pytest.param('"procbench.runners.no_such_module"', id="the module is gone"),
     ],
 )
 def test_a_stale_entry_still_finds_the_component(stale: str) -> None:
     seen = _probe(
         f"""
         import json
-        import runners._component_index as index
-        from runners import registry
+        import procbench.runners._component_index as index
+        from procbench.runners import registry
         index.INDEX = {{**index.INDEX, ("scorer", "propara.leaderboard"): {stale}}}
         comp = registry.get("scorer", "propara.leaderboard")
         print(json.dumps({{"module": comp.fn.__module__, "discovered": registry._loaded}}))
