@@ -76,9 +76,11 @@ lint: $(STAMP)
 	$(BIN)/procbench check
 	$(BIN)/procbench fmt --check
 
-# The component reference in docs/language.md is generated from the registry (a test fails on drift).
+# The component and block references in docs/language.md and the registry's index (runners/_component_index.py)
+# are generated from the registry and dsl/model.py (tests fail on drift).
 docs: $(STAMP)
 	$(BIN)/python -m procbench.dsl.reference --write
+	$(BIN)/python -m procbench.runners.registry --write-index
 
 clean:
 	rm -rf var .pytest_cache .hypothesis
