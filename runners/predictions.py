@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -351,9 +351,27 @@ class SchemaReader:
     missing_declared: bool = False  # every measure declares how an item without a prediction counts (the warning says so)
 
     def __call__(self, path: Path, gold: GoldSet) -> dict[str, Any]:
-        problems = ProblemList()
         records = PredictionRecords(path.name)
-        first_line = records.lines
+        self.scan(path, gold.items, records.lines, records.__setitem__)
+        missing = [i for i in gold.items if i not in records]
+        if missing:
+            self.warn_missing(len(missing), len(gold.items), missing[0])
+        return records
+
+    def scan(
+        self,
+        path: Path,
+        known: Container[str],
+        first_line: MutableMapping[str, int],
+        keep: Callable[[str, dict[str, Any]], None],
+    ) -> None:
+        """Validate every record of the file, streamed: ``keep(item_id, record)`` for each record of a ``known`` item.
+
+        ``first_line`` (item id -> line) is filled for every id read, known or not (duplicates are told by it);
+        raises InvalidPredictions with every problem (capped), warns about undeclared fields.  A streamed
+        evaluation (runners/streaming.py) passes compact stand-ins for ``first_line`` and ``keep``.
+        """
+        problems = ProblemList()
 
         def report(line: int | None, message: str) -> None:
             problems.append(Problem(line, message))
@@ -390,29 +408,29 @@ class SchemaReader:
                 report(line, f"duplicate id {item_id!r} (first on line {first_line[item_id]})")
                 continue
             first_line[item_id] = line
-            if item_id not in gold.items:
+            if item_id not in known:
                 report(line, f"unknown id {item_id!r}: not an item of this split")
                 continue
-            records[item_id] = record
+            keep(item_id, record)
         if not any_record and not problems:
             report(None, EMPTY_FILE)
         if problems:
             raise InvalidPredictions(problems, str(path.name))
         extra.warn()
-        missing = [i for i in gold.items if i not in records]
-        if missing:
-            counted = (
-                "count as the measures' missing = ... declares"
-                if self.missing_declared
-                else 'score as empty (the default; a measure\'s missing = ... declares otherwise: "refuse", predict(<value>), score(<number>))'
-            )
-            warnings.warn(
-                PredictionWarning(
-                    f"{len(missing)} of {len(gold.items)} items have no prediction and {counted} (first: {missing[0]!r})"
-                ),
-                stacklevel=2,
-            )
-        return records
+
+    def warn_missing(self, count: int, total: int, first: str) -> None:
+        """The warning for ``count`` of ``total`` items without a prediction record (``first``: the first of them)."""
+        counted = (
+            "count as the measures' missing = ... declares"
+            if self.missing_declared
+            else 'score as empty (the default; a measure\'s missing = ... declares otherwise: "refuse", predict(<value>), score(<number>))'
+        )
+        warnings.warn(
+            PredictionWarning(
+                f"{count} of {total} items have no prediction and {counted} (first: {first!r})"
+            ),
+            stacklevel=3,
+        )
 
     def _records(self, path: Path) -> Iterator[tuple[int, dict[str, Any], str | None]]:
         if self.format == "jsonl":

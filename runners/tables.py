@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,6 +199,39 @@ class _Collected:
     views: dict[str, dict[str, dict[str, list[str]]]] = field(default_factory=dict)
 
 
+@dataclass
+class StreamIndex:
+    """Where a split's items lie in its JSON-lines sources (:meth:`TableReader.stream_index`).
+
+    ``offsets``/``lines``: per source, the byte offset (-1: no row) and line of each item's row, by position.
+    """
+
+    split: str
+    ids: list[str] = field(default_factory=list)
+    position: dict[str, int] = field(default_factory=dict)
+    files: dict[str, tuple[TableSource, str, Path]] = field(default_factory=dict)
+    offsets: dict[str, array[int]] = field(default_factory=dict)
+    lines: dict[str, array[int]] = field(default_factory=dict)
+    members: dict[str, dict[str, str] | None] = field(default_factory=dict)
+    matched: dict[str, set[str]] = field(default_factory=dict)
+    load_problems: DataProblems = field(default_factory=DataProblems)
+    primary_problems: DataProblems = field(default_factory=DataProblems)
+    member_problems: DataProblems = field(default_factory=DataProblems)
+    bind_problems: DataProblems = field(default_factory=DataProblems)
+
+
+def _jsonl_offsets(path: Path) -> Iterator[tuple[int, int, Any]]:
+    """(1-based line, byte offset, record) for every non-blank line of a JSON-lines file (as ``_iter_plain`` reads it)."""
+    decode = _DECODER.decode
+    offset = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            start, offset = offset, offset + len(raw)
+            line = raw.decode("utf-8")
+            if line.strip():
+                yield number, start, decode(line)
+
+
 @dataclass(frozen=True)
 class TableReader:
     """Reads a split from ``sources`` (the first one primary), binding ``fields`` and labels per item.
@@ -224,8 +258,190 @@ class TableReader:
         }
         primary = tables[self.sources[0].name]
         scopes, lines = self._primary_records(primary, problems)
-        joined = [t for name, t in tables.items() if t is not primary]
-        fields = [
+        out = _Collected(
+            matched={rule.name: set() for rule in self.labels if rule.mapping},
+            members={
+                rule.name: self._members(data_root, split, rule, problems)
+                for rule in self.labels
+                if rule.members
+            },
+        )
+        self._collect(tables, scopes, lines, problems, out)
+        problems.raise_if_any()
+        unmatched = {
+            rule.name: keys
+            for rule in self.labels
+            if rule.mapping
+            and (keys := tuple(k for k in rule.mapping if k not in out.matched[rule.name]))
+        }
+        return GoldSet(
+            items=out.items,
+            labels=out.labels,
+            answer_views=_views(out.views, out.items, self.answer_labels),
+            origins=out.origins,
+            unmatched_map_keys=unmatched,
+        )
+
+    # -- a streamed read (runners/streaming.py): an index of where each item's rows lie, then chunks --
+    def streamable(self, split: str) -> bool:
+        """Whether :meth:`stream_index` / :meth:`stream_chunks` read this split as ``__call__`` does.
+
+        JSON-lines sources only, joined ones keyed, ids from a path into the primary record, no explode,
+        and no computed fields (every bound value is a JSON value: the streamed read spills items as JSON).
+        """
+        used = [s for s in self.sources if not s.splits or split in s.splits]
+        return (
+            self.explode is None
+            and bool(used)
+            and used[0] is self.sources[0]
+            and self.sources[0].key is None
+            and all(s.format == "jsonl" for s in used)
+            and all(s.key is not None for s in used[1:])
+            and self.id_path != ROW_INDEX
+            and self.id_path[:1] != (KEY_ID,)
+            and not any(is_computed(path) for _, path, _ in self.fields)
+        )
+
+    def stream_index(self, data_root: Path, split: str, chunk: int = 4096) -> StreamIndex:
+        """Every item id in official order and, per source, the byte offset and line of its row.
+
+        The same problems as ``__call__`` finds reading the files (a joined record without its key, a
+        primary record without an id), kept in the same order; nothing but ids and offsets is held.
+        """
+        index = StreamIndex(split)
+        used = [s for s in self.sources if not s.splits or split in s.splits]
+        for source in used:
+            relative = source.path.format(split=split)
+            path = under_data_root(data_root, relative, f"source {source.name!r}: path")
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f"data file for source {source.name!r}, split {split!r} not found: {path}"
+                )
+            index.files[source.name] = (source, relative, path)
+            index.offsets[source.name] = array("q")
+            index.lines[source.name] = array("q")
+        primary = used[0]
+        _, relative, path = index.files[primary.name]
+        offsets, lines = index.offsets[primary.name], index.lines[primary.name]
+        position, ids = index.position, index.ids
+        batch: list[tuple[int, int, Any]] = []
+
+        def flush() -> None:
+            table = _Table(primary, relative, [(line, record) for line, _, record in batch], {})
+            at_line = {line: offset for line, offset, _ in batch}
+            scopes, found = self._primary_records(table, index.primary_problems)
+            for key in scopes:
+                line = found[key]
+                known = position.get(key)
+                if known is None:
+                    position[key] = len(ids)
+                    ids.append(key)
+                    offsets.append(at_line[line])
+                    lines.append(line)
+                else:  # a later record of an id replaces the earlier one, in its place (as __call__)
+                    offsets[known] = at_line[line]
+                    lines[known] = line
+            batch.clear()
+
+        for line, offset, record in _jsonl_offsets(path):
+            batch.append((line, offset, record))
+            if len(batch) >= chunk:
+                flush()
+        flush()
+        for source in used[1:]:
+            _, relative, path = index.files[source.name]
+            table = _Table(source, relative, [], {})
+            offsets, lines = index.offsets[source.name], index.lines[source.name]
+            offsets.extend(array("q", [-1]) * len(ids))
+            lines.extend(array("q", [0]) * len(ids))
+            for line, offset, record in _jsonl_offsets(path):
+                key = (
+                    record.get(source.key, MISSING)
+                    if type(record) is dict or isinstance(record, Mapping)
+                    else MISSING
+                )
+                if key is MISSING or key is None:
+                    index.load_problems.add(
+                        DataProblem.at(
+                            table.origin(line),
+                            None,
+                            f"record of source {source.name!r} has no key field {source.key!r}",
+                        )
+                    )
+                    continue
+                known = position.get(str(key))
+                if known is not None:  # the last record of an id wins, as __call__'s dict
+                    offsets[known] = offset
+                    lines[known] = line
+        index.members = {
+            rule.name: self._members(data_root, split, rule, index.member_problems)
+            for rule in self.labels
+            if rule.members
+        }
+        index.matched = {rule.name: set() for rule in self.labels if rule.mapping}
+        return index
+
+    def stream_chunks(self, index: StreamIndex, size: int) -> Iterator[_Collected]:
+        """The items of the split, ``size`` at a time and in official order, bound as ``__call__`` binds them.
+
+        Problems collect in ``index.bind_problems``; :meth:`stream_finish` raises them all once the last
+        chunk is read.  Each chunk's ``views`` are per answer-label value, as read (not yet restricted).
+        """
+        handles = {name: path.open("rb") for name, (_, _, path) in index.files.items()}
+        try:
+            primary = self.sources[0].name
+            for start in range(0, len(index.ids), size):
+                stop = min(start + size, len(index.ids))
+                tables: dict[str, _Table] = {}
+                scopes: dict[str, dict[str, Any]] = {}
+                found: dict[str, int] = {}
+                for name, (source, relative, _) in index.files.items():
+                    handle, offsets, lines = handles[name], index.offsets[name], index.lines[name]
+                    rows: dict[str, Any] = {}
+                    at: dict[str, int] = {}
+                    for pos in range(start, stop):
+                        offset = offsets[pos]
+                        if offset < 0:
+                            continue
+                        handle.seek(offset)
+                        item_id = index.ids[pos]
+                        rows[item_id] = _DECODER.decode(handle.readline().decode("utf-8"))
+                        at[item_id] = lines[pos]
+                    if name == primary:
+                        scopes = {item_id: {name: record} for item_id, record in rows.items()}
+                        found = at
+                        rows, at = {}, {}
+                    tables[name] = _Table(source, relative, rows, at)
+                out = _Collected(matched=index.matched, members=index.members)
+                self._collect(tables, scopes, found, index.bind_problems, out)
+                yield out
+        finally:
+            for handle in handles.values():
+                handle.close()
+
+    def stream_finish(self, index: StreamIndex) -> dict[str, tuple[str, ...]]:
+        """Raise the problems of a streamed read as ``__call__`` would (same order, same cap); else its unmatched map() keys."""
+        problems = DataProblems(f"split {index.split!r}")
+        for part in (
+            index.load_problems,
+            index.primary_problems,
+            index.member_problems,
+            index.bind_problems,
+        ):
+            for problem in part.kept:
+                problems.add(problem)
+            problems.more += part.more
+        problems.raise_if_any()
+        return {
+            rule.name: keys
+            for rule in self.labels
+            if rule.mapping
+            and (keys := tuple(k for k in rule.mapping if k not in index.matched[rule.name]))
+        }
+
+    def _field_plan(self, tables: Mapping[str, _Table]) -> list[Any]:
+        """Each bound field with what binding it needs: (name, path, source, type, type check, cast)."""
+        return [
             (
                 name,
                 path,
@@ -236,14 +452,22 @@ class TableReader:
             )
             for name, path, ftype in self.fields
         ]
-        out = _Collected(
-            matched={rule.name: set() for rule in self.labels if rule.mapping},
-            members={
-                rule.name: self._members(data_root, split, rule, problems)
-                for rule in self.labels
-                if rule.members
-            },
-        )
+
+    def _collect(
+        self,
+        tables: Mapping[str, _Table],
+        scopes: Mapping[str, dict[str, Any]],
+        lines: Mapping[str, int],
+        problems: DataProblems,
+        out: _Collected,
+    ) -> None:
+        """Join and bind the primary records ``scopes`` (item id -> {primary name: record}) into ``out``.
+
+        ``tables`` holds the primary and the joined sources (a streamed read passes the rows of one chunk).
+        """
+        primary = tables[self.sources[0].name]
+        joined = [t for t in tables.values() if t is not primary]
+        fields = self._field_plan(tables)
         origins = out.origins
         for parent_id, parent_scope in scopes.items():
             origin = primary.origin(lines[parent_id])
@@ -270,20 +494,6 @@ class TableReader:
                 origins[item_id] = origin
                 at = _Locator(item_id, origin, tables, absent, parent_id, context)
                 self._bind(item_id, scope, at, fields, problems, out)
-        problems.raise_if_any()
-        unmatched = {
-            rule.name: keys
-            for rule in self.labels
-            if rule.mapping
-            and (keys := tuple(k for k in rule.mapping if k not in out.matched[rule.name]))
-        }
-        return GoldSet(
-            items=out.items,
-            labels=out.labels,
-            answer_views=_views(out.views, out.items, self.answer_labels),
-            origins=origins,
-            unmatched_map_keys=unmatched,
-        )
 
     def _bind(
         self,
