@@ -61,44 +61,51 @@ def openpi(source: Path, out: Path, scale: int, rng: random.Random) -> Workload:
             pool += [
                 a for r in _read_jsonl(gold_dir / other / "id_answers.jsonl") for a in r["answers"]
             ]
-    gold_rows, meta_rows, answer_meta_rows, predictions = [], [], [], []
-    for copy in range(scale):
-        for record in answers:
-            item_id = record["id"] if copy == 0 else f"{record['id']}#{copy}"
-            gold = (
-                list(record["answers"]) if copy == 0 else rng.sample(pool, len(record["answers"]))
-            )
-            gold_rows.append({"id": item_id, "answers": gold})
-            topic = meta.get(record["id"], {}).get("question_metadata", {"topic": "unknown"})
-            meta_rows.append({"id": item_id, "question_metadata": topic})
-            listed = (
-                answer_meta.get(record["id"], {}).get("answers_metadata") if copy == 0 else None
-            )
-            if listed is None:
-                listed = [
-                    {"answer": a, "modality": rng.choice(("with_image", "without_image"))}
-                    for a in gold
-                ]
-            answer_meta_rows.append({"id": item_id, "answers_metadata": listed})
-            predicted = [a for a in gold if rng.random() < 0.4] + rng.sample(
-                pool, rng.randint(1, 6)
-            )
-            if rng.random() < 0.1:
-                predicted += predicted[:2]
-            rng.shuffle(predicted)
-            if rng.random() < 0.04:
-                predicted = ["There will be no change."]
-            elif rng.random() < 0.02:
-                predicted = []
-            predictions.append({"id": item_id, "answers": predicted})
     target = out / "openpi" / "data" / "gold" / split
-    _jsonl(target / "id_answers.jsonl", gold_rows)
-    _jsonl(target / "id_question_metadata.jsonl", meta_rows)
-    _jsonl(target / "id_answers_metadata.jsonl", answer_meta_rows)
-    _jsonl(out / "predictions.jsonl", predictions)
-    return Workload(
-        "OpenPI", "openpi", split, scale, out, out / "predictions.jsonl", len(gold_rows)
-    )
+    target.mkdir(parents=True, exist_ok=True)
+    n_items = 0
+    # written as generated, one line at a time: a million-item split (issue #31) never sits in memory
+    with (
+        (target / "id_answers.jsonl").open("w", encoding="utf-8") as gold_file,
+        (target / "id_question_metadata.jsonl").open("w", encoding="utf-8") as meta_file,
+        (target / "id_answers_metadata.jsonl").open("w", encoding="utf-8") as answer_meta_file,
+        (out / "predictions.jsonl").open("w", encoding="utf-8") as predictions_file,
+    ):
+        for copy in range(scale):
+            for record in answers:
+                item_id = record["id"] if copy == 0 else f"{record['id']}#{copy}"
+                gold = (
+                    list(record["answers"])
+                    if copy == 0
+                    else rng.sample(pool, len(record["answers"]))
+                )
+                gold_file.write(json.dumps({"id": item_id, "answers": gold}) + "\n")
+                topic = meta.get(record["id"], {}).get("question_metadata", {"topic": "unknown"})
+                meta_file.write(json.dumps({"id": item_id, "question_metadata": topic}) + "\n")
+                listed = (
+                    answer_meta.get(record["id"], {}).get("answers_metadata") if copy == 0 else None
+                )
+                if listed is None:
+                    listed = [
+                        {"answer": a, "modality": rng.choice(("with_image", "without_image"))}
+                        for a in gold
+                    ]
+                answer_meta_file.write(
+                    json.dumps({"id": item_id, "answers_metadata": listed}) + "\n"
+                )
+                predicted = [a for a in gold if rng.random() < 0.4] + rng.sample(
+                    pool, rng.randint(1, 6)
+                )
+                if rng.random() < 0.1:
+                    predicted += predicted[:2]
+                rng.shuffle(predicted)
+                if rng.random() < 0.04:
+                    predicted = ["There will be no change."]
+                elif rng.random() < 0.02:
+                    predicted = []
+                predictions_file.write(json.dumps({"id": item_id, "answers": predicted}) + "\n")
+                n_items += 1
+    return Workload("OpenPI", "openpi", split, scale, out, out / "predictions.jsonl", n_items)
 
 
 # -- PARADISE --------------------------------------------------------------------------------------
