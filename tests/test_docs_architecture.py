@@ -139,6 +139,13 @@ def test_a_recipe_touches_only_its_files_and_its_tests_pass(name: str, tmp_path:
         f"the recipe changed {sorted(hand)}; its blocks name {sorted(recipe.paths)}"
     )
     assert len(hand) <= MAX_HAND_EDITED
+    ruff = Path(sys.executable).with_name("ruff")
+    if ruff.exists():  # the recipe's code passes `make lint`'s ruff as written
+        for check in (["check"], ["format", "--check"]):
+            done = subprocess.run(
+                [str(ruff), *check, *sorted(hand)], cwd=root, capture_output=True, text=True
+            )
+            assert done.returncode == 0, done.stdout[-2000:]
     for command in tests:
         done = run(
             command + " -o addopts=", root
