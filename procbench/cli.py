@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -14,7 +12,8 @@ import typer
 # Only what every command needs is imported here: the spec language, the registry (NumPy) and the
 # store are imported by the commands that use them, so `procbench --help` does not pay for them.
 from procbench import console_commands
-from procbench.cli_options import DbOption
+from procbench.cli_options import ComponentsOption, DbOption, lean_command
+from procbench.cli_options import as_typer as _as_typer
 from procbench.exit_codes import (
     EXIT_DATA_MISSING,
     EXIT_FINDINGS,
@@ -99,17 +98,6 @@ def main(
     configure(verbose=verbose, quiet=quiet)
 
 
-@contextmanager
-def _as_typer() -> Iterator[None]:
-    """A command of procbench/console_commands.py inside typer: its exit status and bad metadata as typer's."""
-    try:
-        yield
-    except console_commands.CommandExit as exc:
-        raise typer.Exit(exc.code) from None
-    except console_commands.BadMetadata as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
 def _parse_metadata(pairs: list[str]) -> dict[str, object]:
     with _as_typer():
         return console_commands.parse_metadata(pairs)
@@ -120,39 +108,9 @@ def _load(spec: str) -> Any:
         return console_commands.load(spec)
 
 
-# --components DIR on the commands that load specs: the operator allows the component modules in DIR (docs/submissions.md)
-ComponentsOption = Annotated[
-    Optional[list[Path]],
-    typer.Option(
-        "--components",
-        help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS",
-    ),
-]
-
-
-@app.command()
-def check(
-    specs: Annotated[
-        Optional[list[str]],
-        typer.Argument(help="spec files or task names (default: every spec in specs/)"),
-    ] = None,
-    data: Annotated[
-        bool,
-        typer.Option("--data", help="also check fields and slices against the data, where present"),
-    ] = False,
-    data_dir: Annotated[Optional[Path], typer.Option(help="data root for --data")] = None,
-    components: ComponentsOption = None,
-    ship: Annotated[
-        bool,
-        typer.Option(
-            "--ship",
-            help="also list what a task must have before it ships (lock, samples, baseline)",
-        ),
-    ] = False,
-) -> None:
-    """Check specs; exit 0, or 3 with file:line:col, the line, a caret and a hint for each error (--ship: 1 when a requirement is missing)."""
-    with _as_typer():
-        console_commands.check(specs, data, data_dir, components, ship)
+# `check`, `score` (and cli_admin's `submit`) are declared once, in procbench/console_commands.py's COMMANDS:
+# the console parses them from there without typer, and typer's commands are built from the same declaration.
+check = app.command()(lean_command("check"))
 
 
 @app.command()
@@ -236,35 +194,7 @@ def compile_(
     typer.echo(f"wrote {out}")
 
 
-@app.command()
-def score(
-    spec: str,
-    split: Annotated[str, typer.Option(help="split to score against")],
-    predictions: Annotated[Path, typer.Option(help="prediction file")],
-    data_dir: Annotated[
-        Optional[Path],
-        typer.Option(
-            help="data root (default: PROCBENCH_DATA, then ../shared/data, then the bundled samples)"
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
-    metadata: Annotated[
-        Optional[list[str]], typer.Option(help="submission metadata key=value (e.g. cot=true)")
-    ] = None,
-    partial: Annotated[
-        bool,
-        typer.Option(
-            "--partial",
-            help="score only the items the file names (a --limit run); reports coverage, never a board result",
-        ),
-    ] = False,
-    components: ComponentsOption = None,
-) -> None:
-    """Score a prediction file and print the metrics (and slices)."""
-    with _as_typer():
-        console_commands.score(
-            spec, split, predictions, data_dir, as_json, metadata, partial, components
-        )
+score = app.command()(lean_command("score"))
 
 
 # `procbench submit` (with teams, tokens and the model card) lives in procbench/cli_admin.py.

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from procbench.cli_options import DbOption
+from procbench.cli_options import DbOption, lean_command
 from procbench.exit_codes import (
     EXIT_DATA_MISSING,
     EXIT_FAILED,
@@ -45,85 +45,9 @@ def _actor() -> str:
         return os.environ.get("USER", "")
 
 
-def submit(
-    spec: str,
-    split: Annotated[str, typer.Option()],
-    predictions: Annotated[Path, typer.Option(help="prediction file (plain, or gzip-compressed)")],
-    model: Annotated[str, typer.Option(help="model name shown on the board")],
-    team: Annotated[
-        Optional[str], typer.Option(help="team (default: the token's team, else 'anonymous')")
-    ] = None,
-    token: Annotated[
-        Optional[str],
-        typer.Option(
-            envvar="PROCBENCH_TOKEN", help="the team's token (required once the team has one)"
-        ),
-    ] = None,
-    db: DbOption = DEFAULT_DB,
-    data_dir: Annotated[Optional[Path], typer.Option()] = None,
-    metadata: Annotated[
-        Optional[list[str]], typer.Option(help="key=value read by some scorers, e.g. cot=true")
-    ] = None,
-    size_class: Annotated[
-        str,
-        typer.Option(
-            help="unknown | none | small (<1B) | medium (1-10B) | large (10-100B) | xlarge (>100B) | commercial | big open-source"
-            " | small (<=8 GB) | tiny (<=4 GB)"
-        ),
-    ] = "unknown",
-    weights: Annotated[str, typer.Option(help="unknown | open | closed")] = "unknown",
-    method: Annotated[str, typer.Option(help="unknown | heuristic | neural | llm")] = "unknown",
-    paper_url: Annotated[str, typer.Option(help="http(s) link to the paper")] = "",
-    code_url: Annotated[str, typer.Option(help="http(s) link to the code")] = "",
-    description: Annotated[str, typer.Option(help="free text shown with the submission")] = "",
-    contamination: Annotated[
-        str,
-        typer.Option(
-            help="known exposure to this benchmark's data: unknown | none | suspected | confirmed"
-        ),
-    ] = "unknown",
-    contamination_source: Annotated[
-        str, typer.Option(help="where that exposure is stated (a link or a citation)")
-    ] = "",
-    run_by: Annotated[
-        str, typer.Option(help="who ran the model: submitter | operator (the board's own run)")
-    ] = "submitter",
-    components: Annotated[
-        Optional[list[Path]],
-        typer.Option(
-            "--components",
-            help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS",
-        ),
-    ] = None,
-) -> None:
-    """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
-    from procbench import (
-        console_commands,
-    )  # the command itself, without typer: the console runs it lean (issue #31)
-    from procbench.cli import _as_typer
-
-    with _as_typer():
-        console_commands.submit(
-            spec,
-            split,
-            predictions,
-            model,
-            team,
-            token,
-            db,
-            data_dir,
-            metadata,
-            size_class,
-            weights,
-            method,
-            paper_url,
-            code_url,
-            description,
-            contamination,
-            contamination_source,
-            run_by,
-            components,
-        )
+# `procbench submit` is declared once, in procbench/console_commands.py's COMMANDS: the console runs it
+# lean from there (issue #31), and typer's command is built from the same declaration.
+submit = lean_command("submit")
 
 
 def _replace_command(app: typer.Typer, name: str, callback) -> None:

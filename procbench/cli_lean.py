@@ -5,8 +5,9 @@ importing typer, click and the command modules costs more CPU than checking ever
 The commands users run most take only strings, paths, flags and repeated options, so the console
 script (procbench/console.py) parses their arguments here, from the parameters that
 procbench/console_commands.py declares (:class:`Param`), and that module calls the command as typer would.
-:func:`params_of` reads the same parameters from a typer signature (``typer.Option`` and
-``typer.Argument`` in the annotations): tests/test_cli_lean.py keeps the two readings equal.
+Those declarations are the commands' only ones: typer's commands are built from them
+(``procbench.cli_options.lean_command``).  :func:`params_of` reads parameters back from a typer signature
+(``typer.Option`` and ``typer.Argument``), which tests/test_cli_lean.py uses to check that building.
 
 Anything this parser does not take exactly as click would (``--help``, a short or unknown option, a
 missing value or argument, a parameter kind it does not know) returns ``None``: typer then runs the
@@ -57,7 +58,8 @@ class Param:
     ``base`` is str, Path or bool; ``default`` is ``...`` when the parameter is required; ``decls`` are
     an option's spellings as given to ``typer.Option`` (none: ``--name``, and ``--no-name`` for a flag);
     ``envvar``: the environment variable a single-valued option falls back to when it is not given (as click reads it:
-    an empty value is no value).
+    an empty value is no value); ``help``: what ``--help`` says of it.  procbench/cli_options.py builds the typer
+    command from these (``lean_command``): this is the command's one declaration.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class Param:
         many: bool = False,
         decls: Sequence[str] = (),
         envvar: str = "",
+        help: str = "",  # noqa: A002 - typer.Option's name for it
     ) -> None:
         if (
             base not in (str, Path, bool)
@@ -77,7 +80,7 @@ class Param:
             or (envvar and (not option or many or base is bool))
         ):
             raise _NotLean(name)
-        self.envvar = envvar
+        self.envvar, self.help, self.decls, self.base = envvar, help, tuple(decls), base
         self.required = default is ... or _is_empty(default)
         self.name, self.option, self.default, self.many = (
             name,
@@ -89,7 +92,7 @@ class Param:
         self.flag = base is bool
         self.names: dict[str, bool] = {}  # option spelling -> the value it sets (flags) or True
         if option:
-            declared = tuple(decls) or (
+            declared = self.decls or (
                 f"--{name.replace('_', '-')}"
                 + (f"/--no-{name.replace('_', '-')}" if self.flag else ""),
             )
@@ -130,7 +133,14 @@ def _from_typer(name: str, hint: Any, default: Any) -> Param:
     option = isinstance(info, OptionInfo) or (info is None and not required)
     decls = tuple(info.param_decls or ()) if option and info is not None else ()
     return Param(
-        name, option=option, base=base, default=default, many=many, decls=decls, envvar=envvar
+        name,
+        option=option,
+        base=base,
+        default=default,
+        many=many,
+        decls=decls,
+        envvar=envvar,
+        help=(info.help if info is not None else "") or "",
     )
 
 

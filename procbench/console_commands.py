@@ -1,13 +1,13 @@
 """What ``procbench score`` and ``procbench check`` do, written without typer, and the parameters they take.
 
-procbench/cli.py declares these commands to typer (their help, usage errors, typer's CliRunner) and
-calls the functions here; the console script (procbench/console.py) runs them through :func:`run`
-when procbench/cli_lean.py parses the command line exactly as typer would, so that the commands users
-run most import neither typer nor click (issue #19).  A command stops with :class:`CommandExit`,
-which procbench/cli.py turns into ``typer.Exit`` and the console into its exit status.
-
-:data:`PARAMETERS` restates the typer signatures in procbench/cli.py (names, option spellings,
-defaults, types) so that parsing them needs no typer; tests/test_cli_lean.py keeps the two equal.
+Each command is declared once, here: :data:`COMMANDS` holds its function and its parameters
+(:class:`procbench.cli_lean.Param`: names, option spellings, defaults, types, environment variables,
+help).  The console script (procbench/console.py) runs them through :func:`run` when
+procbench/cli_lean.py parses the command line from those parameters, so that the commands users run
+most import neither typer nor click (issue #19); procbench/cli.py and procbench/cli_admin.py register
+the typer commands built from the same declaration (``procbench.cli_options.lean_command``) for
+``--help``, usage errors and typer's CliRunner.  A command stops with :class:`CommandExit`, which
+typer's command turns into ``typer.Exit`` and the console into its exit status.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def check(
 
 
 def refuse_unfit_data(
-    spec: str, runner: Any, root: Path, split: str, *, force: bool = False
+    spec: str, runner: Any, root: Path, split: str, *, force: bool = False, gold: Any = None
 ) -> None:
     """What ``check --data`` refuses about the split (dsl.datacheck.DataRefused, in its words); nothing when the data fits.
 
@@ -178,7 +178,8 @@ def refuse_unfit_data(
     mark = None
     if not force:
         try:
-            gold, _ = runner.gold(root, split)
+            if gold is None:  # a streamed score passes what its read found (runners/streaming.py)
+                gold, _ = runner.gold(root, split)
         except GoldDataError:
             pass
         else:
@@ -250,10 +251,27 @@ def score(
             )
         )
     try:
-        refuse_unfit_data(spec, runner, root, split)
+        given = parse_metadata(metadata or [])
+        from procbench.runners import streaming
+
+        # issue #31: a large input is read, scored and held a chunk at a time, to the same numbers
+        streamed = streaming.chosen(runner, root, split, predictions, given)
+        if not streamed:
+            refuse_unfit_data(spec, runner, root, split)
+
+        def check(gold: Any) -> None:  # the streamed read's findings, refused as above
+            refuse_unfit_data(spec, runner, root, split, gold=gold)
+
         try:
-            evaluation = runner.evaluate(root, split, predictions, parse_metadata(metadata or []))
-        except ValueError:
+            evaluation = (
+                streaming.evaluate(runner, root, split, predictions, given, check=check)
+                if streamed
+                else runner.evaluate(root, split, predictions, given)
+            )
+        except ValueError as exc:
+            datacheck = sys.modules.get("procbench.dsl.datacheck")
+            if datacheck is not None and isinstance(exc, datacheck.DataRefused):
+                raise  # refused by the streamed read's check, in check --data's words already
             refuse_unfit_data(
                 spec, runner, root, split, force=True
             )  # scoring stopped on the gold: say why as check --data does
@@ -321,11 +339,9 @@ def submit(
     run_by: str = "submitter",
     components: Optional[list[Path]] = None,
 ) -> None:
-    """Validate, score and store a submission in one transaction (the same file twice is stored once).
-
-    procbench/cli_admin.py declares it to typer; the console runs it lean (issue #31: the store's writers
-    import no data-frame library, the judge's HTTP client only when a judge is called).
-    """
+    """Validate, score and store a submission in one transaction (the same file twice is stored once)."""
+    # procbench/cli_admin.py registers it with typer; the console runs it lean (issue #31: the store's
+    # writers import no data-frame library, the judge's HTTP client only when a judge is called).
     from procbench.exit_codes import EXIT_FAILED, EXIT_REFUSED
 
     allow_components(components)
@@ -442,8 +458,30 @@ def _metadata_is_well_formed(kwargs: dict[str, Any]) -> bool:
     return all("=" in pair for pair in kwargs.get("metadata") or [])
 
 
-# name -> (the function, its parameters as procbench/cli.py declares them to typer, a test of the parsed
-# arguments that the lean run can report every error of: False hands the line to typer)
+# --db, on submit here and on every typer command that reads or writes the store (procbench/cli_options.py's DbOption)
+DB = Param(
+    "db",
+    option=True,
+    base=Path,
+    default=DEFAULT_DB,
+    decls=("--db",),
+    envvar="PROCBENCH_DB",
+    help="DuckDB file (default: PROCBENCH_DB, else var/procbench.duckdb)",
+)
+# --components DIR on the commands that load specs: the operator allows the component modules in DIR (docs/submissions.md)
+COMPONENTS = Param(
+    "components",
+    option=True,
+    base=Path,
+    many=True,
+    default=None,
+    decls=("--components",),
+    help="allow the component modules (*.py) in this folder; as PROCBENCH_COMPONENTS",
+)
+
+# name -> (the function, its parameters: the command's one declaration, which the lean parser reads and
+# procbench.cli_options.lean_command makes typer's signature of; a test of the parsed arguments that the
+# lean run can report every error of: False hands the line to typer).  The function's docstring is its help.
 COMMANDS: dict[
     str, tuple[Callable[..., None], tuple[Param, ...], Callable[[dict[str, Any]], bool]]
 ] = {
@@ -451,13 +489,40 @@ COMMANDS: dict[
         score,
         (
             Param("spec", option=False, base=str, default=...),
-            Param("split", option=True, base=str, default=...),
-            Param("predictions", option=True, base=Path, default=...),
-            Param("data_dir", option=True, base=Path, default=None),
-            Param("as_json", option=True, base=bool, default=False, decls=("--json",)),
-            Param("metadata", option=True, base=str, many=True, default=None),
-            Param("partial", option=True, base=bool, default=False, decls=("--partial",)),
-            Param("components", option=True, base=Path, many=True, default=None),
+            Param("split", option=True, base=str, default=..., help="split to score against"),
+            Param("predictions", option=True, base=Path, default=..., help="prediction file"),
+            Param(
+                "data_dir",
+                option=True,
+                base=Path,
+                default=None,
+                help="data root (default: PROCBENCH_DATA, then ../shared/data, then the bundled samples)",
+            ),
+            Param(
+                "as_json",
+                option=True,
+                base=bool,
+                default=False,
+                decls=("--json",),
+                help="print one JSON object",
+            ),
+            Param(
+                "metadata",
+                option=True,
+                base=str,
+                many=True,
+                default=None,
+                help="submission metadata key=value (e.g. cot=true)",
+            ),
+            Param(
+                "partial",
+                option=True,
+                base=bool,
+                default=False,
+                decls=("--partial",),
+                help="score only the items the file names (a --limit run); reports coverage, never a board result",
+            ),
+            COMPONENTS,
         ),
         _metadata_is_well_formed,
     ),
@@ -466,48 +531,122 @@ COMMANDS: dict[
         (
             Param("spec", option=False, base=str, default=...),
             Param("split", option=True, base=str, default=...),
-            Param("predictions", option=True, base=Path, default=...),
-            Param("model", option=True, base=str, default=...),
-            Param("team", option=True, base=str, default=None),
-            Param("token", option=True, base=str, default=None, envvar="PROCBENCH_TOKEN"),
             Param(
-                "db",
+                "predictions",
                 option=True,
                 base=Path,
-                default=DEFAULT_DB,
-                decls=("--db",),
-                envvar="PROCBENCH_DB",
-            ),  # procbench/cli_options.py DB_ENV (typer's module)
+                default=...,
+                help="prediction file (plain, or gzip-compressed)",
+            ),
+            Param(
+                "model", option=True, base=str, default=..., help="model name shown on the board"
+            ),
+            Param(
+                "team",
+                option=True,
+                base=str,
+                default=None,
+                help="team (default: the token's team, else 'anonymous')",
+            ),
+            Param(
+                "token",
+                option=True,
+                base=str,
+                default=None,
+                envvar="PROCBENCH_TOKEN",
+                help="the team's token (required once the team has one)",
+            ),
+            DB,
             Param("data_dir", option=True, base=Path, default=None),
-            Param("metadata", option=True, base=str, many=True, default=None),
-            Param("size_class", option=True, base=str, default="unknown"),
-            Param("weights", option=True, base=str, default="unknown"),
-            Param("method", option=True, base=str, default="unknown"),
-            Param("paper_url", option=True, base=str, default=""),
-            Param("code_url", option=True, base=str, default=""),
-            Param("description", option=True, base=str, default=""),
-            Param("contamination", option=True, base=str, default="unknown"),
-            Param("contamination_source", option=True, base=str, default=""),
-            Param("run_by", option=True, base=str, default="submitter"),
             Param(
-                "components",
+                "metadata",
                 option=True,
-                base=Path,
+                base=str,
                 many=True,
                 default=None,
-                decls=("--components",),
+                help="key=value read by some scorers, e.g. cot=true",
             ),
+            Param(
+                "size_class",
+                option=True,
+                base=str,
+                default="unknown",
+                help="unknown | none | small (<1B) | medium (1-10B) | large (10-100B) | xlarge (>100B) | commercial | big open-source"
+                " | small (<=8 GB) | tiny (<=4 GB)",
+            ),
+            Param(
+                "weights", option=True, base=str, default="unknown", help="unknown | open | closed"
+            ),
+            Param(
+                "method",
+                option=True,
+                base=str,
+                default="unknown",
+                help="unknown | heuristic | neural | llm",
+            ),
+            Param("paper_url", option=True, base=str, default="", help="http(s) link to the paper"),
+            Param("code_url", option=True, base=str, default="", help="http(s) link to the code"),
+            Param(
+                "description",
+                option=True,
+                base=str,
+                default="",
+                help="free text shown with the submission",
+            ),
+            Param(
+                "contamination",
+                option=True,
+                base=str,
+                default="unknown",
+                help="known exposure to this benchmark's data: unknown | none | suspected | confirmed",
+            ),
+            Param(
+                "contamination_source",
+                option=True,
+                base=str,
+                default="",
+                help="where that exposure is stated (a link or a citation)",
+            ),
+            Param(
+                "run_by",
+                option=True,
+                base=str,
+                default="submitter",
+                help="who ran the model: submitter | operator (the board's own run)",
+            ),
+            COMPONENTS,
         ),
         _metadata_is_well_formed,
     ),
     "check": (
         check,
         (
-            Param("specs", option=False, base=str, many=True, default=None),
-            Param("data", option=True, base=bool, default=False, decls=("--data",)),
-            Param("data_dir", option=True, base=Path, default=None),
-            Param("components", option=True, base=Path, many=True, default=None),
-            Param("ship", option=True, base=bool, default=False, decls=("--ship",)),
+            Param(
+                "specs",
+                option=False,
+                base=str,
+                many=True,
+                default=None,
+                help="spec files or task names (default: every spec in specs/)",
+            ),
+            Param(
+                "data",
+                option=True,
+                base=bool,
+                default=False,
+                decls=("--data",),
+                help="also check fields and slices against the data, where present",
+            ),
+            Param("data_dir", option=True, base=Path, default=None, help="data root for --data"),
+            COMPONENTS,
+            Param(
+                "ship",
+                option=True,
+                base=bool,
+                default=False,
+                decls=("--ship",),
+                help="also list what a task must have before it ships (lock, samples, baseline)",
+            ),
         ),
         lambda kwargs: True,
     ),

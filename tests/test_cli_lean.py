@@ -1,10 +1,11 @@
-"""procbench/cli_lean.py: the console's `score` and `check` get the arguments typer would give them.
+"""procbench/cli_lean.py: the console's `score`, `check` and `submit` get the arguments typer would give them.
 
-The lean parser reads the parameters procbench/console_commands.py declares, which must equal what
-typer reads from the signatures in procbench/cli.py; every command line here goes through both (typer
-by its CliRunner, recording what the command receives) and must give the same keyword arguments, or
-the lean parser must hand the line to typer (None) where typer reports a usage error.  Then the real
-console script runs in a fresh process and prints what typer's runner prints.
+Each of those commands is declared once (procbench/console_commands.py's COMMANDS); the lean parser
+reads that declaration and typer's command is built from it (procbench.cli_options.lean_command).
+Every command line here goes through both (typer by its CliRunner, recording what the command
+receives) and must give the same keyword arguments, or the lean parser must hand the line to typer
+(None) where typer reports a usage error.  Then the real console script runs in a fresh process and
+prints what typer's runner prints.
 """
 
 from __future__ import annotations
@@ -156,16 +157,64 @@ def test_the_lean_parser_gives_what_typer_gives_or_hands_the_line_to_typer(
 
 
 @pytest.mark.parametrize("name", sorted(console_commands.COMMANDS))
-def test_the_declared_parameters_are_the_typer_signatures(name: str) -> None:
-    """The console parses from console_commands.COMMANDS without typer: it must say what procbench/cli.py says to typer."""
+def test_typers_command_is_built_from_the_declaration(name: str) -> None:
+    """The app's command is lean_command's, and typer reads back from it every declared parameter as declared."""
     typer_command = next(
         c for c in cli.app.registered_commands if (c.name or c.callback.__name__) == name
     )  # type: ignore[union-attr]
     function, declared, _ = console_commands.COMMANDS[name]
+    assert typer_command.callback.__doc__ == function.__doc__  # type: ignore[union-attr]
     assert cli_lean.params_of(typer_command.callback) == list(declared)  # type: ignore[arg-type]
     assert [p.name for p in declared] == list(
         inspect.signature(function).parameters
     )  # the lean call passes them by name
+
+
+@pytest.mark.parametrize("name", sorted(console_commands.COMMANDS))
+def test_the_help_says_what_each_declared_parameter_says(name: str) -> None:
+    _, declared, _ = console_commands.COMMANDS[name]
+    shown = CliRunner().invoke(cli.app, [name, "--help"], prog_name="procbench", terminal_width=400)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    for param in declared:
+        spelling = next(iter(param.names), param.name) if param.option else param.name
+        line = next(line for line in lines if line.strip().startswith(spelling))
+        assert param.help in line, (param.name, line)
+        if param.envvar:
+            assert f"env var: {param.envvar}" in line
+
+
+def test_a_typer_command_from_a_declaration_runs_the_declared_function(tmp_path: Path) -> None:
+    """lean_command's signature is typer's: a declared flag, a repeated option and an environment variable reach the function."""
+    from procbench.cli_options import lean_command
+
+    seen: list[dict[str, Any]] = []
+
+    def probe(
+        spec: str, tags: Optional[list[str]] = None, loud: bool = False, name: str = ""
+    ) -> None:
+        """Probe the declaration."""
+        seen.append({"spec": spec, "tags": tags, "loud": loud, "name": name})
+
+    params = (
+        cli_lean.Param("spec", option=False, base=str, default=..., help="what to probe"),
+        cli_lean.Param("tags", option=True, base=str, many=True, default=None, decls=("--tag",)),
+        cli_lean.Param("loud", option=True, base=bool, default=False, decls=("--loud",)),
+        cli_lean.Param("name", option=True, base=str, default="", envvar="PROCBENCH_TEST_PROBE"),
+    )
+    commands = {**console_commands.COMMANDS, "probe": (probe, params, lambda kwargs: True)}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(console_commands, "COMMANDS", commands)
+        command = lean_command("probe")
+    app = typer.Typer(add_completion=False)
+    app.command()(command)
+    app.command("other")(lambda: None)
+    argv = ["probe", "x", "--tag", "a", "--tag", "b", "--loud"]
+    done = CliRunner().invoke(app, argv, env={"PROCBENCH_TEST_PROBE": "from-env"})
+    assert done.exit_code == 0, done.output
+    assert seen == [{"spec": "x", "tags": ["a", "b"], "loud": True, "name": "from-env"}]
+    assert cli_lean.parse(params, argv[1:]) | {"name": "from-env"} == seen[0]
+    assert cli_lean.params_of(command) == list(params)
 
 
 def test_a_declared_parameter_differing_from_the_signature_is_seen() -> None:
