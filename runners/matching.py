@@ -317,9 +317,13 @@ class BestMatch:
             return empty
         if self.dedup:
             predictions = list(dict.fromkeys(predictions))
-        gold_prepared = [pairs.prepare(g) for g in gold]
-        distinct = list(dict.fromkeys(predictions))
-        matrix = {p: [pairs.score(g, pairs.prepare(p)) for g in gold_prepared] for p in distinct}
+        prepare, score = pairs.prepare, pairs.score
+        gold_prepared = [prepare(g) for g in gold]
+        matrix: dict[str, list[float]] = {}
+        for p in dict.fromkeys(predictions):  # each distinct prediction, prepared once
+            q = prepare(p)
+            matrix[p] = [score(g, q) for g in gold_prepared]
+        distinct = list(matrix)
         precision_sum = sum(self._best(matrix[p]) for p in predictions)
         if self.recall == "precision_if_same_size" and len(predictions) == len(gold):
             recall_sum = precision_sum
@@ -409,10 +413,8 @@ class BestMatch:
         return np.where(best >= self.threshold, best, 0.0)
 
     def _best(self, values: Sequence[float]) -> float:
-        best = 0.0
-        for value in values:
-            if value > best:
-                best = value
+        # from 0.0, only a strictly greater value replaces the best: max's own rule, in C
+        best = max(0.0, *values) if values else 0.0
         return best if best >= self.threshold else 0.0
 
 

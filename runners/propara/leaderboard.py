@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import warnings
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
@@ -162,15 +161,11 @@ def _fit(rows: Sequence[ActionRow], gold: GoldSet) -> _Fit | None:
         tracks = gold.items.get(str(pid))
         if tracks is not None and sentence > tracks.num_sentences:
             return None  # a row beyond its process's last sentence
-    triples = set(zip(pids, map(itemgetter(3), rows), sentences))
-    complete = len(triples) == len(rows)  # no repeated sentence row
-    if complete:
-        rows_per_pair = Counter(map(itemgetter(0, 1), triples))
-        complete = all(
-            count == gold.items[str(pid)].num_sentences
-            for (pid, _), count in rows_per_pair.items()
-            if pid not in extra
-        )
+    # No sentence row repeated, and as many rows as the gold has (process, participant, sentence)
+    # cells: every pair then has one row per sentence (each has at most that many: none is beyond).
+    complete = len(set(zip(pids, map(itemgetter(3), rows), sentences))) == len(rows) and (
+        len(rows) if not extra else sum(pid not in extra for pid in pids)
+    ) == sum(len(names[t.process_id]) * t.num_sentences for t in gold.items.values())
     return _Fit(extra, complete)
 
 

@@ -85,8 +85,12 @@ def conversions(process: ProcessTracks) -> list[Conversion]:
     """Steps where some participants disappear and others appear (rules a, b, c of 2A.4)."""
     n = process.num_sentences
     found: list[Conversion] = []
+    # each step's creations and destructions, once (rules b and c also look at the next step)
+    none: list[tuple[ParticipantTrack, str]] = []
+    created_at = [none, *(_created_at(process, s) for s in range(1, n + 1)), none]
+    destroyed_at = [none, *(_destroyed_at(process, s) for s in range(1, n + 1)), none]
     for s in range(1, n + 1):
-        created, destroyed = _created_at(process, s), _destroyed_at(process, s)
+        created, destroyed = created_at[s], destroyed_at[s]
         if created and destroyed:
             found.append(
                 Conversion(
@@ -97,10 +101,7 @@ def conversions(process: ProcessTracks) -> list[Conversion]:
                 )
             )
         elif destroyed and s < n - 1:  # upstream off-by-one: step n-1 is never paired with step n
-            next_created, next_destroyed = (
-                _created_at(process, s + 1),
-                _destroyed_at(process, s + 1),
-            )
+            next_created, next_destroyed = created_at[s + 1], destroyed_at[s + 1]
             gone = {t.label for t, _ in destroyed}
             remainder = [(t, loc) for t, loc in next_created if t.label not in gone]
             if not next_destroyed and remainder:
@@ -109,10 +110,7 @@ def conversions(process: ProcessTracks) -> list[Conversion]:
                     Conversion(_labels(destroyed), _labels(remainder), _joined_set(locations), s)
                 )
         elif created and s < n - 1:
-            next_created, next_destroyed = (
-                _created_at(process, s + 1),
-                _destroyed_at(process, s + 1),
-            )
+            next_created, next_destroyed = created_at[s + 1], destroyed_at[s + 1]
             made = {t.label for t, _ in created}
             remainder = [(t, loc) for t, loc in next_destroyed if t.label not in made]
             if not next_created and remainder:
@@ -130,11 +128,15 @@ def _labels(tracks: list[tuple[ParticipantTrack, str]]) -> str:
 def moves(process: ProcessTracks) -> list[Move]:
     """A MOVE action, or an existing participant whose raw location string changes."""
     found: list[Move] = []
+    steps = range(1, process.num_sentences + 1)
     for t in process.participants:
-        for s in range(1, process.num_sentences + 1):
-            before, after = t.locations[s - 1], t.locations[s]
-            if t.actions[s - 1] == "MOVE" or (before != NULL and after != NULL and before != after):
-                found.append(Move(t.label, before, after, s))
+        locations, actions, label = t.locations, t.actions, None
+        for s in steps:
+            before, after = locations[s - 1], locations[s]
+            if actions[s - 1] == "MOVE" or (before != NULL and after != NULL and before != after):
+                if label is None:
+                    label = t.label
+                found.append(Move(label, before, after, s))
     return found
 
 
