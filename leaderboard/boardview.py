@@ -61,6 +61,9 @@ class BoardView:
     shared: dict[int, int] = field(
         default_factory=dict
     )  # rank -> rows sharing it (equal values: competition ranking, 1, 1, 3)
+    # partial rows left unranked because the view is not ranked by the primary metric, the one a spec with
+    # rank_partial ranks them by (0 where the spec does not rank partial rows, or the view ranks them)
+    partial_unranked: int = 0
 
     @property
     def scope(self) -> str:
@@ -356,10 +359,14 @@ def build(
     # rows the board's own judge graded (or that need no judge): their own rank group, numbered from 1.
     wide = wide.with_columns((pl.col("judge") == SELF).alias("self_judged"))
     # issue #33: a partial file (fewer items answered than the split's) is listed with its coverage, unranked and after the
-    # full rows of its rank group, unless the spec ranks partial rows (`rank_partial = true`)
+    # full rows of its rank group, unless the spec ranks partial rows (`rank_partial = true`) and the view is ranked by the
+    # primary metric: the one the spec ranks them by (PM-LLM's text score, which its text-only files answer in full).
+    # Ranked by another metric (a slice's fallback, "Rank by"), a partial row's unanswered items would count as its
+    # answers (issue #30: text-only models sharing rank 8 on the image questions at 0.00, questions they never saw).
+    ranks_partial = info.rank_partial and metric.name == info.primary
     stored_coverage = sitedata.coverage(db, info.task, info.split)
     unranked = [
-        not info.rank_partial and is_partial(a)
+        not ranks_partial and is_partial(a)
         for a in _answered(
             stored_coverage, wide["submission_id"].to_list(), wide["is_reference"].to_list()
         )
@@ -530,4 +537,5 @@ def build(
         requested if requested != metric.name else "",
         undefined,
         semantics.shared_ranks(ranks),
+        sum(unranked) if info.rank_partial and not ranks_partial else 0,
     )

@@ -155,13 +155,12 @@ def test_every_page_shows_the_coverage(store: Path, monkeypatch: pytest.MonkeyPa
     )
 
 
-def test_a_spec_that_ranks_partial_rows_ranks_them_under_the_same_fingerprint(
-    tmp_path: Path,
-) -> None:
+def _ranking_partial_spec(folder: Path) -> Path:
+    """A copy of the shipped PAGED spec that ranks partial rows (``rank_partial = true``), with its lock."""
     shipped = Path(load_task("paged")[0].path)
     text = shipped.read_text(encoding="utf-8")
     assert "\n  primary     = action\n" in text
-    copy = tmp_path / "spec" / "paged.spec"
+    copy = folder / "spec" / "paged.spec"
     copy.parent.mkdir()
     copy.write_text(
         text.replace(
@@ -170,6 +169,13 @@ def test_a_spec_that_ranks_partial_rows_ranks_them_under_the_same_fingerprint(
         encoding="utf-8",
     )
     shutil.copy(shipped.with_suffix(".lock"), copy.with_suffix(".lock"))
+    return copy
+
+
+def test_a_spec_that_ranks_partial_rows_ranks_them_under_the_same_fingerprint(
+    tmp_path: Path,
+) -> None:
+    copy = _ranking_partial_spec(tmp_path)
     spec, runner = load_task(copy)
     assert spec.rank_partial is True
     assert (
@@ -236,3 +242,39 @@ def test_a_display_setting_changed_under_the_same_fingerprint_reaches_the_board_
     assert info.rank_partial is True
     ranks = dict(zip(*boardview.build(db, info, interval_rows=0).table.select("Model", "Rank")))
     assert ranks["sloppy-prompt"] is not None and ranks["careful-partial"] is not None
+
+
+def test_rank_partial_ranks_partial_rows_by_the_primary_metric_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #30 (real-data review): PM-LLM ranks its text-only files by the text score (rank_partial); ranked by another
+    metric (its image-question slice falls back to the total) their unanswered questions counted as answers, eight rows
+    sharing rank 8 at 0.00. A spec's rank_partial ranks partial rows by its primary metric only; by any other they are
+    listed unranked after the full rows, and the board says why."""
+    db = _store(tmp_path, _ranking_partial_spec(tmp_path))
+    info = info_of(db, "paged", "dev")
+    assert info.rank_partial is True and info.primary == "action"
+
+    by_primary = boardview.build(db, info, interval_rows=0)
+    assert by_primary.partial_unranked == 0
+    assert by_primary.table["Rank"].null_count() == 0  # every row ranked, as the spec says
+
+    other = next(m.name for m in info.metrics if m.name != info.primary)
+    by_other = boardview.build(db, info, sort_metric=other, interval_rows=0)
+    table = by_other.table
+    ranks = dict(zip(table["Model"], table["Rank"]))
+    assert ranks["sloppy-prompt"] is None and ranks["careful-partial"] is None
+    assert sorted(r for r in ranks.values() if r is not None) == [1, 2]  # the two full rows
+    assert set(table["Model"].to_list()[-2:]) == set(PARTIAL)  # listed after the full rows
+    assert by_other.partial_unranked == 2
+
+    at = page(db, monkeypatch, "board", task="paged", split="dev", sort=other)
+    said = [c.value for c in at.caption if "partial row" in c.value]
+    assert said and said[0].startswith("2 partial rows are listed unranked")
+    assert info.metric(info.primary).display in said[0]
+    shown = at.dataframe[0].value
+    assert shown[shown["Model"].isin(list(PARTIAL))]["Rank"].isna().all()
+    assert not any(
+        "partial row" in c.value
+        for c in page(db, monkeypatch, "board", task="paged", split="dev").caption
+    )

@@ -319,6 +319,13 @@ elif view.leader is not None:
         f"{ui.escape(metric.display)} by a paired bootstrap over items ({config.N_RESAMPLES} resamples, seed {config.SEED}, p ≥ {config.ALPHA}). "
         "Intervals are percentile bootstrap intervals over items, recomputed with the task's own aggregator."
     )
+if view.partial_unranked:  # issue #30: a partial file is ranked by the primary metric only
+    primary = info.metric(info.primary)
+    st.caption(
+        f"{view.partial_unranked} partial row{'s are' if view.partial_unranked != 1 else ' is'} listed unranked, after the "
+        f"full rows: the task ranks a file that answers part of the split only by {ui.escape(primary.display)}; ranked by "
+        f"{ui.escape(metric.display)}, the items it left out would count as wrong answers (*Coverage* says how many it answered)."
+    )
 if view.shared:  # issue #30: equal values share a rank (competition ranking)
     st.caption(
         "Equal values share a rank (1, 1, 3): "
