@@ -163,7 +163,7 @@ def check(
 
 
 def refuse_unfit_data(
-    spec: str, runner: Any, root: Path, split: str, *, force: bool = False, gold: Any = None
+    spec: str, runner: Any, root: Path, split: str, *, force: bool = False
 ) -> None:
     """What ``check --data`` refuses about the split (dsl.datacheck.DataRefused, in its words); nothing when the data fits.
 
@@ -178,8 +178,7 @@ def refuse_unfit_data(
     mark = None
     if not force:
         try:
-            if gold is None:  # a streamed score passes what its read found (runners/streaming.py)
-                gold, _ = runner.gold(root, split)
+            gold, _ = runner.gold(root, split)
         except GoldDataError:
             pass
         else:
@@ -251,27 +250,10 @@ def score(
             )
         )
     try:
-        given = parse_metadata(metadata or [])
-        from procbench.runners import streaming
-
-        # issue #31: a large input is read, scored and held a chunk at a time, to the same numbers
-        streamed = streaming.chosen(runner, root, split, predictions, given)
-        if not streamed:
-            refuse_unfit_data(spec, runner, root, split)
-
-        def check(gold: Any) -> None:  # the streamed read's findings, refused as above
-            refuse_unfit_data(spec, runner, root, split, gold=gold)
-
+        refuse_unfit_data(spec, runner, root, split)
         try:
-            evaluation = (
-                streaming.evaluate(runner, root, split, predictions, given, check=check)
-                if streamed
-                else runner.evaluate(root, split, predictions, given)
-            )
-        except ValueError as exc:
-            datacheck = sys.modules.get("procbench.dsl.datacheck")
-            if datacheck is not None and isinstance(exc, datacheck.DataRefused):
-                raise  # refused by the streamed read's check, in check --data's words already
+            evaluation = runner.evaluate(root, split, predictions, parse_metadata(metadata or []))
+        except ValueError:
             refuse_unfit_data(
                 spec, runner, root, split, force=True
             )  # scoring stopped on the gold: say why as check --data does
