@@ -319,12 +319,15 @@ def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
         alt.Chart(data)
         .mark_point(size=70, filled=True)
         .encode(
-            x=alt.X("produced_at:T", title=title, axis=axis),
+            # padded: a point at the first or last date is drawn whole, not cut by the plot's edge
+            x=alt.X("produced_at:T", title=title, axis=axis, scale=alt.Scale(padding=14)),
             y=alt.Y("value:Q", title=metric_title),
             shape=alt.Shape("date_source:N", scale=alt.Scale(domain=list(SOURCES)), legend=legend),
             color=alt.Color(
                 "date_source:N",
-                scale=alt.Scale(domain=list(SOURCES), range=["#6a3d9a", "#e15759", "#9e9e9e"]),
+                scale=alt.Scale(
+                    domain=list(SOURCES), range=["#6a3d9a", "#e15759", "#9e9e9e", "#2a9d8f"]
+                ),
                 legend=legend,
             ),
             tooltip=[

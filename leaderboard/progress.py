@@ -2,8 +2,8 @@
 
 A paper's row is dated by its paper (the ``date`` of its reported table, metadata ``date``); a row whose
 metadata gives its model's release (``released``: ``procbench demo`` reads the date in an upstream
-PM-LLM model's name) by that release; an upload (and a baseline the operator ran) by its submission
-time, when it was produced.  A row imported from elsewhere without a known date (metadata
+PM-LLM model's name) by that release; an upload by its submission time, and a baseline the board's operator
+ran (``run_by = operator``) by the time it ran (stored), each named in the legend.  A row imported from elsewhere without a known date (metadata
 ``imported``) is left out and counted, never drawn at its import time: fifteen upstream models stored
 within seconds drew a best-so-far line that only showed the import order.
 """
@@ -22,7 +22,8 @@ import polars as pl
 PAPER = "paper's date"
 RELEASE = "model release"
 SUBMITTED = "submission time (upload)"
-SOURCES = (PAPER, RELEASE, SUBMITTED)  # the legend's order
+BASELINE = "run time (the board's baseline)"  # a row the board's operator ran (run_by = operator): produced when stored
+SOURCES = (PAPER, RELEASE, SUBMITTED, BASELINE)  # the legend's order
 
 _DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?")
 
@@ -57,7 +58,8 @@ def produced(row: Mapping[str, Any]) -> tuple[datetime | None, str]:
         return released, RELEASE
     if metadata.get("imported") or row.get("created_at") is None:
         return None, ""
-    return _naive_utc(row["created_at"]), SUBMITTED
+    # issue #30 (real-data review): the operator's baselines are not uploads; the legend says which of the two a point is
+    return _naive_utc(row["created_at"]), BASELINE if row.get("run_by") == "operator" else SUBMITTED
 
 
 @dataclass(frozen=True)

@@ -427,10 +427,11 @@ def test_progress_dates_paper_rows_by_their_paper(real_board: Path) -> None:
     assert papers.height >= 1 and set(papers["produced_at"].dt.strftime("%Y-%m-%d")) == {
         "2020-11-01"
     }
-    uploads = dated.frame.filter(pl.col("date_source") == progress.SUBMITTED)
-    assert set(uploads["system"]) == set(
+    baselines = dated.frame.filter(pl.col("date_source") == progress.BASELINE)
+    assert set(baselines["system"]) == set(
         TWO_BASELINES["openpi"]
-    )  # the operator's baselines, dated when they ran
+    )  # the operator's baselines, dated when they ran (not called uploads)
+    assert dated.frame.filter(pl.col("date_source") == progress.SUBMITTED).is_empty()
     pm = sitedata.primary_rows(real_board).filter(pl.col("task") == "pm-llm-benchmark")
     if pm.height:
         undated = progress.history(pm, higher_is_better=True)

@@ -59,6 +59,11 @@ def _row(**fields: object) -> dict[str, object]:
             (datetime(2026, 11, 27, 9, 30), progress.SUBMITTED),
         ),  # no such month
         (_row(), (datetime(2026, 11, 27, 9, 30), progress.SUBMITTED)),
+        (
+            _row(run_by="operator"),
+            (datetime(2026, 11, 27, 9, 30), progress.BASELINE),
+        ),  # the board's own baseline: dated when it ran, and not called an upload
+        (_row(run_by="submitter"), (datetime(2026, 11, 27, 9, 30), progress.SUBMITTED)),
         (_row(metadata_json="not json"), (datetime(2026, 11, 27, 9, 30), progress.SUBMITTED)),
     ],
 )
@@ -110,3 +115,5 @@ def test_the_charts_page_dates_uploads_releases_and_leaves_out_undated_imports(
     assert "1 imported row without a known date is left out" in caption
     spec_json = json.loads(at.get("vega_lite_chart")[-1].proto.spec)
     assert spec_json["layer"][0]["encoding"]["shape"]["legend"]["title"] == "dated by"
+    # a point at the first or last date is drawn whole: the time scale is padded
+    assert spec_json["layer"][0]["encoding"]["x"]["scale"]["padding"] > 0

@@ -250,8 +250,15 @@ def test_charts_page_uses_one_colour_per_system_and_skips_incomparable_plots(
     )  # one colour each
     # issue #30: the progress chart colours its points by what dates them, one colour per date source in its legend's order
     dated = [(domain, colours) for field, domain, colours in scales if field == "date_source"]
-    assert [d for d, _ in dated] == [["paper's date", "model release", "submission time (upload)"]]
-    assert len(set(dated[0][1])) == 3
+    assert [d for d, _ in dated] == [
+        [
+            "paper's date",
+            "model release",
+            "submission time (upload)",
+            "run time (the board's baseline)",
+        ]
+    ]
+    assert len(set(dated[0][1])) == 4
     pm = page(demo_db, monkeypatch, "charts", task="pm-llm-benchmark", split="main")
     texts = " ".join(c.value for c in pm.caption)
     assert "not the same quantity" in texts  # a text-only sum is not plotted across categories
