@@ -55,6 +55,16 @@ def load_task(name_or_path: str | Path) -> tuple[TaskSpec, TaskRunner]:
     return _load(str(path.resolve()), path.stat().st_mtime)
 
 
+def load_spec(name_or_path: str | Path) -> TaskSpec:
+    """The checked spec of a task name or spec file, from the spec cache when nothing it depends on changed
+    (dsl/cache.py), without compiling it: with :func:`load_runner`, what :func:`load_task` gives, at a cache
+    hit's cost (``procbench submit``, issue #31).  Raises SpecError."""
+    from procbench.dsl.cache import checked_spec
+
+    path = spec_path(name_or_path)
+    return checked_spec(str(path.resolve()), search=[SPECS_DIR]).spec
+
+
 def load_runner(name_or_path: str | Path) -> TaskRunner:
     """The compiled runner of a spec, rebuilt from its cached plan when there is one (dsl/plan.py).
 

@@ -80,6 +80,30 @@ def load(spec: str) -> Any:
         raise CommandExit(EXIT_SPEC_ERROR) from None
 
 
+def load_cached(spec: str) -> tuple[Any, Any]:
+    """The checked spec and compiled runner of a task, as :func:`load`, compiling nothing on a spec-cache hit.
+
+    The runner is rebuilt from its cached plan, as ``score`` loads it, and the spec read from its cache
+    entry (issue #31: ``submit`` needs both).  A spec changed between the two reads is loaded again, by
+    :func:`load`.  CommandExit(3) with the error shown.
+    """
+    runner = load_runner(spec)
+    from procbench.dsl.errors import SpecError
+    from procbench.dsl.tasks import load_spec
+
+    try:
+        task = load_spec(spec)
+    except SpecError as exc:
+        err(str(exc))
+        raise CommandExit(EXIT_SPEC_ERROR) from None
+    except FileNotFoundError as exc:
+        err(f"error: {exc}")
+        raise CommandExit(EXIT_SPEC_ERROR) from None
+    if task.name != runner.name:
+        return load(spec)
+    return task, runner
+
+
 def load_runner(spec: str) -> Any:
     """The compiled runner of a task name or spec file, from its cached plan when there is one (dsl.tasks.load_runner).
 
@@ -332,7 +356,7 @@ def submit(
     from procbench.submissions.details import ModelCard
     from procbench.submissions.errors import MissingData, ScoringFailed, SubmissionRefused
 
-    task, runner = load(spec)
+    task, runner = load_cached(spec)
     if not predictions.is_file():
         _stored_text(f"error: no prediction file at {predictions}", err=True)
         raise CommandExit(EXIT_DATA_MISSING)

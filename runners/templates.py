@@ -26,8 +26,9 @@ from jinja2 import nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import generate_lorem_ipsum
 
-JUDGE = "judge"
-JUDGE_IMAGE = "judge_image"
+# the judge templates' names, defined without Jinja2 (intake reads them there)
+from procbench.runners.judge_terms import JUDGE, JUDGE_IMAGE
+
 JUDGE_VARIABLES = (
     "question",
     "answer",

@@ -21,12 +21,14 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from procbench.dsl.model import TaskSpec
 from procbench.runners._types import GoldSet
-from procbench.runners.pmllm.judge import JudgeError, JudgeSettings, judge_answers
-from procbench.runners.templates import JUDGE, JUDGE_IMAGE
+from procbench.runners.judge_terms import JUDGE, JUDGE_IMAGE, JudgeError
+
+if TYPE_CHECKING:  # the judge's client (Jinja2, the PM-LLM package) is imported when a judge grades
+    from procbench.runners.pmllm.judge import JudgeSettings
 
 JUDGE_KEY = "judge"
 SELF = "self"  # the verdicts came with the prediction file
@@ -84,6 +86,8 @@ class BoardJudge:
 
     def settings(self, spec: TaskSpec) -> JudgeSettings:
         """Client settings with the spec's ``judge`` / ``judge_image`` prompts."""
+        from procbench.runners.pmllm.judge import JudgeSettings
+
         text, image = spec.template(JUDGE), spec.template(JUDGE_IMAGE)
         if text is None:
             raise JudgeError(
@@ -116,6 +120,8 @@ class BoardJudge:
         The verdict cache is ``cache_dir``, else ``<store>.judge`` beside ``db_path`` (never the
         ``procbench judge`` command's cache, which a submitter's runs fill), else none kept.
         Raises JudgeError (the endpoint refused or kept failing; nothing is half graded)."""
+        from procbench.runners.pmllm.judge import judge_answers
+
         answers = {qid: without_verdict(record) for qid, record in records.items()}
         cot = wants_cot(
             metadata

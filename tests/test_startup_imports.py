@@ -373,6 +373,13 @@ NOT_FOR_SUBMIT = (
     "pydantic",
     "rich",
 )
+NOT_FOR_A_CACHED_SUBMIT = ("lark", "jinja2", "markupsafe")
+SPEC_LANGUAGE_AT_A_MISS = (
+    "procbench.dsl.parser",
+    "procbench.dsl.checker",
+    "procbench.dsl.compiler",
+    "procbench.runners.templates",
+)
 SUBMIT_MODULES_CEILING = 480  # 381 when this was written (871 before issue #31): headroom for a few modules, not for a library
 
 
@@ -408,3 +415,10 @@ def test_submit_from_the_console_imports_no_frame_library_nor_the_network(tmp_pa
     )  # the same file again: stored once
     assert again == 0, stderr
     assert not {name.partition(".")[0] for name in imported} & set(NOT_FOR_SUBMIT)
+    # the spec cache filled by the first run: the spec and the runner come from it as `score`'s runner does
+    # (no parser, checker or compiler), and a task no judge grades imports neither the judge nor Jinja2
+    assert not {name.partition(".")[0] for name in imported} & set(NOT_FOR_A_CACHED_SUBMIT)
+    assert not set(imported) & set(SPEC_LANGUAGE_AT_A_MISS), sorted(
+        set(imported) & set(SPEC_LANGUAGE_AT_A_MISS)
+    )
+    assert not [m for m in imported if m.startswith("procbench.runners.pmllm")]

@@ -46,6 +46,7 @@ from procbench.runners.pmllm.naming import clean_model_name, judge_folder, parse
 from procbench.runners.pmllm.questions import Question
 from procbench.runners.pmllm.textio import read_text
 from procbench.runners.predictions import loads_bounded
+from procbench.runners.judge_terms import JudgeError
 from procbench.runners.templates import RenderRefused, environment, render
 
 if TYPE_CHECKING:
@@ -83,10 +84,6 @@ DEFAULT_IMAGE_TEMPLATE = (
 )
 RETRYABLE_STATUS = frozenset({429, *range(500, 600)})
 MAX_REPLY_BYTES = 4 << 20  # a verdict is a few KB; reasoning text included, far below this
-
-
-class JudgeError(RuntimeError):
-    """The judge endpoint refused a request (4xx) or kept failing after every retry."""
 
 
 class _BadReply(Exception):
