@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from itertools import count, repeat
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
@@ -76,7 +77,7 @@ class ParticipantTrack:
     locations: tuple[str, ...]
     actions: tuple[str, ...]
 
-    @property
+    @cached_property  # asked for by each summary of each process (kept beside the fields, never one of them)
     def label(self) -> str:
         """Alternatives split on ``;``, stripped and joined with `` OR `` ("gas;fuel" -> "gas OR fuel")."""
         return " OR ".join(part.strip() for part in self.participant.split(";"))

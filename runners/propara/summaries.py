@@ -40,6 +40,8 @@ def outputs(process: ProcessTracks) -> list[str]:
 
 
 def _is_input(acts: tuple[str, ...]) -> bool:
+    if "DESTROY" not in acts:  # most participants: nothing to look for
+        return False
     return any(
         act == "DESTROY"
         and "CREATE" not in acts[:i]
@@ -49,6 +51,8 @@ def _is_input(acts: tuple[str, ...]) -> bool:
 
 
 def _is_output(acts: tuple[str, ...]) -> bool:
+    if "CREATE" not in acts:
+        return False
     return any(
         act == "CREATE"
         and not {"DESTROY", "MOVE"} & set(acts[:i])
@@ -63,32 +67,25 @@ def _joined_set(locations: list[str]) -> str:
     return " AND ".join(sorted(set(locations)))
 
 
-def _created_at(process: ProcessTracks, step: int) -> list[tuple[ParticipantTrack, str]]:
-    tracks = process.participants
-    return [
-        (t, t.locations[step])
-        for t in tracks
-        if t.locations[step - 1] == NULL and t.locations[step] != NULL
-    ]
-
-
-def _destroyed_at(process: ProcessTracks, step: int) -> list[tuple[ParticipantTrack, str]]:
-    tracks = process.participants
-    return [
-        (t, t.locations[step - 1])
-        for t in tracks
-        if t.locations[step - 1] != NULL and t.locations[step] == NULL
-    ]
-
-
 def conversions(process: ProcessTracks) -> list[Conversion]:
     """Steps where some participants disappear and others appear (rules a, b, c of 2A.4)."""
     n = process.num_sentences
     found: list[Conversion] = []
-    # each step's creations and destructions, once (rules b and c also look at the next step)
-    none: list[tuple[ParticipantTrack, str]] = []
-    created_at = [none, *(_created_at(process, s) for s in range(1, n + 1)), none]
-    destroyed_at = [none, *(_destroyed_at(process, s) for s in range(1, n + 1)), none]
+    # each step's creations and destructions, participants in order (as _created_at and _destroyed_at
+    # give them), found in one pass over the tracks; a track that is never null has none
+    created_at: list[list[tuple[ParticipantTrack, str]]] = [[] for _ in range(n + 2)]
+    destroyed_at: list[list[tuple[ParticipantTrack, str]]] = [[] for _ in range(n + 2)]
+    for t in process.participants:
+        locations = t.locations
+        if NULL not in locations[: n + 1]:
+            continue
+        for s in range(1, n + 1):
+            before, after = locations[s - 1], locations[s]
+            if before == NULL:
+                if after != NULL:
+                    created_at[s].append((t, after))
+            elif after == NULL:
+                destroyed_at[s].append((t, before))
     for s in range(1, n + 1):
         created, destroyed = created_at[s], destroyed_at[s]
         if created and destroyed:
