@@ -76,11 +76,11 @@ def conversions(process: ProcessTracks) -> list[Conversion]:
     created_at: list[list[tuple[ParticipantTrack, str]]] = [[] for _ in range(n + 2)]
     destroyed_at: list[list[tuple[ParticipantTrack, str]]] = [[] for _ in range(n + 2)]
     for t in process.participants:
-        locations = t.locations
-        if NULL not in locations[: n + 1]:
+        track = t.locations
+        if NULL not in track[: n + 1]:
             continue
         for s in range(1, n + 1):
-            before, after = locations[s - 1], locations[s]
+            before, after = track[s - 1], track[s]
             if before == NULL:
                 if after != NULL:
                     created_at[s].append((t, after))
