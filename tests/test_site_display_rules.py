@@ -340,3 +340,59 @@ def test_home_grid_says_a_single_row_board_instead_of_first() -> None:
     assert (
         overview.cell({**row, "ranked": 2, "rank": 2}, True) == "#2 of 2 · 41.79 % on openpi-head"
     )
+
+
+# -- one rounding on every table of a page ----------------------------------------------------------
+
+
+def test_the_submission_pages_tables_round_a_value_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_root: Path
+) -> None:
+    """Issue #30 (real-data review): GPT-5.5-Pro's C2 of 7.135 read 7.13 in the Submission page's Metrics table and 7.14 in
+    its Slices table (polars' rounding there, MetricInfo.shown's everywhere else). Every answer graded 4.55 (kept as graded below 7) puts the
+    categories of 5, 7 and 9 questions on such halves (2.275, 3.185, 4.095); each category's own metric on its own slice value
+    must read as in the Metrics table."""
+    spec, runner = load_task(TASK)
+    try:
+        gold, _ = runner.gold(data_root, "main")
+    except (FileNotFoundError, OSError) as exc:
+        pytest.skip(f"the real PM-LLM questions are not readable here: {exc}")
+    path = tmp_path / "halves.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "answer": f"answer to {i}", "verdict": "Grade: 4.55"}) + "\n"
+            for i in gold.items
+        )
+    )
+    db = tmp_path / "board.duckdb"
+    submit(
+        SubmissionRequest(split="main", predictions=path, model="halves", team="t"),
+        spec,
+        runner,
+        data_root=data_root,
+        db_path=db,
+    )
+    info = info_of(db, TASK, "main")
+    export = boardview.build(db, info, interval_rows=0).export
+    sid = export["submission_id"][0]
+    # the trigger is there: some category's stored value sits on a half of the last shown decimal
+    stored = [export[f"c{k}"][0] for k in range(1, 9)]
+    assert any(
+        abs(v * 1000 - round(v * 1000)) < 1e-6 and round(v * 1000) % 10 == 5 for v in stored
+    ), stored
+    at = page(db, monkeypatch, "submission", id=sid)
+    metrics = next(d.value for d in at.dataframe if "Metric" in d.value.columns)
+    slices = next(d.value for d in at.dataframe if "Slice" in d.value.columns)
+    whole = dict(zip(metrics["Metric"], metrics["Value"]))
+    compared = 0
+    for k in range(1, 9):
+        display = info.metric(f"c{k}").display
+        row = slices[slices["Value"].str.contains(f"cat0{k}", regex=False)]
+        assert len(row) == 1, (k, slices["Value"].tolist())
+        assert row[display].iloc[0] == whole[display], (
+            display,
+            row[display].iloc[0],
+            whole[display],
+        )
+        compared += 1
+    assert compared == 8

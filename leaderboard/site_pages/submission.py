@@ -269,8 +269,10 @@ else:
             pl.col("slice").alias("Slice"),
             pl.col("label").alias("Value"),
             pl.col("n_items").alias("Items"),
+            # rounded as the Metrics table and the board round (MetricInfo.shown): polars' round gave 7.14 where they
+            # give 7.13 for PM-LLM's C2 of 7.135 (issue #30, real-data review)
             *[
-                (pl.col(m.name) * (100 if m.percent else 1)).round(2).alias(m.display)
+                pl.Series(m.display, [m.shown(v) for v in wide[m.name]], dtype=pl.Float64)
                 for m in shown
             ],
             *([pl.col("above").alias("Above range")] if any(flagged) else []),
