@@ -223,13 +223,20 @@ def _fingerprint(path: str) -> str:
 
 def _dependencies(paths: set[str], spec: Path) -> tuple[tuple[str, str], ...]:
     """The recorded files that are data of the check, each with its fingerprint (code is in the key)."""
-    code_roots = tuple(str(PROJECT_ROOT / p) + os.sep for p in _CODE_PACKAGES) + (
+    # the code's own folders, also as imported through the procbench/ links (procbench.dsl, procbench.runners)
+    code_roots = tuple(
+        str(root / p) + os.sep
+        for p in _CODE_PACKAGES
+        for root in (PROJECT_ROOT, PROJECT_ROOT / "procbench")
+    ) + (
         sys.prefix,
         sys.base_prefix,
     )
     keep = []
     for path in sorted(paths):
         absolute = os.path.abspath(path)
+        if ".pyc." in os.path.basename(absolute):
+            continue  # byte code being written (a temporary file), not read
         if absolute.endswith(
             ".pyc"
         ):  # an import read the byte code: the source is what a maintainer edits

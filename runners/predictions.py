@@ -7,7 +7,6 @@ rest counted), so a user fixes a file in one go.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import warnings
@@ -439,6 +438,8 @@ class SchemaReader:
             yield from self._delimited_records(path)
 
     def _delimited_records(self, path: Path) -> Iterator[tuple[int, dict[str, Any], str | None]]:
+        import csv  # only a CSV or TSV prediction file needs it (issue #31: ProPara's start-up)
+
         types = dict(self.fields)
         with _open_text(path) as handle:
             reader = csv.reader(handle, delimiter="\t" if self.format == "tsv" else ",")

@@ -32,7 +32,6 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
 from __future__ import annotations
 
 import contextlib
-import difflib
 import inspect
 import re
 import sys
@@ -372,6 +371,8 @@ def get(kind: str, name: str) -> Component:
     try:
         return _REGISTRY[(kind, name)]
     except KeyError:
+        import difflib  # only to suggest names for an unknown one (issue #31: start-up)
+
         names = [n for (k, n) in _REGISTRY if k == kind]
         raise UnknownComponent(
             kind,

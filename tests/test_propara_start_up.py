@@ -1,0 +1,129 @@
+"""What a warm ``procbench score propara`` loads before it scores (issue #31): import graphs and the
+spec cache's records, never times.
+
+* The second run in a fresh interpreter takes the runner from its cached plan (the first stored it):
+  the spec language is not imported, and the plan's entry records only the data it depends on (the
+  spec's lock), not procbench's own code files (imported through the procbench/ links) nor byte code
+  being written: each would be read and hashed again by every later score.
+* The modules that run it are bounded: a command-line-only library (difflib's suggestions, the csv
+  module of table predictions) is imported where it is used, and the count of procbench's own modules
+  a ProPara score imports has a ceiling, so that a new import on this path is a decision.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from procbench.dsl import cache
+from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from procbench.runners.paths import SPECS_DIR
+
+_CONSOLE = """
+import atexit, json, sys
+def _report():
+    sys.stdout.flush()
+    sys.__stdout__.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+atexit.register(_report)
+sys.argv = ["procbench", *sys.argv[1:]]
+from procbench.console import script
+sys.exit(script())
+"""
+
+# never imported by a warm ProPara score
+NOT_ON_THE_PATH = (
+    "lark",
+    "jinja2",
+    "typer",
+    "click",
+    "numpy",
+    "difflib",
+    "csv",
+    "procbench.dsl.model",
+    "procbench.dsl.checker",
+    "procbench.dsl.parser",
+    "procbench.dsl.compiler",
+    "procbench.runners.propara.naacl18",
+    "procbench.runners.tables",
+)
+# procbench's own modules a warm ProPara score imports (51 when this was written): a ceiling, not a target
+PROCBENCH_MODULES_AT_MOST = 53
+
+
+def _score(cache_dir: Path, pycache: Path) -> tuple[set[str], str]:
+    predictions = SAMPLE_SUBMISSIONS_DIR / "propara" / "noisy-tracker.tsv"
+    args = ["score", "propara", "--split", "test", "--predictions", str(predictions)]
+    args += ["--data-dir", str(SAMPLE_DATA_ROOT), "--json"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PROJECT_ROOT),
+        cache.ENV_DIR: str(cache_dir),
+        "PYTHONPYCACHEPREFIX": str(pycache),  # byte code written while the spec is checked
+    }
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _CONSOLE, *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith("MODULES "))
+    return set(json.loads(line.removeprefix("MODULES "))), done.stderr
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory) -> tuple[set[str], set[str], Path]:
+    """Modules of a cold and of a warm score (fresh interpreters, one cache folder), and the folder."""
+    folder = tmp_path_factory.mktemp("cache")
+    pycache = tmp_path_factory.mktemp("pycache")
+    cold, _ = _score(folder, pycache)
+    hot, _ = _score(folder, pycache)
+    return cold, hot, folder
+
+
+def test_a_warm_score_rebuilds_the_runner_without_the_spec_language(
+    warm: tuple[set[str], set[str], Path],
+) -> None:
+    cold, hot, _ = warm
+    assert "procbench.dsl.compiler" in cold  # the probe sees the check where it runs
+    assert "procbench.dsl.plan" in hot
+    unwanted = sorted(
+        m for m in hot if any(m == n or m.startswith(n + ".") for n in NOT_ON_THE_PATH)
+    )
+    assert not unwanted
+
+
+def test_a_warm_score_imports_a_bounded_number_of_procbench_modules(
+    warm: tuple[set[str], set[str], Path],
+) -> None:
+    _, hot, _ = warm
+    own = sorted(m for m in hot if m.startswith("procbench."))
+    assert len(own) <= PROCBENCH_MODULES_AT_MOST, own
+
+
+def test_the_plan_records_data_not_procbenchs_code_nor_byte_code(
+    warm: tuple[set[str], set[str], Path],
+) -> None:
+    """The entry the warm run read back depends on the spec's lock only (no code, no .pyc being written)."""
+    _, _, folder = warm
+    spec = (SPECS_DIR / "propara.spec").resolve()
+    entries = sorted(folder.rglob("*.plan"))
+    assert entries
+    code = tuple(str(PROJECT_ROOT / p) + os.sep for p in ("procbench", "dsl", "runners"))
+    for entry in entries:
+        blob = entry.read_bytes()
+        _, _, payload = blob[len(cache.FORMAT) :].partition(b"\n")
+        _, _, dependencies = cache._PlainUnpickler(io.BytesIO(payload)).load()
+        paths = [path for path, _ in dependencies]
+        assert not [p for p in paths if p.startswith(code) or ".pyc" in p], paths
+        assert str(spec.with_suffix(".lock")) in paths or not spec.with_suffix(".lock").exists()
