@@ -100,12 +100,20 @@ class AlignedWalk:
     symmetric: bool = False  # the similarity is symmetric: one matrix serves both passes
 
     def keys(self) -> tuple[str, ...]:
-        """Every value the walk writes, in a fixed order (every item carries them all)."""
-        out: list[str] = []
-        for side in SIDES:
-            out += [key for tally in self.tallies for key in tally.keys(side)]
-            out.append(f"{self.name}.{side}_aligned")
-        return tuple(out)
+        """Every value the walk writes, in a fixed order (every item carries them all).
+
+        Built once: every item's values share these key strings (a new set of strings per item would
+        cost more than the item's values themselves).
+        """
+        held: tuple[str, ...] | None = self.__dict__.get("_keys")
+        if held is None:
+            out: list[str] = []
+            for side in SIDES:
+                out += [key for tally in self.tallies for key in tally.keys(side)]
+                out.append(f"{self.name}.{side}_aligned")
+            held = tuple(out)
+            object.__setattr__(self, "_keys", held)  # a cache, not a field: equality is unchanged
+        return held
 
     def __call__(
         self, gold_lines: Sequence[Any], predicted_lines: Sequence[Any]

@@ -197,6 +197,9 @@ class MatchScorer:
         )
 
 
+DERIVED_BATCH = 512  # items a Derived scorer derives and scores together
+
+
 @dataclass(frozen=True)
 class Derived:
     """A scorer that sees every gold and predicted record through the score block's ``derive`` component.
@@ -210,13 +213,32 @@ class Derived:
         [Any, Any], Mapping[str, Any]
     ]  # (record, its gold record or None for the gold itself)
     scorer: Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
+    batch: int = DERIVED_BATCH
 
     def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
-        derive = self.derive
-        items = {item_id: derive(record, None) for item_id, record in gold.items.items()}
+        """The scorer's values of every item, ``batch`` items derived and scored at a time.
+
+        Derived records are often many times larger than the records (PAGED: a document's lines, each
+        with its nodes), so only one batch of them is alive at once; the scorers behind a deriver score
+        each item on its own, so the values are those of the whole split scored at once.  Bad data in
+        a batch stops the run there: the error lists that batch's problems.
+        """
+        ids = list(gold.items)
+        if len(ids) <= self.batch:
+            return self._scored(gold, predictions, ids)
+        out: list[ItemScore] = []
+        for start in range(0, len(ids), self.batch):
+            out += self._scored(gold, predictions, ids[start : start + self.batch])
+        return out
+
+    def _scored(
+        self, gold: GoldSet, predictions: Mapping[str, Any], ids: Sequence[str]
+    ) -> list[ItemScore]:
+        derive, records = self.derive, gold.items
+        items = {item_id: derive(records[item_id], None) for item_id in ids}
         derived = {
-            item_id: derive(predictions[item_id], gold.items[item_id])
-            for item_id in items
+            item_id: derive(predictions[item_id], records[item_id])
+            for item_id in ids
             if predictions.get(item_id) is not None
         }
         return self.scorer(replace(gold, items=items), derived)

@@ -9,7 +9,7 @@ A record holds ``file_index``, ``paragraph``, ``step_nodes`` (Start/End/Activity
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -106,13 +106,7 @@ def graph_from_record(record: Mapping[str, Any]) -> Graph:
 
 def document_from_record(record: Mapping[str, Any]) -> GoldDocument:
     """The document of one gold record, its graph and lines computed now (ValueError where upstream aborts)."""
-    graph = graph_from_record(record)
-    lines = linearise(graph)
-    document = GoldDocument(
-        int(record["file_index"]),
-        str(record.get("paragraph", "")),
-        json.dumps(record, sort_keys=True),
-    )
+    document, graph, lines = read_document(record)
     derived = vars(
         document
     )  # where cached_property keeps its values (a frozen dataclass still has a __dict__)
@@ -120,9 +114,114 @@ def document_from_record(record: Mapping[str, Any]) -> GoldDocument:
     return document
 
 
+def read_document(record: Mapping[str, Any]) -> tuple[GoldDocument, Graph, tuple[GoldLine, ...]]:
+    """The document of one gold record and its graph and lines, checked now, but not kept on the document.
+
+    A split's reader keeps only the documents (the record's text): their graphs and lines are several
+    times larger, and scoring derives them again one document at a time (:func:`lines_of`).
+    """
+    graph = graph_from_record(record)
+    lines = linearise(graph)
+    document = GoldDocument(
+        int(record["file_index"]),
+        str(record.get("paragraph", "")),
+        json.dumps(record, sort_keys=True),
+    )
+    return document, graph, lines
+
+
+def lines_of(document: GoldDocument) -> tuple[GoldLine, ...]:
+    """The document's official lines; computed from its record (and not kept) unless the document holds them."""
+    held = vars(document).get("lines")
+    if held is not None:
+        return held
+    return linearise(graph_from_record(json.loads(document.record)))
+
+
 def load_documents(path: Path) -> list[GoldDocument]:
     """Every record of a gold JSON file, in file order; FileNotFoundError names the missing path."""
+    return [document_from_record(record) for record in gold_records(path)]
+
+
+def gold_records(path: Path) -> Iterator[Mapping[str, Any]]:
+    """The records of a gold JSON file (one array), one at a time; FileNotFoundError names the missing path."""
     if not path.is_file():
         raise FileNotFoundError(f"PAGED gold file not found: {path}")
-    records: Sequence[Mapping[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return [document_from_record(record) for record in records]
+    return json_array_members(path)
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = " \t\n\r"  # JSON's whitespace
+_NUMBER_TAIL = "0123456789.eE+-"
+CHUNK_CHARACTERS = 1 << 20  # text read at a time
+
+
+def json_array_members(path: Path, *, chunk: int = CHUNK_CHARACTERS) -> Iterator[Any]:
+    """The members of a file holding one JSON array, decoded one at a time, in order.
+
+    The same values as ``json.loads`` of the whole text, while memory holds one member and about
+    ``chunk`` characters of text, not the whole file (a 100x PAGED split is 250 MB of JSON and several
+    times that as Python objects). Text ``json.loads`` would refuse raises ValueError with the position.
+    """
+    with path.open(encoding="utf-8") as handle:
+        text, at, dropped, ended = "", 0, 0, False
+
+        def more() -> bool:
+            """Read the next chunk (keeping the text from ``at``); False at the end of the file."""
+            nonlocal text, at, dropped, ended
+            if ended:
+                return False
+            piece = handle.read(
+                max(chunk, len(text) - at)
+            )  # doubles for a member larger than a chunk
+            if not piece:
+                ended = True
+                return False
+            dropped += at
+            text, at = text[at:] + piece, 0
+            return True
+
+        def skip_space() -> str:
+            """The next character after whitespace ('' at the end of the file), not consumed."""
+            nonlocal at
+            while True:
+                while at < len(text) and text[at] in _SPACE:
+                    at += 1
+                if at < len(text):
+                    return text[at]
+                if not more():
+                    return ""
+
+        def fail(what: str) -> ValueError:
+            return ValueError(f"{path.name}: invalid JSON at character {dropped + at}: {what}")
+
+        if skip_space() != "[":
+            raise fail("expected a JSON array")
+        at += 1
+        if skip_space() == "]":
+            at += 1
+        else:
+            while True:
+                skip_space()
+                while True:
+                    try:
+                        member, end = _DECODER.raw_decode(text, at)
+                    except json.JSONDecodeError as exc:
+                        if more():
+                            continue
+                        raise fail(exc.msg) from None
+                    # a number could go on in the next chunk ("1" of "1.5", "1e" of "1e5")
+                    tail = text[end:]
+                    if len(tail) > 3 or any(c not in _NUMBER_TAIL for c in tail) or not more():
+                        break
+                at = end
+                yield member
+                following = skip_space()
+                at += 1
+                if following == "]":
+                    break
+                if following != ",":
+                    at -= 1
+                    raise fail("expected ',' or ']' after an array member")
+        if skip_space():
+            raise fail("extra data after the array")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from procbench.runners.paged.gold import GoldDocument
+from procbench.runners.paged.gold import GoldDocument, lines_of
 from procbench.runners.paged.linearise import GoldLine
 from procbench.runners.paged.model import GATEWAYS, FlowType, NodeType
 from procbench.runners.paged.parse import Endpoint, Span, parse_edge, parse_text
@@ -86,7 +86,7 @@ def texts_of(spans: Iterable[Span]) -> Iterable[str]:
 def spans_of(record: Any, *, prompt_spellings: bool = False) -> list[Span]:
     """A gold document's linearised lines, or a model output's lines (None: no output, no lines)."""
     if isinstance(record, GoldDocument):
-        return gold_spans(record.lines)
+        return gold_spans(lines_of(record))
     if record is not None and not isinstance(record, str):
         raise TypeError(
             f"a PAGED prediction must be the model output text, got {type(record).__name__}"

@@ -22,7 +22,7 @@ from procbench.runners._types import (
     Problem,
     ProblemList,
 )
-from procbench.runners.paged.parse import ParsedOutput, parse_text
+from procbench.runners.paged.parse import LineIssue, parse_text
 from procbench.runners.predictions import ExtraFields, json_objects, oversize
 from procbench.runners.registry import component
 
@@ -121,7 +121,11 @@ def read_graph_text(path: Path, gold: GoldSet) -> dict[str, str]:
         raise InvalidPredictions(problems, Path(path).name)
     extra.warn()
     _warn_missing(gold, outputs)
-    _warn_odd_lines({item_id: parse_text(text) for item_id, text in outputs.items()}, first_line)
+    # each output parsed and dropped at once: only its odd lines are kept (a large file's parses would not fit)
+    odd = {
+        item_id: found for item_id, text in outputs.items() if (found := parse_text(text).issues)
+    }
+    _warn_odd_lines(odd, first_line)
     return {item_id: outputs[item_id] for item_id in gold.items if item_id in outputs}
 
 
@@ -137,7 +141,7 @@ def _warn_missing(gold: GoldSet, outputs: dict[str, str]) -> None:
         )
 
 
-def _warn_odd_lines(parsed: dict[str, ParsedOutput], file_line: dict[str, int]) -> None:
+def _warn_odd_lines(odd: dict[str, tuple[LineIssue, ...]], file_line: dict[str, int]) -> None:
     for kind, what in (
         ("unparseable", "have more than one '->' and count nowhere"),
         ("missing_node", "lack a node on one side"),
@@ -150,8 +154,8 @@ def _warn_odd_lines(parsed: dict[str, ParsedOutput], file_line: dict[str, int]) 
     ):
         hits = [
             (item_id, issue)
-            for item_id, output in parsed.items()
-            for issue in output.issues
+            for item_id, issues in odd.items()
+            for issue in issues
             if issue.kind == kind
         ]
         if not hits:

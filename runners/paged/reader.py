@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from procbench.runners._types import GoldSet
-from procbench.runners.paged.gold import GoldDocument, load_documents
-from procbench.runners.paged.model import NodeType
+from procbench.runners.paged.gold import GoldDocument, gold_records, read_document
+from procbench.runners.paged.model import Graph, NodeType
 from procbench.runners.registry import component
 
 SPLITS = ("train", "dev", "test")
@@ -38,12 +38,14 @@ def gold_path(data_root: Path, split: str) -> Path:
 
 
 def document_labels(document: GoldDocument) -> dict[str, str]:
-    types = document.graph.node_types()
+    return graph_labels(document.graph)
+
+
+def graph_labels(graph: Graph) -> dict[str, str]:
+    types = graph.node_types()
     gateways = [name for t, name in GATEWAY_NAMES.items() if t in types]
     data, action = NodeType.DATA in types, NodeType.TEXT in types
-    actors = {
-        node.actor for node in document.graph.nodes if node.actor and not node.type.is_artifact
-    }
+    actors = {node.actor for node in graph.nodes if node.actor and not node.type.is_artifact}
     return {
         "gateways": "none" if not gateways else gateways[0] if len(gateways) == 1 else "mixed",
         "constraints": "both"
@@ -67,8 +69,20 @@ def gold_set(documents: Iterable[GoldDocument]) -> GoldSet:
 
 
 def read_gold_file(path: Path) -> GoldSet:
-    """Any file in the gold JSON format (e.g. the unofficial merged split the OR fixture uses)."""
-    return gold_set(load_documents(Path(path)))
+    """Any file in the gold JSON format (e.g. the unofficial merged split the OR fixture uses).
+
+    Read record by record; each document keeps its record, not its graph and lines (labelled and
+    checked here, derived again when it is scored), so a large split costs its text, not its objects.
+    """
+    items: dict[str, GoldDocument] = {}
+    labels: dict[str, dict[str, str]] = {}
+    for record in gold_records(Path(path)):
+        document, graph, _ = read_document(record)
+        if document.item_id in items:
+            raise ValueError(f"file_index {document.item_id} occurs twice in the gold file")
+        items[document.item_id] = document
+        labels[document.item_id] = graph_labels(graph)
+    return GoldSet(items, labels)
 
 
 @component("reader", "paged.graphs", fields=DOCUMENT_FIELDS, labels=LABEL_VALUES)

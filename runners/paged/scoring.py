@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from procbench.runners._types import GoldSet, ItemScore
-from procbench.runners.paged.gold import GoldDocument
+from procbench.runners.paged.gold import GoldDocument, lines_of
 from procbench.runners.paged.lines import gold_spans, line_records, texts_of
 from procbench.runners.paged.metrics import EXTRA, HEADLINE, metric_values, sum_statistics
 from procbench.runners.paged.parse import ParsedOutput, Span, parse_text
@@ -33,6 +33,7 @@ COUNTS = tuple(
     key for key in lexical_walk().keys() if key not in _ALIGNED
 )  # the official accumulators (runners/paged/walk.py)
 STATISTICS = (*COUNTS, *DIAGNOSTICS)  # the per-document values, in the scorer's order
+BATCH_DOCUMENTS = 256  # documents parsed and tokenised together (their texts in a few spaCy calls)
 
 
 def lexical_metrics(params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -64,7 +65,7 @@ def score_output(
 ) -> dict[str, float]:
     """Raw statistics plus diagnostics of one document (``output`` None: no prediction, scored as empty)."""
     return _statistics(
-        gold_spans(document.lines),
+        gold_spans(lines_of(document)),
         parse_text(output or "", prompt_spellings=prompt_spellings),
         output,
     )
@@ -83,32 +84,38 @@ def lexical_scorer(
     ``DataConstraint(x)`` / ``ActionConstraint(x)`` as ``DataObject(x)`` / ``TextAnnotation(x)``.
     Officially they are Activity nodes on sequence flows and the constraint is lost.
     """
-    documents = []
-    for item_id, document in gold.items.items():
-        output = predictions.get(item_id)
-        if output is not None and not isinstance(output, str):
-            raise TypeError(
-                f"prediction for {item_id} must be the model output text, got {type(output).__name__}"
+    scores: list[ItemScore] = []
+    documents = list(gold.items.items())
+    for start in range(
+        0, len(documents), BATCH_DOCUMENTS
+    ):  # bounded memory: a batch's lines at a time
+        batch = []
+        for item_id, document in documents[start : start + BATCH_DOCUMENTS]:
+            output = predictions.get(item_id)
+            if output is not None and not isinstance(output, str):
+                raise TypeError(
+                    f"prediction for {item_id} must be the model output text, got {type(output).__name__}"
+                )
+            batch.append(
+                (
+                    item_id,
+                    gold_spans(lines_of(document)),
+                    parse_text(output or "", prompt_spellings=prompt_spellings),
+                    output,
+                )
             )
-        documents.append(
-            (
-                item_id,
-                gold_spans(document.lines),
-                parse_text(output or "", prompt_spellings=prompt_spellings),
-                output,
-            )
+        # every text the batch will tokenise, in a few spaCy calls rather than one per text
+        prepare(
+            text
+            for _, gold_side, parsed, _ in batch
+            for spans in (gold_side, parsed.spans)
+            for text in texts_of(spans)
         )
-    # every text the split will tokenise, in a few spaCy calls rather than one per text
-    prepare(
-        text
-        for _, gold_side, parsed, _ in documents
-        for spans in (gold_side, parsed.spans)
-        for text in texts_of(spans)
-    )
-    return [
-        ItemScore(item_id, _statistics(gold_side, parsed, output))
-        for item_id, gold_side, parsed, output in documents
-    ]
+        scores += (
+            ItemScore(item_id, _statistics(gold_side, parsed, output))
+            for item_id, gold_side, parsed, output in batch
+        )
+    return scores
 
 
 @component("aggregator", "paged.lexical", emits=lexical_metrics)
