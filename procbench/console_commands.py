@@ -187,7 +187,7 @@ def check(
 
 
 def refuse_unfit_data(
-    spec: str, runner: Any, root: Path, split: str, *, force: bool = False
+    spec: str, runner: Any, root: Path, split: str, *, force: bool = False, gold: Any = None
 ) -> None:
     """What ``check --data`` refuses about the split (dsl.datacheck.DataRefused, in its words); nothing when the data fits.
 
@@ -202,7 +202,8 @@ def refuse_unfit_data(
     mark = None
     if not force:
         try:
-            gold, _ = runner.gold(root, split)
+            if gold is None:  # a streamed score passes what its read found (runners/streaming.py)
+                gold, _ = runner.gold(root, split)
         except GoldDataError:
             pass
         else:
@@ -274,10 +275,27 @@ def score(
             )
         )
     try:
-        refuse_unfit_data(spec, runner, root, split)
+        given = parse_metadata(metadata or [])
+        from procbench.runners import streaming
+
+        # issue #31: a large input is read, scored and held a chunk at a time, to the same numbers
+        streamed = streaming.chosen(runner, root, split, predictions, given)
+        if not streamed:
+            refuse_unfit_data(spec, runner, root, split)
+
+        def check(gold: Any) -> None:  # the streamed read's findings, refused as above
+            refuse_unfit_data(spec, runner, root, split, gold=gold)
+
         try:
-            evaluation = runner.evaluate(root, split, predictions, parse_metadata(metadata or []))
-        except ValueError:
+            evaluation = (
+                streaming.evaluate(runner, root, split, predictions, given, check=check)
+                if streamed
+                else runner.evaluate(root, split, predictions, given)
+            )
+        except ValueError as exc:
+            datacheck = sys.modules.get("procbench.dsl.datacheck")
+            if datacheck is not None and isinstance(exc, datacheck.DataRefused):
+                raise  # refused by the streamed read's check, in check --data's words already
             refuse_unfit_data(
                 spec, runner, root, split, force=True
             )  # scoring stopped on the gold: say why as check --data does
