@@ -29,9 +29,6 @@ from typing import Any
 
 from procbench.paths import PROJECT_ROOT, SHARED_DIR
 
-# PAGED's official scorer is not available to run here: it took about 20 s on the 543 dev documents
-# (the figure issue #19 states), which procbench's PAGED time is compared with.
-PAGED_OFFICIAL_DEV_S = 20.0
 OFFICIAL_REQUIREMENTS = (
     "tqdm",
     "numpy",
@@ -278,4 +275,122 @@ def official_openpi(python: Path, work: Path, predictions: Path, gold: Path) -> 
         ),
         cwd=folder,
         env=_official_env(work),
+    )
+
+
+# -- PAGED's official scorer -----------------------------------------------------------------------
+# The upstream evaluator (``paged-evaluator`` in the official folder) imports spaCy, NLTK, tqdm, pandas and
+# jsonlines.  Its environment under ``var/`` sees procbench's own site-packages (a ``.pth`` line: the same
+# installed versions, nothing downloaded); a requirement procbench's environment lacks is installed with
+# ``pip --no-index`` from the machine's local wheels, else replaced by a stand-in module that fails if it is
+# used, and the stand-in is named in the report.
+PAGED_REQUIREMENTS = ("spacy", "nltk", "tqdm", "pandas", "jsonlines")
+_STAND_IN = (
+    '"""Stand-in for {name}, which no local wheel provides: imported by the PAGED evaluator\'s tools/util_box.py,\n'
+    'used only by helpers that scoring never calls (written by procbench\'s bench)."""\n\n\n'
+    "def __getattr__(attribute):\n"
+    "    raise RuntimeError(f'{name} stand-in: {{attribute}} is not available')\n"
+)
+
+
+def official_paged_python(work: Path) -> tuple[Path | None, str]:
+    """The PAGED evaluator's interpreter (made once under ``work``), or None and why; the second value
+    also names any stand-in module (see above) when there is an interpreter."""
+    root = official_root()
+    if root is None or not (root / "paged-evaluator" / "run.py").is_file():
+        return None, "the official PAGED evaluator's folder is absent (set PROCBENCH_OFFICIAL)"
+    venv = work.absolute() / "paged-venv"
+    python = venv / "bin" / "python"
+    stamp = venv / ".installed"
+    if stamp.is_file() and python.is_file():
+        return python, stamp.read_text(encoding="utf-8").strip()
+    import site
+
+    base = getattr(sys, "_base_executable", sys.executable)
+    try:
+        subprocess.run(
+            [base, "-m", "venv", "--clear", "--without-pip", str(venv)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        own_site = Path(
+            subprocess.run(
+                [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            ).stdout.strip()
+        )
+        stand_ins = venv / "stand-ins"
+        stand_ins.mkdir(exist_ok=True)
+        lines = [*site.getsitepackages(), str(stand_ins)]
+        (own_site / "procbench_site.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        notes = []
+        for name in _missing(python, PAGED_REQUIREMENTS):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--no-index",
+                    "--target",
+                    str(own_site),
+                    name,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            if done.returncode != 0:
+                (stand_ins / f"{name}.py").write_text(_STAND_IN.format(name=name), encoding="utf-8")
+                notes.append(
+                    f"{name}: no local wheel, a stand-in module (never called when scoring)"
+                )
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        return (
+            None,
+            f"could not make the PAGED evaluator's environment: {detail.strip()[-200:] or exc}",
+        )
+    missing = _missing(python, PAGED_REQUIREMENTS)
+    if missing:
+        return None, f"the PAGED evaluator's environment lacks {', '.join(missing)}"
+    note = "; ".join(notes)
+    stamp.write_text(note + "\n", encoding="utf-8")
+    return python, note
+
+
+def _missing(python: Path, names: tuple[str, ...]) -> list[str]:
+    probe = "import importlib.util, sys; print(' '.join(n for n in sys.argv[1:] if importlib.util.find_spec(n) is None))"
+    done = subprocess.run(
+        [str(python), "-c", probe, *names], capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout.split()
+
+
+def official_paged(python: Path, work: Path, predictions: Path, gold: Path, label: str) -> Command:
+    """The PAGED evaluator's ``run.py`` on its own input, which ``build_input.py`` makes (unmeasured) from
+    procbench's predictions and gold file, as the official folder's README says."""
+    folder = official_root() / "paged-evaluator"  # type: ignore[operator]
+    out = work.absolute() / "official-out"
+    out.mkdir(parents=True, exist_ok=True)
+    given = out / f"paged-{label}-input.json"
+    env = {**_official_env(work), "TQDM_DISABLE": "1"}
+    subprocess.run(
+        [str(python), "build_input.py", str(predictions), str(gold), str(given)],
+        cwd=folder,
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+    return Command(
+        (str(python), "run.py", str(given), str(out / f"paged-{label}.json")), cwd=folder, env=env
     )

@@ -22,6 +22,7 @@ TARGET_OTHER_RSS_MB = 250.0
 TARGET_CLI_CPU_S = 0.15
 TARGET_OPENPI_100_S = 15.0
 TARGET_NAACL_100_GOLD_S = 2.0
+TARGET_PAGED_100X_RSS_MB = 1000.0  # issue #31: a 100x PAGED split scored within 1 GB
 TARGET_RATIO = {"propara": 1.0, "openpi": 0.1, "paged": 0.1}  # procbench CPU / official CPU
 
 
@@ -54,15 +55,17 @@ def _targets(results: dict[str, Any]) -> list[str]:
     whole = _whole(results)
     at_1x = [r for r in whole if r["scale"] == 1]
     rows: list[list[Any]] = []
-    for r in at_1x:
+    # PAGED's official evaluator runs at every size (issue #31): its goal holds at each
+    for r in [r for r in whole if r["scale"] == 1 or r["task"] == "paged"]:
         official = r.get("official", {})
         limit = TARGET_RATIO.get(r["task"])
+        size = "" if r["scale"] == 1 else f" {r['scale']}x"
         if limit is not None and "cpu_s" in official:
             ratio = r["procbench"]["cpu_s"] / official["cpu_s"]
             why = "" if ratio <= limit else f" ({_start_up_why(results, official['cpu_s'])})"
             rows.append(
                 [
-                    f"{r['task']} {r['split']}: CPU <= {limit:g}x the official scorer's",
+                    f"{r['task']} {r['split']}{size}: CPU <= {limit:g}x the official scorer's",
                     f"{r['procbench']['cpu_s']:.3f} s vs {official['cpu_s']:.3f} s ({official['what']}): {ratio:.2f}x",
                     _met(ratio <= limit) + why,
                 ]
@@ -70,9 +73,19 @@ def _targets(results: dict[str, Any]) -> list[str]:
         elif limit is not None:
             rows.append(
                 [
-                    f"{r['task']} {r['split']}: CPU <= {limit:g}x the official scorer's",
+                    f"{r['task']} {r['split']}{size}: CPU <= {limit:g}x the official scorer's",
                     r.get("note") or "official scorer not run",
                     "n/a",
+                ]
+            )
+    for r in whole:
+        if r["task"] == "paged" and r["scale"] == 100:
+            rss = r["procbench"]["peak_rss_mb"]
+            rows.append(
+                [
+                    f"paged {r['split']} 100x: peak RSS <= {TARGET_PAGED_100X_RSS_MB:.0f} MB (issue #31)",
+                    f"{rss:.0f} MB",
+                    _met(rss <= TARGET_PAGED_100X_RSS_MB),
                 ]
             )
     light = [r for r in at_1x if r["task"] in LIGHT_TASKS]
@@ -219,7 +232,9 @@ def _whole_process_section(results: dict[str, Any]) -> list[str]:
         "process (`os.wait4`: its user + system CPU, its peak RSS), beside the official scorer on the same files.",
         "Median of the runs, taken in turns with the official scorer (1x: 5 runs after one unmeasured run each; 100x: 1 run).",
         "The official ProPara and OpenPI scorers run unchanged in a small environment the bench makes under `var/` (tqdm,",
-        "numpy). Both sides read their byte code from a folder under `var/` written by their first run, as an installed",
+        "numpy); PAGED's evaluator (`run.py` on the input its `build_input.py` makes, unmeasured) in one that sees",
+        "procbench's own installed packages (spaCy, NLTK, tqdm, pandas), at every size. Both sides read their",
+        "byte code from a folder under `var/` written by their first run, as an installed",
         "package's is (`PYTHONDONTWRITEBYTECODE` is not passed on; bench/process.py).",
         "Ratio = procbench CPU / official CPU (below 1: procbench uses less).",
         "",
