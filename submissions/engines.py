@@ -206,9 +206,9 @@ def get_engine(name: str) -> Engine:
     """A registered engine; ``submissions.<name>_engine`` is imported on demand to register it."""
     if name not in ENGINES and name.isidentifier():
         try:
-            importlib.import_module(f"submissions.{name}_engine")
+            importlib.import_module(f"procbench.submissions.{name}_engine")
         except ModuleNotFoundError as exc:
-            if exc.name != f"submissions.{name}_engine":
+            if exc.name != f"procbench.submissions.{name}_engine":
                 raise
     if name not in ENGINES:
         raise KeyError(f"no re-scoring engine {name!r} (available: {', '.join(sorted(ENGINES))})")
