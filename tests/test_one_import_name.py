@@ -39,6 +39,15 @@ def _tracked(pattern: str) -> list[Path]:
     ]
 
 
+def _names_old(head: ast.expr) -> bool:
+    pattern = r"(%s)\.[\w.]*" % "|".join(OLD)
+    return (
+        isinstance(head, ast.Constant)
+        and isinstance(head.value, str)
+        and bool(re.fullmatch(pattern, head.value))
+    )
+
+
 def _old_imports(source: str) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -51,6 +60,10 @@ def _old_imports(source: str) -> list[tuple[int, str]]:
             and node.module.partition(".")[0] in OLD
         ):
             found.append((node.lineno, node.module))
+        elif isinstance(node, ast.JoinedStr) and node.values and _names_old(node.values[0]):
+            found.append(
+                (node.lineno, "f-string")
+            )  # f"submissions.{name}_engine": a module named at run time
         elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
