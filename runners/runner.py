@@ -35,16 +35,33 @@ def _canonical(value: Any) -> Any:
     and strings, so those exact types are handled first; everything else takes the general path.
     """
     kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
+    if kind in _SCALARS:
         return value
     if kind is dict:
-        return {k if type(k) is str else str(k): _canonical(v) for k, v in value.items()}
-    if kind is list or kind is tuple:
-        return [_canonical(v) for v in value]
+        return {
+            k if type(k) is str else str(k): v if type(v) in _SCALARS else _canonical(v)
+            for k, v in value.items()
+        }
+    if kind is list or kind is tuple:  # scalars (most members) kept without a call each
+        return [v if type(v) in _SCALARS else _canonical(v) for v in value]
     return _canonical_general(value)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # what _canonical returns as it is
+
+
+# The dataclass types _canonical_general has met, with their field names: ``dataclasses.fields`` walks
+# the class on every call, and gold such as ProPara's holds tens of thousands of dataclasses (issue #31).
+_DATACLASS_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _canonical_general(value: Any) -> Any:
+    names = _DATACLASS_FIELDS.get(type(value))
+    if names is not None:
+        return {
+            "__type__": type(value).__name__,
+            **{name: _canonical(getattr(value, name)) for name in names},
+        }
     if isinstance(value, Mapping):
         return {str(k): _canonical(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
@@ -52,10 +69,8 @@ def _canonical_general(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_canonical(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            "__type__": type(value).__name__,
-            **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)},
-        }
+        names = _DATACLASS_FIELDS[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+        return _canonical_general(value)
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
