@@ -96,16 +96,26 @@ def _graphs(item_id: str, gold_item: Any, predictions: Mapping[str, Any | None])
     from procbench.runners.paged.parse import graph_of_gold_lines
 
     layout = st.radio("Graph layout", LAYOUTS, horizontal=True, key="layout", bind="query-params")
+    # the matching lives in the address (`matching`, its raw value) like every other choice, so a strict view is shared
+    asked = st.query_params.get("matching")
+    if asked is not None and asked not in MATCHINGS:
+        st.warning(
+            f"Unknown matching {ui.code(asked)} in the address (`matching`): showing {ui.code(MATCHINGS[0])} instead "
+            f"(one of {', '.join(ui.code(m) for m in MATCHINGS)})."
+        )
     chosen = (
         st.radio(
             "Colours by",
             MATCHINGS,
+            index=MATCHINGS.index(asked) if asked in MATCHINGS else 0,
             horizontal=True,
             key="matching",
             format_func=MATCHING_LABELS.__getitem__,
         )
         or MATCHINGS[0]
     )
+    if chosen != MATCHINGS[0] or "matching" in st.query_params:
+        st.query_params["matching"] = chosen
     st.markdown(LEGEND)
     st.markdown(MATCHING_LEGEND[chosen])
     # titles are markdown (tab labels and headings both render it): the name, a model's on the Items page, is escaped

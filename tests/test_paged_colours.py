@@ -97,3 +97,45 @@ def test_the_gold_graph_is_coloured_by_the_matching_the_score_uses(
     assert strict_nodes[NODE] == Status.MISSED.value
     # one of the item's ten gold actions missed, as strict Action recall 0.9 says
     assert len(strict_nodes) == 10 and list(strict_nodes.values()).count(Status.MISSED.value) == 1
+
+
+def test_the_matching_lives_in_the_address(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #30 (real-data review): the soft/strict choice was the one choice of the Items page not in its address, so a
+    strict view could not be shared; ``matching`` is read from and written to the URL, an unknown value named."""
+    sid = _sid(demo_db)
+    at = page(
+        demo_db,
+        monkeypatch,
+        "items",
+        task="paged",
+        split="dev",
+        id=sid,
+        item=ITEM,
+        matching="strict",
+    )
+    assert at.radio(key="matching").value == "strict"
+    assert any("**strict** matching" in m.value for m in at.markdown)
+    assert _action_nodes(_gold_graph(at))[NODE] == Status.MISSED.value  # strict colours, as asked
+    assert not at.warning
+
+    at.radio(key="matching").set_value("soft").run()
+    assert at.query_params["matching"] in (
+        "soft",
+        ["soft"],
+    )  # the choice is written back to the address
+
+    bad = page(
+        demo_db,
+        monkeypatch,
+        "items",
+        task="paged",
+        split="dev",
+        id=sid,
+        item=ITEM,
+        matching="fuzzy",
+    )
+    assert bad.radio(key="matching").value == "soft"
+    assert any("Unknown matching" in w.value and "fuzzy" in w.value for w in bad.warning)
+
+    plain = page(demo_db, monkeypatch, "items", task="paged", split="dev", id=sid, item=ITEM)
+    assert "matching" not in plain.query_params  # the default adds nothing to the address

@@ -29,7 +29,7 @@ from procbench.leaderboard.model import SliceInfo, TaskInfo
 
 TOP_ITEMS = 10
 SHORT_LABEL = 40  # characters: a longer slice-value label is listed under the table, not in it
-PARAMS = ("task", "split", "a", "b", "metric", "perm", "item", "layout")
+PARAMS = ("task", "split", "a", "b", "metric", "perm", "item", "layout", "matching")
 
 db = ui.database()
 ui.check_params(PARAMS)

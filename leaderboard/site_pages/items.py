@@ -8,7 +8,7 @@ import streamlit as st
 from procbench.leaderboard import analysis, evidence, itemview, sitedata, ui
 from procbench.leaderboard.model import TaskInfo
 
-PARAMS = ("task", "split", "id", "item", "metric", "layout")
+PARAMS = ("task", "split", "id", "item", "metric", "layout", "matching")
 
 db = ui.database()
 ui.check_params(PARAMS)
