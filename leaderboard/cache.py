@@ -141,6 +141,22 @@ def memo(db: str | Path, name: str, args: Hashable, compute: Callable[[], R]) ->
     return _keep(key, compute(), "memo_misses")
 
 
+def memo_versioned(
+    db: str | Path, name: str, args: Hashable, version: Hashable, compute: Callable[[], R]
+) -> R:
+    """``compute()``, kept under (``name``, db, ``args``) for as long as ``version`` stays the same, across store versions.
+
+    For a result that depends on a small, known part of the store: ``version`` must name all of that part (e.g. one
+    board's counts and id hash, migration 010), so a write elsewhere in the store leaves the result kept.  One entry per
+    (``name``, db, ``args``): a new version replaces the old one.  Computed on the caller's thread; shared: read-only.
+    """
+    key = ("versioned", name, os.path.realpath(db), args)
+    found = _lookup(key, "memo_hits")
+    if found is not _MISSING and found[0] == version:
+        return found[1]
+    return _keep(key, (version, compute()), "memo_misses")[1]
+
+
 def stats() -> dict[str, int]:
     """Hits and misses since the process started (or :func:`clear`): what the tests count, not time."""
     with _lock:

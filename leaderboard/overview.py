@@ -50,12 +50,32 @@ def ranks(db: Path) -> pl.DataFrame:
 
 
 def _ranks(db: Path) -> pl.DataFrame:
-    rows: list[dict[str, object]] = []
+    """Every board's rows, each board kept under its own version (``sitedata.board_versions``, migration 010): after a
+    write, only the boards it touched are built again (issue #31: building all of them cost seconds per write at 10 000
+    submissions, and grew with the store)."""
+    versions = sitedata.board_versions(db)
+    frames = []
     for task_row in sitedata.tasks(db).iter_rows(named=True):
         info = TaskInfo.from_row(task_row)
-        view = boardview.build(db, info, interval_rows=0)
-        if view.export.is_empty():
-            continue
+        board = (info.task, info.split)
+        version = (tuple(sorted(task_row.items())), versions.get(board, ()))
+        frames.append(
+            cache.memo_versioned(
+                db,
+                "overview.board_ranks",
+                board,
+                version,
+                lambda info=info: _board_ranks(db, info),  # type: ignore[misc]
+            )
+        )
+    return pl.concat(frames) if frames else pl.DataFrame(schema=SCHEMA)
+
+
+def _board_ranks(db: Path, info: TaskInfo) -> pl.DataFrame:
+    """One board's rows as :func:`ranks` lists them."""
+    rows: list[dict[str, object]] = []
+    view = boardview.build(db, info, interval_rows=0)
+    if not view.export.is_empty():
         export = view.export
         metric = info.primary_metric
         values = (
@@ -92,7 +112,11 @@ def _ranks(db: Path) -> pl.DataFrame:
 
 
 def models(db: Path) -> list[str]:
-    """Every model name on a current board, best-ranked first, then by name."""
+    """Every model name on a current board, best-ranked first, then by name (kept per store version)."""
+    return list(cache.memo(db, "overview.models", (), lambda: _models(db)))
+
+
+def _models(db: Path) -> list[str]:
     frame = ranks(db)
     if frame.is_empty():
         return []
@@ -105,7 +129,11 @@ def models(db: Path) -> list[str]:
 
 
 def benchmarks(db: Path) -> list[str]:
-    """Every benchmark with a current board, in the order of its first board (task, split)."""
+    """Every benchmark with a current board, in the order of its first board (task, split) (kept per store version)."""
+    return list(cache.memo(db, "overview.benchmarks", (), lambda: _benchmarks(db)))
+
+
+def _benchmarks(db: Path) -> list[str]:
     frame = ranks(db)
     return (
         list(dict.fromkeys(frame.sort(["task", "split"])["benchmark"].to_list()))
@@ -115,12 +143,26 @@ def benchmarks(db: Path) -> list[str]:
 
 
 def boards_of(db: Path, benchmark: str) -> list[str]:
-    """The board labels (``task · split``) of one benchmark, in task order."""
+    """The board labels (``task · split``) of one benchmark, in task order (kept per store version)."""
+    return list(
+        cache.memo(db, "overview.boards_of", (benchmark,), lambda: _boards_of(db, benchmark))
+    )
+
+
+def _boards_of(db: Path, benchmark: str) -> list[str]:
     frame = ranks(db).filter(pl.col("benchmark") == benchmark).sort(["task", "split"])
     return list(dict.fromkeys(frame["board"].to_list()))
 
 
 def matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
+    """:func:`_matrix`, kept per store version and (query, benchmark): a warm Home computes no grid (issue #31: a
+    100 000-row store's grid took seconds to compute on every view)."""
+    return cache.memo(
+        db, "overview.matrix", (query, benchmark), lambda: _matrix(db, query, benchmark)
+    )
+
+
+def _matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
     """Models × boards: each cell the model's best rank there, of how many ranked rows, with its value (empty where it has no ranked row).
 
     Without ``benchmark``, one column per benchmark: the model's best rank on any of that benchmark's
@@ -194,7 +236,19 @@ def cell(row: dict[str, Any], name_board: bool = False) -> str:
 
 
 def metrics_of(db: Path, column: str, benchmark: str = "") -> list[str]:
-    """The ranking (primary) metrics behind one grid column: a benchmark's boards' (every benchmark) or one board's."""
+    """The ranking (primary) metrics behind one grid column: a benchmark's boards' (every benchmark) or one board's
+    (kept per store version)."""
+    return list(
+        cache.memo(
+            db,
+            "overview.metrics_of",
+            (column, benchmark),
+            lambda: _metrics_of(db, column, benchmark),
+        )
+    )
+
+
+def _metrics_of(db: Path, column: str, benchmark: str = "") -> list[str]:
     frame = ranks(db).filter(pl.col("board" if benchmark else "benchmark") == column)
     return list(dict.fromkeys(frame["metric"].to_list()))
 

@@ -83,6 +83,57 @@ def home(db: Path) -> pl.DataFrame:
         )
 
 
+# Per current board, from board_summary (migration 010): the rows the board view lists for it (its split hidden or
+# not), of them those submitted (not reported), and the newest one's created_at.  Reads current_tasks and the
+# summary (a few rows per board), never a submission's rows: the same figures as grouping home() per board.
+HOME_COUNTS = """
+    SELECT t.task, t.split,
+           coalesce(sum(CASE WHEN t.hidden THEN b.on_hidden ELSE b.on_board END), 0)::BIGINT AS listed,
+           coalesce(sum(CASE WHEN t.hidden THEN b.on_hidden ELSE b.on_board END) FILTER (WHERE NOT b.is_reference), 0)::BIGINT AS submitted,
+           max(CASE WHEN t.hidden THEN b.last_on_hidden ELSE b.last_on_board END) AS last_update
+    FROM current_tasks t
+    LEFT JOIN board_summary b
+      ON b.task = t.task AND b.split = t.split AND b.fingerprint = t.fingerprint
+     AND (NOT b.is_reference OR coalesce(t.data_kind, 'unknown') = 'unknown' OR (b.reported_on <> '' AND b.reported_on = t.data_digest))
+    GROUP BY t.task, t.split
+    ORDER BY t.task, t.split
+"""
+
+
+def home_counts(db: Path) -> pl.DataFrame:
+    """Per current board: ``listed`` (its visible rows, a reported row without the primary metric included),
+    ``submitted`` (of them, not reported) and ``last_update`` (the newest one's created_at; None without rows).
+
+    What Home's boards table counts, read from the maintained ``board_summary`` (migration 010): the cost does not
+    grow with the number of submissions, so Home's first view after a write stays cheap.
+    """
+    with reader(db) as con:
+        return _frame(con, HOME_COUNTS)
+
+
+BOARD_VERSIONS = """
+    SELECT t.task, t.split, t.fingerprint, t.hidden, t.registered_at, t.data_kind, t.data_digest,
+           list((b.is_reference, b.reported_on, b.n_visible, b.id_hash, b.on_board, b.on_hidden)
+                ORDER BY b.is_reference, b.reported_on) FILTER (WHERE b.task IS NOT NULL)
+    FROM current_tasks t LEFT JOIN board_summary b
+      ON b.task = t.task AND b.split = t.split AND b.fingerprint = t.fingerprint
+    GROUP BY ALL
+"""
+
+
+def board_versions(db: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """(task, split) -> what its current board's rows depend on in the store: the board's fingerprint, hidden flag and
+    data provenance (current_tasks), and from ``board_summary`` (migration 010), per (is_reference, reported_on), the
+    visible submissions' count and id hash and how many of them have board rows.
+
+    Submissions and their aggregates are written once (only hidden / deleted change, and that changes the id hash),
+    so an unchanged version is an unchanged set of board rows: what lets Home rebuild only the boards a write touched.
+    """
+    with reader(db) as con:
+        rows = con.execute(BOARD_VERSIONS).fetchall()
+    return {(r[0], r[1]): (*r[2:7], tuple(tuple(v) for v in r[7] or ())) for r in rows}
+
+
 # -- provenance (migration 004) --------------------------------------------------------------------
 
 DATA_LABELS = {

@@ -38,6 +38,10 @@ TASK_EXTRA = ("data_kind", "gold_items")
 tasks = cache.cached(queries.tasks)
 task_row = cache.cached(queries.task_row)
 home = cache.cached(queries.home)
+home_counts = cache.cached(queries.home_counts)  # per board: what Home counts (migration 010)
+board_versions = cache.cached(
+    queries.board_versions
+)  # per board: what its rows depend on (migration 010)
 board = cache.cached(queries.board)
 slice_values = cache.cached(queries.slice_values)
 submission = cache.cached(queries.submission)

@@ -68,6 +68,7 @@ def apply(
         con.execute(
             f"UPDATE submissions SET {column} = ? WHERE {lineage}", [value, origin, origin]
         )  # column is from ACTIONS, not user input
+        store.refresh_board_summary(con, ids)  # Home's counts (migration 010), in this transaction
         for sid in ids:
             store.add_status(con, sid, store.StatusEvent(status, stamp, reason, actor))
     return ActionResult(origin, len(ids))

@@ -618,6 +618,40 @@ def insert_submission(
             """,
             [row.task, row.split, row.fingerprint, *params],
         )
+    if not (row.hidden or row.deleted):
+        _count_on_boards(con, row, aggregates)
+
+
+def _count_on_boards(
+    con: duckdb.DuckDBPyConnection, row: SubmissionRow, aggregates: ScoreRows
+) -> None:
+    """Add one visible submission to ``board_summary`` (migration 010), in the caller's transaction: O(1), no scan."""
+    on_board = aggregates.height > 0
+    on_hidden = on_board and (
+        row.is_reference or any(a[0] == "" or a[4] >= HIDDEN_SLICE_MIN for a in aggregates.rows)
+    )
+    con.execute(
+        """
+        INSERT INTO board_summary VALUES (?, ?, ?, ?, ?, 1, hash(?::VARCHAR), ?, ?, ?, ?)
+        ON CONFLICT (task, split, fingerprint, is_reference, reported_on) DO UPDATE SET
+            n_visible = n_visible + 1, id_hash = xor(id_hash, excluded.id_hash),
+            on_board = on_board + excluded.on_board, on_hidden = on_hidden + excluded.on_hidden,
+            last_on_board = greatest(last_on_board, excluded.last_on_board),
+            last_on_hidden = greatest(last_on_hidden, excluded.last_on_hidden)
+        """,
+        [
+            row.task,
+            row.split,
+            row.fingerprint,
+            row.is_reference,
+            row.reported_on or "",
+            row.submission_id,
+            int(on_board),
+            int(on_hidden),
+            row.created_at if on_board else None,
+            row.created_at if on_hidden else None,
+        ],
+    )
 
 
 def add_status(con: duckdb.DuckDBPyConnection, sid: str, event: StatusEvent) -> None:
@@ -676,6 +710,79 @@ SPANNED = {
 }  # tables row_spans locates rows in -> what a reader gets
 
 
+HIDDEN_SLICE_MIN = 5  # the board view (migration 002) leaves out a submitted row's slices under this many items on a hidden split
+
+# board_summary (migration 010) recomputed for some (task, split, fingerprint) keys: parameter, a list of [task, split, fingerprint]
+_SUMMARY_OF_KEYS = """
+    INSERT INTO board_summary
+    SELECT v.task, v.split, v.fingerprint, v.is_reference, v.reported_on,
+           count(*), bit_xor(hash(v.submission_id)),
+           count(*) FILTER (WHERE p.on_board),
+           count(*) FILTER (WHERE p.on_board AND (v.is_reference OR p.on_hidden)),
+           max(v.created_at) FILTER (WHERE p.on_board),
+           max(v.created_at) FILTER (WHERE p.on_board AND (v.is_reference OR p.on_hidden))
+    FROM (
+        SELECT submission_id, task, split, fingerprint, is_reference, coalesce(reported_on, '') AS reported_on, created_at
+        FROM submissions
+        WHERE NOT hidden AND NOT deleted AND [task, split, fingerprint] IN (SELECT unnest(?::VARCHAR[][]))
+    ) v
+    LEFT JOIN (
+        SELECT submission_id, bool_or(len(n_items) > 0) AS on_board,
+               bool_or(len(n_items) > 0 AND (slice = '' OR list_max(n_items) >= 5)) AS on_hidden
+        FROM aggregates_packed
+        WHERE [task, split, fingerprint] IN (SELECT unnest(?::VARCHAR[][]))
+        GROUP BY submission_id
+    ) p USING (submission_id)
+    GROUP BY v.task, v.split, v.fingerprint, v.is_reference, v.reported_on
+"""
+
+
+def refresh_board_summary(con: duckdb.DuckDBPyConnection, submission_ids: Sequence[str]) -> None:
+    """Recompute the ``board_summary`` keys of these submissions (hide, unhide, delete, restore), in the caller's transaction.
+
+    Reads the submissions and packed aggregates of those boards' fingerprints only.
+    """
+    keys = [
+        list(r)
+        for r in con.execute(
+            "SELECT DISTINCT task, split, fingerprint FROM submissions WHERE submission_id IN (SELECT unnest(?::VARCHAR[]))",
+            [list(submission_ids)],
+        ).fetchall()
+    ]
+    _resummarise(con, keys)
+
+
+def _resummarise(con: duckdb.DuckDBPyConnection, keys: list[list[str]]) -> None:
+    if not keys:
+        return
+    con.execute(
+        "DELETE FROM board_summary WHERE [task, split, fingerprint] IN (SELECT unnest(?::VARCHAR[][]))",
+        [keys],
+    )
+    con.execute(_SUMMARY_OF_KEYS, [keys, keys])
+
+
+def _sync_board_summary(con: duckdb.DuckDBPyConnection, repacked: Sequence[str]) -> None:
+    """Recompute the ``board_summary`` keys whose visible submissions changed behind the writers' backs (bulk loads, other
+    tools), and those of ``repacked`` submissions: one pass over ``submissions`` (no aggregate is read unless a key is stale)."""
+    stale = con.execute(
+        """
+        SELECT DISTINCT task, split, fingerprint FROM (
+            SELECT task, split, fingerprint, is_reference, coalesce(reported_on, '') AS reported_on,
+                   count(*) AS n, bit_xor(hash(submission_id)) AS h
+            FROM submissions WHERE NOT hidden AND NOT deleted
+            GROUP BY task, split, fingerprint, is_reference, coalesce(reported_on, '')
+        ) a
+        FULL JOIN board_summary b USING (task, split, fingerprint, is_reference, reported_on)
+        WHERE a.n IS DISTINCT FROM b.n_visible OR a.h IS DISTINCT FROM b.id_hash
+        UNION
+        SELECT DISTINCT task, split, fingerprint FROM submissions WHERE submission_id IN (SELECT unnest(?::VARCHAR[]))
+        """,
+        [list(repacked)],
+    ).fetchall()
+    _resummarise(con, [list(r) for r in stale])
+
+
 def _spanned(table: str) -> str:
     if table not in SPANNED:  # table names are interpolated: only these constants ever are
         raise ValueError(f"row_spans does not cover {table!r}")
@@ -694,8 +801,9 @@ def sync_read_paths(con: duckdb.DuckDBPyConnection) -> None:
     except duckdb.TransactionException:
         return  # the block left its transaction open: leaving the block discards it, nothing to sync
     try:
-        _sync_packed(con)
+        repacked = _sync_packed(con)
         _cluster_packed(con)
+        _sync_board_summary(con, repacked)
         stale = [table for table in SPANNED if not _sync_spans(con, table)]
         con.execute("COMMIT")
     except BaseException:
@@ -709,12 +817,13 @@ def sync_read_paths(con: duckdb.DuckDBPyConnection) -> None:
                 con.execute(f"INSERT INTO row_spans {_spans_sql(table)}", [table, 0])
 
 
-def _sync_packed(con: duckdb.DuckDBPyConnection) -> None:
+def _sync_packed(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Pack aggregates written without their packed rows; the submissions repacked."""
     stored, packed = con.execute(
         "SELECT (SELECT count(*) FROM aggregates), (SELECT coalesce(sum(len(n_items)), 0) FROM aggregates_packed)"
     ).fetchall()[0]
     if stored == packed:
-        return
+        return []
     # Repack the submissions whose packed rows disagree with their aggregates (aggregates of a
     # submission that does not exist are never packed: the board leaves them out either way).
     stale = [
@@ -729,6 +838,7 @@ def _sync_packed(con: duckdb.DuckDBPyConnection) -> None:
     ]
     con.execute("DELETE FROM aggregates_packed WHERE submission_id IN (SELECT unnest(?))", [stale])
     con.execute(_PACK, [stale])
+    return stale
 
 
 CLUSTER_SHARE = (

@@ -38,9 +38,9 @@ ui.check_params(PARAMS)
 ui.computing_note(db)
 tasks = ui.all_tasks(db)
 ranks = overview.ranks(db)
-counts = sitedata.home(
-    db
-)  # every visible row once (a reported row without the primary metric counts too)
+# per board: its visible rows (a reported row without the primary metric counts too), submitted ones, last update;
+# from the maintained summary (migration 010), so the first view after a write reads no submission's rows
+counts = {(r["task"], r["split"]): r for r in sitedata.home_counts(db).iter_rows(named=True)}
 provenance = sitedata.all_provenance(db)
 
 infos = [TaskInfo.from_row(row) for row in tasks.iter_rows(named=True)]
@@ -57,8 +57,8 @@ for info in infos:
         mine.row(0, named=True) if mine.height and mine["rank"][0] is not None else None
     )  # the board's first row
     stored.append(leader["value"] if leader else None)
-    listed = counts.filter((pl.col("task") == info.task) & (pl.col("split") == info.split))
-    submitted = int((~listed["is_reference"]).sum()) if listed.height else 0
+    listed = counts.get((info.task, info.split), {})
+    submitted = int(listed.get("submitted") or 0)
     on_board = int(
         (mine["kind"] == "reported").sum()
     )  # papers' rows on the whole-split board (the board's own count)
@@ -77,8 +77,8 @@ for info in infos:
             "Score": leader["shown"] if leader else None,
             "Submissions": submitted,
             "Reported rows": on_board,
-            "Reported on slices only": listed.height - submitted - on_board,
-            "Last update": listed["created_at"].max() if listed.height else None,
+            "Reported on slices only": int(listed.get("listed") or 0) - submitted - on_board,
+            "Last update": listed.get("last_update"),
         }
     )
 
