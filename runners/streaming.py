@@ -294,6 +294,38 @@ class _LabelCodes:
         return self.values[name][column[pos]]
 
 
+class _Positions(Mapping[str, int]):
+    """Item id -> gold position; :meth:`forget` drops the dict (about 100 bytes an item) once validation is done,
+    and it is rebuilt from the ids only if asked again (an item scored out of order, ``item_labels``)."""
+
+    def __init__(self, ids: Sequence[str], built: dict[str, int]):
+        self._ids: Sequence[str] = ids
+        self._map: dict[str, int] | None = built
+
+    def _built(self) -> dict[str, int]:
+        if self._map is None:
+            self._map = {item_id: pos for pos, item_id in enumerate(self._ids)}
+        return self._map
+
+    def forget(self) -> None:
+        self._map = None
+
+    def __getitem__(self, item_id: str) -> int:
+        return self._built()[item_id]
+
+    def get(self, item_id: str, default: Any = None) -> Any:
+        return self._built().get(item_id, default)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._built()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
 class _FirstLines:
     """Item id -> line of its first prediction record: an array by gold position, a dict for other ids."""
 
@@ -348,6 +380,7 @@ def evaluate(
             check(gold.summary())
         fingerprint = _fingerprint(runner, reader, gold, spill)
         notes, lines = _validate(runner, predictions_path, gold)
+        gold.position.forget()
         return _score(
             runner, split, gold, fingerprint, notes, lines, predictions_path, spill, chunk, metadata
         )
@@ -357,7 +390,7 @@ class _Gold:
     """What the streamed gold read keeps: ids, spill offsets, labels, answer-label values, unmatched keys."""
 
     def __init__(self, ids: list[str], position: dict[str, int]):
-        self.ids, self.position = ids, position
+        self.ids, self.position = ids, _Positions(ids, position)
         self.spill_at = array("q")
         self.labels = _LabelCodes()
         self.view_values: dict[str, set[str]] = {}
