@@ -22,7 +22,7 @@ import polars as pl
 PAPER = "paper's date"
 RELEASE = "model release"
 SUBMITTED = "submission time (upload)"
-BASELINE = "run time (the board's baseline)"  # a row the board's operator ran (run_by = operator): produced when stored
+BASELINE = "run time (baseline)"  # a row the board's operator ran (run_by = operator): produced when stored
 SOURCES = (PAPER, RELEASE, SUBMITTED, BASELINE)  # the legend's order
 
 _DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?")

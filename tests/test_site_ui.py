@@ -255,7 +255,7 @@ def test_charts_page_uses_one_colour_per_system_and_skips_incomparable_plots(
             "paper's date",
             "model release",
             "submission time (upload)",
-            "run time (the board's baseline)",
+            "run time (baseline)",
         ]
     ]
     assert len(set(dated[0][1])) == 4
