@@ -21,6 +21,8 @@ def read_prompts(path: Path) -> dict[str, str]:
         return {}
     prompts: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
+        if PROMPT_MARKER not in line:  # most lines of a grid (one in eight or so has a prompt)
+            continue
         fields = line.split("\t")
         if len(fields) >= 3 and fields[2].startswith(PROMPT_MARKER):
             pid = fields[0].strip()
