@@ -58,6 +58,11 @@ def _ranks(db: Path) -> pl.DataFrame:
     for task_row in sitedata.tasks(db).iter_rows(named=True):
         info = TaskInfo.from_row(task_row)
         board = (info.task, info.split)
+        if (
+            versions is None
+        ):  # a store older than migration 010 (read-only): built per store version, as before
+            frames.append(_board_ranks(db, info))
+            continue
         version = (tuple(sorted(task_row.items())), versions.get(board, ()))
         frames.append(
             cache.memo_versioned(

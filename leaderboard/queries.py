@@ -108,7 +108,26 @@ def home_counts(db: Path) -> pl.DataFrame:
     grow with the number of submissions, so Home's first view after a write stays cheap.
     """
     with reader(db) as con:
-        return _frame(con, HOME_COUNTS)
+        try:
+            return _frame(con, HOME_COUNTS)
+        except (
+            duckdb.CatalogException
+        ):  # a store older than migration 010 that could not be upgraded (read-only)
+            boards = _frame(con, "SELECT task, split FROM current_tasks ORDER BY task, split")
+    counts = (
+        home(db)
+        .group_by("task", "split")
+        .agg(
+            pl.len().cast(pl.Int64).alias("listed"),
+            (~pl.col("is_reference")).sum().cast(pl.Int64).alias("submitted"),
+            pl.col("created_at").max().alias("last_update"),
+        )
+    )
+    return (
+        boards.join(counts, on=["task", "split"], how="left")
+        .with_columns(pl.col("listed", "submitted").fill_null(0))
+        .sort("task", "split")
+    )
 
 
 BOARD_VERSIONS = """
@@ -121,16 +140,22 @@ BOARD_VERSIONS = """
 """
 
 
-def board_versions(db: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
+def board_versions(db: Path) -> dict[tuple[str, str], tuple[Any, ...]] | None:
     """(task, split) -> what its current board's rows depend on in the store: the board's fingerprint, hidden flag and
     data provenance (current_tasks), and from ``board_summary`` (migration 010), per (is_reference, reported_on), the
     visible submissions' count and id hash and how many of them have board rows.
 
     Submissions and their aggregates are written once (only hidden / deleted change, and that changes the id hash),
     so an unchanged version is an unchanged set of board rows: what lets Home rebuild only the boards a write touched.
+    None for a store older than migration 010 that could not be upgraded.
     """
     with reader(db) as con:
-        rows = con.execute(BOARD_VERSIONS).fetchall()
+        try:
+            rows = con.execute(BOARD_VERSIONS).fetchall()
+        except (
+            duckdb.CatalogException
+        ):  # older than migration 010, read-only: None, no board has a version
+            return None
     return {(r[0], r[1]): (*r[2:7], tuple(tuple(v) for v in r[7] or ())) for r in rows}
 
 

@@ -123,6 +123,25 @@ def test_the_generated_store_summary_is_the_full_group_by(generated: Path) -> No
     assert queries.home_counts(generated)["listed"].sum() == 12
 
 
+def test_a_store_older_than_010_that_cannot_be_upgraded_counts_the_same(
+    generated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from procbench.leaderboard import cache, overview
+
+    expected, ranks = queries.home_counts(generated), overview.ranks(generated)
+    old = tmp_path / "v9.duckdb"
+    shutil.copyfile(generated, old)
+    with duckdb.connect(str(old)) as con:
+        con.execute("DROP TABLE board_summary")
+        con.execute("DELETE FROM schema_version WHERE version >= 10")
+    released = store.migrations()
+    monkeypatch.setattr(store, "migrations", lambda: [m for m in released if m[0] < 10])
+    cache.clear()
+    assert queries.board_versions(old) is None
+    assert queries.home_counts(old).to_dicts() == expected.to_dicts()
+    assert overview.ranks(old).to_dicts() == ranks.to_dicts()
+
+
 def test_intake_rescore_and_admin_keep_the_summary(tmp_path: Path) -> None:
     db = sample_store(tmp_path)
     assert_summary_holds(db)
