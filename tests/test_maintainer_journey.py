@@ -144,7 +144,7 @@ def _same_numbers(printed: str, expected: str) -> None:
 
 
 def test_the_copy_runs_its_own_code(copy: Path) -> None:
-    probe = "import dsl, procbench.cli, runners.paths; print(runners.paths.PROJECT_ROOT); print(procbench.cli.__file__); print(dsl.__file__)"
+    probe = "import procbench.dsl as dsl, procbench.cli, procbench.paths as paths; print(paths.PROJECT_ROOT); print(procbench.cli.__file__); print(dsl.__file__)"
     done = _run(copy, ["-c", probe])
     assert done.returncode == 0, done.stderr
     project, *modules = done.stdout.split()

@@ -260,13 +260,13 @@ def _heavy_modules_after(code: str) -> list[str]:
 
 
 def test_importing_the_library_imports_no_metric_backend():
-    assert _heavy_modules_after("import runners.metrics") == []
+    assert _heavy_modules_after("import procbench.runners.metrics") == []
 
 
 def test_building_every_metric_imports_no_generation_backend_until_it_computes():
     # building (as check and compile do) must not load sacrebleu or rouge-score: only computing does
     loaded = _heavy_modules_after(
-        "from runners import registry\nfor name in registry.names('metric'): registry.get('metric', name).build()"
+        "from procbench.runners import registry\nfor name in registry.names('metric'): registry.get('metric', name).build()"
     )
     assert not {"sacrebleu", "rouge_score"} & set(loaded)
 

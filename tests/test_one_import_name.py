@@ -39,6 +39,12 @@ def _tracked(pattern: str) -> list[Path]:
     ]
 
 
+# `from runners import registry` / `import dsl, json` inside a string: a script a test or the bench runs
+_SCRIPT = re.compile(
+    r"(?m)^\s*(?:from\s+(?:%s)[.\s]|import\s+(?:%s)\b)" % ("|".join(OLD), "|".join(OLD))
+)
+
+
 def _names_old(head: ast.expr) -> bool:
     pattern = r"(%s)\.[\w.]*" % "|".join(OLD)
     return (
@@ -64,6 +70,12 @@ def _old_imports(source: str) -> list[tuple[int, str]]:
             found.append(
                 (node.lineno, "f-string")
             )  # f"submissions.{name}_engine": a module named at run time
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _SCRIPT.search(node.value)
+        ):
+            found.append((node.lineno, "a script's import"))  # code in a string, run by `python -c`
         elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)

@@ -203,7 +203,7 @@ def test_every_shipped_runner_is_rebuilt_without_the_spec_language(cache_dir: Pa
 
     probe = (
         "import json, sys\n"
-        "from dsl.tasks import all_spec_paths, load_runner\n"
+        "from procbench.dsl.tasks import all_spec_paths, load_runner\n"
         "digests = {p.stem: load_runner(p).spec_digest for p in all_spec_paths()}\n"
         "print(json.dumps({'digests': digests, 'modules': sorted(sys.modules)}))\n"
     )

@@ -151,7 +151,7 @@ def test_a_long_string_parses_in_bounded_memory() -> None:
     11 GB); now the lexer's memory does not grow with it. Measured in a fresh interpreter (peak RSS)."""
     code = (
         "import resource\n"
-        "from dsl.parser import parse, MAX_SPEC_BYTES\n"
+        "from procbench.dsl.parser import parse, MAX_SPEC_BYTES\n"
         "parse('task \"t\" { x = 1 }')\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "for text in ('\"' + 'a' * (MAX_SPEC_BYTES - 100) + '\"', '\"\"\"' + 'a' * (MAX_SPEC_BYTES - 100) + '\"\"\"'):\n"
