@@ -118,6 +118,7 @@ class ScoreRows(Sequence[ItemScore]):
         self._width = -1  # the one shape's length while every row has it
         self._values = array("d")
         self._shapes: list[tuple[tuple[str, type], ...]] = []
+        self._float_names: list[tuple[str, ...] | None] = []  # a shape's names where all are floats
         self._shape_index: dict[tuple[tuple[str, type], ...], int] = {}
         self._odd: dict[int, ItemScore] = {}
 
@@ -141,6 +142,9 @@ class ScoreRows(Sequence[ItemScore]):
             if index < 0 and len(self._shapes) < 32000:
                 index = self._shape_index[shape] = len(self._shapes)
                 self._shapes.append(shape)
+                self._float_names.append(
+                    tuple(name for name, _ in shape) if all(t is float for _, t in shape) else None
+                )
         width = len(self._shapes[index]) if index >= 0 else 0
         if self._start is None and (index < 0 or (self._width >= 0 and width != self._width)):
             # rows no longer all alike: from now on each row says where its values start
@@ -165,6 +169,11 @@ class ScoreRows(Sequence[ItemScore]):
             return self._odd[row]
         start = self._start[row] if self._start is not None else row * self._width
         values = self._values
+        names = self._float_names[shape]
+        if names is not None:  # every value a float: the dict straight from the array's slice
+            return ItemScore(
+                self._ids[self._where[row]], dict(zip(names, values[start : start + len(names)]))
+            )
         return ItemScore(
             self._ids[self._where[row]],
             {
