@@ -36,6 +36,10 @@ RANK_PX = 48
 METRIC_PX = (60, 96)  # a metric column: as wide as its header, within these bounds
 CI_LABEL = "95% CI"
 TIE_LABEL = "Tie"  # the tie-group column's header ("leader", "tied", "best submitted" below it; its help says the rest)
+# Home's models × boards grid (issue #30): its columns together fit a 1400-px window's content width, less the frame;
+# Page and Boards narrow, the rank columns sharing the rest in proportion to their longest cell
+HOME_GRID_PX = 1230
+HOME_PAGE_PX, HOME_BOARDS_PX = 56, 64
 
 
 def ci_column(metric: MetricInfo) -> str:

@@ -14,7 +14,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from procbench.leaderboard import boardview, evidence, metadata, overview, queries, sitedata, ui
+from procbench.leaderboard import (
+    boardlayout,
+    boardview,
+    evidence,
+    metadata,
+    overview,
+    queries,
+    sitedata,
+    ui,
+)
 from procbench.leaderboard.model import TaskInfo
 from procbench.demo import build_board
 from tests.site_app import build_demo_store, page
@@ -88,6 +97,34 @@ def test_home_grid_has_one_column_per_benchmark_and_each_board_on_demand(
     assert [
         c for c in wrong.dataframe[1].value.columns if c not in ("Model", "Page", "Boards")
     ] == overview.benchmarks(demo_db)
+
+
+def test_home_grid_gives_its_rank_columns_the_room_page_and_boards_took(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #30 (real-data review): at 1400 px the grid's cells ('#11 of 18 · 26.00 % on paradise-reverse-warning') were
+    cut while Page and Boards took about 110 px each. Page and Boards are narrow; the rank columns share the rest of the
+    1400-px budget in proportion to their longest cell, and all columns together stay within it (no sideways scroll)."""
+    for boards in ("every benchmark", "PARADISE"):
+        frame = next(
+            d
+            for d in page(demo_db, monkeypatch, "home", boards=boards).dataframe
+            if "Page" in d.value
+        )
+        config = json.loads(frame.proto.columns)
+        widths = {name: c.get("width") for name, c in config.items()}
+        assert widths["Page"] <= 60 and widths["Boards"] <= 64
+        ranked = [c for c in frame.value.columns if c not in ("Model", "Page", "Boards")]
+        assert ranked and all(isinstance(widths[c], int) for c in ranked)
+        assert (
+            sum(widths[c] for c in ("Model", "Page", "Boards", *ranked)) <= boardlayout.HOME_GRID_PX
+        )
+        longest = {c: max(len(str(v)) for v in frame.value[c] if v is not None) for c in ranked}
+        # a column with a longer cell is never given less room than one with a shorter cell
+        for a in ranked:
+            for b in ranked:
+                if longest[a] > longest[b]:
+                    assert widths[a] >= widths[b], (a, b, widths)
 
 
 def test_home_counts_papers_rows_as_their_boards_list_them(

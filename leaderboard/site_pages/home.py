@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from procbench.leaderboard import overview, sitedata, ui
+from procbench.leaderboard import boardlayout, overview, sitedata, ui
 from procbench.leaderboard.model import TaskInfo
 from procbench.leaderboard.queries import BoardProvenance
 
@@ -182,21 +182,34 @@ else:
             "and the value; the board is named where the benchmark has several (– : on none)"
             for c in columns
         }
+    # issue #30 (real-data review): the cells ('#11 of 18 · 26.00 % on paradise-reverse-warning') were cut at 1400 px
+    # while Page and Boards took 110 px each; those two are narrow now, and the rank columns share what is left of
+    # the 1400-px budget in proportion to their longest cell (each cell's text is also its tooltip)
+    model_px = ui.text_px(grid["Model"].to_list(), max_px=260)
+    wanted = {c: ui.text_px(grid[c].to_list(), min_px=90, max_px=380) for c in columns}
+    room = (
+        boardlayout.HOME_GRID_PX - model_px - boardlayout.HOME_PAGE_PX - boardlayout.HOME_BOARDS_PX
+    )
+    scale = min(1.0, room / sum(wanted.values())) if wanted else 1.0
+    cell_px = {c: int(w * scale) for c, w in wanted.items()}
     ui.table(
         grid,
         column_config={
-            "Model": st.column_config.TextColumn(
-                "Model", width=ui.text_px(grid["Model"].to_list(), max_px=320)
-            ),
+            "Model": st.column_config.TextColumn("Model", width=model_px),
             "Page": st.column_config.LinkColumn(
                 "Page",
                 display_text="open",
+                width=boardlayout.HOME_PAGE_PX,
                 help="the model page: every task, rank and submission of this model",
             ),
             "Boards": st.column_config.NumberColumn(
-                help="the boards this model has a row on (of every benchmark)"
+                width=boardlayout.HOME_BOARDS_PX,
+                help="the boards this model has a row on (of every benchmark)",
             ),
-            **{c: st.column_config.TextColumn(header[c], help=helps[c]) for c in columns},
+            **{
+                c: st.column_config.TextColumn(header[c], help=helps[c], width=cell_px[c])
+                for c in columns
+            },
         },
         key="models",
     )
