@@ -50,9 +50,11 @@ def _specs() -> dict[str, m.TaskSpec]:
 
 @pytest.fixture(scope="module")
 def shipped() -> dict[str, m.TaskSpec]:
+    # Every pinned spec is still shipped; a spec added since (a maintainer's new task, as docs/adding-a-benchmark.md
+    # walks through) has no pin yet and is not compared: its author pins it here when it ships.
     specs = _specs()
-    assert set(specs) == set(SHIPPED_FORMS), "a spec was added or removed: pin its form here"
-    return specs
+    assert set(SHIPPED_FORMS) <= set(specs), "a pinned spec was removed: drop its pin here"
+    return {name: spec for name, spec in specs.items() if name in SHIPPED_FORMS}
 
 
 # -- every field has a role --------------------------------------------------------------------
