@@ -211,8 +211,11 @@ def json_array_members(path: Path, *, chunk: int = CHUNK_CHARACTERS) -> Iterator
                             continue
                         raise fail(exc.msg) from None
                     # a number could go on in the next chunk ("1" of "1.5", "1e" of "1e5")
-                    tail = text[end:]
-                    if len(tail) > 3 or any(c not in _NUMBER_TAIL for c in tail) or not more():
+                    if (
+                        len(text) - end > 3
+                        or any(c not in _NUMBER_TAIL for c in text[end:])
+                        or not more()
+                    ):
                         break
                 at = end
                 yield member

@@ -120,7 +120,12 @@ def _numbered(text: str) -> tuple[int, ...]:
     return _chunk_tokenizer().numbers(text)
 
 
-@lru_cache(maxsize=1_000_000)
+# Pair caches hold a few hundred bytes an entry: sized so that a 100x split stays within its memory
+# goal (issue #31) while a document's repeated comparisons, and recent documents', still hit.
+PAIR_CACHE = 200_000
+
+
+@lru_cache(maxsize=PAIR_CACHE)
 def lexical_f1(a: str, b: str) -> float:
     """Harmonic mean of the share of a's tokens found in b and of b's tokens found in a; 0 if either is empty.
 
@@ -200,7 +205,7 @@ def _bleu_profile(text: str) -> tuple[int, dict[str, int]]:
     return sum(counts.values()), counts
 
 
-@lru_cache(maxsize=500_000)
+@lru_cache(maxsize=PAIR_CACHE)
 def bleu1(hypothesis: str, reference: str) -> float:
     """NLTK ``sentence_bleu([ref], hyp, weights=(1, 0, 0, 0))`` on filtered tokens, rounded to 4 decimals."""
     if not hypothesis or not reference:
