@@ -860,9 +860,20 @@ def _cluster_packed(con: duckdb.DuckDBPyConnection) -> None:
     ).fetchall()[0]
     if appended <= max(CLUSTER_MIN_ROWS, CLUSTER_SHARE * rows):
         return
+    # sorted one task and split at a time (the same order as sorting the whole table): a sort holds one board's rows,
+    # not the table's (issue #31: at 30 000 generated submissions this rewrite peaked at 348 MB RSS sorted whole, 237
+    # MB a board at a time; the copy itself, in one transaction, still grows with the table)
     con.execute(
-        "CREATE TABLE aggregates_packed_clustered AS SELECT * FROM aggregates_packed ORDER BY task, split, slice, slice_value, rowid"
+        "CREATE TABLE aggregates_packed_clustered AS SELECT * FROM aggregates_packed LIMIT 0"
     )
+    for task, split in con.execute(
+        "SELECT DISTINCT task, split FROM aggregates_packed ORDER BY task, split"
+    ).fetchall():
+        con.execute(
+            "INSERT INTO aggregates_packed_clustered SELECT * FROM aggregates_packed WHERE task = ? AND split = ?"
+            " ORDER BY slice, slice_value, rowid",
+            [task, split],
+        )
     con.execute("DELETE FROM aggregates_packed")
     con.execute(
         "INSERT INTO aggregates_packed SELECT * REPLACE (TRUE AS clustered) FROM aggregates_packed_clustered"
