@@ -277,16 +277,26 @@ class FieldType:
         if (
             k in COLLECTION_KINDS
         ):  # a JSON list; whether an ordering's items are distinct is the metric's question (Metric.invalid)
-            return isinstance(value, list) and (
-                self.item is None or all(self.item.accepts(v) for v in value)
-            )
+            if not isinstance(value, list):
+                return False
+            item = self.item
+            if item is None:
+                return True
+            if item.kind == "str":  # the commonest list, without a call per member (same rule)
+                return all(isinstance(v, str) for v in value)
+            return all(item.accepts(v) for v in value)
         if k == "enum":
             return any(value == v and type(value) is type(v) for v in self.values)
         if (
             k == "record"
         ):  # a mapping with the members, or an object with them as attributes (a frozen dataclass)
+            if type(value) is dict or isinstance(value, Mapping):  # member_of, asked once a record
+                return all(
+                    (v := value.get(name, _ABSENT)) is not _ABSENT and t.accepts(v)
+                    for name, t in self.values
+                )
             return all(
-                (v := member_of(value, name)) is not _ABSENT and t.accepts(v)
+                (v := getattr(value, name, _ABSENT)) is not _ABSENT and t.accepts(v)
                 for name, t in self.values
             )
         return False
