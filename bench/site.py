@@ -2,6 +2,7 @@
 
 ``python -m procbench.bench.site generate``     fill a store with generated submissions (:mod:`.site_stores`);
 ``python -m procbench.bench.site pages``        whole pages in headless Chromium (:mod:`.browserbench`);
+``python -m procbench.bench.site home``         Home in-process after a write, then warm (:mod:`.site_home`);
 ``python -m procbench.bench.site screenshots``  full-page screenshots of a store (:mod:`.screenshots`).
 
 A missing store exits 4 (missing data), as every ``procbench`` command does (procbench/exit_codes.py).
@@ -63,6 +64,18 @@ def pages(args: argparse.Namespace) -> int:
     return 0
 
 
+def home(args: argparse.Namespace) -> int:
+    """Home in-process (AppTest) after one real intake, then warm, beside what a write cost Home before issue #31."""
+    if not args.db.exists():
+        return _missing(
+            f"no database at {args.db} (make one with `python -m procbench.bench.site generate`)"
+        )
+    from procbench.bench import site_home
+
+    site_home.run(args.db)
+    return 0
+
+
 def screenshots(args: argparse.Namespace) -> int:
     """Full-page screenshots of Home, boards, a model page and Compare in headless Chromium."""
     if not args.db.exists():
@@ -117,6 +130,15 @@ def parser() -> argparse.ArgumentParser:
         help="only the views whose name contains this (repeated)",
     )
     page.set_defaults(run=pages)
+
+    first = commands.add_parser("home", help=home.__doc__)
+    first.add_argument(
+        "--db",
+        type=Path,
+        default=Path("var/bench.duckdb"),
+        help="the store (it gets one submission more)",
+    )
+    first.set_defaults(run=home)
 
     shot = commands.add_parser("screenshots", help=screenshots.__doc__)
     shot.add_argument("--db", type=Path, default=DEMO_STORE, help="the store to show")
