@@ -46,7 +46,18 @@ def board_label(task: str, split: str) -> str:
 
 def ranks(db: Path) -> pl.DataFrame:
     """One row per visible row of every current board: its rank (None: listed, not ranked) and primary value."""
-    return cache.memo(db, "overview.ranks", (), lambda: _ranks(db))
+    return cache.memo(db, "overview.ranks", (), lambda: _with_cells(db).drop(CELLS))
+
+
+CELLS = (
+    "_cell",
+    "_cell_named",
+)  # each row's grid cell (overview.cell), without and with its board named
+
+
+def _with_cells(db: Path) -> pl.DataFrame:
+    """:func:`ranks` with each row's grid cells, formatted when its board is built (not per grid: issue #31)."""
+    return cache.memo(db, "overview.ranks_cells", (), lambda: _ranks(db))
 
 
 def _ranks(db: Path) -> pl.DataFrame:
@@ -73,7 +84,11 @@ def _ranks(db: Path) -> pl.DataFrame:
                 lambda info=info: _board_ranks(db, info),  # type: ignore[misc]
             )
         )
-    return pl.concat(frames) if frames else pl.DataFrame(schema=SCHEMA)
+    return (
+        pl.concat(frames)
+        if frames
+        else pl.DataFrame(schema={**SCHEMA, **dict.fromkeys(CELLS, pl.String)})
+    )
 
 
 def _board_ranks(db: Path, info: TaskInfo) -> pl.DataFrame:
@@ -113,7 +128,11 @@ def _board_ranks(db: Path, info: TaskInfo) -> pl.DataFrame:
                     ],  # '5 / 6 · partial' (issue #33: a partial row is listed, unranked)
                 }
             )
-    return pl.DataFrame(rows, schema=SCHEMA)
+    frame = pl.DataFrame(rows, schema=SCHEMA)
+    return frame.with_columns(
+        pl.Series(CELLS[0], [cell(r) for r in rows], dtype=pl.String),
+        pl.Series(CELLS[1], [cell(r, True) for r in rows], dtype=pl.String),
+    )
 
 
 def models(db: Path) -> list[str]:
@@ -176,7 +195,7 @@ def _matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
     it (case-insensitive).  Columns: ``Model``, ``Page`` (its model page), ``Boards`` (how many boards
     it is on, of every benchmark), then the rank columns.
     """
-    frame = ranks(db)
+    frame = _with_cells(db)
     if query.strip():
         frame = frame.filter(
             pl.col("model").str.to_lowercase().str.contains(query.strip().lower(), literal=True)
@@ -201,12 +220,11 @@ def _matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
         .first()
     )
     several = {b for b in columns if column == "benchmark" and len(boards_of(db, b)) > 1}
-    best = best.with_columns(
-        pl.Series(
-            "cell",
-            [cell(r, r[column] in several) for r in best.iter_rows(named=True)],
-            dtype=pl.String,
-        )
+    best = best.with_columns(  # formatted once per row when its board was built (overview.cell)
+        pl.when(pl.col(column).is_in(pl.Series(sorted(several), dtype=pl.String).implode()))
+        .then(pl.col(CELLS[1]))
+        .otherwise(pl.col(CELLS[0]))
+        .alias("cell")
     )
     wide = (
         counts.join(best.pivot(on=column, index="model", values="cell"), on="model", how="left")
