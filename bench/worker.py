@@ -341,7 +341,7 @@ def start_up(request: dict[str, Any]) -> dict[str, Any]:
     own = sorted(
         m
         for m in set(sys.modules) - before
-        if m.partition(".")[0] in {"procbench", "runners", "dsl"}
+        if m.partition(".")[0] == "procbench"  # one import name: dsl, runners, ... are procbench.*
     )
     return {
         "task": request["task"],
