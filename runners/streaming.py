@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 STREAM_BYTES = int(
     os.environ.get("PROCBENCH_STREAM_BYTES", 64 * 1024 * 1024)
 )  # gold + predictions above this: streamed
-CHUNK_ITEMS = 4096  # items bound, scored and held at a time
+CHUNK_ITEMS = 2048  # items bound, scored and held at a time
 
 
 def applies(runner: TaskRunner, split: str, metadata: Mapping[str, Any] | None = None) -> bool:
@@ -261,12 +261,12 @@ class _LabelCodes:
     """Each item's labels as small integers per label name, in the order the reader gave them."""
 
     def __init__(self) -> None:
-        self.names: dict[str, array[int]] = {}
+        self.names: dict[str, array[int]] = {}  # label name -> value code per position (-1: none)
         self.values: dict[str, list[str]] = {}
         self.codes: dict[str, dict[str, int]] = {}
         self.orders: list[tuple[str, ...]] = []  # label names of an item, in order
         self.order_index: dict[tuple[str, ...], int] = {}
-        self.order = array("l")
+        self.order = array("i")
         self.count = 0
 
     def add(self, labels: Mapping[str, str]) -> None:
@@ -279,7 +279,7 @@ class _LabelCodes:
         for name, value in labels.items():
             column = self.names.get(name)
             if column is None:
-                column = self.names[name] = array("l", [-1]) * self.count
+                column = self.names[name] = array("i", [-1]) * self.count
                 self.values[name], self.codes[name] = [], {}
             code = self.codes[name].get(value)
             if code is None:
@@ -303,11 +303,40 @@ class _LabelCodes:
         return self.values[name][column[pos]]
 
 
-class _Positions(Mapping[str, int]):
-    """Item id -> gold position; :meth:`forget` drops the dict (about 100 bytes an item) once validation is done,
-    and it is rebuilt from the ids only if asked again (an item scored out of order, ``item_labels``)."""
+class _Ids(Sequence[str]):
+    """Item ids in official order, as one UTF-8 blob and the offsets into it (no string object per item)."""
 
-    def __init__(self, ids: Sequence[str], built: dict[str, int]):
+    def __init__(self, ids: Sequence[str]):
+        self._blob = bytearray()
+        self._at = array("q", [0])
+        for item_id in ids:
+            self._blob += item_id.encode("utf-8", "surrogatepass")
+            self._at.append(len(self._blob))
+
+    def __len__(self) -> int:
+        return len(self._at) - 1
+
+    @overload
+    def __getitem__(self, pos: int) -> str: ...
+
+    @overload
+    def __getitem__(self, pos: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, pos: int | slice) -> str | Sequence[str]:
+        if isinstance(pos, slice):
+            return [self[p] for p in range(len(self))[pos]]
+        if pos < 0:
+            pos += len(self)
+        if not 0 <= pos < len(self):
+            raise IndexError(pos)
+        return self._blob[self._at[pos] : self._at[pos + 1]].decode("utf-8", "surrogatepass")
+
+
+class _Positions(Mapping[str, int]):
+    """Item id -> gold position: the reader's dict until predictions are validated (``_Gold.compact`` drops it: about
+    100 bytes an item), then rebuilt from the ids only if asked again (an item scored out of order, ``item_labels``)."""
+
+    def __init__(self, ids: Sequence[str], built: dict[str, int] | None):
         self._ids: Sequence[str] = ids
         self._map: dict[str, int] | None = built
 
@@ -315,9 +344,6 @@ class _Positions(Mapping[str, int]):
         if self._map is None:
             self._map = {item_id: pos for pos, item_id in enumerate(self._ids)}
         return self._map
-
-    def forget(self) -> None:
-        self._map = None
 
     def __getitem__(self, item_id: str) -> int:
         return self._built()[item_id]
@@ -389,7 +415,7 @@ def evaluate(
             check(gold.summary())
         fingerprint = _fingerprint(runner, reader, gold, spill)
         notes, lines = _validate(runner, predictions_path, gold)
-        gold.position.forget()
+        gold.compact()
         return _score(
             runner, split, gold, fingerprint, notes, lines, predictions_path, spill, chunk, metadata
         )
@@ -399,12 +425,18 @@ class _Gold:
     """What the streamed gold read keeps: ids, spill offsets, labels, answer-label values, unmatched keys."""
 
     def __init__(self, ids: list[str], position: dict[str, int]):
-        self.ids, self.position = ids, _Positions(ids, position)
+        self.ids: Sequence[str] = ids
+        self.position = _Positions(ids, position)
         self.spill_at = array("q")
         self.labels = _LabelCodes()
         self.view_values: dict[str, set[str]] = {}
         self.unmatched: dict[str, tuple[str, ...]] = {}
         self.view_fields: dict[str, str] = {}
+
+    def compact(self) -> None:
+        """Once predictions are validated: the ids as one blob, the id -> position dict dropped (rebuilt if asked)."""
+        self.ids = _Ids(self.ids)
+        self.position = _Positions(self.ids, None)
 
     def summary(self) -> GoldSet:
         """A GoldSet with no items whose labels and views say which labels and values the split has."""
