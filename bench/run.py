@@ -1,11 +1,11 @@
-"""``python -m bench.run`` (``make bench``): measure procbench and write docs/performance.md.
+"""``python -m procbench.bench.run`` (``make bench``): measure procbench and write docs/performance.md.
 
-    python -m bench.run                 # 1x / 10x / 100x workloads, stores of 100 / 1 000 / 10 000
-    python -m bench.run --quick         # 1x, a store of 100, few repetitions: a smoke test (tests use it)
-    python -m bench.run --full          # also PAGED at 100x (minutes on its own)
+    python -m procbench.bench.run                 # 1x / 10x / 100x workloads, stores of 100 / 1 000 / 10 000
+    python -m procbench.bench.run --quick         # 1x, a store of 100, few repetitions: a smoke test (tests use it)
+    python -m procbench.bench.run --full          # also PAGED at 100x (minutes on its own)
 
 Workloads and stores go to ``--work`` (default ``var/bench``); every measurement runs in a fresh
-subprocess (``bench.worker``).  A measurement that fails is reported as such; the run goes on.
+subprocess (``procbench.bench.worker``).  A measurement that fails is reported as such; the run goes on.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ IN_PROCESS = (
 def run_worker(
     request: dict[str, Any], *, timeout: float = 900, env: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """One ``bench.worker`` measurement in a fresh Python process; ``{"error": ...}`` when it fails."""
+    """One ``procbench.bench.worker`` measurement in a fresh Python process; ``{"error": ...}`` when it fails."""
     if IN_PROCESS:
         from procbench.bench import worker
 

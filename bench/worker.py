@@ -1,4 +1,4 @@
-"""One measurement in a fresh process: ``python -m bench.worker '<json request>'`` prints one JSON line.
+"""One measurement in a fresh process: ``python -m procbench.bench.worker '<json request>'`` prints one JSON line.
 
 Running each measurement in its own process gives an honest peak RSS (``ru_maxrss``) and cold
 caches.  These are the in-process stage timings (imports done before the clock starts, reported
@@ -140,7 +140,7 @@ def intake(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def queries(request: dict[str, Any]) -> dict[str, Any]:
-    """p50/p95 of the site's read queries (``leaderboard.queries``), each opening the store read-only as the site does."""
+    """p50/p95 of the site's read queries (``procbench.leaderboard.queries``), each opening the store read-only as the site does."""
     from procbench.leaderboard import queries as q
 
     db, reps = Path(request["db"]), int(request["reps"])
@@ -173,7 +173,7 @@ def queries(request: dict[str, Any]) -> dict[str, Any]:
         "one slice": lambda: con.execute(
             board_sql, [task, split, slice_name, slice_value]
         ).fetchall(),
-        "compare two submissions": lambda: (  # the site's reads (leaderboard.queries.item_scores, aggregates) on the open connection
+        "compare two submissions": lambda: (  # the site's reads (procbench.leaderboard.queries.item_scores, aggregates) on the open connection
             {
                 sid: table.to_pylist()
                 for sid, table in submission_rows(con, "item_scores", [first, second]).items()

@@ -25,7 +25,7 @@ __all__ = [
     "parse_file",
 ]
 
-# Imported on first use (PEP 562): a command that takes a checked spec from the cache (dsl.cache) or only
+# Imported on first use (PEP 562): a command that takes a checked spec from the cache (procbench.dsl.cache) or only
 # needs an error class should not import the parser (Lark) and the compiler (the registry, NumPy).
 _HOMES = {
     "CheckResult": "procbench.dsl.checker",

@@ -1,9 +1,9 @@
 """Syntax block + model dataclass → the typed object, validated and constructed in one pass.
 
-The dataclasses in :mod:`dsl.model` are the schema: their field metadata says how each part is
+The dataclasses in :mod:`procbench.dsl.model` are the schema: their field metadata says how each part is
 written (attribute, label, nested block, free-form entries) and their annotations what it holds.
 :class:`Binder` walks a block once, reads every statement against that schema, records every name
-the spec refers to (resolved by :mod:`dsl.checker` once all declarations are known), and reports
+the spec refers to (resolved by :mod:`procbench.dsl.checker` once all declarations are known), and reports
 each mistake once, at its position, with a hint.
 """
 

@@ -21,7 +21,7 @@ version and the distributions listing; they are plain JSON, read back only when 
 expected shape, so a damaged file is recomputed.
 
 Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/specs`` in a checkout and
-``$XDG_CACHE_HOME/procbench/specs`` for an installed wheel (``runners.paths.default_cache_dir``).
+``$XDG_CACHE_HOME/procbench/specs`` for an installed wheel (``procbench.runners.paths.default_cache_dir``).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 FORMAT = b"procbench-spec-cache 1\n"
 ENV_DIR = "PROCBENCH_CACHE_DIR"
-COMPONENTS_ENV = "PROCBENCH_COMPONENTS"  # runners.registry.COMPONENTS_ENV, read here without importing the registry
+COMPONENTS_ENV = "PROCBENCH_COMPONENTS"  # procbench.runners.registry.COMPONENTS_ENV, read here without importing the registry
 _CODE_PACKAGES = ("dsl", "runners")  # their sources decide what a check returns
 
 

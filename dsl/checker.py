@@ -1,8 +1,8 @@
-"""Syntax tree → typed :class:`dsl.model.TaskSpec`, or every error found, each with a position.
+"""Syntax tree → typed :class:`procbench.dsl.model.TaskSpec`, or every error found, each with a position.
 
 The pipeline for one file: parse; merge the task it ``extends``; substitute ``params.x`` and
 ``{x}`` in strings; give every ``match`` block the score block's ``defaults``; bind the task block
-against the model's dataclasses (:mod:`dsl.binding`, one pass that validates and constructs);
+against the model's dataclasses (:mod:`procbench.dsl.binding`, one pass that validates and constructs);
 expand the written forms (metric families, reported tables, fetch origins + lock file, normaliser
 reuse); then resolve every name the spec used against what it declares and what its components'
 contracts promise, and check the types that flow between them.  One mistake gives one error.

@@ -2,7 +2,7 @@
 
 A measure block (or the score block, for all of its measures) declares what an item without a
 prediction record counts as (``missing``) and what a prediction the metric cannot measure counts as
-(``invalid``: :meth:`runners.metrics._base.Metric.invalid` says why, e.g. not a permutation of the
+(``invalid``: :meth:`procbench.runners.metrics._base.Metric.invalid` says why, e.g. not a permutation of the
 gold).  The forms, documented in docs/language.md (measure blocks):
 
 * ``"empty"``: scored as an unanswered item (the metric's ``item(gold, None)``);

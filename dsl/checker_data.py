@@ -1,7 +1,7 @@
 """The data block's computed values: ``lookup``, ``any``, ``all``, ``distinct``, ``equals`` and an explode's ``product``.
 
-The checker (:mod:`dsl.checker`) calls these where a field, a label or an explode attribute is
-written as a call rather than a path.  Each returns the plain node :mod:`runners.data_exprs`
+The checker (:mod:`procbench.dsl.checker`) calls these where a field, a label or an explode attribute is
+written as a call rather than a path.  Each returns the plain node :mod:`procbench.runners.data_exprs`
 evaluates (a path stays the tuple of its names, so specs without these constructs read, and
 fingerprint, as before), or ``None`` after reporting the mistake at its place with a hint.
 The syntax is documented in docs/language.md ("Computed values").

@@ -518,7 +518,7 @@ def check_field_match(
 
 
 def check_templates(spec: m.TaskSpec, ck: CheckerState) -> None:
-    """Templates are looked up by name at run time (runners.templates): the name must be one that is, its variables ones it gets.
+    """Templates are looked up by name at run time (procbench.runners.templates): the name must be one that is, its variables ones it gets.
 
     A spec is untrusted: a template is parsed by the sandbox that renders it, and may access attributes or items
     of the variables it is given only (no ``cycler.__init__.__globals__``, no ``_`` names, no include/import).

@@ -28,7 +28,7 @@ class DataReads(CheckerState):
             and not expr.args
             and not expr.kwargs
         ):
-            return ("#row",)  # runners.tables.ROW_INDEX
+            return ("#row",)  # procbench.runners.tables.ROW_INDEX
         if (
             isinstance(expr, s.Call)
             and expr.callee.dotted == "key"
@@ -41,7 +41,7 @@ class DataReads(CheckerState):
             return (
                 "#key",
                 expr.args[0].parts[0],
-            )  # runners.tables.KEY_ID: the keys of a JSON object {id: record}
+            )  # procbench.runners.tables.KEY_ID: the keys of a JSON object {id: record}
         self.error(
             expr.span,
             "id is a path into the primary source (e.g. gold.id), key(<source>) or row_index()",

@@ -1,7 +1,7 @@
 """What the checker knows while it binds one spec file: the blocks declared so far, what was used, where things were written.
 
-The readers of each block (:mod:`dsl.checker_read_data`, ``_score``, ``_similarity``, ``_report``) share this state; the
-checks after binding (:mod:`dsl.checker_resolve` and those it calls) read it.
+The readers of each block (:mod:`procbench.dsl.checker_read_data`, ``_score``, ``_similarity``, ``_report``) share this state; the
+checks after binding (:mod:`procbench.dsl.checker_resolve` and those it calls) read it.
 """
 
 from __future__ import annotations

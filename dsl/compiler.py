@@ -1,7 +1,7 @@
 """Checked spec -> runner *plan* (dsl/plan.py), the fingerprint, and ``--explain`` (the plan, stage by stage).
 
 :func:`plan_of` writes down, as plain data, every component a spec wires and its arguments; :func:`compile_spec`
-is ``dsl.plan.build(plan_of(spec, spec_digest(spec)))``, so a runner rebuilt from a cached plan (``procbench
+is ``procbench.dsl.plan.build(plan_of(spec, spec_digest(spec)))``, so a runner rebuilt from a cached plan (``procbench
 score`` with the spec cache warm, dsl/tasks.py) is built by the same code as a compiled one.  Runtime modules
 that only some specs need (match stages, table readers, reader contracts) are imported by the step of
 ``build`` that needs them, so scoring a task imports what its plan runs (issue #19).  The versions of the
@@ -73,7 +73,7 @@ def _nested_calls(call: m.ComponentCall) -> list[m.ComponentCall]:
 
 
 def plan_of(spec: m.TaskSpec, digest: str) -> dict[str, Any]:
-    """The plan of the checked ``spec`` whose fingerprint is ``digest`` (plain data: ``dsl.plan.is_plain``)."""
+    """The plan of the checked ``spec`` whose fingerprint is ``digest`` (plain data: ``procbench.dsl.plan.is_plain``)."""
     score = spec.score
     return {
         "format": plan.FORMAT,
@@ -105,7 +105,7 @@ def plan_of(spec: m.TaskSpec, digest: str) -> dict[str, Any]:
 
 
 def _table(data: m.DataSpec) -> dict[str, Any]:
-    """A reader of declared sources, fields and labels (runners.tables.TableReader)."""
+    """A reader of declared sources, fields and labels (procbench.runners.tables.TableReader)."""
     return {
         "sources": tuple(
             (s.name, s.format, s.path, s.key, s.splits, s.optional) for s in data.sources
@@ -195,7 +195,7 @@ def _scorer(score: m.ScoreSpec) -> plan.Node:
 
 
 def _walk(align: m.AlignSpec) -> dict[str, Any]:
-    """An align block (runners.alignment.AlignedWalk)."""
+    """An align block (procbench.runners.alignment.AlignedWalk)."""
     return {
         "name": align.name,
         "gold": align.gold,
@@ -293,7 +293,7 @@ def _measure(
 
 
 def compile_spec(spec: m.TaskSpec) -> TaskRunner:
-    """The runner of a checked spec: its plan (:func:`plan_of`), built (``dsl.plan.build``)."""
+    """The runner of a checked spec: its plan (:func:`plan_of`), built (``procbench.dsl.plan.build``)."""
     return plan.build(plan_of(spec, spec_digest(spec)))
 
 

@@ -2,7 +2,7 @@
 
 Each block of the language is one frozen dataclass here.  Its fields say, through their metadata
 (:func:`attr`, :func:`label`, :func:`block`, :func:`blocks`, :func:`entries`), how the block is
-written; their annotations say what type each value has.  ``dsl.binding`` reads a syntax block
+written; their annotations say what type each value has.  ``procbench.dsl.binding`` reads a syntax block
 against the dataclass and constructs it in the same pass, so adding an attribute is adding one field
 here.  Names a spec declares are bare names (:data:`Name`); strings are text.
 
@@ -137,7 +137,7 @@ def fingerprinted(value: Any) -> Any:
     """A checked spec (or any part of it) as plain JSON-ready values, keeping only fingerprinted fields.
 
     What equality ignores (positions, file paths) is left out too; a plain value type's fields are
-    all kept.  :func:`dsl.compiler.semantic_form` builds on this.
+    all kept.  :func:`procbench.dsl.compiler.semantic_form` builds on this.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         roles = field_roles(type(value))

@@ -1,7 +1,7 @@
-"""Text → syntax tree (``dsl.syntax``), with errors that point at the offending character.
+"""Text → syntax tree (``procbench.dsl.syntax``), with errors that point at the offending character.
 
 The grammar ignores comments; the lexer hands each one to :func:`_collect` on the way past, and
-``dsl.comments`` attaches them to the tree (see there for the rules) so that ``fmt`` can keep them.
+``procbench.dsl.comments`` attaches them to the tree (see there for the rules) so that ``fmt`` can keep them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from procbench.dsl.comments import Attacher, Comment
 from procbench.dsl.errors import Diagnostic, SpecError
 from procbench.runners.paths import resource
 
-GRAMMAR_PATH = resource("dsl", "procbench.lark")  # package data (runners.paths)
+GRAMMAR_PATH = resource("dsl", "procbench.lark")  # package data (procbench.runners.paths)
 
 # Limits on spec text, which is untrusted input like any upload: a spec is a few KiB (the largest shipped
 # one is under 7 KiB), so these refuse only hostile or broken files, with an error at the offending character,

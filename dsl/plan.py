@@ -1,6 +1,6 @@
 """A compiled runner's *plan*, and the one place a runner is built: :func:`build` (plan -> runner).
 
-``dsl.compiler.plan_of`` writes down, as plain data, every runtime component a checked spec wires and
+``procbench.dsl.compiler.plan_of`` writes down, as plain data, every runtime component a checked spec wires and
 its arguments (readers, match, measure and align stages, the scorer, per-item values and flags, the
 deriver, the aggregator, formulas, slices) and ``compile_spec`` is ``build(plan_of(spec, digest))``: there is no other way a spec
 becomes a runner.  ``procbench score`` with the spec cache warm needs only the runner, not the spec: it
@@ -16,7 +16,7 @@ nothing else, so a damaged or planted plan is a miss, never code that runs.  Its
   kind, name and argument nodes; an argument is ``("value", literal)``, ``("list", nodes)``, a call or
   ``("pipeline", step calls, step names)`` (a normaliser's steps);
 * a bound component (``Component.bind``: readers, scorers, aggregators, derivers): ``(kind, name, kwargs)``;
-* a value type (:class:`runners.predictions.FieldType`): :func:`type_node`;
+* a value type (:class:`procbench.runners.predictions.FieldType`): :func:`type_node`;
 * formulas (per-item ``value`` blocks, derived metrics): the checker's tuples of names, numbers and calls.
 """
 
@@ -47,7 +47,7 @@ def is_plain(value: Any) -> bool:
     return False
 
 
-# -- the nodes, written by dsl.compiler --------------------------------------------------------------
+# -- the nodes, written by procbench.dsl.compiler --------------------------------------------------------------
 def call_node(kind: str, name: str, arguments: Sequence[tuple[str, Node]]) -> Node:
     """A component built from argument nodes (``Component.build``)."""
     return ("call", kind, name, tuple(arguments))
@@ -74,7 +74,7 @@ class UnsafePlan(ValueError):
 
 def path_problems(plan: Mapping[str, Any]) -> list[str]:
     """Why the data paths of a plan's table reader could leave the data root, as the checker says it of a spec's
-    (``runners.paths.relative_path_problems``), and any ``{...}`` in them other than ``{split}``; [] for a sound plan."""
+    (``procbench.runners.paths.relative_path_problems``), and any ``{...}`` in them other than ``{split}``; [] for a sound plan."""
     import string
 
     from procbench.runners.paths import relative_path_problems
@@ -114,7 +114,7 @@ def path_problems(plan: Mapping[str, Any]) -> list[str]:
 
 # -- plan -> runner (on a hit: only the task's component modules are imported) -------------------------
 def build(plan: Mapping[str, Any]) -> TaskRunner:
-    """The runner of the spec the plan was made of (``dsl.compiler.compile_spec``); UnsafePlan when a data path of the
+    """The runner of the spec the plan was made of (``procbench.dsl.compiler.compile_spec``); UnsafePlan when a data path of the
     plan could leave the data root (the runtime checks each resolved path again when it opens it)."""
     from procbench.runners.runner import SliceDef, TaskRunner
 

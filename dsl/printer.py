@@ -1,6 +1,6 @@
 """Canonical formatting of a syntax tree (``procbench fmt``): parse → print → parse is the identity.
 
-Comments ride on the tree (see ``dsl.comments`` for which statement each belongs to) and are printed
+Comments ride on the tree (see ``procbench.dsl.comments`` for which statement each belongs to) and are printed
 where they were: above their statement, at the end of its line, after an opening bracket or before a
 closing one.  Layout is fixed: two-space indents, ``=`` aligned within a body, blocks of up to four
 statements on one line when they fit, lists and objects one item per line when they would run past

@@ -202,7 +202,7 @@ def _markdown(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # the block reference: every block of the language, its attributes and their roles (dsl/model.py)
 
-# Blocks whose written form is another class than the one the checked spec keeps (dsl.binding.WRITTEN_AS).
+# Blocks whose written form is another class than the one the checked spec keeps (procbench.dsl.binding.WRITTEN_AS).
 _WRITTEN_AS = {
     "metric": model.MetricBlock,
     "reported": model.ReportedTable,

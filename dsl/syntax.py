@@ -1,7 +1,7 @@
 """The syntax tree of a spec file: frozen dataclasses with source spans.
 
 This is the parser's output and the printer's input.  It knows nothing about what a task means;
-``dsl.checker`` turns it into the typed model in ``dsl.model``.
+``procbench.dsl.checker`` turns it into the typed model in ``procbench.dsl.model``.
 
 Comments (``# ...``) ride on the tree so that ``procbench fmt`` can keep them: a statement (or a list
 item, or an object pair) carries the comment lines just above it and the comment ending its line;

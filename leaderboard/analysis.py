@@ -36,7 +36,7 @@ from procbench.runners._types import ItemScore
 from procbench.runners.stats import Bootstrap, PairedResult
 
 # the board's bootstrap recipe, shared with procbench.export.eee; the interval floor is read in one place,
-# min_interval_items() (the PROCBENCH_MIN_INTERVAL_ITEMS setting, else submissions.intervals.MIN_INTERVAL_ITEMS): no copy of it here
+# min_interval_items() (the PROCBENCH_MIN_INTERVAL_ITEMS setting, else procbench.submissions.intervals.MIN_INTERVAL_ITEMS): no copy of it here
 from procbench.submissions.intervals import MIN_INTERVAL_ENV as MIN_INTERVAL_ENV
 from procbench.submissions.intervals import TaskAggregator as TaskAggregator
 from procbench.submissions.intervals import aggregator as aggregator

@@ -379,7 +379,7 @@ def build(
     )
     ids = wide["submission_id"].to_list()
     ranking = list(zip(*(wide[k.name].to_list() for k in keys)))
-    # an external row (an Every Eval Ever record's figures, submissions.external) is listed with its source, never ranked;
+    # an external row (an Every Eval Ever record's figures, procbench.submissions.external) is listed with its source, never ranked;
     # so is a partial row (above)
     ranking = [
         () if part or is_external(ref, metadata.parse(m)) else k

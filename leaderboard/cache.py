@@ -7,7 +7,7 @@ size and modification time of the database file and its write-ahead log.  Any co
 next view reads again; a warm view of an unchanged store costs two ``stat`` calls and no DuckDB work.
 
 Misses run one at a time, each on a short-lived reader thread: the store's connection is per thread
-(``submissions.store``: an in-memory DuckDB with the file attached for each read), so the site
+(``procbench.submissions.store``: an in-memory DuckDB with the file attached for each read), so the site
 process holds at most one such connection, not one per Streamlit script run, and none between reads.  The file itself is attached
 only for the duration of each read (read-only, under the shared lock), never held open: DuckDB
 refuses a read-write open in another process while any process has the file open, and

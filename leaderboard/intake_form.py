@@ -1,7 +1,7 @@
 """The site's side of an upload: a live validation report, then the one intake path (``submissions.submit``).
 
 The site never writes to the store itself: it validates the upload exactly as intake does (the same
-``submissions.staging.stage`` with the same limits, gzip expansion and name checks, then the task's own
+``procbench.submissions.staging.stage`` with the same limits, gzip expansion and name checks, then the task's own
 reader on the staged copy), so the live report and *Submit* agree on every file, and hands the file
 to ``submit`` as a ``SubmissionRequest`` (with the team token, the upload's own file name and the
 model card), exactly as the CLI does.
@@ -203,7 +203,7 @@ def place(
     if submission_id not in ids:
         return Placed(submission_id, created, None, len(ids), None, warnings, receipt)
     row = view.export.row(ids.index(submission_id), named=True)
-    # issue #17: a self-judged row is ranked within its own group (leaderboard.boardview), counted among its peers
+    # issue #17: a self-judged row is ranked within its own group (procbench.leaderboard.boardview), counted among its peers
     judge = row.get("judge") or ""
     peers = (
         [(j == SELF) == (judge == SELF) for j in view.export["judge"]]

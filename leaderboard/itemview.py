@@ -1,6 +1,6 @@
 """One item shown with its gold and one or more predictions (Compare and the Items page; public splits only).
 
-PAGED items are drawn as graphs (``runners.paged.dot``), full width: either one tab per graph (the
+PAGED items are drawn as graphs (``procbench.runners.paged.dot``), full width: either one tab per graph (the
 default, each as wide as the page; Streamlit's fullscreen button on a graph zooms it further) or side
 by side, with the legend of what the colours mean.  The colours follow one of two matchings, chosen
 beside the graphs: soft (the default), the one the headline scores use (BLEU-1), or strict, the one the
@@ -24,7 +24,7 @@ LEGEND = (
 MATCHINGS = (
     "soft",
     "strict",
-)  # runners.paged.dot.Matching values; soft first: the headline scores' matching
+)  # procbench.runners.paged.dot.Matching values; soft first: the headline scores' matching
 MATCHING_LABELS = {
     "soft": "soft (as the headline scores)",
     "strict": "strict (as the strict counts)",

@@ -1,7 +1,7 @@
 """A running site and a headless browser, for the page-load bench and the screenshots (never the tests' fixtures).
 
 :class:`Server` runs ``streamlit run leaderboard/app.py`` on 127.0.0.1 in a child process (the command of
-``procbench leaderboard``, from :mod:`leaderboard.serve`) and knows its process id, so the bench can read the server's CPU time from
+``procbench leaderboard``, from :mod:`procbench.leaderboard.serve`) and knows its process id, so the bench can read the server's CPU time from
 ``/proc``.  :func:`chromium` launches Debian's ``/usr/bin/chromium`` through Playwright (never a downloaded
 browser).  Playwright is imported only here, only when called.
 """

@@ -24,7 +24,7 @@ PARAMETER_KEYS = ("parameters", "params", "n_params", "num_parameters")
 PAPER_KEYS = ("paper_url", "paper")
 CODE_KEYS = ("code_url", "code")
 
-# How each stored size class reads on the site (submissions.details.SIZE_CLASSES; stored lower-cased).
+# How each stored size class reads on the site (procbench.submissions.details.SIZE_CLASSES; stored lower-cased).
 SIZE_LABELS = {
     "commercial": "commercial",
     "big open-source": "big open-source",
@@ -84,7 +84,7 @@ class Card:
         ]
 
 
-# issue #34: how the stored contamination and run_by values read on the site (submissions.details.CONTAMINATION, RUN_BY)
+# issue #34: how the stored contamination and run_by values read on the site (procbench.submissions.details.CONTAMINATION, RUN_BY)
 CONTAMINATION_WORDS = {
     UNKNOWN: "not stated",
     "none": "none known",

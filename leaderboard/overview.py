@@ -1,8 +1,8 @@
 """Every board's ranks at once: what Home's models × tasks overview, the model search and the model page show.
 
-Ranks are the boards' own (``leaderboard.boardview.build`` with the primary metric, no filters), so a
+Ranks are the boards' own (``procbench.leaderboard.boardview.build`` with the primary metric, no filters), so a
 model page never disagrees with the board it links to.  Computed once per store version
-(``leaderboard.cache.memo``: on the caller's thread, so building every board never holds up other
+(``procbench.leaderboard.cache.memo``: on the caller's thread, so building every board never holds up other
 pages' store reads); no bootstrap is run here.
 """
 
@@ -309,7 +309,7 @@ def variants(infos: Sequence[TaskInfo]) -> list[tuple[str, str, str]]:
 def variant_notes(infos: Sequence[TaskInfo], escape: Callable[[str], str]) -> dict[str, str]:
     """Task -> one markdown line relating it to its variants on this site (both ways): what a board's caption says.
 
-    ``escape`` (``leaderboard.ui.escape``) makes the spec's settings and title safe inside markdown, as Home shows them.
+    ``escape`` (``procbench.leaderboard.ui.escape``) makes the spec's settings and title safe inside markdown, as Home shows them.
     """
     notes: dict[str, list[str]] = {}
     for child, parent, spelled in variants(infos):

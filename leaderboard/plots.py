@@ -2,8 +2,8 @@
 
 Each builder takes a tidy polars frame and returns an Altair chart, so charts are tested without a
 browser.  Labels are data, never HTML.  Every builder takes the page's colour scale
-(``leaderboard.ui.colour_scale``), so one system has one colour on every chart of a page; series are
-keyed by a name unique per submission (``leaderboard.ui.system_names``), never a shortened model name.
+(``procbench.leaderboard.ui.colour_scale``), so one system has one colour on every chart of a page; series are
+keyed by a name unique per submission (``procbench.leaderboard.ui.system_names``), never a shortened model name.
 
 :func:`vega_lite` turns a chart into the spec ``st.altair_chart`` would send, once: the Charts page keeps it
 per store version and draws it with ``st.vega_lite_chart``, so a warm view neither builds nor validates
@@ -289,7 +289,7 @@ def progress(frame: pl.DataFrame, metric_title: str) -> alt.LayerChart:
     """The board's best value over time (a step line) and every row as a point, at the date its result was produced.
 
     ``frame``: columns ``produced_at``, ``value``, ``best``, ``system``, ``date_source`` (how the date is known:
-    ``leaderboard.progress.SOURCES``, the points' legend).
+    ``procbench.leaderboard.progress.SOURCES``, the points' legend).
     """
     from procbench.leaderboard.progress import SOURCES
 

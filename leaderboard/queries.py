@@ -3,7 +3,7 @@
 Everything the board shows comes from the store's views ``current_tasks`` and ``board`` (visible
 submissions under the current fingerprint of each task and split); a submission's own page also
 reads ``submissions``, ``aggregates``, ``item_scores``, ``item_labels`` and ``status_history``.
-All SQL is parameterised.  Each function is one read cycle of the store (``submissions.store.reader``:
+All SQL is parameterised.  Each function is one read cycle of the store (``procbench.submissions.store.reader``:
 attach, query, detach), so the page that calls it never holds the file while a writer waits.
 """
 
@@ -177,7 +177,7 @@ class BoardProvenance:
     task: str
     split: str
     fingerprint: str
-    data_kind: str  # real | sample | unverified | unknown (submissions.provenance)
+    data_kind: str  # real | sample | unverified | unknown (procbench.submissions.provenance)
     gold_items: int | None
     data_digest: str  # the data lock's digest of the split when real
     scorer_digest: str
@@ -377,7 +377,7 @@ def slice_table(
 def figures(
     db: Path, task: str, split: str, submission_ids: Sequence[str], metric: str
 ) -> pl.DataFrame:
-    """One metric of some visible submissions on the whole split and every slice value (submissions.queries.board_figures)."""
+    """One metric of some visible submissions on the whole split and every slice value (procbench.submissions.queries.board_figures)."""
     return rules.board_figures(db, task, split, list(submission_ids), metric)
 
 
@@ -401,7 +401,7 @@ def submission(db: Path, submission_id: str) -> dict[str, Any] | None:
 
 
 def aggregates(db: Path, submission_id: str) -> pl.DataFrame:
-    """A submission's aggregates as the public may see them (submissions.queries.public_aggregates: no small
+    """A submission's aggregates as the public may see them (procbench.submissions.queries.public_aggregates: no small
     slices of hidden splits), the same rule as the board view's."""
     with reader(db) as con:
         rows = store.submission_rows(con, "aggregates", [submission_id])[
@@ -430,10 +430,10 @@ def item_scores(
 ) -> dict[str, list[ItemScore]]:
     """Per-item statistics of each submission (reference rows have none), items in id order.
 
-    PermissionError when a submission's split is hidden (submissions.queries.check_items_readable), unless
-    ``for_aggregates``: the caller (leaderboard.analysis: bootstrap intervals, permutation tests) publishes only
+    PermissionError when a submission's split is hidden (procbench.submissions.queries.check_items_readable), unless
+    ``for_aggregates``: the caller (procbench.leaderboard.analysis: bootstrap intervals, permutation tests) publishes only
     figures over at least ``MIN_HIDDEN_SLICE_ITEMS`` items, never the items themselves. One reader for the site and
-    ``procbench compare`` (submissions.queries.item_score_lists).
+    ``procbench compare`` (procbench.submissions.queries.item_score_lists).
     """
     return rules.item_score_lists(db, list(submission_ids), for_aggregates=for_aggregates)
 
@@ -441,7 +441,7 @@ def item_scores(
 def item_labels(
     db: Path, task: str, split: str, fingerprint: str, dimension: str
 ) -> dict[str, str]:
-    """Item id -> label value of one slice dimension, under one fingerprint (submissions.queries.item_labels)."""
+    """Item id -> label value of one slice dimension, under one fingerprint (procbench.submissions.queries.item_labels)."""
     return rules.item_labels(db, task, split, fingerprint, dimension)
 
 

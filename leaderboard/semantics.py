@@ -5,7 +5,7 @@ For each metric of a task (``describe``): its **range** and **unit** (a ``percen
 **items it is computed over** (its measure's ``where``: PM-LLM's C1 counts the 8 ``category = cat01``
 questions of 57), its **bounded variant** where the spec declares one (``actor`` -> ``actor_bounded``) and a
 one-line note for values outside the range. The board, Compare, Charts, the Submission page and the downloads
-read it from here, and ``leaderboard.analysis`` bootstraps each metric over the items it covers.
+read it from here, and ``procbench.leaderboard.analysis`` bootstraps each metric over the items it covers.
 
 Also the display rules every page shares: competition ranks (1, 1, 3), p-values below the display precision,
 and which metric ranks a slice on which the chosen one is not defined.
@@ -85,7 +85,7 @@ def _measure(info: TaskInfo, metric: str) -> dict:
 
 @functools.lru_cache(maxsize=256)
 def library_range(name: str) -> tuple[float | None, float | None] | None:
-    """The range a library metric declares where it is registered (``runners.metrics``: ``Metric.value_range``); None when unknown."""
+    """The range a library metric declares where it is registered (``procbench.runners.metrics``: ``Metric.value_range``); None when unknown."""
     from procbench.runners import registry
 
     try:

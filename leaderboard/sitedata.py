@@ -1,6 +1,6 @@
-"""What the pages read, cached per store version (:mod:`leaderboard.cache`).
+"""What the pages read, cached per store version (:mod:`procbench.leaderboard.cache`).
 
-The board queries themselves live in :mod:`leaderboard.queries` (one rule for what the public may
+The board queries themselves live in :mod:`procbench.leaderboard.queries` (one rule for what the public may
 see); this module wraps them for the site and adds the few reads only the site's pages need: the
 model card of every visible submission, every visible row of every current board (model pages, the
 model search, Home's overview) and the history of a board.  Columns a store does not have yet (an

@@ -162,7 +162,7 @@ def prediction_file(spec: TaskSpec, predictions: Predictions) -> Iterator[Path]:
 
 
 def provenance(spec: TaskSpec, runner: TaskRunner, root: Path, split: str) -> DataProvenance:
-    """What the gold of ``split`` under ``root`` is, as the store records it (``submissions.provenance``)."""
+    """What the gold of ``split`` under ``root`` is, as the store records it (``procbench.submissions.provenance``)."""
     from procbench.submissions.provenance import of
 
     gold, _ = runner.gold(root, split)

@@ -479,7 +479,7 @@ def rescore(
     engine: Annotated[
         str,
         typer.Option(
-            help="local, processes (local worker processes), or an engine registered in submissions.engines (e.g. ray)"
+            help="local, processes (local worker processes), or an engine registered in procbench.submissions.engines (e.g. ray)"
         ),
     ] = "local",
     split: Annotated[Optional[list[str]], typer.Option(help="only these splits")] = None,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from procbench.dsl import SpecError  # dsl.errors only (dsl imports the rest on first use)
+from procbench.dsl import SpecError  # procbench.dsl.errors only (dsl imports the rest on first use)
 from procbench.paths import SPECS_DIR, resolve_data_root
 
 if TYPE_CHECKING:

@@ -5,17 +5,17 @@
     >>> c.delta, (c.ci_low, c.ci_high), c.p_value, c.p_permutation, c.verdict
     >>> c.to_dict()                          # what `procbench compare --json` prints
 
-Both submissions are resampled item by item through the task's own aggregator (``runners.stats``) with
-the board's recipe (``submissions.intervals``: resamples, seed, the interval floor, the check that
+Both submissions are resampled item by item through the task's own aggregator (``procbench.runners.stats``) with
+the board's recipe (``procbench.submissions.intervals``: resamples, seed, the interval floor, the check that
 today's aggregator reproduces the stored figures), over the items the metric is computed over (a
-measure's ``where``), exactly as ``leaderboard.analysis.bootstrap_of(..., metric)`` does; the paired
-interval and p-value are ``runners.stats.paired`` at ``1 - ALPHA`` and the approximate randomisation
-p-value ``runners.stats.permutation_test`` (the site's ``analysis.compare`` and ``permutation_p``).
+measure's ``where``), exactly as ``procbench.leaderboard.analysis.bootstrap_of(..., metric)`` does; the paired
+interval and p-value are ``procbench.runners.stats.paired`` at ``1 - ALPHA`` and the approximate randomisation
+p-value ``procbench.runners.stats.permutation_test`` (the site's ``analysis.compare`` and ``permutation_p``).
 tests/test_compare_cli.py holds the numbers equal to the site's own functions on the same store.
 
-Only what the board shows is published: figures are the public aggregates (``submissions.queries``: on a
+Only what the board shows is published: figures are the public aggregates (``procbench.submissions.queries``: on a
 hidden split no slice of fewer than ``MIN_HIDDEN_SLICE_ITEMS`` items), intervals and tests need at least
-:func:`submissions.intervals.min_interval_items` items, and no item is ever named.
+:func:`procbench.submissions.intervals.min_interval_items` items, and no item is ever named.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ ALPHA = (
     stats.DEFAULT_ALPHA
 )  # tied when the paired bootstrap gives p >= ALPHA (the board's tie group)
 
-# Why a pair has no paired interval, in the board's words (leaderboard.analysis gives a row's reason the same way).
+# Why a pair has no paired interval, in the board's words (procbench.leaderboard.analysis gives a row's reason the same way).
 NO_ITEMS_REPORTED = "reported in the literature: no per-item scores to resample"
 ANSWER_LABEL_SLICE = "this slice re-scores every item against restricted gold; only the whole split's item scores are stored"
 NOT_REPRODUCED = "the stored figures are not reproduced by today's aggregator from the stored items (the spec changed)"

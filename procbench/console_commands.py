@@ -105,9 +105,9 @@ def load_cached(spec: str) -> tuple[Any, Any]:
 
 
 def load_runner(spec: str) -> Any:
-    """The compiled runner of a task name or spec file, from its cached plan when there is one (dsl.tasks.load_runner).
+    """The compiled runner of a task name or spec file, from its cached plan when there is one (procbench.dsl.tasks.load_runner).
 
-    CommandExit(3) with the error shown.  A SpecError can only come from a loaded ``dsl.errors``: the
+    CommandExit(3) with the error shown.  A SpecError can only come from a loaded ``procbench.dsl.errors``: the
     plan's path imports none of the spec language, not even its errors.
     """
     from procbench.dsl.tasks import load_runner as load_task_runner
@@ -126,7 +126,7 @@ def load_runner(spec: str) -> Any:
 
 
 def allow_components(folders: Optional[list[Path]]) -> None:
-    """``--components DIR``: the operator allows the component modules in DIR (runners.registry.allow_folders)."""
+    """``--components DIR``: the operator allows the component modules in DIR (procbench.runners.registry.allow_folders)."""
     if folders:
         from procbench.runners import registry
 
@@ -189,7 +189,7 @@ def check(
 def refuse_unfit_data(
     spec: str, runner: Any, root: Path, split: str, *, force: bool = False, gold: Any = None
 ) -> None:
-    """What ``check --data`` refuses about the split (dsl.datacheck.DataRefused, in its words); nothing when the data fits.
+    """What ``check --data`` refuses about the split (procbench.dsl.datacheck.DataRefused, in its words); nothing when the data fits.
 
     The split is read once, into the runner's cache, and scoring reuses it.  The spec language is
     imported only when the split lacks something a check across splits looks for, or is unreadable:

@@ -2,7 +2,7 @@
 
 A spec's ``fetch`` blocks say where its files are published (a raw GitHub URL pinned to a commit,
 or a Hugging Face Hub dataset at a revision) and where they land under the data root; the lock
-beside the spec (``specs/<task>.lock``, written by ``procbench data lock``, see :mod:`dsl.lock`)
+beside the spec (``specs/<task>.lock``, written by ``procbench data lock``, see :mod:`procbench.dsl.lock`)
 lists every file they expand to with its size and sha256.  The checker puts those files in
 ``spec.fetch`` as :class:`FetchSpec`, which is what this module fetches and verifies.  Fetching a file:
 

@@ -2,12 +2,12 @@
 
 ``build_board`` (``procbench demo``, ``make leaderboard``) looks for real data (``PROCBENCH_DATA`` or
 ``../shared/data``: files matching the specs' data locks) and builds from it with ``build_real``:
-the registered baselines of every task (``runners.baselines``) and the upstream PM-LLM answers with
+the registered baselines of every task (``procbench.runners.baselines``) and the upstream PM-LLM answers with
 their judge's verdicts, submitted through intake with their model cards, plus the papers' rows.
 Without real data it builds ``build_demo`` from the bundled samples; those boards say so
-(``submissions.provenance``).  A neural baseline runs only when asked (``heavy``: ``procbench demo``
+(``procbench.submissions.provenance``).  A neural baseline runs only when asked (``heavy``: ``procbench demo``
 asks) and its model is installed; its prediction file is reused while its inputs are unchanged
-(``runners.baselines.cache``).
+(``procbench.runners.baselines.cache``).
 """
 
 from __future__ import annotations
@@ -340,7 +340,7 @@ def run_neural_jobs(
     log: Callable[[str], None] = print,
     cache_dir: Path | None = None,
 ) -> int:
-    """Run ``jobs`` one after the other into ``db_path``, each listed as computing (``submissions.pending``) until it is stored or fails."""
+    """Run ``jobs`` one after the other into ``db_path``, each listed as computing (``procbench.submissions.pending``) until it is stored or fails."""
     pending_rows.mark(db_path, [job.pending for job in jobs])
     folder, cache = (
         Path(str(db_path) + ".inputs"),

@@ -1,4 +1,4 @@
-"""Where things live: defined once in :mod:`runners.paths` (the bottom layer), re-exported here."""
+"""Where things live: defined once in :mod:`procbench.runners.paths` (the bottom layer), re-exported here."""
 
 from procbench.runners.paths import (
     DEFAULT_DB,

@@ -327,7 +327,7 @@ def rescore(
             raise ValueError(
                 f"workers is a setting of the processes engine, not of the {engine} engine"
             )
-        run = partial(run, workers=workers)  # type: ignore[call-arg]  # the processes engine takes it (submissions.processes_engine)
+        run = partial(run, workers=workers)  # type: ignore[call-arg]  # the processes engine takes it (procbench.submissions.processes_engine)
     jobs, unplannable, fingerprints, skipped, up_to_date = plan(
         db_path, spec_file, data_root=data_root, splits=splits, inline=inline
     )
@@ -615,7 +615,7 @@ def _store_result(
         hidden=values["hidden"],
         deleted=values["deleted"],
         run_by=values["run_by"],
-        # issue #34: a board-judged row was graded again with this spec's prompts (submissions.judging.regrade_for_rescore)
+        # issue #34: a board-judged row was graded again with this spec's prompts (procbench.submissions.judging.regrade_for_rescore)
         judge_prompt_digest=judging.board_prompt_digest(spec, json.loads(values["metadata_json"])),
     )
     reason = f"re-scored from fingerprint {values['fingerprint'][:12]} by the {engine} engine"

@@ -151,7 +151,7 @@ class ScoreResult:
     (all of them, unless ``partial``; ``answered``: those with a prediction record).  ``provenance``:
     what the gold was (``data_kind``: real / sample / unverified / unlocked, ``data_digest`` of the
     real split's locked files, the scorer's digest), as the store records it.  ``intervals``: the
-    board's bootstrap interval of each metric (``submissions.intervals``), ``interval_reasons`` why a
+    board's bootstrap interval of each metric (``procbench.submissions.intervals``), ``interval_reasons`` why a
     metric has none.
     """
 
@@ -160,7 +160,9 @@ class ScoreResult:
     coverage: Coverage | None = None
     int_ids: bool = False  # item ids are row indices: shown as ints
     classes: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-    provenance: DataProvenance | None = None  # submissions.provenance.of: what the gold was
+    provenance: DataProvenance | None = (
+        None  # procbench.submissions.provenance.of: what the gold was
+    )
 
     # -- the evaluation's fields ------------------------------------------------------------------
     @property

@@ -3,7 +3,7 @@
 A real board's neural baselines take minutes each on a CPU; a first ``make leaderboard`` must not make
 its user wait for them with nothing on screen.  The board is built without them (``procbench demo
 --no-neural``), served, and then each one runs here with its progress on the console while its board
-says "computing" (``submissions.pending``); its row appears when intake stores it.
+says "computing" (``procbench.submissions.pending``); its row appears when intake stores it.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ __all__ = [
     "component",
 ]
 
-# Imported on first use (PEP 562): ``runners.paths``, which every command reads, should not pull in the
-# registry; and ``python -m runners.registry`` then runs without importing itself twice.
+# Imported on first use (PEP 562): ``procbench.runners.paths``, which every command reads, should not pull in the
+# registry; and ``python -m procbench.runners.registry`` then runs without importing itself twice.
 _HOMES = {
     "Component": "procbench.runners.registry",
     "Param": "procbench.runners.registry",

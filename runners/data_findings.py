@@ -1,7 +1,7 @@
 """Whether a split read for scoring lacks something ``check --data`` looks for across splits (docs/language.md, "Against the data").
 
 ``procbench score`` and ``submit`` refuse what ``check --data`` refuses about the split they score
-(``dsl.datacheck.scoring_refusals``).  Most of it is the reader's own strictness, which scoring
+(``procbench.dsl.datacheck.scoring_refusals``).  Most of it is the reader's own strictness, which scoring
 already meets; the rest holds across splits: a ``map()`` key, a slice's label or answer label that no
 item has.  This is the test on the split already read, in one pass over its labels, that tells
 whether the other splits need reading at all; a rebuilt runner answers it without the spec language.

@@ -2,7 +2,7 @@
 
 One answer for every command (issue #29: no silent sample data): ``procbench score`` and ``submit`` say
 which data root they read and its kind, the store records it with each fingerprint
-(``submissions.provenance``), and re-scoring compares it.  The answer comes from the data lock beside
+(``procbench.submissions.provenance``), and re-scoring compares it.  The answer comes from the data lock beside
 the spec (``<spec stem>.lock``, written by ``procbench data lock``):
 
 * ``real``: every file the lock lists for the split is under the data root with the lock's size and sha256;
@@ -108,7 +108,7 @@ def sample_mismatch(
 ) -> str:
     """The one message for a file whose ids are not sample ids, scored against the bundled samples ('' when none is).
 
-    ``problems`` are a refused file's ``runners._types.Problem`` list (the readers say ``unknown id …`` for
+    ``problems`` are a refused file's ``procbench.runners._types.Problem`` list (the readers say ``unknown id …`` for
     an id the split does not have) and ``total`` every problem found, counted ones included.
     """
     unknown = sum(1 for p in problems if p.message.startswith("unknown id"))

@@ -19,7 +19,7 @@ from procbench.runners.text import IDENTITY, Pipeline
 
 if TYPE_CHECKING:
     import numpy as np
-else:  # imported on first use: see runners.lazy_numpy
+else:  # imported on first use: see procbench.runners.lazy_numpy
     from procbench.runners.lazy_numpy import np
 
 # Past this many distinct strings a pair scorer forgets what it encoded (bounded memory when one

@@ -102,7 +102,7 @@ def parity_root() -> Path | None:
 
 
 # -- data paths stay under the data root -----------------------------------------------------------------
-# A spec names its data files relative to the data root; the checker refuses any that could leave it (dsl.lock and
+# A spec names its data files relative to the data root; the checker refuses any that could leave it (procbench.dsl.lock and
 # dsl/checker.py), the plan built from the spec cache is checked the same way (dsl/plan.py), and every file a table
 # reader opens is checked again here once resolved, so neither a planted cache entry nor a linked folder or a split
 # name reads gold from elsewhere (docs/submissions.md, threat model).

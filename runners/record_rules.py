@@ -12,7 +12,7 @@ A block compiles to one tree of these components (docs/language.md, "Composed si
 - ``one()``: 1 for any pair.
 
 Every ``same`` member may be a dotted path (``head.kind``); a path through a missing member gives None, and
-two Nones are equal.  ``score(a, b)`` keeps its arguments' roles: the walks of :mod:`runners.alignment`
+two Nones are equal.  ``score(a, b)`` keeps its arguments' roles: the walks of :mod:`procbench.runners.alignment`
 pass the side being walked first, which matters for asymmetric similarities such as BLEU.
 """
 

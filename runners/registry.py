@@ -17,10 +17,10 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
 * ``aggregator``  ``(items: Sequence[ItemScore], **params) -> dict[str, float]``
 * ``import_check`` ``(fields: Mapping, choice_texts: Sequence[str], gold_item, **params) -> str | None``:
   why a logged item from another harness is not the gold item it claims to be (None when it is)
-* ``metric``      ``(**params) -> runners.metrics.Metric``: a library metric of ``measure`` blocks
+* ``metric``      ``(**params) -> procbench.runners.metrics.Metric``: a library metric of ``measure`` blocks
   (per-item statistics, the aggregations it supports, the field types it compares)
 * ``normaliser``, ``similarity``, ``matcher``, ``filter``: building blocks of declarative scorers
-  (``runners.text``, ``runners.similarity``, ``runners.matching``, ``runners.filters``).
+  (``procbench.runners.text``, ``procbench.runners.similarity``, ``procbench.runners.matching``, ``procbench.runners.filters``).
 * ``deriver``     ``(record, gold, **params) -> Mapping[str, Any]``: a format component that turns one gold or
   predicted record into the typed fields the score block compares (``needs`` what it reads of both,
   ``gold_needs`` / ``prediction_needs`` of one side, ``fields`` what it gives), e.g. ProPara's inputs,
@@ -69,7 +69,7 @@ NAME_PARAMS = {
     ValueName: "per-item value",
 }
 # A parameter that takes a normaliser block's name; the checker writes its steps in place of the name
-# (so they are part of the fingerprint) and the compiler passes them as a runners.text.Pipeline.
+# (so they are part of the fingerprint) and the compiler passes them as a procbench.runners.text.Pipeline.
 NormaliserName = typing.NewType("NormaliserName", str)
 # A parameter filled only by a ``similarity`` block of the spec, never written as a literal: record_mean's and
 # cases' (name, similarity) pairs, all_of's similarities, on_field's and at_least's one similarity.

@@ -1,6 +1,6 @@
 """The compiled runner of a task: named stages read → validate → score → aggregate → slice.
 
-A :class:`TaskRunner` is built by ``dsl.compiler`` from a checked spec; it knows nothing of the
+A :class:`TaskRunner` is built by ``procbench.dsl.compiler`` from a checked spec; it knows nothing of the
 spec language.  ``evaluate`` runs the whole pipeline and returns an :class:`Evaluation`.
 """
 

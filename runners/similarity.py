@@ -25,7 +25,7 @@ from procbench.runners.registry import component
 
 if TYPE_CHECKING:
     import numpy as np
-else:  # imported on first use: see runners.lazy_numpy
+else:  # imported on first use: see procbench.runners.lazy_numpy
     from procbench.runners.lazy_numpy import np
 
 

@@ -1,7 +1,7 @@
 """The templates a spec may declare, by name: who looks each one up, and the variables it is given.
 
 A ``template name { text = ... }`` block is found by its name at run time (``procbench models
-judge`` renders ``judge`` and ``judge_image`` with :func:`runners.pmllm.judge.render_prompt`).  A
+judge`` renders ``judge`` and ``judge_image`` with :func:`procbench.runners.pmllm.judge.render_prompt`).  A
 name nothing looks up would be ignored without a word, and a variable the renderer does not pass
 fails only when a judge is already being called; the checker refuses both against this table.
 
@@ -34,7 +34,7 @@ JUDGE_VARIABLES = (
     "answer",
     "cot",
     "severe",
-)  # what runners.pmllm.judge.render_prompt passes
+)  # what procbench.runners.pmllm.judge.render_prompt passes
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ PorterMode = Literal["nltk_extensions", "martin_extensions", "original_algorithm
 
 @functools.cache
 def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
-    # NLTK's Porter in NLTK_EXTENSIONS mode is the stemmer the OpenPI and ProPara scorers use: runners.porter
+    # NLTK's Porter in NLTK_EXTENSIONS mode is the stemmer the OpenPI and ProPara scorers use: procbench.runners.porter
     # computes it without importing NLTK (whose package init pulls SciPy, scikit-learn and pandas).
     if algorithm == "porter":
         from procbench.runners.porter import PorterStemmer

@@ -1,6 +1,6 @@
 """Intake benchmark: throughput (MB/s) and peak memory of the intake path on large files.
 
-    .venv/bin/python -m submissions.bench_intake [--size-mb 1024] [--json out.json]
+    .venv/bin/python -m procbench.submissions.bench_intake [--size-mb 1024] [--json out.json]
 
 Each scenario runs in its own subprocess, which reports its peak RSS (VmHWM: unlike ``ru_maxrss``
 it does not inherit the parent's high-water mark across fork+exec).  Scenarios:

@@ -4,7 +4,7 @@ A task and split can have many registered fingerprints (``tasks`` rows: one per 
 scored under); its board shows one, the ``to_fingerprint`` of its latest ``board_moves`` row.
 Registering a fingerprint never moves a board, except the very first one of a task and split.  A board
 moves when a re-scoring has re-scored every stored submission that can be re-scored
-(``procbench.rescore``), or by ``procbench admin board point`` (``submissions.admin.point_board``),
+(``procbench.rescore``), or by ``procbench admin board point`` (``procbench.submissions.admin.point_board``),
 which can undo any move.  Moves are appended, never updated, so the log is the board's history.
 
 The functions take the caller's connection and transaction: a move commits with whatever caused it.

@@ -83,7 +83,7 @@ def name_keys(value: str) -> frozenset[str]:
     """The forms names are compared in (uniqueness, token checks, reserved names); never shown or stored.
 
     Every space and invisible character removed, then NFKC (width and compatibility forms: ``Ａｃｍｅ``,
-    ``𝐚𝐜𝐦𝐞``), Unicode's confusables skeleton (UTS #39, ``submissions.confusables``: ``ϲ``, ``Ꮪ``, ``г``,
+    ``𝐚𝐜𝐦𝐞``), Unicode's confusables skeleton (UTS #39, ``procbench.submissions.confusables``: ``ϲ``, ``Ꮪ``, ``г``,
     ``ᴏ``, ``m`` as ``rn``), casefolded with accents and other combining marks dropped, as written and in
     upper case.  Deliberately coarse: a false match only means a name needs the matching team's token,
     or another name.

@@ -1,6 +1,6 @@
 """Stored text shown in another medium: a terminal, a Markdown document (issue #17).
 
-Names, file names and failure reasons are stored verbatim (``submissions.details`` refuses control
+Names, file names and failure reasons are stored verbatim (``procbench.submissions.details`` refuses control
 and invisible characters in new names, but older rows, split names and reasons quoting a file may
 hold anything).  Whatever prints or embeds them escapes them here, once per medium:
 

@@ -6,10 +6,10 @@ come.  Jobs and results are frozen dataclasses of plain values, picklable, so an
 to other processes or machines: a job names its spec file, split, data root and the raw file (a path
 to the stored gzip blob, or its bytes when workers cannot see the coordinator's disk).  An engine
 whose workers cannot see the spec file ships a :class:`PortableTask` (the checked spec and its
-runner's plan, ``dsl.plan``) beside the jobs and scores them with ``run_job(job, task)``.  Only the
+runner's plan, ``procbench.dsl.plan``) beside the jobs and scores them with ``run_job(job, task)``.  Only the
 coordinating process writes the results to the store (``procbench.rescore``).  Other engines register themselves on import, e.g.
 ``submissions/ray_engine.py`` doing ``ENGINES["ray"] = run_with_ray``; ``get_engine("ray")``
-imports ``submissions.ray_engine`` on demand.
+imports ``procbench.submissions.ray_engine`` on demand.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ class RescoreResult:
 class PortableTask:
     """What a worker that cannot see the spec file scores a job with: the checked spec and its runner's plan.
 
-    The plan is plain data (``dsl.plan.is_plain``) holding the spec's digest, so the worker's runner
-    (``dsl.plan.build``) computes the coordinator's fingerprint on the same data; ``version`` is the
+    The plan is plain data (``procbench.dsl.plan.is_plain``) holding the spec's digest, so the worker's runner
+    (``procbench.dsl.plan.build``) computes the coordinator's fingerprint on the same data; ``version`` is the
     coordinator's procbench version (a worker running another fails the job rather than score with other code).
     """
 

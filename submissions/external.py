@@ -1,11 +1,11 @@
 """External rows: figures another evaluator published (an Every Eval Ever record), shown on a board unranked.
 
-They are stored as reported (paper) rows are (``submissions.intake.load_reported``): a reference row of
+They are stored as reported (paper) rows are (``procbench.submissions.intake.load_reported``): a reference row of
 the team ``reference`` (reserved: no submitter can use it), aggregates only, no items and no raw file,
 ``reported_on`` the data digest of the split the figures were computed on (the board shows it only over
 that data).  What marks them external is ``metadata.external`` (:data:`EXTERNAL`), which only this
 writer sets on a reference row (a submitter cannot make a reference row), and the board leaves such
-rows unranked (``leaderboard.boardview``).  They are stored under the fingerprint the board shows now.
+rows unranked (``procbench.leaderboard.boardview``).  They are stored under the fingerprint the board shows now.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Nothing reaches ``submissions`` unless the file validated and scored completely: the submission,
 its status trail, per-item scores, aggregates and raw-file row commit in one transaction.  Any
 failure stores no submission rows, writes one ``failures`` row under a receipt id, and raises an
-error (``submissions.errors``) that carries the receipt and the reason the user sees.
+error (``procbench.submissions.errors``) that carries the receipt and the reason the user sees.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def register_spec(
     """The task row for this spec, split and fingerprint (its item labels, and what the gold is), once; for a
     fingerprint already registered, its display fields (title, names, rank_partial, ...: the stored spec) follow this spec.
 
-    With ``runner`` and ``data_root`` the row records the gold's provenance (``submissions.provenance``:
+    With ``runner`` and ``data_root`` the row records the gold's provenance (``procbench.submissions.provenance``:
     real split, bundled sample or unverified data, item count, lock digest, scorer digest), computed
     only for a new fingerprint (the lock's files are hashed once per process).
     """
@@ -676,7 +676,7 @@ def load_reported(
     """Store the spec's ``reported`` rows (paper numbers) as reference entries; returns their ids.
 
     Each row declares the data it was reported on (``reported_on``: the lock digest of its split,
-    ``submissions.provenance.lock_digest``); the board shows it only over that data, so a row
+    ``procbench.submissions.provenance.lock_digest``); the board shows it only over that data, so a row
     loaded beside the bundled samples is stored but appears on no sample board.  Its table's ``url`` is the
     row's paper link (the card's paper) and its ``date`` the metadata's ``date`` (the progress chart's date
     of the row); the paper ran the model (``run_by``).  One write for all.

@@ -1,7 +1,7 @@
 """The board's bootstrap recipe, below the site so that exports give the intervals the board shows.
 
-The site (``leaderboard.analysis``) and the EEE export (``procbench.export.eee``) both resample a
-submission's stored items through the task's own aggregator (``runners.stats.bootstrap``) with the
+The site (``procbench.leaderboard.analysis``) and the EEE export (``procbench.export.eee``) both resample a
+submission's stored items through the task's own aggregator (``procbench.runners.stats.bootstrap``) with the
 same resamples, seed and confidence, and publish an interval only over at least
 :func:`min_interval_items` items and only where today's aggregator reproduces the stored figures.
 The pieces that decide this live here once; the site adds its caches on top.
@@ -27,7 +27,7 @@ from procbench.runners.stats import Aggregate, Linear
 N_RESAMPLES = stats.DEFAULT_RESAMPLES  # resamples per bootstrap (intervals, paired tests)
 SEED = stats.DEFAULT_SEED  # one seed for every bootstrap: same items -> same resamples -> paired
 CONFIDENCE = stats.DEFAULT_CONFIDENCE
-MIN_ITEMS = 5  # fewer items: no interval or test (the hidden-split floor, submissions.queries.MIN_HIDDEN_SLICE_ITEMS)
+MIN_ITEMS = 5  # fewer items: no interval or test (the hidden-split floor, procbench.submissions.queries.MIN_HIDDEN_SLICE_ITEMS)
 
 # Fewer items: no interval and no test (so no tie group either).  A percentile bootstrap over a few
 # items is degenerate (8 items all right give "100.00 - 100.00") and misstates the uncertainty of

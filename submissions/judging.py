@@ -3,7 +3,7 @@
 A task graded by an LLM judge (PM-LLM) reads verdicts from the prediction file when the file carries
 them.  Those verdicts are the submitter's word, so intake records ``judge = "self"`` in the
 submission's metadata, and the board ranks such rows apart from rows judged by the board's own
-judge (``leaderboard.boardview``).  The ``judge`` key is intake's alone: whatever a submitter puts
+judge (``procbench.leaderboard.boardview``).  The ``judge`` key is intake's alone: whatever a submitter puts
 under it in their metadata is dropped, so nobody can claim the board's judge graded their file.
 
 The board's own judge (:class:`BoardJudge`, configured by the board's operator through

@@ -2,7 +2,7 @@
 
 For every team, model, task and split with at least one attempt:
 
-* ``attempts``: what reached the scorer, counted as ``max_attempts`` counts it (``submissions.quotas``): the
+* ``attempts``: what reached the scorer, counted as ``max_attempts`` counts it (``procbench.submissions.quotas``): the
   stored original submissions (re-scored copies are not attempts) plus the files refused at validation or
   scoring;
 * ``stored``: the stored original submissions, whatever became of them since;
@@ -34,13 +34,13 @@ from procbench.submissions.store import reader
 REFUSED_STAGES = (
     "validate",
     "score",
-)  # the failures that count as attempts (submissions.quotas.COUNTED_FAILURE_STAGES, less reservations)
+)  # the failures that count as attempts (procbench.submissions.quotas.COUNTED_FAILURE_STAGES, less reservations)
 ACTIONS = (
     "hidden",
     "unhidden",
     "deleted",
     "restored",
-)  # the status events of submissions.admin.apply
+)  # the status events of procbench.submissions.admin.apply
 FORMATS = ("json", "csv")
 SUMMARY_COLUMNS = (
     "team",

@@ -3,14 +3,14 @@
 Importing this module registers ``ENGINES["processes"]``, so ``procbench rescore TASK --engine processes
 [--workers N]`` (and ``procbench.rescore.rescore(..., engine="processes", workers=N)``) use it.  It needs
 nothing beyond the base install.  ``N`` scoring processes (default ``os.cpu_count()``, or
-``PROCBENCH_WORKERS``): this one, whose runner the planning already warmed (``dsl.tasks.load_task`` is
+``PROCBENCH_WORKERS``): this one, whose runner the planning already warmed (``procbench.dsl.tasks.load_task`` is
 cached per process, the gold per data root and split), and a :class:`~concurrent.futures.ProcessPoolExecutor`
 of ``N - 1`` workers started with ``spawn``, so that a worker never inherits the coordinator's open DuckDB
 store, locks or threads.  This process scoring too is what makes the engine pay: a spawned worker spends
 its first seconds importing the scorer and reading the gold, and on two cores a pool of two beside an
 idle coordinator is barely faster than the local engine.
 
-Each worker scores its share with the local engine's job function (:func:`submissions.engines.run_job`):
+Each worker scores its share with the local engine's job function (:func:`procbench.submissions.engines.run_job`):
 the spec is checked and compiled once per worker and its runner reads and fingerprints each split's gold
 once, however many jobs the worker gets.  The pool takes jobs from the front of the queue, at most
 :data:`IN_FLIGHT_PER_WORKER` per worker at a time, and this process from the back, between yielding the
@@ -33,7 +33,7 @@ from concurrent.futures.process import BrokenProcessPool
 from procbench.submissions.engines import ENGINES, RescoreJob, RescoreResult, run_job
 
 WORKERS_VARIABLE = "PROCBENCH_WORKERS"
-CRASH_ENV = "PROCBENCH_CRASH_AT"  # the store's fault-injection variable (submissions.store.crash_point); WORKER_CRASH_POINT kills a worker
+CRASH_ENV = "PROCBENCH_CRASH_AT"  # the store's fault-injection variable (procbench.submissions.store.crash_point); WORKER_CRASH_POINT kills a worker
 WORKER_CRASH_POINT = "processes.worker"
 IN_FLIGHT_PER_WORKER = 2
 START_METHOD = "spawn"  # never fork: the coordinator has DuckDB (and its threads) open
@@ -127,7 +127,7 @@ def stream_with_processes(
         while queue or pending:
             yield from finished([f for f in pending if f.done()])
             fill()
-            if queue:  # this process scores too, from the back of the queue, with the runner planning warmed (dsl.tasks.load_task's cache)
+            if queue:  # this process scores too, from the back of the queue, with the runner planning warmed (procbench.dsl.tasks.load_task's cache)
                 yield run_job(queue.pop())
             elif pending:
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)

@@ -5,7 +5,7 @@
   raise ``PermissionError``, and slices smaller than ``MIN_HIDDEN_SLICE_ITEMS`` are left out (their
   aggregate would be close to a per-item score).  The store keeps no gold, only scores and labels.
 
-The rule lives here once, for the CLI and the site (``leaderboard.queries`` calls it): whether a
+The rule lives here once, for the CLI and the site (``procbench.leaderboard.queries`` calls it): whether a
 submission's split is hidden (:data:`HIDDEN_SPLIT_SQL`), which aggregates the public sees
 (:func:`public_aggregates`) and who may read per-item scores (:func:`check_items_readable`).
 """

@@ -21,9 +21,7 @@ from datetime import datetime, timedelta
 import duckdb
 
 WINDOW = timedelta(hours=24)
-RESERVED_STAGE = (
-    "attempt"  # intake's reservation of an attempt being validated and scored (submissions.intake)
-)
+RESERVED_STAGE = "attempt"  # intake's reservation of an attempt being validated and scored (procbench.submissions.intake)
 # issue #29: a reservation older than this no longer counts.  Intake releases its reservation on every
 # exit path; only a process killed mid-intake (SIGKILL, power loss) leaves one behind, and without a
 # bound it would hold one of the team's attempts for ever.  Far above the longest intake (the scoring

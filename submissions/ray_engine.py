@@ -12,7 +12,7 @@ Settings (environment of the coordinator unless said):
 * ``PROCBENCH_RAY_DATA`` (on the worker nodes, set when ``ray start`` runs there): where the data root is
   on that machine, when not at the coordinator's path.
 
-Jobs are self-contained: a Ray task gets a :class:`~submissions.engines.PortableTask` (the checked
+Jobs are self-contained: a Ray task gets a :class:`~procbench.submissions.engines.PortableTask` (the checked
 spec and its runner's plan, put in the object store once per spec) and jobs carrying the raw file's
 gzip bytes, read from the store's disk only when their batch is submitted, so no path of the
 coordinator reaches a worker but the data root's.  A worker needs ``pip install "procbench[distributed]"``

@@ -41,7 +41,7 @@ class IntakeLimits:
     max_bytes: int = 256 * MiB  # the file, and a gzip upload once expanded
     max_line_bytes: int = 64 * MiB
     max_score_seconds: float = (
-        600.0  # reading and scoring the staged file (submissions.intake); 0 = no limit
+        600.0  # reading and scoring the staged file (procbench.submissions.intake); 0 = no limit
     )
 
     @classmethod

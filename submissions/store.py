@@ -422,7 +422,7 @@ class SubmissionRow:
     n_answered: int | None = (
         None  # items with a prediction record (migration 007); None: not known (a reported row)
     )
-    run_by: str = "submitter"  # who ran the model (migration 009): submitter | operator | paper (submissions.details.RUN_BY)
+    run_by: str = "submitter"  # who ran the model (migration 009): submitter | operator | paper (procbench.submissions.details.RUN_BY)
     judge_prompt_digest: str = ""  # sha256 of the prompts an LLM judge graded it with (migration 009); '' when no judge graded it
 
 
@@ -453,7 +453,7 @@ def register_task(
     """Record a task's fingerprint for a split (its item labels, and what its gold is: migration 004) if it is new.
 
     Registering never moves a board that exists (issue #29): only the first fingerprint of a task and
-    split makes its board (``submissions.boards``); later ones are shown after a re-scoring or an
+    split makes its board (``procbench.submissions.boards``); later ones are shown after a re-scoring or an
     explicit ``procbench admin board point``.
     """
     exists = con.execute(

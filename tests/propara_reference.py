@@ -25,7 +25,7 @@ T = TypeVar("T")
 def _porter() -> Any:
     """NLTK's Porter stemmer in its default mode (NLTK_EXTENSIONS), the variant upstream copied.
 
-    runners.porter computes it without NLTK, whose package import pulls SciPy, scikit-learn and
+    procbench.runners.porter computes it without NLTK, whose package import pulls SciPy, scikit-learn and
     pandas (about 1.5 s); it is checked against NLTK on the ProPara vocabulary (tests/test_porter_oracle.py).
     """
     from procbench.runners.porter import PorterStemmer

@@ -1,5 +1,5 @@
 """The console's cached path keeps every fingerprint (issue #19): the scoring libraries' versions that a
-spec digest names come from the spec cache's per-environment memo (dsl.cache.per_environment), never
+spec digest names come from the spec cache's per-environment memo (procbench.dsl.cache.per_environment), never
 from a stale or damaged one.
 
 The oracle is the digest written out plainly, reading each library's version from its installed metadata.

@@ -1,4 +1,4 @@
-"""Every registered component's declared contract (``runners.registry.Contract``) holds in practice.
+"""Every registered component's declared contract (``procbench.runners.registry.Contract``) holds in practice.
 
 The checker resolves a spec's names (gold fields, labels, per-item values, metrics) from these
 declarations before anything runs, so a declaration that drifts from what a component really

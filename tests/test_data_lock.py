@@ -1,4 +1,4 @@
-"""Fetch lock files (dsl.lock, ``procbench data lock``): expansion, writing, reading back, staleness, safety.
+"""Fetch lock files (procbench.dsl.lock, ``procbench data lock``): expansion, writing, reading back, staleness, safety.
 
 Files are laid out under tmp data roots; downloads go to a loopback server (never the network).
 """

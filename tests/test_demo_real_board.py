@@ -2,7 +2,7 @@
 
 The PARADISE embedding baseline joins the board when its model is installed, and a rebuild reuses its
 prediction file while the gold, the baseline's version and the installed libraries are unchanged
-(``runners.baselines.cache``); upstream PM-LLM models appear under their provider ids with the model
+(``procbench.runners.baselines.cache``); upstream PM-LLM models appear under their provider ids with the model
 card upstream's own metadata gives; baselines carry theirs; openpi-head shows no paper row scored
 without its de-duplication.  No test here runs the embedding model: its writer is replaced by one that
 fails, so a reused file is the only way its row can appear.

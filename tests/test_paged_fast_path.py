@@ -1,9 +1,9 @@
 """PAGED's fast path gives exactly what the plain definitions give, on the real dev split and on odd text.
 
-* tokens: :class:`runners.paged.tokenizer.ChunkTokenizer` (chunks tokenised once, batched, texts
+* tokens: :class:`procbench.runners.paged.tokenizer.ChunkTokenizer` (chunks tokenised once, batched, texts
   assembled from chunks) against ``token.lower_`` of ``spacy.blank("en")`` called on each whole text;
 * statistics: the scorer (batched tokenisation, matrices, caches, indexed registry) against
-  ``bench.reference.paged.document_statistics``, the plain per-pair port of upstream, per document.
+  ``procbench.bench.reference.paged.document_statistics``, the plain per-pair port of upstream, per document.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def dev(data_root: Path) -> dict[str, GoldDocument]:
 
 
 def _perturbed(documents: dict[str, GoldDocument], seed: int) -> dict[str, str]:
-    """Each gold text with lines dropped, swapped in from other documents and words dropped (as bench.generate does)."""
+    """Each gold text with lines dropped, swapped in from other documents and words dropped (as procbench.bench.generate does)."""
     rng = random.Random(seed)
     texts = {item_id: document.text.splitlines() for item_id, document in documents.items()}
     pool = [line for lines in texts.values() for line in lines if "->" in line]

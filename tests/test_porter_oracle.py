@@ -1,4 +1,4 @@
-"""runners.porter and runners.edit_distance against NLTK as the oracle (issue #19: no NLTK at start-up).
+"""procbench.runners.porter and procbench.runners.edit_distance against NLTK as the oracle (issue #19: no NLTK at start-up).
 
 ProPara and OpenPI stem with NLTK's Porter (NLTK_EXTENSIONS) and NAACL'18 aligns with unit-cost edit
 distance; procbench computes both without importing NLTK.  Every token of the real ProPara and OpenPI

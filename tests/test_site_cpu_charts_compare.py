@@ -46,7 +46,7 @@ def _counting(
 
 @contextlib.contextmanager
 def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
-    """Store reads (every ``submissions.store`` attach of the file), chart conversions, paired tests, per-item aggregations."""
+    """Store reads (every ``procbench.submissions.store`` attach of the file), chart conversions, paired tests, per-item aggregations."""
     counts: Counter[str] = Counter()
     with monkeypatch.context() as patch:
         _counting(patch, counts, store, "_attached", "store reads")

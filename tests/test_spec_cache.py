@@ -59,7 +59,10 @@ def test_two_environments_used_in_turns_keep_their_entries(
     switching between them must not evict the other's entry, for the checked spec nor for the runner's plan."""
     from procbench.dsl import tasks
 
-    spec, search = specs / "openpi.spec", [SPECS_DIR]  # the folder dsl.tasks looks specs up in
+    spec, search = (
+        specs / "openpi.spec",
+        [SPECS_DIR],
+    )  # the folder procbench.dsl.tasks looks specs up in
     signatures = {"console": "a" * 64, "checkout": "b" * 64}
     for environment in ("console", "checkout"):
         monkeypatch.setattr(cache, "_code_signature", signatures[environment])

@@ -82,7 +82,7 @@ class Sample:
 class Baseline:
     spec_path: Path
     source: str
-    spec: Any  # the checked dsl.model.TaskSpec
+    spec: Any  # the checked procbench.dsl.model.TaskSpec
     splits: tuple[str, ...]  # the splits the bundled samples hold, which the data check reads
     samples: list[Sample]
     forbidden: frozenset[

@@ -143,8 +143,8 @@ def test_hidden_and_deleted_submissions_do_not_exist_for_non_admins(
 
 
 def test_the_site_shows_no_small_slices_of_a_hidden_split(tmp_path: Path) -> None:
-    """The Submission page (and its downloads) read leaderboard.queries.aggregates: the same rows as the board view
-    and submissions.queries.aggregates, so the 1-4 item slices of the hidden sample dev split are not among them."""
+    """The Submission page (and its downloads) read procbench.leaderboard.queries.aggregates: the same rows as the board view
+    and procbench.submissions.queries.aggregates, so the 1-4 item slices of the hidden sample dev split are not among them."""
     from procbench.leaderboard import queries as site
 
     db = tmp_path / "board.duckdb"

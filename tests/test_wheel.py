@@ -529,7 +529,7 @@ def test_a_feature_without_its_extra_is_one_line_naming_it(
     done = _run(bare, [procbench, *args])
     assert done.returncode == 11, (
         done.stdout + done.stderr
-    )  # runners.extras.EXIT_MISSING_EXTRA, as the README's table says
+    )  # procbench.runners.extras.EXIT_MISSING_EXTRA, as the README's table says
     (line,) = done.stderr.strip().splitlines()  # no traceback: one line
     assert (
         line.startswith("error: ")

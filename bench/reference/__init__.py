@@ -2,5 +2,5 @@
 
 Written the textbook way on purpose: every pair is normalised, stemmed and scored from scratch, with
 no caching and no vectorisation. The bench times procbench against them on the same input and
-asserts the results agree (``bench.compare``).
+asserts the results agree (``procbench.bench.compare``).
 """

@@ -75,8 +75,8 @@ def bleu1(hypothesis: str, reference: str) -> float:
 # -- the whole per-document statistics, plainly -----------------------------------------------------
 # Upstream ``lexical_based`` for one document (docs/metrics.md §5.3-5.6), written the obvious way: each
 # span scored against every span of the other side, the first best partner kept, a node registry
-# scanned from its start for every node. Spans come from ``runners.paged.parse`` (the parser is not
-# what this reference checks); the result has the key scheme of ``runners.paged.walk``, zeros left out.
+# scanned from its start for every node. Spans come from ``procbench.runners.paged.parse`` (the parser is not
+# what this reference checks); the result has the key scheme of ``procbench.runners.paged.walk``, zeros left out.
 
 ACTIONS = ("Activity", "StartNode", "EndNode")
 BLEU_NODES = (*ACTIONS, "DataObject", "TextAnnotation")

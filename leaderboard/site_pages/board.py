@@ -2,7 +2,7 @@
 
 Metric columns come first (rank, the ranking metric and its interval, the tie mark, the model, the other metrics);
 the card and bookkeeping columns (kind, model card, team, items, source, dates) are shown on demand, apart
-(``leaderboard.boardlayout``).
+(``procbench.leaderboard.boardlayout``).
 """
 
 from __future__ import annotations

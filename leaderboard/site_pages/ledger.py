@@ -1,6 +1,6 @@
 """The public submission ledger (issue #34): per team and model, attempts, refusals, hidden and retracted rows.
 
-Counts, dates and the operators' reasons only (``submissions.ledger``): no figure, no submission id, no
+Counts, dates and the operators' reasons only (``procbench.submissions.ledger``): no figure, no submission id, no
 refusal's own reason, so a hidden split shows nothing here beyond what its board shows.
 """
 

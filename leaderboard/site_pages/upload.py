@@ -156,7 +156,7 @@ except ValueError as exc:
 if parameters.strip():
     extra_metadata.setdefault(
         "parameters", parameters.strip()
-    )  # no card column for it yet: kept as metadata (leaderboard.metadata reads it)
+    )  # no card column for it yet: kept as metadata (procbench.leaderboard.metadata reads it)
 ready = bool(model.strip()) and (bool(team.strip()) or bool(token))
 if not model.strip():
     st.caption("Name the model to submit.")

@@ -7,7 +7,7 @@ Layout (EEE's datastore layout, ``data/<collection>/<developer>/<model>/<uuid>.j
 
 One record per row of the ``board`` view (current fingerprint, not hidden, not deleted): every metric
 and slice value the board shows, as an ``evaluation_results`` entry with the number of items, and on
-the whole split the board's bootstrap interval and its method (``submissions.intervals``: only where
+the whole split the board's bootstrap interval and its method (``procbench.submissions.intervals``: only where
 the board shows one).  A submitted row is an ``evaluation_run`` scored by the board
 (``third_party``); a reported (paper) row is ``documentation`` (``other``: the paper's authors may
 or may not have made the model).  The provenance (task, split, fingerprint, data kind, data digest,

@@ -323,11 +323,11 @@ def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, An
     return written
 
 
-# issue #17: every stored or spec-given string is put in the card through `md` (submissions.display:
+# issue #17: every stored or spec-given string is put in the card through `md` (procbench.submissions.display:
 # Markdown and HTML escaped, one line), so a team or model name cannot break a table or add a link.
 _CARD_ENV = jinja2.Environment(
     autoescape=False
-)  # a fixed template of ours (spec templates use runners.templates)
+)  # a fixed template of ours (spec templates use procbench.runners.templates)
 _CARD_ENV.filters["md"] = for_markdown
 CARD = _CARD_ENV.from_string(
     """---

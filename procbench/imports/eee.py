@@ -5,7 +5,7 @@
   predictions are put back together into a prediction file and go through the normal intake
   (``submissions.submit``): validated, scored by the board and ranked like any upload.  The record's
   own figures are only compared with the board's (differences are warnings).
-* Otherwise the record's figures become an external row (``submissions.external``): a reference row
+* Otherwise the record's figures become an external row (``procbench.submissions.external``): a reference row
   (team ``reference``, no items), shown unranked with its source, over the data it declares (the
   ``data_digest`` of a procbench record; else the task's locked split, as paper rows).
 

@@ -5,7 +5,7 @@ number of sentences; PARADISE's majority also reads the dev labels) and writes a
 own prediction format, to be scored or submitted like any other.  Nothing heavy is imported here:
 torch and transformers load only when an embedding baseline runs.  Each baseline also says what the
 board's model card shows for it (``BaselineCard``) and, for a neural one, which distributions it
-needs (``installed_versions``): their versions key the reused prediction files of ``runners.baselines.cache``.
+needs (``installed_versions``): their versions key the reused prediction files of ``procbench.runners.baselines.cache``.
 
 * ``openpi-no-change``: "There will be no change." for every step (OpenPI, both scorers);
 * ``openpi-copy-step``: the step's own sentence as its one state change (OpenPI, both scorers);
@@ -14,7 +14,7 @@ needs (``installed_versions``): their versions key the reused prediction files o
 * ``propara-naacl18-all-unknown``: every participant at an unknown location at every step (NAACL'18);
 * ``paged-sentence-chain``: the document's sentences in order as one chain of activities, Start to End;
 * ``paged-clause-chain``: the document's clauses as a chain, "If C, A" as an exclusive gateway with condition C;
-* ``paradise-random`` / ``paradise-majority`` / ``paradise-embedding``: see ``runners.baselines.paradise``.
+* ``paradise-random`` / ``paradise-majority`` / ``paradise-embedding``: see ``procbench.runners.baselines.paradise``.
 """
 
 from __future__ import annotations

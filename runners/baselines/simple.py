@@ -1,8 +1,8 @@
 """The registered baselines: trivial, honest systems every board should be able to show.
 
 Each reads the task's gold with the task's own reader, but uses only what a system is given (see
-``runners.baselines``), and writes the task's prediction format.  PARADISE's three wrap
-``runners.baselines.paradise``.
+``procbench.runners.baselines``), and writes the task's prediction format.  PARADISE's three wrap
+``procbench.runners.baselines.paradise``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from procbench.runners.baselines import BaselineCard, BaselineInput, baseline
 from procbench.runners.extras import require
 
 NO_CHANGE = "There will be no change."  # OpenPI's own wording for a step that changes nothing
-# all-MiniLM-L6-v2 (runners.baselines.embedding): 22,713,216 parameters, Apache-2.0 weights, trained as a Sentence-BERT
+# all-MiniLM-L6-v2 (procbench.runners.baselines.embedding): 22,713,216 parameters, Apache-2.0 weights, trained as a Sentence-BERT
 MINILM_CARD = BaselineCard(
     method_family="neural",
     size_class="tiny (<=4 GB)",

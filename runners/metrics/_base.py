@@ -201,7 +201,7 @@ def library_metric(
     """Register a metric factory; its contract (aggregations, compared types) is read from the metric it builds by default.
 
     ``requires``: what the spec must supply before the metric can be built (``"class_set"``: the classes, as its
-    ``labels`` argument; see ``runners.registry.METRIC_REQUIREMENTS``): the checker reads it here, whatever the
+    ``labels`` argument; see ``procbench.runners.registry.METRIC_REQUIREMENTS``): the checker reads it here, whatever the
     metric's name.  ``aggregation_hint``: the hint of the checker's refusal of an aggregation it does not support.
     """
     known_requirements(

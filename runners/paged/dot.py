@@ -5,7 +5,7 @@ XOR / OR / AND (their text as an outside label), data constraints notes, action 
 notes; each actor is a cluster; sequence flows are solid arrows labelled with their condition,
 constraint flows dashed. :func:`draw_pair` colours what a prediction got right against the gold, by one of
 two matchings (:class:`Matching`): ``soft``, the one the headline scores use (BLEU-1 of texts, as the
-official walk's ``bleu_node`` and ``bleu_edge`` tallies in :mod:`runners.paged.walk`), and ``strict``, the
+official walk's ``bleu_node`` and ``bleu_edge`` tallies in :mod:`procbench.runners.paged.walk`), and ``strict``, the
 official strict counts (the same words).
 """
 
@@ -158,7 +158,7 @@ def _same_condition(a: str, b: str) -> bool:
 def soft_similarity(a: Node, b: Node) -> float:
     """How softly ``a`` (the graph being walked: BLEU-1's hypothesis) matches ``b``, as the score's soft tallies compare
     nodes: 0 for another kind; start, end and AND nodes 1 by kind; XOR and OR gateways BLEU-1 of their texts
-    (1 when both are empty); other nodes BLEU-1 of their texts (``runners.paged.walk``: ``node_bleu``, ``end_soft``)."""
+    (1 when both are empty); other nodes BLEU-1 of their texts (``procbench.runners.paged.walk``: ``node_bleu``, ``end_soft``)."""
     if a.type is not b.type:
         return 0.0
     if a.type in (NodeType.START, NodeType.END, NodeType.AND):

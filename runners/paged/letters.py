@@ -2,7 +2,7 @@
 
 spaCy decides how to split a chunk with four regular expressions (prefix, suffix, infix, URL).
 When none of them can match anywhere in a letters-only chunk, such a chunk that is not an
-exception is exactly one token, and spaCy need not be asked (:mod:`runners.paged.tokenizer`).
+exception is exactly one token, and spaCy need not be asked (:mod:`procbench.runners.paged.tokenizer`).
 
 :func:`may_match_letters` reads the parsed pattern (``re._parser``) and answers False only when
 every way through it must consume a character that is not a letter, or look around for one.

@@ -89,7 +89,7 @@ def read_gold_file(path: Path) -> GoldSet:
 def read_graphs(data_root: Path, split: str) -> GoldSet:
     """PAGED procedural graphs of one split (``dev``; ``test``/``train`` when present), in file order.
 
-    Items are :class:`runners.paged.gold.GoldDocument` values keyed by ``file_index``; labels:
+    Items are :class:`procbench.runners.paged.gold.GoldDocument` values keyed by ``file_index``; labels:
     ``gateways``, ``constraints``, ``actors``. FileNotFoundError names the missing file (the staged
     data has no test.json).
     """

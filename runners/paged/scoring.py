@@ -76,7 +76,7 @@ def lexical_scorer(
     gold: GoldSet, predictions: Mapping[str, Any], *, prompt_spellings: bool = False
 ) -> list[ItemScore]:
     """Per document, the official PAGED statistics: strict node/edge/actor counts, BLEU sums and item
-    counts per element type for both passes (keys documented in :mod:`runners.paged.walk`), plus
+    counts per element type for both passes (keys documented in :mod:`procbench.runners.paged.walk`), plus
     line diagnostics (``gold_lines``, ``aligned_gold_lines``, ``unparsed_lines`` ...). A document
     without a prediction is scored as empty output.
 

@@ -2,7 +2,7 @@
 
 ``paged.lexical_f1`` (aligns lines, identifies nodes), ``paged.bleu1`` (soft scores; the first text is the
 hypothesis: in an aligned walk, the side being walked) and ``paged.same_words`` (strict matches). The
-kernels are in :mod:`runners.paged.tokens`, tested against spaCy and NLTK (docs/metrics.md §5).
+kernels are in :mod:`procbench.runners.paged.tokens`, tested against spaCy and NLTK (docs/metrics.md §5).
 """
 
 from __future__ import annotations

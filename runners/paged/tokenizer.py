@@ -22,7 +22,7 @@ chunks when that is provably what spaCy would return:
 Every other text goes to spaCy whole too. Chunks are tokenised in batches: many chunks joined by a
 separator character that belongs to no pattern, so that no match can reach across it. A chunk of
 ASCII letters that is no exception is one token without asking spaCy, when none of its splitting
-expressions can match letters (:mod:`runners.paged.letters`; true of English).
+expressions can match letters (:mod:`procbench.runners.paged.letters`; true of English).
 
 The tokenizer used here has a vocabulary without lexical attribute getters (is_stop, like_num,
 norm ...): spaCy's tokenizer never reads them, and computing them is most of the cost of a new

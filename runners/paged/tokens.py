@@ -4,7 +4,7 @@ Upstream loads ``en_core_web_sm`` with the tagger and attribute ruler disabled, 
 just the lower-cased spaCy tokens (docs/metrics.md §5): spaCy's
 ``blank("en")`` tokenizer gives the same tokens without any model download.
 
-Speed without changing a value: every distinct text is tokenised once (:mod:`runners.paged.tokenizer`
+Speed without changing a value: every distinct text is tokenised once (:mod:`procbench.runners.paged.tokenizer`
 assembles texts from cached whitespace chunks, where that is exactly spaCy's answer), its token
 counts are computed once (``_profile``), and pair values are cached, because the same node texts
 and lines are compared many times. :func:`prepare` tokenises the chunks of many texts in a few

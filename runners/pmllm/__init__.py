@@ -2,8 +2,8 @@
 
 Importing this package registers its components: the reader ``pmllm.questions``, the prediction
 validator ``pmllm.answers``, the scorer ``pmllm.grades`` and the aggregator ``pmllm.sums``. The
-judge (``runners.pmllm.judge``), the leaderboard helpers (``runners.pmllm.leaderboard``) and the
-model metadata (``runners.pmllm.models``) are plain modules.
+judge (``procbench.runners.pmllm.judge``), the leaderboard helpers (``procbench.runners.pmllm.leaderboard``) and the
+model metadata (``procbench.runners.pmllm.models``) are plain modules.
 """
 
 from procbench.runners.pmllm import answers, questions, scoring  # noqa: F401  (registration side effects)

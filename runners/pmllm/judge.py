@@ -108,7 +108,7 @@ class JudgeTemplateRefused(JudgeError, RenderRefused):
 def render_prompt(
     template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True
 ) -> str:
-    """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe (runners.templates.JUDGE_VARIABLES)."""
+    """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe (procbench.runners.templates.JUDGE_VARIABLES)."""
     try:
         return render(
             _compiled(template),
@@ -444,7 +444,7 @@ def _ask(
         if status >= 400:
             raise JudgeError(f"{request.question_id}: judge returned HTTP {status}: {shown}")
         try:
-            # issue #29: depth-bounded (runners.predictions.MAX_JSON_DEPTH): a deeply nested reply is refused, never a RecursionError
+            # issue #29: depth-bounded (procbench.runners.predictions.MAX_JSON_DEPTH): a deeply nested reply is refused, never a RecursionError
             return _reply_text(loads_bounded(raw))
         except _BadReply as error:
             failure = str(error)

@@ -16,7 +16,7 @@ SUMS = ("score", "total", *(f"c{c}" for c in CATEGORIES), "verdicts")
 
 
 class MissingVerdicts(InvalidPredictions):
-    """Answers that the judge has not graded yet: run the judge (runners.pmllm.judge) first."""
+    """Answers that the judge has not graded yet: run the judge (procbench.runners.pmllm.judge) first."""
 
 
 @component("scorer", "pmllm.verdicts", emits=("grade", "judged"))
@@ -35,7 +35,7 @@ def read_verdicts(gold: GoldSet, predictions: Mapping[str, Answer]) -> list[Item
     if unjudged:
         problem = Problem(
             None,
-            f"{len(unjudged)} answers have no judge verdict ({', '.join(unjudged)}): run the judge first (runners.pmllm.judge.judge_answers, or the CLI's "
+            f"{len(unjudged)} answers have no judge verdict ({', '.join(unjudged)}): run the judge first (procbench.runners.pmllm.judge.judge_answers, or the CLI's "
             "judge step)",
         )
         raise MissingVerdicts([problem])

@@ -2,7 +2,7 @@
 sentence-level evaluator (Cat-1/2/3, Q1–Q10), as registered components (docs/metrics.md §2).
 
 The two evaluators are separate entry points (pyproject.toml): a task that scores with one of them
-never imports the other.  ``runners.propara.leaderboard`` and ``runners.propara.naacl18`` are
+never imports the other.  ``procbench.runners.propara.leaderboard`` and ``procbench.runners.propara.naacl18`` are
 imported on first access here (PEP 562), so importing the package itself costs nothing.
 """
 

@@ -70,7 +70,7 @@ OUTCOMES = (
     "fp",
     "tn",
     "fn",
-)  # the order of runners.metrics._outcomes.OUTCOMES, which a test keeps equal
+)  # the order of procbench.runners.metrics._outcomes.OUTCOMES, which a test keeps equal
 COUNTS = tuple(f"{q}_{o}" for q in QUESTION_IDS for o in OUTCOMES)
 DETAIL_RATES = ("precision", "recall", "f1", "accuracy")
 

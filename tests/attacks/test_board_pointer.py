@@ -4,7 +4,7 @@ The sequence that lost a public board: a store of real rows, ``rescore`` with th
 samples (every job fails), ``rescore`` again with the real data ("already current"), a new real
 submission.  Each step runs as the real ``procbench`` command in a subprocess, once to the end and once
 killed with SIGKILL at each named point on its way (``PROCBENCH_CRASH_AT``: the process kills itself
-there, ``submissions.store.crash_point``, so the moment is deterministic); after each, ``admin check``
+there, ``procbench.submissions.store.crash_point``, so the moment is deterministic); after each, ``admin check``
 says the store is consistent and every board row is still there.  Board rows are read from the store's
 ``board`` view, the rows the site shows.
 """
