@@ -76,11 +76,11 @@ lint: $(STAMP)
 	$(BIN)/procbench check
 	$(BIN)/procbench fmt --check
 
-# The component and block references in docs/language.md and the registry's index (runners/_component_index.py)
+# The component and block references in docs/language.md and the registry's index (runners/runtime/_component_index.py)
 # are generated from the registry and dsl/model.py (tests fail on drift).
 docs: $(STAMP)
 	$(BIN)/python -m procbench.dsl.reference --write
-	$(BIN)/python -m procbench.runners.registry --write-index
+	$(BIN)/python -m procbench.runners.runtime.registry --write-index
 
 clean:
 	rm -rf var .pytest_cache .hypothesis

@@ -159,7 +159,10 @@ def procbench(*args: str, work: Path | None = None) -> Command:
 
 # What a warm ``procbench score propara`` does before it reads a file: the interpreter, then the console's
 # modules and the runner rebuilt from the cached plan (dsl/tasks.load_runner), no data read.
-_PROPARA_START_UP = "import procbench.console, procbench.cli_lean, procbench.runners._types\nfrom procbench.console_commands import load_runner\nload_runner('propara')"
+_PROPARA_START_UP = (
+    "import procbench.console, procbench.cli_lean, procbench.runners.runtime._types\n"
+    "from procbench.console_commands import load_runner\nload_runner('propara')"
+)
 
 
 def start_up(work: Path | None = None) -> dict[str, Command]:

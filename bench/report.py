@@ -552,8 +552,8 @@ def render(results: dict[str, Any]) -> str:
 
     lines += ["## Notes", ""]
     lines += [
-        "* Start-up (issue #19): the CLI imports only the command it runs; ProPara and OpenPI stem with runners/porter.py",
-        "  and NAACL'18 aligns with runners/edit_distance.py (both checked against NLTK on the real vocabularies), so no",
+        "* Start-up (issue #19): the CLI imports only the command it runs; ProPara and OpenPI stem with runners/library/porter.py",
+        "  and NAACL'18 aligns with runners/library/edit_distance.py (both checked against NLTK on the real vocabularies), so no",
         "  task but PAGED and BLEU loads NLTK (whose package init pulls SciPy, scikit-learn and pandas); checked specs and",
         "  their runner plans are cached by content (dsl/cache.py, dsl/plan.py): a warm `score` rebuilds the runner from",
         "  the plan without importing the spec language. The console script (procbench/console.py) runs `score` and `check` without",
@@ -561,7 +561,7 @@ def render(results: dict[str, Any]) -> str:
         "  goes to typer: help and usage errors are plain text, no Rich), and after a lean command the process exits",
         "  without tearing the interpreter down (atexit functions run, output flushed). The fingerprint's library",
         "  versions are memoised per environment beside the spec cache, a component lookup imports only the module that",
-        "  registers it (runners/_component_index.py), scoring runs with one OpenBLAS thread (its idle threads spun at",
+        "  registers it (runners/runtime/_component_index.py), scoring runs with one OpenBLAS thread (its idle threads spun at",
         "  NumPy's import), and PAGED imports spaCy without PyTorch (thinc would import it: 1.5 s and 180 MB unused by a",
         "  tokenizer). What remains of a light task's start-up is measured under Start-up above: the interpreter (its",
         "  import finder for the editable install included), then procbench's own modules, where Python 3.11's",
@@ -574,7 +574,7 @@ def render(results: dict[str, Any]) -> str:
         "* PAGED: each distinct word chunk is tokenised once by spaCy (whole texts go to spaCy where chunks could",
         "  interact), line alignment is one exact integer matrix product per document, BLEU-1 reproduces NLTK from",
         "  three integers, the node registry remembers resolved nodes, the gold is fingerprinted from its JSON record.",
-        "  The counting is the spec's align block (runners/alignment.py) composing similarity components: interpreting",
+        "  The counting is the spec's align block (runners/library/alignment.py) composing similarity components: interpreting",
         "  it costs about 1 ms per document more than the former hand-written loop (543 documents: +0.6 s).",
         "* Store read paths (migration 003): the `board` view reads `aggregates_packed` (one row per submission and",
         "  slice value, metrics packed in lists, clustered by task, split and slice; 18 times fewer rows than",

@@ -33,8 +33,8 @@ import polars as pl
 
 from procbench.api import all_spec_paths, load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners._types import GoldSet, InvalidPredictions, ItemScore
-from procbench.runners.runner import TaskRunner
+from procbench.runners.runtime._types import GoldSet, InvalidPredictions, ItemScore
+from procbench.runners.runtime.runner import TaskRunner
 from procbench.submissions import store
 
 FAMILIES = ("heuristic", "neural", "llm")

@@ -21,8 +21,8 @@ from typing import Any
 from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.errors import Diagnostic
-from procbench.runners import registry
-from procbench.runners.predictions import COLLECTION_KINDS, SCALAR_KINDS, FieldType
+from procbench.runners.runtime import registry
+from procbench.runners.runtime.predictions import COLLECTION_KINDS, SCALAR_KINDS, FieldType
 
 TYPE_SPELLINGS = [
     *SCALAR_KINDS,

@@ -21,7 +21,7 @@ version and the distributions listing; they are plain JSON, read back only when 
 expected shape, so a damaged file is recomputed.
 
 Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/specs`` in a checkout and
-``$XDG_CACHE_HOME/procbench/specs`` for an installed wheel (``procbench.runners.paths.default_cache_dir``).
+``$XDG_CACHE_HOME/procbench/specs`` for an installed wheel (``procbench.runners.runtime.paths.default_cache_dir``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from procbench.runners.paths import PROJECT_ROOT, default_cache_dir
+from procbench.runners.runtime.paths import PROJECT_ROOT, default_cache_dir
 
 if TYPE_CHECKING:
     from procbench.dsl.errors import Diagnostic
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 FORMAT = b"procbench-spec-cache 1\n"
 ENV_DIR = "PROCBENCH_CACHE_DIR"
-COMPONENTS_ENV = "PROCBENCH_COMPONENTS"  # procbench.runners.registry.COMPONENTS_ENV, read here without importing the registry
+COMPONENTS_ENV = "PROCBENCH_COMPONENTS"  # procbench.runners.runtime.registry.COMPONENTS_ENV, read here without importing the registry
 _CODE_PACKAGES = ("dsl", "runners")  # their sources decide what a check returns
 
 
@@ -259,9 +259,9 @@ def _dependencies(paths: set[str], spec: Path) -> tuple[tuple[str, str], ...]:
 # -- entries ---------------------------------------------------------------------------------------
 _ALLOWED_MODULES = (
     "procbench.dsl.",
-    "procbench.runners.predictions",
-    "procbench.runners.tables",
-    "procbench.runners._types",
+    "procbench.runners.runtime.predictions",
+    "procbench.runners.runtime.tables",
+    "procbench.runners.runtime._types",
 )
 _ALLOWED_BUILTINS = frozenset(
     {
@@ -466,7 +466,7 @@ def cached_plan(path: str | Path, search: list[Path] | None = None) -> Any | Non
 def _spec_path_problems(spec: Any) -> list[str]:
     """The checker's data-path rule (dsl/checker.py) on a spec read from the cache: why a source or membership path could
     leave the data root."""
-    from procbench.runners.paths import relative_path_problems
+    from procbench.runners.runtime.paths import relative_path_problems
 
     data = getattr(spec, "data", None)
     problems = []
@@ -516,7 +516,7 @@ def _load_components_beside(path: Path) -> bool:
     """
     if not os.environ.get(COMPONENTS_ENV, "").strip():
         return True
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     try:
         registry.load_operator_components()

@@ -34,7 +34,7 @@ from procbench.dsl.checker_fields import LIST_OF_TEXT, TEXT
 from procbench.dsl.checker_resolve import resolve
 from procbench.dsl.errors import Diagnostic, SpecError
 from procbench.dsl.parser import parse, parse_file
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 
 
 @dataclass

@@ -23,7 +23,7 @@ from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.binding import Binder, describe, literal
 from procbench.runners.metrics._base import Metric
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime.predictions import FieldType
 
 FORMS = '"empty", "refuse", predict(<value>) or score(<number>)'
 _WORDS = ("empty", "refuse")

@@ -1,7 +1,7 @@
 """The data block's computed values: ``lookup``, ``any``, ``all``, ``distinct``, ``equals`` and an explode's ``product``.
 
 The checker (:mod:`procbench.dsl.checker`) calls these where a field, a label or an explode attribute is
-written as a call rather than a path.  Each returns the plain node :mod:`procbench.runners.data_exprs`
+written as a call rather than a path.  Each returns the plain node :mod:`procbench.runners.runtime.data_exprs`
 evaluates (a path stays the tuple of its names, so specs without these constructs read, and
 fingerprint, as before), or ``None`` after reporting the mistake at its place with a hint.
 The syntax is documented in docs/language.md ("Computed values").
@@ -15,9 +15,9 @@ from typing import Any, Protocol, TypeGuard
 from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.binding import describe
-from procbench.runners.data_exprs import CONDITIONS, is_computed, render, roots
-from procbench.runners.predictions import FieldType
-from procbench.runners.tables import EXPLODE_JOIN, EXPLODE_KEY
+from procbench.runners.runtime.data_exprs import CONDITIONS, is_computed, render, roots
+from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.tables import EXPLODE_JOIN, EXPLODE_KEY
 
 
 class _Checker(Protocol):

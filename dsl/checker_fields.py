@@ -11,9 +11,9 @@ from typing import Any
 from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.checker_state import CheckerState
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 from procbench.runners.metrics._derived import formula_names
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime.predictions import FieldType
 
 LIST_OF_TEXT = FieldType("list", FieldType("str"))
 TEXT = FieldType("str")
@@ -518,7 +518,7 @@ def check_field_match(
 
 
 def check_templates(spec: m.TaskSpec, ck: CheckerState) -> None:
-    """Templates are looked up by name at run time (procbench.runners.templates): the name must be one that is, its variables ones it gets.
+    """Templates are looked up by name at run time (procbench.runners.runtime.templates): the name must be one that is, its variables ones it gets.
 
     A spec is untrusted: a template is parsed by the sandbox that renders it, and may access attributes or items
     of the variables it is given only (no ``cycler.__init__.__globals__``, no ``_`` names, no include/import).
@@ -526,8 +526,8 @@ def check_templates(spec: m.TaskSpec, ck: CheckerState) -> None:
     import jinja2
     from jinja2 import meta
 
-    from procbench.runners.template_limits import filter_problems
-    from procbench.runners.templates import KNOWN, access_problems, environment
+    from procbench.runners.runtime.template_limits import filter_problems
+    from procbench.runners.runtime.templates import KNOWN, access_problems, environment
 
     env = environment()
     for t in spec.templates:

@@ -8,8 +8,8 @@ from typing import Any
 
 from procbench.dsl import model as m
 from procbench.dsl.checker_state import CheckerState
-from procbench.runners import registry
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime import registry
+from procbench.runners.runtime.predictions import FieldType
 
 # A measure as checked (its outputs filled in) and the metric that computes it.
 Built = tuple[m.MeasureSpec, Any]

@@ -106,7 +106,8 @@ class ScoreReads(CheckerState):
     def parse_formula(
         self, expr: s.Expr, where: str, *, per_item: bool = False
     ) -> tuple[Any, ...] | None:
-        """A metric computed from others (or, ``per_item``, a value from an item's values): names, numbers, and the functions of procbench.runners.metrics._derived."""
+        """A metric computed from others (or, ``per_item``, a value from an item's values): names, numbers,
+        and the functions of procbench.runners.metrics._derived."""
         usage = (
             "e.g. from = mul(judged, add(min(7, grade), 1)), pick(cot, penalised, normalised)"
             if per_item

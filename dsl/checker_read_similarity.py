@@ -8,7 +8,7 @@ from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.binding import describe
 from procbench.dsl.checker_state import CheckerState
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 
 
 class SimilarityReads(CheckerState):

@@ -23,9 +23,9 @@ from procbench.dsl.checker_fields import (
 from procbench.dsl.checker_measures import check_measures
 from procbench.dsl.checker_state import CheckerState
 from procbench.dsl.names import check_generated_names
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 from procbench.runners.metrics._derived import formula_names
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime.predictions import FieldType
 
 # ---------------------------------------------------------------------------------------------
 # resolution: every name against what the spec declares and its components promise

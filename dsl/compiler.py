@@ -17,8 +17,8 @@ from typing import Any
 
 from procbench.dsl import model as m
 from procbench.dsl import plan
-from procbench.runners import registry
-from procbench.runners.runner import TaskRunner
+from procbench.runners.runtime import registry
+from procbench.runners.runtime.runner import TaskRunner
 
 # Library versions that can change numbers; part of every fingerprint.
 _VERSIONED_LIBRARIES = ("nltk", "sacrebleu", "rouge-score", "spacy")
@@ -105,7 +105,7 @@ def plan_of(spec: m.TaskSpec, digest: str) -> dict[str, Any]:
 
 
 def _table(data: m.DataSpec) -> dict[str, Any]:
-    """A reader of declared sources, fields and labels (procbench.runners.tables.TableReader)."""
+    """A reader of declared sources, fields and labels (procbench.runners.runtime.tables.TableReader)."""
     return {
         "sources": tuple(
             (s.name, s.format, s.path, s.key, s.splits, s.optional) for s in data.sources
@@ -195,7 +195,7 @@ def _scorer(score: m.ScoreSpec) -> plan.Node:
 
 
 def _walk(align: m.AlignSpec) -> dict[str, Any]:
-    """An align block (procbench.runners.alignment.AlignedWalk)."""
+    """An align block (procbench.runners.library.alignment.AlignedWalk)."""
     return {
         "name": align.name,
         "gold": align.gold,
@@ -487,8 +487,8 @@ def _render_value(value: Any) -> str:
 
 
 def _explain_value(node: tuple[Any, ...]) -> str:
-    """A field or label's path, or its computed value with what it means (runners/data_exprs.py)."""
-    from procbench.runners.data_exprs import is_computed, render
+    """A field or label's path, or its computed value with what it means (runners/runtime/data_exprs.py)."""
+    from procbench.runners.runtime.data_exprs import is_computed, render
 
     if not is_computed(node):
         return ".".join(node)
@@ -518,7 +518,7 @@ def _explain_value(node: tuple[Any, ...]) -> str:
 
 
 def _explain_explode(ex: m.ExplodeSpec) -> list[str]:
-    from procbench.runners.data_exprs import is_computed, render
+    from procbench.runners.runtime.data_exprs import is_computed, render
 
     if ex.id[0] == "#join":
         element = ex.separator.join(".".join(path) for path in ex.id[1:])

@@ -18,8 +18,8 @@ from procbench.dsl import model as m
 from procbench.dsl import syntax as s
 from procbench.dsl.errors import Diagnostic, SpecError
 from procbench.dsl.model import TaskSpec
-from procbench.runners._types import GoldDataError, GoldSet
-from procbench.runners.runner import TaskRunner
+from procbench.runners.runtime._types import GoldDataError, GoldSet
+from procbench.runners.runtime.runner import TaskRunner
 
 MAX_PER_SPLIT = 10  # data problems shown per split (the reader keeps a capped list and a count)
 MAX_PLACES = 10  # file:line places listed after a finding's first problem
@@ -84,8 +84,8 @@ def refuse_unfit_data(
 ) -> None:
     """Raise DataRefused with :func:`scoring_refusals`' errors, rendered as ``check --data`` renders them; else nothing."""
     from procbench.dsl.cache import cache_dir, code_signature
-    from procbench.runners.data_findings import passed_mark, remember_passed
-    from procbench.runners.paths import SAMPLE_DATA_ROOT
+    from procbench.runners.runtime.data_findings import passed_mark, remember_passed
+    from procbench.runners.runtime.paths import SAMPLE_DATA_ROOT
 
     mark = None if force else passed_mark(runner, data_root, split, cache_dir(), code_signature())
     if mark is not None and mark.is_file():
@@ -121,7 +121,7 @@ def scoring_refusals(
     rows are display text, not scoring: not refused here.  ``force``: check across splits anyway
     (scoring stopped on the data, and the reason is wanted in the spec's terms).
     """
-    from procbench.runners.data_findings import lacks_something
+    from procbench.runners.runtime.data_findings import lacks_something
 
     try:
         gold, _ = runner.gold(data_root, split)
@@ -353,7 +353,7 @@ def _class_sets(
     average as a 0 (scikit-learn's zero_division=0), so both are findings (a class absent from a
     root holding part of the data, the samples, is a warning).
     """
-    from procbench.runners.contracts import MISSING, field_value
+    from procbench.runners.runtime.contracts import MISSING, field_value
     from procbench.runners.metrics._classification import label_text
 
     out = []

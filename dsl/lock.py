@@ -40,7 +40,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from procbench.dsl.model import FetchSpec
-from procbench.runners.paths import (
+from procbench.runners.runtime.paths import (
     relative_path_problems,
 )  # one rule for specs, cached plans and the runtime
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, NewType
 
 from procbench.dsl.syntax import NOWHERE, Span
-from procbench.runners.predictions import FieldType
-from procbench.runners.tables import EXPLODE_INDEX
+from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.tables import EXPLODE_INDEX
 
 Name = NewType("Name", str)  # a bare name: declared here or referring to a declaration
 DataPath = NewType("DataPath", tuple)  # a dotted path into a data source: gold.answers
@@ -272,7 +272,7 @@ class Source:
 
 @dataclass(frozen=True)
 class FieldBinding:
-    """A gold field the scorer sees: ``answers: list(str) = gold.answers``; the path may be a computed value (runners/data_exprs.py)."""
+    """A gold field the scorer sees: ``answers: list(str) = gold.answers``; the path may be a computed value (runners/runtime/data_exprs.py)."""
 
     name: str = part(SCORED)
     path: tuple[Any, ...] = part(SCORED)
@@ -285,7 +285,9 @@ class LabelRule:
     """A per-item slice label: a field path, optionally mapped through a table with a default."""
 
     name: str = part(SCORED)
-    path: tuple[Any, ...] = part(SCORED, ())  # a path, or a computed value (runners/data_exprs.py)
+    path: tuple[Any, ...] = part(
+        SCORED, ()
+    )  # a path, or a computed value (runners/runtime/data_exprs.py)
     mapping: tuple[tuple[str, str], ...] = part(SCORED, ())
     default: str | None = part(SCORED, None)
     # (path, column, label), first match wins

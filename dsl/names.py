@@ -1,6 +1,6 @@
 """Generated metric names the checker refuses: two outputs of the spec's measures under one name.
 
-Per-class and confusion measures name their outputs after the classes, through ``procbench.runners.names.name_part``
+Per-class and confusion measures name their outputs after the classes, through ``procbench.runners.runtime.names.name_part``
 (docs/language.md, "Generated names"), so every generated name is one a spec can write in ``rank_by``, a
 ``metric`` block or a formula.  The substitution can make two classes one name (``"more likely"`` and
 ``"more_likely"``); a measure's output can also take another measure's name (``f1`` per class with a class
@@ -15,7 +15,7 @@ from typing import Any
 
 from procbench.dsl import model as m
 from procbench.dsl.binding import Binder
-from procbench.runners.names import name_part
+from procbench.runners.runtime.names import name_part
 
 
 def check_generated_names(ck: Binder, measured: Sequence[tuple[m.MeasureSpec, Any]]) -> None:

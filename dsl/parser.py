@@ -26,9 +26,9 @@ from lark.exceptions import (
 from procbench.dsl import syntax as s
 from procbench.dsl.comments import Attacher, Comment
 from procbench.dsl.errors import Diagnostic, SpecError
-from procbench.runners.paths import resource
+from procbench.runners.runtime.paths import resource
 
-GRAMMAR_PATH = resource("dsl", "procbench.lark")  # package data (procbench.runners.paths)
+GRAMMAR_PATH = resource("dsl", "procbench.lark")  # package data (procbench.runners.runtime.paths)
 
 # Limits on spec text, which is untrusted input like any upload: a spec is a few KiB (the largest shipped
 # one is under 7 KiB), so these refuse only hostile or broken files, with an error at the offending character,

@@ -16,7 +16,7 @@ nothing else, so a damaged or planted plan is a miss, never code that runs.  Its
   kind, name and argument nodes; an argument is ``("value", literal)``, ``("list", nodes)``, a call or
   ``("pipeline", step calls, step names)`` (a normaliser's steps);
 * a bound component (``Component.bind``: readers, scorers, aggregators, derivers): ``(kind, name, kwargs)``;
-* a value type (:class:`procbench.runners.predictions.FieldType`): :func:`type_node`;
+* a value type (:class:`procbench.runners.runtime.predictions.FieldType`): :func:`type_node`;
 * formulas (per-item ``value`` blocks, derived metrics): the checker's tuples of names, numbers and calls.
 """
 
@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from procbench.runners.predictions import FieldType
-    from procbench.runners.runner import TaskRunner
+    from procbench.runners.runtime.predictions import FieldType
+    from procbench.runners.runtime.runner import TaskRunner
 
 FORMAT = 2  # bump when a plan's shape changes: older plans are then a miss
 _PLAIN = (str, int, float, bool, type(None))
@@ -74,10 +74,10 @@ class UnsafePlan(ValueError):
 
 def path_problems(plan: Mapping[str, Any]) -> list[str]:
     """Why the data paths of a plan's table reader could leave the data root, as the checker says it of a spec's
-    (``procbench.runners.paths.relative_path_problems``), and any ``{...}`` in them other than ``{split}``; [] for a sound plan."""
+    (``procbench.runners.runtime.paths.relative_path_problems``), and any ``{...}`` in them other than ``{split}``; [] for a sound plan."""
     import string
 
-    from procbench.runners.paths import relative_path_problems
+    from procbench.runners.runtime.paths import relative_path_problems
 
     gold = plan.get("gold")
     if not (
@@ -116,7 +116,7 @@ def path_problems(plan: Mapping[str, Any]) -> list[str]:
 def build(plan: Mapping[str, Any]) -> TaskRunner:
     """The runner of the spec the plan was made of (``procbench.dsl.compiler.compile_spec``); UnsafePlan when a data path of the
     plan could leave the data root (the runtime checks each resolved path again when it opens it)."""
-    from procbench.runners.runner import SliceDef, TaskRunner
+    from procbench.runners.runtime.runner import SliceDef, TaskRunner
 
     problems = path_problems(plan)
     if problems:
@@ -151,7 +151,7 @@ def build_node(node: Node) -> Any:
 
 
 def _component(kind: str, name: str) -> Any:
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     return registry.get(kind, name)
 
@@ -173,14 +173,14 @@ def _argument(node: Node) -> Any:
 
 
 def _pipeline(node: Node) -> Any:
-    from procbench.runners.text import Pipeline
+    from procbench.runners.library.text import Pipeline
 
     _, steps, names = node
     return Pipeline.of([build_node(s) for s in steps], list(names))
 
 
 def _field_type(node: Node) -> FieldType:
-    from procbench.runners.predictions import FieldType
+    from procbench.runners.runtime.predictions import FieldType
 
     kind, item, members = node
     values = (
@@ -197,7 +197,7 @@ def _gold_reader(gold: Node) -> Any:
 
 def _contract_checked(bound: Bound) -> Any:
     """A reader component whose gold is checked against its declared contract before anyone scores it."""
-    from procbench.runners.contracts import check_gold_against_contract
+    from procbench.runners.runtime.contracts import check_gold_against_contract
 
     _, name, kwargs = bound
     comp = _component("reader", name)
@@ -213,7 +213,7 @@ def _contract_checked(bound: Bound) -> Any:
 
 
 def _table_reader(table: Mapping[str, Any]) -> Any:
-    from procbench.runners.tables import (
+    from procbench.runners.runtime.tables import (
         AnswerLabel,
         Explode,
         ItemLabel,
@@ -238,7 +238,7 @@ def _table_reader(table: Mapping[str, Any]) -> Any:
 def _prediction_reader(predictions: Node) -> Any:
     if predictions[0] == "component":
         return _bind(predictions[1])
-    from procbench.runners.predictions import SchemaReader
+    from procbench.runners.runtime.predictions import SchemaReader
 
     _, file_format, id_field, fields, *declared = (
         predictions  # declared: (True,) where every measure declares missing = ...
@@ -272,7 +272,7 @@ def _scorer_factory(scorer: Node) -> Any:
     """Submission metadata -> scorer: an aligned walk, a scorer component or match stages."""
     how = scorer[0]
     if how == "aligns":
-        from procbench.runners.alignment import WalkScorer
+        from procbench.runners.library.alignment import WalkScorer
 
         walker = WalkScorer(tuple(_walk(walk) for walk in scorer[1]))
         return lambda metadata: walker
@@ -301,8 +301,8 @@ def _with_item_values(
 def _match_scorer(pipelines: Sequence[Node], matches: Sequence[Mapping[str, Any]]) -> Any:
     from dataclasses import replace
 
-    from procbench.runners.generic import MatchScorer, MatchStage
-    from procbench.runners.matching import PairScorer
+    from procbench.runners.library.generic import MatchScorer, MatchStage
+    from procbench.runners.library.matching import PairScorer
 
     built: dict[int, Any] = {}  # equal normalisers share one memo
 
@@ -338,8 +338,8 @@ def _match_scorer(pipelines: Sequence[Node], matches: Sequence[Mapping[str, Any]
 
 
 def _walk(walk: Mapping[str, Any]) -> Any:
-    """An align block as the runtime walk (runners/alignment.py), its similarities built from their calls."""
-    from procbench.runners.alignment import AlignedWalk, Entities, Stat, Tally
+    """An align block as the runtime walk (runners/library/alignment.py), its similarities built from their calls."""
+    from procbench.runners.library.alignment import AlignedWalk, Entities, Stat, Tally
 
     entities = tuple(
         Entities(name, places, same, build_node(identity), at_least, build_node(until))
@@ -441,7 +441,7 @@ def _derived(plan: Mapping[str, Any], make: Any) -> Any:
     """The scorer factory, seeing every record through the score block's deriver when it has one."""
     if plan["derive"] is None or make is None:
         return make
-    from procbench.runners.generic import Derived
+    from procbench.runners.library.generic import Derived
 
     derive = _bind(plan["derive"])
     return lambda metadata: Derived(derive, make(metadata))

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from procbench.dsl import model
-from procbench.runners import registry
-from procbench.runners.paths import PROJECT_ROOT
+from procbench.runners.runtime import registry
+from procbench.runners.runtime.paths import PROJECT_ROOT
 
 BEGIN = "<!-- components:begin -->"
 END = "<!-- components:end -->"

@@ -10,13 +10,13 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from procbench.runners.paths import SPECS_DIR
+from procbench.runners.runtime.paths import SPECS_DIR
 
 if (
     TYPE_CHECKING
 ):  # the checker and compiler (Lark, the registry, NumPy) are imported when a spec is loaded
     from procbench.dsl.model import TaskSpec
-    from procbench.runners.runner import TaskRunner
+    from procbench.runners.runtime.runner import TaskRunner
 
 
 def spec_path(name_or_path: str | Path) -> Path:

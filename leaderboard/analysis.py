@@ -1,7 +1,7 @@
 """Bootstrap intervals, paired tests and tie groups over the stored per-item scores.
 
 Resamples always go through the task's own aggregator (``load_task(task)[1].aggregate``), never a
-plain average of per-item values; see ``runners/stats.py`` and docs/site.md.  A submission's items
+plain average of per-item values; see ``runners/runtime/stats.py`` and docs/site.md.  A submission's items
 never change once stored (its id hashes its file and the task fingerprint), so bootstraps are cached
 per submission and slice for the life of the server process.
 """
@@ -31,9 +31,9 @@ from procbench.comparison import NO_ITEMS_REPORTED as NO_ITEMS_REPORTED
 from procbench.comparison import NO_METRIC as NO_METRIC
 from procbench.comparison import NOT_REPRODUCED as NOT_REPRODUCED
 from procbench.comparison import too_few_items as too_few_items
-from procbench.runners import stats
-from procbench.runners._types import ItemScore
-from procbench.runners.stats import Bootstrap, PairedResult
+from procbench.runners.runtime import stats
+from procbench.runners.runtime._types import ItemScore
+from procbench.runners.runtime.stats import Bootstrap, PairedResult
 
 # the board's bootstrap recipe, shared with procbench.export.eee; the interval floor is read in one place,
 # min_interval_items() (the PROCBENCH_MIN_INTERVAL_ITEMS setting, else procbench.submissions.intervals.MIN_INTERVAL_ITEMS): no copy of it here

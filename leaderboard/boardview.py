@@ -13,7 +13,7 @@ import polars as pl
 
 from procbench.leaderboard import analysis, cache, metadata, queries, semantics, sitedata
 from procbench.leaderboard.model import MetricInfo, SliceInfo, TaskInfo
-from procbench.runners.stats import PairedResult
+from procbench.runners.runtime.stats import PairedResult
 from procbench.submissions.external import is_external
 from procbench.submissions.judging import SELF, judged_by
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from procbench.runners.stats import Bootstrap
+from procbench.runners.runtime.stats import Bootstrap
 
 FORMAT = 1  # bump when the file layout or what a bootstrap means changes
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from procbench.runners import stats
-from procbench.runners.paths import DEFAULT_DB
+from procbench.runners.runtime import stats
+from procbench.runners.runtime.paths import DEFAULT_DB
 
 N_RESAMPLES = stats.DEFAULT_RESAMPLES  # resamples per bootstrap (intervals, paired tests)
 SEED = stats.DEFAULT_SEED  # one seed for every bootstrap: same items -> same resamples -> paired

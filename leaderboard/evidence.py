@@ -19,7 +19,7 @@ from typing import Any
 from procbench.leaderboard import queries
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, resolve_data_root
-from procbench.runners._types import GoldSet
+from procbench.runners.runtime._types import GoldSet
 from procbench.submissions.store import reader
 
 

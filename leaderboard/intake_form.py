@@ -23,7 +23,7 @@ from procbench.leaderboard import boardview, evidence, queries
 from procbench.leaderboard.model import TaskInfo
 from procbench.api import load_task
 from procbench.paths import resolve_data_root
-from procbench.runners._types import InvalidPredictions, Problem
+from procbench.runners.runtime._types import InvalidPredictions, Problem
 from procbench.submissions import SubmissionRequest, submit
 from procbench.submissions.details import ModelCard
 from procbench.submissions.judging import SELF

@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 
 from procbench.leaderboard import cache, metadata
-from procbench.runners._types import ItemScore
+from procbench.runners.runtime._types import ItemScore
 from procbench.submissions import (
     queries as rules,
 )  # who may see what: one rule for the CLI and the site

@@ -86,7 +86,7 @@ def _measure(info: TaskInfo, metric: str) -> dict:
 @functools.lru_cache(maxsize=256)
 def library_range(name: str) -> tuple[float | None, float | None] | None:
     """The range a library metric declares where it is registered (``procbench.runners.metrics``: ``Metric.value_range``); None when unknown."""
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     try:
         built = registry.get("metric", name).build()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from procbench.paths import PROJECT_ROOT
-from procbench.runners.extras import require
+from procbench.runners.runtime.extras import require
 
 APP = PROJECT_ROOT / "leaderboard" / "app.py"
 DEFAULT_ADDRESS = "127.0.0.1"  # the Upload page writes to the store: listening beyond this machine is the operator's explicit choice
@@ -31,7 +31,7 @@ def command(*, port: int, address: str = DEFAULT_ADDRESS, headless: bool = True)
     """The command line that serves the board on ``address:port`` (the store comes from ``PROCBENCH_DB``).
 
     Streamlit runs in a child process, where a missing module would end in its traceback: without the
-    ``site`` extra this raises :class:`~procbench.runners.extras.MissingExtra` (one line naming it) instead.
+    ``site`` extra this raises :class:`~procbench.runners.runtime.extras.MissingExtra` (one line naming it) instead.
     """
     require("site", "the leaderboard site (procbench leaderboard)", ("streamlit", "altair"))
     settings = {**dict(SETTINGS), "server.headless": str(headless).lower()}

@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from procbench.data import FetchError, FetchResult
     from procbench.partial import Coverage
     from procbench.results import ScoreResult, SubmitResult
-    from procbench.runners._types import GoldDataError, InvalidPredictions
-    from procbench.runners.extras import MissingExtra
+    from procbench.runners.runtime._types import GoldDataError, InvalidPredictions
+    from procbench.runners.runtime.extras import MissingExtra
     from procbench.submissions.errors import (
         MissingData,
         RejectedPredictions,
@@ -78,10 +78,10 @@ _HOMES: dict[str, str] = {
     "CompareError": "procbench.comparison",
     "DataRefused": "procbench.dsl.datacheck",
     "FetchError": "procbench.data",
-    "GoldDataError": "procbench.runners._types",
-    "InvalidPredictions": "procbench.runners._types",
+    "GoldDataError": "procbench.runners.runtime._types",
+    "InvalidPredictions": "procbench.runners.runtime._types",
     "MissingData": "procbench.submissions.errors",
-    "MissingExtra": "procbench.runners.extras",
+    "MissingExtra": "procbench.runners.runtime.extras",
     "RejectedPredictions": "procbench.submissions.errors",
     "ScoringFailed": "procbench.submissions.errors",
     "SpecError": "procbench.dsl.errors",

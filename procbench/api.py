@@ -57,7 +57,12 @@ from procbench.dsl.tasks import (
     load_task,
     spec_path,
 )  # re-exported: the API names them
-from procbench.runners.paths import DEFAULT_DB, SAMPLE_DATA_ROOT, SPECS_DIR, resolve_data_root
+from procbench.runners.runtime.paths import (
+    DEFAULT_DB,
+    SAMPLE_DATA_ROOT,
+    SPECS_DIR,
+    resolve_data_root,
+)
 
 if (
     TYPE_CHECKING
@@ -65,7 +70,7 @@ if (
     from procbench.dsl.model import TaskSpec
     from procbench.data import FetchResult
     from procbench.results import ScoreResult, SubmitResult
-    from procbench.runners.runner import TaskRunner
+    from procbench.runners.runtime.runner import TaskRunner
     from procbench.submissions.provenance import DataProvenance
 
 # What ``score`` and ``submit`` take as predictions: a file, records (one mapping per line of the file they
@@ -143,7 +148,7 @@ def prediction_file(spec: TaskSpec, predictions: Predictions) -> Iterator[Path]:
     suffix = SUFFIXES.get(fmt) or (
         spec.predictions.extensions[0] if spec.predictions.extensions else ".jsonl"
     )
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
 
     with tempfile.TemporaryDirectory(prefix="procbench-records-") as folder:
         path = Path(folder) / f"predictions{suffix}"

@@ -43,7 +43,7 @@ def components(
     Exits 1 when an entry point or components file failed to load (the problems are printed too).
     """
     from procbench.dsl.reference import describe, signature
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     if kind is not None and kind not in registry.KINDS:
         close = difflib.get_close_matches(kind, registry.KINDS, n=1)

@@ -1,7 +1,7 @@
 """What ``procbench score`` and ``submit`` say about the data root they read (issue #29: no silent sample data).
 
 Both print one line to stderr (so ``--json`` on stdout stays one JSON object): the data root and its
-kind (``procbench.runners.data_kind``), saying so when it is the bundled samples and how to point at the real
+kind (``procbench.runners.runtime.data_kind``), saying so when it is the bundled samples and how to point at the real
 data.  A file refused against the samples because its ids are not sample ids gets one message naming
 ``PROCBENCH_DATA`` instead of a problem per line.  Kept light: the lean ``score`` imports it.
 """
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from procbench.runners import data_kind
+from procbench.runners.runtime import data_kind
 
 
 def announce(spec: str, task: str, split: str, root: Path) -> str:
@@ -32,7 +32,8 @@ def announce(spec: str, task: str, split: str, root: Path) -> str:
 
 
 def refusal(exc: Any, runner: Any, root: Path, split: str, kind: str) -> str:
-    """What to print for a refused file (``procbench.runners._types.InvalidPredictions``): its problems, or one message when its ids are not sample ids."""
+    """What to print for a refused file (``procbench.runners.runtime._types.InvalidPredictions``): its problems,
+    or one message when its ids are not sample ids."""
     if kind != data_kind.SAMPLE:
         return str(exc.render())
     try:

@@ -422,7 +422,7 @@ def import_eee(
     from procbench.imports.eee import EeeRefused
     from procbench.imports.eee import import_eee as do_import
     from procbench.paths import resolve_data_root
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
     from procbench.submissions.errors import MissingData, ScoringFailed, SubmissionRefused
 
     if not record.is_file():

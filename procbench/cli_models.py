@@ -66,11 +66,11 @@ def judge(
         EXIT_SPEC_ERROR,
         EXIT_TIMEOUT,
     )
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
     from procbench.runners.pmllm.judge import JudgeError, JudgeSettings, judge_answers
 
     spec, runner = _load(task)
-    from procbench.runners.templates import JUDGE, JUDGE_IMAGE
+    from procbench.runners.runtime.templates import JUDGE, JUDGE_IMAGE
 
     text_template, image_template = spec.template(JUDGE), spec.template(JUDGE_IMAGE)
     if text_template is None:

@@ -13,7 +13,7 @@ from procbench.console_commands import COMPONENTS, DB
 
 DB_ENV = DB.envvar  # the store when --db is not given; `procbench leaderboard` passes it on to the site's process (procbench/serving.py)
 
-# --db on every command that reads or writes the store: PROCBENCH_DB, else procbench.runners.paths.DEFAULT_DB
+# --db on every command that reads or writes the store: PROCBENCH_DB, else procbench.runners.runtime.paths.DEFAULT_DB
 # (declared once, with the lean commands' parameters: `procbench submit` takes it without typer)
 DbOption = Annotated[Path, typer.Option(*DB.decls, envvar=DB.envvar, help=DB.help)]
 

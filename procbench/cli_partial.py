@@ -22,7 +22,7 @@ def score_partial_cli(
     from procbench.dsl.errors import SpecError
     from procbench.api import score
     from procbench.exit_codes import EXIT_DATA_MISSING, EXIT_INVALID_PREDICTIONS, EXIT_SPEC_ERROR
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
 
     try:
         result = score(

@@ -5,12 +5,12 @@
     >>> c.delta, (c.ci_low, c.ci_high), c.p_value, c.p_permutation, c.verdict
     >>> c.to_dict()                          # what `procbench compare --json` prints
 
-Both submissions are resampled item by item through the task's own aggregator (``procbench.runners.stats``) with
+Both submissions are resampled item by item through the task's own aggregator (``procbench.runners.runtime.stats``) with
 the board's recipe (``procbench.submissions.intervals``: resamples, seed, the interval floor, the check that
 today's aggregator reproduces the stored figures), over the items the metric is computed over (a
 measure's ``where``), exactly as ``procbench.leaderboard.analysis.bootstrap_of(..., metric)`` does; the paired
-interval and p-value are ``procbench.runners.stats.paired`` at ``1 - ALPHA`` and the approximate randomisation
-p-value ``procbench.runners.stats.permutation_test`` (the site's ``analysis.compare`` and ``permutation_p``).
+interval and p-value are ``procbench.runners.runtime.stats.paired`` at ``1 - ALPHA`` and the approximate randomisation
+p-value ``procbench.runners.runtime.stats.permutation_test`` (the site's ``analysis.compare`` and ``permutation_p``).
 tests/test_compare_cli.py holds the numbers equal to the site's own functions on the same store.
 
 Only what the board shows is published: figures are the public aggregates (``procbench.submissions.queries``: on a
@@ -27,10 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from procbench.runners import stats
-from procbench.runners._types import ItemScore
-from procbench.runners.paths import DEFAULT_DB
-from procbench.runners.stats import Bootstrap, PairedResult
+from procbench.runners.runtime import stats
+from procbench.runners.runtime._types import ItemScore
+from procbench.runners.runtime.paths import DEFAULT_DB
+from procbench.runners.runtime.stats import Bootstrap, PairedResult
 from procbench.submissions import intervals
 from procbench.submissions import queries as rules
 from procbench.submissions.display import for_terminal

@@ -34,7 +34,7 @@ def missing_extra(exc: ModuleNotFoundError) -> int:
     Any other missing module (a broken install) is raised as it was.
     """
     from procbench.exit_codes import EXIT_MISSING_EXTRA
-    from procbench.runners.extras import MissingExtra, extra_of
+    from procbench.runners.runtime.extras import MissingExtra, extra_of
 
     if not isinstance(exc, MissingExtra):
         extra = extra_of(exc.name)

@@ -126,9 +126,9 @@ def load_runner(spec: str) -> Any:
 
 
 def allow_components(folders: Optional[list[Path]]) -> None:
-    """``--components DIR``: the operator allows the component modules in DIR (procbench.runners.registry.allow_folders)."""
+    """``--components DIR``: the operator allows the component modules in DIR (procbench.runners.runtime.registry.allow_folders)."""
     if folders:
-        from procbench.runners import registry
+        from procbench.runners.runtime import registry
 
         registry.allow_folders(folders)
 
@@ -196,13 +196,19 @@ def refuse_unfit_data(
     a clean run stays on the rebuilt runner.
     """
     from procbench.dsl.cache import cache_dir, code_signature
-    from procbench.runners._types import GoldDataError
-    from procbench.runners.data_findings import lacks_something, passed_mark, remember_passed
+    from procbench.runners.runtime._types import GoldDataError
+    from procbench.runners.runtime.data_findings import (
+        lacks_something,
+        passed_mark,
+        remember_passed,
+    )
 
     mark = None
     if not force:
         try:
-            if gold is None:  # a streamed score passes what its read found (runners/streaming.py)
+            if (
+                gold is None
+            ):  # a streamed score passes what its read found (runners/runtime/streaming.py)
                 gold, _ = runner.gold(root, split)
         except GoldDataError:
             pass
@@ -222,7 +228,7 @@ def refuse_unfit_data(
 
 def _code_loaded(spec: Any) -> str:
     """``; code: FILE, ...``: the operator-allowed component files the spec uses ('' when it uses only installed code)."""
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     if (
         not registry.operator_folders()
@@ -249,7 +255,7 @@ def score(
 ) -> None:
     """Score a prediction file and print the metrics (and slices)."""
     allow_components(components)
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
 
     runner = load_runner(spec)
     root = resolve_data_root(data_dir)
@@ -276,7 +282,7 @@ def score(
         )
     try:
         given = parse_metadata(metadata or [])
-        from procbench.runners import streaming
+        from procbench.runners.runtime import streaming
 
         # issue #31: a large input is read, scored and held a chunk at a time, to the same numbers
         streamed = streaming.chosen(runner, root, split, predictions, given)
@@ -369,7 +375,7 @@ def submit(
     from procbench.exit_codes import EXIT_FAILED, EXIT_REFUSED
 
     allow_components(components)
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
     from procbench.submissions import SubmissionRequest, submit as do_submit
     from procbench.submissions.details import ModelCard
     from procbench.submissions.errors import MissingData, ScoringFailed, SubmissionRefused

@@ -34,7 +34,7 @@ import httpx
 
 from procbench.dsl.model import FetchSpec
 from procbench.paths import default_fetch_root  # noqa: F401 - re-exported: the fetch API names it
-from procbench.runners.paths import OutsideDataRoot, under_data_root
+from procbench.runners.runtime.paths import OutsideDataRoot, under_data_root
 
 DEFAULT_RETRIES = (
     2  # further attempts after an interrupted download, each resuming where the last stopped

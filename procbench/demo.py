@@ -26,9 +26,9 @@ from procbench.dsl.model import TaskSpec
 from procbench.dsl.tasks import all_spec_paths, load_task
 from procbench.logs import Progress
 from procbench.runners import baselines
-from procbench.runners._types import InvalidPredictions, PredictionWarning
+from procbench.runners.runtime._types import InvalidPredictions, PredictionWarning
 from procbench.runners.baselines.cache import write_or_reuse
-from procbench.runners.paths import (
+from procbench.runners.runtime.paths import (
     SAMPLE_DATA_ROOT,
     SAMPLE_SUBMISSIONS_DIR,
     default_cache_dir,
@@ -43,7 +43,7 @@ from procbench.runners.pmllm.models import (
     parameter_count,
 )
 from procbench.runners.pmllm.naming import parse_result_file_name
-from procbench.runners.runner import TaskRunner
+from procbench.runners.runtime.runner import TaskRunner
 from procbench.submissions import pending as pending_rows
 from procbench.submissions import provenance
 from procbench.submissions.details import ModelCard

@@ -21,7 +21,7 @@ EXIT_NOT_COMPARABLE = 7
 EXIT_INVALID_PREDICTIONS = 8
 EXIT_UNKNOWN_SPLIT = 9
 EXIT_FETCH_FAILED = 10
-EXIT_MISSING_EXTRA = 11  # runners/extras.py (the layer below) says it too; tests/test_exit_codes.py keeps the two equal
+EXIT_MISSING_EXTRA = 11  # runners/runtime/extras.py (the layer below) says it too; tests/test_exit_codes.py keeps the two equal
 EXIT_TIMEOUT = 124  # as coreutils' timeout(1)
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 

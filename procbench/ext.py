@@ -87,7 +87,7 @@ Runtime values
 
 from __future__ import annotations
 
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     DataProblem,
     DataProblems,
     GoldDataError,
@@ -113,8 +113,8 @@ from procbench.runners.metrics._base import (
     library_metric,
 )
 from procbench.runners.metrics._classification import label_text
-from procbench.runners.predictions import FieldType
-from procbench.runners.registry import (
+from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.registry import (
     COMPONENTS_ENV,
     ENTRY_POINT_GROUP,
     KINDS,
@@ -130,7 +130,7 @@ from procbench.runners.registry import (
     get,
     names,
 )
-from procbench.runners.similarity import Similarity
+from procbench.runners.library.similarity import Similarity
 
 __all__ = [
     "AGGREGATIONS",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from procbench.runners._types import GoldSet
+from procbench.runners.runtime._types import GoldSet
 
 JSON_LINE_SUFFIXES = (".jsonl", ".ndjson", ".json")
 

@@ -1,6 +1,6 @@
-"""Where things live: defined once in :mod:`procbench.runners.paths` (the bottom layer), re-exported here."""
+"""Where things live: defined once in :mod:`procbench.runners.runtime.paths` (the bottom layer), re-exported here."""
 
-from procbench.runners.paths import (
+from procbench.runners.runtime.paths import (
     DEFAULT_DB,
     INSTALLED,
     PROJECT_ROOT,

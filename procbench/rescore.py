@@ -28,7 +28,7 @@ from pathlib import Path
 from procbench.dsl.model import TaskSpec
 from procbench.dsl.tasks import load_task, spec_path
 from procbench.logs import Progress
-from procbench.runners.runner import TaskRunner
+from procbench.runners.runtime.runner import TaskRunner
 from procbench.submissions import blobs, boards, judging, provenance, store
 from procbench.submissions.details import ModelCard
 from procbench.submissions.engines import Engine, RescoreJob, RescoreResult, get_engine

@@ -32,13 +32,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from procbench.partial import Coverage
-from procbench.runners.runner import Evaluation, SliceResult
+from procbench.runners.runtime.runner import Evaluation, SliceResult
 
 if TYPE_CHECKING:
     import pandas
     import polars
 
-    from procbench.runners.stats import Interval
+    from procbench.runners.runtime.stats import Interval
     from procbench.submissions.provenance import DataProvenance
 
 CLASS_SUFFIXES = (
@@ -298,7 +298,7 @@ class ScoreResult:
 
     def to_pandas(self) -> pandas.DataFrame:
         """Per-item scores as a pandas DataFrame (through polars; pandas is imported only here: the ``frames`` extra)."""
-        from procbench.runners.extras import require
+        from procbench.runners.runtime.extras import require
 
         require("frames", "ScoreResult.to_pandas()")
         return self.to_polars().to_pandas()

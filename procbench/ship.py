@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from procbench.runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
+from procbench.runners.runtime.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
 from procbench.exit_codes import (
     EXIT_FINDINGS as EXIT_MISSING,
@@ -114,7 +114,7 @@ def requirements(spec: Any, runner: Any, spec_file: Path) -> list[Missing]:
 
 
 def _scores(runner: Any, predictions: Path, splits: Sequence[str]) -> bool:
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
 
     for split in splits:
         try:

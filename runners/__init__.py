@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from procbench.runners._types import (
+    from procbench.runners.runtime._types import (
         GoldSet,
         InvalidPredictions,
         ItemScore,
         PredictionWarning,
         Problem,
     )
-    from procbench.runners.registry import Component, Param, component
+    from procbench.runners.runtime.registry import Component, Param, component
 
 __all__ = [
     "Component",
@@ -25,12 +25,12 @@ __all__ = [
     "component",
 ]
 
-# Imported on first use (PEP 562): ``procbench.runners.paths``, which every command reads, should not pull in the
-# registry; and ``python -m procbench.runners.registry`` then runs without importing itself twice.
+# Imported on first use (PEP 562): ``procbench.runners.runtime.paths``, which every command reads, should not pull in the
+# registry; and ``python -m procbench.runners.runtime.registry`` then runs without importing itself twice.
 _HOMES = {
-    "Component": "procbench.runners.registry",
-    "Param": "procbench.runners.registry",
-    "component": "procbench.runners.registry",
+    "Component": "procbench.runners.runtime.registry",
+    "Param": "procbench.runners.runtime.registry",
+    "component": "procbench.runners.runtime.registry",
 }
 
 
@@ -39,4 +39,6 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'runners' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(_HOMES.get(name, "procbench.runners._types")), name)
+    return getattr(
+        importlib.import_module(_HOMES.get(name, "procbench.runners.runtime._types")), name
+    )

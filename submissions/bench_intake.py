@@ -31,7 +31,7 @@ MiB = 1 << 20
 
 
 def _make_stream(path: Path, size_mb: int) -> None:
-    from procbench.runners.paths import SAMPLE_SUBMISSIONS_DIR
+    from procbench.runners.runtime.paths import SAMPLE_SUBMISSIONS_DIR
 
     line = (
         (SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl")
@@ -59,8 +59,8 @@ def _gold_as_predictions(folder: Path, data_root: Path) -> Path:
 def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
     """Runs inside the subprocess."""
     from procbench.dsl.tasks import load_task
-    from procbench.runners.paths import SAMPLE_DATA_ROOT, default_data_root
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime.paths import SAMPLE_DATA_ROOT, default_data_root
+    from procbench.runners.runtime._types import InvalidPredictions
     from procbench.submissions import SubmissionRequest, submit
     from procbench.submissions.staging import IntakeLimits, stage
 
@@ -117,7 +117,7 @@ def _scenario(name: str, work: Path, size_mb: int) -> dict[str, Any]:
             "data": str(root),
         }
     if name == "burst":
-        from procbench.runners.paths import SAMPLE_SUBMISSIONS_DIR
+        from procbench.runners.runtime.paths import SAMPLE_SUBMISSIONS_DIR
 
         base = (SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl").read_text()
         files = []

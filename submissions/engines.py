@@ -26,7 +26,7 @@ from procbench.submissions.rows import AggregateRow, ItemRow
 
 if TYPE_CHECKING:
     from procbench.dsl.model import TaskSpec
-    from procbench.runners.runner import TaskRunner
+    from procbench.runners.runtime.runner import TaskRunner
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ Engine = Callable[[Sequence[RescoreJob]], Iterable[RescoreResult]]
 def run_job(job: RescoreJob, task: PortableTask | None = None) -> RescoreResult:
     """Score one job in this process (under ``task`` when given, else the spec file the job names); never raises
     (a failure is a result with ``ok=False``)."""
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
     from procbench.submissions.blobs import materialise
     from procbench.submissions.judging import regrade_for_rescore
     from procbench.submissions.rows import aggregate_rows, item_rows

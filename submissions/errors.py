@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from procbench.runners._types import InvalidPredictions, Problem
+from procbench.runners.runtime._types import InvalidPredictions, Problem
 
 STAGES = ("request", "auth", "quota", "data", "file", "validate", "score", "store")
 

@@ -25,9 +25,9 @@ import duckdb
 
 from procbench.dsl.datacheck import refuse_unfit_data
 from procbench.dsl.model import TaskSpec
-from procbench.runners._types import InvalidPredictions, Problem, clip
-from procbench.runners.judge_terms import JudgeError
-from procbench.runners.runner import Evaluation, TaskRunner
+from procbench.runners.runtime._types import InvalidPredictions, Problem, clip
+from procbench.runners.runtime.judge_terms import JudgeError
+from procbench.runners.runtime.runner import Evaluation, TaskRunner
 from procbench.submissions import blobs, provenance, store
 from procbench.submissions import judging  # issue #17 (self-judged verdicts)
 from procbench.submissions.auth import AuthError, authenticate

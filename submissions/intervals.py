@@ -1,7 +1,7 @@
 """The board's bootstrap recipe, below the site so that exports give the intervals the board shows.
 
 The site (``procbench.leaderboard.analysis``) and the EEE export (``procbench.export.eee``) both resample a
-submission's stored items through the task's own aggregator (``procbench.runners.stats.bootstrap``) with the
+submission's stored items through the task's own aggregator (``procbench.runners.runtime.stats.bootstrap``) with the
 same resamples, seed and confidence, and publish an interval only over at least
 :func:`min_interval_items` items and only where today's aggregator reproduces the stored figures.
 The pieces that decide this live here once; the site adds its caches on top.
@@ -20,9 +20,9 @@ import numpy as np
 from procbench.dsl import SpecError
 from procbench.dsl.model import MeasureSpec, ScoreSpec
 from procbench.dsl.tasks import load_task
-from procbench.runners import stats
-from procbench.runners._types import ItemScore
-from procbench.runners.stats import Aggregate, Linear
+from procbench.runners.runtime import stats
+from procbench.runners.runtime._types import ItemScore
+from procbench.runners.runtime.stats import Aggregate, Linear
 
 N_RESAMPLES = stats.DEFAULT_RESAMPLES  # resamples per bootstrap (intervals, paired tests)
 SEED = stats.DEFAULT_SEED  # one seed for every bootstrap: same items -> same resamples -> paired

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from procbench.dsl.model import TaskSpec
-from procbench.runners._types import GoldSet
-from procbench.runners.judge_terms import JUDGE, JUDGE_IMAGE, JudgeError
+from procbench.runners.runtime._types import GoldSet
+from procbench.runners.runtime.judge_terms import JUDGE, JUDGE_IMAGE, JudgeError
 
 if TYPE_CHECKING:  # the judge's client (Jinja2, the PM-LLM package) is imported when a judge grades
     from procbench.runners.pmllm.judge import JudgeSettings

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from procbench.dsl.model import TaskSpec
-from procbench.runners import data_kind
+from procbench.runners.runtime import data_kind
 
 REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN = "real", "sample", "unverified", "unlocked", "unknown"
 KINDS = (REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN)

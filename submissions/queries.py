@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from procbench.runners._types import ItemScore
+from procbench.runners.runtime._types import ItemScore
 from procbench.submissions import store
 from procbench.submissions.store import reader
 

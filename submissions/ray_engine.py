@@ -36,7 +36,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from procbench.runners.extras import require
+from procbench.runners.runtime.extras import require
 from procbench.submissions.engines import (
     ENGINES,
     PortableTask,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from procbench.runners.runner import Evaluation
+from procbench.runners.runtime.runner import Evaluation
 from procbench.submissions.store import ScoreRows
 
 ItemRow = tuple[str, str, float]  # item_id, metric, value

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from procbench.dsl.model import TaskSpec
-from procbench.runners.predictions import COLLECTION_KINDS, FieldType
+from procbench.runners.runtime.predictions import COLLECTION_KINDS, FieldType
 
 
 COLLECTION_DOCS = {

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from procbench.runners._types import Problem
+from procbench.runners.runtime._types import Problem
 
 MiB = 1 << 20
 CHUNK = MiB

@@ -41,7 +41,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import duckdb
 
-from procbench.runners.paths import SCHEMA_DIR
+from procbench.runners.runtime.paths import SCHEMA_DIR
 from procbench.submissions import boards
 from procbench.submissions.details import ModelCard
 from procbench.submissions.provenance import UNKNOWN, DataProvenance

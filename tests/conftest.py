@@ -12,7 +12,7 @@ from procbench.paths import default_data_root, parity_root
 from tests.legacy_names import install_legacy_names
 
 # tests/parity/ is frozen (its tests must pass unchanged) and was written when the packages were imported
-# by their top-level names (`from procbench.runners.registry import get`); the project imports only `procbench.*`.
+# by their top-level names (`from procbench.runners.runtime.registry import get`); the project imports only `procbench.*`.
 # For those tests alone, the old names are aliases of the same module objects (one registry, one store).
 install_legacy_names()
 

@@ -19,6 +19,11 @@ import types
 from collections.abc import Sequence
 
 LEGACY = ("dsl", "runners", "submissions", "leaderboard")
+# Modules that moved into runners' sub-packages after tests/parity was written: old name -> home.
+_MOVED = {
+    "runners._types": "procbench.runners.runtime._types",
+    "runners.registry": "procbench.runners.runtime.registry",
+}
 
 
 class _Alias(importlib.abc.Loader):
@@ -38,7 +43,10 @@ class _LegacyNames(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname.partition(".")[0] not in LEGACY:
             return None
-        real = "procbench." + fullname
+        head = next(
+            (old for old in _MOVED if fullname == old or fullname.startswith(old + ".")), None
+        )
+        real = _MOVED[head] + fullname[len(head) :] if head else "procbench." + fullname
         if importlib.util.find_spec(real) is None:
             return None
         return importlib.machinery.ModuleSpec(fullname, _Alias(real), is_package=False)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from procbench.runners._types import PredictionWarning
+from procbench.runners.runtime._types import PredictionWarning
 from procbench.runners.propara import summaries
 from procbench.runners.propara.action_file import ProcessTracks
 
@@ -25,10 +25,10 @@ T = TypeVar("T")
 def _porter() -> Any:
     """NLTK's Porter stemmer in its default mode (NLTK_EXTENSIONS), the variant upstream copied.
 
-    procbench.runners.porter computes it without NLTK, whose package import pulls SciPy, scikit-learn and
+    procbench.runners.library.porter computes it without NLTK, whose package import pulls SciPy, scikit-learn and
     pandas (about 1.5 s); it is checked against NLTK on the ProPara vocabulary (tests/test_porter_oracle.py).
     """
-    from procbench.runners.porter import PorterStemmer
+    from procbench.runners.library.porter import PorterStemmer
 
     return PorterStemmer()
 

@@ -97,7 +97,7 @@ def language_vocabulary() -> frozenset[str]:
     name, so the generator never produces them.  The checker's schema is read defensively: it is
     being rewritten, and the test must keep working whatever shape it takes.
     """
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     components = {c.name for c in registry.all_components()}
     # dotted names (propara.answers) are separate NAME tokens in a spec, so their parts count too

@@ -27,8 +27,8 @@ from procbench.runners.paged.parse import parse_text
 from procbench.runners.paged.scoring import COUNTS, gold_spans, lexical_scorer
 from procbench.runners.paged.similarities import Bleu1, LexicalF1, SameWords
 from procbench.runners.paged.walk import lexical_walk
-from procbench.runners.record_rules import AllOf, AtLeast, Cases, One, OnField
-from procbench.runners.registry import get
+from procbench.runners.library.record_rules import AllOf, AtLeast, Cases, One, OnField
+from procbench.runners.runtime.registry import get
 from tests.paged_reference import score_document
 
 CASES = [

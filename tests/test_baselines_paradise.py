@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from procbench.runners._types import GoldSet
+from procbench.runners.runtime._types import GoldSet
 from procbench.runners.baselines.paradise import majority_label, run_baseline
 from procbench.runners.paradise.data import load_split, read_choices
 from procbench.runners.paradise.predictions import read_labels

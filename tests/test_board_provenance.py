@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from procbench.dsl.tasks import load_task
 from procbench.leaderboard import analysis, boardview, queries
 from procbench.leaderboard.model import TaskInfo
-from procbench.runners import baselines, stats
-from procbench.runners.paths import SAMPLE_DATA_ROOT, default_data_root
+from procbench.runners import baselines
+from procbench.runners.runtime import stats
+from procbench.runners.runtime.paths import SAMPLE_DATA_ROOT, default_data_root
 from procbench import demo
 from procbench.submissions import provenance
 from procbench.submissions.store import reader

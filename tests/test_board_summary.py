@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from procbench.bench.site_stores import generate
 from procbench.leaderboard import queries
 from procbench.rescore import rescore
-from procbench.runners.paths import SCHEMA_DIR
+from procbench.runners.runtime.paths import SCHEMA_DIR
 from procbench.submissions import admin, store
 from tests.rescore_stores import changed_root, sample_store
 

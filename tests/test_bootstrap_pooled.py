@@ -15,7 +15,7 @@ import pytest
 from procbench.dsl.tasks import load_task
 from procbench.leaderboard.analysis import aggregator
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners import stats
+from procbench.runners.runtime import stats
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procbench.runners.propara.action_file import ParticipantTrack, ProcessTracks
-from procbench.runners.runner import _canonical
+from procbench.runners.runtime.runner import _canonical
 
 
 @dataclasses.dataclass(frozen=True)

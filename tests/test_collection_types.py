@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from procbench.dsl.parser import parse
 from procbench.dsl.plan import _field_type, type_node
 from procbench.dsl.printer import format_file
-from procbench.runners._types import GoldSet, InvalidPredictions
-from procbench.runners.cells import BadCell, cast_cell
-from procbench.runners.contracts import PYTHON_COLLECTIONS, checker, mismatch
+from procbench.runners.runtime._types import GoldSet, InvalidPredictions
+from procbench.runners.runtime.cells import BadCell, cast_cell
+from procbench.runners.runtime.contracts import PYTHON_COLLECTIONS, checker, mismatch
 from procbench.runners.metrics._ordering import permutation_problem
-from procbench.runners.predictions import FieldType, SchemaReader
+from procbench.runners.runtime.predictions import FieldType, SchemaReader
 
 SCALARS = ["str", "int", "float", "bool", "any"]
 
@@ -252,7 +252,7 @@ def test_an_unanswered_item_scores_zero_as_documented(
     name: str, gold_type: str, prediction_type: str, gold: list[Any], outputs: int
 ) -> None:
     """docs/language.md, "Orderings, sets and rankings": missing = "empty" gives 0 for every output of these metrics."""
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     metric = (
         registry.get("metric", name)
@@ -263,7 +263,7 @@ def test_an_unanswered_item_scores_zero_as_documented(
 
 
 def test_a_gold_ordering_that_repeats_an_item_is_an_error_in_the_gold() -> None:
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     ordering = FieldType.parse("ordering(str)")
     for name in ("kendall_tau", "exact_order"):
@@ -273,7 +273,7 @@ def test_a_gold_ordering_that_repeats_an_item_is_an_error_in_the_gold() -> None:
 
 
 def test_number_lists_of_another_length_are_invalid_not_a_gold_error() -> None:
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     numbers = FieldType.parse("list(float)")
     tau = registry.get("metric", "kendall_tau").build().declared(numbers, numbers, "mean")

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from procbench.cli import app
 from procbench.paths import PROJECT_ROOT
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 from tests.doc_files import extract
 from tests.site_app import page
 

@@ -21,7 +21,7 @@ from procbench.dsl import SpecError, check_file, check_text, compile_spec
 from procbench.dsl.reference import signature
 from procbench.cli import app
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 
 OPENPI = (SPECS_DIR / "openpi.spec").read_text(encoding="utf-8")
 STRONG = SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl"
@@ -95,7 +95,7 @@ def test_nothing_is_imported_until_a_component_is_looked_up() -> None:
     probe = textwrap.dedent(
         """
         import json, sys
-        import procbench.runners.registry as registry
+        import procbench.runners.runtime.registry as registry
         shipped = SHIPPED
         before = [m for m in shipped if m in sys.modules]
         similarities = registry.names("similarity")
@@ -110,7 +110,8 @@ def test_nothing_is_imported_until_a_component_is_looked_up() -> None:
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["before"] == []
     assert (
-        "procbench.runners.similarity" in seen["after"] and "coco_rouge_l" in seen["similarities"]
+        "procbench.runners.library.similarity" in seen["after"]
+        and "coco_rouge_l" in seen["similarities"]
     )
     assert seen["heavy"] == []
 
@@ -237,7 +238,7 @@ def test_an_allowed_components_folder_adds_a_similarity(
     )
     untouched = {
         p: p.read_bytes()
-        for p in [*SPECS_DIR.glob("*.spec"), PROJECT_ROOT / "runners" / "registry.py"]
+        for p in [*SPECS_DIR.glob("*.spec"), PROJECT_ROOT / "runners" / "runtime" / "registry.py"]
     }
     with pytest.raises(SpecError, match="folder_always_one"):  # beside the spec only: not loaded
         check_file(spec, search=[spec.parent])

@@ -17,7 +17,7 @@ import pytest
 from procbench.dsl import cache, compiler
 from procbench.dsl.cache import checked_spec
 from procbench.paths import SPECS_DIR
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 
 
 def _oracle_digest(spec: object) -> str:

@@ -1,4 +1,4 @@
-"""Every registered component's declared contract (``procbench.runners.registry.Contract``) holds in practice.
+"""Every registered component's declared contract (``procbench.runners.runtime.registry.Contract``) holds in practice.
 
 The checker resolves a spec's names (gold fields, labels, per-item values, metrics) from these
 declarations before anything runs, so a declaration that drifts from what a component really
@@ -28,14 +28,14 @@ from hypothesis import strategies as st
 
 from procbench.api import all_spec_paths, load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners import registry
-from procbench.runners._types import GoldSet, ItemScore
-from procbench.runners.contracts import PYTHON_COLLECTIONS, checker
-from procbench.runners.matching import PRF, PairScorer
-from procbench.runners.record_rules import One, OnField
-from procbench.runners.predictions import FieldType
-from procbench.runners.similarity import exact, token_f1
-from procbench.runners.text import Pipeline, lowercase, strip
+from procbench.runners.runtime import registry
+from procbench.runners.runtime._types import GoldSet, ItemScore
+from procbench.runners.runtime.contracts import PYTHON_COLLECTIONS, checker
+from procbench.runners.library.matching import PRF, PairScorer
+from procbench.runners.library.record_rules import One, OnField
+from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.library.similarity import exact, token_f1
+from procbench.runners.library.text import Pipeline, lowercase, strip
 
 TASKS = sorted(p.stem for p in all_spec_paths())
 # A task scored on another task's sample submissions (same data, same prediction format).
@@ -404,7 +404,7 @@ def test_filters_give_their_declared_type(name: str, data: st.DataObject) -> Non
     assert set(out) <= set(value)  # filters only remove answers
 
 
-# The similarities a similarity block composes (runners/record_rules.py), with parts that compare the records' members.
+# The similarities a similarity block composes (runners/library/record_rules.py), with parts that compare the records' members.
 _MEMBERS = st.sampled_from(["a", "b"])
 _TEXT_SIMILARITY = st.sampled_from([exact, token_f1]).map(lambda make: make())
 _RECORD_SIMILARITY = st.builds(OnField, _MEMBERS, _TEXT_SIMILARITY) | st.just(One())

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from procbench.dsl import check_file, compile_spec
 from procbench.dsl.datacheck import MAX_PLACES, check_against_data
-from procbench.runners._types import GoldDataError, GoldSet, InvalidPredictions
-from procbench.runners.predictions import FieldType, SchemaReader
+from procbench.runners.runtime._types import GoldDataError, GoldSet, InvalidPredictions
+from procbench.runners.runtime.predictions import FieldType, SchemaReader
 
 BOOL_TRUE = ("true", "yes", "1")
 BOOL_FALSE = ("false", "no", "0")

@@ -20,7 +20,7 @@ from procbench.dsl import syntax as s
 from procbench.dsl.datacheck import check_against_data
 from procbench.dsl.parser import parse
 from procbench.dsl.printer import format_file
-from procbench.runners._types import GoldDataError
+from procbench.runners.runtime._types import GoldDataError
 
 FIELDS = """question: str = step.text
       answer: enum(yes, no) = step.answer

@@ -20,7 +20,7 @@ from procbench.dsl import SpecError, check_file, compile_spec
 from procbench.dsl.compiler import explain
 from procbench.dsl.datacheck import check_against_data
 from procbench.cli import app
-from procbench.runners._types import GoldDataError
+from procbench.runners.runtime._types import GoldDataError
 
 EXPLODE = """explode cell {
       items = product(step = rec.steps, event = distinct(rec.events, name, where = { kind = "real" }))
@@ -397,7 +397,7 @@ _scalars = st.one_of(
 def test_distinct_any_all_and_lookup_follow_the_documented_equality(
     values: list, wanted: object
 ) -> None:
-    from procbench.runners.data_exprs import evaluate
+    from procbench.runners.runtime.data_exprs import evaluate
 
     def equal(
         a: object, b: object

@@ -23,7 +23,7 @@ from procbench import demo
 from procbench.runners import baselines
 from procbench.runners.baselines import Baseline, BaselineInput
 from procbench.runners.baselines.cache import cache_key, write_or_reuse
-from procbench.runners.paths import SAMPLE_DATA_ROOT, SPECS_DIR, default_data_root
+from procbench.runners.runtime.paths import SAMPLE_DATA_ROOT, SPECS_DIR, default_data_root
 from procbench.runners.pmllm.naming import clean_model_name
 from procbench.submissions.store import reader
 

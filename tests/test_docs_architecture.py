@@ -29,7 +29,7 @@ BLOCK = re.compile(
     re.S,
 )
 # Written by `make docs` (docs/language.md's references, the registry's index): regenerated, never hand-edited.
-GENERATED = {"docs/language.md", "runners/_component_index.py"}
+GENERATED = {"docs/language.md", "runners/runtime/_component_index.py"}
 # Not part of the checkout: caches, the virtual environment, what runs write.
 SKIP = {".git", ".venv", "var", "build", ".agent", ".mypy_cache", ".hypothesis", ".pytest_cache"}
 SKIP_SUFFIXES = (".egg-info", "_cache", "__pycache__", ".pyc", ".duckdb", ".duckdb.wal")

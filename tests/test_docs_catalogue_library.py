@@ -23,9 +23,9 @@ from scipy import stats as scipy_stats
 from sklearn.metrics import precision_recall_fscore_support
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 from procbench.runners.metrics._measure import MeasureStage, Measures
-from procbench.runners.text import Pipeline
+from procbench.runners.library.text import Pipeline
 from tests import catalogue
 
 TASKS = ("howtoqa", "clarity", "ingredients", "tipduel")
@@ -184,7 +184,7 @@ def _stage(name: str, metric_call: str, aggregate: str, normalise=None, **option
 
 def _measure(measures: Measures, gold: list, predicted: list) -> dict[str, float]:
     """The stage run as the runtime runs it: per-item statistics, then the aggregate over all items."""
-    from procbench.runners._types import GoldSet, ItemScore
+    from procbench.runners.runtime._types import GoldSet, ItemScore
 
     ids = [f"i{n}" for n in range(len(gold))]
     gold_set = GoldSet(items={i: {"g": g} for i, g in zip(ids, gold)})

@@ -29,11 +29,11 @@ import procbench
 from procbench.cli import app
 from procbench.exit_codes import EXIT_INVALID_PREDICTIONS
 from procbench.paths import PROJECT_ROOT
-from procbench.runners import registry
-from procbench.runners._types import GoldSet, InvalidPredictions
+from procbench.runners.runtime import registry
+from procbench.runners.runtime._types import GoldSet, InvalidPredictions
 from procbench.runners.metrics._base import Metric
 from procbench.runners.metrics._measure import MeasureStage, Measures
-from procbench.runners.predictions import FieldType, PredictionRecords
+from procbench.runners.runtime.predictions import FieldType, PredictionRecords
 from procbench.submissions.export import board_frame
 from tests.doc_files import extract
 from tests.site_app import page

@@ -23,8 +23,8 @@ from sklearn.metrics import ndcg_score
 from typer.testing import CliRunner
 
 from procbench.cli import app
-from procbench.runners import registry
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime import registry
+from procbench.runners.runtime.predictions import FieldType
 from tests import catalogue
 
 TASKS = ("stepdeps", "toolrank")

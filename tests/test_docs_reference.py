@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.dsl import reference
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 
 
 def test_the_reference_in_language_md_is_current() -> None:

@@ -373,7 +373,7 @@ def test_a_typo_in_a_match_prediction_field_is_refused() -> None:
     ],
 )
 def test_enum_is_a_schema_type(spelling: str) -> None:
-    from procbench.runners.predictions import FieldType
+    from procbench.runners.runtime.predictions import FieldType
 
     source = _replace(
         OPENPI,

@@ -65,8 +65,8 @@ def test_the_docs_table_is_the_codes_table() -> None:
 
 
 def test_the_extras_status_is_the_tables() -> None:
-    """runners/extras.py (the layer below) keeps its own constant for a missing extra: it must be the table's."""
-    extras = pytest.importorskip("procbench.runners.extras")
+    """runners/runtime/extras.py (the layer below) keeps its own constant for a missing extra: it must be the table's."""
+    extras = pytest.importorskip("procbench.runners.runtime.extras")
     assert extras.EXIT_MISSING_EXTRA == exit_codes.EXIT_MISSING_EXTRA
 
 

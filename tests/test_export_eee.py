@@ -546,7 +546,7 @@ def test_hostile_instances_are_refused_or_imported_unranked(
 def test_predictions_the_task_refuses_store_nothing(
     board_db: Path, exported: Path, tmp_path: Path
 ) -> None:
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
 
     db = tmp_path / "copy.duckdb"
     shutil.copy(board_db, db)

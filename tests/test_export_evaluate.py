@@ -16,7 +16,7 @@ from procbench.cli import app
 from procbench.export.evaluate_module import class_name, module_folder, write_module
 from procbench.export.evaluate_runtime import compute, prediction_lines
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners._types import InvalidPredictions
+from procbench.runners.runtime._types import InvalidPredictions
 
 # Only looked up, not imported: `evaluate` pulls in datasets/pandas, and the modules run in a subprocess anyway.
 pytestmark = pytest.mark.skipif(

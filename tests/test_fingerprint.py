@@ -91,7 +91,7 @@ def test_fast_canonical_form_equals_the_plain_one() -> None:
 
     from hypothesis import given
 
-    from procbench.runners.runner import _canonical
+    from procbench.runners.runtime.runner import _canonical
 
     @given(_gold_like())
     def check(value: object) -> None:
@@ -106,7 +106,7 @@ def test_fast_canonical_form_equals_the_plain_one_on_real_gold(data_root) -> Non
     import json
 
     from procbench.api import load_task
-    from procbench.runners.runner import _canonical
+    from procbench.runners.runtime.runner import _canonical
 
     for task, split in (
         ("openpi", "dev"),

@@ -14,7 +14,7 @@ from sklearn.metrics import f1_score
 
 from procbench.dsl import SpecError, check_text
 
-# The rule as docs/language.md states it, transcribed independently of runners/names.py.
+# The rule as docs/language.md states it, transcribed independently of runners/runtime/names.py.
 OUTSIDE_A_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 GRAMMAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 

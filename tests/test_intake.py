@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners._types import InvalidPredictions
+from procbench.runners.runtime._types import InvalidPredictions
 from procbench.submissions import SubmissionRequest, submit
 
 SAMPLE = SAMPLE_SUBMISSIONS_DIR / "openpi" / "strong-model.jsonl"

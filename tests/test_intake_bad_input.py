@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from procbench.cli import app
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
-from procbench.runners._types import InvalidPredictions
+from procbench.runners.runtime._types import InvalidPredictions
 from procbench.submissions.errors import RejectedPredictions, SubmissionRefused
 from procbench.submissions.staging import (
     BadFileName,

@@ -102,7 +102,7 @@ def test_concurrent_failing_uploads_never_reach_the_validator_more_than_max_atte
     state = {"validated": 0, "refused": 0}
     settled = threading.Condition()
 
-    from procbench.runners.runner import TaskRunner
+    from procbench.runners.runtime.runner import TaskRunner
 
     def counting_validate(self, path, gold):  # type: ignore[no-untyped-def]
         with settled:

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from procbench.runners._types import GoldSet
-from procbench.runners.generic import MatchScorer, MatchStage
-from procbench.runners import matching
-from procbench.runners.matching import BestMatch, PairBatch, PairMemo, PairScorer
-from procbench.runners.similarity import CocoBleu, CocoRougeL, Exact, TokenF1, _lcs_length
-from procbench.runners.text import (
+from procbench.runners.runtime._types import GoldSet
+from procbench.runners.library.generic import MatchScorer, MatchStage
+from procbench.runners.library import matching
+from procbench.runners.library.matching import BestMatch, PairBatch, PairMemo, PairScorer
+from procbench.runners.library.similarity import CocoBleu, CocoRougeL, Exact, TokenF1, _lcs_length
+from procbench.runners.library.text import (
     Pipeline,
     delete_chars,
     drop_words,
@@ -200,7 +200,7 @@ def test_evaluation_leaves_the_cyclic_collector_as_it_found_it(enabled: bool) ->
 
     from procbench.api import load_task
     from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-    from procbench.runners.runner import cyclic_gc_paused
+    from procbench.runners.runtime.runner import cyclic_gc_paused
 
     _, runner = load_task("openpi")
     was = gc.isenabled()

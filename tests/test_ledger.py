@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from procbench.cli import app
-from procbench.runners._types import InvalidPredictions
+from procbench.runners.runtime._types import InvalidPredictions
 from procbench.submissions import queries
 from procbench.submissions.admin import apply
 from procbench.submissions.ledger import EVENT_COLUMNS, SUMMARY_COLUMNS, export_ledger, ledger

@@ -18,8 +18,8 @@ from procbench.dsl import check_file
 from procbench.dsl.compiler import compile_spec, explain
 from procbench.dsl.datacheck import DataRefused, check_against_data
 from procbench.cli import app
-from procbench.runners._types import GoldDataError
-from procbench.runners.tables import ItemLabel, TableReader, TableSource
+from procbench.runners.runtime._types import GoldDataError
+from procbench.runners.runtime.tables import ItemLabel, TableReader, TableSource
 
 cli = CliRunner()
 EXIT_SPEC_ERROR = 3

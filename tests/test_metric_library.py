@@ -20,8 +20,8 @@ from rouge_score import rouge_scorer
 from scipy import stats as scipy_stats
 from sklearn import metrics as skm
 
-from procbench.runners import registry
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime import registry
+from procbench.runners.runtime.predictions import FieldType
 
 CLASSES = ["entail", "neutral", "contradict"]
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "fast", "slowly", "red", ",", "."]
@@ -266,7 +266,7 @@ def test_importing_the_library_imports_no_metric_backend():
 def test_building_every_metric_imports_no_generation_backend_until_it_computes():
     # building (as check and compile do) must not load sacrebleu or rouge-score: only computing does
     loaded = _heavy_modules_after(
-        "from procbench.runners import registry\nfor name in registry.names('metric'): registry.get('metric', name).build()"
+        "from procbench.runners.runtime import registry\nfor name in registry.names('metric'): registry.get('metric', name).build()"
     )
     assert not {"sacrebleu", "rouge_score"} & set(loaded)
 

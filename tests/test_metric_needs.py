@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from procbench.cli import app
 from procbench.dsl.checker import check_text
 from procbench.dsl.errors import SpecError
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 from procbench.runners.metrics import Metric
 from procbench.runners.metrics._base import Stats, library_metric
 from procbench.runners.metrics._classification import _OverClasses, class_counts

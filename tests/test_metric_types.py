@@ -34,8 +34,8 @@ from procbench.dsl.checker import check_text
 from procbench.dsl.compiler import plan_of
 from procbench.dsl.errors import SpecError
 from procbench.dsl.plan import _measure_stage
-from procbench.runners import registry
-from procbench.runners._types import GoldSet, ItemScore
+from procbench.runners.runtime import registry
+from procbench.runners.runtime._types import GoldSet, ItemScore
 from procbench.runners.metrics import Measures
 from tests.test_docs_catalogue_library import best
 

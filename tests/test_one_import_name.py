@@ -106,7 +106,7 @@ def test_no_code_or_test_imports_a_top_level_name() -> None:
 
 
 def test_no_doc_or_config_names_a_module_by_its_top_level_name() -> None:
-    # `from runners.registry import ...`, `python -m dsl.reference`, entry points "= runners.generic"
+    # `from runners.runtime.registry import ...`, `python -m dsl.reference`, entry points "= runners.library.generic"
     pattern = re.compile(r"(?:\bfrom |\bimport |-m |= ?\"?)(%s)\.[a-z_]" % "|".join(OLD))
     offenders = []
     for path in [
@@ -139,7 +139,7 @@ def test_outside_the_checkout_only_procbench_imports(tmp_path: Path) -> None:
     )
     assert done.stdout.split("\n")[:-1] == [f"{name} missing" for name in OLD]
     found = subprocess.run(
-        [sys.executable, "-c", "import procbench.runners.registry as r; print(r.__name__)"],
+        [sys.executable, "-c", "import procbench.runners.runtime.registry as r; print(r.__name__)"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -147,10 +147,10 @@ def test_outside_the_checkout_only_procbench_imports(tmp_path: Path) -> None:
         timeout=120,
         check=True,
     )
-    assert found.stdout.strip() == "procbench.runners.registry"
+    assert found.stdout.strip() == "procbench.runners.runtime.registry"
 
 
-@pytest.mark.parametrize("old", ["runners.registry", "dsl.checker"])
+@pytest.mark.parametrize("old", ["runners.runtime.registry", "dsl.checker"])
 def test_the_frozen_parity_tests_old_names_are_the_same_modules(old: str) -> None:
     import importlib
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from procbench.runners.matching import BestMatch, PairScorer
-from procbench.runners.similarity import CocoBleu, CocoRougeL, Exact, TokenF1
-from procbench.runners.text import (
+from procbench.runners.library.matching import BestMatch, PairScorer
+from procbench.runners.library.similarity import CocoBleu, CocoRougeL, Exact, TokenF1
+from procbench.runners.library.text import (
     Pipeline,
     delete_chars,
     drop_words,

@@ -22,13 +22,14 @@ from procbench.dsl.compiler import plan_of
 from procbench.dsl.plan import _walk as built_walk
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners import alignment, baselines
-from procbench.runners._types import ItemScore
+from procbench.runners.library import alignment
+from procbench.runners import baselines
+from procbench.runners.runtime._types import ItemScore
 from procbench.runners.paged.lines import line_records
 from procbench.runners.paged.parse import Span, parse_text
 from procbench.runners.paged.scoring import gold_spans
 from procbench.runners.paged.walk import ACTIONS, BLEU_NODES, lexical_walk
-from procbench.runners.registry import get
+from procbench.runners.runtime.registry import get
 
 SIDES = ("p", "r")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from procbench.runners.registry import get
+from procbench.runners.runtime.registry import get
 
 
 def test_registered_components_and_parameters() -> None:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from procbench.dsl import SpecError, check_file
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
-from procbench.runners._types import ItemScore
+from procbench.runners.runtime._types import ItemScore
 from procbench.runners.metrics._counts import MicroCounts
 from procbench.runners.paged.metrics import HEADLINE
 from procbench.runners.paged.scoring import lexical_aggregator

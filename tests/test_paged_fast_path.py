@@ -217,7 +217,7 @@ def test_special_cases_across_chunks_go_through_spacy_whole(text: str) -> None:
 def test_scorer_equals_plain_reference_on_the_dev_split(
     dev: dict[str, GoldDocument], variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from procbench.runners._types import GoldSet
+    from procbench.runners.runtime._types import GoldSet
 
     # the reference computes every pair from scratch (spaCy, NLTK); remembering its answers keeps this test short
     for kernel in ("tokens", "lexical_f1", "bleu1"):

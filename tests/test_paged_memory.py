@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 from procbench.api import load_task
 from procbench.bench.generate import PAGED_DIR, Workload, generate
 from procbench.paths import SAMPLE_DATA_ROOT
-from procbench.runners._types import GoldSet, ItemScore
-from procbench.runners.generic import Derived
+from procbench.runners.runtime._types import GoldSet, ItemScore
+from procbench.runners.library.generic import Derived
 from procbench.runners.paged.gold import json_array_members
 from procbench.runners.paged.reader import read_gold_file
-from procbench.runners.runner import hash_json
+from procbench.runners.runtime.runner import hash_json
 
 JSON = st.recursive(
     st.none()

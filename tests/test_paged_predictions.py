@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from procbench.runners._types import GoldSet, InvalidPredictions, PredictionWarning
+from procbench.runners.runtime._types import GoldSet, InvalidPredictions, PredictionWarning
 from procbench.runners.paged.predictions import read_graph_text
 from procbench.runners.paged.reader import read_graphs
 

@@ -7,11 +7,11 @@ import warnings
 import pytest
 
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners._types import PredictionWarning
+from procbench.runners.runtime._types import PredictionWarning
 from procbench.runners.paged.metrics import HEADLINE
 from procbench.runners.paged.model import FlowType, NodeType
 from procbench.runners.paged.reader import read_graphs
-from procbench.runners.registry import get
+from procbench.runners.runtime.registry import get
 
 SUBMISSIONS = SAMPLE_SUBMISSIONS_DIR / "paged"
 RANKING = ("careful-extractor", "activity-chain", "sloppy-prompt")  # best first

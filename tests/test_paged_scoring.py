@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from procbench.runners._types import GoldSet, ItemScore
+from procbench.runners.runtime._types import GoldSet, ItemScore
 from procbench.runners.paged.gold import GoldDocument, document_from_record
 from tests.paged_reference import score_document
 from procbench.runners.paged.metrics import HEADLINE, METRICS, counts_of

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from procbench.runners._types import GoldSet, InvalidPredictions
+from procbench.runners.runtime._types import GoldSet, InvalidPredictions
 from procbench.runners.paradise.data import ParadiseItem
 from procbench.runners.paradise.metrics import aggregate_accuracy, score_choices
 from procbench.runners.paradise.predictions import read_labels

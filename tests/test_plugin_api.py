@@ -35,16 +35,16 @@ def test_the_reference_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
 def test_every_public_name_is_the_runtimes_own_object() -> None:
     """Re-exports, not copies: a plugin's Metric subclass is the metric the checker and runner know."""
     homes = {
-        "component": "procbench.runners.registry",
-        "contract": "procbench.runners.registry",
-        "get": "procbench.runners.registry",
-        "GoldField": "procbench.runners.registry",
+        "component": "procbench.runners.runtime.registry",
+        "contract": "procbench.runners.runtime.registry",
+        "get": "procbench.runners.runtime.registry",
+        "GoldField": "procbench.runners.runtime.registry",
         "Metric": "procbench.runners.metrics",
         "AGGREGATIONS": "procbench.runners.metrics",
-        "GoldSet": "procbench.runners._types",
+        "GoldSet": "procbench.runners.runtime._types",
         "InvalidPredictions": "procbench.runners",
         "ItemScore": "procbench.runners",
-        "FieldType": "procbench.runners.predictions",
+        "FieldType": "procbench.runners.runtime.predictions",
     }
     for name, home in homes.items():
         assert getattr(ext, name) is getattr(importlib.import_module(home), name), name
@@ -111,7 +111,7 @@ def test_a_metric_written_against_ext_alone_is_checked_like_a_shipped_one() -> N
     """The plugin's module, loaded from its folder as an operator allows it, registers components whose
     contracts the checker reads: a spec passing ``positive`` a number is refused before anything runs."""
     from procbench.dsl import SpecError, check_text
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     spec = (
         'task t {\n  title = "t"\n  version = "1"\n  primary = m\n'
@@ -152,7 +152,7 @@ def plugin_mcc() -> object:
     """The example's metric, built from its module loaded by path (registering nothing in this process)."""
     import importlib.util
 
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     saved = dict(registry._REGISTRY)
     try:

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from procbench.runners._types import InvalidPredictions, ItemScore, PredictionWarning
+from procbench.runners.runtime._types import InvalidPredictions, ItemScore, PredictionWarning
 from procbench.runners.pmllm.answers import Answer, read_answers
 from procbench.runners.pmllm.questions import read_questions
 from procbench.runners.pmllm.scoring import MissingVerdicts, aggregate_sums, score_answers

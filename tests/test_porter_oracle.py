@@ -1,4 +1,4 @@
-"""procbench.runners.porter and procbench.runners.edit_distance against NLTK as the oracle (issue #19: no NLTK at start-up).
+"""procbench.runners.library.porter and procbench.runners.library.edit_distance against NLTK as the oracle (issue #19: no NLTK at start-up).
 
 ProPara and OpenPI stem with NLTK's Porter (NLTK_EXTENSIONS) and NAACL'18 aligns with unit-cost edit
 distance; procbench computes both without importing NLTK.  Every token of the real ProPara and OpenPI
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from procbench.runners.edit_distance import edit_distance
-from procbench.runners.porter import MODES, PorterStemmer
+from procbench.runners.library.edit_distance import edit_distance
+from procbench.runners.library.porter import MODES, PorterStemmer
 
 nltk_porter = pytest.importorskip("nltk.stem.porter")
 nltk_distance = pytest.importorskip("nltk.metrics.distance")

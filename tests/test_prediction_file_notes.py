@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from procbench.leaderboard import intake_form
 from procbench.paths import SAMPLE_SUBMISSIONS_DIR
-from procbench.runners._types import PredictionWarning
-from procbench.runners.predictions import (
+from procbench.runners.runtime._types import PredictionWarning
+from procbench.runners.runtime.predictions import (
     EMPTY_FILE,
     MAX_EXTRA_FIELDS,
     ExtraFields,

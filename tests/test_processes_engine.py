@@ -165,7 +165,7 @@ def test_a_job_that_fails_is_reported_as_the_local_engine_reports_it(
 
 def _count_gold_reads(jobs: list[RescoreJob]) -> tuple[int, int, list[bool]]:
     """In a spawned worker: the worker's own function on two shares of the jobs, counting the gold reads (the runner's cache misses)."""
-    from procbench.runners.runner import TaskRunner
+    from procbench.runners.runtime.runner import TaskRunner
 
     reads: list[str] = []
     gold = TaskRunner.gold

@@ -20,7 +20,7 @@ from procbench.runners.propara.leaderboard import (
     read_predictions,
     score_leaderboard,
 )
-from procbench.runners.registry import get
+from procbench.runners.runtime.registry import get
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ PREDICTIONS = [
 
 
 def _pairs() -> Any:
-    from procbench.runners.matching import PairScorer
+    from procbench.runners.library.matching import PairScorer
 
     return PairScorer(MOVE, guard_empty=False)
 
@@ -345,7 +345,7 @@ def test_bounded_variant_equals_the_official_where_no_group_meets_two(data: st.D
 
 
 def test_the_deriver_gives_what_its_contract_declares(data_root: Path) -> None:
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
     from procbench.runners.propara.summaries import derive_summaries
 
     contract = registry.get("deriver", "propara.summaries").contract
@@ -372,7 +372,7 @@ def test_one_to_one_group_overlap_is_scipys_maximum_matching(
 ) -> None:
     from scipy.optimize import linear_sum_assignment
 
-    from procbench.runners.structured import _one_to_one
+    from procbench.runners.library.structured import _one_to_one
 
     a, p = [frozenset(g) for g in gold], [frozenset(g) for g in predicted]
     meets = np.array([[1 if ga & gp else 0 for gp in p] for ga in a]).reshape(len(a), len(p))

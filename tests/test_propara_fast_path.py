@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from procbench.runners import GoldSet, InvalidPredictions, PredictionWarning
-from procbench.runners import _types
+from procbench.runners.runtime import _types
 from procbench.runners.propara import action_file, leaderboard
 from procbench.runners.propara.action_file import parse_action_lines, parse_action_text
 from procbench.runners.propara.leaderboard import read_answers, read_predictions

@@ -20,8 +20,8 @@ from procbench.runners.propara.naacl18 import (
 )
 from procbench.runners.propara.naacl18_grid import needed_rows
 from procbench.runners.metrics._outcomes import AnswerOutcomes
-from procbench.runners.registry import get
-from procbench.runners.text import Pipeline, delete_chars, lowercase, stem
+from procbench.runners.runtime.registry import get
+from procbench.runners.library.text import Pipeline, delete_chars, lowercase, stem
 from tests.naacl18_samples import SAMPLE_GOLD, SAMPLE_LINES, random_grids
 
 PROGLOBAL = "proglobal.untuned.test.output.tsv"

@@ -23,7 +23,7 @@ import pytest
 
 from procbench.dsl import cache
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners.paths import SPECS_DIR
+from procbench.runners.runtime.paths import SPECS_DIR
 
 _CONSOLE = """
 import atexit, json, sys
@@ -50,7 +50,7 @@ NOT_ON_THE_PATH = (
     "procbench.dsl.parser",
     "procbench.dsl.compiler",
     "procbench.runners.propara.naacl18",
-    "procbench.runners.tables",
+    "procbench.runners.runtime.tables",
 )
 # procbench's own modules a warm ProPara score imports (51 when this was written): a ceiling, not a target
 PROCBENCH_MODULES_AT_MOST = 53

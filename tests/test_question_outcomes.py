@@ -299,7 +299,7 @@ def test_the_declared_location_check_is_upstreams_even_where_a_stem_is_empty(
 
 
 def test_a_stem_that_is_empty_is_kept_only_where_asked() -> None:
-    from procbench.runners.text import stem
+    from procbench.runners.library.text import stem
 
     assert stem("porter2")("x ''s y") == "x y"
     assert stem("porter2", keep_empty=True)("x ''s y") == "x  y"

@@ -1,7 +1,7 @@
-"""The registry's index (runners/_component_index.py): a lookup imports the one module that registers the name.
+"""The registry's index (runners/runtime/_component_index.py): a lookup imports the one module that registers the name.
 
 The index is generated from pyproject.toml's ``procbench.components`` entry points, the one list of built-in
-component modules (``python -m procbench.runners.registry --write-index``); these tests check that it is what
+component modules (``python -m procbench.runners.runtime.registry --write-index``); these tests check that it is what
 that list and its modules give, so it cannot drift, that a checkout without installed metadata imports that
 list, and that a stale entry still finds the component.
 """
@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from procbench.paths import PROJECT_ROOT
-from procbench.runners import registry
-from procbench.runners._component_index import INDEX, MODULES
+from procbench.runners.runtime import registry
+from procbench.runners.runtime._component_index import INDEX, MODULES
 
 REGENERATE = f"the component index is stale: run `{registry.INDEX_COMMAND}` (after adding, renaming or moving a component)"
 # Packages of shipped components that a lookup of another package's component must not import.
@@ -29,7 +29,7 @@ COMPONENT_PACKAGES = (
     "procbench.runners.pmllm",
     "procbench.runners.propara",
     "procbench.runners.metrics",
-    "procbench.runners.templates",
+    "procbench.runners.runtime.templates",
 )
 
 
@@ -59,7 +59,7 @@ def test_the_index_is_what_the_shipped_modules_register() -> None:
     seen = _probe(
         """
         import json
-        from procbench.runners import registry
+        from procbench.runners.runtime import registry
         print(json.dumps({"rendered": registry.render_index(), "on_disk": registry.index_path().read_text(encoding="utf-8")}))
         """
     )
@@ -75,23 +75,26 @@ def test_the_index_is_generated_from_the_pyproject_it_is_given(tmp_path) -> None
     text = (PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8")
     table = '[project.entry-points."procbench.components"]\n'
     head, _, rest = text.partition(table)
-    kept = 'generic = "procbench.runners.generic"\nfilters = "procbench.runners.filters"\n'
+    kept = 'generic = "procbench.runners.library.generic"\nfilters = "procbench.runners.library.filters"\n'
     smaller = tmp_path / "pyproject.toml"
     smaller.write_text(head + table + kept + "\n[" + rest.split("\n[", 1)[1], encoding="utf-8")
     assert _pyproject_modules(smaller.read_text(encoding="utf-8")) == [
-        "procbench.runners.generic",
-        "procbench.runners.filters",
+        "procbench.runners.library.generic",
+        "procbench.runners.library.filters",
     ]
     seen = _probe(
         f"""
         import json, pathlib
-        from procbench.runners import registry
+        from procbench.runners.runtime import registry
         namespace = {{}}
         exec(registry.render_index(pathlib.Path({str(smaller)!r})), namespace)
         print(json.dumps({{"modules": namespace["MODULES"], "index": sorted(map(list, namespace["INDEX"]))}}))
         """
     )
-    assert seen["modules"] == ["procbench.runners.generic", "procbench.runners.filters"]
+    assert seen["modules"] == [
+        "procbench.runners.library.generic",
+        "procbench.runners.library.filters",
+    ]
     assert ["filter", "distinct"] in seen["index"] and ["aggregator", "mean"] in seen["index"]
     assert ["scorer", "propara.leaderboard"] not in seen["index"]  # a module it does not declare
 
@@ -100,7 +103,7 @@ def test_a_checkout_without_installed_metadata_imports_pyprojects_modules() -> N
     seen = _probe(
         """
         import json, sys
-        from procbench.runners import registry
+        from procbench.runners.runtime import registry
         registry._entry_points = lambda: ([], [])  # no distribution metadata: the checkout alone
         registry.names("scorer")
         problems = [p.render() for p in registry.load_problems()]
@@ -129,7 +132,7 @@ def _lookup_alone(module: str) -> tuple[str, dict]:
     return module, _probe(
         f"""
         import json, sys
-        from procbench.runners import registry
+        from procbench.runners.runtime import registry
         found = [[c.kind, c.name, c.fn.__module__, c.origin] for c in (registry.get(k, n) for k, n in {keys!r})]
         print(json.dumps({{"found": found, "discovered": registry._loaded, "modules": sorted(sys.modules)}}))
         """
@@ -156,7 +159,7 @@ def test_looking_up_the_propara_scorer_imports_only_propara_component_modules() 
     seen = _probe(
         """
         import json, sys
-        from procbench.runners import registry
+        from procbench.runners.runtime import registry
         comp = registry.get("scorer", "propara.leaderboard")
         print(json.dumps({"origin": comp.origin, "discovered": registry._loaded, "modules": sorted(sys.modules)}))
         """
@@ -174,7 +177,7 @@ def test_names_and_listings_still_discover_everything() -> None:
     seen = _probe(
         """
         import json, sys
-        from procbench.runners import registry
+        from procbench.runners.runtime import registry
         registry.get("scorer", "propara.leaderboard")
         scorers = registry.names("scorer")
         print(json.dumps({"scorers": scorers, "discovered": registry._loaded, "modules": sorted(sys.modules)}))
@@ -188,7 +191,7 @@ def test_names_and_listings_still_discover_everything() -> None:
 @pytest.mark.parametrize(
     "stale",
     [
-        pytest.param('"procbench.runners.filters"', id="the name moved to another module"),
+        pytest.param('"procbench.runners.library.filters"', id="the name moved to another module"),
         pytest.param('"procbench.runners.no_such_module"', id="the module is gone"),
     ],
 )
@@ -196,8 +199,8 @@ def test_a_stale_entry_still_finds_the_component(stale: str) -> None:
     seen = _probe(
         f"""
         import json
-        import procbench.runners._component_index as index
-        from procbench.runners import registry
+        import procbench.runners.runtime._component_index as index
+        from procbench.runners.runtime import registry
         index.INDEX = {{**index.INDEX, ("scorer", "propara.leaderboard"): {stale}}}
         comp = registry.get("scorer", "propara.leaderboard")
         print(json.dumps({{"module": comp.fn.__module__, "discovered": registry._loaded}}))

@@ -15,14 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from procbench.runners._types import MAX_DATA_PROBLEMS, DataProblem, GoldDataError, GoldSet
-from procbench.runners.contracts import check_gold_against_contract
-from procbench.runners.generic import MatchScorer, MatchStage
-from procbench.runners.matching import BestMatch, PairScorer
-from procbench.runners.predictions import FieldType
-from procbench.runners.similarity import Exact
-from procbench.runners.tables import AnswerLabel, ItemLabel, TableReader, TableSource
-from procbench.runners.text import Pipeline
+from procbench.runners.runtime._types import MAX_DATA_PROBLEMS, DataProblem, GoldDataError, GoldSet
+from procbench.runners.runtime.contracts import check_gold_against_contract
+from procbench.runners.library.generic import MatchScorer, MatchStage
+from procbench.runners.library.matching import BestMatch, PairScorer
+from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.library.similarity import Exact
+from procbench.runners.runtime.tables import AnswerLabel, ItemLabel, TableReader, TableSource
+from procbench.runners.library.text import Pipeline
 
 GOLD = "gold/{split}.jsonl"
 META = "meta/{split}.jsonl"

@@ -169,7 +169,7 @@ def test_a_generated_store_is_the_source_board_plus_rows_the_aggregator_reproduc
                 "SELECT item_id, metric, value FROM item_scores WHERE submission_id = ?", [sid]
             ).fetchall():
                 items.setdefault(item_id, {})[metric] = value
-            from procbench.runners._types import ItemScore
+            from procbench.runners.runtime._types import ItemScore
 
             scores = [ItemScore(i, v) for i, v in sorted(items.items())]
             stored = dict(

@@ -13,7 +13,7 @@ import pytest
 
 from procbench.leaderboard import analysis, boardview, queries
 from procbench.api import load_task
-from procbench.runners import stats
+from procbench.runners.runtime import stats
 from tests.site_app import build_demo_store, info_of, page
 
 

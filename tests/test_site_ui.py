@@ -435,7 +435,7 @@ def test_bootstraps_are_kept_on_disk_and_reused_with_the_same_numbers(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from procbench.leaderboard import analysis, bootcache
-    from procbench.runners import stats
+    from procbench.runners.runtime import stats
 
     info = info_of(db, "openpi", "test")
     sid = sid_of(db, "strong-model", "openpi")

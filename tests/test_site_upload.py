@@ -162,7 +162,7 @@ def test_gzip_upload_is_valid_on_the_page_and_at_submit(db: Path, tmp_path: Path
 def test_file_over_an_intake_limit_is_refused_on_the_page_and_at_submit(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from procbench.runners._types import InvalidPredictions
+    from procbench.runners.runtime._types import InvalidPredictions
 
     assert SAMPLE.stat().st_size > 2048  # a valid file, larger than the limit set below
     monkeypatch.setenv("PROCBENCH_MAX_UPLOAD_MB", str(2048 / (1 << 20)))

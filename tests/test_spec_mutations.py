@@ -39,7 +39,7 @@ from procbench.dsl import SpecError, check_text, compile_spec
 from procbench.dsl.datacheck import check_against_data
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
 from procbench.runners import InvalidPredictions
-from procbench.runners.runner import Evaluation, TaskRunner
+from procbench.runners.runtime.runner import Evaluation, TaskRunner
 from tests.spec_mutations import (
     Mutant,
     is_identifier,
@@ -573,7 +573,7 @@ def _evaluation(
     slices: dict[str, dict[str, tuple[int, dict[str, float]]]],
     n_items: int = 3,
 ) -> Evaluation:
-    from procbench.runners.runner import SliceResult
+    from procbench.runners.runtime.runner import SliceResult
 
     return Evaluation(
         "t",

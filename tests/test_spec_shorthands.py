@@ -20,7 +20,7 @@ from procbench.dsl.compiler import spec_digest
 from procbench.dsl.parser import parse as parse_text
 from procbench.dsl.printer import format_file
 from procbench.paths import SPECS_DIR
-from procbench.runners import registry
+from procbench.runners.runtime import registry
 
 SPELLED_OUT = {
     "delete_punctuation()": 'delete_chars("!\\"#$%&\'()*+,-./:;<=>?@[\\\\]^_`{|}~")',

@@ -2,12 +2,12 @@
 
 Each case runs the real ``procbench`` command line in a fresh interpreter and reads ``sys.modules``
 when it exits: an import graph, never a time.  ProPara (leaderboard and NAACL'18) stems and measures
-edit distance without NLTK (runners/porter.py, runners/edit_distance.py), so scoring it must not load
+edit distance without NLTK (runners/library/porter.py, runners/library/edit_distance.py), so scoring it must not load
 NLTK, whose package init pulls SciPy, scikit-learn and pandas.
 
 The console's ``score`` and ``check`` parse their arguments without typer's pydantic coercion
 (procbench/cli_lean.py), help and usage errors are plain text (no Rich), and a component lookup imports
-only the module that registers it (runners/_component_index.py): scoring one benchmark imports none of
+only the module that registers it (runners/runtime/_component_index.py): scoring one benchmark imports none of
 the other benchmarks' component modules.  The console script itself (procbench/console.py) runs them
 without typer, click or the command modules; with the spec cache warm, neither the parser nor the
 checker, nor the installed distributions' metadata (the fingerprint's library versions are memoised).
@@ -378,7 +378,7 @@ SPEC_LANGUAGE_AT_A_MISS = (
     "procbench.dsl.parser",
     "procbench.dsl.checker",
     "procbench.dsl.compiler",
-    "procbench.runners.templates",
+    "procbench.runners.runtime.templates",
 )
 SUBMIT_MODULES_CEILING = 480  # 381 when this was written (871 before issue #31): headroom for a few modules, not for a library
 

@@ -22,7 +22,7 @@ from procbench.dsl import cache
 from procbench.dsl.compiler import plan_of
 from procbench.dsl.plan import is_plain
 from procbench.dsl.tasks import all_spec_paths, load_runner, load_task, spec_path
-from procbench.runners.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
+from procbench.runners.runtime.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR, SPECS_DIR
 
 SAMPLES_OF = {
     "openpi-head": "openpi"
@@ -199,7 +199,7 @@ def test_every_shipped_runner_is_rebuilt_without_the_spec_language(cache_dir: Pa
     import subprocess
     import sys
 
-    from procbench.runners.paths import PROJECT_ROOT
+    from procbench.runners.runtime.paths import PROJECT_ROOT
 
     probe = (
         "import json, sys\n"

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
-from procbench.runners import stats
-from procbench.runners._types import ItemScore
-from procbench.runners.generic import mean, total
+from procbench.runners.runtime import stats
+from procbench.runners.runtime._types import ItemScore
+from procbench.runners.library.generic import mean, total
 
 values = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 item_lists = st.lists(st.fixed_dictionaries({"p": values, "r": values}), min_size=1, max_size=25)

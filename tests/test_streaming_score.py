@@ -1,4 +1,4 @@
-"""The streamed score (runners/streaming.py, issue #31): the same Evaluation as the in-memory path, in bounded memory.
+"""The streamed score (runners/runtime/streaming.py, issue #31): the same Evaluation as the in-memory path, in bounded memory.
 
 Real components and real data: the OpenPI test split from the data root, scaled by the bench's own
 generator (procbench.bench.generate), scored through the spec's runner both ways.  Memory is measured on
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from procbench.bench.generate import generate
 from procbench.dsl.tasks import load_runner
-from procbench.runners import streaming
-from procbench.runners._types import GoldDataError, InvalidPredictions
+from procbench.runners.runtime import streaming
+from procbench.runners.runtime._types import GoldDataError, InvalidPredictions
 
 GOLD = Path("openpi") / "data" / "gold" / "test"
 FILES = ("id_answers.jsonl", "id_question_metadata.jsonl", "id_answers_metadata.jsonl")

@@ -117,7 +117,7 @@ def test_a_token_revoked_while_the_file_is_scored_is_refused_at_store_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The early check passes; an admin revokes the token during scoring; the store's own check refuses."""
-    from procbench.runners.runner import TaskRunner
+    from procbench.runners.runtime.runner import TaskRunner
 
     db = tmp_path / "board.duckdb"
     token = _create(db, "acme")

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from procbench.paths import SAMPLE_DATA_ROOT
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     MAX_PROBLEM_CHARS,
     GoldSet,
     InvalidPredictions,
@@ -28,12 +28,17 @@ from procbench.runners.paradise.predictions import check_predictions
 from procbench.runners.pmllm.answers import read_answers, read_submission
 from procbench.runners.pmllm.questions import read_questions
 from procbench.runners.pmllm.scoring import aggregate_sums, score_answers
-from procbench.runners.predictions import MAX_JSON_DEPTH, MAX_PROBLEMS, FieldType, SchemaReader
+from procbench.runners.runtime.predictions import (
+    MAX_JSON_DEPTH,
+    MAX_PROBLEMS,
+    FieldType,
+    SchemaReader,
+)
 from procbench.runners.propara.action_file import ParticipantTrack, ProcessTracks
 from procbench.runners.propara.leaderboard import read_predictions as read_action_predictions
 from procbench.runners.propara.naacl18 import read_naacl18_grid
 from procbench.runners.propara.naacl18_gold import Label, Paragraph
-from procbench.runners.runner import TaskRunner
+from procbench.runners.runtime.runner import TaskRunner
 from procbench.submissions.errors import RejectedPredictions, ScoringFailed
 from procbench.submissions.intake import MAX_REASON_CHARS
 from procbench.submissions.staging import IntakeLimits

@@ -423,7 +423,7 @@ def test_the_sandbox_refuses_a_huge_width_or_count_before_building_it(text: str)
 
 
 def test_the_sandbox_still_pads_and_formats_within_bounds() -> None:
-    from procbench.runners.templates import environment
+    from procbench.runners.runtime.templates import environment
 
     text = "{{ q|center(6) }}|{{ '%4s' % a }}|{{ '{:>4}'.format(a) }}|{{ q.ljust(4, '.') }}|{{ a|replace('b', 'B') }}|{{ a|join(',') }}|{{ a|indent(2) }}"
     assert (
@@ -447,7 +447,7 @@ NAMES = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
 def test_access_is_refused_exactly_off_the_variables_or_on_underscore_names(
     root: str, chain: list[tuple[bool, str]]
 ) -> None:
-    from procbench.runners.templates import JUDGE_VARIABLES, access_problems, environment
+    from procbench.runners.runtime.templates import JUDGE_VARIABLES, access_problems, environment
 
     expr = root + "".join(f".{name}" if dot else f"[{name!r}]" for dot, name in chain)
     problems = access_problems(environment().parse("{{ " + expr + " }}"), JUDGE_VARIABLES)

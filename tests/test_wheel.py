@@ -64,7 +64,7 @@ print(json.dumps(out, sort_keys=True))
 # Where the installed package lives and what it cannot import.
 PROBE = """
 import importlib, importlib.metadata as md, json, sys
-import procbench, procbench.runners.paths as paths
+import procbench, procbench.runners.runtime.paths as paths
 missing = {}
 for name in %r:
     try:
@@ -102,7 +102,7 @@ else:
 API_NAMES = """
 import json, procbench
 from procbench.submissions import errors
-from procbench.runners import _types
+from procbench.runners.runtime import _types
 names = {name: type(getattr(procbench, name)).__name__ for name in procbench.__all__}
 print(json.dumps({"names": names, "dir": sorted(set(procbench.__all__) - set(dir(procbench))),
                   "same": procbench.SubmissionRefused is errors.SubmissionRefused and procbench.InvalidPredictions is _types.InvalidPredictions}))
@@ -337,7 +337,7 @@ def test_wheel_holds_one_package_with_its_data(installed: dict[str, object]) -> 
         "procbench/dsl/procbench.lark",
         "procbench/schema/001_initial.sql",
         "procbench/schema/openpi.predictions.schema.json",
-        "procbench/runners/registry.py",
+        "procbench/runners/runtime/registry.py",
         "procbench/leaderboard/app.py",
         "procbench/submissions/store.py",
     ):
@@ -482,7 +482,7 @@ def test_building_a_wheel_inside_a_checkout_leaves_it_working(tmp_path: Path) ->
         timeout=600,
     )
     egg_info = source / "procbench.egg-info" / "entry_points.txt"
-    assert egg_info.is_file() and "= procbench.runners.generic" in egg_info.read_text(
+    assert egg_info.is_file() and "= procbench.runners.library.generic" in egg_info.read_text(
         encoding="utf-8"
     )
     env = {**os.environ, "PYTHONPATH": str(source)}
@@ -505,7 +505,7 @@ def test_building_a_wheel_inside_a_checkout_leaves_it_working(tmp_path: Path) ->
         check=True,
     )
     assert listed.stdout == here.stdout and "aggregator mean" in listed.stdout
-    probe = "import procbench.runners.registry as r; print(r.__file__)"
+    probe = "import procbench.runners.runtime.registry as r; print(r.__file__)"
     where = subprocess.run(
         [sys.executable, "-c", probe],
         cwd=source,
@@ -529,7 +529,7 @@ def test_a_feature_without_its_extra_is_one_line_naming_it(
     done = _run(bare, [procbench, *args])
     assert done.returncode == 11, (
         done.stdout + done.stderr
-    )  # procbench.runners.extras.EXIT_MISSING_EXTRA, as the README's table says
+    )  # procbench.runners.runtime.extras.EXIT_MISSING_EXTRA, as the README's table says
     (line,) = done.stderr.strip().splitlines()  # no traceback: one line
     assert (
         line.startswith("error: ")

@@ -14,7 +14,7 @@ import streamlit as st
 from procbench.leaderboard import config, intake_form, metadata, sitedata, ui
 from procbench.submissions.details import METHOD_FAMILIES, SIZE_CLASSES, WEIGHTS
 from procbench.api import all_spec_paths, load_task
-from procbench.runners._types import InvalidPredictions
+from procbench.runners.runtime._types import InvalidPredictions
 
 db = config.database()
 ui.check_params(("task", "split"))

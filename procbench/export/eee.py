@@ -37,7 +37,7 @@ import polars as pl
 import procbench
 from procbench.export.hub_dataset import _task_info
 from procbench.imports.eee import result_id
-from procbench.runners._types import ItemScore
+from procbench.runners.runtime._types import ItemScore
 from procbench.submissions import blobs, intervals, store
 from procbench.submissions.store import reader
 

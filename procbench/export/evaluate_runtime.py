@@ -17,7 +17,7 @@ from typing import Any
 from procbench.api import load_task
 from procbench.imports.mapping import MAPPINGS, ImportMapping
 from procbench.paths import resolve_data_root
-from procbench.runners.runner import Evaluation
+from procbench.runners.runtime.runner import Evaluation
 
 SUFFIXES = {"jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv"}
 

@@ -327,7 +327,7 @@ def _write_details(con: Any, root: Path, row: dict[str, Any], info: dict[str, An
 # Markdown and HTML escaped, one line), so a team or model name cannot break a table or add a link.
 _CARD_ENV = jinja2.Environment(
     autoescape=False
-)  # a fixed template of ours (spec templates use procbench.runners.templates)
+)  # a fixed template of ours (spec templates use procbench.runners.runtime.templates)
 _CARD_ENV.filters["md"] = for_markdown
 CARD = _CARD_ENV.from_string(
     """---

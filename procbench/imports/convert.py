@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from procbench.imports.logged import ImportFailed, ImportProblem, LoggedOutput, dotted
 from procbench.imports.mapping import ImportMapping
-from procbench.runners._types import GoldSet
+from procbench.runners.runtime._types import GoldSet
 
 ChoiceRule = Literal["acc", "acc_norm"]
 Unanswered = Literal["refuse", "wrong"]

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from procbench.imports.logged import loads_log_json
-from procbench.runners.predictions import TooDeep
+from procbench.runners.runtime.predictions import TooDeep
 
 SCHEMA_MAJOR_MINOR = "0.3"  # the EEE schema version this reads (0.3.x)
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # one aggregate record

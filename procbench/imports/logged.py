@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from procbench.runners.predictions import TooDeep, loads_bounded
+from procbench.runners.runtime.predictions import TooDeep, loads_bounded
 
 MAX_LOG_JSON_DEPTH = (
     200  # deeper than any harness's log nests; far below where Python's own recursion gives out

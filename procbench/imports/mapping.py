@@ -54,7 +54,7 @@ class ImportMapping:
 def _from_spec(task: str) -> ImportMapping | None:
     """The task's ``import`` block (the first one) as an ImportMapping; None when it declares none."""
     from procbench.api import load_task
-    from procbench.runners import registry
+    from procbench.runners.runtime import registry
 
     spec, _ = load_task(task)
     if not spec.imports:

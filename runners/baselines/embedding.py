@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from procbench.runners.extras import require
+from procbench.runners.runtime.extras import require
 
 
 def bundled_model_dir() -> Path:

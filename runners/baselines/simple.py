@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 from procbench.runners.baselines import BaselineCard, BaselineInput, baseline
-from procbench.runners.extras import require
+from procbench.runners.runtime.extras import require
 
 NO_CHANGE = "There will be no change."  # OpenPI's own wording for a step that changes nothing
 # all-MiniLM-L6-v2 (procbench.runners.baselines.embedding): 22,713,216 parameters, Apache-2.0 weights, trained as a Sentence-BERT

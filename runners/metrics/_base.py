@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from procbench.runners.predictions import FieldType
-from procbench.runners.registry import component, known_requirements
+from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.registry import component, known_requirements
 
 # How a metric's per-item statistics become one number (or a family of numbers).
 AGGREGATIONS = ("mean", "sum", "micro", "macro", "weighted", "per_class", "corpus", "pooled")
@@ -201,7 +201,7 @@ def library_metric(
     """Register a metric factory; its contract (aggregations, compared types) is read from the metric it builds by default.
 
     ``requires``: what the spec must supply before the metric can be built (``"class_set"``: the classes, as its
-    ``labels`` argument; see ``procbench.runners.registry.METRIC_REQUIREMENTS``): the checker reads it here, whatever the
+    ``labels`` argument; see ``procbench.runners.runtime.registry.METRIC_REQUIREMENTS``): the checker reads it here, whatever the
     metric's name.  ``aggregation_hint``: the hint of the checker's refusal of an aggregation it does not support.
     """
     known_requirements(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from procbench.runners.metrics._base import ANY, CLASS_AGGREGATIONS, Metric, Stats, library_metric
-from procbench.runners.names import name_part
+from procbench.runners.runtime.names import name_part
 
 OUTSIDE = -1.0  # the index of a prediction that is none of the declared classes (or missing)
 

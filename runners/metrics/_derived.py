@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from procbench.runners._types import ItemScore
+from procbench.runners.runtime._types import ItemScore
 
 Formula = tuple[Any, ...]
 

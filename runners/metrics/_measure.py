@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     DataProblem,
     DataProblems,
     GoldSet,
@@ -22,9 +22,9 @@ from procbench.runners._types import (
     Problem,
     ProblemList,
 )
-from procbench.runners.contracts import MISSING, describe, field_value
+from procbench.runners.runtime.contracts import MISSING, describe, field_value
 from procbench.runners.metrics._base import Metric
-from procbench.runners.predictions import FieldType, line_of
+from procbench.runners.runtime.predictions import FieldType, line_of
 
 
 def _round(value: float, digits: int | None) -> float:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from procbench.runners.metrics._base import NUMBER, NUMBERS, Metric, Stats, finite, library_metric
-from procbench.runners.predictions import COLLECTION_KINDS, FieldType
+from procbench.runners.runtime.predictions import COLLECTION_KINDS, FieldType
 
 ORDERING = FieldType("ordering")
 SHOWN = 3  # items named in an invalid prediction's reason

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from procbench.runners.metrics._base import Metric, Stats, library_metric
 from procbench.runners.metrics._counts import _ratio
 from procbench.runners.metrics._derived import _f1
-from procbench.runners.predictions import FieldType, member_of
+from procbench.runners.runtime.predictions import FieldType, member_of
 
 OUTCOMES = ("tp", "fp", "tn", "fn")
 Score = Literal["accuracy", "precision", "recall", "f1"]

@@ -23,7 +23,7 @@ from typing import Any
 
 from procbench.runners.metrics._base import Metric, Stats, library_metric
 from procbench.runners.metrics._ordering import ORDERING, _named, bare, element
-from procbench.runners.predictions import COLLECTION_KINDS, FieldType
+from procbench.runners.runtime.predictions import COLLECTION_KINDS, FieldType
 
 RELEVANT = FieldType("set")
 

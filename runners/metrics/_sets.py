@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from procbench.runners.metrics._base import Metric, Stats, library_metric
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime.predictions import FieldType
 
 COLLECTION = FieldType.parse("list(any)")
 SET = FieldType.parse(

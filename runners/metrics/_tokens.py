@@ -21,7 +21,7 @@ from procbench.runners.metrics._base import (
     as_references,
     library_metric,
 )
-from procbench.runners.similarity import TokenF1 as TokenBags
+from procbench.runners.library.similarity import TokenF1 as TokenBags
 
 
 class TokenF1(Metric):

@@ -18,7 +18,7 @@ from procbench.runners.paged.linearise import GoldLine
 from procbench.runners.paged.model import GATEWAYS, FlowType, NodeType
 from procbench.runners.paged.parse import Endpoint, Span, parse_edge, parse_text
 from procbench.runners.paged.tokens import prepare
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 NODE_KINDS = ", ".join(t.value for t in NodeType)
 FLOWS = ", ".join(f.value for f in FlowType)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     GoldSet,
     InvalidPredictions,
     PredictionWarning,
@@ -23,8 +23,8 @@ from procbench.runners._types import (
     ProblemList,
 )
 from procbench.runners.paged.parse import LineIssue, parse_text
-from procbench.runners.predictions import ExtraFields, json_objects, oversize
-from procbench.runners.registry import component
+from procbench.runners.runtime.predictions import ExtraFields, json_objects, oversize
+from procbench.runners.runtime.registry import component
 
 EXAMPLES_IN_WARNINGS = 3
 # Each item's prediction is the ``graph`` text itself (a str, not a dict): the contract names it by its key in the file.

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from procbench.runners._types import GoldSet
+from procbench.runners.runtime._types import GoldSet
 from procbench.runners.paged.gold import GoldDocument, gold_records, read_document
 from procbench.runners.paged.model import Graph, NodeType
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 SPLITS = ("train", "dev", "test")
 GOLD_DIR = Path("paged") / "dataset" / "procedural_graph_extraction"

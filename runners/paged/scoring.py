@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from procbench.runners._types import GoldSet, ItemScore
+from procbench.runners.runtime._types import GoldSet, ItemScore
 from procbench.runners.paged.gold import GoldDocument, lines_of
 from procbench.runners.paged.lines import gold_spans, line_records, texts_of
 from procbench.runners.paged.metrics import EXTRA, HEADLINE, metric_values, sum_statistics
 from procbench.runners.paged.parse import ParsedOutput, Span, parse_text
 from procbench.runners.paged.tokens import prepare
 from procbench.runners.paged.walk import lexical_walk
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 DIAGNOSTICS = (
     "gold_lines",

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from procbench.runners.paged.tokens import bleu1 as _bleu1
 from procbench.runners.paged.tokens import lexical_f1 as _lexical_f1
 from procbench.runners.paged.tokens import lexical_f1_matrix, same_tokens
-from procbench.runners.registry import component
-from procbench.runners.similarity import Similarity  # noqa: TC001
+from procbench.runners.runtime.registry import component
+from procbench.runners.library.similarity import Similarity  # noqa: TC001
 
 
 @dataclass(frozen=True)

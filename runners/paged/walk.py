@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from functools import cache
 
-from procbench.runners.alignment import AlignedWalk, Entities, Stat, Tally
+from procbench.runners.library.alignment import AlignedWalk, Entities, Stat, Tally
 from procbench.runners.paged.model import FlowType, NodeType
 from procbench.runners.paged.similarities import Bleu1, LexicalF1, SameWords
-from procbench.runners.record_rules import AllOf, AtLeast, Cases, One, OnField
+from procbench.runners.library.record_rules import AllOf, AtLeast, Cases, One, OnField
 
 ALL_NODES = tuple(t.value for t in NodeType)
 ACTIONS = ("Activity", "StartNode", "EndNode")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from procbench.runners._types import GoldSet
-from procbench.runners.registry import component
+from procbench.runners.runtime._types import GoldSet
+from procbench.runners.runtime.registry import component
 
 Task = Literal["warning", "tip", "reverse_warning", "reverse_tip"]
 FORWARD_TASKS = ("warning", "tip")

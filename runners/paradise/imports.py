@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from procbench.runners.paradise.data import ParadiseItem
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 
 @component("import_check", "paradise.same_item")

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from procbench.runners._types import GoldSet, ItemScore
+from procbench.runners.runtime._types import GoldSet, ItemScore
 from procbench.runners.metrics._classification import ClassMetric
 from procbench.runners.paradise.data import ParadiseItem
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 
 @dataclass(frozen=True)

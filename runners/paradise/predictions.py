@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from procbench.runners._types import GoldSet, InvalidPredictions, Problem, ProblemList
-from procbench.runners.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
-from procbench.runners.registry import component
+from procbench.runners.runtime._types import GoldSet, InvalidPredictions, Problem, ProblemList
+from procbench.runners.runtime.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
+from procbench.runners.runtime.registry import component
 
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 LABELS = range(4)

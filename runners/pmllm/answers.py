@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     GoldSet,
     InvalidPredictions,
     PredictionWarning,
@@ -26,8 +26,8 @@ from procbench.runners._types import (
 )
 from procbench.runners.pmllm.naming import judge_folder, parse_result_file_name
 from procbench.runners.pmllm.textio import read_text
-from procbench.runners.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
-from procbench.runners.registry import component
+from procbench.runners.runtime.predictions import EMPTY_FILE, ExtraFields, json_objects, listed_ids
+from procbench.runners.runtime.registry import component
 
 
 @dataclass(frozen=True)

@@ -45,9 +45,9 @@ from procbench.runners.pmllm.grading import extract_grade
 from procbench.runners.pmllm.naming import clean_model_name, judge_folder, parse_result_file_name
 from procbench.runners.pmllm.questions import Question
 from procbench.runners.pmllm.textio import read_text
-from procbench.runners.predictions import loads_bounded
-from procbench.runners.judge_terms import JudgeError
-from procbench.runners.templates import RenderRefused, environment, render
+from procbench.runners.runtime.predictions import loads_bounded
+from procbench.runners.runtime.judge_terms import JudgeError
+from procbench.runners.runtime.templates import RenderRefused, environment, render
 
 if TYPE_CHECKING:
     import httpx  # imported where a judge is called: scoring and intake never reach the network (issue #31)
@@ -108,7 +108,7 @@ class JudgeTemplateRefused(JudgeError, RenderRefused):
 def render_prompt(
     template: str, *, question: str, answer: str, cot: bool = False, severe: bool = True
 ) -> str:
-    """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe (procbench.runners.templates.JUDGE_VARIABLES)."""
+    """The judge prompt from a Jinja2 template; variables: question, answer, cot, severe (procbench.runners.runtime.templates.JUDGE_VARIABLES)."""
     try:
         return render(
             _compiled(template),
@@ -444,7 +444,7 @@ def _ask(
         if status >= 400:
             raise JudgeError(f"{request.question_id}: judge returned HTTP {status}: {shown}")
         try:
-            # issue #29: depth-bounded (procbench.runners.predictions.MAX_JSON_DEPTH): a deeply nested reply is refused, never a RecursionError
+            # issue #29: depth-bounded (procbench.runners.runtime.predictions.MAX_JSON_DEPTH): a deeply nested reply is refused, never a RecursionError
             return _reply_text(loads_bounded(raw))
         except _BadReply as error:
             failure = str(error)

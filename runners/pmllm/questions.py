@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from procbench.runners._types import GoldSet
+from procbench.runners.runtime._types import GoldSet
 from procbench.runners.pmllm.naming import CATEGORIES, QUESTION_ID, category_of, is_vision
 from procbench.runners.pmllm.textio import read_text
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 QUESTIONS_DIR = Path("pm-llm-benchmark", "questions")
 SPLIT = "main"

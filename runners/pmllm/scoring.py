@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from procbench.runners._types import GoldSet, InvalidPredictions, ItemScore, Problem
+from procbench.runners.runtime._types import GoldSet, InvalidPredictions, ItemScore, Problem
 from procbench.runners.pmllm.answers import Answer
 from procbench.runners.pmllm.grading import extract_grade, normalise
 from procbench.runners.pmllm.grading import cot_penalty as penalise
 from procbench.runners.pmllm.naming import CATEGORIES, VISION_CATEGORY, category_of
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 
 SUMS = ("score", "total", *(f"c{c}" for c in CATEGORIES), "verdicts")
@@ -35,8 +35,8 @@ def read_verdicts(gold: GoldSet, predictions: Mapping[str, Answer]) -> list[Item
     if unjudged:
         problem = Problem(
             None,
-            f"{len(unjudged)} answers have no judge verdict ({', '.join(unjudged)}): run the judge first (procbench.runners.pmllm.judge.judge_answers, or the CLI's "
-            "judge step)",
+            f"{len(unjudged)} answers have no judge verdict ({', '.join(unjudged)}): run the judge first "
+            "(procbench.runners.pmllm.judge.judge_answers, or the CLI's judge step)",
         )
         raise MissingVerdicts([problem])
     scores = []

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
-from procbench.runners._types import Problem, ProblemList
+from procbench.runners.runtime._types import Problem, ProblemList
 from procbench.runners.propara.lines import decode_text, split_lines
 
 NULL = "null"  # internal value of "-": the participant does not exist
@@ -51,7 +51,7 @@ class Mention(NamedTuple):
 @dataclass(frozen=True)
 class ActionFile:
     """Every valid row of a file plus the problems found (the first MAX_PROBLEMS, then one
-    :class:`~procbench.runners._types.MoreProblems` counting the rest); ``n_lines`` counts all lines read.
+    :class:`~procbench.runners.runtime._types.MoreProblems` counting the rest); ``n_lines`` counts all lines read.
 
     ``mentions`` also covers lines that failed validation but name a process and participant, so
     that a bad line does not additionally show up as a missing participant.  In a file without
@@ -125,7 +125,7 @@ def clean_rows(text: str) -> tuple[ActionRow, ...] | None:
 
     None sends the file to :func:`parse_action_lines`, which finds and words every problem; a
     tuple is exactly the rows that path would return for the same text, with no problem.
-    Builds no :class:`~procbench.runners._types.Problem` and no per-line check result.
+    Builds no :class:`~procbench.runners.runtime._types.Problem` and no per-line check result.
     """
     if not text or "\r" in text:
         return None

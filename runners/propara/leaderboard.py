@@ -14,7 +14,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     GoldSet,
     InvalidPredictions,
     ItemScore,
@@ -29,15 +29,15 @@ from procbench.runners.propara.action_file import (
     build_tracks,
     read_action_file,
 )
-from procbench.runners.generic import Derived, MatchScorer, MatchStage
-from procbench.runners.matching import BestMatch, PairScorer
-from procbench.runners.predictions import FieldType
+from procbench.runners.library.generic import Derived, MatchScorer, MatchStage
+from procbench.runners.library.matching import BestMatch, PairScorer
+from procbench.runners.runtime.predictions import FieldType
 from procbench.runners.propara.process_score import QUESTIONS, PrecisionRecall
 from procbench.runners.propara.summaries import SUMMARY_FIELDS, derive_summaries
-from procbench.runners.structured import PhraseOverlap, RecordMean, phrase_overlap
-from procbench.runners.text import Pipeline, lowercase, remove_leading_article, stem
+from procbench.runners.library.structured import PhraseOverlap, RecordMean, phrase_overlap
+from procbench.runners.library.text import Pipeline, lowercase, remove_leading_article, stem
 from procbench.runners.propara.prompts import prompt_labels, read_prompts
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 SPLITS = ("train", "dev", "test")
 DEFAULT_ANSWERS = "propara/aristo-leaderboard/propara/data/{split}/answers.tsv"

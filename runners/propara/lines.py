@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from procbench.runners._types import Problem
+from procbench.runners.runtime._types import Problem
 
 
 def split_lines(text: str) -> list[str]:

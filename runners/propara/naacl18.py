@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     GoldSet,
     InvalidPredictions,
     ItemScore,
@@ -23,8 +23,8 @@ from procbench.runners._types import (
     Problem,
     ProblemList,
 )
-from procbench.runners.generic import Derived
-from procbench.runners.predictions import FieldType
+from procbench.runners.library.generic import Derived
+from procbench.runners.runtime.predictions import FieldType
 from procbench.runners.propara.leaderboard import DEFAULT_PROMPTS, SPLITS
 from procbench.runners.propara.naacl18_gold import read_paragraphs
 from procbench.runners.propara.naacl18_grid import (
@@ -34,7 +34,7 @@ from procbench.runners.propara.naacl18_grid import (
 )
 from procbench.runners.propara.naacl18_questions import QUESTION_FIELDS, naacl18_questions
 from procbench.runners.propara.prompts import prompt_labels, read_prompts
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 if TYPE_CHECKING:
     from procbench.runners.metrics import Measures
@@ -201,7 +201,7 @@ def _question_measures() -> Measures:
     # imported here: the leaderboard task's components share this package and use neither
     from procbench.runners.metrics import Measures, MeasureStage
     from procbench.runners.metrics._outcomes import AnswerOutcomes, BinaryOutcomes, SetOutcomes
-    from procbench.runners.text import Pipeline, delete_chars, lowercase, stem
+    from procbench.runners.library.text import Pipeline, delete_chars, lowercase, stem
 
     place = Pipeline.of(
         [lowercase(), delete_chars('"'), stem("porter2", keep_empty=True)]

@@ -142,7 +142,7 @@ def align_parts(cell: str, inventory: frozenset[str]) -> list[tuple[str, list[st
 
 @lru_cache(maxsize=65536)
 def _levenshtein(a: str, b: str) -> int:
-    from procbench.runners.edit_distance import (
+    from procbench.runners.library.edit_distance import (
         edit_distance,
     )  # NLTK's edit_distance without NLTK's package init
 

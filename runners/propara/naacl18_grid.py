@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from procbench.runners._types import Problem, ProblemList
+from procbench.runners.runtime._types import Problem, ProblemList
 from procbench.runners.propara.lines import read_lines
 from procbench.runners.propara.naacl18_gold import NULL, UNK, Paragraph
 

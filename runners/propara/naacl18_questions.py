@@ -26,7 +26,7 @@ from typing import Any
 
 from procbench.runners.propara.naacl18_gold import NULL, UNK, Label, Paragraph
 from procbench.runners.propara.naacl18_grid import GridRow, ParagraphGrid, is_location
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 QUESTION_FIELDS = {
     "created": "list(bool)",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from procbench.runners.propara.action_file import NULL, ParticipantTrack, ProcessTracks
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 
 @dataclass(frozen=True)

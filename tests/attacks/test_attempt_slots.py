@@ -118,7 +118,7 @@ def test_an_interrupted_intake_frees_its_slot(
 ) -> None:
     db = tmp_path / "board.duckdb"
     _cap(db, "openpi", 1)
-    from procbench.runners.runner import TaskRunner
+    from procbench.runners.runtime.runner import TaskRunner
 
     def interrupted(self: TaskRunner, path: Path, gold: Any) -> Any:
         raise KeyboardInterrupt

@@ -26,8 +26,8 @@ from procbench.paths import (
     SPECS_DIR,
     default_data_root,
 )
-from procbench.runners import data_kind
-from procbench.runners._types import MoreProblems, Problem
+from procbench.runners.runtime import data_kind
+from procbench.runners.runtime._types import MoreProblems, Problem
 from tests.test_submissions_support import STRONG, counts, query
 
 PROCBENCH = str(PROJECT_ROOT / ".venv" / "bin" / "procbench")

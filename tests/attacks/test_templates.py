@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import procbench.runners.templates as templates
+import procbench.runners.runtime.templates as templates
 from procbench.dsl import check_text
 from procbench.dsl.errors import SpecError
 from procbench.cli import app

@@ -19,7 +19,7 @@ from procbench.cli import app
 from procbench.exit_codes import EXIT_INVALID_PREDICTIONS
 from procbench.imports import ImportFailed, import_log
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT
-from procbench.runners.runner import TaskRunner
+from procbench.runners.runtime.runner import TaskRunner
 from tests.site_app import build_demo_store, private_copy
 from tests.test_import_inspect import _paradise_rows, paradise_eval_archive
 from tests.test_import_lm_eval import _write, paradise_samples

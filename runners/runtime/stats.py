@@ -37,7 +37,7 @@ from typing import Literal
 
 import numpy as np
 
-from procbench.runners._types import ItemScore
+from procbench.runners.runtime._types import ItemScore
 
 Aggregate = Callable[[Sequence[ItemScore]], Mapping[str, float]]
 # How a task's aggregate depends on its items, when it allows a faster bootstrap than re-aggregating every resample:

@@ -7,7 +7,7 @@ about 40 ms of every such ``procbench`` process (docs/performance.md).  Modules 
     if TYPE_CHECKING:
         import numpy as np
     else:
-        from procbench.runners.lazy_numpy import np
+        from procbench.runners.runtime.lazy_numpy import np
 """
 
 from __future__ import annotations

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 if TYPE_CHECKING:
     import numpy as np
-else:  # imported on first use: see procbench.runners.lazy_numpy
-    from procbench.runners.lazy_numpy import np
+else:  # imported on first use: see procbench.runners.runtime.lazy_numpy
+    from procbench.runners.runtime.lazy_numpy import np
 
 
 class Similarity(Protocol):

@@ -12,7 +12,7 @@ A block compiles to one tree of these components (docs/language.md, "Composed si
 - ``one()``: 1 for any pair.
 
 Every ``same`` member may be a dotted path (``head.kind``); a path through a missing member gives None, and
-two Nones are equal.  ``score(a, b)`` keeps its arguments' roles: the walks of :mod:`procbench.runners.alignment`
+two Nones are equal.  ``score(a, b)`` keeps its arguments' roles: the walks of :mod:`procbench.runners.library.alignment`
 pass the side being walked first, which matters for asymmetric similarities such as BLEU.
 """
 
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from procbench.runners.predictions import member_of
-from procbench.runners.registry import SimilarityParts, component
-from procbench.runners.similarity import Similarity  # noqa: TC001
+from procbench.runners.runtime.predictions import member_of
+from procbench.runners.runtime.registry import SimilarityParts, component
+from procbench.runners.library.similarity import Similarity  # noqa: TC001
 
 
 def member_at(record: Any, path: str) -> Any:

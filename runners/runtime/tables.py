@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from procbench.runners._types import DataProblem, DataProblems, GoldSet
-from procbench.runners.cells import BadCell, cast_cell
-from procbench.runners.contracts import checker, describe, mismatch
-from procbench.runners.data_exprs import (
+from procbench.runners.runtime._types import DataProblem, DataProblems, GoldSet
+from procbench.runners.runtime.cells import BadCell, cast_cell
+from procbench.runners.runtime.contracts import checker, describe, mismatch
+from procbench.runners.runtime.data_exprs import (
     MISSING,
     ExprError,
     elements_of,
@@ -35,8 +35,8 @@ from procbench.runners.data_exprs import (
     render,
     roots,
 )
-from procbench.runners.paths import under_data_root
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime.paths import under_data_root
+from procbench.runners.runtime.predictions import FieldType
 
 _DECODER = json.JSONDecoder()  # json.loads without its per-call argument handling
 
@@ -116,7 +116,7 @@ class Explode:
     name: str
     items: tuple[
         Any, ...
-    ]  # a path, or a computed list (runners/data_exprs.py): product(...), distinct(...)
+    ]  # a path, or a computed list (runners/runtime/data_exprs.py): product(...), distinct(...)
     id: tuple[Any, ...] = (
         EXPLODE_INDEX  # or ("#join", path, path, ...): the values at the paths, joined by the separator
     )
@@ -282,7 +282,7 @@ class TableReader:
             unmatched_map_keys=unmatched,
         )
 
-    # -- a streamed read (runners/streaming.py): an index of where each item's rows lie, then chunks --
+    # -- a streamed read (runners/runtime/streaming.py): an index of where each item's rows lie, then chunks --
     def streamable(self, split: str) -> bool:
         """Whether :meth:`stream_index` / :meth:`stream_chunks` read this split as ``__call__`` does.
 
@@ -1003,7 +1003,7 @@ def _root(path: tuple[Any, ...]) -> str:
 
 
 def _cast(path: tuple[Any, ...], ftype: FieldType | None, tables: Mapping[str, _Table]) -> bool:
-    """Whether a field reads a CSV/TSV cell that must be converted to its declared type (runners/cells.py)."""
+    """Whether a field reads a CSV/TSV cell that must be converted to its declared type (runners/runtime/cells.py)."""
     if ftype is None or ftype.kind in ("str", "any") or is_computed(path) or len(path) != 2:
         return False
     table = tables.get(path[0])

@@ -27,7 +27,7 @@ FALSE_SPELLINGS = ("false", "no", "0")
 
 
 class CellType(Protocol):
-    """What a cell is read as: :class:`procbench.runners.predictions.FieldType` (named by shape, as that module imports this one)."""
+    """What a cell is read as: :class:`procbench.runners.runtime.predictions.FieldType` (named by shape, as that module imports this one)."""
 
     @property
     def kind(self) -> str: ...

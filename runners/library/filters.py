@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 AnswerFilter = Callable[[Sequence[str]], list[str]]
 

@@ -1,6 +1,6 @@
 """What `procbench check` refuses in a template's filters and tests because the sandbox would refuse it at render.
 
-:mod:`procbench.runners.templates` bounds a render (the sandbox refuses underscore attributes, sizes past MAX_REPEAT, powers
+:mod:`procbench.runners.runtime.templates` bounds a render (the sandbox refuses underscore attributes, sizes past MAX_REPEAT, powers
 past MAX_EXPONENT); without this walk a spec with ``question|attr('__class__')`` or ``question|center(10**9)``
 passes `check` and fails only when `judge` renders it.  Each rule here mirrors one the sandbox applies, on what can
 be known before the render: filter and test names, attribute names given as text, and sizes written as numbers
@@ -15,7 +15,7 @@ from typing import Any
 
 from jinja2 import nodes
 
-from procbench.runners.templates import LOOP_GUARD, MAX_EXPONENT, MAX_REPEAT, environment
+from procbench.runners.runtime.templates import LOOP_GUARD, MAX_EXPONENT, MAX_REPEAT, environment
 
 Problem = tuple[
     int, str, str

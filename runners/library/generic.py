@@ -7,12 +7,12 @@ from dataclasses import dataclass, field, replace
 import typing
 from typing import Any
 
-from procbench.runners._types import DataProblem, DataProblems, GoldSet, ItemScore
-from procbench.runners.contracts import MISSING, describe, is_str_list, mismatch
-from procbench.runners.filters import AnswerFilter
-from procbench.runners.matching import PRF, Matcher, PairBatch, PairScorer
-from procbench.runners.predictions import FieldType
-from procbench.runners.registry import (
+from procbench.runners.runtime._types import DataProblem, DataProblems, GoldSet, ItemScore
+from procbench.runners.runtime.contracts import MISSING, describe, is_str_list, mismatch
+from procbench.runners.library.filters import AnswerFilter
+from procbench.runners.library.matching import PRF, Matcher, PairBatch, PairScorer
+from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.registry import (
     SAME_AS_SCORER,
     GoldField,
     PredictionField,
@@ -113,6 +113,10 @@ class MatchScorer:
     their similarity (OpenPI's Exact, BLEU and ROUGE) are scored together: the answers are
     normalised, encoded and laid out once for all of them.
     """
+
+    # Each item's values depend on that item alone: the runtime's streamed scoring (runtime/streaming.py)
+    # may score a split a chunk at a time.  A subclass that looks across items must set this False.
+    ITEM_WISE = True
 
     stages: tuple[MatchStage, ...]
     _batches: dict[tuple[int, ...], PairBatch] = field(

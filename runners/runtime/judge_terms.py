@@ -1,6 +1,6 @@
 """What intake needs of the LLM judge without importing it: the judge templates' names and the judge's error.
 
-``procbench.runners.templates`` (Jinja2) and ``procbench.runners.pmllm.judge`` (the HTTP client, the PM-LLM package) re-export
+``procbench.runners.runtime.templates`` (Jinja2) and ``procbench.runners.pmllm.judge`` (the HTTP client, the PM-LLM package) re-export
 these; ``procbench.submissions.judging`` reads them here, so that submitting a task no judge grades imports neither
 (issue #31: ``procbench submit`` imports what intake needs).
 """

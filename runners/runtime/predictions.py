@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     MAX_PROBLEMS as MAX_PROBLEMS,
 )  # re-exported: the one cap of every reader lives in _types
-from procbench.runners._types import (
+from procbench.runners.runtime._types import (
     GoldSet,
     InvalidPredictions,
     PredictionWarning,
     Problem,
     ProblemList,
 )
-from procbench.runners.cells import BadCell, cast_cell
+from procbench.runners.runtime.cells import BadCell, cast_cell
 
 
 SCALAR_KINDS = ("str", "int", "float", "bool", "any")
@@ -378,7 +378,7 @@ class SchemaReader:
 
         ``first_line`` (item id -> line) is filled for every id read, known or not (duplicates are told by it);
         raises InvalidPredictions with every problem (capped), warns about undeclared fields.  A streamed
-        evaluation (runners/streaming.py) passes compact stand-ins for ``first_line`` and ``keep``.
+        evaluation (runners/runtime/streaming.py) passes compact stand-ins for ``first_line`` and ``keep``.
         """
         problems = ProblemList()
 
@@ -495,7 +495,7 @@ class SchemaReader:
 def _typed_row(
     header: list[str], row: list[str], types: Mapping[str, FieldType]
 ) -> tuple[dict[str, Any], list[str]]:
-    """A delimited row's declared columns read as their types (runners/cells.py), and a message per cell that does not read."""
+    """A delimited row's declared columns read as their types (runners/runtime/cells.py), and a message per cell that does not read."""
     record: dict[str, Any] = {}
     errors = []
     for name, cell in zip(header, row):

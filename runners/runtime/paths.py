@@ -18,14 +18,14 @@ from pathlib import Path
 
 
 def _resource_root() -> Path:
-    # procbench/ (this module is procbench/runners/paths.py), found from __file__ as
+    # procbench/ (this module is procbench/runners/runtime/paths.py), found from __file__ as
     # ``importlib.resources.files`` would; that module itself (zipfile, tempfile, shutil) costs every
     # command several milliseconds of start-up (issue #19).  __file__ keeps the link's path: in a
-    # checkout it is <checkout>/procbench/runners/paths.py, not <checkout>/runners/paths.py.
-    package = Path(__file__).parent
+    # checkout it is <checkout>/procbench/runners/runtime/paths.py, not <checkout>/runners/runtime/paths.py.
+    package = Path(__file__).parent.parent  # procbench/runners
     if (
         not package.is_dir()
-    ):  # e.g. a zip import: the resources are read as files (DuckDB, Polars, glob)
+    ):  # e.g. a zip import: resources are read as files (DuckDB, Polars, glob)
         raise RuntimeError(f"procbench must be installed as files, not from an archive ({package})")
     return package.parent
 

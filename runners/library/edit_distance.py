@@ -1,7 +1,7 @@
 """Levenshtein distance with unit costs (insert, delete, substitute; no transpositions).
 
 What NLTK's ``nltk.metrics.distance.edit_distance(a, b)`` and upstream's ``pylev`` compute, without
-importing NLTK (its package init pulls SciPy, scikit-learn and pandas: see runners/porter.py).
+importing NLTK (its package init pulls SciPy, scikit-learn and pandas: see runners/library/porter.py).
 tests/test_porter_oracle.py checks it against NLTK as the oracle on the real ProPara vocabulary and
 on generated strings (hypothesis).
 """

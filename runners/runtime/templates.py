@@ -27,7 +27,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import generate_lorem_ipsum
 
 # the judge templates' names, defined without Jinja2 (intake reads them there)
-from procbench.runners.judge_terms import JUDGE, JUDGE_IMAGE
+from procbench.runners.runtime.judge_terms import JUDGE, JUDGE_IMAGE
 
 JUDGE_VARIABLES = (
     "question",

@@ -35,9 +35,9 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast, overload
 
-from procbench.runners._types import GoldSet, ItemScore, PredictionWarning
-from procbench.runners.predictions import PredictionRecords, SchemaReader, _loads
-from procbench.runners.runner import (
+from procbench.runners.runtime._types import GoldSet, ItemScore, PredictionWarning
+from procbench.runners.runtime.predictions import PredictionRecords, SchemaReader, _loads
+from procbench.runners.runtime.runner import (
     Evaluation,
     SliceResult,
     TaskRunner,
@@ -46,7 +46,7 @@ from procbench.runners.runner import (
 )
 
 if TYPE_CHECKING:
-    from procbench.runners.tables import TableReader
+    from procbench.runners.runtime.tables import TableReader
 
 STREAM_BYTES = int(
     os.environ.get("PROCBENCH_STREAM_BYTES", 64 * 1024 * 1024)
@@ -56,8 +56,7 @@ CHUNK_ITEMS = 2048  # items bound, scored and held at a time
 
 def applies(runner: TaskRunner, split: str, metadata: Mapping[str, Any] | None = None) -> bool:
     """Whether :func:`evaluate` gives this task's ``evaluate`` result (every stage item-wise, JSON-lines files)."""
-    from procbench.runners.generic import MatchScorer
-    from procbench.runners.tables import TableReader
+    from procbench.runners.runtime.tables import TableReader
 
     reader, predictions = runner.read_gold, runner.read_predictions
     return (
@@ -65,7 +64,7 @@ def applies(runner: TaskRunner, split: str, metadata: Mapping[str, Any] | None =
         and reader.streamable(split)
         and isinstance(predictions, SchemaReader)
         and predictions.format == "jsonl"
-        and type(runner.make_scorer(metadata or {})) is MatchScorer
+        and getattr(runner.make_scorer(metadata or {}), "ITEM_WISE", False) is True
     )
 
 

@@ -28,8 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from procbench.runners.record_rules import member_at, score_pair
-from procbench.runners.similarity import Similarity  # noqa: TC001
+from procbench.runners.library.record_rules import member_at, score_pair
+from procbench.runners.library.similarity import Similarity  # noqa: TC001
 
 SIDES = ("p", "r")
 StatSource = Literal["once", "each", "best"]
@@ -294,7 +294,7 @@ class WalkScorer:
         return tuple(key for walk in self.walks for key in walk.keys())
 
     def __call__(self, gold: Any, predictions: Mapping[str, Any]) -> list[Any]:
-        from procbench.runners._types import ItemScore
+        from procbench.runners.runtime._types import ItemScore
 
         out = []
         for item_id, record in gold.items.items():

@@ -20,7 +20,7 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
 * ``metric``      ``(**params) -> procbench.runners.metrics.Metric``: a library metric of ``measure`` blocks
   (per-item statistics, the aggregations it supports, the field types it compares)
 * ``normaliser``, ``similarity``, ``matcher``, ``filter``: building blocks of declarative scorers
-  (``procbench.runners.text``, ``procbench.runners.similarity``, ``procbench.runners.matching``, ``procbench.runners.filters``).
+  (``procbench.runners.library.text``, ``procbench.runners.library.similarity``, ``procbench.runners.library.matching``, ``procbench.runners.library.filters``).
 * ``deriver``     ``(record, gold, **params) -> Mapping[str, Any]``: a format component that turns one gold or
   predicted record into the typed fields the score block compares (``needs`` what it reads of both,
   ``gold_needs`` / ``prediction_needs`` of one side, ``fields`` what it gives), e.g. ProPara's inputs,
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from procbench.runners.predictions import FieldType
+from procbench.runners.runtime.predictions import FieldType
 
 KINDS = (
     "reader",
@@ -69,7 +69,7 @@ NAME_PARAMS = {
     ValueName: "per-item value",
 }
 # A parameter that takes a normaliser block's name; the checker writes its steps in place of the name
-# (so they are part of the fingerprint) and the compiler passes them as a procbench.runners.text.Pipeline.
+# (so they are part of the fingerprint) and the compiler passes them as a procbench.runners.library.text.Pipeline.
 NormaliserName = typing.NewType("NormaliserName", str)
 # A parameter filled only by a ``similarity`` block of the spec, never written as a literal: record_mean's and
 # cases' (name, similarity) pairs, all_of's similarities, on_field's and at_least's one similarity.
@@ -434,7 +434,7 @@ def _type_name(t: Any) -> str:
 # modules named by the ``procbench.components`` entry points are imported: procbench's own first
 # (pyproject.toml lists the built-in modules), then other installed distributions'. A source checkout
 # whose metadata is not installed falls back to the same list as the component index records it
-# (runners/_component_index.py's MODULES, generated from pyproject.toml). Besides those, only the folders of
+# (runners/runtime/_component_index.py's MODULES, generated from pyproject.toml). Besides those, only the folders of
 # component modules the operator names (``--components DIR`` or PROCBENCH_COMPONENTS) are imported:
 # load_operator_components, which the checker calls. A ``components/`` folder beside a spec is never
 # imported because it is there (a spec is data, docs/submissions.md's threat model): the checker only
@@ -646,26 +646,26 @@ def _origin(label: str) -> Iterator[None]:
 
 
 # -- the index of the shipped components ---------------------------------------------------------
-# runners/_component_index.py maps each shipped component (kind, name) to the module whose import
+# runners/runtime/_component_index.py maps each shipped component (kind, name) to the module whose import
 # registers it, so that looking one up (``get``) imports that module only: scoring ProPara does not
 # import PAGED's, PARADISE's or the metric library's modules. ``names``, ``all_components`` and
 # ``load_problems`` still discover everything (entry points included). It also records (MODULES) the
 # built-in component modules that pyproject.toml declares as procbench's entry points, the one list of
 # them: a checkout run without installed metadata reads it there instead of parsing pyproject.toml at
 # start-up. The file is generated from pyproject.toml and what those modules register
-# (``python -m procbench.runners.registry --write-index``); tests/test_registry_index.py checks it has not
+# (``python -m procbench.runners.runtime.registry --write-index``); tests/test_registry_index.py checks it has not
 # drifted. A stale entry costs time, never a result: a name the indexed module does not register, or a
 # module that is gone, falls back to discovering everything.
-INDEX_MODULE = "procbench.runners._component_index"
-INDEX_COMMAND = "python -m procbench.runners.registry --write-index"
+INDEX_MODULE = "procbench.runners.runtime._component_index"
+INDEX_COMMAND = "python -m procbench.runners.runtime.registry --write-index"
 PYPROJECT = (
-    Path(__file__).resolve().parent.parent / "pyproject.toml"
+    Path(__file__).resolve().parents[2] / "pyproject.toml"
 )  # a checkout's; absent when installed
 
 
 def _index() -> Mapping[tuple[str, str], str]:
     try:
-        from procbench.runners._component_index import INDEX
+        from procbench.runners.runtime._component_index import INDEX
     except ImportError:  # no index (being regenerated): every lookup discovers everything
         return {}
     return INDEX
@@ -674,7 +674,7 @@ def _index() -> Mapping[tuple[str, str], str]:
 def _indexed_modules() -> tuple[str, ...]:
     """The built-in component modules as the index records them (pyproject.toml's entry points)."""
     try:
-        from procbench.runners._component_index import MODULES
+        from procbench.runners.runtime._component_index import MODULES
     except ImportError:  # no index (being regenerated): the checkout's pyproject.toml itself
         return declared_modules()
     return MODULES
@@ -712,7 +712,7 @@ def _import_indexed(kind: str, name: str) -> bool:
 
 
 def render_index(pyproject: Path | None = None) -> str:
-    """The text of runners/_component_index.py: the built-in component modules pyproject.toml declares, and every
+    """The text of runners/runtime/_component_index.py: the built-in component modules pyproject.toml declares, and every
     component they register with the module that registers it."""
     import importlib
 
@@ -732,7 +732,7 @@ def render_index(pyproject: Path | None = None) -> str:
         "",
         "MODULES: the built-in component modules, as pyproject.toml declares them (procbench's entry points in the",
         "procbench.components group); a checkout without installed metadata imports these.",
-        "INDEX: each shipped component (kind, name) -> the module whose import registers it (runners/registry.py reads",
+        "INDEX: each shipped component (kind, name) -> the module whose import registers it (runners/runtime/registry.py reads",
         'this so that a lookup imports one module, not every component module)."""',
         "",
         "MODULES: tuple[str, ...] = (",
@@ -950,11 +950,11 @@ def _source_line(path: str | None, line: int) -> str | None:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    """``python -m procbench.runners.registry --write-index`` (regenerate the index) or ``--check-index`` (exit 1 when stale)."""
+    """``python -m procbench.runners.runtime.registry --write-index`` (regenerate the index) or ``--check-index`` (exit 1 when stale)."""
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m procbench.runners.registry", description=_main.__doc__
+        prog="python -m procbench.runners.runtime.registry", description=_main.__doc__
     )
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument(
@@ -983,6 +983,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # run as a script this file is ``__main__``: use the module the components register with
-    from procbench.runners import registry as _registry
+    from procbench.runners.runtime import registry as _registry
 
     raise SystemExit(_registry._main())

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from procbench.runners._types import PredictionWarning
-from procbench.runners.predictions import member_of
-from procbench.runners.registry import NormaliserName, SimilarityParts, component
-from procbench.runners.similarity import Similarity  # noqa: TC001
-from procbench.runners.text import IDENTITY, Pipeline
+from procbench.runners.runtime._types import PredictionWarning
+from procbench.runners.runtime.predictions import member_of
+from procbench.runners.runtime.registry import NormaliserName, SimilarityParts, component
+from procbench.runners.library.similarity import Similarity  # noqa: TC001
+from procbench.runners.library.text import IDENTITY, Pipeline
 
 BlankAlternative = Literal["keep", "empties_group"]
 Groups = Literal["all_pairs", "one_to_one"]

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 
-from procbench.runners.registry import component
-from procbench.runners.similarity import PairKernel, Similarity
-from procbench.runners.text import IDENTITY, Pipeline
+from procbench.runners.runtime.registry import component
+from procbench.runners.library.similarity import PairKernel, Similarity
+from procbench.runners.library.text import IDENTITY, Pipeline
 
 if TYPE_CHECKING:
     import numpy as np
-else:  # imported on first use: see procbench.runners.lazy_numpy
-    from procbench.runners.lazy_numpy import np
+else:  # imported on first use: see procbench.runners.runtime.lazy_numpy
+    from procbench.runners.runtime.lazy_numpy import np
 
 # Past this many distinct strings a pair scorer forgets what it encoded (bounded memory when one
 # process scores many submissions); the next call re-encodes what it needs.

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeGuard
 
-from procbench.runners._types import DataProblem, DataProblems, GoldSet
-from procbench.runners.predictions import COLLECTION_KINDS, FieldType
-from procbench.runners.predictions import describe_value as describe
+from procbench.runners.runtime._types import DataProblem, DataProblems, GoldSet
+from procbench.runners.runtime.predictions import COLLECTION_KINDS, FieldType
+from procbench.runners.runtime.predictions import describe_value as describe
 
 MISSING = object()
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from procbench.runners._types import GoldSet
-from procbench.runners.runner import TaskRunner
+from procbench.runners.runtime._types import GoldSet
+from procbench.runners.runtime.runner import TaskRunner
 
 
 def lacks_something(runner: TaskRunner, gold: GoldSet) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from procbench.runners._types import GoldSet, ItemScore, PredictionWarning
+from procbench.runners.runtime._types import GoldSet, ItemScore, PredictionWarning
 
 GoldReader = Callable[[Path, str], GoldSet]
 PredictionReader = Callable[[Path, GoldSet], Mapping[str, Any]]

@@ -21,8 +21,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from procbench.runners._types import MoreProblems, Problem
-from procbench.runners.paths import SAMPLE_DATA_ROOT
+from procbench.runners.runtime._types import MoreProblems, Problem
+from procbench.runners.runtime.paths import SAMPLE_DATA_ROOT
 
 REAL, SAMPLE, UNVERIFIED, UNLOCKED = "real", "sample", "unverified", "unlocked"
 
@@ -108,7 +108,7 @@ def sample_mismatch(
 ) -> str:
     """The one message for a file whose ids are not sample ids, scored against the bundled samples ('' when none is).
 
-    ``problems`` are a refused file's ``procbench.runners._types.Problem`` list (the readers say ``unknown id …`` for
+    ``problems`` are a refused file's ``procbench.runners.runtime._types.Problem`` list (the readers say ``unknown id …`` for
     an id the split does not have) and ``total`` every problem found, counted ones included.
     """
     unknown = sum(1 for p in problems if p.message.startswith("unknown id"))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from procbench.runners.registry import component
+from procbench.runners.runtime.registry import component
 
 Step = Callable[[str], str]
 
@@ -108,10 +108,10 @@ PorterMode = Literal["nltk_extensions", "martin_extensions", "original_algorithm
 
 @functools.cache
 def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
-    # NLTK's Porter in NLTK_EXTENSIONS mode is the stemmer the OpenPI and ProPara scorers use: procbench.runners.porter
+    # NLTK's Porter in NLTK_EXTENSIONS mode is the stemmer the OpenPI and ProPara scorers use: procbench.runners.library.porter
     # computes it without importing NLTK (whose package init pulls SciPy, scikit-learn and pandas).
     if algorithm == "porter":
-        from procbench.runners.porter import PorterStemmer
+        from procbench.runners.library.porter import PorterStemmer
 
         return functools.lru_cache(maxsize=None)(PorterStemmer(mode.upper()).stem)
     if algorithm == "porter2":

@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from procbench.runners.contracts import describe
+from procbench.runners.runtime.contracts import describe
 
 MISSING = object()
 Node = tuple[Any, ...]
