@@ -129,6 +129,10 @@ def _apply(lines: list[str], edits: list[tuple[str, int, int]], final: bool) -> 
         elif what in _FIELD_VALUES:
             cells = lines[i].rstrip("\r\n").split("\t")
             index, values = _FIELD_VALUES[what]
+            if index is not None and index >= len(
+                cells
+            ):  # a blank line inserted above has no such field
+                continue
             cells[choice % len(cells) if index is None else index] = values[choice % len(values)]
             lines[i] = "\t".join(cells) + "\n"
     text = "".join(lines)

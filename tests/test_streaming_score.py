@@ -185,15 +185,19 @@ def test_repeated_gold_ids_score_alike(data_root: Path, tmp_path: Path) -> None:
 
 
 # -- memory: whole processes, as users run them -----------------------------------------------------------
+# The child's own high-water mark (VmHWM, KB) from /proc: getrusage's ru_maxrss is not, because Linux carries
+# the forking process's peak across exec, so every child of a large pytest worker would report the worker's.
 CHILD = """
-import resource, sys
+import sys
 from procbench.console import main
 out = sys.argv.pop(1)
 try:
     status = main()
 finally:
+    with open("/proc/self/status") as status_file:
+        peak = next(line.split()[1] for line in status_file if line.startswith("VmHWM:"))
     with open(out, "w") as handle:
-        handle.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+        handle.write(peak)
 sys.exit(status)
 """
 
