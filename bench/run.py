@@ -171,7 +171,9 @@ def whole_process(
                 )
             }
             official, note = None, ""
-            if task in {"propara", "openpi"} and scale == 1:
+            # issue #31: ProPara's goal holds at 1x and 100x, so its official scorer runs at every size; OpenPI's
+            # (minutes at 100x) at 1x and 10x
+            if (task == "propara") or (task == "openpi" and scale <= 10):
                 if python is None:
                     note = f"official scorer skipped: {reason}"
                 elif task == "propara":
