@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 
 from procbench.runners.runtime.registry import component
-from procbench.runners.library.similarity import PairKernel, Similarity
+from procbench.runners.library.protocols import PairKernel, Similarity
 from procbench.runners.library.text import IDENTITY, Pipeline
 
 if TYPE_CHECKING:
@@ -33,6 +33,8 @@ MAX_REMEMBERED_PAIRS = 5_000_000
 
 @dataclass(frozen=True)
 class PRF:
+    """Precision, recall and F1 of one matched pair of answer lists."""
+
     precision: float
     recall: float
     f1: float

@@ -18,32 +18,16 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 
+from procbench.runners.library.protocols import PairKernel, Similarity  # noqa: F401 - re-exported
 from procbench.runners.runtime.registry import component
 
 if TYPE_CHECKING:
     import numpy as np
 else:  # imported on first use: see procbench.runners.runtime.lazy_numpy
     from procbench.runners.runtime.lazy_numpy import np
-
-
-class Similarity(Protocol):
-    @property
-    def name(self) -> str: ...  # read-only: the similarities are frozen dataclasses
-
-    def prepare(self, text: str) -> Any: ...
-
-    def score(self, gold: Any, prediction: Any) -> float: ...
-
-
-class PairKernel(Protocol):
-    """Scores pairs of strings by index: string ``i`` is the ``i``-th text passed to ``extend``."""
-
-    def extend(self, texts: Sequence[str]) -> None: ...
-
-    def score_pairs(self, gold: np.ndarray, prediction: np.ndarray) -> np.ndarray: ...
 
 
 def _values_of_statistics(

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from procbench.runners.runtime._types import PredictionWarning
 from procbench.runners.runtime.predictions import member_of
 from procbench.runners.runtime.registry import NormaliserName, SimilarityParts, component
-from procbench.runners.library.similarity import Similarity  # noqa: TC001
+from procbench.runners.library.protocols import Similarity  # noqa: TC001
 from procbench.runners.library.text import IDENTITY, Pipeline
 
 BlankAlternative = Literal["keep", "empties_group"]
@@ -46,7 +46,19 @@ class PhraseOverlap:
     # Empty text is scored by the phrase rules themselves, not by a matcher's empty-answer guard.
     scores_empty_text: bool = field(default=True, init=False)
 
+    def __post_init__(self) -> None:
+        # text -> its prepared form: a record's parts (a conversion's locations, a move's participant) are
+        # prepared again for every record that holds them, and the form depends on the text alone
+        object.__setattr__(self, "_prepared", {})
+
     def prepare(self, text: str) -> tuple[str, tuple[frozenset[str], ...]]:
+        prepared: dict[str, tuple[str, tuple[frozenset[str], ...]]] = self._prepared  # type: ignore[attr-defined]
+        hit = prepared.get(text)
+        if hit is None:
+            hit = prepared[text] = self._prepare(text)
+        return hit
+
+    def _prepare(self, text: str) -> tuple[str, tuple[frozenset[str], ...]]:
         groups = []
         for group in text.split(self.and_separator):
             items = group.strip().split(self.or_separator)

@@ -92,6 +92,8 @@ class MeasureStage:
 
 @dataclass(frozen=True, eq=False)
 class Measures:
+    """The measure stages of a score block, scored together per item."""
+
     stages: tuple[MeasureStage, ...]
 
     @property

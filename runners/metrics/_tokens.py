@@ -21,7 +21,6 @@ from procbench.runners.metrics._base import (
     as_references,
     library_metric,
 )
-from procbench.runners.library.similarity import TokenF1 as TokenBags
 
 
 class TokenF1(Metric):
@@ -31,7 +30,17 @@ class TokenF1(Metric):
     library = "SQuAD v1.1 evaluate script, f1_score (best over references)"
 
     def __init__(self) -> None:
-        self.bags = TokenBags()
+        self._bags: Any = None
+
+    @property
+    def bags(self) -> Any:
+        """The token bags of SQuAD's F1, made on first use: registering the metric builds one (its contract), and the
+        metrics package is imported by every score, ProPara's too, which compares no text (issue #31: start-up)."""
+        if self._bags is None:
+            from procbench.runners.library.similarity import TokenF1 as TokenBags
+
+            self._bags = TokenBags()
+        return self._bags
 
     def item(self, gold: Any, prediction: Any, aggregate: str) -> Stats:
         predicted = self.bags.prepare(

@@ -13,6 +13,8 @@ QUESTIONS = ("inputs", "outputs", "conversions", "moves")
 
 @dataclass(frozen=True)
 class PrecisionRecall:
+    """Precision and recall of one question of one process."""
+
     precision: float
     recall: float
 

@@ -15,6 +15,8 @@ from procbench.runners.runtime.registry import component
 
 @dataclass(frozen=True)
 class Conversion:
+    """Participants destroyed as others are created at one step, with their locations."""
+
     destroyed: str  # participant labels joined with " AND "
     created: str
     locations: str  # distinct locations joined with " AND "
@@ -23,6 +25,8 @@ class Conversion:
 
 @dataclass(frozen=True)
 class Move:
+    """A participant's location change at one step."""
+
     participant: str
     before: str
     after: str

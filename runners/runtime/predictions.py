@@ -175,6 +175,8 @@ def _top_level_parts(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class FieldType:
+    """A value type of the spec language (``list(str)``, ``record(...)``), as the runtime checks values against it."""
+
     kind: str  # str | int | float | bool | list | ordering | set | optional | enum | record | any
     item: FieldType | None = None
     # enum: its values; record: its members as (name, FieldType) pairs (one slot, so that the serialised

@@ -232,6 +232,8 @@ def contract(
 
 @dataclass(frozen=True)
 class Param:
+    """A parameter a spec may set on a component: its name, type and default."""
+
     name: str
     type: Any  # a Python type or typing form (int, float, str, bool, list[str], Literal[...], ...)
     default: Any = inspect.Parameter.empty
@@ -246,17 +248,28 @@ class Param:
 
 @dataclass(frozen=True)
 class Component:
+    """A registered component: its kind, name, version, function, parameters, documentation and contract."""
+
     kind: str
     name: str
     version: str
     fn: Callable[..., Any]
-    params: tuple[Param, ...]
+    # the spec's parameters (:attr:`params`); None for a built-in one until first asked: reading them
+    # (signature, evaluated annotations) costs a score that only builds its components (issue #31)
+    declared_params: tuple[Param, ...] | None
     doc: str
     contract: Contract = Contract()
     origin: str = "built-in"  # or the entry point / components file that registered it
     # A preset: this component is another of its kind with fixed arguments, and the checker writes
     # it as that one, so a spec that names the preset keeps the fingerprint of the spelled-out call.
     preset_of: tuple[str, tuple[tuple[str, Any], ...]] | None = None
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        """The parameters a spec may set, read from the function's signature once."""
+        if self.declared_params is None:
+            object.__setattr__(self, "declared_params", _params_of(self.kind, self.fn))
+        return self.declared_params  # type: ignore[return-value]
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -325,8 +338,15 @@ def component(
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         key = (kind, name)
-        params = _params_of(kind, fn)
-        _check_requirements(kind, name, promised, params)
+        origin = _origin_of(fn)
+        # a built-in component's parameters are read when first asked (the checker, the reference), a
+        # plug-in's here, so that a signature that cannot be read fails where it is loaded
+        params = (
+            _params_of(kind, fn)
+            if origin != BUILTIN_ORIGIN or "class_set" in promised.requires
+            else None
+        )
+        _check_requirements(kind, name, promised, params or ())
         existing = _REGISTRY.get(key)
         if existing is not None and existing.fn is not fn:
             if (existing.fn.__module__, existing.fn.__qualname__) != (
@@ -344,7 +364,7 @@ def component(
             params,
             inspect.getdoc(fn) or "",
             promised,
-            _origin_of(fn),
+            origin,
             preset,
         )
         return fn
@@ -711,10 +731,19 @@ def _import_indexed(kind: str, name: str) -> bool:
     return (kind, name) in _REGISTRY
 
 
+def _import_component_module(module: str) -> None:
+    """Import a built-in component module, and the modules it names in ``COMPONENT_MODULES``: a package whose
+    components are imported on first use (procbench.runners.metrics) registers them all here."""
+    import importlib
+
+    imported = importlib.import_module(module)
+    for name in getattr(imported, "COMPONENT_MODULES", ()):
+        importlib.import_module(name)
+
+
 def render_index(pyproject: Path | None = None) -> str:
     """The text of runners/runtime/_component_index.py: the built-in component modules pyproject.toml declares, and every
     component they register with the module that registers it."""
-    import importlib
 
     modules = declared_modules(pyproject)
     if not modules:
@@ -723,7 +752,7 @@ def render_index(pyproject: Path | None = None) -> str:
         )
     with _origin(BUILTIN_ORIGIN):
         for module in modules:
-            importlib.import_module(module)
+            _import_component_module(module)
     entries = sorted(
         (c.kind, c.name, c.fn.__module__) for c in _REGISTRY.values() if c.origin == BUILTIN_ORIGIN
     )
@@ -794,7 +823,7 @@ def _discover() -> None:
     with _origin(BUILTIN_ORIGIN):
         for module in modules:
             if importlib.util.find_spec(module) is not None:
-                importlib.import_module(module)
+                _import_component_module(module)
     for ep in others:
         _module_origins.setdefault(ep.module, _entry_point_label(ep))
     for ep in others:

@@ -144,6 +144,8 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class SliceDef:
+    """A slice a spec declares: its name, its kind and the label or answer label it groups by."""
+
     name: str
     kind: str  # "label" (subset of items) or "answer_label" (gold restricted, all items re-scored)
     key: str
@@ -151,6 +153,8 @@ class SliceDef:
 
 @dataclass(frozen=True)
 class SliceResult:
+    """One group of a slice: its items, their metrics and how many of them were answered."""
+
     n_items: int
     metrics: dict[str, float]
     answered: int | None = None  # items of the slice with a prediction record (None: not known)
@@ -165,6 +169,8 @@ def coverage(answered: int | None, total: int) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class Evaluation:
+    """A scored prediction file: the metrics, the slices and the item scores (``score --json`` writes :meth:`to_json`)."""
+
     task: str
     split: str
     fingerprint: str
@@ -202,6 +208,8 @@ class Evaluation:
 
 @dataclass
 class TaskRunner:
+    """A compiled task: reads gold and predictions, scores, aggregates and slices (built by procbench.dsl.plan.build)."""
+
     name: str
     splits: tuple[str, ...]
     hidden_splits: tuple[str, ...]

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -409,6 +408,8 @@ def evaluate(
             f"task {runner.name!r} has no split {split!r} (splits: {', '.join(runner.splits)})"
         )
     reader = cast("TableReader", runner.read_gold)
+    import tempfile  # a streamed run only: a score that only asks chosen() does not import it
+
     with cyclic_gc_paused(), tempfile.TemporaryFile() as spill:
         gold = _read_gold(reader, data_root, split, spill, chunk)
         if check is not None:
@@ -527,6 +528,8 @@ def _fingerprint(runner: TaskRunner, reader: TableReader, gold: _Gold, spill: IO
     names = sorted(gold.view_fields)
     values = {name: sorted(gold.view_values[name]) for name in names}
     dumps = json.dumps
+    import tempfile
+
     with (
         tempfile.TemporaryFile() as labels_out,
         _TempFiles(sum(len(v) for v in values.values())) as view_out,
@@ -589,6 +592,8 @@ class _TempFiles:
         self.count = count
 
     def __enter__(self) -> list[IO[bytes]]:
+        import tempfile
+
         self.files = [tempfile.TemporaryFile() for _ in range(self.count)]
         return self.files
 
