@@ -26,11 +26,11 @@ Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/s
 
 from __future__ import annotations
 
+import _pickle  # the C unpickler: reading an entry needs no more (pickle.py, the Python pickler, is imported to write one)
 import hashlib
 import io
 import json
 import os
-import pickle
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -282,7 +282,7 @@ _ALLOWED_BUILTINS = frozenset(
 )
 
 
-class _SpecUnpickler(pickle.Unpickler):
+class _SpecUnpickler(_pickle.Unpickler):
     """Builds only classes of the spec language and plain containers: an entry cannot name a function."""
 
     def find_class(self, module: str, name: str) -> Any:
@@ -292,14 +292,14 @@ class _SpecUnpickler(pickle.Unpickler):
             found = super().find_class(module, name)
             if isinstance(found, type):
                 return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a spec cache entry")
+        raise _pickle.UnpicklingError(f"{module}.{name} is not allowed in a spec cache entry")
 
 
-class _PlainUnpickler(pickle.Unpickler):
+class _PlainUnpickler(_pickle.Unpickler):
     """Builds no class at all: a runner's plan (dsl/plan.py) is tuples, lists, dicts, text and numbers."""
 
     def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a plan")
+        raise _pickle.UnpicklingError(f"{module}.{name} is not allowed in a plan")
 
 
 # Entries kept per spec file (and per kind: checked spec, plan).  More than one, so that two environments
@@ -326,7 +326,7 @@ def read(
 
 
 def _read(
-    file: Path, entry_key: str, unpickler: type[pickle.Unpickler]
+    file: Path, entry_key: str, unpickler: type[_pickle.Unpickler]
 ) -> tuple[Any, tuple[tuple[str, str], ...]] | None:
     try:
         blob = file.read_bytes()
@@ -355,6 +355,8 @@ def write(
     suffix: str = ".pickle",
 ) -> None:
     """Store an entry atomically (write to a temporary file, then rename) in place of the spec's older ones; a failure is ignored."""
+    import pickle
+
     try:
         payload = pickle.dumps((entry_key, value, dependencies), protocol=pickle.HIGHEST_PROTOCOL)
         blob = FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
