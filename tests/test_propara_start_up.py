@@ -192,3 +192,27 @@ def test_built_in_components_register_without_reading_signatures_and_metric_fami
         "or_separator",
     ]
     assert metrics == sorted(name for kind, name in INDEX if kind == "metric")
+
+
+def test_a_phrase_is_prepared_once_per_similarity_and_text() -> None:
+    """Scoring ProPara splits each distinct phrase into its groups once per similarity (a record's parts were
+    prepared again for every record holding them); the numbers are the parity tests'."""
+    from collections import Counter
+    from unittest import mock
+
+    from procbench.dsl.tasks import load_task
+    from procbench.runners.library.structured import PhraseOverlap
+
+    _, runner = load_task("propara")
+    predictions = SAMPLE_SUBMISSIONS_DIR / "propara" / "noisy-tracker.tsv"
+    real = PhraseOverlap._prepare
+    seen: Counter[tuple[int, str]] = Counter()
+
+    def counted(self: PhraseOverlap, text: str) -> object:
+        seen[(id(self), text)] += 1
+        return real(self, text)
+
+    with mock.patch.object(PhraseOverlap, "_prepare", autospec=True, side_effect=counted):
+        evaluation = runner.evaluate(SAMPLE_DATA_ROOT, "test", predictions)
+    assert evaluation.n_items and seen
+    assert max(seen.values()) == 1, seen.most_common(3)
