@@ -3,8 +3,9 @@
 Old results stay under their fingerprint; the new ones are stored as new rows (``origin_id`` = the
 original submission) under the new fingerprint.  The engine only computes; this module plans the jobs
 and is the single writer of their results, committed as they come in batches of ``commit_every``
-(``PROCBENCH_RESCORE_COMMIT_EVERY``, default 32), so memory stays bounded and a run killed half way
-keeps what it committed.  Re-running is safe and resumes: a submission that already has a row under
+(``PROCBENCH_RESCORE_COMMIT_EVERY``, default 32; a parallel engine's batch also at the first result that
+comes ``FLUSH_AFTER_S`` or more after the batch's first, so this process writes while the workers score), so memory stays bounded
+and a run killed half way keeps what it committed.  Re-running is safe and resumes: a submission that already has a row under
 the new fingerprint is not planned again.
 
 A board moves to the new fingerprint only once every stored submission of its split that can be
@@ -18,7 +19,9 @@ against the bundled samples, or the reverse) is refused, naming both data roots.
 from __future__ import annotations
 
 import json
+import math
 import os
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -376,14 +379,20 @@ def rescore(
             db_path, spec, by_id, fingerprints, report, engine=engine, actor=actor, at=stamp
         )
         batch: list[RescoreResult] = []
+        # a parallel engine's results are also committed once the batch's first has waited FLUSH_AFTER_S: this process
+        # writes while the workers score, instead of writing everything after the last one (issue #31)
+        flush_after = FLUSH_AFTER_S if engine != "local" else math.inf
+        first = 0.0
         for result in _run_with_progress(
             run, jobs, spec.name, engine
         ):  # results as the engine yields them, committed in bounded batches
             if result.job_id not in by_id or result.job_id in commit.seen:
                 continue  # not a job of this run, or a second result for one: the first counts
             commit.seen.add(result.job_id)
+            if not batch:
+                first = time.monotonic()
             batch.append(result)
-            if len(batch) >= every:
+            if len(batch) >= every or time.monotonic() - first >= flush_after:
                 commit(batch)
                 batch = []
         store.crash_point("rescore.after_jobs")
@@ -440,6 +449,9 @@ COMMIT_EVERY = (
     32  # results per transaction: a killed run keeps what it committed (the next run skips it)
 )
 COMMIT_VARIABLE = "PROCBENCH_RESCORE_COMMIT_EVERY"
+FLUSH_AFTER_S = (
+    0.5  # a parallel engine's results wait at most about this long for their transaction
+)
 
 
 def _commit_every() -> int:

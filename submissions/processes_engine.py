@@ -3,20 +3,23 @@
 Importing this module registers ``ENGINES["processes"]``, so ``procbench rescore TASK --engine processes
 [--workers N]`` (and ``procbench.rescore.rescore(..., engine="processes", workers=N)``) use it.  It needs
 nothing beyond the base install.  ``N`` scoring processes (default ``os.cpu_count()``, or
-``PROCBENCH_WORKERS``): this one, whose runner the planning already warmed (``procbench.dsl.tasks.load_task`` is
-cached per process, the gold per data root and split), and a :class:`~concurrent.futures.ProcessPoolExecutor`
-of ``N - 1`` workers started with ``spawn``, so that a worker never inherits the coordinator's open DuckDB
-store, locks or threads.  This process scoring too is what makes the engine pay: a spawned worker spends
-its first seconds importing the scorer and reading the gold, and on two cores a pool of two beside an
-idle coordinator is barely faster than the local engine.
+``PROCBENCH_WORKERS``) score while this process only hands out jobs and yields the results as they come,
+so ``procbench.rescore`` writes each one to the store while the workers score the next: the store's
+writes (about a quarter of the local engine's time on PAGED, whose submissions have 70,000 item rows)
+are no longer a serial tail after the scoring.
 
-Each worker scores its share with the local engine's job function (:func:`procbench.submissions.engines.run_job`):
-the spec is checked and compiled once per worker and its runner reads and fingerprints each split's gold
-once, however many jobs the worker gets.  The pool takes jobs from the front of the queue, at most
-:data:`IN_FLIGHT_PER_WORKER` per worker at a time, and this process from the back, between yielding the
-results that came in: ``procbench.rescore`` commits them, alone, as they come.  A worker that dies
-(killed, out of memory) fails the jobs it held with the reason, as the local engine fails a job, and
-this process scores the rest; the board moves only once every row re-scored (the next run retries).
+On Linux the workers are forked (:func:`start_method`) after this process has checked each job's spec
+and read its split's gold (:func:`warm`): they start in milliseconds and inherit the runner, the gold
+and whatever scoring imported here (copy-on-write), so no worker reads a gold file or imports a scorer
+again.  Forking is safe here because the coordinator holds no store open while the engine runs (the
+store's connection is per process: ``procbench.submissions.store`` drops it in a forked child) and a
+worker never touches DuckDB; ``PROCBENCH_START_METHOD=spawn`` (or a platform without ``fork``) starts
+fresh interpreters instead, which read the gold once each.
+
+Jobs go out one per task (dynamic scheduling: a worker that finishes takes the next, so all finish
+together), at most :data:`IN_FLIGHT_PER_WORKER` per worker at a time.  A worker that dies (killed, out
+of memory) fails the jobs it held with the reason, as the local engine fails a job, and this process
+scores the jobs not yet started; the board moves only once every row re-scored (the next run retries).
 """
 
 from __future__ import annotations
@@ -24,19 +27,22 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import traceback
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 from procbench.submissions.engines import ENGINES, RescoreJob, RescoreResult, run_job
 
 WORKERS_VARIABLE = "PROCBENCH_WORKERS"
+START_VARIABLE = "PROCBENCH_START_METHOD"  # fork (the default on Linux) or spawn
 CRASH_ENV = "PROCBENCH_CRASH_AT"  # the store's fault-injection variable (procbench.submissions.store.crash_point); WORKER_CRASH_POINT kills a worker
 WORKER_CRASH_POINT = "processes.worker"
 IN_FLIGHT_PER_WORKER = 2
-START_METHOD = "spawn"  # never fork: the coordinator has DuckDB (and its threads) open
+START_METHODS = ("fork", "spawn")
 
 
 def default_workers() -> int:
@@ -47,6 +53,33 @@ def default_workers() -> int:
     if not text.isdigit() or int(text) < 1:
         raise ValueError(f"{WORKERS_VARIABLE} must be a positive whole number, not {text[:40]!r}")
     return int(text)
+
+
+def start_method() -> str:
+    """``PROCBENCH_START_METHOD`` when set, else ``fork`` on Linux (workers inherit the warmed runner) and ``spawn`` elsewhere."""
+    text = os.environ.get(START_VARIABLE, "").strip()
+    if text:
+        if text not in START_METHODS:
+            raise ValueError(
+                f"{START_VARIABLE} must be one of {', '.join(START_METHODS)}, not {text[:40]!r}"
+            )
+        return text
+    return "fork" if sys.platform == "linux" else "spawn"
+
+
+def warm(jobs: Iterable[RescoreJob]) -> None:
+    """Check each job's spec and read its split's gold in this process (both cached per process), before workers fork.
+
+    A spec or gold that cannot be read is left for the jobs to fail on, with the reason the local engine gives.
+    """
+    from procbench.dsl.tasks import load_task
+
+    for spec_file, split, data_root in {(j.spec_path, j.split, j.data_root) for j in jobs}:
+        try:
+            _, runner = load_task(spec_file)
+            runner.gold(Path(data_root), split)
+        except Exception:  # noqa: BLE001, S112 - the job reports it (run_job never raises)
+            continue
 
 
 def score_share(jobs: Sequence[RescoreJob]) -> list[RescoreResult]:
@@ -80,21 +113,24 @@ def ordered(jobs: Sequence[RescoreJob]) -> deque[RescoreJob]:
 def stream_with_processes(
     jobs: Sequence[RescoreJob], *, workers: int | None = None
 ) -> Iterator[RescoreResult]:
-    """Score ``jobs`` in ``workers`` processes (this one and ``workers - 1`` spawned ones), yielding each result as it is
-    ready; one result per job (a job whose worker died fails, never the call)."""
+    """Score ``jobs`` in ``workers`` worker processes, yielding each result as it is ready; one result per job (a job
+    whose worker died fails, never the call).  One worker, or one job: scored here, as the local engine does."""
     if not jobs:
         return
     count = workers if workers is not None else default_workers()
     if count < 1:
         raise ValueError(f"the processes engine needs at least one worker, not {count}")
     queue = ordered(jobs)
-    spawned = min(count - 1, len(queue) - 1)
-    if spawned < 1:
+    size = min(count, len(queue))
+    if size < 2:
         yield from (run_job(job) for job in queue)
         return
+    method = start_method()
+    if method == "fork":
+        warm(queue)
     pool = ProcessPoolExecutor(
-        max_workers=spawned,
-        mp_context=multiprocessing.get_context(START_METHOD),
+        max_workers=size,
+        mp_context=multiprocessing.get_context(method),
         initializer=_start_worker,
     )
     pending: dict[Future[list[RescoreResult]], RescoreJob] = {}
@@ -102,9 +138,9 @@ def stream_with_processes(
 
     def fill() -> (
         None
-    ):  # the pool takes jobs from the front of the queue, at most IN_FLIGHT_PER_WORKER per worker at a time
+    ):  # one job per task, at most IN_FLIGHT_PER_WORKER per worker: a worker never waits for this process
         nonlocal broken
-        while queue and not broken and len(pending) < IN_FLIGHT_PER_WORKER * spawned:
+        while queue and not broken and len(pending) < IN_FLIGHT_PER_WORKER * size:
             job = queue.popleft()
             try:
                 pending[pool.submit(score_share, [job])] = job
@@ -124,14 +160,12 @@ def stream_with_processes(
 
     try:
         fill()
-        while queue or pending:
-            yield from finished([f for f in pending if f.done()])
+        while pending:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            fill()  # before yielding: the workers score while the caller stores these results
+            yield from finished(done)
             fill()
-            if queue:  # this process scores too, from the back of the queue, with the runner planning warmed (procbench.dsl.tasks.load_task's cache)
-                yield run_job(queue.pop())
-            elif pending:
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                yield from finished(done)
+        yield from (run_job(job) for job in queue)  # the pool broke: this process scores the rest
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

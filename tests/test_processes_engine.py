@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import gzip
 import multiprocessing
+import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -191,12 +194,109 @@ def test_a_worker_reads_each_splits_gold_once_not_once_per_job(
     copy = copy_store(db, tmp_path / "count.duckdb")
     jobs, _, _, _, _ = plan(copy, Path("specs/openpi.spec"), data_root=changed)
     assert len(jobs) >= 3
-    with ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context(processes_engine.START_METHOD)
-    ) as pool:
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         reads, splits, ok = pool.submit(_count_gold_reads, jobs).result()
     assert all(ok) and len(ok) == len(jobs)
     assert (reads, splits) == (1, 1)  # one split, read once by the worker for all its jobs
+
+
+def _log_to(path: Path) -> tuple[Any, Any]:
+    """A TaskRunner.gold and .validate that append (pid, what) lines to ``path`` (a forked worker inherits them)."""
+    from procbench.runners.runtime.runner import TaskRunner
+
+    gold, validate = TaskRunner.gold, TaskRunner.validate
+
+    def log(what: str) -> None:
+        with path.open("a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()} {what}\n")
+
+    def counted_gold(self: TaskRunner, data_root: Path, split: str) -> tuple[object, str]:
+        if (str(data_root), split) not in self._gold_cache:
+            log("gold")
+        return gold(self, data_root, split)
+
+    def counted_validate(self: TaskRunner, *args: Any, **kwargs: Any) -> Any:
+        log("job")
+        return validate(self, *args, **kwargs)
+
+    return counted_gold, counted_validate
+
+
+def test_forked_workers_score_every_job_on_the_coordinators_gold(
+    stores: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forked workers inherit the runner and the gold the coordinator read while planning: no worker reads a gold file,
+    the jobs are scored by the workers (one job per task: both get some), and this process only hands them out."""
+    from procbench.runners.runtime.runner import TaskRunner
+
+    monkeypatch.delenv(processes_engine.START_VARIABLE, raising=False)
+    if processes_engine.start_method() != "fork":
+        pytest.skip("workers are forked on Linux only")
+    db, changed = stores
+    copy = copy_store(db, tmp_path / "fork.duckdb")
+    jobs, _, _, _, _ = plan(copy, Path("specs/openpi.spec"), data_root=changed)
+    log = tmp_path / "calls.log"
+    gold, validate = _log_to(log)
+    monkeypatch.setattr(TaskRunner, "gold", gold)
+    monkeypatch.setattr(TaskRunner, "validate", validate)
+    results = list(processes_engine.stream_with_processes(jobs, workers=2))
+    assert sorted(r.job_id for r in results) == sorted(j.job_id for j in jobs)
+    assert all(r.ok for r in results), [r.reason for r in results]
+    calls = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+    scorers = {pid for pid, what in calls if what == "job"}
+    assert [what for _, what in calls].count("job") == len(jobs)
+    assert (
+        str(os.getpid()) not in scorers and len(scorers) == 2
+    )  # the two workers scored, not this process
+    assert [
+        pid for pid, what in calls if what == "gold"
+    ] == []  # planning read it here, before the fork
+
+
+def test_a_parallel_engines_results_are_written_as_they_come(
+    stores: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The coordinator writes while the workers score: with no flush delay every result of the processes engine is
+    committed when it arrives; the local engine's results wait for a full batch (or the end), as before."""
+    from procbench import rescore as rescore_module
+
+    db, changed = stores
+    commits: dict[str, list[int]] = {}
+    committer = rescore_module._Committer.__call__
+
+    def counted(self: object, results: list[object], *rest: object) -> None:
+        commits.setdefault(self.engine, []).append(len(results))  # type: ignore[attr-defined]
+        committer(self, results, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rescore_module._Committer, "__call__", counted)
+    monkeypatch.setattr(rescore_module, "FLUSH_AFTER_S", 0.0)
+    for engine in ("local", "processes"):
+        copy = copy_store(db, tmp_path / f"{engine}.duckdb")
+        report = rescore(
+            copy,
+            "openpi",
+            data_root=changed,
+            engine=engine,
+            workers=2 if engine == "processes" else None,
+        )
+        assert len(report.rescored) >= 3 and not report.failed
+    jobs = len(report.rescored)
+    assert commits["local"] == [
+        jobs
+    ]  # one transaction at the end (fewer than COMMIT_EVERY results)
+    assert commits["processes"][:jobs] == [1] * jobs and sum(commits["processes"]) == jobs
+
+
+def test_the_start_method_comes_from_the_platform_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(processes_engine.START_VARIABLE, raising=False)
+    assert processes_engine.start_method() == ("fork" if sys.platform == "linux" else "spawn")
+    monkeypatch.setenv(processes_engine.START_VARIABLE, "spawn")
+    assert processes_engine.start_method() == "spawn"
+    monkeypatch.setenv(processes_engine.START_VARIABLE, "forkserver")
+    with pytest.raises(ValueError, match=processes_engine.START_VARIABLE):
+        processes_engine.start_method()
 
 
 def test_shares_are_grouped_by_spec_split_and_data_root() -> None:
