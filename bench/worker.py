@@ -276,6 +276,16 @@ def compare(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _cpu_with_children() -> float:
+    import resource
+
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def rescore(request: dict[str, Any]) -> dict[str, Any]:
     """``procbench rescore`` of one task with one engine, timed; returns the new rows' aggregates for comparison."""
     import duckdb
@@ -285,7 +295,7 @@ def rescore(request: dict[str, Any]) -> dict[str, Any]:
     if request["engine"] == "ray":
         import procbench.submissions.ray_engine  # noqa: F401  (registers the engine; Ray imports here, not on the clock)
     _warm(request["task"])
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu_with_children()
     report = do_rescore(
         Path(request["db"]),
         request["task"],
@@ -293,6 +303,9 @@ def rescore(request: dict[str, Any]) -> dict[str, Any]:
         engine=request["engine"],
     )
     seconds = time.perf_counter() - start
+    cpu_s = (
+        _cpu_with_children() - cpu
+    )  # this process and its ended children (the processes engine's workers)
     con = duckdb.connect(request["db"], read_only=True)
     try:
         rows = con.execute(
@@ -303,6 +316,7 @@ def rescore(request: dict[str, Any]) -> dict[str, Any]:
         con.close()
     return {
         "seconds": seconds,
+        "cpu_s": cpu_s,
         "rescored": len(report.rescored),
         "failed": [list(f) for f in report.failed][:3],
         "aggregate_rows": [list(r) for r in rows],
