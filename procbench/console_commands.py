@@ -471,8 +471,9 @@ def _receipt(exc: BaseException) -> str:
 def _say_if_not_shown(db: Path, task: str, split: str, fingerprint: str) -> None:
     """Warn when a stored row's fingerprint is not the one its board shows (issue #29: registering never moves a board)."""
     from procbench.submissions import boards, store
+    from procbench.submissions.sql import engine_only
 
-    with store.reader(db) as con:
+    with engine_only(), store.reader(db) as con:  # one execute(): DuckDB's engine alone (issue #31)
         shown = boards.current(con, task, split)
     if shown not in (None, fingerprint):
         _stored_text(

@@ -14,9 +14,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-import duckdb
-
 from procbench.submissions.details import ANONYMOUS_TEAM, DetailError, check_name, same_name
+from procbench.submissions.sql import duckdb
 
 TOKEN_PREFIX = "pbt_"
 

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
-
+from procbench.submissions.sql import duckdb
 from procbench.submissions.staging import CHUNK, StagedFile, safe_filename
 
 CODEC = "gzip"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-import duckdb
+from procbench.submissions.sql import duckdb
 
 FIRST, RESCORE, POINT, MIGRATION = "first", "rescore", "point", "migration"
 

@@ -21,15 +21,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from procbench.dsl.datacheck import refuse_unfit_data
 from procbench.dsl.model import TaskSpec
-from procbench.runners.runtime._types import InvalidPredictions, Problem, clip
+from procbench.runners.runtime._types import GoldDataError, InvalidPredictions, Problem, clip
+from procbench.runners.runtime.data_findings import lacks_something
 from procbench.runners.runtime.judge_terms import JudgeError
 from procbench.runners.runtime.runner import Evaluation, TaskRunner
-from procbench.submissions import blobs, provenance, store
-from procbench.submissions import judging  # issue #17 (self-judged verdicts)
+from procbench.submissions import (
+    blobs,
+    judging,  # issue #17 (self-judged verdicts)
+    provenance,
+    store,
+)
 from procbench.submissions.auth import AuthError, authenticate
 from procbench.submissions.details import (
     MAX_NAME_CHARS,
@@ -48,6 +50,7 @@ from procbench.submissions.errors import (
 from procbench.submissions.metadata_checks import check_metadata
 from procbench.submissions.quotas import RESERVED_STAGE, QuotaExceeded, check_quota, quota_for
 from procbench.submissions.rows import aggregate_frame, aggregate_rows, item_frame, item_rows
+from procbench.submissions.sql import duckdb, engine_only
 from procbench.submissions.staging import (
     BadFileName,
     FileRefused,
@@ -149,6 +152,28 @@ def register_spec(
         labels=labels,
         provenance=known,
     )
+
+
+def refuse_unfit_data(
+    spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, force: bool = False
+) -> None:
+    """What ``check --data`` refuses about the split (procbench.dsl.datacheck.refuse_unfit_data, in its words); nothing when the data fits.
+
+    The split is read once, into the runner's cache, and scoring reuses it.  The data checks (and
+    difflib, for their suggestions) are imported only when the split lacks something a check across
+    splits looks for, or is unreadable, as ``score`` does (issue #31).
+    """
+    if not force:
+        try:
+            gold, _ = runner.gold(data_root, split)
+        except GoldDataError:
+            pass  # the check says what the read found, in its words
+        else:
+            if not lacks_something(runner, gold):
+                return
+    from procbench.dsl.datacheck import refuse_unfit_data as refuse
+
+    refuse(spec, runner, data_root, split, force=force)
 
 
 def _cut(text: str) -> str:
@@ -372,6 +397,31 @@ def submit(
     Raises RejectedPredictions (an InvalidPredictions), SubmissionRefused (a ValueError),
     MissingData (a FileNotFoundError) or ScoringFailed, each with a ``receipt``; nothing stored.
     """
+    with engine_only():  # intake's SQL is execute() and fetch*: DuckDB's engine alone (issue #31)
+        return _submit(
+            request,
+            spec,
+            runner,
+            data_root=data_root,
+            db_path=db_path,
+            limits=limits,
+            now=now,
+            judge=judge,
+        )
+
+
+def _submit(
+    request: SubmissionRequest,
+    spec: TaskSpec,
+    runner: TaskRunner,
+    *,
+    data_root: Path,
+    db_path: Path,
+    limits: IntakeLimits | None = None,
+    now: datetime | None = None,
+    judge: judging.BoardJudge | None = None,
+) -> SubmissionOutcome:
+    """:func:`submit`'s work."""
     db_path = Path(db_path)
     split, predictions, filename, team = (
         request.split,
@@ -479,6 +529,51 @@ def _unstaged(text: str, staged: StagedFile, shown: str) -> str:
 
 def _unstaged_problems(problems: list[Problem], staged: StagedFile, shown: str) -> list[Problem]:
     return [dataclasses.replace(p, message=_unstaged(p.message, staged, shown)) for p in problems]
+
+
+def _stored_already(
+    attempt: _Attempt, gate: _Gate, now: datetime
+) -> tuple[str, str, tuple[Any, ...]] | None:
+    """(team, submission id, its ``(receipt_id, model)``) when this exact submission is stored already, else None.
+
+    A read (shared lock, no migration, no read-path sync): a resubmitted file, which stores nothing,
+    costs no write (issue #31).  Anything this read cannot tell (no store yet, a team that needs a
+    token, a store that cannot be read, a reserved attempt to release) is left to the storing
+    transaction, which decides and says why as before.
+    """
+    if attempt.reserved or not attempt.db_path.exists():
+        return None
+    try:
+        with store.reader(attempt.db_path) as con:
+            resolved = authenticate(con, team=gate.team, token=gate.token, now=now)
+            sid = gate.sid_for(resolved)
+            stored = con.execute(
+                "SELECT receipt_id, model FROM submissions WHERE submission_id = ?", [sid]
+            ).fetchone()
+    except (AuthError, duckdb.Error, OSError, TimeoutError):
+        return None
+    return (resolved, sid, stored) if stored is not None else None
+
+
+def _duplicate(
+    task: str,
+    attempt: _Attempt,
+    sid: str,
+    stored: tuple[Any, ...] | None,
+    evaluation: Evaluation,
+    notes: list[str],
+    team: str,
+) -> SubmissionOutcome:
+    """The outcome of a file stored already (its stored receipt); _StoredUnderAnotherModel when stored under another model."""
+    if (
+        stored and stored[1] != attempt.model
+    ):  # issue #18: never hand back another model's row as this one's
+        raise _StoredUnderAnotherModel(
+            f"this file is already stored for {task}/{attempt.split} as model {stored[1]!r} (submission {sid}); a file is stored once, "
+            f"so it cannot also be {attempt.model!r}; nothing was stored\n  hint: submit {attempt.model!r}'s own predictions, or resubmit "
+            f"under the name {stored[1]!r} to get the stored submission back"
+        )
+    return SubmissionOutcome(sid, False, evaluation, notes, stored[0] if stored else "", team)
 
 
 def _score_and_store(
@@ -589,6 +684,10 @@ def _score_and_store(
         store.crash_point("intake.before_blob")
         blob = blobs.put(attempt.db_path, staged)
         store.crash_point("intake.before_store")
+        known = _stored_already(attempt, gate, scored)
+        if known is not None:  # the same file again: answered by a read, no write (issue #31)
+            resolved, sid, stored = known
+            return _duplicate(spec.name, attempt, sid, stored, evaluation, notes, resolved)
         with store.writer(attempt.db_path) as con, store.transaction(con):
             release_attempt(
                 con, attempt.receipt
@@ -596,21 +695,12 @@ def _score_and_store(
             resolved, duplicate = _gate(con, gate, scored)
             sid = sid_for(resolved)
             if duplicate:
-                stored = con.execute(
+                found = con.execute(
                     "SELECT receipt_id, model FROM submissions WHERE submission_id = ?", [sid]
                 ).fetchone()
-                if (
-                    stored and stored[1] != attempt.model
-                ):  # issue #18: never hand back another model's row as this one's
-                    raise _StoredUnderAnotherModel(
-                        f"this file is already stored for {spec.name}/{split} as model {stored[1]!r} (submission {sid}); a file is stored once, "
-                        f"so it cannot also be {attempt.model!r}; nothing was stored\n  hint: submit {attempt.model!r}'s own predictions, or resubmit "
-                        f"under the name {stored[1]!r} to get the stored submission back"
-                    )
+                outcome = _duplicate(spec.name, attempt, sid, found, evaluation, notes, resolved)
                 attempt.settled = True  # the reservation is released in this transaction
-                return SubmissionOutcome(
-                    sid, False, evaluation, notes, stored[0] if stored else "", resolved
-                )
+                return outcome
             if (
                 resolved not in frames
             ):  # the team changed between the pre-check and now (a token revoked and reissued)

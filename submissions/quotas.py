@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import duckdb
+from procbench.submissions.sql import duckdb
 
 WINDOW = timedelta(hours=24)
 RESERVED_STAGE = "attempt"  # intake's reservation of an attempt being validated and scored (procbench.submissions.intake)

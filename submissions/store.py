@@ -39,12 +39,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-import duckdb
-
 from procbench.runners.runtime.paths import SCHEMA_DIR
 from procbench.submissions import boards
 from procbench.submissions.details import ModelCard
 from procbench.submissions.provenance import UNKNOWN, DataProvenance
+from procbench.submissions.sql import duckdb, load_package
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -156,10 +155,12 @@ def _flock(db_path: Path, *, shared: bool, timeout: float = LOCK_TIMEOUT_S) -> I
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """The database's migration version (0 for a new file)."""
     try:
-        row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+        rows = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchall()
     except duckdb.CatalogException:
         return 0
-    return int(row[0]) if row else 0
+    return (
+        int(rows[0][0]) if rows else 0
+    )  # read to the end: the reader goes on with this connection (con.sql)
 
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
@@ -237,6 +238,7 @@ def _attach(con: duckdb.DuckDBPyConnection, path: Path, alias: str, *, read_only
 @contextlib.contextmanager
 def _attached(path: Path, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
     """This thread's connection with ``path`` attached and in use; detached (file released) on exit."""
+    load_package()  # the relational API for read paths that use it (not inside intake's sql.engine_only())
     key = str(path.resolve())
     con = _SESSION.connection()
     previous = _SESSION.current()  # tracked, not asked for: a statement less per block
@@ -287,6 +289,7 @@ def writer(db_path: str | Path, *, create: bool = True) -> Iterator[duckdb.DuckD
     path.parent.mkdir(parents=True, exist_ok=True)
     with _attached(path, read_only=False) as con:
         _migrate(con)
+        _CURRENT.add(_current_key(path))  # a read after this write needs no version check
         yield con
         crash_point("store.before_close")
         sync_read_paths(con)
@@ -317,34 +320,36 @@ def is_current(db_path: str | Path) -> bool:
     return _current_key(Path(db_path)) in _CURRENT
 
 
-def _ensure_current(path: Path) -> None:
-    """Upgrade an older database before reading it (checked once per process and file)."""
-    key = _current_key(path)
-    if key in _CURRENT or key[0] in _SESSION.open:
-        return
-    with _attached(path, read_only=True) as con:
-        version = schema_version(con)
-    if version < latest_version():
-        try:
-            with writer(path):
-                pass
-        except (OSError, duckdb.Error):
-            return  # no write access: read what is there
-    _CURRENT.add(key)
+def _upgrade(path: Path) -> None:
+    """Upgrade an older database (a writer migrates it); without write access, what is there is read."""
+    try:
+        with writer(path):
+            pass
+    except (OSError, duckdb.Error):
+        return  # no write access: read what is there
+    _CURRENT.add(_current_key(path))
 
 
 @contextlib.contextmanager
 def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to the store that only ever sees committed submissions.
 
-    Waits (shared lock) while a writer holds the store; upgrades an older database first.  The
-    database must exist (build it with ``procbench submit`` or ``procbench demo``).  Like
-    ``writer``, the connection is only valid inside the ``with`` block.
+    Waits (shared lock) while a writer holds the store; upgrades an older database first (checked
+    once per process and file, in the read's own attachment: issue #31, one attach where a first
+    read took two).  The database must exist (build it with ``procbench submit`` or ``procbench
+    demo``).  Like ``writer``, the connection is only valid inside the ``with`` block.
     """
     path = Path(db_path)
     if not path.exists():
         raise FileNotFoundError(f"no procbench database at {path}")
-    _ensure_current(path)
+    key = _current_key(path)
+    if key not in _CURRENT and key[0] not in _SESSION.open:
+        with _attached(path, read_only=True) as con:
+            if schema_version(con) >= latest_version():
+                _CURRENT.add(key)
+                yield con
+                return
+        _upgrade(path)
     with _attached(path, read_only=True) as con:
         yield con
 
