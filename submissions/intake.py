@@ -682,9 +682,11 @@ def _score_and_store(
     ]
     try:
         store.crash_point("intake.before_blob")
+        # bytes the store has no blob of were never stored (a stored submission keeps its blob): straight to the write
+        held = blobs.blob_path(attempt.db_path, blobs.location_of(staged.sha256)).is_file()
         blob = blobs.put(attempt.db_path, staged)
         store.crash_point("intake.before_store")
-        known = _stored_already(attempt, gate, scored)
+        known = _stored_already(attempt, gate, scored) if held else None
         if known is not None:  # the same file again: answered by a read, no write (issue #31)
             resolved, sid, stored = known
             return _duplicate(spec.name, attempt, sid, stored, evaluation, notes, resolved)
