@@ -5,6 +5,7 @@ Pure of Streamlit so the board page, the downloads page and the benchmark all bu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,12 +138,47 @@ def judged_word(judge: str) -> str:
     return JUDGED_WORDS[judge] if judge in ("", SELF) else JUDGED_WORDS["board"]
 
 
+# What a row's card is made of (metadata.card reads these and nothing else).
+CARD_INPUTS = (
+    "metadata_json",
+    "is_reference",
+    "weights",
+    "method_family",
+    "size_class",
+    "paper_url",
+    "code_url",
+    "description",
+    "contamination",
+    "contamination_source",
+    "run_by",
+)
+# Issue #31: after a write Home builds the touched board again; its rows' cards and metadata are what they were
+# (a stored row's card columns and metadata are written once), so they are read from these memos instead of parsed
+# again (at 100 000 submissions: ~11 000 cards and ~44 000 JSON parses per write).  Keyed by the inputs
+# themselves, so an edited row is a new key; bounded (an entry is a few hundred bytes).
+ROW_MEMO_SIZE = 1 << 16
+
+
+@functools.lru_cache(maxsize=ROW_MEMO_SIZE)
+def _card(inputs: tuple[object, ...]) -> metadata.Card:
+    return metadata.card(dict(zip(CARD_INPUTS, inputs)))
+
+
+@functools.lru_cache(maxsize=ROW_MEMO_SIZE)
+def _metadata_facts(metadata_json: str | None) -> tuple[str, str, bool]:
+    """(judged_by, grader, says external) of one metadata object."""
+    parsed = metadata.parse(metadata_json)
+    return judged_by(parsed), grader(parsed), is_external(True, parsed)
+
+
 def _with_facets(frame: pl.DataFrame, stored: dict[str, dict[str, object]]) -> pl.DataFrame:
     """The model card of every row (metadata.card: card columns, else metadata keys), one reading for every page."""
-    cards = [
-        metadata.card({**row, **stored.get(row["submission_id"], {})})
-        for row in frame.iter_rows(named=True)
-    ]
+    present = [c for c in CARD_INPUTS if c in frame.columns]
+    cards = []
+    for sid, *values in frame.select("submission_id", *present).iter_rows():
+        row = dict(zip(present, values))
+        row.update(stored.get(sid, {}))
+        cards.append(_card(tuple(row.get(c) for c in CARD_INPUTS)))
     return frame.with_columns(
         pl.Series("kind", [c.kind for c in cards], dtype=pl.String),
         pl.Series("access", [c.access for c in cards], dtype=pl.String),
@@ -152,7 +188,7 @@ def _with_facets(frame: pl.DataFrame, stored: dict[str, dict[str, object]]) -> p
         pl.Series("paper", [c.paper_url for c in cards], dtype=pl.String),
         pl.Series("code", [c.code_url for c in cards], dtype=pl.String),
         pl.Series(
-            "judge", [judged_by(metadata.parse(m)) for m in frame["metadata_json"]], dtype=pl.String
+            "judge", [_metadata_facts(m)[0] for m in frame["metadata_json"]], dtype=pl.String
         ),
         pl.Series(
             "contamination",
@@ -321,8 +357,12 @@ def build(
     filters: BoardFilters = BoardFilters(),
     sort_metric: str = "",
     interval_rows: int = 10,
+    display: bool = True,
 ) -> BoardView:
     """The board of one task and split (or one slice value), ranked by ``sort_metric`` (default: primary).
+
+    ``display=False`` (Home's ranks, procbench.leaderboard.overview) leaves the page's table empty and the export
+    without ``above_range``: the per-row formatting a page shows, which Home does not (issue #31).
 
     Issue #30: on a slice value a metric is not defined on (no item it is computed over: PM-LLM's text-only Score on the
     image questions) its cells are empty and the view is ranked by the next of the spec's rank metrics defined there
@@ -382,7 +422,7 @@ def build(
     # an external row (an Every Eval Ever record's figures, procbench.submissions.external) is listed with its source, never ranked;
     # so is a partial row (above)
     ranking = [
-        () if part or is_external(ref, metadata.parse(m)) else k
+        () if part or (ref and _metadata_facts(m)[2]) else k
         for k, ref, m, part in zip(
             ranking, wide["is_reference"], wide["metadata_json"], wide["unranked_partial"]
         )
@@ -415,7 +455,7 @@ def build(
         else (None, {})
     )
     judged = any(wide["judge"])
-    graders = [grader(metadata.parse(m)) for m in wide["metadata_json"]]
+    graders = [_metadata_facts(m)[1] for m in wide["metadata_json"]]
     judge_text = [
         (f"self-judged (verdicts by {g})" if g else "self-judged")
         if j == SELF
@@ -451,36 +491,25 @@ def build(
             "; ".join(name for name, sem in described.items() if sem.above(row.get(name)))
             for row in wide.select(list(described)).iter_rows(named=True)
         ]
-        if described
+        if described and display
         else [""] * len(ids)
     )
 
-    table = pl.DataFrame(
-        {
-            "Rank": pl.Series(ranks, dtype=pl.Int64),
-            "Tie group": tie_mark,
-            "Model": wide["model"],
-            "Team": wide["team"],
-            "Kind": wide["kind"],
-            "Weights": wide["access"],
-            "Family": wide["family"],
-            "Size class": wide["size"],
-            "Parameters": wide["parameters"],
-            "Paper": wide["paper"],
-            "Code": wide["code"],
-            "Source": wide["source"] if "source" in wide.columns else [""] * len(ids),
-            "Contamination": wide["contamination_mark"],
-            "Run by": wide["run_by"],
-            "Items": pl.Series(items, dtype=pl.Int64),
-            "Coverage": [coverage_text(a) for a in answered],
-            metric.display: [metric.shown(v) for v in wide[metric.name]],
-            f"{metric.display} 95% CI": ci_text,
-            **({"Judged by": judge_text} if judged else {}),
-            **{m.display: [m.shown(v) for v in wide[m.name]] for m in shown},
-            "Submitted": wide["created_at"].dt.strftime("%Y-%m-%d"),
-            "Details": [f"submission?id={sid}" for sid in ids],
-        },
-        strict=False,
+    table = (
+        _table(
+            wide,
+            metric,
+            shown,
+            ids,
+            ranks,
+            tie_mark,
+            items,
+            answered,
+            ci_text,
+            judge_text if judged else None,
+        )
+        if display
+        else pl.DataFrame()
     )
     export = pl.DataFrame(
         {
@@ -515,7 +544,9 @@ def build(
             "tie_group": tie_mark,
             "p_vs_leader": pl.Series(p_leader, dtype=pl.Float64),
             "ci_note": [ci_notes.get(sid, "") for sid in ids],
-            "above_range": above,  # metrics whose value lies above their range (the official scorer's; the *_bounded columns correct them)
+            **(
+                {"above_range": above} if display else {}
+            ),  # metrics whose value lies above their range (the official scorer's; the *_bounded columns correct them)
             "source": wide["source"] if "source" in wide.columns else [""] * len(ids),
             **{m.name: wide[m.name] for m in info.metrics if m.name in wide.columns},
             "created_at": wide["created_at"],
@@ -538,4 +569,46 @@ def build(
         undefined,
         semantics.shared_ranks(ranks),
         sum(unranked) if info.rank_partial and not ranks_partial else 0,
+    )
+
+
+def _table(
+    wide: pl.DataFrame,
+    metric: MetricInfo,
+    shown: list[MetricInfo],
+    ids: list[str],
+    ranks: list[int | None],
+    tie_mark: list[str],
+    items: list[int | None],
+    answered: list[tuple[int, int] | None],
+    ci_text: list[str],
+    judge_text: list[str] | None,
+) -> pl.DataFrame:
+    """What the board page shows of a built view: display units, one column per shown metric."""
+    return pl.DataFrame(
+        {
+            "Rank": pl.Series(ranks, dtype=pl.Int64),
+            "Tie group": tie_mark,
+            "Model": wide["model"],
+            "Team": wide["team"],
+            "Kind": wide["kind"],
+            "Weights": wide["access"],
+            "Family": wide["family"],
+            "Size class": wide["size"],
+            "Parameters": wide["parameters"],
+            "Paper": wide["paper"],
+            "Code": wide["code"],
+            "Source": wide["source"] if "source" in wide.columns else [""] * len(ids),
+            "Contamination": wide["contamination_mark"],
+            "Run by": wide["run_by"],
+            "Items": pl.Series(items, dtype=pl.Int64),
+            "Coverage": [coverage_text(a) for a in answered],
+            metric.display: [metric.shown(v) for v in wide[metric.name]],
+            f"{metric.display} 95% CI": ci_text,
+            **({"Judged by": judge_text} if judge_text is not None else {}),
+            **{m.display: [m.shown(v) for v in wide[m.name]] for m in shown},
+            "Submitted": wide["created_at"].dt.strftime("%Y-%m-%d"),
+            "Details": [f"submission?id={sid}" for sid in ids],
+        },
+        strict=False,
     )

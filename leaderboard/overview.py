@@ -8,6 +8,7 @@ pages' store reads); no bootstrap is run here.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -94,7 +95,7 @@ def _ranks(db: Path) -> pl.DataFrame:
 def _board_ranks(db: Path, info: TaskInfo) -> pl.DataFrame:
     """One board's rows as :func:`ranks` lists them."""
     rows: list[dict[str, object]] = []
-    view = boardview.build(db, info, interval_rows=0)
+    view = boardview.build(db, info, interval_rows=0, display=False)
     if not view.export.is_empty():
         export = view.export
         metric = info.primary_metric
@@ -237,14 +238,16 @@ def _matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
         .replace_strict(order, default=len(order), return_dtype=pl.Int64)
         .alias("_order")
     ).sort(["_order", "model"])
-    wide = wide.with_columns(
-        pl.Series(
-            "Page", [f"model?model={quote(m, safe='')}" for m in wide["model"]], dtype=pl.String
-        )
-    )
+    wide = wide.with_columns(pl.Series("Page", [_page(m) for m in wide["model"]], dtype=pl.String))
     return wide.select(
         pl.col("model").alias("Model"), "Page", "Boards", *[c for c in columns if c in wide.columns]
     )
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _page(model: str) -> str:
+    """A model page's address (kept: a grid built again after a write quotes only its new names; issue #31)."""
+    return f"model?model={quote(model, safe='')}"
 
 
 def cell(row: dict[str, Any], name_board: bool = False) -> str:

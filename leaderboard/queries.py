@@ -290,21 +290,30 @@ def board(
         # could not be upgraded (read-only) needs its columns looked up
         present = set(CARD_COLUMNS) if store.is_current(db) else _board_columns(con)
         card = ", ".join(c if c in present else f"'' AS {c}" for c in CARD_COLUMNS)
-        long = _frame(
-            con,
-            f"""
-            SELECT submission_id, model, team, is_reference, metadata_json, {card}, created_at, slice_n_items AS n_items, metric, value
-            FROM board WHERE task = ? AND split = ? AND slice = ? AND slice_value = ?
-            """,
-            [task, split, slice_name, slice_value],
-        )
+
+        # issue #31: a whole-split board of a current store is read packed (migration 011: one row per submission
+        # through the join and out of the store, not one per metric) and unpacked here; a slice keeps the board
+        # view's per-metric rule
+        def read(view: str) -> pl.DataFrame:
+            return _frame(
+                con,
+                f"""
+                SELECT submission_id, model, team, is_reference, metadata_json, {card}, created_at,
+                       slice_n_items AS n_items, metric, value
+                FROM {view} WHERE task = ? AND split = ? AND slice = ? AND slice_value = ?
+                """,
+                [task, split, slice_name, slice_value],
+            )
+
+        packed = not slice_name and _has_view(con, "board_packed")  # older than 011 (read-only): no
+        long = read("board_packed" if packed else "board")
         if long.is_empty():
-            return long
+            return long.explode(["n_items", "metric", "value"]) if packed else long
         scored = long.filter(~pl.col("is_reference"))
         stored = _stored_metrics(
             con, (scored if scored.height else long)["submission_id"][0], slice_name, slice_value
         )
-    # the source of a reported row's numbers, as a field (the UI links it; '' for submissions)
+    # the source of a reported row's numbers, as a field (the UI links it; '' for submissions): once per row read
     long = long.with_columns(
         pl.Series(
             "source",
@@ -312,6 +321,8 @@ def board(
             dtype=pl.String,
         )
     )
+    if packed:
+        long = long.explode(["n_items", "metric", "value"])
     index = [
         "submission_id",
         "model",
@@ -328,6 +339,14 @@ def board(
     rank = {m: i for i, m in enumerate(stored)}
     return wide.select(
         index + sorted(metrics, key=lambda m: (rank.get(m, len(rank)), metrics.index(m)))
+    )
+
+
+def _has_view(con, name: str) -> bool:
+    return bool(
+        con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchall()[
+            0
+        ][0]
     )
 
 

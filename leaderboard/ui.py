@@ -354,9 +354,16 @@ def table(
     )
 
 
-def text_px(values: Iterable[object], *, min_px: int = 140, max_px: int = 440) -> int:
-    """A text column's width in pixels that shows its longest value whole (within bounds): no cut model names."""
-    longest = max((len(str(v)) for v in values if v is not None), default=0)
+def text_px(values: Iterable[object] | pl.Series, *, min_px: int = 140, max_px: int = 440) -> int:
+    """A text column's width in pixels that shows its longest value whole (within bounds): no cut model names.
+
+    A polars Series of strings is measured without a Python string per row (Home's grid: 100 000 models).
+    """
+    if isinstance(values, pl.Series) and values.dtype == pl.String:
+        found = values.str.len_chars().max()
+        longest = found if isinstance(found, int) else 0
+    else:
+        longest = max((len(str(v)) for v in values if v is not None), default=0)
     return int(min(max_px, max(min_px, 7.5 * longest + 28)))
 
 

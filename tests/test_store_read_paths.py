@@ -238,6 +238,7 @@ def _as_version_2(src: Path, dst: Path) -> Path:
     shutil.copy(src, dst)
     con = duckdb.connect(str(dst))
     try:
+        con.execute("DROP VIEW IF EXISTS board_packed")  # migration 011's, over aggregates_packed
         con.execute("DROP TABLE aggregates_packed")
         con.execute("DROP TABLE row_spans")
         con.execute(BOARD_002)

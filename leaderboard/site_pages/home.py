@@ -185,8 +185,8 @@ else:
     # issue #30 (real-data review): the cells ('#11 of 18 · 26.00 % on paradise-reverse-warning') were cut at 1400 px
     # while Page and Boards took 110 px each; those two are narrow now, and the rank columns share what is left of
     # the 1400-px budget in proportion to their longest cell (each cell's text is also its tooltip)
-    model_px = ui.text_px(grid["Model"].to_list(), max_px=260)
-    wanted = {c: ui.text_px(grid[c].to_list(), min_px=90, max_px=380) for c in columns}
+    model_px = ui.text_px(grid["Model"], max_px=260)
+    wanted = {c: ui.text_px(grid[c], min_px=90, max_px=380) for c in columns}
     room = (
         boardlayout.HOME_GRID_PX - model_px - boardlayout.HOME_PAGE_PX - boardlayout.HOME_BOARDS_PX
     )
