@@ -72,7 +72,7 @@ def home(args: argparse.Namespace) -> int:
         )
     from procbench.bench import site_home
 
-    site_home.run(args.db)
+    site_home.run(args.db, doc=args.doc)
     return 0
 
 
@@ -137,6 +137,12 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         default=Path("var/bench.duckdb"),
         help="the store (it gets one submission more)",
+    )
+    first.add_argument(
+        "--doc",
+        type=Path,
+        default=None,
+        help="also write the figures into the site-bench block of this Markdown file",
     )
     first.set_defaults(run=home)
 

@@ -34,7 +34,7 @@ def _load() -> str:
     )
 
 
-def run(db: Path, log: Callable[[str], None] = print) -> dict[str, float]:
+def run(db: Path, log: Callable[[str], None] = print, doc: Path | None = None) -> dict[str, float]:
     from streamlit.testing.v1 import AppTest
 
     from procbench.api import load_task
@@ -77,7 +77,8 @@ def run(db: Path, log: Callable[[str], None] = print) -> dict[str, float]:
             overview.metrics_of(db, name)
 
     out: dict[str, float] = {}
-    log(f"store {db}: load average {_load()} at the start")
+    start_load = _load()
+    log(f"store {db}: load average {start_load} at the start")
     out["page, first view in a fresh process (every board built)"] = _timed(home)[0]
     out["page, warm"] = _timed(home)[0]
     out["intake of one submission (the write)"] = _timed(write)[0]
@@ -96,5 +97,50 @@ def run(db: Path, log: Callable[[str], None] = print) -> dict[str, float]:
     )[0]
     for what, seconds in out.items():
         log(f"  {what}: {seconds:.2f} s")
-    log(f"load average {_load()} at the end")
+    end_load = _load()
+    log(f"load average {end_load} at the end")
+    if doc is not None:
+        submissions = int(queries.home_counts(db)["submitted"].sum())
+        write_doc(doc, section(db, out, (start_load, end_load), submissions))
+        log(f"wrote the Home-after-a-write figures into {doc}")
     return out
+
+
+HOME_HEADING = "### Home after a write"
+GOAL_S = 1.0  # issue #31: Home's first view after a write, and every warm view
+
+
+def section(db: Path, out: dict[str, float], loads: tuple[str, str], submissions: int) -> str:
+    """The figures as a subsection of the site block of docs/performance.md (met / not met against the goal)."""
+    after = out["page, first view after a second write"]
+    warm = out["page, warm again"]
+    lines = [
+        HOME_HEADING,
+        "",
+        f"Written by `python -m procbench.bench.site home --db {db.name} --doc docs/performance.md` on a store of "
+        f"{submissions:,} submissions (`make bench-site-big`), in one process (Streamlit's AppTest runs Home's own "
+        f"script: the server's work, no browser). Load average {loads[0]} at the start and {loads[1]} at the end.",
+        "",
+        "| figure | seconds |",
+        "|---|---|",
+        *[f"| {what} | {seconds:.2f} |" for what, seconds in out.items()],
+        "",
+        f"Goal (issue #31): Home's first view after a write ≤ {GOAL_S:g} s: {after:.2f} s, "
+        + ("**met**" if after <= GOAL_S else "**not met**")
+        + f"; warm ≤ {GOAL_S:g} s: {warm:.2f} s, "
+        + ("**met**" if warm <= GOAL_S else "**not met**")
+        + ".",
+    ]
+    return "\n".join(lines)
+
+
+def write_doc(doc: Path, text: str) -> None:
+    """Put ``text`` in the site block of ``doc`` in place of an earlier Home-after-a-write subsection."""
+    from procbench.bench.browserbench import BEGIN, END, write_section
+
+    current = doc.read_text() if doc.exists() else ""
+    block = (
+        current.split(BEGIN, 1)[1].split(END, 1)[0] if BEGIN in current and END in current else ""
+    )
+    kept = block.split(HOME_HEADING, 1)[0].strip()
+    write_section(doc, (kept + "\n\n" if kept else "") + text)

@@ -54,6 +54,35 @@ def test_the_section_goes_between_the_markers_and_nothing_else_changes(tmp_path:
     )
 
 
+def test_home_after_a_write_goes_inside_the_site_block_in_place_of_the_last_one(
+    tmp_path: Path,
+) -> None:
+    from procbench.bench import site_home
+
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n")
+    browserbench.write_section(doc, "pages of the demo store")
+    figures = {"page, first view after a second write": 1.4, "page, warm again": 0.6}
+    site_home.write_doc(
+        doc, site_home.section(Path("big.duckdb"), figures, ("1.0", "2.0"), 100_000)
+    )
+    site_home.write_doc(
+        doc,
+        site_home.section(
+            Path("big.duckdb"),
+            {**figures, "page, first view after a second write": 0.8},
+            ("1.0", "2.0"),
+            100_000,
+        ),
+    )
+    text = doc.read_text()
+    block = text.split(browserbench.BEGIN, 1)[1].split(browserbench.END, 1)[0]
+    assert block.startswith("\npages of the demo store\n\n### Home after a write")
+    assert block.count(site_home.HOME_HEADING) == 1 and "100,000 submissions" in block
+    assert "after a write ≤ 1 s: 0.80 s, **met**; warm ≤ 1 s: 0.60 s, **met**" in block
+    assert "1.40" not in block
+
+
 def _load(content: float, cpu: float | None = None) -> dict[str, float | None]:
     return {
         "fcp_s": 0.5,
