@@ -170,6 +170,32 @@ def _targets(results: dict[str, Any]) -> list[str]:
                 _met(ok),
             ]
         )
+    for r in results.get("rescore", []):  # issue #31: scale-out
+        if "speed_up" in r:
+            rows.append(
+                [
+                    f"re-scoring {r['submissions']} submissions, {r['engine']} engine: >= {r['target']}x the local engine (issue #31)",
+                    f"{r['speed_up']:.2f}x (load average before its runs: {'; '.join(str(x.get('load', '')) for x in r.get('runs', []))})",
+                    _met(r["speed_up"] >= r["target"]),
+                ]
+            )
+    submit = results.get("submit_cost")
+    if submit:  # issue #31: a CLI submit imports what intake needs
+        from procbench.bench import submit_cost
+
+        for label, figures in submit["samples"].items():
+            beyond = [submit_cost.beyond(figures, kind) for kind in submit_cost.KINDS[1:]]
+            known = [b for b in beyond if b is not None]
+            rows.append(
+                [
+                    f"`procbench submit` {label}: <= {submit['goal_s']:.2f} s CPU beyond `procbench score` (issue #31)",
+                    ", ".join(
+                        f"{kind}: {b:+.3f} s" if b is not None else f"{kind}: failed"
+                        for kind, b in zip(submit_cost.KINDS[1:], beyond)
+                    ),
+                    _met(len(known) == len(beyond) and all(b <= submit["goal_s"] for b in known)),
+                ]
+            )
     rows.append(
         [
             "site pages (issue #19 part 5)",
@@ -177,7 +203,7 @@ def _targets(results: dict[str, Any]) -> list[str]:
             "n/a here",
         ]
     )
-    return _table(["goal (issue #19)", "measured", "status"], rows)
+    return _table(["goal (issues #19, #31)", "measured", "status"], rows)
 
 
 def _start_up_why(results: dict[str, Any], official_cpu_s: float) -> str:
@@ -415,6 +441,14 @@ def render(results: dict[str, Any]) -> str:
             ],
             table,
         ) + [""]
+
+    if results.get(
+        "submit_cost"
+    ):  # issue #31: procbench submit beyond procbench score (bench/submit_cost.py)
+        from procbench.bench import submit_cost
+
+        lines += ["## `procbench submit` beyond `procbench score`", ""]
+        lines += submit_cost.lines(results["submit_cost"]) + [""]
 
     lines += ["## Intake", ""]
     lines += [

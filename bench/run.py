@@ -537,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip",
         default="",
-        help="comma-separated parts to leave out: render, compare, rescore, official",
+        help="comma-separated parts to leave out: render, compare, rescore, official, submit",
     )
     parser.add_argument(
         "--reps", type=int, default=0, help="runs per whole-process figure (default 5, --quick 1)"
@@ -571,6 +571,13 @@ def main(argv: list[str] | None = None) -> int:
         official_scorers="official" not in skip,
     )
     results["intake"] = intake(args.work, workloads)
+    if "submit" not in skip:
+        from procbench.bench import submit_cost
+
+        _say("whole process: procbench submit beside procbench score (bundled samples)")
+        results["submit_cost"] = submit_cost.measure(
+            args.work / "submit-cost", reps=3 if args.quick else 7
+        )
     _say("template store (one real submission per task)")
     template = template_store(args.work, workloads, scales[0])
     results["stores"] = store_measurements(

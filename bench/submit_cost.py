@@ -141,7 +141,7 @@ def measure(work: Path, reps: int = 7) -> dict[str, Any]:
     }
 
 
-def _beyond(figures: dict[str, dict[str, Any]], kind: str) -> float | None:
+def beyond(figures: dict[str, dict[str, Any]], kind: str) -> float | None:
     score, submit = figures.get("score", {}), figures.get(kind, {})
     if "cpu_s" not in score or "cpu_s" not in submit:
         return None
@@ -170,9 +170,9 @@ def lines(result: dict[str, Any]) -> list[str]:
             )
             if kind == "score":
                 continue
-            beyond = _beyond(figures, kind)
-            cells.append("-" if beyond is None else f"{beyond:+.3f} s")
-            verdicts.append(beyond is not None and beyond <= goal)
+            extra = beyond(figures, kind)
+            cells.append("-" if extra is None else f"{extra:+.3f} s")
+            verdicts.append(extra is not None and extra <= goal)
         cells.append("met" if all(verdicts) else "not met")
         out.append("| " + " | ".join(cells) + " |")
     return out
