@@ -631,7 +631,7 @@ def render(results: dict[str, Any]) -> str:
         "whatever their number of processes: with other sessions busy, a parallel engine gets no more CPU than the",
         "local engine, so read a speed-up beside its load average. The processes engine forks one worker per CPU, which",
         "score while this process writes; the ray engine runs a local Ray, its workers at normal priority and",
-        "one batch per CPU (start-up included). Target (issue #31): a parallel engine at 1.7x the local engine's",
+        "four batches per CPU (start-up included). Target (issue #31): a parallel engine at 1.7x the local engine's",
         "speed or more; its stored rows are compared with the local engine's.",
         "",
     ]

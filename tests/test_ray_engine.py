@@ -86,8 +86,10 @@ def test_jobs_are_batched_per_spec_and_split_and_shipped_without_the_coordinator
     )
 
 
-def test_batches_are_sized_so_every_cpu_gets_one() -> None:
-    assert ray_engine.batch_size(8, 2) == 4  # 8 jobs on 2 CPUs: two tasks of 4, not one of 8
+def test_batches_are_sized_so_every_cpu_gets_several() -> None:
+    assert ray_engine.BATCHES_PER_CPU == 4
+    assert ray_engine.batch_size(16, 2) == 2  # 16 jobs on 2 CPUs: eight tasks of 2, not two of 8
+    assert ray_engine.batch_size(8, 2) == 1 and ray_engine.batch_size(9, 2) == 2
     assert ray_engine.batch_size(8, 16) == 1
     assert (
         ray_engine.batch_size(1000, 4) == ray_engine.BATCH
