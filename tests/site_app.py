@@ -18,11 +18,32 @@ from procbench.submissions import SubmissionRequest, load_reported, submit
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
 
 
+_DEMO_TEMPLATE: list[
+    Path
+] = []  # this process's demo store, built once (a pytest-xdist worker is a process)
+
+
 def build_demo_store(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
-    """A demo store (its more than 20 submissions) in a fresh temporary folder."""
-    path = tmp_path_factory.mktemp(name) / "demo.duckdb"
-    assert build_demo(path, log=lambda _: None) > 20
-    return path
+    """A demo store (its more than 20 submissions) in a fresh temporary folder.
+
+    The demo is built once per process and each caller gets its own copy (the store and every file beside it:
+    raw files, inputs, caches), so a module that writes changes no other module's store; fourteen modules
+    building the same demo through intake cost CI about a minute.
+    """
+    if not _DEMO_TEMPLATE:
+        template = tmp_path_factory.mktemp("demo-template") / "demo.duckdb"
+        assert build_demo(template, log=lambda _: None) > 20
+        _DEMO_TEMPLATE.append(template)
+    template = _DEMO_TEMPLATE[0]
+    folder = tmp_path_factory.mktemp(name)
+    for part in template.parent.iterdir():
+        if part.name.startswith(template.name) and not part.name.endswith(".lock"):
+            target = folder / part.name
+            if part.is_dir():
+                shutil.copytree(part, target)
+            else:
+                shutil.copy2(part, target)
+    return folder / template.name
 
 
 def build_openpi_sample_store(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
