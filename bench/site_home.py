@@ -118,8 +118,9 @@ def section(db: Path, out: dict[str, float], loads: tuple[str, str], submissions
         HOME_HEADING,
         "",
         f"Written by `python -m procbench.bench.site home --db {db.name} --doc docs/performance.md` on a store of "
-        f"{submissions:,} submissions made by `python -m procbench.bench.site generate` (`make bench-site-big`), in one process (Streamlit's AppTest runs Home's own "
-        f"script: the server's work, no browser). Load average {loads[0]} at the start and {loads[1]} at the end.",
+        f"{submissions:,} submissions made by `python -m procbench.bench.site generate` (`make bench-site-big`), "
+        "in one process (Streamlit's AppTest runs Home's own script: the server's work, no browser). "
+        f"Load average {loads[0]} at the start and {loads[1]} at the end.",
         "",
         "| figure | seconds |",
         "|---|---|",
