@@ -48,6 +48,10 @@ WARM_REPEATS = 3
 CONCURRENT = 20
 TIMEOUT_MS = 240_000
 GOALS = {"warm_s": 1.0, "cold_s": 3.0, "cpu_s": 0.10, "concurrent_p95_s": 3.0}
+# issue #31: the server alone (the project's websocket client), content delivered: 20 sessions at once p95 <= 1 s,
+# and a crowd of LARGE_CROWD at once p95 <= 2.5 s
+LARGE_CROWD = 50
+PROTOCOL_GOALS = {CONCURRENT: 1.0, LARGE_CROWD: 2.5}
 
 # The main content of each page: what a visitor came for.
 TABLE = "[data-testid=stDataFrame]"
@@ -245,8 +249,8 @@ def _crowd(context: Any, server: live.Server, view: View) -> dict[str, Any]:
     }
 
 
-def _protocol_crowd(server: live.Server, view: View) -> dict[str, Any]:
-    """:data:`CONCURRENT` sessions of a warm board at once without browsers: what the server alone does for a crowd.
+def _protocol_crowd(server: live.Server, view: View, count: int = CONCURRENT) -> dict[str, Any]:
+    """``count`` sessions of a warm board at once without browsers: what the server alone does for a crowd.
 
     A failure is reported in the result (``error``) rather than raised, as a failing view is: the rest of the bench stands.
     """
@@ -255,7 +259,7 @@ def _protocol_crowd(server: live.Server, view: View) -> dict[str, Any]:
             server.url, view.path, 1
         )  # warm-up: the server's caches, as the browser crowd had
         server_cpu, client_cpu, wall = server.cpu_seconds(), time.process_time(), time.monotonic()
-        sessions = streamclient.crowd(server.url, view.path, CONCURRENT)
+        sessions = streamclient.crowd(server.url, view.path, count)
         wall, client_cpu = time.monotonic() - wall, time.process_time() - client_cpu
         server_cpu = server.cpu_seconds() - server_cpu
     except Exception as e:  # noqa: BLE001 - reported, the bench goes on
@@ -334,6 +338,7 @@ def bench_store(
         )
         crowd: dict[str, Any] = {}
         protocol: dict[str, Any] = {}
+        protocol_large: dict[str, Any] = {}
         if board is not None:
             with live.serving(db, env=env, log=work / f"{name}-crowd.log") as server:
                 context = browser.new_context(viewport={"width": 1440, "height": 900})
@@ -347,6 +352,10 @@ def bench_store(
                 log(
                     f"{name:<5} {CONCURRENT} at once without browsers on {board.name}: {_protocol_summary(protocol)}"
                 )
+                protocol_large = _protocol_crowd(server, board, LARGE_CROWD)
+                log(
+                    f"{name:<5} {LARGE_CROWD} at once without browsers on {board.name}: {_protocol_summary(protocol_large)}"
+                )
     with store.reader(db) as con:
         n_subs, n_items = con.execute(
             "SELECT count(*), coalesce(sum(n_items), 0) FROM submissions WHERE NOT is_reference"
@@ -358,6 +367,7 @@ def bench_store(
         "views": [asdict(r) for r in results.values()],
         "concurrent": crowd,
         "concurrent_protocol": protocol,
+        "concurrent_protocol_large": protocol_large,
     }
 
 
@@ -519,6 +529,13 @@ def markdown(results: dict[str, Any]) -> str:
                 f"({protocol['server_cpu_s'] / protocol['sessions']:.3f} s per view), the client {protocol['client_cpu_s']:.2f} s.",
                 "",
             ]
+        large = store_result.get("concurrent_protocol_large") or {}
+        if large:
+            lines += [
+                f"{LARGE_CROWD} sessions at once without browsers on {large.get('view', '?')} (the same client and server, warm): "
+                f"{_protocol_summary(large)}.",
+                "",
+            ]
         cpu_met = round(worst["cpu"], 2) <= GOALS["cpu_s"]  # /proc counts CPU in 0.01 s ticks
         verdict = (
             f"* {name}: first paint warm ≤ {worst['warm_paint']:.2f} s ({_mark(worst['warm_paint'] < GOALS['warm_s'])}), cold ≤ "
@@ -535,11 +552,13 @@ def markdown(results: dict[str, Any]) -> str:
             )
         if protocol and "error" in protocol:
             verdict += f"; the server alone ({CONCURRENT} sessions without browsers) failed"
-        elif protocol:
-            verdict += (
-                f"; the server alone ({protocol['sessions']} sessions without browsers) p95 content {protocol['content_p95_s']:.2f} s "
-                f"({_mark(protocol['content_p95_s'] < GOALS['concurrent_p95_s'])})"
-            )
+        for found in (protocol, store_result.get("concurrent_protocol_large") or {}):
+            if found and "error" not in found:
+                goal = PROTOCOL_GOALS.get(found["sessions"], GOALS["concurrent_p95_s"])
+                verdict += (
+                    f"; the server alone ({found['sessions']} sessions without browsers) p95 content {found['content_p95_s']:.2f} s "
+                    f"({_mark(found['content_p95_s'] <= goal)} vs ≤ {goal:g} s)"
+                )
         verdicts.append(verdict + ".")
     lines += [
         "Goals, on the worst view of each store (first paint as the goals say it; content, the stricter reading, beside it):",

@@ -444,7 +444,22 @@ def test_the_report_gives_the_server_alone_beside_the_browsers_and_reads_results
     assert (
         "content 4.00 s (**not met**), the server's share" in text
     )  # the browsers' figure, then the server's alone
-    assert "; the server alone (20 sessions without browsers) p95 content 0.80 s (met)." in text
+    assert (
+        "; the server alone (20 sessions without browsers) p95 content 0.80 s (met vs ≤ 1 s)."
+        in text
+    )
+    results["stores"]["demo"]["concurrent_protocol_large"] = {  # type: ignore[index]
+        **protocol,
+        "sessions": 50,
+        "content_p95_s": 2.6,
+    }
+    text = browserbench.markdown(results)
+    assert "50 sessions at once without browsers on board · openpi" in text
+    assert (
+        "(20 sessions without browsers) p95 content 0.80 s (met vs ≤ 1 s); the server alone (50 sessions "
+        "without browsers) p95 content 2.60 s (**not met** vs ≤ 2.5 s)." in text
+    )
+    del results["stores"]["demo"]["concurrent_protocol_large"]  # type: ignore[attr-defined]
     results["stores"]["demo"]["concurrent_protocol"] = {
         "view": "board · openpi",
         "error": "StreamError: board: the page shows an exception",
