@@ -197,6 +197,7 @@ def test_built_in_components_register_without_reading_signatures_and_metric_fami
 def test_a_phrase_is_prepared_once_per_similarity_and_text() -> None:
     """Scoring ProPara splits each distinct phrase into its groups once per similarity (a record's parts were
     prepared again for every record holding them); the numbers are the parity tests'."""
+    import gc
     from collections import Counter
     from unittest import mock
 
@@ -204,6 +205,11 @@ def test_a_phrase_is_prepared_once_per_similarity_and_text() -> None:
     from procbench.runners.library.structured import PhraseOverlap
 
     _, runner = load_task("propara")
+    # the forms an earlier test in this process prepared are kept (matchers, phrase overlaps): forget them
+    for found in gc.get_objects():
+        kept = getattr(found, "__dict__", {}).get("_prepared")
+        if type(found).__module__.startswith("procbench.runners") and isinstance(kept, dict):
+            kept.clear()
     predictions = SAMPLE_SUBMISSIONS_DIR / "propara" / "noisy-tracker.tsv"
     real = PhraseOverlap._prepare
     seen: Counter[tuple[int, str]] = Counter()
@@ -216,3 +222,20 @@ def test_a_phrase_is_prepared_once_per_similarity_and_text() -> None:
         evaluation = runner.evaluate(SAMPLE_DATA_ROOT, "test", predictions)
     assert evaluation.n_items and seen
     assert max(seen.values()) == 1, seen.most_common(3)
+
+
+def test_the_prepared_phrases_a_runner_keeps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-lived runner (the site's) scores file after file: its phrase memo is cleared when full, never grows past it."""
+    from procbench.runners.library import protocols, structured
+
+    monkeypatch.setattr(protocols, "PREPARED_LIMIT", 8)
+    overlap = structured.PhraseOverlap()
+    texts = [f"water OR rain {i} AND soil" for i in range(30)]
+    prepared = [overlap.prepare(t) for t in texts]
+    assert len(overlap._prepared) <= 8  # type: ignore[attr-defined]
+    assert prepared == [overlap._prepare(t) for t in texts]  # the same forms, memo or not
+    from procbench.runners.library.matching import PairScorer
+
+    scorer = PairScorer(similarity=structured.PhraseOverlap())
+    forms = [scorer.prepare(t) for t in texts]
+    assert len(scorer._prepared) <= 8 and forms == [(t, overlap._prepare(t)) for t in texts]

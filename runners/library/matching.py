@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 
 from procbench.runners.runtime.registry import component
+from procbench.runners.library import protocols
 from procbench.runners.library.protocols import PairKernel, Similarity
 from procbench.runners.library.text import IDENTITY, Pipeline
 
@@ -62,6 +63,8 @@ class PairScorer:
     def prepare(self, raw: str) -> tuple[str, Any]:
         hit = self._prepared.get(raw)
         if hit is None:
+            if len(self._prepared) >= protocols.PREPARED_LIMIT:
+                self._prepared.clear()
             content = self.content(raw)
             hit = (content, self.similarity.prepare(self.similarity_input(content)))
             self._prepared[raw] = hit

@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+# How many prepared forms a similarity or matcher keeps per raw text: a long-lived runner (the site's) scores file
+# after file, so the memo is cleared when full instead of growing with every distinct text ever scored.
+PREPARED_LIMIT = 1 << 16
+
+
 class Similarity(Protocol):
     @property
     def name(self) -> str: ...  # read-only: the similarities are frozen dataclasses

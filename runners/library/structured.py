@@ -19,6 +19,7 @@ from typing import Any, Literal
 from procbench.runners.runtime._types import PredictionWarning
 from procbench.runners.runtime.predictions import member_of
 from procbench.runners.runtime.registry import NormaliserName, SimilarityParts, component
+from procbench.runners.library import protocols
 from procbench.runners.library.protocols import Similarity  # noqa: TC001
 from procbench.runners.library.text import IDENTITY, Pipeline
 
@@ -55,6 +56,8 @@ class PhraseOverlap:
         prepared: dict[str, tuple[str, tuple[frozenset[str], ...]]] = self._prepared  # type: ignore[attr-defined]
         hit = prepared.get(text)
         if hit is None:
+            if len(prepared) >= protocols.PREPARED_LIMIT:
+                prepared.clear()
             hit = prepared[text] = self._prepare(text)
         return hit
 
