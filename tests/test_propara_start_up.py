@@ -202,14 +202,14 @@ def test_a_phrase_is_prepared_once_per_similarity_and_text() -> None:
     from unittest import mock
 
     from procbench.dsl.tasks import load_task
+    from procbench.runners.library.matching import PairScorer
     from procbench.runners.library.structured import PhraseOverlap
 
     _, runner = load_task("propara")
     # the forms an earlier test in this process prepared are kept (matchers, phrase overlaps): forget them
     for found in gc.get_objects():
-        kept = getattr(found, "__dict__", {}).get("_prepared")
-        if type(found).__module__.startswith("procbench.runners") and isinstance(kept, dict):
-            kept.clear()
+        if isinstance(found, (PhraseOverlap, PairScorer)):
+            found._prepared.clear()  # type: ignore[attr-defined]
     predictions = SAMPLE_SUBMISSIONS_DIR / "propara" / "noisy-tracker.tsv"
     real = PhraseOverlap._prepare
     seen: Counter[tuple[int, str]] = Counter()
