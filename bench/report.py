@@ -26,6 +26,18 @@ TARGET_PAGED_100X_RSS_MB = 1000.0  # issue #31: a 100x PAGED split scored within
 TARGET_RATIO = {"propara": 1.0, "openpi": 0.1, "paged": 0.1}  # procbench CPU / official CPU
 
 
+def _data_label(source: str) -> str:
+    """What the workloads were built from, in words: a machine's own folder names no published fact."""
+    from procbench.paths import SAMPLE_DATA_ROOT
+
+    samples = Path(source).resolve() == SAMPLE_DATA_ROOT.resolve()
+    return (
+        "the bundled samples"
+        if samples
+        else "the real benchmark data (the data root, `PROCBENCH_DATA`)"
+    )
+
+
 def _f(value: Any, digits: int = 2) -> str:
     if value is None:
         return "n/a"
@@ -354,7 +366,7 @@ def render(results: dict[str, Any]) -> str:
     lines += ["## Machine", ""]
     lines += [f"* {k}: {v}" for k, v in results["machine"].items()]
     lines += ["* libraries: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items())]
-    lines += [f"* data: {results['source']}; whole run {results['total_s']:.0f} s", ""]
+    lines += [f"* data: {_data_label(results['source'])}; whole run {results['total_s']:.0f} s", ""]
     lines += [
         "The first figures are whole processes, start to exit, as a user waits for them (start-up and imports",
         "included). The machine is shared: the load averages above say how much other work ran at the same",
