@@ -51,6 +51,11 @@ class Run:
     peak_rss_mb: float
     returncode: int
     error: str = ""
+    stopped: bool = False  # stopped by the CPU bound it was given (SIGXCPU), not finished
+
+
+# Linux sends SIGXCPU when a process passes its soft RLIMIT_CPU: the exit status of a bounded run stopped there
+STOPPED_BY_BOUND = -24
 
 
 # The child is started by a small launcher process, not by the bench itself: Linux keeps the RSS of the
@@ -58,13 +63,17 @@ class Run:
 # bench would report at least the bench's own size.  The launcher's few MB are below any Python's.
 _LAUNCHER = """
 import json, os, sys, time
-argv, cwd = json.loads(sys.argv[1]), sys.argv[2]
+argv, cwd, cpu_limit = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 started = time.perf_counter()
 pid = os.fork()
 if pid == 0:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.chdir(cwd)
+    if cpu_limit:
+        import resource
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU dumps core by default
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 30))
     os.execvp(argv[0], argv)
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - started
@@ -76,8 +85,12 @@ sys.stdout.write(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_utime +
 _NOT_PASSED_ON = ("PYTHONDONTWRITEBYTECODE",)
 
 
-def run_once(command: Command, *, timeout: float = 900) -> Run:
-    """Run ``command`` once; its own CPU, wall and peak RSS come from ``os.wait4`` in the launcher."""
+def run_once(command: Command, *, timeout: float = 900, cpu_limit: int = 0) -> Run:
+    """Run ``command`` once; its own CPU, wall and peak RSS come from ``os.wait4`` in the launcher.
+
+    With ``cpu_limit`` (whole seconds), the command is stopped once it has used that much CPU
+    (``RLIMIT_CPU``): the run is then ``stopped`` and its CPU is the bound, not a finished run's.
+    """
     import json
 
     environment = {k: v for k, v in os.environ.items() if k not in _NOT_PASSED_ON} | command.env
@@ -88,6 +101,7 @@ def run_once(command: Command, *, timeout: float = 900) -> Run:
         _LAUNCHER,
         json.dumps(list(command.argv)),
         str(command.cwd),
+        str(cpu_limit),
     ]
     try:
         done = subprocess.run(
@@ -105,10 +119,35 @@ def run_once(command: Command, *, timeout: float = 900) -> Run:
             done.returncode or 1,
             (done.stderr.strip()[-400:] or "the launcher printed nothing"),
         )
+    if cpu_limit and code == STOPPED_BY_BOUND:
+        return Run(cpu, wall, maxrss_kb / 1024, code, "", stopped=True)
     tail = " | ".join(done.stderr.strip().splitlines()[-3:])[-400:]
     return Run(
         cpu, wall, maxrss_kb / 1024, code, "" if code == 0 else tail or f"exit status {code}"
     )
+
+
+def bounded(command: Command, cpu_limit: float, *, timeout: float) -> dict[str, Any]:
+    """One run of ``command``, stopped once it has used at least ``cpu_limit`` CPU seconds.
+
+    For a goal that is a bound on a ratio: when the other side's CPU is known, running a slow
+    official scorer only up to the CPU at which the goal is decided measures the goal without
+    waiting for the rest of its run.  ``stopped`` says the figure is a lower bound on its CPU.
+    """
+    import math
+
+    # the kernel checks RLIMIT_CPU on its clock ticks and ru_utime can read a little under the limit:
+    # one second more keeps a stopped run's measured CPU at or above the bound asked for
+    run = run_once(command, timeout=timeout, cpu_limit=math.ceil(cpu_limit) + 1)
+    if run.returncode != 0 and not run.stopped:
+        return {"error": run.error}
+    return {
+        "cpu_s": run.cpu_s,
+        "wall_s": run.wall_s,
+        "peak_rss_mb": run.peak_rss_mb,
+        "runs": 1,
+        "stopped": run.stopped,
+    }
 
 
 def alternating(

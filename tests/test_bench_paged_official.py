@@ -55,3 +55,46 @@ def test_the_official_evaluator_scores_the_bench_workload_in_place(tmp_path: Pat
         for v in scores.values()
     )
     assert sorted(p.name for p in (root / "paged-evaluator").iterdir()) == before  # run in place
+
+
+def test_a_bounded_run_is_stopped_at_its_cpu_bound_and_said_to_be(tmp_path: Path) -> None:
+    """PAGED's evaluator at 100x runs only up to the CPU that decides the ratio goal (issue #31)."""
+    import sys
+
+    spin = process.Command((sys.executable, "-c", "while True: pass"), cwd=tmp_path)
+    stopped = process.bounded(spin, 1.0, timeout=60)
+    assert stopped["stopped"] is True and stopped["runs"] == 1
+    assert stopped["cpu_s"] >= 1.0  # RLIMIT_CPU: the signal comes once a whole second is used
+    assert not list(tmp_path.iterdir())  # no core file left where it ran
+    quick = process.bounded(process.Command((sys.executable, "-c", "pass")), 30.0, timeout=60)
+    assert quick["stopped"] is False and "error" not in quick
+    failing = process.bounded(
+        process.Command((sys.executable, "-c", "raise SystemExit('broken input')")),
+        30.0,
+        timeout=60,
+    )
+    assert "broken input" in failing["error"]
+
+
+def test_a_stopped_official_run_is_reported_as_a_lower_bound() -> None:
+    from procbench.bench import report
+
+    ours = {"cpu_s": 120.0, "wall_s": 121.0, "peak_rss_mb": 900.0, "runs": 1}
+    theirs = {"cpu_s": 1201.0, "wall_s": 1230.0, "peak_rss_mb": 700.0, "runs": 1}
+    row = {
+        "task": "paged",
+        "split": "test",
+        "scale": 100,
+        "items": 54300,
+        "note": "",
+        "procbench": ours,
+        "official": {**theirs, "stopped": True, "what": "PAGED run.py"},
+    }
+    results = {"whole_process": {"rows": [row], "cli": {}, "start_up": {}}, "scoring": []}
+    goal = next(line for line in report._targets(results) if "paged test 100x: CPU" in line)
+    assert "1201 s of CPU" in goal and "without finishing" in goal and "< 0.10x" in goal
+    assert "not met" not in goal and "met" in goal
+    table = "\n".join(report._whole_process_section(results))
+    assert (
+        "> 1201.0 / 1230.0 / 700" in table and "< 0.10x" in table and "stopped unfinished" in table
+    )
