@@ -46,12 +46,18 @@ class Server:
     """One ``streamlit run`` process serving ``db``; ``cpu_seconds()`` is its user + system time so far."""
 
     def __init__(
-        self, db: Path, *, env: Mapping[str, str] | None = None, log: Path | None = None
+        self,
+        db: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        log: Path | None = None,
+        app: Path | None = None,
     ) -> None:
         self.db = db
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        command = serve.command(port=self.port)  # exactly what `procbench leaderboard` runs
+        # exactly what `procbench leaderboard` runs (``app``: another script under the same settings)
+        command = serve.command(port=self.port, app=app or serve.APP)
         self._log = log.open("w") if log is not None else subprocess.DEVNULL
         full_env = {**os.environ, **(env or {}), "PROCBENCH_DB": str(db)}
         self.process = subprocess.Popen(
@@ -129,9 +135,13 @@ def machine_busy_seconds() -> float:
 
 @contextmanager
 def serving(
-    db: Path, *, env: Mapping[str, str] | None = None, log: Path | None = None
+    db: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    log: Path | None = None,
+    app: Path | None = None,
 ) -> Iterator[Server]:
-    server = Server(db, env=env, log=log)
+    server = Server(db, env=env, log=log, app=app)
     try:
         server.wait_ready()
         yield server

@@ -8,6 +8,7 @@ it to start the site).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from procbench.paths import PROJECT_ROOT
 from procbench.runners.runtime.extras import require
@@ -27,8 +28,12 @@ SETTINGS: tuple[tuple[str, str], ...] = (
 )
 
 
-def command(*, port: int, address: str = DEFAULT_ADDRESS, headless: bool = True) -> list[str]:
+def command(
+    *, port: int, address: str = DEFAULT_ADDRESS, headless: bool = True, app: Path = APP
+) -> list[str]:
     """The command line that serves the board on ``address:port`` (the store comes from ``PROCBENCH_DB``).
+
+    ``app``: another script served with the same settings (the site bench's floor page); the board by default.
 
     Streamlit runs in a child process, where a missing module would end in its traceback: without the
     ``site`` extra this raises :class:`~procbench.runners.runtime.extras.MissingExtra` (one line naming it) instead.
@@ -41,7 +46,7 @@ def command(*, port: int, address: str = DEFAULT_ADDRESS, headless: bool = True)
         "-m",
         "streamlit",
         "run",
-        str(APP),
+        str(app),
         f"--server.address={address}",
         f"--server.port={port}",
         *flags,

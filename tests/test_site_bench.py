@@ -470,3 +470,42 @@ def test_the_report_gives_the_server_alone_beside_the_browsers_and_reads_results
         in failed
     )
     assert "; the server alone (20 sessions without browsers) failed." in failed
+
+
+def test_the_report_judges_a_sidebar_change_and_gives_the_floor_beside_the_goals() -> None:
+    """Issue #31: a sidebar change <= 0.5 s, judged on the worst view; the floor page (Streamlit alone) beside the goals."""
+    results = _results(warm=0.8, cold=2.5, cpu=0.05, p95=2.0)
+    before = browserbench.markdown(results)
+    assert "sidebar change (issue #31)" not in before and "**Floor**" not in before
+    assert (
+        "| board · openpi | 2.50 | 0.50 / 2.50 | 0.50 / 0.80 / 0.80 | 0.05 / 0.70 | – |" in before
+    )  # results of a run before the sidebar change: a dash, no verdict
+    view = results["stores"]["demo"]["views"][0]  # type: ignore[index]
+    view["sidebar"] = [
+        {"content_s": 0.3, "done_s": 0.4},
+        {"content_s": 0.45, "done_s": 0.5},
+        {"content_s": 0.2, "done_s": 0.3},
+    ]
+    results["floor"] = {
+        "view": "floor",
+        "path": "",
+        "first_ever": None,
+        "cold": _load(1.5),
+        "warm": [_load(0.7, 0.02), _load(0.9, 0.02), _load(0.8, 0.02)],
+        "error": "",
+        "sidebar": [{"content_s": 0.15, "done_s": 0.15}],
+    }
+    text = browserbench.markdown(results)
+    assert "| 0.05 / 0.70 | 0.30 / 0.40 |" in text  # the medians of the three changes
+    assert "a sidebar change (issue #31) ≤ 0.30 s to the new content (met vs ≤ 0.5 s)." in text
+    assert (
+        "same browser, in the same run: warm paint 0.50 s, content 0.80 s, done 0.80 s, browser CPU 0.70 s and server CPU "
+        "0.02 s per warm view; a sidebar change 0.15 / 0.15 s (content / done)." in text
+    )
+    view["sidebar"] = [{"content_s": 0.7, "done_s": 0.9}]
+    assert "≤ 0.70 s to the new content (**not met** vs ≤ 0.5 s)" in browserbench.markdown(results)
+    view["sidebar"], view["sidebar_error"] = [], "TimeoutError: no new content"
+    failed = browserbench.markdown(results)
+    assert "| 0.05 / 0.70 | failed: TimeoutError: no new content |" in failed
+    results["floor"] = {**results["floor"], "warm": [], "error": "RuntimeError: did not start"}  # type: ignore[dict-item]
+    assert "in the same run: failed: RuntimeError: did not start." in browserbench.markdown(results)
