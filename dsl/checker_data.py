@@ -17,7 +17,7 @@ from procbench.dsl import syntax as s
 from procbench.dsl.binding import describe
 from procbench.runners.runtime.data_exprs import CONDITIONS, is_computed, render, roots
 from procbench.runners.runtime.predictions import FieldType
-from procbench.runners.runtime.tables import EXPLODE_JOIN, EXPLODE_KEY
+from procbench.runners.runtime.id_paths import EXPLODE_JOIN, EXPLODE_KEY
 
 
 class _Checker(Protocol):

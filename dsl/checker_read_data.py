@@ -11,7 +11,7 @@ from procbench.dsl import syntax as s
 from procbench.dsl.binding import describe, literal
 from procbench.dsl.checker_state import CheckerState, bare_names, texts
 from procbench.runners.runtime.predictions import FieldType
-from procbench.runners.runtime.tables import EXPLODE_INDEX, EXPLODE_JOIN, EXPLODE_KEY
+from procbench.runners.runtime.id_paths import EXPLODE_INDEX, EXPLODE_JOIN, EXPLODE_KEY
 
 
 class DataReads(CheckerState):
@@ -28,7 +28,7 @@ class DataReads(CheckerState):
             and not expr.args
             and not expr.kwargs
         ):
-            return ("#row",)  # procbench.runners.runtime.tables.ROW_INDEX
+            return ("#row",)  # procbench.runners.runtime.id_paths.ROW_INDEX
         if (
             isinstance(expr, s.Call)
             and expr.callee.dotted == "key"
@@ -41,7 +41,7 @@ class DataReads(CheckerState):
             return (
                 "#key",
                 expr.args[0].parts[0],
-            )  # procbench.runners.runtime.tables.KEY_ID: the keys of a JSON object {id: record}
+            )  # procbench.runners.runtime.id_paths.KEY_ID: the keys of a JSON object {id: record}
         self.error(
             expr.span,
             "id is a path into the primary source (e.g. gold.id), key(<source>) or row_index()",

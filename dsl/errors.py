@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from procbench.dsl.syntax import Span
+from procbench.dsl.spans import Span
 
 
 _MAX_SHOWN = 160  # characters of the offending line shown under an error

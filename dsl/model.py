@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NewType
 
-from procbench.dsl.syntax import NOWHERE, Span
+from procbench.dsl.spans import NOWHERE, Span
 from procbench.runners.runtime.predictions import FieldType
-from procbench.runners.runtime.tables import EXPLODE_INDEX
+from procbench.runners.runtime.id_paths import EXPLODE_INDEX
 
 Name = NewType("Name", str)  # a bare name: declared here or referring to a declaration
 DataPath = NewType("DataPath", tuple)  # a dotted path into a data source: gold.answers

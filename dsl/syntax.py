@@ -14,16 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-
-@dataclass(frozen=True)
-class Span:
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-
-
-NOWHERE = Span(0, 0, 0, 0)
+from procbench.dsl.spans import NOWHERE as NOWHERE
+from procbench.dsl.spans import Span as Span
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ no two teams may share a key.
 from __future__ import annotations
 
 import hashlib
-import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -37,6 +36,8 @@ def hash_token(token: str) -> str:
 
 
 def new_token() -> str:
+    import secrets  # only here: intake authenticates without it (issue #31)
+
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 

@@ -12,7 +12,7 @@ import contextvars
 import dataclasses
 import hashlib
 import json
-import secrets
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -108,7 +108,8 @@ class _StoredUnderAnotherModel(Exception):
 
 
 def new_receipt() -> str:
-    return secrets.token_hex(8)
+    # secrets.token_hex(8), whose module (with random, base64 and hmac) a submit need not import (issue #31)
+    return os.urandom(8).hex()
 
 
 def register_spec(

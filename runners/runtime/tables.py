@@ -35,6 +35,13 @@ from procbench.runners.runtime.data_exprs import (
     render,
     roots,
 )
+from procbench.runners.runtime.id_paths import (
+    EXPLODE_INDEX,
+    EXPLODE_JOIN,
+    EXPLODE_KEY,
+    KEY_ID,
+    ROW_INDEX,
+)
 from procbench.runners.runtime.paths import under_data_root
 from procbench.runners.runtime.predictions import FieldType
 
@@ -84,11 +91,6 @@ class ItemLabel:
     optional: bool = False
 
 
-ROW_INDEX = ("#row",)  # id path meaning "0-based position of the record in the primary source"
-KEY_ID = "#key"  # id path ("#key", <primary source>): the record's key in a json source written as {id: record}
-EXPLODE_INDEX = ("#index",)  # explode id: the element's 0-based position
-EXPLODE_KEY = ("#key",)  # explode id: the element's key in a mapping
-EXPLODE_JOIN = "#join"  # explode id ("#join", path, ...): the values at several paths into the element, joined by the separator
 UNKNOWN = "unknown"  # the label of an optional label path that is missing
 
 
