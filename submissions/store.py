@@ -29,7 +29,6 @@ import fcntl
 import hashlib
 import json
 import os
-import random
 import signal
 import threading
 import time
@@ -144,6 +143,8 @@ def _flock(db_path: Path, *, shared: bool, timeout: float = LOCK_TIMEOUT_S) -> I
                         f"the database {db_path} is busy (waited {timeout:.0f} s for {'readers and ' if not shared else ''}writers)"
                     ) from None
                 # jittered backoff, capped low so that many waiting processes take turns quickly
+                import random  # only when the lock is contended
+
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.05)
         try:
@@ -892,32 +893,33 @@ def _spans_sql(table: str) -> str:
 
 
 def _sync_spans(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    """Record the spans of the rows appended to ``table`` since the last sync; False when its spans no longer hold."""
+    """Record the spans of the rows appended to ``table`` since the last sync; False when its spans no longer hold.
+
+    Two statements read what decides it (issue #31: it took four, each a DuckDB statement of a submit's):
+    the table's row count with the spans' coverage, watermark and latest span, then that span's rows and
+    the rows from the watermark on, each counted with its bounds as constants (a rowid range scan).
+    """
     table = _spanned(table)
-    (total,) = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0]
-    covered, watermark = con.execute(
-        "SELECT coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0) FROM row_spans WHERE table_name = ?",
+    total, covered, watermark, latest = con.execute(
+        f"""
+        SELECT (SELECT count(*) FROM {table}), coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0),
+            arg_max({{'sid': submission_id, 'first': first_row, 'last': last_row, 'n': n_rows}}, last_row)
+        FROM row_spans WHERE table_name = ?
+        """,
         [table],
     ).fetchall()[0]
-    latest = con.execute(
-        "SELECT submission_id, first_row, last_row, n_rows FROM row_spans WHERE table_name = ? ORDER BY last_row DESC LIMIT 1",
-        [table],
-    ).fetchall()
-    if latest:  # a cheap probe for rows deleted or moved by something else: does the last span still hold its rows?
-        sid, first, last, n_rows = latest[0]
-        if (
-            con.execute(
-                f"SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ? AND submission_id = ?",
-                [first, last, sid],
-            ).fetchall()[0][0]
-            != n_rows
-        ):
+    tail_sql = f"SELECT count(*) FROM {table} WHERE rowid >= ?"
+    if latest is None:
+        (tail,) = con.execute(tail_sql, [watermark]).fetchall()[0]
+    else:  # a cheap probe for rows deleted or moved by something else: does the last span still hold its rows?
+        held, tail = con.execute(
+            f"SELECT (SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ? AND submission_id = ?), ({tail_sql})",
+            [latest["first"], latest["last"], latest["sid"], watermark],
+        ).fetchall()[0]
+        if held != latest["n"]:
             return False
     if total == covered:
         return True
-    (tail,) = con.execute(f"SELECT count(*) FROM {table} WHERE rowid >= ?", [watermark]).fetchall()[
-        0
-    ]
     if covered + tail != total:
         return False
     con.execute(

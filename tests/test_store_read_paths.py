@@ -429,3 +429,45 @@ def test_a_block_left_in_a_transaction_syncs_nothing(tmp_path: Path) -> None:
         con.execute("INSERT INTO aggregates VALUES (?, 'extra', 'x', 'rouge_f1', 0.5, 7)", [strong])
     _in_step(db)
     assert query(db, "SELECT count(*) FROM aggregates WHERE slice = 'extra'") == [(0,)]
+
+
+class _Counting:
+    """A connection that counts the statements it is given (an operation count, never a time)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con, self.statements = con, 0
+
+    def execute(self, sql: str, parameters: Any = None) -> duckdb.DuckDBPyConnection:
+        self.statements += 1
+        return self.con.execute(sql, parameters)
+
+
+def test_a_span_sync_reads_a_table_in_two_statements(tmp_path: Path) -> None:
+    """Issue #31 (submit beyond score): what decides a table's span sync is read in two statements (the row
+    count with the spans' coverage, watermark and latest span; then that span's rows and the rows past the
+    watermark), and the span of rows appended since is then recorded as it was before."""
+    db = tmp_path / "board.duckdb"
+    submit_openpi(db, STRONG, model="strong")
+    template = submit_openpi(db, TEMPLATE, model="template").submission_id
+    with store.writer(db) as con:
+        spans = con.execute("SELECT * FROM row_spans ORDER BY ALL").fetchall()
+        assert {r[1] for r in spans} >= {template}
+        # as if the template's rows had been appended since the last sync
+        con.execute("DELETE FROM row_spans WHERE submission_id = ?", [template])
+        for table in store.SPANNED:
+            counting = _Counting(con)
+            assert store._sync_spans(counting, table)  # type: ignore[arg-type]
+            assert counting.statements == 3, table  # two reads, then the appended rows' span
+            counting = _Counting(con)
+            assert store._sync_spans(counting, table)  # type: ignore[arg-type]
+            assert counting.statements == 2, table  # in step: two reads, nothing written
+        assert con.execute("SELECT * FROM row_spans ORDER BY ALL").fetchall() == spans
+        # rows moved behind the store's back: the latest span no longer holds its rows, still two reads
+        con.execute(
+            "UPDATE row_spans SET n_rows = n_rows + 1 WHERE table_name = 'item_scores' AND submission_id = ?",
+            [template],
+        )
+        counting = _Counting(con)
+        assert not store._sync_spans(counting, "item_scores")  # type: ignore[arg-type]
+        assert counting.statements == 2
+    _in_step(db)  # the writer measured the spans again
