@@ -75,7 +75,9 @@ class UnsafePlan(ValueError):
 def path_problems(plan: Mapping[str, Any]) -> list[str]:
     """Why the data paths of a plan's table reader could leave the data root, as the checker says it of a spec's
     (``procbench.runners.runtime.paths.relative_path_problems``), and any ``{...}`` in them other than ``{split}``; [] for a sound plan."""
-    import string
+    # string.Formatter().parse is this function: the string module (a regular expression compiled for its
+    # Template) is not imported by a score for it (issue #31)
+    from _string import formatter_parser
 
     from procbench.runners.runtime.paths import relative_path_problems
 
@@ -99,9 +101,7 @@ def path_problems(plan: Mapping[str, Any]) -> list[str]:
             problems.append(f"{what} is {type(value).__name__}, not a path")
             continue
         try:
-            fields = {
-                field for _, field, _, _ in string.Formatter().parse(value) if field is not None
-            }
+            fields = {field for _, field, _, _ in formatter_parser(value) if field is not None}
         except ValueError as exc:
             problems.append(f"{what} {value!r}: {exc}")
             continue

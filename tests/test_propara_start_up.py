@@ -63,6 +63,8 @@ NOT_ON_THE_PATH = (
     "procbench.runners.metrics._sets",
     "procbench.runners.metrics._tokens",
     "tempfile",
+    # the plan's path check parses placeholders with string.Formatter's own parser (_string), not the string module
+    "string",
 )
 # procbench's own modules a warm ProPara score imports (43 when this was written, 51 before the metric
 # families and the similarities were left out): a ceiling, not a target
@@ -239,3 +241,12 @@ def test_the_prepared_phrases_a_runner_keeps_are_bounded(monkeypatch: pytest.Mon
     scorer = PairScorer(similarity=structured.PhraseOverlap())
     forms = [scorer.prepare(t) for t in texts]
     assert len(scorer._prepared) <= 8 and forms == [(t, overlap._prepare(t)) for t in texts]
+
+
+def test_the_written_out_punctuation_is_the_string_modules() -> None:
+    """runners/library/text.py writes string.punctuation out (NOT_ON_THE_PATH: a score imports no string module)."""
+    import string
+
+    from procbench.runners.library.text import ASCII_PUNCTUATION
+
+    assert ASCII_PUNCTUATION == string.punctuation
