@@ -369,6 +369,9 @@ def build(
     (``semantics.rank_metric``; ``requested`` names the one asked for).
     """
     requested = sort_metric or info.primary
+    sitedata.prefetch_board(
+        db, info.task, info.split, sl.name if sl else "", slice_value if sl else ""
+    )  # the reads below (and the provenance at the end), together
     defined = (
         {m.name: analysis.covers(db, info, m.name, sl, slice_value) for m in info.metrics}
         if sl is not None

@@ -8,7 +8,8 @@ next view reads again; a warm view of an unchanged store costs two ``stat`` call
 
 Misses run one at a time, each on a short-lived reader thread: the store's connection is per thread
 (``procbench.submissions.store``: an in-memory DuckDB with the file attached for each read), so the site
-process holds at most one such connection, not one per Streamlit script run, and none between reads.  The file itself is attached
+process holds at most one such connection, not one per Streamlit script run, and none between reads.
+:func:`prefetch` runs several known misses on one such thread, so they share one instance and attachment.  The file itself is attached
 only for the duration of each read (read-only, under the shared lock), never held open: DuckDB
 refuses a read-write open in another process while any process has the file open, and
 ``procbench submit`` must keep working beside a running site.
@@ -30,6 +31,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
+
+from procbench.submissions.store import reader
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -127,7 +130,36 @@ def cached(fn: Callable[P, R]) -> Callable[P, R]:
             return found
         return _keep(key, _run(fn, Path(db), *args, **kwargs), "misses")
 
+    wrapper._cache_name = name  # type: ignore[attr-defined]  # read by prefetch()
     return wrapper  # type: ignore[return-value]
+
+
+def prefetch(db: str | Path, calls: list[tuple[Callable[..., Any], tuple[Hashable, ...]]]) -> None:
+    """Read the misses among ``calls`` (functions :func:`cached` made, each with its arguments after ``db``) together.
+
+    One reader thread, one DuckDB instance and one attachment of the file serve them all, where each miss
+    alone pays its own (about 0.03 s at 100 000 submissions, several per board: issue #31, Home's first view
+    after a write); they also read one snapshot.  Each result is kept under the key its own call would use,
+    so the calls that follow are hits.  Keyword arguments are not supported (none of the batched reads has any).
+    """
+    resolved = os.path.realpath(db)
+    version = store_version(resolved)
+    todo = []
+    for wrapper, args in calls:
+        key = (wrapper._cache_name, resolved, version, args, ())  # type: ignore[attr-defined]
+        with _lock:
+            if key in _entries:
+                continue
+        todo.append((key, wrapper.__wrapped__, args))  # type: ignore[attr-defined]
+    if len(todo) < 2:  # nothing to share: the calls themselves read it
+        return
+
+    def read_all() -> list[Any]:
+        with reader(Path(db)):  # the reads below nest in this attachment (store._attached)
+            return [fn(Path(db), *args) for _, fn, args in todo]
+
+    for (key, _, _), value in zip(todo, _run(read_all)):
+        _keep(key, value, "misses")
 
 
 def memo(db: str | Path, name: str, args: Hashable, compute: Callable[[], R]) -> R:

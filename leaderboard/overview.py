@@ -93,46 +93,52 @@ def _ranks(db: Path) -> pl.DataFrame:
 
 
 def _board_ranks(db: Path, info: TaskInfo) -> pl.DataFrame:
-    """One board's rows as :func:`ranks` lists them."""
-    rows: list[dict[str, object]] = []
+    """One board's rows as :func:`ranks` lists them (column by column: a board of 11 000 rows is rebuilt after every
+    write to it, issue #31)."""
     view = boardview.build(db, info, interval_rows=0, display=False)
-    if not view.export.is_empty():
-        export = view.export
-        metric = info.primary_metric
-        values = (
-            export[metric.name].to_list()
-            if metric.name in export.columns
-            else [None] * export.height
-        )
-        ranked = sum(1 for r in export["rank"].to_list() if r is not None)
-        for position, (r, value) in enumerate(zip(export.iter_rows(named=True), values)):
-            rows.append(
-                {
-                    "benchmark": info.benchmark,
-                    "task": info.task,
-                    "split": info.split,
-                    "board": board_label(info.task, info.split),
-                    "submission_id": r["submission_id"],
-                    "model": r["model"],
-                    "team": r["team"],
-                    "kind": r["kind"],
-                    "rank": r["rank"],
-                    "ranked": ranked,
-                    "value": value,
-                    "shown": metric.shown(value),
-                    "metric": metric.display,
-                    "unit": "%" if metric.percent else "own unit",
-                    "created_at": r["created_at"],
-                    "position": position,  # the row's place on the board (0: the board's first row, its leader)
-                    "coverage": r[
-                        "coverage"
-                    ],  # '5 / 6 · partial' (issue #33: a partial row is listed, unranked)
-                }
-            )
-    frame = pl.DataFrame(rows, schema=SCHEMA)
+    export = view.export
+    if export.is_empty():
+        return pl.DataFrame(schema={**SCHEMA, **dict.fromkeys(CELLS, pl.String)})
+    metric = info.primary_metric
+    n = export.height
+    values = export[metric.name].to_list() if metric.name in export.columns else [None] * n
+    shown = [metric.shown(v) for v in values]
+    rank = export["rank"].to_list()
+    ranked = n - export["rank"].null_count()
+    unit = "%" if metric.percent else "own unit"
+    frame = pl.DataFrame(
+        {
+            "benchmark": [info.benchmark] * n,
+            "task": [info.task] * n,
+            "split": [info.split] * n,
+            "board": [board_label(info.task, info.split)] * n,
+            "submission_id": export["submission_id"],
+            "model": export["model"],
+            "team": export["team"],
+            "kind": export["kind"],
+            "rank": rank,
+            "ranked": [ranked] * n,
+            "value": values,
+            "shown": shown,
+            "metric": [metric.display] * n,
+            "unit": [unit] * n,
+            "created_at": export["created_at"],
+            "position": range(
+                n
+            ),  # the row's place on the board (0: the board's first row, its leader)
+            "coverage": export[
+                "coverage"
+            ],  # '5 / 6 · partial' (issue #33: a partial row is listed, unranked)
+        },
+        schema=SCHEMA,
+    )
+    plain = [
+        cell({"rank": r, "ranked": ranked, "shown": v, "unit": unit, "task": info.task})
+        for r, v in zip(rank, shown)
+    ]
+    named = [text + f" on {info.task}" for text in plain]
     return frame.with_columns(
-        pl.Series(CELLS[0], [cell(r) for r in rows], dtype=pl.String),
-        pl.Series(CELLS[1], [cell(r, True) for r in rows], dtype=pl.String),
+        pl.Series(CELLS[0], plain, dtype=pl.String), pl.Series(CELLS[1], named, dtype=pl.String)
     )
 
 
@@ -212,7 +218,13 @@ def _matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
         )
     column = "benchmark" if not benchmark else "board"
     chosen = frame if not benchmark else frame.filter(pl.col("benchmark") == benchmark)
-    columns = list(dict.fromkeys(chosen.sort(["task", "split"])[column].to_list()))
+    columns = (
+        chosen.select("task", "split", column)
+        .unique()
+        .sort(["task", "split"])[column]
+        .unique(maintain_order=True)
+        .to_list()
+    )
     # issue #30: each cell the model's best rank there *of how many*, with its value (a board's only row says so, not "#1")
     best = (
         chosen.filter(pl.col("rank").is_not_null())
@@ -232,15 +244,37 @@ def _matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
         if best.height
         else counts
     )
-    order = {m: i for i, m in enumerate(models(db))}
-    wide = wide.with_columns(
-        pl.col("model")
-        .replace_strict(order, default=len(order), return_dtype=pl.Int64)
-        .alias("_order")
-    ).sort(["_order", "model"])
-    wide = wide.with_columns(pl.Series("Page", [_page(m) for m in wide["model"]], dtype=pl.String))
+    ranked_models = models(db)
+    order = pl.DataFrame(
+        {"model": ranked_models, "_order": range(len(ranked_models))},
+        schema={"model": pl.String, "_order": pl.Int64},
+    )
+    wide = (
+        wide.join(order, on="model", how="left")
+        .with_columns(pl.col("_order").fill_null(len(ranked_models)))
+        .sort(["_order", "model"])
+    )
+    wide = wide.with_columns(_pages(wide["model"]))
     return wide.select(
         pl.col("model").alias("Model"), "Page", "Boards", *[c for c in columns if c in wide.columns]
+    )
+
+
+_UNQUOTED = r"^[A-Za-z0-9_.~-]*$"  # what urllib.parse.quote(safe='') leaves as it is
+
+
+def _pages(names: pl.Series) -> pl.Series:
+    """Each model page's address: names quote() would leave alone are joined as they are, the others quoted one by one."""
+    plain = names.str.contains(_UNQUOTED)
+    quoted = {m: _page(m) for m in names.filter(~plain).to_list()}
+    return (
+        pl.select(
+            pl.when(plain)
+            .then(pl.lit("model?model=") + names)
+            .otherwise(names.replace_strict(quoted, default=None, return_dtype=pl.String))
+        )
+        .to_series()
+        .alias("Page")
     )
 
 

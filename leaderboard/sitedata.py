@@ -64,6 +64,33 @@ pending = cache.cached(
 )  # rows being computed: marking and unmarking them are writes, so a new store version
 
 
+def prefetch_home(db: Path) -> None:
+    """Home's own reads (besides each board's rows) in one attachment of the store: what a first view after a write reads."""
+    cache.prefetch(
+        db,
+        [
+            (tasks, ()),
+            (pending, (None, None)),
+            (board_versions, ()),
+            (home_counts, ()),
+            (all_provenance, ()),
+        ],
+    )
+
+
+def prefetch_board(db: Path, task: str, split: str, slice_name: str, slice_value: str) -> None:
+    """The reads one board's view is built from (``boardview.build``), in one attachment of the store."""
+    cache.prefetch(
+        db,
+        [
+            (board, (task, split, slice_name, slice_value)),
+            (cards, (task, split)),
+            (coverage, (task, split)),
+            (board_provenance, (task, split)),
+        ],
+    )
+
+
 def slice_table(
     db: Path, task: str, split: str, slice_name: str, submission_ids: Sequence[str] | None = None
 ) -> pl.DataFrame:

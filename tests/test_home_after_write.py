@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
@@ -105,3 +105,45 @@ def test_a_text_column_is_measured_alike_as_a_series_and_a_list(values: list[str
     series = pl.Series(values, dtype=pl.String)
     for bounds in ({}, {"min_px": 90, "max_px": 380}):
         assert ui.text_px(series, **bounds) == ui.text_px(values, **bounds)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=20))
+def test_grid_page_addresses_match_url_quoting(names: list[str]) -> None:
+    """Home's grid joins names quote() leaves alone and quotes only the others (issue #31): the same addresses."""
+    from urllib.parse import quote
+
+    got = overview._pages(pl.Series(names, dtype=pl.String)).to_list()
+    assert got == [f"model?model={quote(n, safe='')}" for n in names]
+
+
+def test_a_board_is_built_from_one_attachment_of_the_store(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its rows, cards, coverage and provenance are read together (issue #31: one DuckDB instance and attachment each
+    cost ~0.03 s at 100k submissions), kept under their own keys, so the view's own calls are hits."""
+    from procbench.submissions import store as stores
+
+    attached: list[str] = []
+    real = stores._attach
+
+    def counted(con: object, path: Path, alias: str, *, read_only: bool) -> None:
+        attached.append(alias)
+        real(con, path, alias, read_only=read_only)  # type: ignore[arg-type]
+
+    infos = _infos(store)
+    info = next(i for i in infos if i.task == "openpi" and i.split == "test")
+    cache.clear()
+    monkeypatch.setattr(stores, "_attach", counted)
+    view = boardview.build(store, info, interval_rows=0, display=False)
+    assert len(attached) == 1 and view.provenance is not None and view.export.height > 3
+    assert cache.stats()["misses"] == 4 and cache.stats()["hits"] >= 4
+    attached.clear()
+    sitedata.prefetch_home(store)
+    assert len(attached) == 1 and cache.stats()["misses"] == 4 + 5
+    attached.clear()
+    overview.ranks(
+        store
+    )  # Home's own reads are kept; each other board's four reads come in one attachment
+    assert len(attached) == len(infos) - 1
+    assert cache.stats()["misses"] == 4 + 5 + 4 * (len(infos) - 1)
