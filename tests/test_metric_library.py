@@ -281,3 +281,12 @@ def test_scoring_a_task_without_propara_never_imports_nltk_or_scikit_learn():
         "runner.evaluate(SAMPLE_DATA_ROOT, 'test', sorted((SAMPLE_SUBMISSIONS_DIR / 'paradise-tip').glob('*.jsonl'))[0])"
     )
     assert _heavy_modules_after(code) == []
+
+
+def test_the_stems_a_process_keeps_are_bounded() -> None:
+    """A long-lived process stems every new token it is given: its memo keeps the most recent STEM_MEMO_SIZE words."""
+    from procbench.runners.library import text
+
+    stem = text._stemmer("porter", "nltk_extensions")
+    assert stem.cache_info().maxsize == text.STEM_MEMO_SIZE  # type: ignore[attr-defined]
+    assert stem("running") == "run" and stem("states") == "state"  # NLTK's Porter, through the memo

@@ -104,6 +104,9 @@ def split_on(separator: str, *, joiner: str = " ") -> Step:
 
 
 StemAlgorithm = Literal["porter", "porter2", "snowball_english"]
+# distinct words whose stems a process keeps: a language's working vocabulary, bounded so that a long-lived
+# site or rescoring process does not grow with every new token it is ever given (least recently used dropped)
+STEM_MEMO_SIZE = 1 << 17
 PorterMode = Literal["nltk_extensions", "martin_extensions", "original_algorithm"]
 
 
@@ -114,18 +117,18 @@ def _stemmer(algorithm: str, mode: str) -> Callable[[str], str]:
     if algorithm == "porter":
         from procbench.runners.library.porter import PorterStemmer
 
-        return functools.lru_cache(maxsize=None)(PorterStemmer(mode.upper()).stem)
+        return functools.lru_cache(maxsize=STEM_MEMO_SIZE)(PorterStemmer(mode.upper()).stem)
     if algorithm == "porter2":
         # Porter2 of PyPI ``stemming`` 1.0.1, the stemmer the NAACL'18 ProPara evaluator imports; close to NLTK's
         # English Snowball but not equal on tokens with non-letters ("g-rated": "g-rate" vs "g-rat")
         from stemming.porter2 import stem as porter2
 
-        return functools.lru_cache(maxsize=None)(porter2)
+        return functools.lru_cache(maxsize=STEM_MEMO_SIZE)(porter2)
     from nltk.stem.snowball import (
         SnowballStemmer,
     )  # no shipped spec uses Snowball: NLTK's own, imported here
 
-    return functools.lru_cache(maxsize=None)(SnowballStemmer("english").stem)
+    return functools.lru_cache(maxsize=STEM_MEMO_SIZE)(SnowballStemmer("english").stem)
 
 
 @component("normaliser", "stem", takes="str", gives="str")
