@@ -453,7 +453,9 @@ def submit(
     _stored_text(
         f"{state}: submission {outcome.submission_id}  {task.primary}={primary:.6f}  (team {outcome.team}, receipt {outcome.receipt or '-'})"
     )
-    _say_if_not_shown(db, task.name, split, outcome.evaluation.fingerprint)
+    _say_if_not_shown(
+        db, task.name, split, outcome.evaluation.fingerprint, outcome.board_fingerprint
+    )
 
 
 def _stored_text(text: str, *, err: bool = False) -> None:
@@ -468,13 +470,23 @@ def _receipt(exc: BaseException) -> str:
     return f" (receipt {receipt})" if receipt else ""
 
 
-def _say_if_not_shown(db: Path, task: str, split: str, fingerprint: str) -> None:
-    """Warn when a stored row's fingerprint is not the one its board shows (issue #29: registering never moves a board)."""
-    from procbench.submissions import boards, store
-    from procbench.submissions.sql import engine_only
+def _say_if_not_shown(
+    db: Path, task: str, split: str, fingerprint: str, shown: str | None = None
+) -> None:
+    """Warn when a stored row's fingerprint is not the one its board shows (issue #29: registering never moves a board).
 
-    with engine_only(), store.reader(db) as con:  # one execute(): DuckDB's engine alone (issue #31)
-        shown = boards.current(con, task, split)
+    ``shown``: the board's fingerprint as intake read it with the row (SubmissionOutcome.board_fingerprint); without
+    it the store is read.
+    """
+    if shown is None:
+        from procbench.submissions import boards, store
+        from procbench.submissions.sql import engine_only
+
+        with (
+            engine_only(),
+            store.reader(db) as con,
+        ):  # one execute(): DuckDB's engine alone (issue #31)
+            shown = boards.current(con, task, split)
     if shown not in (None, fingerprint):
         _stored_text(
             f"warning: stored under fingerprint {fingerprint[:12]}, but the board of {task} / {split} shows {shown[:12]}, so this row is not on it; "

@@ -28,6 +28,7 @@ from procbench.runners.runtime.judge_terms import JudgeError
 from procbench.runners.runtime.runner import Evaluation, TaskRunner
 from procbench.submissions import (
     blobs,
+    boards,
     judging,  # issue #17 (self-judged verdicts)
     provenance,
     store,
@@ -74,6 +75,9 @@ class SubmissionOutcome:
     warnings: list[str] = field(default_factory=list)
     receipt: str = ""
     team: str = ""
+    # the fingerprint the task's board showed, read where intake stored or found the row (None: no board, or not
+    # read): the console warns from it when the row is not on its board without opening the store again (issue #31)
+    board_fingerprint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -534,8 +538,9 @@ def _unstaged_problems(problems: list[Problem], staged: StagedFile, shown: str) 
 
 def _stored_already(
     attempt: _Attempt, gate: _Gate, now: datetime
-) -> tuple[str, str, tuple[Any, ...]] | None:
-    """(team, submission id, its ``(receipt_id, model)``) when this exact submission is stored already, else None.
+) -> tuple[str, str, tuple[Any, ...], str | None] | None:
+    """(team, submission id, its ``(receipt_id, model)``, the board's fingerprint) when this exact submission is stored
+    already, else None.
 
     A read (shared lock, no migration, no read-path sync): a resubmitted file, which stores nothing,
     costs no write (issue #31).  Anything this read cannot tell (no store yet, a team that needs a
@@ -551,9 +556,10 @@ def _stored_already(
             stored = con.execute(
                 "SELECT receipt_id, model FROM submissions WHERE submission_id = ?", [sid]
             ).fetchone()
+            shown = boards.current(con, attempt.task, attempt.split) if stored else None
     except (AuthError, duckdb.Error, OSError, TimeoutError):
         return None
-    return (resolved, sid, stored) if stored is not None else None
+    return (resolved, sid, stored, shown) if stored is not None else None
 
 
 def _duplicate(
@@ -564,6 +570,7 @@ def _duplicate(
     evaluation: Evaluation,
     notes: list[str],
     team: str,
+    shown: str | None,
 ) -> SubmissionOutcome:
     """The outcome of a file stored already (its stored receipt); _StoredUnderAnotherModel when stored under another model."""
     if (
@@ -574,7 +581,9 @@ def _duplicate(
             f"so it cannot also be {attempt.model!r}; nothing was stored\n  hint: submit {attempt.model!r}'s own predictions, or resubmit "
             f"under the name {stored[1]!r} to get the stored submission back"
         )
-    return SubmissionOutcome(sid, False, evaluation, notes, stored[0] if stored else "", team)
+    return SubmissionOutcome(
+        sid, False, evaluation, notes, stored[0] if stored else "", team, board_fingerprint=shown
+    )
 
 
 def _score_and_store(
@@ -689,8 +698,8 @@ def _score_and_store(
         store.crash_point("intake.before_store")
         known = _stored_already(attempt, gate, scored) if held else None
         if known is not None:  # the same file again: answered by a read, no write (issue #31)
-            resolved, sid, stored = known
-            return _duplicate(spec.name, attempt, sid, stored, evaluation, notes, resolved)
+            resolved, sid, stored, shown = known
+            return _duplicate(spec.name, attempt, sid, stored, evaluation, notes, resolved, shown)
         with store.writer(attempt.db_path) as con, store.transaction(con):
             release_attempt(
                 con, attempt.receipt
@@ -701,7 +710,10 @@ def _score_and_store(
                 found = con.execute(
                     "SELECT receipt_id, model FROM submissions WHERE submission_id = ?", [sid]
                 ).fetchone()
-                outcome = _duplicate(spec.name, attempt, sid, found, evaluation, notes, resolved)
+                shown = boards.current(con, spec.name, split)
+                outcome = _duplicate(
+                    spec.name, attempt, sid, found, evaluation, notes, resolved, shown
+                )
                 attempt.settled = True  # the reservation is released in this transaction
                 return outcome
             if (
@@ -743,6 +755,7 @@ def _score_and_store(
             store.insert_submission(
                 con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history
             )
+            shown = boards.current(con, spec.name, split)  # as committed with the row
             store.crash_point("store.before_commit")
     except _StoredUnderAnotherModel as exc:
         raise attempt.refuse("duplicate", str(exc)) from None
@@ -760,7 +773,9 @@ def _score_and_store(
         ) from exc
     attempt.settled = True  # the reservation was released in the storing transaction
     store.crash_point("store.after_commit")
-    return SubmissionOutcome(sid, True, evaluation, notes, attempt.receipt, resolved)
+    return SubmissionOutcome(
+        sid, True, evaluation, notes, attempt.receipt, resolved, board_fingerprint=shown
+    )
 
 
 def load_reported(

@@ -424,3 +424,24 @@ def test_the_installed_console_script_is_the_lean_entry() -> None:
     assert "from procbench.console import script" in script.read_text(encoding="utf-8"), (
         "reinstall: pip install -e . --no-deps"
     )
+
+
+def test_the_console_warns_of_a_row_off_its_board(tmp_path: Path) -> None:
+    """A submission stored under another fingerprint than its board's is named as off the board, from the fingerprint
+    intake read with the row (SubmissionOutcome.board_fingerprint, issue #31); a row on its board is not."""
+    from tests.test_submissions_support import STRONG, TEMPLATE, openpi_spec_variant
+
+    db = tmp_path / "board.duckdb"
+    changed = openpi_spec_variant(
+        tmp_path / "specs", old="params { dedup = false", new="params { dedup = true", name="openpi"
+    )
+    common = ["--split", "test", "--db", str(db), "--data-dir", str(SAMPLE_DATA_ROOT)]
+    on = _console("submit", "openpi", "--predictions", str(STRONG), "--model", "strong", *common)
+    assert on.returncode == 0, on.stderr
+    assert "not on it" not in on.stderr
+    for _ in range(2):  # a new row, then the same file again
+        off = _console(
+            "submit", str(changed), "--predictions", str(TEMPLATE), "--model", "t", *common
+        )
+        assert off.returncode == 0, off.stderr
+        assert "but the board of openpi / test shows" in off.stderr and "not on it" in off.stderr

@@ -136,3 +136,29 @@ def test_generated_bad_lines_are_reported_at_their_position(
         assert position + 1 in [p.line for p in exc.problems]
     else:  # only acceptable if the junk happened to be a valid, new record, which it never is here
         pytest.fail(f"accepted a file with junk line {junk!r}")
+
+
+def test_intake_reads_the_boards_fingerprint_with_the_row(tmp_path: Path) -> None:
+    """Issue #31 (submit beyond score): the outcome carries the fingerprint the task's board showed where intake
+    stored or found the row, so the console warns about a row off its board without opening the store again."""
+    from procbench.submissions import boards, store
+    from tests.test_submissions_support import STRONG, TEMPLATE, openpi_spec_variant, submit_openpi
+
+    db = tmp_path / "board.duckdb"
+    first = submit_openpi(db, STRONG, model="strong")
+    assert first.created and first.board_fingerprint == first.evaluation.fingerprint
+    changed = openpi_spec_variant(
+        tmp_path / "specs", old="params { dedup = false", new="params { dedup = true", name="openpi"
+    )
+    for created in (
+        True,
+        False,
+    ):  # a new row under the changed spec, then the same file again (a read)
+        other = submit_openpi(db, TEMPLATE, model="template", spec_file=changed)
+        assert other.created is created
+        assert other.evaluation.fingerprint != first.evaluation.fingerprint
+        with store.reader(db) as con:
+            shown = boards.current(con, "openpi", "test")
+        assert (
+            other.board_fingerprint == shown == first.evaluation.fingerprint
+        )  # registering never moves a board
