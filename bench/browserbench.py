@@ -104,10 +104,19 @@ PROBE = """
   // it, the main content redrawn by that run (its element no longer stale) and, when asked, the chosen text shown
   document.addEventListener('pointerdown', (e) => {
     if (e.target.closest && e.target.closest('[role=option]') && pb.pending) {
-      pb.change = {at: performance.now(), running: false, content: null, done: null, text: pb.pending};
+      pb.change = {at: performance.now(), running: false, content: null, done: null, text: pb.pending, message: false, drawn: false};
       pb.pending = null;
     }
   }, true);
+  // React may draw a quick run's start and end in one commit, so the page never shows it running: a message from the
+  // server after the change, then the main area redrawn, also says the run happened
+  const Socket = window.WebSocket;
+  window.WebSocket = class extends Socket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => { if (pb.change) pb.change.message = true; });
+    }
+  };
   const fresh = (el) => { const c = el.closest('[data-stale]'); return !c || c.getAttribute('data-stale') !== 'true'; };
   const onScreen = (el) => { const box = el.getBoundingClientRect(); return box.width > 0 && box.height > 0; };
   const changed = (state) => {
@@ -128,8 +137,14 @@ PROBE = """
     }
   };
   const check = (records) => {
-    if (pb.change && !pb.change.running && records) {
-      for (const r of records) if (r.attributeName === 'data-test-script-state' && r.oldValue === 'running') pb.change.running = true;
+    const ch = pb.change;
+    if (ch && !ch.running && records) {
+      for (const r of records) {
+        if (r.attributeName === 'data-test-script-state' && r.oldValue === 'running') ch.running = true;
+        const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+        if (ch.message && el && el.closest('[data-testid=stMain]')) ch.drawn = true;
+      }
+      if (ch.drawn) ch.running = true;
     }
     if (pb.content === null) {
       for (const el of document.querySelectorAll(selector)) {
