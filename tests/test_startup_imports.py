@@ -504,3 +504,63 @@ def test_a_warm_submit_to_an_existing_store_imports_what_intake_needs(tmp_path: 
     with duckdb.connect(str(db), read_only=True) as con:
         stored = con.execute("SELECT model FROM submissions ORDER BY model").fetchall()
     assert stored == [("sample-strong",), ("sample-weak",)]
+
+
+# issue #31: building a dataclass compiles its methods (about a millisecond of CPU each on the bench machine), so the
+# dataclasses a warm command builds are counted: ceilings, not targets. A warm PARADISE submit built 91 when its
+# spec's model imported the gold readers (runners/runtime/tables.py) and the syntax tree for a constant and a span
+# class; 69 when this was written (the model's 28, the runner's, intake's and the store's).
+WARM_PARADISE_SUBMIT_DATACLASSES_AT_MOST = 72
+
+_DATACLASS_PROBE = """
+import atexit, dataclasses, json, sys
+_built = []
+_process_class = dataclasses._process_class
+def _counted(cls, *args, **kwargs):
+    _built.append(cls.__module__ + "." + cls.__qualname__)
+    return _process_class(cls, *args, **kwargs)
+dataclasses._process_class = _counted
+def _report():
+    sys.stdout.flush()
+    sys.__stdout__.write("\\nDATACLASSES " + json.dumps(_built) + "\\n")
+atexit.register(_report)
+sys.argv = ["procbench", *sys.argv[1:]]
+from procbench.console import script
+sys.exit(script())
+"""
+
+
+def test_a_warm_paradise_submit_builds_a_bounded_number_of_dataclasses(tmp_path: Path) -> None:
+    db = tmp_path / "store" / "board.duckdb"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PROJECT_ROOT),
+        "PROCBENCH_CACHE_DIR": str(tmp_path / "cache"),
+    }
+
+    def submit(name: str) -> list[str]:
+        args = ["submit", "paradise-tip", "--split", "test"]
+        args += ["--predictions", str(_sample("paradise-tip", name))]
+        args += ["--model", name.removesuffix(".jsonl"), "--db", str(db)]
+        args += ["--data-dir", str(SAMPLE_DATA_ROOT)]
+        done = subprocess.run(
+            [sys.executable, "-c", _DATACLASS_PROBE, *args],
+            cwd=PROJECT_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        line = next(
+            line for line in reversed(done.stdout.splitlines()) if line.startswith("DATACLASSES ")
+        )
+        return list(json.loads(line.removeprefix("DATACLASSES ")))
+
+    submit("sample-weak.jsonl")  # makes the store and fills the spec cache
+    for state in ("a new file", "the same file again"):
+        built = submit("sample-strong.jsonl")
+        assert any(name.startswith("procbench.submissions.intake.") for name in built)  # it ran
+        assert not [name for name in built if name.startswith("procbench.dsl.syntax.")], state
+        assert len(built) <= WARM_PARADISE_SUBMIT_DATACLASSES_AT_MOST, (state, len(built))
