@@ -24,6 +24,12 @@ way keeps what it committed and the next run skips it.
 
 Workers only compute: the store is written by the coordinating process alone, as DuckDB requires.
 A local Ray started here runs its workers at normal priority (Ray's default is nice 15).
+
+The jobs go to one :class:`Scorer` actor per cluster CPU (at most one per batch): a worker process that
+builds the task's runner and reads its split's gold once, when it starts (while the coordinator reads the
+first raw files), and keeps them for every batch it scores; a batch goes to the actor with the fewest in
+flight, so every CPU scores to the end.  :data:`LAST_RUN` says, after a call, how many actors scored how
+many batches and what each loaded (tests check that no worker loads a task twice).
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ from procbench.submissions.engines import (
     PortableTask,
     RescoreJob,
     RescoreResult,
+    _runner_of,
+    _RUNNERS,
     installed_version,
     portable_task,
     run_job,
@@ -60,16 +68,53 @@ BATCHES_PER_CPU = 4
 IN_FLIGHT_PER_CPU = 2
 
 
+def _worker_root(data_root: str) -> str:
+    """The data root on this worker: ``PROCBENCH_RAY_DATA`` when set on its node, else the coordinator's."""
+    return os.environ.get(DATA_VARIABLE, "").strip() or data_root
+
+
 def _score_batch(task: PortableTask, jobs: list[RescoreJob]) -> list[RescoreResult]:
     """What a worker runs: the local engine's job function on each job, under the shipped task (it never raises)."""
     mine = installed_version()
     if task.version and mine != task.version:
         reason = f"the worker runs procbench {mine or '(not installed)'}, the coordinator {task.version}: install the same version on every node"
         return [RescoreResult(job.job_id, False, reason=reason) for job in jobs]
-    root = os.environ.get(DATA_VARIABLE, "").strip()
     return [
-        run_job(dataclasses.replace(job, data_root=root) if root else job, task) for job in jobs
+        run_job(dataclasses.replace(job, data_root=_worker_root(job.data_root)), task)
+        for job in jobs
     ]
+
+
+class Scorer:
+    """One scoring worker of a call (a Ray actor holding a CPU): it builds a task's runner and reads a split's gold
+    once (``procbench.submissions.engines`` keeps both per process), then scores batch after batch with them."""
+
+    def __init__(self, task: PortableTask, groups: Sequence[tuple[str, str]]) -> None:
+        self.batches = self.jobs = 0
+        if task.version and installed_version() != task.version:
+            return  # its batches fail with both versions named (_score_batch)
+        for (
+            data_root,
+            split,
+        ) in groups:  # warm: the runner and the gold, before the first batch comes
+            try:
+                _runner_of(task).gold(Path(_worker_root(data_root)), split)
+            except Exception:  # noqa: BLE001, S112 - the jobs report it (run_job never raises)
+                continue
+
+    def score(self, task: PortableTask, jobs: list[RescoreJob]) -> list[RescoreResult]:
+        self.batches, self.jobs = self.batches + 1, self.jobs + len(jobs)
+        return _score_batch(task, jobs)
+
+    def stats(self) -> dict[str, int]:
+        """This worker's process, the batches and jobs it scored, the runners it built and the golds it read."""
+        return {
+            "pid": os.getpid(),
+            "batches": self.batches,
+            "jobs": self.jobs,
+            "runners": len(_RUNNERS),
+            "golds": sum(len(runner._gold_cache) for runner in _RUNNERS.values()),
+        }
 
 
 def _absolute(job: RescoreJob) -> RescoreJob:
@@ -136,6 +181,8 @@ def _connect(ray: Any, address: str | None) -> bool:
         "include_dashboard": False,
     }
     if address is None:
+        # "local": a Ray of its own even when `ray start` runs on this machine (Ray would attach to that one)
+        options["address"] = "local"
         cpus = _positive(CPUS_VARIABLE)
         if cpus:
             options["num_cpus"] = cpus
@@ -148,10 +195,20 @@ def _connect(ray: Any, address: str | None) -> bool:
     return True
 
 
-def _failed(batch: Sequence[RescoreJob], exc: BaseException) -> list[RescoreResult]:
-    first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-    reason = f"ray worker failed: {type(exc).__name__}: {first}"
+def _failed(batch: Sequence[RescoreJob], exc: BaseException | str) -> list[RescoreResult]:
+    text = str(exc).strip()
+    first = text.splitlines()[0][:300] if text else ""
+    reason = (
+        f"ray worker failed: {type(exc).__name__}: {first}"
+        if isinstance(exc, BaseException)
+        else first
+    )
     return [RescoreResult(job.job_id, False, reason=reason) for job in batch]
+
+
+LAST_RUN: dict[
+    str, Any
+] = {}  # the latest call's shape: cpus, batch size, batches, and each actor's stats (Scorer.stats)
 
 
 def stream_with_ray(
@@ -163,35 +220,79 @@ def stream_with_ray(
         return
     most = batch_size_most or _positive(BATCH_VARIABLE) or BATCH
     import ray
+    from ray.exceptions import RayActorError
 
     started = _connect(ray, address)
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        remote = ray.remote(max_retries=1)(_score_batch)
-        queue = iter(_batches([_absolute(job) for job in jobs], batch_size(len(jobs), cpus, most)))
+        size = batch_size(len(jobs), cpus, most)
+        batches = _batches([_absolute(job) for job in jobs], size)
+        LAST_RUN.clear()
+        LAST_RUN.update(cpus=cpus, batch_size=size, batches=len(batches), actors=[])
         tasks: dict[
             str, Any
         ] = {}  # spec path -> the object reference of its PortableTask (put once)
-        pending: dict[Any, list[RescoreJob]] = {}
         early: list[RescoreResult] = []
 
-        def submit(batch: list[RescoreJob]) -> None:
+        def task_of(spec_path: str) -> Any:
+            if spec_path not in tasks:
+                tasks[spec_path] = ray.put(portable_task(spec_path))
+            return tasks[spec_path]
+
+        first, spec = None, ""  # the first spec that can be read: the actors warm up on it
+        unreadable: set[str] = set()
+        for batch in batches:
             try:
-                if batch[0].spec_path not in tasks:
-                    tasks[batch[0].spec_path] = ray.put(portable_task(batch[0].spec_path))
-                pending[
-                    remote.remote(tasks[batch[0].spec_path], [_shipped(job) for job in batch])
-                ] = batch
+                first, spec = task_of(batch[0].spec_path), batch[0].spec_path
+                break
+            except Exception as exc:  # noqa: BLE001 - a spec that cannot be read fails its jobs
+                early.extend(_failed(batch, exc))
+                unreadable.add(batch[0].spec_path)
+        batches = [b for b in batches if b[0].spec_path not in unreadable]
+        groups = sorted({(b[0].data_root, b[0].split) for b in batches if b[0].spec_path == spec})
+        actor_class = ray.remote(num_cpus=1, max_restarts=1, max_task_retries=1)(Scorer)
+        actors: list[Any] = (
+            [actor_class.remote(first, groups) for _ in range(min(cpus, len(batches)))]
+            if first is not None
+            else []
+        )
+        in_flight = [0] * len(actors)
+        alive = [True] * len(actors)
+        queue = iter(batches)
+        pending: dict[Any, tuple[list[RescoreJob], int]] = {}
+
+        def submit(batch: list[RescoreJob]) -> bool:
+            """To the live actor with the fewest batches in flight, if one has fewer than IN_FLIGHT_PER_CPU."""
+            free = [i for i in range(len(actors)) if alive[i] and in_flight[i] < IN_FLIGHT_PER_CPU]
+            if not free:
+                return False
+            index = min(free, key=in_flight.__getitem__)
+            try:
+                ref = actors[index].score.remote(
+                    task_of(batch[0].spec_path), [_shipped(job) for job in batch]
+                )
             except Exception as exc:  # noqa: BLE001 - a spec or raw file that cannot be read fails its jobs
                 early.extend(_failed(batch, exc))
+                return True
+            pending[ref] = (batch, index)
+            in_flight[index] += 1
+            return True
 
-        def fill() -> (
-            None
-        ):  # at most IN_FLIGHT_PER_CPU batches per CPU in flight: raw files are read as their batch goes
-            while (
-                len(pending) < IN_FLIGHT_PER_CPU * cpus and (batch := next(queue, None)) is not None
-            ):
-                submit(batch)
+        waiting: list[list[RescoreJob]] = []
+
+        def fill() -> None:  # raw files are read as their batch goes out, never all at once
+            while True:
+                batch = waiting.pop() if waiting else next(queue, None)
+                if batch is None:
+                    return
+                if not any(alive):
+                    early.extend(
+                        _failed(batch, "ray worker failed: every scoring actor of this call died")
+                    )
+                    continue
+                if not submit(batch):
+                    waiting.append(batch)
+                    return
 
         while True:
             fill()
@@ -201,13 +302,23 @@ def stream_with_ray(
                 break
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                batch = pending.pop(ref)
-                fill()  # before reading this one's results: keep the cluster busy
+                batch, index = pending.pop(ref)
+                in_flight[index] -= 1
                 try:
                     results = ray.get(ref)
+                except RayActorError as exc:  # the actor is gone (Ray restarted it once already)
+                    alive[index] = False
+                    results = _failed(batch, exc)
                 except Exception as exc:  # noqa: BLE001 - a lost worker fails its jobs, not the run
                     results = _failed(batch, exc)
+                fill()  # before handing these results over: keep the cluster busy
                 yield from results
+        for actor, live in zip(actors, alive, strict=True):
+            if live:
+                try:
+                    LAST_RUN["actors"].append(ray.get(actor.stats.remote(), timeout=30))
+                except Exception:  # noqa: BLE001, S112 - the figures are a report, not the run's
+                    continue
     finally:
         if started:
             ray.shutdown()

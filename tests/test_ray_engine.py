@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from procbench.submissions.engines import ENGINES, RescoreJob, get_engine
-from procbench.rescore import rescore
+from procbench.dsl.tasks import spec_path
+from procbench.rescore import plan, rescore
+from procbench.submissions.engines import ENGINES, RescoreJob, get_engine, run_job
 from tests.rescore_stores import TASKS, changed_root, copy_store, rescored_rows, sample_store
 
 ray = pytest.importorskip("ray")
@@ -117,7 +119,11 @@ def test_the_cluster_address_comes_from_the_argument_or_the_environment(
     monkeypatch.delenv(ray_engine.ADDRESS_VARIABLE)
     monkeypatch.setenv(ray_engine.CPUS_VARIABLE, "3")
     ray_engine._connect(Recorder, None)
-    assert [c.get("address") for c in calls] == ["ray://head:10001", "auto", None]
+    assert [c.get("address") for c in calls] == [
+        "ray://head:10001",
+        "auto",
+        "local",
+    ]  # unset: a Ray of its own, never a `ray start` cluster Ray would find on this machine
     assert calls[2]["num_cpus"] == 3
     assert calls[2]["_system_config"] == {
         "worker_niceness": 0
@@ -125,3 +131,37 @@ def test_the_cluster_address_comes_from_the_argument_or_the_environment(
     monkeypatch.setenv(ray_engine.CPUS_VARIABLE, "many")
     with pytest.raises(ValueError, match="PROCBENCH_RAY_CPUS must be a positive whole number"):
         ray_engine._connect(Recorder, None)
+
+
+def test_each_worker_loads_the_task_once_and_every_cpu_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nine jobs on a local Ray of 2 CPUs: two actors, each builds the runner and reads the gold once, both score."""
+    monkeypatch.setenv(ray_engine.CPUS_VARIABLE, "2")
+    monkeypatch.delenv(ray_engine.ADDRESS_VARIABLE, raising=False)
+    db, changed = sample_store(tmp_path), changed_root(tmp_path)
+    planned, *_ = plan(db, spec_path("openpi"), data_root=changed)
+    assert planned
+    jobs = [
+        dataclasses.replace(planned[i % len(planned)], job_id=f"copy-{i}") for i in range(9)
+    ]  # the same stored files under other ids: more jobs than CPUs
+    results = ray_engine.run_with_ray(jobs)
+    assert sorted(r.job_id for r in results) == sorted(j.job_id for j in jobs)
+    assert all(r.ok for r in results), [r.reason for r in results if not r.ok]
+    here = {j.job_id: run_job(j) for j in jobs[:2]}  # the same rows as this process computes
+    for r in results:
+        if r.job_id in here:
+            assert (r.fingerprint, r.items, r.aggregates) == (
+                here[r.job_id].fingerprint,
+                here[r.job_id].items,
+                here[r.job_id].aggregates,
+            )
+    run = ray_engine.LAST_RUN
+    assert run["cpus"] == 2 and run["batch_size"] == ray_engine.batch_size(9, 2) == 2
+    assert run["batches"] == 5  # ceil(9 / 2)
+    actors = run["actors"]
+    assert len(actors) == 2 and len({a["pid"] for a in actors}) == 2  # one worker process per CPU
+    assert all(a["batches"] >= 1 for a in actors)  # both CPUs scored
+    assert sum(a["batches"] for a in actors) == 5 and sum(a["jobs"] for a in actors) == 9
+    assert all(a["runners"] == 1 and a["golds"] == 1 for a in actors)  # loaded once per worker
+    assert not ray.is_initialized()
