@@ -480,35 +480,80 @@ def rescore_measurements(
     record = next(r for r in records if len(r["SequenceFlow"]) > 1)
     record["SequenceFlow"] = record["SequenceFlow"][:-1]  # one gold flow fewer: a new fingerprint
     gold.write_text(json.dumps(records), encoding="utf-8")
+    return rescore_runs(base, db, changed, submissions, engines, reps)
+
+
+ATTACHED = (
+    "ray-attached"  # the ray engine on a cluster started before the runs (procbench.bench.ray_head)
+)
+ENGINE_LABELS = {
+    "ray": "ray (starts its own cluster)",
+    ATTACHED: "ray (attached to a running local cluster)",
+}
+
+
+def rescore_runs(
+    base: Path, db: Path, changed: Path, submissions: int, engines: list[str], reps: int
+) -> list[dict[str, Any]]:
+    """The timed part of :func:`rescore_measurements`: each engine re-scores a fresh copy of ``db`` under ``changed``.
+
+    ``ray-attached`` is the ray engine on a local cluster started (``ray start --head``) before the runs and
+    stopped after them, as an operator runs one; its start-up and stop are timed apart and reported in its row.
+    """
+    from contextlib import ExitStack
+
+    cpus = os.cpu_count() or 2
     runs: dict[str, list[dict[str, Any]]] = {engine: [] for engine in engines}
-    for rep in range(reps):
-        for engine in engines if rep % 2 == 0 else engines[::-1]:
-            copy = base / f"store-{engine}.duckdb"
-            shutil.rmtree(base / f"store-{engine}.duckdb.raw", ignore_errors=True)
-            shutil.copyfile(db, copy)
-            if (base / "store.duckdb.raw").exists():
-                shutil.copytree(base / "store.duckdb.raw", base / f"store-{engine}.duckdb.raw")
-            _say(
-                f"rescore {submissions} PAGED submissions with the {engine} engine ({rep + 1}/{reps})"
-            )
-            runs[engine].append(
-                {
-                    "load": machine.load_average(),
-                    **run_worker(
-                        {
-                            "kind": "rescore",
-                            "engine": engine,
-                            "db": copy,
-                            "task": "paged",
-                            "data_root": changed,
-                        },
-                        env={"PROCBENCH_RAY_CPUS": str(os.cpu_count() or 2)},
-                    ),
-                }
-            )
+    cluster: dict[str, Any] = {}
+    with ExitStack() as stack:
+        env = {"PROCBENCH_RAY_CPUS": str(cpus)}
+        attached = dict(env)
+        if ATTACHED in engines:
+            from procbench.bench.ray_head import ENVIRONMENT, running_head
+
+            _say(f"ray start --head --num-cpus {cpus} (for the {ATTACHED} runs)")
+            try:
+                head = stack.enter_context(running_head(cpus))
+            except Exception as exc:  # noqa: BLE001 - reported as the row's error
+                cluster["error"] = f"{type(exc).__name__}: {exc}"[:400]
+                engines = [e for e in engines if e != ATTACHED]
+            else:
+                attached |= {"PROCBENCH_RAY_ADDRESS": head.address} | ENVIRONMENT
+        for rep in range(reps):
+            for engine in engines if rep % 2 == 0 else engines[::-1]:
+                copy = base / f"store-{engine}.duckdb"
+                shutil.rmtree(base / f"store-{engine}.duckdb.raw", ignore_errors=True)
+                shutil.copyfile(db, copy)
+                if (base / "store.duckdb.raw").exists():
+                    shutil.copytree(base / "store.duckdb.raw", base / f"store-{engine}.duckdb.raw")
+                _say(
+                    f"rescore {submissions} PAGED submissions with the {engine} engine ({rep + 1}/{reps})"
+                )
+                runs[engine].append(
+                    {
+                        "load": machine.load_average(),
+                        **run_worker(
+                            {
+                                "kind": "rescore",
+                                "engine": "ray" if engine == ATTACHED else engine,
+                                "db": copy,
+                                "task": "paged",
+                                "data_root": changed,
+                            },
+                            env=attached if engine == ATTACHED else env,
+                        ),
+                    }
+                )
+    if ATTACHED in runs and "error" not in cluster:
+        cluster = {"cluster_start_s": head.start_s, "cluster_stop_s": head.stop_s}
     rows = []
     for engine, done in runs.items():
-        row: dict[str, Any] = {"engine": engine, "submissions": submissions, "runs": []}
+        row: dict[str, Any] = {
+            "engine": engine,
+            "label": ENGINE_LABELS.get(engine, engine),
+            "submissions": submissions,
+            "runs": [],
+        } | (cluster if engine == ATTACHED else {})
         for run in done:
             if "error" in run:
                 row["error"] = run["error"]
@@ -618,9 +663,9 @@ def main(argv: list[str] | None = None) -> int:
     results["comparisons"] = (
         [] if "compare" in skip else comparisons(workloads, scales[0], args.quick)
     )
-    engines = ["local", "processes"] + (
-        [] if args.no_ray else ["ray"]
-    )  # processes: one worker per CPU (issue #31)
+    engines = (
+        ["local", "processes"] + ([] if args.no_ray else ["ray", ATTACHED])
+    )  # processes: one worker per CPU (issue #31); ray: its own cluster, and one started before the runs
     results["rescore"] = (
         []
         if "rescore" in skip

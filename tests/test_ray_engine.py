@@ -165,3 +165,29 @@ def test_each_worker_loads_the_task_once_and_every_cpu_scores(
     assert sum(a["batches"] for a in actors) == 5 and sum(a["jobs"] for a in actors) == 9
     assert all(a["runners"] == 1 and a["golds"] == 1 for a in actors)  # loaded once per worker
     assert not ray.is_initialized()
+
+
+def test_the_engine_attaches_to_a_running_cluster_and_leaves_it_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's `ray start --head` (procbench.bench.ray_head): two calls attach to it, it stops when the bench does."""
+    import psutil
+
+    from procbench.bench.ray_head import ENVIRONMENT, running_head
+
+    for name, value in ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+    db, changed = sample_store(tmp_path), changed_root(tmp_path)
+    jobs, *_ = plan(db, spec_path("openpi"), data_root=changed)
+    assert jobs
+    with running_head(2) as head:
+        monkeypatch.setenv(ray_engine.ADDRESS_VARIABLE, head.address)
+        for _ in range(2):  # the first call's disconnect leaves the cluster to the second
+            results = ray_engine.run_with_ray(jobs)
+            assert sorted(r.job_id for r in results) == sorted(j.job_id for j in jobs)
+            assert all(r.ok for r in results), [r.reason for r in results if not r.ok]
+            assert ray_engine.LAST_RUN["cpus"] == 2
+            assert len(ray_engine.LAST_RUN["actors"]) == min(2, ray_engine.LAST_RUN["batches"])
+            assert not ray.is_initialized()
+        assert psutil.pid_exists(head.pid)
+    assert not psutil.pid_exists(head.pid) or psutil.Process(head.pid).status() == "zombie"
