@@ -114,9 +114,38 @@ PROBE = """
   window.WebSocket = class extends Socket {
     constructor(...args) {
       super(...args);
-      this.addEventListener('message', () => { if (pb.change) pb.change.message = true; });
+      this.addEventListener('message', (e) => {
+        const ch = pb.change;
+        if (!ch) return;
+        ch.message = true;
+        if (ch.finished === undefined && finished(e.data)) ch.finished = performance.now();
+      });
     }
   };
+  // Streamlit's ForwardMsg carries `script_finished` as field 6 (a varint): the run's end, read off the wire
+  const finished = (data) => {
+    if (!(data instanceof ArrayBuffer)) return false;
+    const b = new Uint8Array(data);
+    let i = 0;
+    const varint = () => { let v = 0, s = 0, x; do { x = b[i++]; v += (x & 127) * 2 ** s; s += 7; } while (x & 128 && i < b.length); return v; };
+    while (i < b.length) {
+      const tag = varint(), type = tag & 7;
+      if (tag >> 3 === 6 && type === 0) return true;
+      if (type === 0) varint(); else if (type === 2) i += varint(); else if (type === 1) i += 8; else if (type === 5) i += 4; else return false;
+    }
+    return false;
+  };
+  // ...and when a run changed nothing the page draws, no mutation says it ended: the last redraw of the main area
+  // after the change (else the end of the run on the wire) once the page has been quiet for QUIET ms
+  const QUIET = 300;
+  setInterval(() => {
+    const ch = pb.change;
+    if (!ch || ch.done !== null || ch.finished === undefined) return;
+    const last = Math.max(ch.finished, ch.lastDrawn || 0);
+    if (performance.now() - last < QUIET) return;
+    if (ch.content === null) ch.content = last;
+    ch.done = last;
+  }, 50);
   const fresh = (el) => { const c = el.closest('[data-stale]'); return !c || c.getAttribute('data-stale') !== 'true'; };
   const onScreen = (el) => { const box = el.getBoundingClientRect(); return box.width > 0 && box.height > 0; };
   const changed = (state) => {
@@ -138,11 +167,11 @@ PROBE = """
   };
   const check = (records) => {
     const ch = pb.change;
-    if (ch && !ch.running && records) {
+    if (ch && ch.done === null && records) {
       for (const r of records) {
         if (r.attributeName === 'data-test-script-state' && r.oldValue === 'running') ch.running = true;
         const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
-        if (ch.message && el && el.closest('[data-testid=stMain]')) ch.drawn = true;
+        if (ch.message && el && el.closest('[data-testid=stMain]')) { ch.drawn = true; ch.lastDrawn = performance.now(); }
       }
       if (ch.drawn) ch.running = true;
     }
