@@ -75,60 +75,58 @@ ui.note_unknown_values(
 ui.note_bad_whole_number(
     "ci", "Bootstrap the top N rows", 0, config.MAX_INTERVAL_ROWS, config.DEFAULT_INTERVAL_ROWS
 )
-with st.sidebar.expander("Filters", expanded=True):
-    kinds = st.multiselect(
-        "Kind", everything.get("kind", []), key="kind", bind="query-params", placeholder="all"
-    )
-    sizes = st.multiselect(
-        "Size class",
-        everything.get("size", []),
-        key="size",
-        bind="query-params",
-        placeholder="all",
-        help="commercial / big open-source / small (≤ 8 GB) / tiny (≤ 4 GB), or parameter-count classes",
-    )
-    access = st.multiselect(
-        "Weights (open / closed)",
-        everything.get("access", []),
-        key="access",
-        bind="query-params",
-        placeholder="all",
-    )
-    families = st.multiselect(
-        "Method family",
-        everything.get("family", []),
-        key="family",
-        bind="query-params",
-        placeholder="all",
-    )
-    teams = st.multiselect(
-        "Team", everything.get("team", []), key="team", bind="query-params", placeholder="all"
-    )
-    # issue #34: the model card's contamination mark, who ran the model, who judged the verdicts
-    contamination = st.multiselect(
-        "Contamination",
-        everything.get("contamination", []),
-        key="contamination",
-        bind="query-params",
-        placeholder="all",
-        help="the model card's word on the model's known exposure to this benchmark's data",
-    )
-    ran = st.multiselect(
-        "Run by",
-        everything.get("run_by", []),
-        key="ran",
-        bind="query-params",
-        placeholder="all",
-        help="who ran the model: the submitter, the board's operator, or a paper (reported rows)",
-    )
-    judged = st.multiselect(
-        "Judged by",
-        everything.get("judged", []),
-        key="judged",
-        bind="query-params",
-        placeholder="all",
-        help="who judged the verdicts: the board's judge, the submitter (self-judged), or no judge",
-    )
+# issue #31: the eight filters are drawn when the visitor opens them or one is set in the address: drawn on every view,
+# their multiselects were two fifths of a warm board's elements in the browser. A filter in the address keeps them open.
+FILTERS = ("kind", "size", "access", "family", "team", "contamination", "ran", "judged")
+filtered = any(k in st.query_params for k in FILTERS)
+filter_box = st.sidebar.expander("Filters", expanded=filtered, key="filters", on_change="rerun")
+shown = bool(filter_box.open) or filtered
+
+
+def pick(label: str, facet: str, key: str, help: str | None = None) -> list[str]:
+    """One filter's values ([] = all); drawn in the Filters box only when it is shown."""
+    if not shown:
+        return []
+    with filter_box:
+        return st.multiselect(
+            label,
+            everything.get(facet, []),
+            key=key,
+            bind="query-params",
+            placeholder="all",
+            help=help,
+        )
+
+
+kinds = pick("Kind", "kind", "kind")
+sizes = pick(
+    "Size class",
+    "size",
+    "size",
+    "commercial / big open-source / small (≤ 8 GB) / tiny (≤ 4 GB), or parameter-count classes",
+)
+access = pick("Weights (open / closed)", "access", "access")
+families = pick("Method family", "family", "family")
+teams = pick("Team", "team", "team")
+# issue #34: the model card's contamination mark, who ran the model, who judged the verdicts
+contamination = pick(
+    "Contamination",
+    "contamination",
+    "contamination",
+    "the model card's word on the model's known exposure to this benchmark's data",
+)
+ran = pick(
+    "Run by",
+    "run_by",
+    "ran",
+    "who ran the model: the submitter, the board's operator, or a paper (reported rows)",
+)
+judged = pick(
+    "Judged by",
+    "judged",
+    "judged",
+    "who judged the verdicts: the board's judge, the submitter (self-judged), or no judge",
+)
 interval_rows = st.sidebar.number_input(
     "Bootstrap the top N rows",
     min_value=0,
