@@ -234,16 +234,24 @@ def stream_with_ray(
         ] = {}  # spec path -> the object reference of its PortableTask (put once)
         early: list[RescoreResult] = []
 
+        values: dict[str, PortableTask] = {}
+
         def task_of(spec_path: str) -> Any:
             if spec_path not in tasks:
-                tasks[spec_path] = ray.put(portable_task(spec_path))
+                values[spec_path] = portable_task(spec_path)
+                tasks[spec_path] = ray.put(values[spec_path])
             return tasks[spec_path]
 
-        first, spec = None, ""  # the first spec that can be read: the actors warm up on it
-        unreadable: set[str] = set()
+        first: PortableTask | None = (
+            None  # the first spec that can be read: the actors warm up on it
+        )
+        spec, unreadable = "", set[str]()
         for batch in batches:
             try:
-                first, spec = task_of(batch[0].spec_path), batch[0].spec_path
+                task_of(batch[0].spec_path)
+                spec = batch[0].spec_path
+                # by value (tens of kB): Ray restarts an actor only when its arguments are not in the object store
+                first = values[spec]
                 break
             except Exception as exc:  # noqa: BLE001 - a spec that cannot be read fails its jobs
                 early.extend(_failed(batch, exc))
