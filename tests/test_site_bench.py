@@ -509,3 +509,22 @@ def test_the_report_judges_a_sidebar_change_and_gives_the_floor_beside_the_goals
     assert "| 0.05 / 0.70 | failed: TimeoutError: no new content |" in failed
     results["floor"] = {**results["floor"], "warm": [], "error": "RuntimeError: did not start"}  # type: ignore[dict-item]
     assert "in the same run: failed: RuntimeError: did not start." in browserbench.markdown(results)
+
+
+def test_the_board_draws_its_filters_when_one_is_in_the_address_and_filters_by_it(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #31: the eight filter multiselects are left out of a plain view (lazy Filters box), drawn and applied
+    when a filter is in the address."""
+    plain = page(demo_db, monkeypatch, "board", task="openpi", split="test")
+    assert [e.label for e in plain.sidebar.expander] == ["Filters"]
+    assert not [m for m in plain.sidebar.multiselect if m.label == "Kind"]
+    everything = plain.dataframe[0].value
+    kinds = set(everything["Kind"])
+    kind = sorted(kinds)[0]
+    filtered = page(demo_db, monkeypatch, "board", task="openpi", split="test", kind=[kind])
+    labels = [m.label for m in filtered.sidebar.multiselect]
+    assert {"Kind", "Size class", "Team", "Judged by"} <= set(labels)
+    assert next(m for m in filtered.sidebar.multiselect if m.label == "Kind").value == [kind]
+    table = filtered.dataframe[0].value
+    assert set(table["Kind"]) == {kind} and len(table) == int((everything["Kind"] == kind).sum())
