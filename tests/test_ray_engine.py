@@ -167,27 +167,53 @@ def test_each_worker_loads_the_task_once_and_every_cpu_scores(
     assert not ray.is_initialized()
 
 
+ATTACHED_CALLS = """
+import json, sys
+from pathlib import Path
+from procbench.dsl.tasks import spec_path
+from procbench.rescore import plan
+from procbench.submissions import ray_engine
+jobs, *_ = plan(Path(sys.argv[1]), spec_path("openpi"), data_root=Path(sys.argv[2]))
+for _ in range(2):  # the first call's disconnect leaves the cluster to the second
+    results = ray_engine.run_with_ray(jobs)
+    print(json.dumps({"jobs": sorted(j.job_id for j in jobs), "results": sorted(r.job_id for r in results),
+        "failed": [r.reason for r in results if not r.ok], "run": ray_engine.LAST_RUN}))
+"""
+
+
 def test_the_engine_attaches_to_a_running_cluster_and_leaves_it_running(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The bench's `ray start --head` (procbench.bench.ray_head): two calls attach to it, it stops when the bench does."""
+    """The bench's `ray start --head` (procbench.bench.ray_head): two calls of a fresh process (as the bench runs
+    them) attach to it, and it stops with the bench."""
+    import json
+    import os
+    import subprocess
+    import sys
+
     import psutil
 
     from procbench.bench.ray_head import ENVIRONMENT, running_head
+    from procbench.paths import PROJECT_ROOT
 
-    for name, value in ENVIRONMENT.items():
-        monkeypatch.setenv(name, value)
     db, changed = sample_store(tmp_path), changed_root(tmp_path)
-    jobs, *_ = plan(db, spec_path("openpi"), data_root=changed)
-    assert jobs
     with running_head(2) as head:
-        monkeypatch.setenv(ray_engine.ADDRESS_VARIABLE, head.address)
-        for _ in range(2):  # the first call's disconnect leaves the cluster to the second
-            results = ray_engine.run_with_ray(jobs)
-            assert sorted(r.job_id for r in results) == sorted(j.job_id for j in jobs)
-            assert all(r.ok for r in results), [r.reason for r in results if not r.ok]
-            assert ray_engine.LAST_RUN["cpus"] == 2
-            assert len(ray_engine.LAST_RUN["actors"]) == min(2, ray_engine.LAST_RUN["batches"])
-            assert not ray.is_initialized()
+        env = {**os.environ, **ENVIRONMENT, ray_engine.ADDRESS_VARIABLE: head.address}
+        done = subprocess.run(
+            [sys.executable, "-c", ATTACHED_CALLS, str(db), str(changed)],
+            cwd=PROJECT_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        calls = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        assert len(calls) == 2
+        for call in calls:
+            assert call["jobs"] and call["results"] == call["jobs"] and not call["failed"], call
+            run = call["run"]
+            assert run["cpus"] == 2 and len(run["actors"]) == min(2, run["batches"])
         assert psutil.pid_exists(head.pid)
     assert not psutil.pid_exists(head.pid) or psutil.Process(head.pid).status() == "zombie"
