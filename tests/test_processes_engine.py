@@ -226,7 +226,7 @@ def test_forked_workers_score_every_job_on_the_coordinators_gold(
     stores: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Forked workers inherit the runner and the gold the coordinator read while planning: no worker reads a gold file,
-    the jobs are scored by the workers (one job per task: both get some), and this process only hands them out."""
+    the jobs are scored by the workers, and this process only hands them out."""
     from procbench.runners.runtime.runner import TaskRunner
 
     monkeypatch.delenv(processes_engine.START_VARIABLE, raising=False)
@@ -245,9 +245,9 @@ def test_forked_workers_score_every_job_on_the_coordinators_gold(
     calls = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
     scorers = {pid for pid, what in calls if what == "job"}
     assert [what for _, what in calls].count("job") == len(jobs)
-    assert (
-        str(os.getpid()) not in scorers and len(scorers) == 2
-    )  # the two workers scored, not this process
+    # the workers scored, not this process; how the jobs fall between the two depends on which is free first (CI's
+    # loaded machine once gave them all to one), so only their number is bounded here
+    assert str(os.getpid()) not in scorers and 1 <= len(scorers) <= 2
     assert [
         pid for pid, what in calls if what == "gold"
     ] == []  # planning read it here, before the fork
