@@ -325,6 +325,9 @@ def views(db: Path, main_task: str = "openpi") -> list[View]:
     return out
 
 
+CROWD_TIMEOUT_MS = 90_000  # a crowd's tab that shows nothing by then is counted as stuck
+
+
 def _open(context: Any, url: str, kind: str) -> Any:
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
@@ -333,8 +336,8 @@ def _open(context: Any, url: str, kind: str) -> Any:
     return page
 
 
-def _result(page: Any) -> Load:
-    page.wait_for_function(READY, polling=50, timeout=TIMEOUT_MS)
+def _result(page: Any, timeout_ms: int = TIMEOUT_MS) -> Load:
+    page.wait_for_function(READY, polling=50, timeout=timeout_ms)
     r = page.evaluate(RESULT)
     if r["exception"]:
         raise RuntimeError(f"{page.url}: the page shows an exception")
@@ -426,8 +429,15 @@ def _crowd(context: Any, server: live.Server, view: View) -> dict[str, Any]:
     )
     wall = time.monotonic()
     pages = [_open(context, f"{server.url}/{view.path}", view.kind) for _ in range(CONCURRENT)]
+    loads, stuck = [], 0
     try:
-        loads = [_result(p) for p in pages]
+        for p in (
+            pages
+        ):  # a tab that never shows the content is counted, not waited for (the crowd goes on)
+            try:
+                loads.append(_result(p, CROWD_TIMEOUT_MS))
+            except Exception:  # noqa: BLE001 - Playwright's timeout, or the page's exception
+                stuck += 1
         wall = time.monotonic() - wall
         client_cpu = (
             live.client_cpu_seconds(server.process.pid) - client_cpu
@@ -437,11 +447,14 @@ def _crowd(context: Any, server: live.Server, view: View) -> dict[str, Any]:
             p.close()
     server_cpu = server.cpu_seconds() - server_cpu
     busy = live.machine_busy_seconds() - busy
+    if not loads:
+        return {"view": view.name, "error": f"none of {len(pages)} tabs showed its content"}
     fcp = [x.fcp_s for x in loads if x.fcp_s is not None]
     content = [x.content_s for x in loads]
     return {
         "view": view.name,
         "pages": len(loads),
+        "stuck": stuck,
         "wall_s": wall,
         "server_cpu_s": server_cpu,
         "browser_cpu_s": client_cpu,
@@ -558,8 +571,11 @@ def bench_store(
                 crowd = _crowd(context, server, board)
                 context.close()
                 log(
-                    f"{name:<5} {crowd['pages']} at once on {board.name}: content p50 {crowd['content_p50_s']:.2f} s, p95 {crowd['content_p95_s']:.2f} s; "
+                    f"{name:<5} at once on {board.name}: {crowd['error']}"
+                    if "error" in crowd
+                    else f"{name:<5} {crowd['pages']} at once on {board.name}: content p50 {crowd['content_p50_s']:.2f} s, p95 {crowd['content_p95_s']:.2f} s; "
                     f"CPU server {crowd['server_cpu_s']:.1f} s, browser {crowd['browser_cpu_s']:.1f} s, other {crowd['other_cpu_s']:.1f} s"
+                    + (f"; {crowd['stuck']} tab(s) never showed content" if crowd["stuck"] else "")
                 )
                 protocol = _protocol_crowd(server, board)
                 log(
@@ -710,6 +726,8 @@ def markdown(results: dict[str, Any]) -> str:
             ):
                 worst[key] = max(worst[key], value or 0.0)
         crowd = store_result.get("concurrent") or {}
+        crowd_error = crowd.get("error")
+        crowd = {} if crowd_error else crowd
         shares = [
             (w.get("browser_cpu_s") or 0.0, w.get("cpu_s") or 0.0)
             for v in store_result["views"]
@@ -730,8 +748,15 @@ def markdown(results: dict[str, Any]) -> str:
                 f"server {crowd['server_cpu_s']:.2f} s ({crowd['server_cpu_s'] / crowd['pages']:.3f} s per view), the {crowd['pages']} browser tabs "
                 f"{crowd.get('browser_cpu_s', 0.0):.1f} s, everything else on the machine {crowd.get('other_cpu_s', 0.0):.1f} s, of "
                 f"{crowd.get('cpus') or '?'} CPUs × {crowd['wall_s']:.1f} s."
+                + (
+                    f" {crowd['stuck']} more tab(s) never showed the content within {CROWD_TIMEOUT_MS // 1000} s (not counted above)."
+                    if crowd.get("stuck")
+                    else ""
+                )
             )
             lines.append("")
+        elif crowd_error:
+            lines += [f"{CONCURRENT} viewers at once in browsers: {crowd_error}.", ""]
         protocol = store_result.get("concurrent_protocol") or {}
         if protocol and "error" in protocol:
             lines += [
