@@ -9,7 +9,6 @@ error (``procbench.submissions.errors``) that carries the receipt and the reason
 from __future__ import annotations
 
 import contextvars
-import dataclasses
 import hashlib
 import json
 import os
@@ -533,7 +532,7 @@ def _unstaged(text: str, staged: StagedFile, shown: str) -> str:
 
 
 def _unstaged_problems(problems: list[Problem], staged: StagedFile, shown: str) -> list[Problem]:
-    return [dataclasses.replace(p, message=_unstaged(p.message, staged, shown)) for p in problems]
+    return [p.replace(message=_unstaged(p.message, staged, shown)) for p in problems]
 
 
 def _stored_already(

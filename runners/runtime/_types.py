@@ -7,8 +7,9 @@ to know which benchmark they are handling.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from procbench.runners.runtime.records import Record
 
 
 MAX_PROBLEMS = 200  # problems kept and listed for one prediction file; the rest are only counted
@@ -25,32 +26,41 @@ def clip(text: str, limit: int) -> str:
     return text[: max(0, limit - len(note))] + note
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Record):
     """One problem found in a user-supplied file (a prediction file, usually).
 
     ``line`` is 1-based within the file; ``None`` when the problem concerns the file as a whole
     (e.g. "participants missing for process 5").  The message is cut to :data:`MAX_PROBLEM_CHARS`.
     """
 
+    __slots__ = ("line", "message", "item_id")
     line: int | None
     message: str
-    item_id: str | None = None
+    item_id: str | None
 
-    def __post_init__(self) -> None:
-        if len(self.message) > MAX_PROBLEM_CHARS:
-            object.__setattr__(self, "message", clip(self.message, MAX_PROBLEM_CHARS))
+    def __init__(self, line: int | None, message: str, item_id: str | None = None) -> None:
+        object.__setattr__(self, "line", line)
+        if len(message) > MAX_PROBLEM_CHARS:
+            message = clip(message, MAX_PROBLEM_CHARS)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "item_id", item_id)
 
     def render(self, source: str = "") -> str:
         where = f"{source}:{self.line}" if self.line is not None else (source or "file")
         return f"{where}: {self.message}"
 
 
-@dataclass(frozen=True)
 class MoreProblems(Problem):
     """The closing "... and K more problems" entry of a capped list; re-collecting it adds K to the count."""
 
-    count: int = 0
+    __slots__ = ("count",)
+    count: int
+
+    def __init__(
+        self, line: int | None, message: str, item_id: str | None = None, count: int = 0
+    ) -> None:
+        super().__init__(line, message, item_id)
+        object.__setattr__(self, "count", count)
 
 
 class ProblemList:
@@ -125,33 +135,53 @@ class InvalidPredictions(Exception):
         return "\n".join([head, *("  " + p.render(self.source) for p in self.problems)])
 
 
-@dataclass(frozen=True)
-class GoldSet:
+class GoldSet(Record):
     """The gold side of one split: items in official order, plus slice labels.
 
     ``items``: item id -> whatever record the task's scorer understands (kept in the official
     iteration order). ``labels``: item id -> {slice dimension -> label value}.
     """
 
+    __slots__ = ("items", "labels", "answer_views", "origins", "unmatched_map_keys")
     items: Mapping[str, Any]
-    labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    labels: Mapping[str, Mapping[str, str]]
     # Per-answer label views: dimension -> label value -> items with their gold restricted to the
     # answers carrying that value (OpenPI's with/without image).  Scored like the full set.
-    answer_views: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    answer_views: Mapping[str, Mapping[str, Mapping[str, Any]]]
     # item id -> "file:line" of the record it was read from (the file relative to the data root), so
     # that a scorer or a check can point at the line; empty where the reader does not know it.
-    origins: Mapping[str, str] = field(default_factory=dict)
+    origins: Mapping[str, str]
     # item label -> keys of its map() table that matched no item of this split (a likely typo:
     # ``map(topic, { Helth = "unseen" })``); filled by the declarative reader for ``check --data``.
-    unmatched_map_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    unmatched_map_keys: Mapping[str, tuple[str, ...]]
+
+    def __init__(
+        self,
+        items: Mapping[str, Any],
+        labels: Mapping[str, Mapping[str, str]] | None = None,
+        answer_views: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+        origins: Mapping[str, str] | None = None,
+        unmatched_map_keys: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        object.__setattr__(self, "items", items)
+        object.__setattr__(self, "labels", {} if labels is None else labels)
+        object.__setattr__(self, "answer_views", {} if answer_views is None else answer_views)
+        object.__setattr__(self, "origins", {} if origins is None else origins)
+        object.__setattr__(
+            self, "unmatched_map_keys", {} if unmatched_map_keys is None else unmatched_map_keys
+        )
 
 
-@dataclass(frozen=True)
-class ItemScore:
+class ItemScore(Record):
     """Per-item statistics: the numbers an aggregator needs (scores, counts), keyed by name."""
 
+    __slots__ = ("item_id", "values")
     item_id: str
     values: Mapping[str, float]
+
+    def __init__(self, item_id: str, values: Mapping[str, float]) -> None:
+        object.__setattr__(self, "item_id", item_id)
+        object.__setattr__(self, "values", values)
 
 
 class PredictionWarning(UserWarning):
@@ -164,19 +194,28 @@ class PredictionWarning(UserWarning):
 MAX_DATA_PROBLEMS = 50  # gold problems listed in one error; the rest are counted
 
 
-@dataclass(frozen=True)
-class DataProblem:
+class DataProblem(Record):
     """One problem in a gold data file: where (file relative to the data root, 1-based line), which item, what.
 
     ``record`` marks a whole-file JSON source, where ``line`` is the 1-based position of the record
     in the file's array (rendered ``file#3``) because the parser does not keep line numbers.
     """
 
+    __slots__ = ("file", "line", "item_id", "message", "record")
     file: str
     line: int | None
     item_id: str | None
     message: str
-    record: bool = False
+    record: bool
+
+    def __init__(
+        self, file: str, line: int | None, item_id: str | None, message: str, record: bool = False
+    ) -> None:
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "item_id", item_id)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "record", record)
 
     @staticmethod
     def at(origin: str | None, item_id: str | None, message: str) -> DataProblem:
