@@ -299,8 +299,6 @@ def _with_item_values(
 
 
 def _match_scorer(pipelines: Sequence[Node], matches: Sequence[Mapping[str, Any]]) -> Any:
-    from dataclasses import replace
-
     from procbench.runners.library.generic import MatchScorer, MatchStage
     from procbench.runners.library.matching import PairScorer
 
@@ -331,9 +329,7 @@ def _match_scorer(pipelines: Sequence[Node], matches: Sequence[Mapping[str, Any]
             match["outputs"],
         )
         answers = match["answers"]  # the deriver's type of the gold field
-        stages.append(
-            replace(stage, answers=_field_type(answers)) if answers is not None else stage
-        )
+        stages.append(stage.replace(answers=_field_type(answers)) if answers is not None else stage)
     return MatchScorer(tuple(stages))
 
 

@@ -7,7 +7,6 @@ much memory tracemalloc sees beyond what a run keeps) and on the values (the sam
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import tempfile
@@ -133,8 +132,8 @@ def test_the_scorer_sees_one_batch_of_documents_at_a_time_with_the_same_values(
 
         return score
 
-    batched = dataclasses.replace(derived, batch=5, scorer=counting(derived.scorer))
-    at_once = dataclasses.replace(derived, batch=len(gold.items))
+    batched = derived.replace(batch=5, scorer=counting(derived.scorer))
+    at_once = derived.replace(batch=len(gold.items))
     items = batched(gold, predictions)
     assert len(gold.items) > 5 and max(seen) == 5 and sum(seen) == len(gold.items), seen
     assert [(i.item_id, dict(i.values)) for i in items] == [
@@ -159,7 +158,7 @@ def test_scoring_four_times_the_documents_needs_no_more_working_memory(tmp_path:
     """Beyond the values it returns (and the token caches it keeps), scoring holds one batch: 4x the
     documents may not need 4x the working memory (before issue #31 every document's lines were alive)."""
     _, runner = load_task("paged")
-    derived = dataclasses.replace(_derived(runner), batch=12)
+    derived = _derived(runner).replace(batch=12)
     working = {}
     for copies in (4, 16):
         gold, predictions = _split(runner, _workload(tmp_path, copies))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 import typing
 from typing import Any
 
@@ -12,6 +11,7 @@ from procbench.runners.runtime.contracts import MISSING, describe, is_str_list, 
 from procbench.runners.library.filters import AnswerFilter
 from procbench.runners.library.matching import PRF, Matcher, PairBatch, PairScorer
 from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.records import Record
 from procbench.runners.runtime.registry import (
     SAME_AS_SCORER,
     GoldField,
@@ -25,11 +25,21 @@ def _rounded(values: dict[str, float], digits: int | None) -> dict[str, float]:
     return values if digits is None else {k: round(v, digits) for k, v in values.items()}
 
 
+def _value_sums(items: Sequence[ItemScore]) -> dict[str, float] | None:
+    """Every value's sum over ``items`` (first-seen order) where ``items`` keeps values in columns
+    (runners/runtime/streaming.py ``ScoreRows``: no item rebuilt per pass); None: sum item by item."""
+    sums = getattr(items, "value_sums", None)
+    return typing.cast("dict[str, float] | None", sums()) if sums is not None else None
+
+
 @component("aggregator", "mean", emits=SAME_AS_SCORER)
 def mean(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict[str, float]:
     """Plain mean over items of every per-item value (0.0 for no items); optionally Python-rounded."""
-    keys = list(dict.fromkeys(k for item in items for k in item.values))
     n = len(items)
+    sums = _value_sums(items)
+    if sums is not None:
+        return _rounded({k: (s / n if n else 0.0) for k, s in sums.items()}, round_digits)
+    keys = list(dict.fromkeys(k for item in items for k in item.values))
     return _rounded(
         {k: (sum(item.values.get(k, 0.0) for item in items) / n if n else 0.0) for k in keys},
         round_digits,
@@ -39,6 +49,9 @@ def mean(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict
 @component("aggregator", "sum", emits=SAME_AS_SCORER)
 def total(items: Sequence[ItemScore], *, round_digits: int | None = None) -> dict[str, float]:
     """Sum over items of every per-item value; optionally Python-rounded."""
+    sums = _value_sums(items)
+    if sums is not None:
+        return _rounded({k: float(s) for k, s in sums.items()}, round_digits)
     keys = list(dict.fromkeys(k for item in items for k in item.values))
     return _rounded(
         {k: float(sum(item.values.get(k, 0.0) for item in items)) for k in keys}, round_digits
@@ -79,8 +92,7 @@ def micro_prf(
 STR_LIST = FieldType.parse("list(str)")
 
 
-@dataclass(frozen=True)
-class MatchStage:
+class MatchStage(Record):
     """One ``match`` block: filters, a pair scorer and a matcher, writing three per-item values.
 
     ``gold_field`` and ``prediction_field`` must hold lists of ``answers`` (text unless the fields
@@ -88,17 +100,43 @@ class MatchStage:
     (see :class:`MatchScorer`).
     """
 
+    __slots__ = (
+        "gold_field",
+        "prediction_field",
+        "filters",
+        "pairs",
+        "matcher",
+        "outputs",
+        "answers",
+    )
     gold_field: str
     prediction_field: str
     filters: tuple[AnswerFilter, ...]
     pairs: PairScorer
     matcher: Matcher
     outputs: tuple[str, str, str]
-    answers: FieldType = field(default_factory=lambda: STR_LIST)
+    answers: FieldType
+
+    def __init__(
+        self,
+        gold_field: str,
+        prediction_field: str,
+        filters: tuple[AnswerFilter, ...],
+        pairs: PairScorer,
+        matcher: Matcher,
+        outputs: tuple[str, str, str],
+        answers: FieldType | None = None,
+    ) -> None:
+        object.__setattr__(self, "gold_field", gold_field)
+        object.__setattr__(self, "prediction_field", prediction_field)
+        object.__setattr__(self, "filters", filters)
+        object.__setattr__(self, "pairs", pairs)
+        object.__setattr__(self, "matcher", matcher)
+        object.__setattr__(self, "outputs", outputs)
+        object.__setattr__(self, "answers", STR_LIST if answers is None else answers)
 
 
-@dataclass(frozen=True)
-class MatchScorer:
+class MatchScorer(Record):
     """Scores every gold item with each match stage; a missing prediction record is an empty answer list.
 
     Values are taken as they are: a gold field or a prediction field that is missing or not a list
@@ -118,10 +156,18 @@ class MatchScorer:
     # may score a split a chunk at a time.  A subclass that looks across items must set this False.
     ITEM_WISE = True
 
+    __slots__ = ("stages", "_batches")
+    _hidden = frozenset({"_batches"})
     stages: tuple[MatchStage, ...]
-    _batches: dict[tuple[int, ...], PairBatch] = field(
-        default_factory=dict, compare=False, hash=False, repr=False
-    )
+    _batches: dict[tuple[int, ...], PairBatch]
+
+    def __init__(
+        self,
+        stages: tuple[MatchStage, ...],
+        _batches: dict[tuple[int, ...], PairBatch] | None = None,
+    ) -> None:
+        object.__setattr__(self, "stages", stages)
+        object.__setattr__(self, "_batches", {} if _batches is None else _batches)
 
     def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
         item_ids = list(gold.items)
@@ -204,8 +250,7 @@ class MatchScorer:
 DERIVED_BATCH = 512  # items a Derived scorer derives and scores together
 
 
-@dataclass(frozen=True)
-class Derived:
+class Derived(Record):
     """A scorer that sees every gold and predicted record through the score block's ``derive`` component.
 
     The deriver is a format component (ProPara's action grid -> inputs, outputs, conversions,
@@ -213,11 +258,22 @@ class Derived:
     labels and origins are the gold's; a missing prediction stays missing.
     """
 
+    __slots__ = ("derive", "scorer", "batch")
     derive: Callable[
         [Any, Any], Mapping[str, Any]
     ]  # (record, its gold record or None for the gold itself)
     scorer: Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]]
-    batch: int = DERIVED_BATCH
+    batch: int
+
+    def __init__(
+        self,
+        derive: Callable[[Any, Any], Mapping[str, Any]],
+        scorer: Callable[[GoldSet, Mapping[str, Any]], list[ItemScore]],
+        batch: int = DERIVED_BATCH,
+    ) -> None:
+        object.__setattr__(self, "derive", derive)
+        object.__setattr__(self, "scorer", scorer)
+        object.__setattr__(self, "batch", batch)
 
     def __call__(self, gold: GoldSet, predictions: Mapping[str, Any]) -> list[ItemScore]:
         """The scorer's values of every item, ``batch`` items derived and scored at a time.
@@ -245,7 +301,10 @@ class Derived:
             for item_id in ids
             if predictions.get(item_id) is not None
         }
-        return self.scorer(replace(gold, items=items), derived)
+        return self.scorer(
+            GoldSet(items, gold.labels, gold.answer_views, gold.origins, gold.unmatched_map_keys),
+            derived,
+        )
 
 
 def _is_answer_list(value: Any, wanted: FieldType) -> bool:

@@ -9,10 +9,10 @@ scalar path's order, so results are identical to scoring item by item.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 
+from procbench.runners.runtime.records import Record
 from procbench.runners.runtime.registry import component
 from procbench.runners.library import protocols
 from procbench.runners.library.protocols import PairKernel, Similarity
@@ -32,33 +32,55 @@ PAIRS_PER_CHUNK = 400_000
 MAX_REMEMBERED_PAIRS = 5_000_000
 
 
-@dataclass(frozen=True)
-class PRF:
+class PRF(Record):
     """Precision, recall and F1 of one matched pair of answer lists."""
 
+    __slots__ = ("precision", "recall", "f1")
     precision: float
     recall: float
     f1: float
+
+    def __init__(self, precision: float, recall: float, f1: float) -> None:
+        object.__setattr__(self, "precision", precision)
+        object.__setattr__(self, "recall", recall)
+        object.__setattr__(self, "f1", f1)
 
 
 def f1_of(precision: float, recall: float) -> float:
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
-@dataclass
-class PairScorer:
+class PairScorer(Record, frozen=False):
     """Scores raw answer strings: ``content`` normaliser, an empty-string guard, then the similarity.
 
     The guard is the OpenPI one: two empty contents score 1, exactly one empty content scores 0,
     whatever the similarity would say.  Prepared forms are cached per raw string.
     """
 
+    __slots__ = ("similarity", "content", "similarity_input", "guard_empty", "_prepared", "_batch")
+    _hidden = frozenset({"_batch"})
     similarity: Similarity
-    content: Pipeline = IDENTITY
-    similarity_input: Pipeline = IDENTITY
-    guard_empty: bool = True
-    _prepared: dict[str, tuple[str, Any]] = field(default_factory=dict)
-    _batch: PairBatch | None = field(default=None, repr=False, compare=False)
+    content: Pipeline
+    similarity_input: Pipeline
+    guard_empty: bool
+    _prepared: dict[str, tuple[str, Any]]
+    _batch: PairBatch | None
+
+    def __init__(
+        self,
+        similarity: Similarity,
+        content: Pipeline = IDENTITY,
+        similarity_input: Pipeline = IDENTITY,
+        guard_empty: bool = True,
+        _prepared: dict[str, tuple[str, Any]] | None = None,
+        _batch: PairBatch | None = None,
+    ) -> None:
+        self.similarity = similarity
+        self.content = content
+        self.similarity_input = similarity_input
+        self.guard_empty = guard_empty
+        self._prepared = {} if _prepared is None else _prepared
+        self._batch = _batch
 
     def prepare(self, raw: str) -> tuple[str, Any]:
         hit = self._prepared.get(raw)
@@ -216,24 +238,46 @@ class PairMemo:
         self.keys, self.values = np.insert(self.keys, at, keys), np.insert(self.values, at, values)
 
 
-@dataclass(frozen=True)
-class IndexPairs:
+class IndexPairs(Record):
     """The (gold, prediction) index pairs of a chunk: distinct keys ``gold << 32 | prediction``
     in ascending order, ``inverse`` mapping each pair to its key, and each side's emptiness."""
 
+    __slots__ = ("keys", "inverse", "gold_empty", "prediction_empty")
     keys: np.ndarray
     inverse: np.ndarray
     gold_empty: np.ndarray
     prediction_empty: np.ndarray
 
+    def __init__(
+        self,
+        keys: np.ndarray,
+        inverse: np.ndarray,
+        gold_empty: np.ndarray,
+        prediction_empty: np.ndarray,
+    ) -> None:
+        object.__setattr__(self, "keys", keys)
+        object.__setattr__(self, "inverse", inverse)
+        object.__setattr__(self, "gold_empty", gold_empty)
+        object.__setattr__(self, "prediction_empty", prediction_empty)
 
-@dataclass(frozen=True)
-class EmptySides:
+
+class EmptySides(Record):
     """(P, R, F1) when one side or both are empty, before any similarity is computed."""
 
+    __slots__ = ("both", "gold", "prediction")
     both: tuple[float, float, float]
     gold: tuple[float, float, float]
     prediction: tuple[float, float, float]
+
+    def __init__(
+        self,
+        both: tuple[float, float, float],
+        gold: tuple[float, float, float],
+        prediction: tuple[float, float, float],
+    ) -> None:
+        object.__setattr__(self, "both", both)
+        object.__setattr__(self, "gold", gold)
+        object.__setattr__(self, "prediction", prediction)
 
     def of(self, gold: Sequence[str], predictions: Sequence[str]) -> PRF | None:
         if not gold and not predictions:
@@ -260,19 +304,33 @@ class Matcher(Protocol):
     ) -> PRF: ...
 
 
-@dataclass(frozen=True)
-class _PairLayout:
+class _PairLayout(Record):
     """Every (row, column) pair of a chunk of items, item after item, row-major inside an item.
 
     ``row_starts`` start each row's segment; ``values[column_major]`` lists the same pairs column
     by column, whose segments start at ``column_starts``.
     """
 
+    __slots__ = ("row_of_pair", "column_of_pair", "row_starts", "column_major", "column_starts")
     row_of_pair: np.ndarray
     column_of_pair: np.ndarray
     row_starts: np.ndarray
     column_major: np.ndarray
     column_starts: np.ndarray
+
+    def __init__(
+        self,
+        row_of_pair: np.ndarray,
+        column_of_pair: np.ndarray,
+        row_starts: np.ndarray,
+        column_major: np.ndarray,
+        column_starts: np.ndarray,
+    ) -> None:
+        object.__setattr__(self, "row_of_pair", row_of_pair)
+        object.__setattr__(self, "column_of_pair", column_of_pair)
+        object.__setattr__(self, "row_starts", row_starts)
+        object.__setattr__(self, "column_major", column_major)
+        object.__setattr__(self, "column_starts", column_starts)
 
     @classmethod
     def of(cls, rows_per_item: np.ndarray, columns_per_item: np.ndarray) -> _PairLayout:
@@ -301,8 +359,7 @@ class _PairLayout:
         )
 
 
-@dataclass(frozen=True)
-class BestMatch:
+class BestMatch(Record):
     """Soft set P/R/F1 without alignment: each prediction takes its best gold score and vice versa.
 
     ``dedup`` removes repeated predictions by raw string identity before scoring (gold is never
@@ -311,10 +368,25 @@ class BestMatch:
     as many predictions as gold answers, recall reuses the precision numerator.
     """
 
-    dedup: bool = False
-    empty_sides: EmptySides = field(default_factory=lambda: OPENPI_EMPTY_SIDES)
-    threshold: float = 0.0
-    recall: RecallRule = "best"
+    __slots__ = ("dedup", "empty_sides", "threshold", "recall")
+    dedup: bool
+    empty_sides: EmptySides
+    threshold: float
+    recall: RecallRule
+
+    def __init__(
+        self,
+        dedup: bool = False,
+        empty_sides: EmptySides | None = None,
+        threshold: float = 0.0,
+        recall: RecallRule = "best",
+    ) -> None:
+        object.__setattr__(self, "dedup", dedup)
+        object.__setattr__(
+            self, "empty_sides", OPENPI_EMPTY_SIDES if empty_sides is None else empty_sides
+        )
+        object.__setattr__(self, "threshold", threshold)
+        object.__setattr__(self, "recall", recall)
 
     def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF:
         empty = self.empty_sides.of(gold, predictions)
@@ -435,16 +507,22 @@ def best_match(
     return BestMatch(dedup=dedup, threshold=threshold, recall=recall)
 
 
-@dataclass(frozen=True)
-class OneToOne:
+class OneToOne(Record):
     """Soft P/R/F1 under a one-to-one alignment that maximises the summed similarity.
 
     Each gold answer is paired with at most one prediction (Hungarian algorithm, scipy's
     ``linear_sum_assignment``); pairs scoring below ``threshold`` count as unmatched.
     """
 
-    threshold: float = 0.0
-    empty_sides: EmptySides = field(default_factory=lambda: OPENPI_EMPTY_SIDES)
+    __slots__ = ("threshold", "empty_sides")
+    threshold: float
+    empty_sides: EmptySides
+
+    def __init__(self, threshold: float = 0.0, empty_sides: EmptySides | None = None) -> None:
+        object.__setattr__(self, "threshold", threshold)
+        object.__setattr__(
+            self, "empty_sides", OPENPI_EMPTY_SIDES if empty_sides is None else empty_sides
+        )
 
     def __call__(self, gold: Sequence[str], predictions: Sequence[str], pairs: PairScorer) -> PRF:
         import numpy as np

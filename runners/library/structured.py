@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from procbench.runners.runtime._types import PredictionWarning
 from procbench.runners.runtime.predictions import member_of
+from procbench.runners.runtime.records import Record
 from procbench.runners.runtime.registry import NormaliserName, SimilarityParts, component
 from procbench.runners.library import protocols
 from procbench.runners.library.protocols import Similarity  # noqa: TC001
@@ -27,8 +27,7 @@ BlankAlternative = Literal["keep", "empties_group"]
 Groups = Literal["all_pairs", "one_to_one"]
 
 
-@dataclass(frozen=True)
-class PhraseOverlap:
+class PhraseOverlap(Record):
     """Overlap of two phrases ``a OR b AND c``: |intersecting group pairs| / (|A| + |P| - overlap).
 
     Equal raw phrases score 1 before anything else.  The value is not clamped: with ``groups =
@@ -37,23 +36,54 @@ class PhraseOverlap:
     here, with a warning.
     """
 
-    alternatives: Pipeline = IDENTITY
-    blank_alternative: BlankAlternative = "keep"
-    groups: Groups = "all_pairs"
-    on_zero_denominator: float = 1.0
-    and_separator: str = " AND "
-    or_separator: str = " OR "
-    name: str = "phrase_overlap"
+    __slots__ = (
+        "alternatives",
+        "blank_alternative",
+        "groups",
+        "on_zero_denominator",
+        "and_separator",
+        "or_separator",
+        "name",
+        "scores_empty_text",
+        "_prepared",
+    )
+    _hidden = frozenset({"_prepared"})
+    _not_init = frozenset({"scores_empty_text", "_prepared"})
+    alternatives: Pipeline
+    blank_alternative: BlankAlternative
+    groups: Groups
+    on_zero_denominator: float
+    and_separator: str
+    or_separator: str
+    name: str
     # Empty text is scored by the phrase rules themselves, not by a matcher's empty-answer guard.
-    scores_empty_text: bool = field(default=True, init=False)
+    scores_empty_text: bool
+    # text -> its prepared form: a record's parts (a conversion's locations, a move's participant) are
+    # prepared again for every record that holds them, and the form depends on the text alone
+    _prepared: dict[str, tuple[str, tuple[frozenset[str], ...]]]
 
-    def __post_init__(self) -> None:
-        # text -> its prepared form: a record's parts (a conversion's locations, a move's participant) are
-        # prepared again for every record that holds them, and the form depends on the text alone
+    def __init__(
+        self,
+        alternatives: Pipeline = IDENTITY,
+        blank_alternative: BlankAlternative = "keep",
+        groups: Groups = "all_pairs",
+        on_zero_denominator: float = 1.0,
+        and_separator: str = " AND ",
+        or_separator: str = " OR ",
+        name: str = "phrase_overlap",
+    ) -> None:
+        object.__setattr__(self, "alternatives", alternatives)
+        object.__setattr__(self, "blank_alternative", blank_alternative)
+        object.__setattr__(self, "groups", groups)
+        object.__setattr__(self, "on_zero_denominator", on_zero_denominator)
+        object.__setattr__(self, "and_separator", and_separator)
+        object.__setattr__(self, "or_separator", or_separator)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "scores_empty_text", True)
         object.__setattr__(self, "_prepared", {})
 
     def prepare(self, text: str) -> tuple[str, tuple[frozenset[str], ...]]:
-        prepared: dict[str, tuple[str, tuple[frozenset[str], ...]]] = self._prepared  # type: ignore[attr-defined]
+        prepared = self._prepared
         hit = prepared.get(text)
         if hit is None:
             if len(prepared) >= protocols.PREPARED_LIMIT:
@@ -166,19 +196,29 @@ def phrase_overlap(
     )
 
 
-@dataclass(frozen=True)
-class RecordMean:
+class RecordMean(Record):
     """Records compared field by field: 0 unless the ``same`` fields are equal, else the mean of the parts' scores.
 
     The parts are added in the order written, then divided by their number, as upstream does.
     """
 
+    __slots__ = ("same", "parts", "name", "scores_empty_text")
+    _not_init = frozenset({"scores_empty_text"})
     same: tuple[str, ...]
     parts: tuple[tuple[str, Similarity], ...]
-    name: str = "record_mean"
-    scores_empty_text: bool = field(
-        default=True, init=False
-    )  # records are not text: no empty-answer guard
+    name: str
+    scores_empty_text: bool  # records are not text: no empty-answer guard
+
+    def __init__(
+        self,
+        same: tuple[str, ...],
+        parts: tuple[tuple[str, Similarity], ...],
+        name: str = "record_mean",
+    ) -> None:
+        object.__setattr__(self, "same", same)
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "scores_empty_text", True)
 
     def prepare(self, record: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         keys = tuple(member_of(record, name) for name in self.same)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from procbench.runners.runtime.records import Record
 from procbench.runners.runtime.registry import component
 
 Step = Callable[[str], str]
@@ -164,18 +164,23 @@ def stem(
     return per_token
 
 
-@dataclass(frozen=True)
-class Pipeline:
+class Pipeline(Record):
     """Normaliser steps applied left to right, memoised per input string."""
 
+    __slots__ = ("steps", "names", "_cache")
+    _hidden = frozenset({"_cache"})
+    _not_init = frozenset({"_cache"})
     steps: tuple[Step, ...]
-    names: tuple[str, ...] = ()
+    names: tuple[str, ...]
+    _cache: dict[str, str]  # input -> output, this pipeline's own (not compared, not shown)
 
-    def __post_init__(self) -> None:
+    def __init__(self, steps: tuple[Step, ...], names: tuple[str, ...] = ()) -> None:
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "names", names)
         object.__setattr__(self, "_cache", {})
 
     def __call__(self, text: str) -> str:
-        cache: dict[str, str] = self._cache  # type: ignore[attr-defined]
+        cache = self._cache
         out = cache.get(text)
         if out is None:
             out = text

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from procbench.runners.runtime._types import ItemScore
+from procbench.runners.runtime.records import Record
 
 Formula = tuple[Any, ...]
 
@@ -122,17 +122,27 @@ def with_derived(
     return aggregate_and_derive
 
 
-@dataclass(frozen=True)
-class ItemFormulas:
+class ItemFormulas(Record):
     """A scorer followed by per-item values computed from its values (``value name { from = ... }`` in a score block).
 
     Each formula sees the item's values, the values computed before it (in the order written) and the
     submission's ``flags`` (1.0 or 0.0, from its metadata); what it computes is stored with the item.
     """
 
+    __slots__ = ("scorer", "formulas", "flags")
     scorer: Callable[..., list[ItemScore]]
     formulas: tuple[tuple[str, Formula], ...]
     flags: Mapping[str, float]
+
+    def __init__(
+        self,
+        scorer: Callable[..., list[ItemScore]],
+        formulas: tuple[tuple[str, Formula], ...],
+        flags: Mapping[str, float],
+    ) -> None:
+        object.__setattr__(self, "scorer", scorer)
+        object.__setattr__(self, "formulas", formulas)
+        object.__setattr__(self, "flags", flags)
 
     def __call__(self, gold: Any, predictions: Mapping[str, Any]) -> list[ItemScore]:
         out = []
@@ -141,7 +151,7 @@ class ItemFormulas:
             seen = ChainMap(values, self.flags)  # type: ignore[arg-type]  # read only: the flags are not copied per item
             for name, formula in self.formulas:
                 values[name] = evaluate(formula, seen)
-            out.append(replace(item, values=values))
+            out.append(ItemScore(item.item_id, values))
         return out
 
 

@@ -10,7 +10,6 @@ and corpus-level metrics.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from procbench.runners.runtime._types import (
@@ -25,16 +24,35 @@ from procbench.runners.runtime._types import (
 from procbench.runners.runtime.contracts import MISSING, describe, field_value
 from procbench.runners.metrics._base import Metric
 from procbench.runners.runtime.predictions import FieldType, line_of
+from procbench.runners.runtime.records import Record
 
 
 def _round(value: float, digits: int | None) -> float:
     return value if digits is None else round(value, digits)
 
 
-@dataclass(frozen=True, eq=False)
-class MeasureStage:
+class MeasureStage(Record, compare=False):
     """One ``measure`` block: a metric over one gold and one prediction field, aggregated one way."""
 
+    __slots__ = (
+        "name",
+        "metric",
+        "aggregate",
+        "gold_field",
+        "prediction_field",
+        "gold_types",
+        "prediction_types",
+        "normalise",
+        "round_digits",
+        "bare_prediction",
+        "value_name",
+        "where",
+        "scale",
+        "divide_by",
+        "reads",
+        "missing",
+        "invalid",
+    )
     name: str
     metric: Metric
     aggregate: str
@@ -42,22 +60,60 @@ class MeasureStage:
     prediction_field: str
     gold_types: tuple[FieldType, ...]
     prediction_types: tuple[FieldType, ...]
-    normalise: Callable[[str], str] | None = None
-    round_digits: int | None = None
-    bare_prediction: bool = False  # the predictions reader gives each item's one field as a bare value (PARADISE's ending index)
-    value_name: str | None = (
-        None  # a per-item value of the task's scorer, instead of gold and prediction fields
-    )
-    where: tuple[tuple[str, str], ...] = ()  # only items with these label values
-    scale: float | None = None
-    divide_by: float | None = None
+    normalise: Callable[[str], str] | None
+    round_digits: int | None
+    bare_prediction: bool  # the predictions reader gives each item's one field as a bare value (PARADISE's ending index)
+    value_name: (
+        str | None
+    )  # a per-item value of the task's scorer, instead of gold and prediction fields
+    where: tuple[tuple[str, str], ...]  # only items with these label values
+    scale: float | None
+    divide_by: float | None
     reads: tuple[
         str, ...
-    ] = ()  # a counts measure: the scorer's per-item values it pools (it stores none of its own)
+    ]  # a counts measure: the scorer's per-item values it pools (it stores none of its own)
     # what an item without a prediction record / with a prediction the metric cannot measure counts as:
     # ("empty",) | ("refuse",) | ("predict", value) | ("score", number); the defaults are what procbench always did
-    missing: tuple[Any, ...] = ("empty",)
-    invalid: tuple[Any, ...] = ("refuse",)
+    missing: tuple[Any, ...]
+    invalid: tuple[Any, ...]
+
+    def __init__(
+        self,
+        name: str,
+        metric: Metric,
+        aggregate: str,
+        gold_field: str,
+        prediction_field: str,
+        gold_types: tuple[FieldType, ...],
+        prediction_types: tuple[FieldType, ...],
+        normalise: Callable[[str], str] | None = None,
+        round_digits: int | None = None,
+        bare_prediction: bool = False,
+        value_name: str | None = None,
+        where: tuple[tuple[str, str], ...] = (),
+        scale: float | None = None,
+        divide_by: float | None = None,
+        reads: tuple[str, ...] = (),
+        missing: tuple[Any, ...] = ("empty",),
+        invalid: tuple[Any, ...] = ("refuse",),
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "metric", metric)
+        object.__setattr__(self, "aggregate", aggregate)
+        object.__setattr__(self, "gold_field", gold_field)
+        object.__setattr__(self, "prediction_field", prediction_field)
+        object.__setattr__(self, "gold_types", gold_types)
+        object.__setattr__(self, "prediction_types", prediction_types)
+        object.__setattr__(self, "normalise", normalise)
+        object.__setattr__(self, "round_digits", round_digits)
+        object.__setattr__(self, "bare_prediction", bare_prediction)
+        object.__setattr__(self, "value_name", value_name)
+        object.__setattr__(self, "where", where)
+        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "divide_by", divide_by)
+        object.__setattr__(self, "reads", reads)
+        object.__setattr__(self, "missing", missing)
+        object.__setattr__(self, "invalid", invalid)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -90,11 +146,14 @@ class MeasureStage:
         return [self.normalise(v) if isinstance(v, str) else v for v in value]
 
 
-@dataclass(frozen=True, eq=False)
-class Measures:
+class Measures(Record, compare=False):
     """The measure stages of a score block, scored together per item."""
 
+    __slots__ = ("stages",)
     stages: tuple[MeasureStage, ...]
+
+    def __init__(self, stages: tuple[MeasureStage, ...]) -> None:
+        object.__setattr__(self, "stages", stages)
 
     @property
     def keys(self) -> frozenset[str]:
