@@ -100,7 +100,7 @@ def test_inner_whitespace_blocks_article_removal_and_stemming() -> None:
 def test_upstream_similarity_is_not_clamped_and_the_bounded_variant_is() -> None:
     assert similarity(LOCATION, "x", "x OR y AND x") == 2.0
     assert similarity(LOCATION, "a AND a AND a", "A AND a AND a") == -3.0
-    bounded = dataclasses.replace(LOCATION, groups="one_to_one")
+    bounded = LOCATION.replace(groups="one_to_one")
     assert (
         similarity(bounded, "x", "x OR y AND x") == 0.5
     )  # one pair of groups meets: 1 / (1 + 2 - 1)
@@ -381,7 +381,7 @@ def test_one_to_one_group_overlap_is_scipys_maximum_matching(
 
 
 def test_a_phrase_of_thousands_of_groups_is_matched_without_deep_recursion() -> None:
-    bounded = dataclasses.replace(LOCATION, groups="one_to_one")
+    bounded = LOCATION.replace(groups="one_to_one")
     # gold group i meets predicted groups i and i + 1, the last gold group only predicted group 0: matching it
     # needs an augmenting path through all 3000 earlier groups (deeper than Python's recursion limit)
     gold = " AND ".join([*(f"t{i} OR t{i + 1}" for i in range(3000)), "t0"])
