@@ -301,10 +301,7 @@ class Derived(Record):
             for item_id in ids
             if predictions.get(item_id) is not None
         }
-        return self.scorer(
-            GoldSet(items, gold.labels, gold.answer_views, gold.origins, gold.unmatched_map_keys),
-            derived,
-        )
+        return self.scorer(gold.replace(items=items), derived)
 
 
 def _is_answer_list(value: Any, wanted: FieldType) -> bool:
