@@ -2,7 +2,8 @@
 
 Issue #31 made it cheaper (scalars kept without a call, dataclass field names remembered per type);
 the reference below is the rule written out plainly, one case per kind, applied to generated values
-with nested dicts, lists, tuples, sets, dataclasses (real ProPara tracks among them) and Mappings.
+with nested dicts, lists, tuples, sets, dataclasses, records (real ProPara tracks among them) and
+Mappings.  A record (runners/runtime/records.py) is written as the dataclass it replaced was.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procbench.runners.propara.action_file import ParticipantTrack, ProcessTracks
+from procbench.runners.runtime.records import Record
 from procbench.runners.runtime.runner import _canonical
 
 
@@ -24,6 +26,17 @@ from procbench.runners.runtime.runner import _canonical
 class _Pair:
     left: Any
     right: Any
+
+
+def _slot_names(value: Any) -> list[str]:
+    """A record's fields, read off its classes' ``__slots__`` (base classes first)."""
+    names: list[str] = []
+    for cls in reversed(type(value).__mro__):
+        if not issubclass(cls, Record):  # a mixin's slot (a cached value) is no field
+            continue
+        own = cls.__dict__.get("__slots__", ())
+        names += [own] if isinstance(own, str) else list(own)
+    return names
 
 
 def _reference(value: Any) -> Any:
@@ -40,6 +53,11 @@ def _reference(value: Any) -> Any:
         return {
             "__type__": type(value).__name__,
             **{f.name: _reference(getattr(value, f.name)) for f in dataclasses.fields(value)},
+        }
+    if isinstance(value, Record):
+        return {
+            "__type__": type(value).__name__,
+            **{name: _reference(getattr(value, name)) for name in _slot_names(value)},
         }
     if isinstance(value, (str, int, float, bool)):  # a subclass: as it is
         return value

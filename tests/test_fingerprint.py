@@ -35,11 +35,30 @@ def test_variants_have_different_fingerprints() -> None:
     assert _fingerprint("openpi", "test", "0") != _fingerprint("openpi-head", "test", "0")
 
 
+def _slot_names(value: object) -> tuple[str, ...]:
+    """A record's fields, read off its classes' ``__slots__`` (base classes first), not from records.py."""
+    from procbench.runners.runtime.records import Record
+
+    names: list[str] = []
+    for cls in reversed(type(value).__mro__):
+        if not issubclass(cls, Record):  # a mixin's slot (a cached value) is no field
+            continue
+        own = cls.__dict__.get("__slots__", ())
+        names += [own] if isinstance(own, str) else list(own)
+    return tuple(names)
+
+
 def _plain_canonical(value: object) -> object:
-    """The canonical form written plainly (isinstance checks only): the oracle of the fast version."""
+    """The canonical form written plainly (isinstance checks only): the oracle of the fast version.
+
+    A record (runners/runtime/records.py) is written as the dataclass it replaced: ``__type__`` and its
+    fields in slot order.
+    """
     import dataclasses
     import json
     from collections.abc import Mapping
+
+    from procbench.runners.runtime.records import Record
 
     if isinstance(value, Mapping):
         return {str(k): _plain_canonical(v) for k, v in value.items()}
@@ -54,6 +73,11 @@ def _plain_canonical(value: object) -> object:
             "__type__": type(value).__name__,
             **{f.name: _plain_canonical(getattr(value, f.name)) for f in dataclasses.fields(value)},
         }
+    if isinstance(value, Record):
+        return {
+            "__type__": type(value).__name__,
+            **{name: _plain_canonical(getattr(value, name)) for name in _slot_names(value)},
+        }
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
@@ -65,10 +89,19 @@ def _gold_like():  # type: ignore[no-untyped-def]
 
     from hypothesis import strategies as st
 
+    from procbench.runners.runtime.records import Record
+
     @dataclasses.dataclass(frozen=True)
     class Entity:
         name: str
         tags: frozenset[str]
+
+    class Tagged(Record):  # a record beside the dataclass: the gold of a converted benchmark
+        __slots__ = ("name", "tags")
+
+        def __init__(self, name: str, tags: frozenset[str]) -> None:
+            object.__setattr__(self, "name", name)
+            object.__setattr__(self, "tags", tags)
 
     scalars = (
         st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
@@ -81,7 +114,8 @@ def _gold_like():  # type: ignore[no-untyped-def]
         | st.dictionaries(keys, inner, max_size=4)
         | st.dictionaries(st.text(max_size=3), inner, max_size=3).map(types.MappingProxyType)
         | st.frozensets(st.text(max_size=4) | st.integers(), max_size=4)
-        | st.builds(Entity, st.text(max_size=4), st.frozensets(st.text(max_size=3), max_size=3)),
+        | st.builds(Entity, st.text(max_size=4), st.frozensets(st.text(max_size=3), max_size=3))
+        | st.builds(Tagged, st.text(max_size=4), st.frozensets(st.text(max_size=3), max_size=3)),
         max_leaves=20,
     )
 
@@ -98,6 +132,56 @@ def test_fast_canonical_form_equals_the_plain_one() -> None:
         assert json.dumps(_canonical(value), sort_keys=True) == json.dumps(
             _plain_canonical(value), sort_keys=True
         )
+
+    check()
+
+
+def test_a_record_is_written_as_the_dataclass_it_replaced() -> None:
+    """Fingerprints did not move when the warm path's dataclasses became records (issue #31)."""
+    import dataclasses
+    import json
+    from typing import Any
+
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from procbench.runners.runtime.records import Record
+    from procbench.runners.runtime.runner import _canonical
+
+    @dataclasses.dataclass(frozen=True)
+    class Track:
+        name: str
+        steps: Any
+        extra: Any = None
+
+    as_dataclass = Track
+
+    class Track(Record):  # type: ignore[no-redef]  # the same name, as a converted class keeps it
+        __slots__ = ("name", "steps")
+
+        def __init__(self, name: str, steps: Any) -> None:
+            object.__setattr__(self, "name", name)
+            object.__setattr__(self, "steps", steps)
+
+    class Track(Track):  # type: ignore[no-redef]  # a subclass lists only its own new fields
+        __slots__ = ("extra",)
+
+        def __init__(self, name: str, steps: Any, extra: Any = None) -> None:
+            super().__init__(name, steps)
+            object.__setattr__(self, "extra", extra)
+
+    as_record = Track
+    members = st.text(max_size=4) | st.integers() | st.none()
+    steps = st.lists(members, max_size=4) | st.frozensets(st.text(max_size=3), max_size=3)
+
+    @given(st.text(max_size=5), steps, members)
+    def check(name: str, steps: Any, extra: Any) -> None:
+        record, dataclass = (
+            _canonical(as_record(name, steps, extra)),
+            _canonical(as_dataclass(name, steps, extra)),
+        )
+        assert json.dumps(record) == json.dumps(dataclass)  # keys in the same order too
+        assert list(record) == ["__type__", "name", "steps", "extra"]
 
     check()
 

@@ -7,7 +7,6 @@ spec language.  ``evaluate`` runs the whole pipeline and returns an :class:`Eval
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import hashlib
 import json
@@ -15,11 +14,11 @@ from json.encoder import encode_basestring_ascii
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from procbench.runners.runtime._types import GoldSet, ItemScore, PredictionWarning
+from procbench.runners.runtime.records import Record
 
 GoldReader = Callable[[Path, str], GoldSet]
 PredictionReader = Callable[[Path, GoldSet], Mapping[str, Any]]
@@ -28,7 +27,7 @@ Aggregator = Callable[[Sequence[ItemScore]], dict[str, float]]
 
 
 def _canonical(value: Any) -> Any:
-    """A JSON-ready form that is the same in every process (sets sorted, dataclasses as dicts).
+    """A JSON-ready form that is the same in every process (sets sorted, records and dataclasses as dicts).
 
     ``json.dumps(default=str)`` is not enough: a frozenset's ``str`` follows hash order, which
     changes between processes, and the fingerprint must not.  Gold is mostly plain dicts, lists
@@ -50,8 +49,10 @@ def _canonical(value: Any) -> Any:
 _SCALARS = frozenset({str, int, float, bool, type(None)})  # what _canonical returns as it is
 
 
-# The dataclass types _canonical_general has met, with their field names: ``dataclasses.fields`` walks
-# the class on every call, and gold such as ProPara's holds tens of thousands of dataclasses (issue #31).
+# The record and dataclass types _canonical_general has met, with their field names: ``dataclasses.fields``
+# walks the class on every call, and gold such as ProPara's holds tens of thousands of them (issue #31).
+# A record (runners/runtime/records.py) is written as the dataclass it replaced was: ``__type__`` and
+# its fields in order, so fingerprints did not move when the warm path's classes stopped being dataclasses.
 _DATACLASS_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -68,8 +69,13 @@ def _canonical_general(value: Any) -> Any:
         return sorted((_canonical(v) for v in value), key=_sort_key)
     if isinstance(value, (list, tuple)):
         return [_canonical(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = _DATACLASS_FIELDS[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+    if isinstance(value, Record):
+        _DATACLASS_FIELDS[type(value)] = type(value)._fields  # record_fields(value), known a record
+        return _canonical_general(value)
+    if hasattr(type(value), "__dataclass_fields__") and not isinstance(value, type):
+        import dataclasses  # only for another benchmark's dataclass: the warm path defines none (issue #31)
+
+        _DATACLASS_FIELDS[type(value)] = tuple(f.name for f in dataclasses.fields(value))
         return _canonical_general(value)
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
@@ -142,22 +148,34 @@ def cyclic_gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-@dataclass(frozen=True)
-class SliceDef:
+class SliceDef(Record):
     """A slice a spec declares: its name, its kind and the label or answer label it groups by."""
 
+    __slots__ = ("name", "kind", "key")
     name: str
     kind: str  # "label" (subset of items) or "answer_label" (gold restricted, all items re-scored)
     key: str
 
+    def __init__(self, name: str, kind: str, key: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "key", key)
 
-@dataclass(frozen=True)
-class SliceResult:
+
+class SliceResult(Record):
     """One group of a slice: its items, their metrics and how many of them were answered."""
 
+    __slots__ = ("n_items", "metrics", "answered")
     n_items: int
     metrics: dict[str, float]
-    answered: int | None = None  # items of the slice with a prediction record (None: not known)
+    answered: int | None  # items of the slice with a prediction record (None: not known)
+
+    def __init__(
+        self, n_items: int, metrics: dict[str, float], answered: int | None = None
+    ) -> None:
+        object.__setattr__(self, "n_items", n_items)
+        object.__setattr__(self, "metrics", metrics)
+        object.__setattr__(self, "answered", answered)
 
 
 def coverage(answered: int | None, total: int) -> dict[str, Any] | None:
@@ -167,10 +185,21 @@ def coverage(answered: int | None, total: int) -> dict[str, Any] | None:
     return {"answered": answered, "total": total, "fraction": answered / total if total else 0.0}
 
 
-@dataclass(frozen=True)
-class Evaluation:
+class Evaluation(Record):
     """A scored prediction file: the metrics, the slices and the item scores (``score --json`` writes :meth:`to_json`)."""
 
+    __slots__ = (
+        "task",
+        "split",
+        "fingerprint",
+        "n_items",
+        "metrics",
+        "slices",
+        "items",
+        "item_labels",
+        "warnings",
+        "answered",
+    )
     task: str
     split: str
     fingerprint: str
@@ -178,11 +207,35 @@ class Evaluation:
     metrics: dict[str, float]
     slices: dict[str, dict[str, SliceResult]]
     items: list[ItemScore]
-    item_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    answered: int | None = (
-        None  # items with a prediction record (the rest were scored by the task's missing convention)
-    )
+    item_labels: Mapping[str, Mapping[str, str]]
+    warnings: list[str]
+    answered: (
+        int | None
+    )  # items with a prediction record (the rest were scored by the task's missing convention)
+
+    def __init__(
+        self,
+        task: str,
+        split: str,
+        fingerprint: str,
+        n_items: int,
+        metrics: dict[str, float],
+        slices: dict[str, dict[str, SliceResult]],
+        items: list[ItemScore],
+        item_labels: Mapping[str, Mapping[str, str]] | None = None,
+        warnings: list[str] | None = None,
+        answered: int | None = None,
+    ) -> None:
+        object.__setattr__(self, "task", task)
+        object.__setattr__(self, "split", split)
+        object.__setattr__(self, "fingerprint", fingerprint)
+        object.__setattr__(self, "n_items", n_items)
+        object.__setattr__(self, "metrics", metrics)
+        object.__setattr__(self, "slices", slices)
+        object.__setattr__(self, "items", items)
+        object.__setattr__(self, "item_labels", {} if item_labels is None else item_labels)
+        object.__setattr__(self, "warnings", [] if warnings is None else warnings)
+        object.__setattr__(self, "answered", answered)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,10 +259,24 @@ class Evaluation:
         }
 
 
-@dataclass
-class TaskRunner:
+class TaskRunner(Record, frozen=False):
     """A compiled task: reads gold and predictions, scores, aggregates and slices (built by procbench.dsl.plan.build)."""
 
+    __slots__ = (
+        "name",
+        "splits",
+        "hidden_splits",
+        "metric_names",
+        "primary",
+        "read_gold",
+        "read_predictions",
+        "make_scorer",
+        "aggregate",
+        "slices",
+        "spec_digest",
+        "_gold_cache",
+    )
+    _hidden = frozenset({"_gold_cache"})
     name: str
     splits: tuple[str, ...]
     hidden_splits: tuple[str, ...]
@@ -221,9 +288,35 @@ class TaskRunner:
     aggregate: Aggregator
     slices: tuple[SliceDef, ...]
     spec_digest: str  # canonical spec + component versions
-    _gold_cache: dict[tuple[str, str], tuple[GoldSet, str]] = field(
-        default_factory=dict, repr=False
-    )
+    _gold_cache: dict[tuple[str, str], tuple[GoldSet, str]]
+
+    def __init__(
+        self,
+        name: str,
+        splits: tuple[str, ...],
+        hidden_splits: tuple[str, ...],
+        metric_names: tuple[str, ...],
+        primary: str,
+        read_gold: GoldReader,
+        read_predictions: PredictionReader,
+        make_scorer: Callable[[Mapping[str, Any]], Scorer],
+        aggregate: Aggregator,
+        slices: tuple[SliceDef, ...],
+        spec_digest: str,
+        _gold_cache: dict[tuple[str, str], tuple[GoldSet, str]] | None = None,
+    ) -> None:
+        self.name = name
+        self.splits = splits
+        self.hidden_splits = hidden_splits
+        self.metric_names = metric_names
+        self.primary = primary
+        self.read_gold = read_gold
+        self.read_predictions = read_predictions
+        self.make_scorer = make_scorer
+        self.aggregate = aggregate
+        self.slices = slices
+        self.spec_digest = spec_digest
+        self._gold_cache = {} if _gold_cache is None else _gold_cache
 
     # -- stages --------------------------------------------------------------------------------
     def gold(self, data_root: Path, split: str) -> tuple[GoldSet, str]:
