@@ -7,7 +7,6 @@ replaced (tests/propara_reference.py), value for value, on every real process an
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import warnings
 from pathlib import Path
@@ -132,9 +131,7 @@ def test_pair_matrix_of_the_worked_example() -> None:
     assert [similarity(MOVE, a, p) for a in ANSWERS for p in PREDICTIONS] == pytest.approx(
         [1.0, 0.6667, 0.3333, 0.0], abs=1e-4
     )
-    assert (
-        similarity(MOVE, ANSWERS[0], dataclasses.replace(PREDICTIONS[0], step=3)) == 0.0
-    )  # another step
+    assert similarity(MOVE, ANSWERS[0], PREDICTIONS[0].replace(step=3)) == 0.0  # another step
 
 
 def test_recall_reuses_the_precision_numerator_when_counts_are_equal() -> None:
@@ -212,8 +209,8 @@ def _perturbed(process: ProcessTracks, rng: random.Random) -> ProcessTracks:
             loc if rng.random() < 0.6 else rng.choice(LOCATIONS) for loc in t.locations
         )
         actions = tuple(act if rng.random() < 0.6 else rng.choice(ACTIONS) for act in t.actions)
-        tracks.append(dataclasses.replace(t, locations=locations, actions=actions))
-    return dataclasses.replace(process, participants=tuple(tracks))
+        tracks.append(t.replace(locations=locations, actions=actions))
+    return process.replace(participants=tuple(tracks))
 
 
 @pytest.mark.parametrize("split", ["train", "dev", "test"])

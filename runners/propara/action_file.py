@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from itertools import count, repeat
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
 from procbench.runners.runtime._types import Problem, ProblemList
+from procbench.runners.runtime.records import Record
 from procbench.runners.propara.lines import decode_text, split_lines
 
 NULL = "null"  # internal value of "-": the participant does not exist
@@ -48,8 +47,7 @@ class Mention(NamedTuple):
     participant: str
 
 
-@dataclass(frozen=True)
-class ActionFile:
+class ActionFile(Record):
     """Every valid row of a file plus the problems found (the first MAX_PROBLEMS, then one
     :class:`~procbench.runners.runtime._types.MoreProblems` counting the rest); ``n_lines`` counts all lines read.
 
@@ -59,37 +57,78 @@ class ActionFile:
     and ``participant`` too).
     """
 
+    __slots__ = ("rows", "problems", "n_lines", "mentions")
     rows: tuple[ActionRow, ...]
     problems: tuple[Problem, ...]
     n_lines: int
-    mentions: tuple[Mention | ActionRow, ...] = ()
+    mentions: tuple[Mention | ActionRow, ...]
+
+    def __init__(
+        self,
+        rows: tuple[ActionRow, ...],
+        problems: tuple[Problem, ...],
+        n_lines: int,
+        mentions: tuple[Mention | ActionRow, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "rows", rows)
+        object.__setattr__(self, "problems", problems)
+        object.__setattr__(self, "n_lines", n_lines)
+        object.__setattr__(self, "mentions", mentions)
 
 
-@dataclass(frozen=True)
-class ParticipantTrack:
+class _LabelSlot:
+    """Where :attr:`ParticipantTrack.label` is kept once asked for: a slot of its own, outside the
+    record's fields (so never compared, hashed, shown, pickled or fingerprinted, as the
+    ``cached_property`` of the dataclass it was)."""
+
+    __slots__ = ("_label",)
+    _label: str
+
+
+class ParticipantTrack(Record, _LabelSlot):
     """Location and action tracks of one participant string (2A.3).
 
     ``locations[s]`` is the location after sentence s (``locations[0]`` before the first sentence);
     ``actions[s - 1]`` is the action of sentence s.
     """
 
+    __slots__ = ("participant", "locations", "actions")
     participant: str
     locations: tuple[str, ...]
     actions: tuple[str, ...]
 
-    @cached_property  # asked for by each summary of each process (kept beside the fields, never one of them)
+    def __init__(
+        self, participant: str, locations: tuple[str, ...], actions: tuple[str, ...]
+    ) -> None:
+        object.__setattr__(self, "participant", participant)
+        object.__setattr__(self, "locations", locations)
+        object.__setattr__(self, "actions", actions)
+
+    @property  # asked for by each summary of each process (kept beside the fields, never one of them)
     def label(self) -> str:
         """Alternatives split on ``;``, stripped and joined with `` OR `` ("gas;fuel" -> "gas OR fuel")."""
-        return " OR ".join(part.strip() for part in self.participant.split(";"))
+        try:
+            return self._label
+        except AttributeError:
+            label = " OR ".join(part.strip() for part in self.participant.split(";"))
+            object.__setattr__(self, "_label", label)
+            return label
 
 
-@dataclass(frozen=True)
-class ProcessTracks:
+class ProcessTracks(Record):
     """All participants of one process in one file, in first-seen order."""
 
+    __slots__ = ("process_id", "num_sentences", "participants")
     process_id: int
     num_sentences: int
     participants: tuple[ParticipantTrack, ...]
+
+    def __init__(
+        self, process_id: int, num_sentences: int, participants: tuple[ParticipantTrack, ...]
+    ) -> None:
+        object.__setattr__(self, "process_id", process_id)
+        object.__setattr__(self, "num_sentences", num_sentences)
+        object.__setattr__(self, "participants", participants)
 
     def participant_names(self) -> tuple[str, ...]:
         return tuple(track.participant for track in self.participants)

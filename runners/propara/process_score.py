@@ -6,17 +6,21 @@ How a process's answers are matched is declared in specs/propara.spec with libra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from procbench.runners.runtime.records import Record
 
 QUESTIONS = ("inputs", "outputs", "conversions", "moves")
 
 
-@dataclass(frozen=True)
-class PrecisionRecall:
+class PrecisionRecall(Record):
     """Precision and recall of one question of one process."""
 
+    __slots__ = ("precision", "recall")
     precision: float
     recall: float
+
+    def __init__(self, precision: float, recall: float) -> None:
+        object.__setattr__(self, "precision", precision)
+        object.__setattr__(self, "recall", recall)
 
     @property
     def f1(self) -> float:

@@ -7,30 +7,69 @@ the raw, case-sensitive location comparison of moves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from procbench.runners.propara.action_file import NULL, ParticipantTrack, ProcessTracks
+from procbench.runners.runtime.records import Record
 from procbench.runners.runtime.registry import component
 
 
-@dataclass(frozen=True)
-class Conversion:
+class Conversion(Record):
     """Participants destroyed as others are created at one step, with their locations."""
 
+    __slots__ = ("destroyed", "created", "locations", "step")
     destroyed: str  # participant labels joined with " AND "
     created: str
     locations: str  # distinct locations joined with " AND "
     step: int
 
+    def __init__(self, destroyed: str, created: str, locations: str, step: int) -> None:
+        object.__setattr__(self, "destroyed", destroyed)
+        object.__setattr__(self, "created", created)
+        object.__setattr__(self, "locations", locations)
+        object.__setattr__(self, "step", step)
 
-@dataclass(frozen=True)
-class Move:
+    # Equality and hashing written out, as the dataclass generated them: matching keys its dicts by
+    # answers (each hashed a dozen times or more), and Record's general ones walk the field names.
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Conversion:
+            return NotImplemented
+        return (self.destroyed, self.created, self.locations, self.step) == (
+            other.destroyed,
+            other.created,
+            other.locations,
+            other.step,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.destroyed, self.created, self.locations, self.step))
+
+
+class Move(Record):
     """A participant's location change at one step."""
 
+    __slots__ = ("participant", "before", "after", "step")
     participant: str
     before: str
     after: str
     step: int
+
+    def __init__(self, participant: str, before: str, after: str, step: int) -> None:
+        object.__setattr__(self, "participant", participant)
+        object.__setattr__(self, "before", before)
+        object.__setattr__(self, "after", after)
+        object.__setattr__(self, "step", step)
+
+    def __eq__(self, other: object) -> bool:  # written out, as Conversion's
+        if type(other) is not Move:
+            return NotImplemented
+        return (self.participant, self.before, self.after, self.step) == (
+            other.participant,
+            other.before,
+            other.after,
+            other.step,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.participant, self.before, self.after, self.step))
 
 
 def inputs(process: ProcessTracks) -> list[str]:
