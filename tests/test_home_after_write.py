@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -147,3 +148,120 @@ def test_a_board_is_built_from_one_attachment_of_the_store(
     )  # Home's own reads are kept; each other board's four reads come in one attachment
     assert len(attached) == len(infos) - 1
     assert cache.stats()["misses"] == 4 + 5 + 4 * (len(infos) - 1)
+
+
+def _grid_oracle(db: Path, query: str, benchmark: str) -> dict[str, dict[str, str]]:
+    """Each model's grid cells, computed row by row from Home's ranks: per (model, column) the ranked row with the
+    lowest rank (ties: more ranked rows, then task, split), its cell naming the board where the benchmark has several."""
+    rows = [
+        r
+        for r in overview._with_cells(db).iter_rows(named=True)
+        if query.lower() in r["model"].lower()
+    ]
+    boards: dict[str, set[str]] = {}
+    for r in rows:
+        boards.setdefault(r["benchmark"], set()).add(r["board"])
+    best: dict[tuple[str, str], dict[str, object]] = {}
+    for r in rows:
+        if r["rank"] is None or (benchmark and r["benchmark"] != benchmark):
+            continue
+        key = (r["model"], r["board"] if benchmark else r["benchmark"])
+        order = (r["rank"], -r["ranked"], r["task"], r["split"])
+        if key not in best or order < best[key]["order"]:  # type: ignore[operator]
+            best[key] = {"order": order, "row": r}
+    cells: dict[str, dict[str, str]] = {}
+    for (model, column), found in best.items():
+        row = found["row"]
+        several = not benchmark and len(overview.boards_of(db, column)) > 1
+        cells.setdefault(model, {})[column] = row[
+            overview.CELLS[1] if several else overview.CELLS[0]
+        ]  # type: ignore[index]
+    return cells
+
+
+@pytest.mark.parametrize("query, benchmark", [("", ""), ("", "OpenPI"), ("a", ""), ("1", "PAGED")])
+def test_the_models_by_boards_grid_is_each_models_best_ranked_row(
+    store: Path, query: str, benchmark: str
+) -> None:
+    grid = overview.matrix(store, query, benchmark)
+    expected = _grid_oracle(store, query, benchmark)
+    columns = [c for c in grid.columns if c not in ("Model", "Page", "Boards")]
+    shown = {
+        r["Model"]: {c: r[c] for c in columns if r[c] is not None}
+        for r in grid.iter_rows(named=True)
+    }
+    assert {m: cells for m, cells in shown.items() if cells} == expected
+    assert grid["Model"].to_list() == [m for m in overview.models(store) if m in shown]
+
+
+BOARDS = [("A", "a1", "test"), ("A", "a2", "test"), ("A", "a1", "dev"), ("B", "b1", "test")]
+RANKED_ROWS = st.lists(
+    st.tuples(
+        st.sampled_from(["m0", "m1", "m2"]),
+        st.sampled_from(BOARDS),
+        st.one_of(st.none(), st.integers(1, 3)),
+        st.integers(1, 3),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+@settings(deadline=None)
+@given(RANKED_ROWS, st.sampled_from(["", "A", "B"]))
+def test_the_grid_keeps_each_models_best_ranked_row_on_generated_boards(
+    generated: list[tuple[str, tuple[str, str, str], int | None, int]], benchmark: str
+) -> None:
+    """On generated rows (ties on rank, several boards of one benchmark, unranked rows), each cell is the row with the
+    lowest rank, then the most ranked rows, then task and split; the board is named where the benchmark has several."""
+    from unittest import mock
+
+    rows: list[dict[str, Any]] = []
+    for position, (model, (bench, task, split), rank, ranked) in enumerate(generated):
+        text = f"#{rank} of {ranked} ({task}/{split})"  # a function of the tie-break keys, as the real cell is
+        rows.append(
+            {
+                **dict.fromkeys(overview.SCHEMA),
+                "benchmark": bench,
+                "task": task,
+                "split": split,
+                "board": overview.board_label(task, split),
+                "model": model,
+                "rank": rank,
+                "ranked": ranked,
+                "metric": f"metric of {task}",
+                "position": position,
+                overview.CELLS[0]: text,
+                overview.CELLS[1]: text + f" on {task}",
+            }
+        )
+    frame = pl.DataFrame(
+        rows, schema={**overview.SCHEMA, **dict.fromkeys(overview.CELLS, pl.String)}
+    )
+    expected: dict[str, dict[str, str]] = {}
+    chosen: dict[tuple[str, str], tuple[tuple[int, int, str, str], str]] = {}
+    on = {(r["benchmark"], r["board"]) for r in rows}  # the boards with a row, with their benchmark
+    several = {b for b, _ in on if sum(1 for other, _ in on if other == b) > 1}
+    for r in rows:
+        if r["rank"] is None or (benchmark and r["benchmark"] != benchmark):
+            continue
+        column = r["board"] if benchmark else r["benchmark"]
+        order = (r["rank"], -r["ranked"], r["task"], r["split"])
+        named = not benchmark and r["benchmark"] in several
+        text = r[overview.CELLS[1] if named else overview.CELLS[0]]
+        if (r["model"], column) not in chosen or order < chosen[(r["model"], column)][0]:
+            chosen[(r["model"], column)] = (order, text)
+    for (model, column), (_, text) in chosen.items():
+        expected.setdefault(model, {})[column] = text
+    db = Path("generated.duckdb")
+    with (
+        mock.patch.object(cache, "memo", lambda _db, _name, _args, compute: compute()),
+        mock.patch.object(overview, "_with_cells", lambda _db: frame),
+    ):
+        grid = overview._matrix(db, "", benchmark)
+    columns = [c for c in grid.columns if c not in ("Model", "Page", "Boards")]
+    shown = {
+        r["Model"]: {c: r[c] for c in columns if r[c] is not None}
+        for r in grid.iter_rows(named=True)
+    }
+    assert {m: cells for m, cells in shown.items() if cells} == expected
