@@ -34,11 +34,11 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from procbench.runners.runtime.paths import PROJECT_ROOT, default_cache_dir
+from procbench.runners.runtime.records import Record
 
 if TYPE_CHECKING:
     from procbench.dsl.errors import Diagnostic
@@ -50,14 +50,22 @@ COMPONENTS_ENV = "PROCBENCH_COMPONENTS"  # procbench.runners.runtime.registry.CO
 _CODE_PACKAGES = ("dsl", "runners")  # their sources decide what a check returns
 
 
-@dataclass(frozen=True)
-class CachedCheck:
+class CachedCheck(Record):
     """What ``dsl.check_file`` returns (``spec``, ``warnings``, ``source``), from the checker or the cache."""
 
+    __slots__ = ("spec", "warnings", "source", "hit")
     spec: TaskSpec
     warnings: list[Diagnostic]
     source: str
-    hit: bool = False
+    hit: bool
+
+    def __init__(
+        self, spec: TaskSpec, warnings: list[Diagnostic], source: str, hit: bool = False
+    ) -> None:
+        object.__setattr__(self, "spec", spec)
+        object.__setattr__(self, "warnings", warnings)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "hit", hit)
 
 
 def cache_dir() -> Path | None:
@@ -282,11 +290,19 @@ _ALLOWED_BUILTINS = frozenset(
 )
 
 
+# The one function an entry may name: how a record (a runtime value type such as ``FieldType``,
+# runners/runtime/records.py) is pickled; it sets the fields of a class this unpickler allowed.
+_RECORD_REBUILD = (Record.__module__, "_rebuild")
+
+
 class _SpecUnpickler(_pickle.Unpickler):
-    """Builds only classes of the spec language and plain containers: an entry cannot name a function."""
+    """Builds only classes of the spec language and plain containers: an entry cannot name a function
+    (but the one that rebuilds a record of an allowed class)."""
 
     def find_class(self, module: str, name: str) -> Any:
         if module == "builtins" and name in _ALLOWED_BUILTINS:
+            return super().find_class(module, name)
+        if (module, name) == _RECORD_REBUILD:
             return super().find_class(module, name)
         if module.startswith(_ALLOWED_MODULES):
             found = super().find_class(module, name)

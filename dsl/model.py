@@ -26,6 +26,7 @@ from typing import Any, NewType
 
 from procbench.dsl.spans import NOWHERE, Span
 from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.records import Record
 from procbench.runners.runtime.id_paths import EXPLODE_INDEX
 
 Name = NewType("Name", str)  # a bare name: declared here or referring to a declaration
@@ -137,8 +138,11 @@ def fingerprinted(value: Any) -> Any:
     """A checked spec (or any part of it) as plain JSON-ready values, keeping only fingerprinted fields.
 
     What equality ignores (positions, file paths) is left out too; a plain value type's fields are
-    all kept.  :func:`procbench.dsl.compiler.semantic_form` builds on this.
+    all kept, a record's (``FieldType``) as they were when it was a dataclass.
+    :func:`procbench.dsl.compiler.semantic_form` builds on this.
     """
+    if isinstance(value, Record):  # a runtime value type: no roles, every compared field in order
+        return {name: fingerprinted(getattr(value, name)) for name in type(value)._compared}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         roles = field_roles(type(value))
         return {
@@ -1016,6 +1020,8 @@ class TaskSpec:
 
 def _plain(value: Any) -> Any:
     """A dataclass tree as plain JSON-ready values, without what equality ignores (positions, the file path)."""
+    if isinstance(value, Record):  # a runtime value type (FieldType), as its dataclass was
+        return {name: _plain(getattr(value, name)) for name in type(value)._compared}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare

@@ -147,6 +147,42 @@ def test_a_planted_entry_with_a_valid_checksum_never_runs_code(specs: Path, tmp_
     assert not cache.checked_spec(spec, search=[specs]).hit
 
 
+class _PlantedRecordFunction:
+    """A pickle naming a function of the records module other than the one that rebuilds a record."""
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        from procbench.runners.runtime import records
+
+        return (records.record_fields, ("planted",))
+
+
+class _RebuiltNonRecord:
+    """A pickle asking the record-rebuilding function for a class that is no record (an allowed builtin)."""
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        from procbench.runners.runtime import records
+
+        return (records._rebuild, (dict, ("planted",)))
+
+
+@pytest.mark.parametrize("planted", [_PlantedRecordFunction(), _RebuiltNonRecord()])
+def test_records_in_an_entry_are_rebuilt_and_nothing_else(
+    specs: Path, tmp_path: Path, planted: object
+) -> None:
+    """Specs hold runtime records (OpenPI's ``FieldType``): an entry may name the function that rebuilds
+    one of an allowed class, and no other function of the records module."""
+    spec = specs / "openpi.spec"
+    first = cache.checked_spec(spec, search=[specs])
+    (entry,) = _entries(tmp_path)
+    assert b"_rebuild" in entry.read_bytes()  # the spec's FieldType values, pickled as records
+    again = cache.checked_spec(spec, search=[specs])
+    assert again.hit and again.spec == first.spec
+    key = entry.stem
+    payload = pickle.dumps((key, planted, ()))
+    entry.write_bytes(cache.FORMAT + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+    assert cache.read(tmp_path / "cache", key, spec) is None
+
+
 def test_the_cache_can_be_turned_off_and_deleted(
     specs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,7 +11,6 @@ import io
 import json
 import warnings
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from procbench.runners.runtime._types import (
     ProblemList,
 )
 from procbench.runners.runtime.cells import BadCell, cast_cell
+from procbench.runners.runtime.records import Record
 
 
 SCALAR_KINDS = ("str", "int", "float", "bool", "any")
@@ -173,15 +173,22 @@ def _top_level_parts(text: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-@dataclass(frozen=True)
-class FieldType:
+class FieldType(Record):
     """A value type of the spec language (``list(str)``, ``record(...)``), as the runtime checks values against it."""
 
+    __slots__ = ("kind", "item", "values")
     kind: str  # str | int | float | bool | list | ordering | set | optional | enum | record | any
-    item: FieldType | None = None
+    item: FieldType | None
     # enum: its values; record: its members as (name, FieldType) pairs (one slot, so that the serialised
     # form of every other type, which fingerprints include, stays what it was)
-    values: tuple[Any, ...] = ()
+    values: tuple[Any, ...]
+
+    def __init__(
+        self, kind: str, item: FieldType | None = None, values: tuple[Any, ...] = ()
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "item", item)
+        object.__setattr__(self, "values", values)
 
     @staticmethod
     def parse(text: str) -> FieldType:
@@ -291,7 +298,7 @@ class FieldType:
             return any(value == v and type(value) is type(v) for v in self.values)
         if (
             k == "record"
-        ):  # a mapping with the members, or an object with them as attributes (a frozen dataclass)
+        ):  # a mapping with the members, or an object with them as attributes (a record, a frozen dataclass)
             if type(value) is dict or isinstance(value, Mapping):  # member_of, asked once a record
                 return all(
                     (v := value.get(name, _ABSENT)) is not _ABSENT and t.accepts(v)
@@ -350,16 +357,41 @@ def line_of(records: Mapping[str, Any], item_id: str) -> int | None:
     return lines.get(item_id) if isinstance(lines, dict) else None
 
 
-@dataclass(frozen=True)
-class SchemaReader:
+class SchemaReader(Record):
     """Reads ``{id, fields...}`` records; the id field is matched against the gold item ids."""
 
+    __slots__ = (
+        "format",
+        "id_field",
+        "fields",
+        "max_text_chars",
+        "max_list_items",
+        "missing_declared",
+    )
     format: str  # jsonl | csv | tsv
     id_field: str
     fields: tuple[tuple[str, FieldType], ...]
-    max_text_chars: int = MAX_TEXT_CHARS  # per string value of a declared field
-    max_list_items: int = MAX_LIST_ITEMS  # per list value of a declared field
-    missing_declared: bool = False  # every measure declares how an item without a prediction counts (the warning says so)
+    max_text_chars: int  # per string value of a declared field
+    max_list_items: int  # per list value of a declared field
+    missing_declared: (
+        bool  # every measure declares how an item without a prediction counts (the warning says so)
+    )
+
+    def __init__(
+        self,
+        format: str,
+        id_field: str,
+        fields: tuple[tuple[str, FieldType], ...],
+        max_text_chars: int = MAX_TEXT_CHARS,
+        max_list_items: int = MAX_LIST_ITEMS,
+        missing_declared: bool = False,
+    ) -> None:
+        object.__setattr__(self, "format", format)
+        object.__setattr__(self, "id_field", id_field)
+        object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "max_text_chars", max_text_chars)
+        object.__setattr__(self, "max_list_items", max_list_items)
+        object.__setattr__(self, "missing_declared", missing_declared)
 
     def __call__(self, path: Path, gold: GoldSet) -> dict[str, Any]:
         records = PredictionRecords(path.name)
