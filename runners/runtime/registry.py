@@ -38,11 +38,11 @@ import sys
 import threading
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.records import Record
 
 KINDS = (
     "reader",
@@ -90,8 +90,7 @@ METRIC_REQUIREMENTS = {
 }
 
 
-@dataclass(frozen=True)
-class Contract:
+class Contract(Record):
     """What a component consumes and produces, so that the checker resolves every name before a run.
 
     * readers: ``fields`` (gold field -> type) and ``labels`` (item label -> its values, () = open);
@@ -102,29 +101,66 @@ class Contract:
       arguments returning the names (``micro_prf(prefix = "x_")`` emits ``x_p``, ``x_r``, ``x_f1``).
     """
 
-    fields: Mapping[str, FieldType] = field(default_factory=dict)
-    labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    takes: FieldType | None = None
-    gives: FieldType | None = None
-    needs: Mapping[str, FieldType] = field(default_factory=dict)
-    emits: Emits = ()
-    compares: tuple[
-        str, ...
-    ] = ()  # metrics: lines saying what gold and prediction may be (per aggregation) and whose numbers it gives
+    __slots__ = (
+        "fields",
+        "labels",
+        "takes",
+        "gives",
+        "needs",
+        "emits",
+        "compares",
+        "aggregations",
+        "gold_needs",
+        "prediction_needs",
+        "requires",
+        "aggregation_hint",
+    )
+    fields: Mapping[str, FieldType]
+    labels: Mapping[str, tuple[str, ...]]
+    takes: FieldType | None
+    gives: FieldType | None
+    needs: Mapping[str, FieldType]
+    emits: Emits
+    # metrics: lines saying what gold and prediction may be (per aggregation) and whose numbers it gives
+    compares: tuple[str, ...]
     aggregations: tuple[
         str, ...
-    ] = ()  # metrics: how its per-item statistics may combine, the default first
-    gold_needs: Mapping[str, FieldType] = field(
-        default_factory=dict
-    )  # derivers: fields read of the gold records only
-    prediction_needs: Mapping[str, FieldType] = field(
-        default_factory=dict
-    )  # derivers: fields read of the predicted records only
-    requires: tuple[
-        str, ...
-    ] = ()  # metrics: what the spec must supply (keys of METRIC_REQUIREMENTS)
+    ]  # metrics: how its per-item statistics may combine, the default first
+    gold_needs: Mapping[str, FieldType]  # derivers: fields read of the gold records only
+    prediction_needs: Mapping[str, FieldType]  # derivers: fields read of the predicted records only
+    requires: tuple[str, ...]  # metrics: what the spec must supply (keys of METRIC_REQUIREMENTS)
     # metrics: the hint of the checker's refusal of an aggregation this metric does not support
-    aggregation_hint: str = ""
+    aggregation_hint: str
+
+    def __init__(
+        self,
+        fields: Mapping[str, FieldType] | None = None,
+        labels: Mapping[str, tuple[str, ...]] | None = None,
+        takes: FieldType | None = None,
+        gives: FieldType | None = None,
+        needs: Mapping[str, FieldType] | None = None,
+        emits: Emits = (),
+        compares: tuple[str, ...] = (),
+        aggregations: tuple[str, ...] = (),
+        gold_needs: Mapping[str, FieldType] | None = None,
+        prediction_needs: Mapping[str, FieldType] | None = None,
+        requires: tuple[str, ...] = (),
+        aggregation_hint: str = "",
+    ) -> None:
+        object.__setattr__(self, "fields", {} if fields is None else fields)
+        object.__setattr__(self, "labels", {} if labels is None else labels)
+        object.__setattr__(self, "takes", takes)
+        object.__setattr__(self, "gives", gives)
+        object.__setattr__(self, "needs", {} if needs is None else needs)
+        object.__setattr__(self, "emits", emits)
+        object.__setattr__(self, "compares", compares)
+        object.__setattr__(self, "aggregations", aggregations)
+        object.__setattr__(self, "gold_needs", {} if gold_needs is None else gold_needs)
+        object.__setattr__(
+            self, "prediction_needs", {} if prediction_needs is None else prediction_needs
+        )
+        object.__setattr__(self, "requires", requires)
+        object.__setattr__(self, "aggregation_hint", aggregation_hint)
 
     def emitted(
         self, params: Mapping[str, Any], scorer_emits: tuple[str, ...] = ()
@@ -230,13 +266,18 @@ def contract(
     )
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(Record):
     """A parameter a spec may set on a component: its name, type and default."""
 
+    __slots__ = ("name", "type", "default")
     name: str
     type: Any  # a Python type or typing form (int, float, str, bool, list[str], Literal[...], ...)
-    default: Any = inspect.Parameter.empty
+    default: Any
+
+    def __init__(self, name: str, type: Any, default: Any = inspect.Parameter.empty) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "default", default)
 
     @property
     def required(self) -> bool:
@@ -246,10 +287,23 @@ class Param:
         return _type_name(self.type)
 
 
-@dataclass(frozen=True)
-class Component:
+NO_CONTRACT = Contract()  # a component's contract when it declares none (one shared frozen value)
+
+
+class Component(Record):
     """A registered component: its kind, name, version, function, parameters, documentation and contract."""
 
+    __slots__ = (
+        "kind",
+        "name",
+        "version",
+        "fn",
+        "declared_params",
+        "doc",
+        "contract",
+        "origin",
+        "preset_of",
+    )
     kind: str
     name: str
     version: str
@@ -258,11 +312,33 @@ class Component:
     # (signature, evaluated annotations) costs a score that only builds its components (issue #31)
     declared_params: tuple[Param, ...] | None
     doc: str
-    contract: Contract = Contract()
-    origin: str = "built-in"  # or the entry point / components file that registered it
+    contract: Contract
+    origin: str  # "built-in", or the entry point / components file that registered it
     # A preset: this component is another of its kind with fixed arguments, and the checker writes
     # it as that one, so a spec that names the preset keeps the fingerprint of the spelled-out call.
-    preset_of: tuple[str, tuple[tuple[str, Any], ...]] | None = None
+    preset_of: tuple[str, tuple[tuple[str, Any], ...]] | None
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        version: str,
+        fn: Callable[..., Any],
+        declared_params: tuple[Param, ...] | None,
+        doc: str,
+        contract: Contract = NO_CONTRACT,
+        origin: str = "built-in",
+        preset_of: tuple[str, tuple[tuple[str, Any], ...]] | None = None,
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "fn", fn)
+        object.__setattr__(self, "declared_params", declared_params)
+        object.__setattr__(self, "doc", doc)
+        object.__setattr__(self, "contract", contract)
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "preset_of", preset_of)
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -492,16 +568,32 @@ class DuplicateComponent(ValueError):
     """Two different modules register the same kind and name."""
 
 
-@dataclass(frozen=True)
-class LoadProblem:
+class LoadProblem(Record):
     """Why a components module did not load: where (file, line, column), what happened, what to do."""
 
+    __slots__ = ("origin", "message", "path", "line", "column", "hint")
     origin: str
     message: str
-    path: str | None = None
-    line: int = 0
-    column: int = 0
-    hint: str = ""
+    path: str | None
+    line: int
+    column: int
+    hint: str
+
+    def __init__(
+        self,
+        origin: str,
+        message: str,
+        path: str | None = None,
+        line: int = 0,
+        column: int = 0,
+        hint: str = "",
+    ) -> None:
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "column", column)
+        object.__setattr__(self, "hint", hint)
 
     def render(self) -> str:
         where = self.path or self.origin
