@@ -135,6 +135,12 @@ class MatchStage(Record):
         object.__setattr__(self, "outputs", outputs)
         object.__setattr__(self, "answers", STR_LIST if answers is None else answers)
 
+    @property
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        """The fields by name, as a dataclass's ``__dict__`` gave them: ``MatchStage(**{**vars(stage), ...})``
+        copies a stage (tests/parity/test_openpi.py does)."""
+        return {name: getattr(self, name) for name in self._fields}
+
 
 class MatchScorer(Record):
     """Scores every gold item with each match stage; a missing prediction record is an empty answer list.
