@@ -69,3 +69,42 @@ def describe() -> dict[str, str]:
         "os": f"{platform.system()} {platform.release()}",
         "load average at start": load_average(),
     }
+
+
+# A CPU-bound pure-Python loop (dicts, strings, lists: the kind of work scoring does), about 1-2 s on the bench machine
+_PROBE = (
+    "d = {}\n"
+    "for i in range(1_500_000):\n"
+    "    s = str(i)\n"
+    "    d[s[-4:]] = d.get(s[-4:], 0) + len(s)\n"
+    "sorted(d.items())\n"
+)
+
+
+def parallel_ceiling(copies: int = 0, reps: int = 2) -> dict[str, float]:
+    """How much faster ``copies`` (default: one per CPU) copies of the same CPU-bound work finish at once than one after
+    another: the most any engine of that many processes can gain on this machine (issue #31's re-scoring goal).
+
+    On a virtual machine two vCPUs may share one physical core, and each process then runs slower while the other
+    does; this measures that instead of assuming ``copies``x.  Alone and together alternate ``reps`` times; the
+    fastest of each is kept (the least disturbed by other work).
+    """
+    import subprocess
+    import time
+
+    count = copies or os.cpu_count() or 1
+    command = [sys.executable, "-S", "-c", _PROBE]
+
+    def wall(n: int) -> float:
+        start = time.perf_counter()
+        children = [subprocess.Popen(command) for _ in range(n)]
+        for child in children:
+            child.wait()
+        return time.perf_counter() - start
+
+    alone, together = [], []
+    for _ in range(reps):
+        alone.append(wall(1))
+        together.append(wall(count))
+    one, many = min(alone), min(together)
+    return {"copies": count, "alone_s": one, "together_s": many, "ceiling": count * one / many}

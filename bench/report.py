@@ -192,12 +192,14 @@ def _targets(results: dict[str, Any]) -> list[str]:
                 _met(ok),
             ]
         )
+    ceiling = _ceiling_note(results.get("parallel_ceiling"))
     for r in results.get("rescore", []):  # issue #31: scale-out
         if "speed_up" in r:
             rows.append(
                 [
                     f"re-scoring {r['submissions']} submissions, {r.get('label', r['engine'])} engine: >= {r['target']}x the local engine (issue #31)",
-                    f"{r['speed_up']:.2f}x (load average before its runs: {'; '.join(str(x.get('load', '')) for x in r.get('runs', []))})",
+                    f"{r['speed_up']:.2f}x (load average before its runs: {'; '.join(str(x.get('load', '')) for x in r.get('runs', []))})"
+                    + (f"; {ceiling}" if ceiling else ""),
                     _met(r["speed_up"] >= r["target"]),
                 ]
             )
@@ -667,6 +669,12 @@ def render(results: dict[str, Any]) -> str:
         "speed or more; its stored rows are compared with the local engine's.",
         "",
     ]
+    ceiling = _ceiling_note(results.get("parallel_ceiling"))
+    if ceiling:
+        lines += [
+            f"Measured just before the engines: {ceiling}. No engine of that many processes can gain more here.",
+            "",
+        ]
     table = []
     for r in results["rescore"]:
         runs = r.get("runs", [])
@@ -742,3 +750,14 @@ def write(path: Path, results: dict[str, Any]) -> None:
     existing = path.read_text(encoding="utf-8") if path.is_file() else ""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(with_site_section(render(results), existing), encoding="utf-8")
+
+
+def _ceiling_note(found: dict[str, Any] | None) -> str:
+    """The machine's parallel ceiling in words (``machine.parallel_ceiling``), or "" when it was not measured."""
+    if not found:
+        return ""
+    return (
+        f"this machine's ceiling for {found['copies']} processes is {found['ceiling']:.2f}x "
+        f"({found['copies']} copies of the same pure-Python work at once took {found['together_s']:.2f} s, "
+        f"one alone {found['alone_s']:.2f} s)"
+    )

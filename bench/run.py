@@ -666,6 +666,11 @@ def main(argv: list[str] | None = None) -> int:
     engines = (
         ["local", "processes"] + ([] if args.no_ray else ["ray", ATTACHED])
     )  # processes: one worker per CPU (issue #31); ray: its own cluster, and one started before the runs
+    if (
+        "rescore" not in skip
+    ):  # what two processes can gain on this machine at all, just before the engines run
+        _say("parallel ceiling: the same pure-Python work alone and one copy per CPU at once")
+        results["parallel_ceiling"] = machine.parallel_ceiling(reps=1 if args.quick else 2)
     results["rescore"] = (
         []
         if "rescore" in skip

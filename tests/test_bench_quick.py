@@ -110,6 +110,14 @@ def test_quick_bench_compares_with_references_and_rescores(quick_run: tuple[str,
     assert engines["processes"][
         "same_as_local"
     ]  # the bench checks the rows it timed are the local engine's
+    # the machine's own ceiling for parallel work is measured beside the engines and said in the report
+    ceiling = results["parallel_ceiling"]
+    assert ceiling["copies"] == (os.cpu_count() or 1) and ceiling["alone_s"] > 0
+    assert ceiling["ceiling"] == pytest.approx(
+        ceiling["copies"] * ceiling["alone_s"] / ceiling["together_s"]
+    )
+    report, _ = quick_run
+    assert f"ceiling for {ceiling['copies']} processes is {ceiling['ceiling']:.2f}x" in report
     store = results["stores"][0]
     assert store["size"] == 100 and store["rows"]["item_scores"] > 0
     for kind in ("site", "sql"):
