@@ -20,6 +20,7 @@ from procbench.leaderboard import queries
 from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, resolve_data_root
 from procbench.runners.runtime._types import GoldSet
+from procbench.runners.runtime.records import record_fields
 from procbench.submissions.store import reader
 
 
@@ -53,6 +54,9 @@ def gold(task: str, split: str, fingerprint: str) -> GoldSet | None:
 
 
 def _plain(value: Any) -> Any:
+    names = record_fields(value)  # a runtime record (ProPara's tracks): shown as its dataclass was
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):

@@ -34,6 +34,7 @@ from procbench.runners.runtime.contracts import PYTHON_COLLECTIONS, checker
 from procbench.runners.library.matching import PRF, PairScorer
 from procbench.runners.library.record_rules import One, OnField
 from procbench.runners.runtime.predictions import FieldType
+from procbench.runners.runtime.records import Record as RuntimeRecord
 from procbench.runners.library.similarity import exact, token_f1
 from procbench.runners.library.text import Pipeline, lowercase, strip
 
@@ -68,9 +69,15 @@ def _component(spec: Any, kind: str) -> tuple[registry.Component, dict[str, Any]
 
 
 def _attributes(record: Any) -> dict[str, Any] | None:
-    """A record's fields: dict keys or dataclass attributes; None for a bare value (an int, a str)."""
+    """A record's fields: dict keys, record or dataclass attributes; None for a bare value (an int, a str)."""
     if isinstance(record, Mapping):
         return dict(record)
+    if isinstance(record, RuntimeRecord):  # ProPara's tracks (issue #31): fields are slots
+        names: list[str] = []
+        for cls in reversed(type(record).__mro__):
+            own = cls.__dict__.get("__slots__", ()) if issubclass(cls, RuntimeRecord) else ()
+            names += [own] if isinstance(own, str) else list(own)
+        return {name: getattr(record, name) for name in names}
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
         return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     return None

@@ -238,6 +238,18 @@ def test_flat_records_read_as_text_with_their_line_breaks_not_json() -> None:
     assert nested.startswith("{") and '"answers"' in nested  # structured records stay JSON
 
 
+def test_propara_gold_items_read_as_their_fields_not_a_repr(data_root: Path) -> None:
+    """ProPara's gold tracks are records (issue #31): an item reads as indented JSON of its fields."""
+    from procbench.api import load_task
+
+    gold = load_task("propara")[1].read_gold(data_root, "test")
+    item_id, tracks = next(iter(gold.items.items()))
+    shown = json.loads(evidence.as_text(tracks))
+    assert shown["process_id"] == tracks.process_id == int(item_id)
+    assert [p["participant"] for p in shown["participants"]] == list(tracks.participant_names())
+    assert shown["participants"][0]["locations"] == list(tracks.participants[0].locations)
+
+
 def test_pm_llm_items_show_question_and_answer_as_text(
     demo_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
