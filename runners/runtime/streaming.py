@@ -8,7 +8,7 @@ flat arrays (about 0.35 KB per OpenPI item; measured on generated OpenPI, whole 
 process: 1M items in 812 MB peak RSS, against 3.2 GB for 300k items in memory):
 
 1. gold: an index of where each item's rows lie (``TableReader.stream_index``), then the items bound a
-   chunk at a time and spilled to a temporary JSON-lines file with their labels and answer labels;
+   chunk at a time and spilled (pickled) to a temporary file with their labels and answer labels;
 2. the fingerprint: the spill read back in id order, written piece by piece as ``hash_json`` writes it;
 3. predictions: validated in one streamed pass (``SchemaReader.scan``: every problem with its line,
    capped), keeping only each item's line;
@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import warnings
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -51,6 +52,9 @@ STREAM_BYTES = int(
     os.environ.get("PROCBENCH_STREAM_BYTES", 64 * 1024 * 1024)
 )  # gold + predictions above this: streamed
 CHUNK_ITEMS = 2048  # items bound, scored and held at a time
+# The spill: each item's bound record, labels, raw answer views and origin pickled (our own temporary file, read
+# back by this process only), about 10x quicker to write and read than JSON and type-faithful (a tuple stays one).
+_dumps, _PROTOCOL = pickle.dumps, pickle.HIGHEST_PROTOCOL
 
 
 def applies(runner: TaskRunner, split: str, metadata: Mapping[str, Any] | None = None) -> bool:
@@ -119,13 +123,35 @@ class ScoreRows(Sequence[ItemScore]):
         self._shapes: list[tuple[tuple[str, type], ...]] = []
         self._float_names: list[tuple[str, ...] | None] = []  # a shape's names where all are floats
         self._shape_index: dict[tuple[tuple[str, type], ...], int] = {}
+        self._all_float: dict[tuple[str, ...], int] = {}  # names -> index of their all-float shape
+        self._float_kinds: list[
+            tuple[type, ...]
+        ] = []  # (float, ...) per all-float shape, () otherwise
         self._odd: dict[int, ItemScore] = {}
 
-    def append(self, item: ItemScore, pos: int) -> None:
-        """Keep ``item``, the score of the gold item at position ``pos`` (-1: unknown; its id is checked)."""
+    def append(self, item: ItemScore, pos: int, *, checked: bool = False) -> None:
+        """Keep ``item``, the score of the gold item at position ``pos`` (-1: unknown; its id is checked unless
+        ``checked``: the caller found it at ``pos``)."""
         row = len(self._where)
         values = item.values
-        exact = pos >= 0 and type(values) is dict and item.item_id == self._ids[pos]
+        if (
+            self._start is None
+            and pos >= 0
+            and type(values) is dict
+            and (checked or item.item_id == self._ids[pos])
+        ):  # the common row: float values of the shape every row so far has had
+            names = tuple(values)
+            index = self._all_float.get(names, -1)
+            if (
+                index >= 0
+                and len(self._shapes[index]) == self._width
+                and tuple(map(type, values.values())) == self._float_kinds[index]
+            ):
+                self._values.extend(values.values())
+                self._where.append(pos)
+                self._shape.append(index)
+                return
+        exact = pos >= 0 and type(values) is dict and (checked or item.item_id == self._ids[pos])
         if exact:
             for v in values.values():
                 kind = type(v)
@@ -144,6 +170,11 @@ class ScoreRows(Sequence[ItemScore]):
                 self._float_names.append(
                     tuple(name for name, _ in shape) if all(t is float for _, t in shape) else None
                 )
+                if self._float_names[index] is not None:
+                    self._all_float[tuple(name for name, _ in shape)] = index
+                    self._float_kinds.append((float,) * len(shape))
+                else:
+                    self._float_kinds.append(())
         width = len(self._shapes[index]) if index >= 0 else 0
         if self._start is None and (index < 0 or (self._width >= 0 and width != self._width)):
             # rows no longer all alike: from now on each row says where its values start
@@ -458,7 +489,9 @@ class _Gold:
     def __init__(self, ids: list[str], position: dict[str, int]):
         self.ids: Sequence[str] = ids
         self.position = _Positions(ids, position)
-        self.spill_at = array("q")
+        self.spill_at = array(
+            "q", [0]
+        )  # where each item's spilled entry starts, then the spill's end
         self.labels = _LabelCodes()
         self.view_values: dict[str, set[str]] = {}
         self.unmatched: dict[str, tuple[str, ...]] = {}
@@ -516,17 +549,15 @@ def _read_gold(
                 }
                 for name, per_value in raw_views.items()
             }
-            text = (json.dumps([record, labels, raw, out.origins.get(item_id, "")]) + "\n").encode(
-                "utf-8"
-            )
-            gold.spill_at.append(offset)
+            text = _dumps((record, labels, raw, out.origins.get(item_id, "")), _PROTOCOL)
             offset += len(text)
+            gold.spill_at.append(offset)
             lines.append(text)
         for name, per_value in raw_views.items():
             gold.view_values.setdefault(name, set()).update(per_value)
         spill.write(b"".join(lines))
     gold.unmatched = reader.stream_finish(index)
-    if len(gold.spill_at) != len(gold.ids):  # one item per primary record without explode
+    if len(gold.spill_at) != len(gold.ids) + 1:  # one item per primary record without explode
         raise AssertionError("streamed gold read lost items")
     for rule in reader.answer_labels:
         gold.view_values.setdefault(rule.name, set())
@@ -534,9 +565,10 @@ def _read_gold(
     return gold
 
 
-def _spilled(spill: IO[bytes], offset: int) -> list[Any]:
-    spill.seek(offset)
-    return cast(list[Any], json.loads(spill.readline()))
+def _spilled(spill: IO[bytes], spill_at: array[int], pos: int) -> tuple[Any, ...]:
+    """Item ``pos``'s spilled (record, labels, raw answer views, origin)."""
+    spill.seek(spill_at[pos])
+    return cast(tuple[Any, ...], pickle.loads(spill.read(spill_at[pos + 1] - spill_at[pos])))
 
 
 def _dict_text(pairs: Iterator[tuple[str, str]]) -> Iterator[str]:
@@ -567,7 +599,7 @@ def _fingerprint(runner: TaskRunner, reader: TableReader, gold: _Gold, spill: IO
         first = True
         digest.update(b"[{")
         for pos in order:
-            record, labels, raw, _ = _spilled(spill, gold.spill_at[pos])
+            record, labels, raw, _ = _spilled(spill, gold.spill_at, pos)
             key = encode_basestring_ascii(gold.ids[pos])
             sep = "" if first else ", "
             first = False
@@ -708,9 +740,14 @@ def _score(
             views: dict[str, dict[str, dict[str, Any]]] = {}
             records = PredictionRecords(path.name)
             spill.seek(gold.spill_at[start])
+            spilled = memoryview(spill.read(gold.spill_at[stop] - gold.spill_at[start]))
+            base = gold.spill_at[start]
+            chunk_ids = ids[start:stop]
             for pos in range(start, stop):
-                item_id = ids[pos]
-                record, item_labels, raw, origin = json.loads(spill.readline())
+                item_id = chunk_ids[pos - start]
+                record, item_labels, raw, origin = pickle.loads(
+                    spilled[gold.spill_at[pos] - base : gold.spill_at[pos + 1] - base]
+                )
                 items[item_id], labels[item_id], origins[item_id] = record, item_labels, origin
                 for name, per_value in gold.views(record, raw).items():
                     for value, view in per_value.items():
@@ -721,13 +758,15 @@ def _score(
             for name in gold.view_fields:
                 views.setdefault(name, {})
             for k, item in enumerate(scorer(GoldSet(items, labels, views, origins), records)):
-                rows.append(item, _position_of(item, start + k, stop, ids, position))
+                rows.append(item, _position_of(item, k, chunk_ids, start, position), checked=True)
             for sl in view_slices:
                 for value, view_items in views.get(sl.key, {}).items():
                     target = view_rows[(sl.key, value)]
                     scored = scorer(GoldSet(items=view_items, labels=labels), records)
                     for k, item in enumerate(scored):
-                        target.append(item, _position_of(item, start + k, stop, ids, position))
+                        target.append(
+                            item, _position_of(item, k, chunk_ids, start, position), checked=True
+                        )
     answered = _answered(rows, lines, position)
     slices: dict[str, dict[str, SliceResult]] = {}
     scored_at = array("q", [-1]) * len(ids)
@@ -773,11 +812,12 @@ def _score(
 
 
 def _position_of(
-    item: ItemScore, expected: int, stop: int, ids: Sequence[str], position: Mapping[str, int]
+    item: ItemScore, k: int, chunk_ids: Sequence[str], start: int, position: Mapping[str, int]
 ) -> int:
-    """The gold position of a scored item: where the scorer's order puts it, else by its id (-1: none)."""
-    if expected < stop and ids[expected] == item.item_id:
-        return expected
+    """The gold position of a chunk's ``k``-th scored item: where the scorer's order puts it, else by its id (-1:
+    none); a position returned holds the item's id."""
+    if k < len(chunk_ids) and chunk_ids[k] == item.item_id:
+        return start + k
     return position.get(item.item_id, -1)
 
 
