@@ -79,10 +79,11 @@ class ActionFile(Record):
 class _LabelSlot:
     """Where :attr:`ParticipantTrack.label` is kept once asked for: a slot of its own, outside the
     record's fields (so never compared, hashed, shown, pickled or fingerprinted, as the
-    ``cached_property`` of the dataclass it was)."""
+    ``cached_property`` of the dataclass it was). None until then; unset in a copy or an unpickled
+    track, which are built without ``__init__``."""
 
     __slots__ = ("_label",)
-    _label: str
+    _label: str | None
 
 
 class ParticipantTrack(Record, _LabelSlot):
@@ -103,16 +104,19 @@ class ParticipantTrack(Record, _LabelSlot):
         object.__setattr__(self, "participant", participant)
         object.__setattr__(self, "locations", locations)
         object.__setattr__(self, "actions", actions)
+        object.__setattr__(self, "_label", None)
 
     @property  # asked for by each summary of each process (kept beside the fields, never one of them)
     def label(self) -> str:
         """Alternatives split on ``;``, stripped and joined with `` OR `` ("gas;fuel" -> "gas OR fuel")."""
         try:
-            return self._label
-        except AttributeError:
-            label = " OR ".join(part.strip() for part in self.participant.split(";"))
+            label = self._label
+        except AttributeError:  # a copy: built without __init__
+            label = None
+        if label is None:
+            label = " OR ".join([part.strip() for part in self.participant.split(";")])
             object.__setattr__(self, "_label", label)
-            return label
+        return label
 
 
 class ProcessTracks(Record):
