@@ -223,3 +223,19 @@ def test_the_index_command_reports_a_stale_index(tmp_path, monkeypatch: pytest.M
     assert registry._main(["--write-index"]) == 0
     assert stale.read_text(encoding="utf-8") == registry.render_index()
     assert registry._main(["--check-index"]) == 0
+
+
+def test_documentation_and_parameters_are_read_when_asked_as_inspect_reads_them() -> None:
+    """A component's doc and a Param's default no longer import ``inspect`` at registration (issue #31):
+    each is still what ``inspect`` gives, once asked."""
+    import inspect
+
+    components = registry.all_components()
+    assert len(components) > 50
+    for comp in components:
+        assert comp.doc == (inspect.getdoc(comp.fn) or ""), (comp.kind, comp.name)
+        assert comp.declared_doc == comp.doc  # read once, then kept
+    words = registry.Param("words", list[str])
+    assert words.default is inspect.Parameter.empty and words.required
+    assert not registry.Param("dedup", bool, False).required
+    assert not registry.Param("nothing", int, None).required

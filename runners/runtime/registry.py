@@ -32,7 +32,6 @@ Kinds and their call shapes (positional arguments first, then the spec's keyword
 from __future__ import annotations
 
 import contextlib
-import inspect
 import re
 import sys
 import threading
@@ -208,9 +207,7 @@ class Contract(Record):
         if self.emits == SAME_AS_SCORER:
             out.append("emits: the scorer's per-item values")
         elif callable(self.emits):
-            out.append(
-                "emits: " + (inspect.getdoc(self.emits) or "names computed from its arguments")
-            )
+            out.append("emits: " + (_doc_of(self.emits) or "names computed from its arguments"))
         elif self.emits:
             out.append("emits: " + ", ".join(self.emits))
         return out
@@ -266,6 +263,11 @@ def contract(
     )
 
 
+_NO_DEFAULT: Any = (
+    object()
+)  # Param's default when none is given: inspect.Parameter.empty, fetched then
+
+
 class Param(Record):
     """A parameter a spec may set on a component: its name, type and default."""
 
@@ -274,20 +276,35 @@ class Param(Record):
     type: Any  # a Python type or typing form (int, float, str, bool, list[str], Literal[...], ...)
     default: Any
 
-    def __init__(self, name: str, type: Any, default: Any = inspect.Parameter.empty) -> None:
+    def __init__(self, name: str, type: Any, default: Any = _NO_DEFAULT) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "type", type)
-        object.__setattr__(self, "default", default)
+        object.__setattr__(self, "default", _empty() if default is _NO_DEFAULT else default)
 
     @property
     def required(self) -> bool:
-        return self.default is inspect.Parameter.empty
+        return self.default is _empty()
 
     def type_name(self) -> str:
         return _type_name(self.type)
 
 
 NO_CONTRACT = Contract()  # a component's contract when it declares none (one shared frozen value)
+
+
+def _empty() -> Any:
+    """``inspect.Parameter.empty`` (a parameter without a default), importing ``inspect`` only when asked:
+    it imports ``ast``, ``dis`` and ``tokenize``, milliseconds a warm score never needs (issue #31)."""
+    import inspect
+
+    return inspect.Parameter.empty
+
+
+def _doc_of(fn: Any) -> str | None:
+    """``inspect.getdoc(fn)``, importing ``inspect`` when asked (see :func:`_empty`)."""
+    import inspect
+
+    return inspect.getdoc(fn)
 
 
 class Component(Record):
@@ -299,7 +316,7 @@ class Component(Record):
         "version",
         "fn",
         "declared_params",
-        "doc",
+        "declared_doc",
         "contract",
         "origin",
         "preset_of",
@@ -311,7 +328,9 @@ class Component(Record):
     # the spec's parameters (:attr:`params`); None for a built-in one until first asked: reading them
     # (signature, evaluated annotations) costs a score that only builds its components (issue #31)
     declared_params: tuple[Param, ...] | None
-    doc: str
+    # the documentation (:attr:`doc`); None until first asked: ``inspect.getdoc`` imports ``inspect``,
+    # which a score never needs (issue #31)
+    declared_doc: str | None
     contract: Contract
     origin: str  # "built-in", or the entry point / components file that registered it
     # A preset: this component is another of its kind with fixed arguments, and the checker writes
@@ -325,7 +344,7 @@ class Component(Record):
         version: str,
         fn: Callable[..., Any],
         declared_params: tuple[Param, ...] | None,
-        doc: str,
+        declared_doc: str | None,
         contract: Contract = NO_CONTRACT,
         origin: str = "built-in",
         preset_of: tuple[str, tuple[tuple[str, Any], ...]] | None = None,
@@ -335,7 +354,7 @@ class Component(Record):
         object.__setattr__(self, "version", version)
         object.__setattr__(self, "fn", fn)
         object.__setattr__(self, "declared_params", declared_params)
-        object.__setattr__(self, "doc", doc)
+        object.__setattr__(self, "declared_doc", declared_doc)
         object.__setattr__(self, "contract", contract)
         object.__setattr__(self, "origin", origin)
         object.__setattr__(self, "preset_of", preset_of)
@@ -346,6 +365,13 @@ class Component(Record):
         if self.declared_params is None:
             object.__setattr__(self, "declared_params", _params_of(self.kind, self.fn))
         return self.declared_params  # type: ignore[return-value]
+
+    @property
+    def doc(self) -> str:
+        """The function's documentation (``inspect.getdoc``), read once."""
+        if self.declared_doc is None:
+            object.__setattr__(self, "declared_doc", _doc_of(self.fn) or "")
+        return self.declared_doc  # type: ignore[return-value]
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -438,7 +464,7 @@ def component(
             version,
             fn,
             params,
-            inspect.getdoc(fn) or "",
+            None,  # the documentation, read when first asked (Component.doc)
             promised,
             origin,
             preset,
@@ -500,6 +526,8 @@ _RUNTIME_ARGS = {
 
 
 def _params_of(kind: str, fn: Callable[..., Any]) -> tuple[Param, ...]:
+    import inspect  # only where a signature is read (a plug-in's, the checker's, the reference's)
+
     hints = typing.get_type_hints(fn)
     params = [
         p
