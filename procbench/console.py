@@ -60,9 +60,8 @@ def script() -> int:
         sys.stderr.flush()
     except (OSError, ValueError):
         return status
-    import threading
-
-    if threading.active_count() > 1:
+    threading = sys.modules.get("threading")  # never imported: no thread was started through it
+    if threading is not None and threading.active_count() > 1:
         return status
     import atexit
 

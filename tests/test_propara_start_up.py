@@ -81,6 +81,9 @@ NOT_ON_THE_PATH = (
     "inspect",
     "ast",
     "dis",
+    # a lock needs _thread, not threading; the streamed spill the C pickler, not pickle.py (struct, re, ...)
+    "threading",
+    "pickle",
 )
 # procbench's own modules a warm ProPara score imports (43 when this was written, 51 before the metric
 # families and the similarities were left out): a ceiling, not a target

@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-import threading
+import _thread  # the lock only: the threading module's import is not needed for it (issue #31)
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -575,7 +575,7 @@ _OWN_DISTRIBUTION = "procbench"
 # a component defined under it is built-in, even when a plugin's import pulled its module in.
 _OWN_PACKAGE = "procbench"
 
-_lock = threading.RLock()  # the leaderboard looks components up from several threads
+_lock = _thread.RLock()  # the leaderboard looks components up from several threads
 _loaded = False
 _discovering = False
 _loading_origin: str | None = None  # the entry point or components file being imported

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import _thread
 import hashlib
 import json
 from json.encoder import encode_basestring_ascii
-import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -120,7 +120,9 @@ def _sort_key(value: Any) -> str:
     )
 
 
-_gc_lock = threading.Lock()
+_gc_lock = (
+    _thread.allocate_lock()
+)  # _thread: the threading module's import is not needed for one lock
 _gc_depth = 0
 _gc_was_enabled = False
 

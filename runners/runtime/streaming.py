@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
+import _pickle  # the C pickler itself: pickle.py would import struct, re and more on every score (issue #31)
 import warnings
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -54,7 +54,7 @@ STREAM_BYTES = int(
 CHUNK_ITEMS = 2048  # items bound, scored and held at a time
 # The spill: each item's bound record, labels, raw answer views and origin pickled (our own temporary file, read
 # back by this process only), about 10x quicker to write and read than JSON and type-faithful (a tuple stays one).
-_dumps, _PROTOCOL = pickle.dumps, pickle.HIGHEST_PROTOCOL
+_dumps, _PROTOCOL = _pickle.dumps, -1  # -1: the highest protocol
 
 
 def applies(runner: TaskRunner, split: str, metadata: Mapping[str, Any] | None = None) -> bool:
@@ -568,7 +568,7 @@ def _read_gold(
 def _spilled(spill: IO[bytes], spill_at: array[int], pos: int) -> tuple[Any, ...]:
     """Item ``pos``'s spilled (record, labels, raw answer views, origin)."""
     spill.seek(spill_at[pos])
-    return cast(tuple[Any, ...], pickle.loads(spill.read(spill_at[pos + 1] - spill_at[pos])))
+    return cast(tuple[Any, ...], _pickle.loads(spill.read(spill_at[pos + 1] - spill_at[pos])))
 
 
 def _dict_text(pairs: Iterator[tuple[str, str]]) -> Iterator[str]:
@@ -745,7 +745,7 @@ def _score(
             chunk_ids = ids[start:stop]
             for pos in range(start, stop):
                 item_id = chunk_ids[pos - start]
-                record, item_labels, raw, origin = pickle.loads(
+                record, item_labels, raw, origin = _pickle.loads(
                     spilled[gold.spill_at[pos] - base : gold.spill_at[pos + 1] - base]
                 )
                 items[item_id], labels[item_id], origins[item_id] = record, item_labels, origin
