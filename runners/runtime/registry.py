@@ -321,6 +321,8 @@ class Component(Record):
         "origin",
         "preset_of",
     )
+    # read on first use (the doc property): left out of equality and hashing, which must not change when it is
+    _hidden = frozenset({"declared_doc"})
     kind: str
     name: str
     version: str
