@@ -194,6 +194,8 @@ def test_quick_bench_times_whole_processes_of_every_task(quick_run: tuple[str, d
         start_up["inside"]
     )
     assert "### Start-up: what a ProPara `score` spends before it reads a file" in report
+    # issue #31: loading the runner defines no dataclass (records), and the report says so
+    assert start_up["inside"]["dataclasses"] == 0 and "defining no dataclass" in report
 
 
 def test_official_scorer_commands_are_run_unchanged_from_their_folder(
