@@ -20,23 +20,15 @@ from hypothesis import strategies as st
 from procbench.runners.propara.action_file import ParticipantTrack, ProcessTracks
 from procbench.runners.runtime.records import Record
 from procbench.runners.runtime.runner import _canonical
+from tests.test_fingerprint import (
+    _slot_names,
+)  # the fingerprint oracle's reading of a record's fields
 
 
 @dataclasses.dataclass(frozen=True)
 class _Pair:
     left: Any
     right: Any
-
-
-def _slot_names(value: Any) -> list[str]:
-    """A record's fields, read off its classes' ``__slots__`` (base classes first)."""
-    names: list[str] = []
-    for cls in reversed(type(value).__mro__):
-        if not issubclass(cls, Record):  # a mixin's slot (a cached value) is no field
-            continue
-        own = cls.__dict__.get("__slots__", ())
-        names += [own] if isinstance(own, str) else list(own)
-    return names
 
 
 def _reference(value: Any) -> Any:
