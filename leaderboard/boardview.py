@@ -171,46 +171,132 @@ def _metadata_facts(metadata_json: str | None) -> tuple[str, str, bool]:
     return judged_by(parsed), grader(parsed), is_external(True, parsed)
 
 
-def _with_facets(frame: pl.DataFrame, stored: dict[str, dict[str, object]]) -> pl.DataFrame:
-    """The model card of every row (metadata.card: card columns, else metadata keys), one reading for every page."""
+STORED_PREFIX = (
+    "_stored_"  # a row's stored submission columns (sitedata.cards) while its facets are made
+)
+
+
+def _distinct(frame: pl.DataFrame) -> tuple[list[tuple[object, ...]], pl.Series]:
+    """The distinct rows of ``frame`` in order of first appearance, and each row's index among them (nulls equal)."""
+    distinct = frame.unique(maintain_order=True)
+    at = frame.join(
+        distinct.with_row_index("_distinct"),
+        on=frame.columns,
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    )["_distinct"]
+    return distinct.rows(), at
+
+
+def _with_facets(frame: pl.DataFrame, stored: pl.DataFrame) -> pl.DataFrame:
+    """The model card of every row (metadata.card: card columns, else metadata keys), one reading for every page; with
+    each row's judging facts and coverage.
+
+    A row's card inputs are its stored submission's (``sitedata.cards``) where it has one, else the board row's (None
+    where the board has no such column).  Issue #31: each card and each metadata's facts are made once per distinct
+    input, not per row (a board of 11 000 rows has a handful), and set on the rows by their index among the distinct
+    ones.  Columns beginning with an underscore are the build's own (``_grader``, ``_external``, ``_answered``,
+    ``_split_items``): what the view reads of each row, not shown.
+    """
     present = [c for c in CARD_INPUTS if c in frame.columns]
-    cards = []
-    for sid, *values in frame.select("submission_id", *present).iter_rows():
-        row = dict(zip(present, values))
-        row.update(stored.get(sid, {}))
-        cards.append(_card(tuple(row.get(c) for c in CARD_INPUTS)))
-    return frame.with_columns(
-        pl.Series("kind", [c.kind for c in cards], dtype=pl.String),
-        pl.Series("access", [c.access for c in cards], dtype=pl.String),
-        pl.Series("family", [c.family for c in cards], dtype=pl.String),
-        pl.Series("size", [c.size_class for c in cards], dtype=pl.String),
-        pl.Series("parameters", [c.parameters for c in cards], dtype=pl.String),
-        pl.Series("paper", [c.paper_url for c in cards], dtype=pl.String),
-        pl.Series("code", [c.code_url for c in cards], dtype=pl.String),
-        pl.Series(
-            "judge", [_metadata_facts(m)[0] for m in frame["metadata_json"]], dtype=pl.String
-        ),
-        pl.Series(
-            "contamination",
-            [metadata.CONTAMINATION_WORDS.get(c.contamination, c.contamination) for c in cards],
-            dtype=pl.String,
-        ),
-        pl.Series("contamination_mark", [c.contamination_mark for c in cards], dtype=pl.String),
-        pl.Series(
-            "run_by",
-            [metadata.RUN_BY_WORDS.get(c.run_by, c.run_by) for c in cards],
-            dtype=pl.String,
-        ),
-        pl.Series(
-            "judge_prompt_digest",
-            [
-                str(stored.get(sid, {}).get("judge_prompt_digest") or "")
-                for sid in frame["submission_id"]
+    carried = (*CARD_INPUTS, "judge_prompt_digest", "n_answered", "n_items")
+    right = stored.select(
+        "submission_id",
+        *[pl.col(c).alias(STORED_PREFIX + c) for c in carried],
+        pl.lit(True).alias("_known"),
+    )
+    joined = frame.select("submission_id", *present).join(
+        right, on="submission_id", how="left", maintain_order="left"
+    )
+    inputs = joined.select(
+        pl.when(pl.col("_known"))
+        .then(pl.col(STORED_PREFIX + c))
+        .otherwise(pl.col(c) if c in present else pl.lit(None))
+        .alias(c)
+        for c in CARD_INPUTS
+    )
+    distinct, at = _distinct(inputs)
+    cards = [_card(row) for row in distinct]
+    facets = pl.DataFrame(
+        {
+            "kind": [c.kind for c in cards],
+            "access": [c.access for c in cards],
+            "family": [c.family for c in cards],
+            "size": [c.size_class for c in cards],
+            "parameters": [c.parameters for c in cards],
+            "paper": [c.paper_url for c in cards],
+            "code": [c.code_url for c in cards],
+            "contamination": [
+                metadata.CONTAMINATION_WORDS.get(c.contamination, c.contamination) for c in cards
             ],
-            dtype=pl.String,
+            "contamination_mark": [c.contamination_mark for c in cards],
+            "run_by": [metadata.RUN_BY_WORDS.get(c.run_by, c.run_by) for c in cards],
+        },
+        schema=dict.fromkeys(
+            (
+                "kind",
+                "access",
+                "family",
+                "size",
+                "parameters",
+                "paper",
+                "code",
+                "contamination",
+                "contamination_mark",
+                "run_by",
+            ),
+            pl.String,
         ),
-    ).with_columns(
-        pl.col("judge").map_elements(judged_word, return_dtype=pl.String).alias("judged")
+    )
+    # the judging facts are the board row's own metadata's (not the stored one's)
+    metas, meta_at = _distinct(frame.select("metadata_json"))
+    facts = [_metadata_facts(m) for (m,) in metas]
+    judging = pl.DataFrame(
+        {
+            "judge": [f[0] for f in facts],
+            "_grader": [f[1] for f in facts],
+            "_external": [f[2] for f in facts],
+            "judged": [judged_word(f[0]) for f in facts],
+        },
+        schema={
+            "judge": pl.String,
+            "_grader": pl.String,
+            "_external": pl.Boolean,
+            "judged": pl.String,
+        },
+    )
+    known = pl.col("_known").fill_null(False)
+    stored_facts = joined.select(
+        pl.col(STORED_PREFIX + "judge_prompt_digest")
+        .cast(pl.String)
+        .fill_null("")
+        .alias("judge_prompt_digest"),
+        # (answered, items of the split) as the store has them (_coverage words a row's); unknown without the submission
+        pl.when(known)
+        .then(pl.col(STORED_PREFIX + "n_answered"))
+        .otherwise(None)
+        .cast(pl.Int64)
+        .alias("_answered"),
+        pl.when(known)
+        .then(pl.col(STORED_PREFIX + "n_items"))
+        .otherwise(0)
+        .cast(pl.Int64)
+        .alias("_split_items"),
+    )
+    cards_of_rows, judging_of_rows = facets[at], judging[meta_at]
+    return frame.with_columns(
+        *cards_of_rows.select(
+            "kind", "access", "family", "size", "parameters", "paper", "code"
+        ).get_columns(),
+        judging_of_rows["judge"],
+        *cards_of_rows.select("contamination", "contamination_mark", "run_by").get_columns(),
+        stored_facts["judge_prompt_digest"],
+        judging_of_rows["judged"],
+        judging_of_rows["_grader"],
+        judging_of_rows["_external"],
+        stored_facts["_answered"],
+        stored_facts["_split_items"],
     )
 
 
@@ -256,8 +342,25 @@ def _answered(
     out: list[tuple[int, int] | None] = []
     for sid, ref in zip(ids, reference):
         answered, total = stored.get(sid, (None, 0))
-        out.append(None if ref or answered is None else (answered, total))
+        out.append(_coverage(answered, total, ref))
     return out
+
+
+def _coverage(answered: int | None, total: int, reference: bool) -> tuple[int, int] | None:
+    """One row's (answered, items of the split) from its stored counts; None for a reported row and unknown coverage."""
+    return None if reference or answered is None else (answered, total)
+
+
+def _rows_coverage(wide: pl.DataFrame) -> list[tuple[int, int] | None]:
+    """Each row's (answered, items of the split), from the counts :func:`_with_facets` set on the rows."""
+    return [
+        _coverage(a, t, r)
+        for a, t, r in zip(
+            wide["_answered"].to_list(),
+            wide["_split_items"].to_list(),
+            wide["is_reference"].to_list(),
+        )
+    ]
 
 
 def row_coverage(
@@ -407,13 +510,7 @@ def build(
     # Ranked by another metric (a slice's fallback, "Rank by"), a partial row's unanswered items would count as its
     # answers (issue #30: text-only models sharing rank 8 on the image questions at 0.00, questions they never saw).
     ranks_partial = info.rank_partial and metric.name == info.primary
-    stored_coverage = sitedata.coverage(db, info.task, info.split)
-    unranked = [
-        not ranks_partial and is_partial(a)
-        for a in _answered(
-            stored_coverage, wide["submission_id"].to_list(), wide["is_reference"].to_list()
-        )
-    ]
+    unranked = [not ranks_partial and is_partial(a) for a in _rows_coverage(wide)]
     wide = wide.with_columns(pl.Series("unranked_partial", unranked, dtype=pl.Boolean))
     wide = wide.sort(
         ["self_judged", "unranked_partial"] + [k.name for k in keys] + ["created_at"],
@@ -425,9 +522,12 @@ def build(
     # an external row (an Every Eval Ever record's figures, procbench.submissions.external) is listed with its source, never ranked;
     # so is a partial row (above)
     ranking = [
-        () if part or (ref and _metadata_facts(m)[2]) else k
-        for k, ref, m, part in zip(
-            ranking, wide["is_reference"], wide["metadata_json"], wide["unranked_partial"]
+        () if part or (ref and external) else k
+        for k, ref, external, part in zip(
+            ranking,
+            wide["is_reference"].to_list(),
+            wide["_external"].to_list(),
+            wide["unranked_partial"].to_list(),
         )
     ]
     ranks = _group_ranks(wide["self_judged"].to_list(), ranking)
@@ -458,7 +558,7 @@ def build(
         else (None, {})
     )
     judged = any(wide["judge"])
-    graders = [_metadata_facts(m)[1] for m in wide["metadata_json"]]
+    graders = wide["_grader"].to_list()
     judge_text = [
         (f"self-judged (verdicts by {g})" if g else "self-judged")
         if j == SELF
@@ -484,7 +584,7 @@ def build(
         for sid, lo, hi in zip(ids, low, high)
     ]
     items = [n if not ref else None for n, ref in zip(wide["n_items"], wide["is_reference"])]
-    answered = _answered(stored_coverage, ids, wide["is_reference"].to_list())
+    answered = _rows_coverage(wide)
     described = {
         m.name: semantics.describe(info, m) for m in info.metrics if m.name in wide.columns
     }

@@ -17,6 +17,7 @@ import polars as pl
 
 from procbench.leaderboard import cache, queries
 from procbench.submissions import ledger as ledgers
+from procbench.submissions import store
 from procbench.submissions.store import reader
 
 # model-card and provenance columns the site shows when the store has them (migrations 002, 004)
@@ -85,7 +86,6 @@ def prefetch_board(db: Path, task: str, split: str, slice_name: str, slice_value
         [
             (board, (task, split, slice_name, slice_value)),
             (cards, (task, split)),
-            (coverage, (task, split)),
             (board_provenance, (task, split)),
         ],
     )
@@ -120,16 +120,26 @@ def _present(con: Any, table: str, wanted: Sequence[str], alias: str, default: s
 
 
 @cache.cached
-def cards(db: Path, task: str, split: str) -> dict[str, dict[str, Any]]:
-    """Submission id -> its model card columns (empty strings where the store has none)."""
+def cards(db: Path, task: str, split: str) -> pl.DataFrame:
+    """One row per submission of a task and split: its model card columns (empty strings where the store has none)
+    and its coverage (``n_answered``: NULL where the store does not know, before migration 007; ``n_items``: the
+    split's items).  What a board's rows are shown with (``boardview.build``), in one read (issue #31)."""
     with reader(db) as con:
-        columns = _present(con, "submissions", CARD, "s")
-        rows = con.execute(
-            f"SELECT s.submission_id, s.metadata_json, s.is_reference, {columns} FROM submissions s WHERE s.task = ? AND s.split = ?",
-            [task, split],
-        ).fetchall()
-    names = ("submission_id", "metadata_json", "is_reference", *CARD)
-    return {r[0]: dict(zip(names, r)) for r in rows}
+        if store.is_current(db):  # the latest schema has every column: no need to look them up
+            columns = ", ".join(f"s.{c}" for c in (*CARD, "n_answered"))
+        else:
+            columns = (
+                _present(con, "submissions", CARD, "s")
+                + ", "
+                + _present(con, "submissions", ("n_answered",), "s", default="NULL")
+            )
+        return pl.from_arrow(
+            con.sql(
+                f"SELECT s.submission_id, s.metadata_json, s.is_reference, {columns}, s.n_items "
+                "FROM submissions s WHERE s.task = ? AND s.split = ?",
+                params=[task, split],
+            ).to_arrow_table()
+        )  # type: ignore[return-value]
 
 
 @cache.cached

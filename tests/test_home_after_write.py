@@ -2,8 +2,9 @@
 
 * A whole-split board is read from ``board_packed`` (migration 011): the same frame as the ``board`` view gives
   (every current board of a store with papers' rows, a re-score, hidden and deleted rows, a hidden split).
-* Building a board again after one more submission makes one model card, for the new row; the cards of the rows
-  it had are kept (``boardview._card``), as are their metadata's judging facts.
+* Building a board makes one model card per distinct card input (not one per row); building it again after one more
+  submission makes one, for the new row; the cards of the rows it had are kept (``boardview._card``), as are their
+  metadata's judging facts.
 * Home's ranks (``build(display=False)``) are the board page's ranks, without its display table.
 * ``ui.text_px`` measures a polars column as it measures the same values as a list.
 """
@@ -23,6 +24,7 @@ from procbench.bench.site_stores import generate
 from procbench.leaderboard import boardview, cache, metadata, overview, queries, sitedata, ui
 from procbench.leaderboard.model import TaskInfo
 from procbench.submissions import admin
+from procbench.submissions.store import reader
 from tests.test_submissions_support import NO_CHANGE, STRONG, TEMPLATE, submit_openpi, variant
 
 
@@ -46,7 +48,7 @@ def test_a_whole_split_board_read_packed_is_the_board_views(
     infos = _infos(store)
     assert len(infos) >= 5
     packed = {(i.task, i.split): queries.board(store, i.task, i.split) for i in infos}
-    monkeypatch.setattr(queries, "_has_view", lambda con, name: False)  # read as before 011
+    monkeypatch.setattr(queries, "_reads_packed", lambda con, db: False)  # read as before 011
     for (task, split), got in packed.items():
         want = queries.board(store, task, split)
         assert got.height == want.height > 0, (task, split)
@@ -56,18 +58,28 @@ def test_a_whole_split_board_read_packed_is_the_board_views(
 def test_a_board_built_again_after_a_write_makes_only_the_new_rows_card(
     store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    made: list[object] = []
+    made: list[tuple[object, ...]] = []
     real = metadata.card
 
     def counted(row: dict[str, object]) -> metadata.Card:
-        made.append(row.get("metadata_json"))
+        made.append(tuple(row[c] for c in boardview.CARD_INPUTS))
         return real(row)
 
     monkeypatch.setattr(metadata, "card", counted)
     boardview._card.cache_clear()
     info = next(i for i in _infos(store) if i.task == "openpi" and i.split == "test")
     first = boardview.build(store, info, interval_rows=0, display=False)
-    assert len(made) == first.export.height > 3
+    # the oracle: the card inputs of the board's rows as the store holds them, read here
+    ids = first.export["submission_id"].to_list()
+    with reader(store) as con:
+        inputs = con.execute(
+            f"SELECT {', '.join(boardview.CARD_INPUTS)} FROM submissions "
+            f"WHERE submission_id IN ({', '.join('?' * len(ids))})",
+            ids,
+        ).fetchall()
+    assert len(inputs) == first.export.height > 3
+    assert len(made) == len(set(made)) == len(set(inputs))  # one card per distinct input
+    assert set(made) == set(inputs)
     made.clear()
     submit_openpi(
         store, variant(tmp_path, 1), model="strong-again", metadata={"note": "home after write"}
@@ -76,7 +88,7 @@ def test_a_board_built_again_after_a_write_makes_only_the_new_rows_card(
     info = next(i for i in _infos(store) if i.task == "openpi" and i.split == "test")
     again = boardview.build(store, info, interval_rows=0, display=False)
     assert again.export.height == first.export.height + 1
-    assert len(made) == 1 and "home after write" in str(made[0])
+    assert len(made) == 1 and "home after write" in str(made[0][0])
 
 
 def test_home_ranks_are_the_board_pages_ranks_without_its_table(store: Path) -> None:
@@ -121,7 +133,7 @@ def test_grid_page_addresses_match_url_quoting(names: list[str]) -> None:
 def test_a_board_is_built_from_one_attachment_of_the_store(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Its rows, cards, coverage and provenance are read together (issue #31: one DuckDB instance and attachment each
+    """Its rows, cards (with each row's coverage: one read, issue #31) and provenance are read together (issue #31: one DuckDB instance and attachment each
     cost ~0.03 s at 100k submissions), kept under their own keys, so the view's own calls are hits."""
     from procbench.submissions import store as stores
 
@@ -138,16 +150,16 @@ def test_a_board_is_built_from_one_attachment_of_the_store(
     monkeypatch.setattr(stores, "_attach", counted)
     view = boardview.build(store, info, interval_rows=0, display=False)
     assert len(attached) == 1 and view.provenance is not None and view.export.height > 3
-    assert cache.stats()["misses"] == 4 and cache.stats()["hits"] >= 4
+    assert cache.stats()["misses"] == 3 and cache.stats()["hits"] >= 3
     attached.clear()
     sitedata.prefetch_home(store)
-    assert len(attached) == 1 and cache.stats()["misses"] == 4 + 5
+    assert len(attached) == 1 and cache.stats()["misses"] == 3 + 5
     attached.clear()
     overview.ranks(
         store
-    )  # Home's own reads are kept; each other board's four reads come in one attachment
+    )  # Home's own reads are kept; each other board's three reads come in one attachment
     assert len(attached) == len(infos) - 1
-    assert cache.stats()["misses"] == 4 + 5 + 4 * (len(infos) - 1)
+    assert cache.stats()["misses"] == 3 + 5 + 3 * (len(infos) - 1)
 
 
 def _grid_oracle(db: Path, query: str, benchmark: str) -> dict[str, dict[str, str]]:
