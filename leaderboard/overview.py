@@ -218,59 +218,49 @@ def _matrix(db: Path, query: str = "", benchmark: str = "") -> pl.DataFrame:
         )
     if frame.is_empty():
         return pl.DataFrame(schema={"Model": pl.String, "Page": pl.String, "Boards": pl.Int64})
-    counts = frame.group_by("model").agg(pl.col("board").n_unique().alias("Boards"))
-    if benchmark:
-        counts = counts.filter(
-            pl.col("model").is_in(
-                frame.filter(pl.col("benchmark") == benchmark)["model"].unique().to_list()
-            )
-        )
     column = "benchmark" if not benchmark else "board"
     chosen = frame if not benchmark else frame.filter(pl.col("benchmark") == benchmark)
-    columns = (
-        chosen.select("task", "split", column)
+    is_ranked = pl.col("rank").is_not_null()
+    with_cells = set(
+        chosen.filter(is_ranked)[column].unique().to_list()
+    )  # a column is shown where some model has a ranked row in it
+    columns = [
+        c
+        for c in chosen.select("task", "split", column)
         .unique()
         .sort(["task", "split"])[column]
         .unique(maintain_order=True)
         .to_list()
-    )
+        if c in with_cells
+    ]
     # issue #30: each cell the model's best rank there *of how many*, with its value (a board's only row says so, not "#1")
-    # one aggregation over the columns the cell needs (sorting and grouping every column cost twice as much at 100k)
-    best = (
-        chosen.filter(pl.col("rank").is_not_null())
-        .group_by(["model", column])
-        .agg(
-            pl.col(*CELLS)
-            .sort_by(["rank", "ranked", "task", "split"], descending=[False, True, False, False])
-            .first()
-        )
-    )
     several = {b for b in columns if column == "benchmark" and len(boards_of(db, b)) > 1}
-    best = best.with_columns(  # formatted once per row when its board was built (overview.cell)
-        pl.when(pl.col(column).is_in(pl.Series(sorted(several), dtype=pl.String).implode()))
-        .then(pl.col(CELLS[1]))
-        .otherwise(pl.col(CELLS[0]))
-        .alias("cell")
+    # issue #31: one pass over the rows, grouped by model, gives each model's boards, its best rank (the models' order,
+    # as models() sorts them) and each column's cell: the first ranked row of the column in the order of the rows'
+    # (rank, most ranked rows, task, split), sorted once (a group keeps the order of its rows); where the grid took
+    # a count, a best-row aggregation, a pivot and two joins over every row, then sorted them all by models()'s order
+    ordered = frame.sort(
+        ["rank", "ranked", "task", "split"],
+        descending=[False, True, False, False],
+        nulls_last=True,
     )
-    wide = (
-        counts.join(best.pivot(on=column, index="model", values="cell"), on="model", how="left")
-        if best.height
-        else counts
+    wide = ordered.group_by("model").agg(
+        pl.col("board").n_unique().alias("Boards"),
+        pl.col("rank").min().alias("_best"),
+        (pl.col("benchmark") == benchmark).any().alias("_on"),
+        *[
+            pl.col(CELLS[1] if c in several else CELLS[0])
+            .filter((pl.col(column) == c) & is_ranked)
+            .first()
+            .alias(c)
+            for c in columns
+        ],
     )
-    ranked_models = models(db)
-    order = pl.DataFrame(
-        {"model": ranked_models, "_order": range(len(ranked_models))},
-        schema={"model": pl.String, "_order": pl.Int64},
-    )
-    wide = (
-        wide.join(order, on="model", how="left")
-        .with_columns(pl.col("_order").fill_null(len(ranked_models)))
-        .sort(["_order", "model"])
-    )
+    if benchmark:  # the models with a row (ranked or not) on one of its boards
+        wide = wide.filter(pl.col("_on"))
+    wide = wide.sort(["_best", "model"], nulls_last=True)
     wide = wide.with_columns(_pages(wide["model"]))
-    return wide.select(
-        pl.col("model").alias("Model"), "Page", "Boards", *[c for c in columns if c in wide.columns]
-    )
+    return wide.select(pl.col("model").alias("Model"), "Page", "Boards", *columns)
 
 
 _UNQUOTED = r"^[A-Za-z0-9_.~-]*$"  # what urllib.parse.quote(safe='') leaves as it is
