@@ -72,6 +72,7 @@ def run(db: Path, log: Callable[[str], None] = print, doc: Path | None = None) -
         components[:] = [at._bidi_component_manager]
 
     def reads() -> None:  # the store reads and computations Home's script makes, in its order
+        overview.prefetch_home(db)  # its reads and the touched board's, in one attachment
         sitedata.tasks(db)
         sitedata.pending(db, None, None)
         overview.ranks(db)

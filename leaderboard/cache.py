@@ -134,32 +134,63 @@ def cached(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper  # type: ignore[return-value]
 
 
-def prefetch(db: str | Path, calls: list[tuple[Callable[..., Any], tuple[Hashable, ...]]]) -> None:
+Calls = list[tuple[Callable[..., Any], tuple[Hashable, ...]]]
+
+
+def prefetch(db: str | Path, calls: Calls, then: Callable[[], Calls] | None = None) -> None:
     """Read the misses among ``calls`` (functions :func:`cached` made, each with its arguments after ``db``) together.
 
     One reader thread, one DuckDB instance and one attachment of the file serve them all, where each miss
     alone pays its own (about 0.03 s at 100 000 submissions, several per board: issue #31, Home's first view
     after a write); they also read one snapshot.  Each result is kept under the key its own call would use,
     so the calls that follow are hits.  Keyword arguments are not supported (none of the batched reads has any).
+
+    ``then`` names further calls once those are kept (e.g. the reads of the boards a write changed, known from the
+    boards' versions read first); their misses are read in the same attachment (issue #31: Home's first view after a
+    write made two).  It is called where the reads run, so its own cached calls find the first ones kept.
     """
     resolved = os.path.realpath(db)
     version = store_version(resolved)
-    todo = []
-    for wrapper, args in calls:
-        key = (wrapper._cache_name, resolved, version, args, ())  # type: ignore[attr-defined]
-        with _lock:
-            if key in _entries:
-                continue
-        todo.append((key, wrapper.__wrapped__, args))  # type: ignore[attr-defined]
-    if len(todo) < 2:  # nothing to share: the calls themselves read it
+
+    def missing(batch: Calls) -> list[tuple[Hashable, Callable[..., Any], tuple[Hashable, ...]]]:
+        todo: list[tuple[Hashable, Callable[..., Any], tuple[Hashable, ...]]] = []
+        for wrapper, args in batch:
+            key = (wrapper._cache_name, resolved, version, args, ())  # type: ignore[attr-defined]
+            with _lock:
+                if key in _entries:
+                    continue
+            todo.append((key, wrapper.__wrapped__, args))  # type: ignore[attr-defined]
+        return todo
+
+    todo = missing(calls)
+    if then is not None and not todo:  # the first calls are kept: the further ones alone
+        todo, then = missing(then()), None
+    if len(todo) < 2 and then is None:  # nothing to share: the calls themselves read it
         return
 
-    def read_all() -> list[Any]:
+    def read_all() -> None:
         with reader(Path(db)):  # the reads below nest in this attachment (store._attached)
-            return [fn(Path(db), *args) for _, fn, args in todo]
+            for key, fn, args in todo:
+                _keep(key, fn(Path(db), *args), "misses")
+            for key, fn, args in missing(then()) if then is not None else []:
+                _keep(key, fn(Path(db), *args), "misses")
 
-    for (key, _, _), value in zip(todo, _run(read_all)):
-        _keep(key, value, "misses")
+    _run(read_all)
+
+
+def memo_kept(db: str | Path, name: str, args: Hashable) -> bool:
+    """Whether :func:`memo` keeps ``name`` with ``args`` for the store's current version (not counted as a hit)."""
+    resolved = os.path.realpath(db)
+    with _lock:
+        return ("memo", name, resolved, store_version(resolved), args) in _entries
+
+
+def versioned_kept(db: str | Path, name: str, args: Hashable, version: Hashable) -> bool:
+    """Whether :func:`memo_versioned` keeps ``name`` with ``args`` at ``version`` (not counted as a hit)."""
+    key = ("versioned", name, os.path.realpath(db), args)
+    with _lock:
+        found = _entries.get(key, _MISSING)
+    return found is not _MISSING and found[0] == version
 
 
 def memo(db: str | Path, name: str, args: Hashable, compute: Callable[[], R]) -> R:

@@ -9,7 +9,7 @@ older schema) read as empty, so the site runs on any store the migrations can re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +65,9 @@ pending = cache.cached(
 )  # rows being computed: marking and unmarking them are writes, so a new store version
 
 
-def prefetch_home(db: Path) -> None:
-    """Home's own reads (besides each board's rows) in one attachment of the store: what a first view after a write reads."""
+def prefetch_home(db: Path, then: Callable[[], cache.Calls] | None = None) -> None:
+    """Home's own reads (besides each board's rows) in one attachment of the store: what a first view after a write reads;
+    with ``then``'s (``overview.prefetch_home``: the reads of the boards to build again) in the same attachment."""
     cache.prefetch(
         db,
         [
@@ -76,19 +77,22 @@ def prefetch_home(db: Path) -> None:
             (home_counts, ()),
             (all_provenance, ()),
         ],
+        then,
     )
+
+
+def board_reads(task: str, split: str, slice_name: str, slice_value: str) -> cache.Calls:
+    """The reads one board's view is built from (``boardview.build``): its rows, cards (with coverage) and provenance."""
+    return [
+        (board, (task, split, slice_name, slice_value)),
+        (cards, (task, split)),
+        (board_provenance, (task, split)),
+    ]
 
 
 def prefetch_board(db: Path, task: str, split: str, slice_name: str, slice_value: str) -> None:
-    """The reads one board's view is built from (``boardview.build``), in one attachment of the store."""
-    cache.prefetch(
-        db,
-        [
-            (board, (task, split, slice_name, slice_value)),
-            (cards, (task, split)),
-            (board_provenance, (task, split)),
-        ],
-    )
+    """:func:`board_reads` in one attachment of the store."""
+    cache.prefetch(db, board_reads(task, split, slice_name, slice_value))
 
 
 def slice_table(

@@ -277,3 +277,42 @@ def test_the_grid_keeps_each_models_best_ranked_row_on_generated_boards(
         for r in grid.iter_rows(named=True)
     }
     assert {m: cells for m, cells in shown.items() if cells} == expected
+
+
+def test_homes_first_view_after_a_write_attaches_the_store_once(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Home's own five reads and the three reads of each board it builds come in one attachment of the store (issue #31:
+    ``overview.prefetch_home``): every board in a fresh process; after a write, the board it touched alone, the other
+    boards kept; a warm view attaches nothing.  Counted on the page itself (AppTest), not timed."""
+    from streamlit.testing.v1 import AppTest
+
+    from procbench.paths import PROJECT_ROOT
+    from procbench.submissions import store as stores
+
+    attached: list[str] = []
+    real = stores._attach
+
+    def counted(con: object, path: Path, alias: str, *, read_only: bool) -> None:
+        attached.append(alias)
+        real(con, path, alias, read_only=read_only)  # type: ignore[arg-type]
+
+    def home() -> None:
+        at = AppTest.from_file(str(PROJECT_ROOT / "leaderboard" / "app.py"), default_timeout=120)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+
+    monkeypatch.setenv("PROCBENCH_DB", str(store))
+    boards = len(_infos(store))
+    cache.clear()
+    monkeypatch.setattr(stores, "_attach", counted)
+    home()
+    assert len(attached) == 1 and cache.stats()["misses"] == 5 + 3 * boards
+    submit_openpi(store, variant(tmp_path, 2), model="one-more")  # the write (its own attachments)
+    attached.clear()
+    misses = cache.stats()["misses"]
+    home()
+    assert len(attached) == 1 and cache.stats()["misses"] - misses == 5 + 3
+    attached.clear()
+    home()
+    assert attached == [] and cache.stats()["misses"] - misses == 5 + 3

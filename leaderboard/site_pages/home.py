@@ -35,8 +35,9 @@ st.caption(
 )
 db = ui.database()
 ui.check_params(PARAMS)
-# what this page reads besides the boards, in one attachment of the store (issue #31: one each cost ~0.03 s at 100k)
-sitedata.prefetch_home(db)
+# what this page reads, and the reads of the boards it builds again (those a write touched), in one attachment of the
+# store (issue #31: one each cost ~0.03 s at 100k)
+overview.prefetch_home(db)
 ui.computing_note(db)
 tasks = ui.all_tasks(db)
 ranks = overview.ranks(db)
