@@ -205,8 +205,9 @@ def _boards(db: Path) -> pl.DataFrame:
         db,
         "overview.boards",
         (),
+        # each board's first row (its place 0 on the board), where a unique() over every row's label cost 0.02 s at 100k
         lambda: _with_cells(db)
-        .unique(subset=["board"], keep="first", maintain_order=True)
+        .filter(pl.col("position") == 0)
         .select("benchmark", "task", "split", "board", "metric"),
     )
 

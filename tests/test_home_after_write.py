@@ -229,7 +229,11 @@ def test_the_grid_keeps_each_models_best_ranked_row_on_generated_boards(
     from unittest import mock
 
     rows: list[dict[str, Any]] = []
-    for position, (model, (bench, task, split), rank, ranked) in enumerate(generated):
+    places: dict[
+        tuple[str, str], int
+    ] = {}  # each row's place on its own board (overview.SCHEMA's position)
+    for model, (bench, task, split), rank, ranked in generated:
+        position = places[(task, split)] = places.get((task, split), -1) + 1
         text = f"#{rank} of {ranked} ({task}/{split})"  # a function of the tie-break keys, as the real cell is
         rows.append(
             {
