@@ -27,7 +27,6 @@ Where: ``PROCBENCH_CACHE_DIR`` (``off`` turns the cache off), else ``var/cache/s
 from __future__ import annotations
 
 import _pickle  # the C unpickler: reading an entry needs no more (pickle.py, the Python pickler, is imported to write one)
-import hashlib
 import io
 import json
 import os
@@ -37,6 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from procbench.runners.runtime import digests
 from procbench.runners.runtime.paths import PROJECT_ROOT, default_cache_dir
 from procbench.runners.runtime.records import Record
 
@@ -84,7 +84,7 @@ def code_signature() -> str:
     """Size and mtime of every source file of the spec language and the shipped components (stat only)."""
     global _code_signature
     if _code_signature is None:
-        digest = hashlib.sha256()
+        digest = digests.sha256()
         for package in _CODE_PACKAGES:
             for path, stat in _walk(PROJECT_ROOT / package):
                 digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
@@ -138,7 +138,7 @@ def per_environment(name: str, compute: Callable[[], dict[str, str]]) -> dict[st
     folder = cache_dir()
     if folder is None:
         return compute()
-    environment = hashlib.sha256(
+    environment = digests.sha256(
         FORMAT + f"{name}\0{sys.version}\0{_installed_distributions()}".encode()
     ).hexdigest()
     path = folder / "environment" / f"{name}-{environment[:32]}.json"
@@ -170,9 +170,9 @@ def _listing(folder: Path) -> str:
 
 def key(path: Path, text: bytes, search: list[Path]) -> str:
     """The cache key of checking ``path`` (its ``text``) with ``search`` folders for parents."""
-    digest = hashlib.sha256(FORMAT)
+    digest = digests.sha256(FORMAT)
     digest.update(sys.version.encode() + b"\0" + code_signature().encode() + b"\0")
-    digest.update(str(path.resolve()).encode() + b"\0" + hashlib.sha256(text).digest())
+    digest.update(str(path.resolve()).encode() + b"\0" + digests.sha256(text).digest())
     for folder in [
         path.parent,
         *search,
@@ -224,7 +224,7 @@ def _fingerprint(path: str) -> str:
     if path.endswith(os.sep):
         return _listing(Path(path))
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return digests.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return "<absent>"
 
@@ -329,7 +329,7 @@ def _entry_path(folder: Path, entry_key: str, spec: Path, suffix: str = ".pickle
     """One folder per spec file, so that writing a spec's new entry can drop its oldest ones."""
     return (
         folder
-        / hashlib.sha256(str(spec.resolve()).encode()).hexdigest()[:16]
+        / digests.sha256(str(spec.resolve()).encode()).hexdigest()[:16]
         / f"{entry_key}{suffix}"
     )
 
@@ -351,7 +351,7 @@ def _read(
     if not blob.startswith(FORMAT):
         return None
     head, _, payload = blob[len(FORMAT) :].partition(b"\n")
-    if head.decode("ascii", "replace") != hashlib.sha256(payload).hexdigest():
+    if head.decode("ascii", "replace") != digests.sha256(payload).hexdigest():
         return None
     try:
         stored_key, value, dependencies = unpickler(io.BytesIO(payload)).load()
@@ -375,7 +375,7 @@ def write(
 
     try:
         payload = pickle.dumps((entry_key, value, dependencies), protocol=pickle.HIGHEST_PROTOCOL)
-        blob = FORMAT + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
+        blob = FORMAT + digests.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
         # the same spec under older code or text, or in another environment: the most recent are kept
         _replace(
             _entry_path(folder, entry_key, spec, suffix),

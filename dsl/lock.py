@@ -27,7 +27,6 @@ Pure: no network, no procbench imports; the checker reads locks through :func:`r
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import os
 import re
@@ -40,6 +39,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from procbench.dsl.model import FetchSpec
+from procbench.runners.runtime import digests
 from procbench.runners.runtime.paths import (
     relative_path_problems,
 )  # one rule for specs, cached plans and the runtime
@@ -392,14 +392,6 @@ def _hint(task: str) -> str:
     return f"run `procbench data lock {task}` with the task's files under the data root (--data-dir), then commit the lock"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _entry(item: PlannedFile, size: int, sha256: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"path": item.path}
     if item.hub_repo:
@@ -447,7 +439,7 @@ def write_lock(
     entries = []
     for item in planned:
         local = root / item.path
-        entries.append(_entry(item, local.stat().st_size, _sha256(local)))
+        entries.append(_entry(item, local.stat().st_size, digests.file_sha256(str(local))))
     lock = {
         "generated": f"by `procbench data lock {task_name}` from the spec's fetch blocks and the files under a data root; do not edit, regenerate",
         "format": LOCK_FORMAT,

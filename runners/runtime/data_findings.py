@@ -12,9 +12,9 @@ of the files rather than on every scoring run.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
+from procbench.runners.runtime import digests
 from procbench.runners.runtime._types import GoldSet
 from procbench.runners.runtime.runner import TaskRunner
 
@@ -45,7 +45,7 @@ def passed_mark(
     sources = getattr(runner.read_gold, "sources", None)
     if folder is None or not sources:
         return None
-    digest = hashlib.sha256(
+    digest = digests.sha256(
         f"{runner.spec_digest}\0{code}\0{Path(data_root).resolve()}\0{split}\n".encode()
     )
     for each in runner.splits:

@@ -24,7 +24,6 @@ from its own records); ``procbench score`` takes it above :data:`STREAM_BYTES` o
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import _pickle  # the C pickler itself: pickle.py would import struct, re and more on every score (issue #31)
@@ -35,6 +34,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast, overload
 
+from procbench.runners.runtime import digests
 from procbench.runners.runtime._types import GoldSet, ItemScore, PredictionWarning
 from procbench.runners.runtime.predictions import PredictionRecords, SchemaReader, _loads
 from procbench.runners.runtime.runner import (
@@ -584,7 +584,7 @@ def _dict_text(pairs: Iterator[tuple[str, str]]) -> Iterator[str]:
 def _fingerprint(runner: TaskRunner, reader: TableReader, gold: _Gold, spill: IO[bytes]) -> str:
     """``TaskRunner.gold``'s fingerprint: sha256 over the spec digest and ``[items, labels, answer_views]`` as JSON with
     sorted keys, written from the spill in id order (the answer views to temporary files, then copied)."""
-    digest = hashlib.sha256()
+    digest = digests.sha256()
     digest.update(runner.spec_digest.encode())
     order = sorted(range(len(gold.ids)), key=gold.ids.__getitem__)
     names = sorted(gold.view_fields)

@@ -1,0 +1,88 @@
+"""SHA-256 that loads OpenSSL only when there is enough to hash (issue #31).
+
+``import hashlib`` loads ``_hashlib`` and with it OpenSSL's libcrypto: about 11 million instructions
+and a few hundred page faults, some 4 ms of a 1x ``procbench score propara`` that then hashes well
+under a megabyte (the data lock's files, the gold's fingerprint, the spec cache's keys).  CPython's
+own SHA-256 (``_sha256``, ``_sha2`` from 3.12) loads in microseconds but hashes about six times
+slower (4.6 against 0.8 ms per MB on the bench machine), so neither is best for every size.
+
+:class:`Sha256` keeps what it is given until it holds more than :data:`BUFFER_LIMIT` bytes: a digest
+of no more than that comes from the built-in module; past it, the OpenSSL hash is made, fed the
+buffer, and takes every later ``update`` directly (a C method, as ``hashlib`` gives).  The digest is
+SHA-256's either way; tests/test_digests.py checks it against ``hashlib`` on generated chunkings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+BUFFER_LIMIT = 1 << 20  # about where the built-in's slower hashing outweighs loading OpenSSL
+CHUNK = 1 << 20  # files are read in pieces of this size
+
+
+def _builtin_sha256() -> Callable[[bytes], Any] | None:
+    """CPython's own SHA-256 constructor (named ``_sha2`` from 3.12, ``_sha256`` before), or None."""
+    for name in ("_sha256", "_sha2"):
+        try:
+            return __import__(name).sha256
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+_BUILTIN = _builtin_sha256()
+
+
+class Sha256:
+    """``hashlib.sha256(data)``'s ``update``, ``digest`` and ``hexdigest``, without OpenSSL below :data:`BUFFER_LIMIT`."""
+
+    __slots__ = ("_buffer", "_openssl", "update")
+    update: Callable[[bytes], None]
+
+    def __init__(self, data: bytes = b"") -> None:
+        self._buffer = bytearray()
+        self._openssl: Any = None
+        self.update = self._buffered
+        if _BUILTIN is None:
+            self._switch()
+        if data:
+            self.update(data)
+
+    def _buffered(self, data: bytes) -> None:
+        self._buffer += data
+        if len(self._buffer) > BUFFER_LIMIT:
+            self._switch()
+
+    def _switch(self) -> None:
+        import hashlib
+
+        self._openssl = hashlib.sha256(self._buffer)
+        self._buffer = bytearray()
+        self.update = self._openssl.update
+
+    def _final(self) -> Any:
+        if self._openssl is not None:
+            return self._openssl
+        assert _BUILTIN is not None  # else __init__ switched
+        return _BUILTIN(bytes(self._buffer))
+
+    def digest(self) -> bytes:
+        return self._final().digest()
+
+    def hexdigest(self) -> str:
+        return self._final().hexdigest()
+
+
+def sha256(data: bytes = b"") -> Sha256:
+    """A SHA-256 hash of ``data`` to add to: ``hashlib.sha256``'s drop-in for the warm paths."""
+    return Sha256(data)
+
+
+def file_sha256(path: str) -> str:
+    """The hex SHA-256 of a file's bytes, read in :data:`CHUNK` pieces (memory stays bounded)."""
+    digest = Sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
