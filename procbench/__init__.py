@@ -28,9 +28,13 @@ paired test.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+# not typing's: this package is imported before the console script pauses the garbage collector
+# (procbench/console.py), and importing typing here cost two collections of objects that stay alive
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from procbench.dsl import SpecError
     from procbench.dsl.datacheck import DataRefused
     from procbench.api import (
