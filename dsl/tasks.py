@@ -72,15 +72,21 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
     compiles as :func:`load_task` does, then stores the spec's plan.  Raises SpecError.
     """
     from procbench.dsl.cache import cached_plan
+    from procbench.dsl.gold_fingerprints import for_spec
     from procbench.dsl.plan import FORMAT, build, is_plain
 
     path = Path(str(spec_path(name_or_path).resolve()))
     plan = cached_plan(path, search=[SPECS_DIR])
     if isinstance(plan, dict) and plan.get("format") == FORMAT:
         try:
-            return build(plan)
+            runner = build(plan)
         except Exception:  # noqa: BLE001 - a plan that does not build (planted, damaged) is a miss; compiling raises any real error
             pass
+        else:
+            runner.fingerprints = for_spec(
+                path
+            )  # the gold's fingerprint known by its files' content
+            return runner
     spec, runner = load_task(path)
     from procbench.dsl.cache import store_plan
     from procbench.dsl.compiler import plan_of
@@ -88,4 +94,5 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
     plan = plan_of(spec, runner.spec_digest)
     if is_plain(plan):  # always, for what the checker accepts; anything else is not stored
         store_plan(path, [SPECS_DIR], spec, plan)
+    runner.fingerprints = for_spec(path)
     return runner

@@ -16,11 +16,12 @@ It reads the lock as JSON, without the spec language, so the lean ``score`` path
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from procbench.runners.runtime import digests
 from procbench.runners.runtime._types import MoreProblems, Problem
 from procbench.runners.runtime.paths import SAMPLE_DATA_ROOT
 
@@ -29,14 +30,20 @@ REAL, SAMPLE, UNVERIFIED, UNLOCKED = "real", "sample", "unverified", "unlocked"
 DATA_ENV = "PROCBENCH_DATA"
 
 
+def file_sha256(path: Path, stat: os.stat_result | None = None) -> str:
+    """A file's sha256, read once per process while the file stays as it is (its ``stat``, when given, is current).
+
+    Raises OSError when the file cannot be read.  The lock's check and the gold fingerprints known by
+    content (procbench/dsl/gold_fingerprints.py) share it.
+    """
+    stat = os.stat(path) if stat is None else stat
+    # ctime and inode as well: os.utime can set a file's mtime back, not its ctime
+    return _file_sha256(str(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+
+
 @functools.lru_cache(maxsize=4096)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    """A file's sha256, cached by (path, size, mtime): the lock is checked once per file and process."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+def _file_sha256(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> str:
+    return digests.file_sha256(path)
 
 
 def matches(files: Iterable[tuple[str, int, str]], data_root: Path) -> bool:
@@ -50,10 +57,7 @@ def matches(files: Iterable[tuple[str, int, str]], data_root: Path) -> bool:
             stat = path.stat()
         except OSError:
             return False
-        if (
-            stat.st_size != size
-            or _file_sha256(str(path), stat.st_size, stat.st_mtime_ns) != sha256
-        ):
+        if stat.st_size != size or file_sha256(path, stat) != sha256:
             return False
     return True
 
@@ -67,13 +71,27 @@ def is_sample_root(data_root: Path) -> bool:
 
 def lock_files(spec_file: Path, split: str) -> list[tuple[str, int, str]]:
     """The lock's ``(path, size, sha256)`` of ``split``'s files (none when the spec has no readable lock)."""
+    return [
+        (path, size, sha256)
+        for path, splits, size, sha256 in lock_entries(spec_file)
+        if not splits or split in splits
+    ]
+
+
+def lock_entries(spec_file: Path) -> list[tuple[str, tuple[str, ...], int, str]]:
+    """Every file of the lock: ``(path, its splits, size, sha256)``, no splits for a file of every split
+    (none when the spec has no readable lock)."""
     lock = spec_file.with_name(spec_file.stem + ".lock")
     try:
         listed = json.loads(lock.read_text(encoding="utf-8")).get("files", [])
         return [
-            (str(f["path"]), int(f["size"]), str(f["sha256"]))
+            (
+                str(f["path"]),
+                tuple(map(str, f.get("splits") or ())),
+                int(f["size"]),
+                str(f["sha256"]),
+            )
             for f in listed
-            if not f.get("splits") or split in f["splits"]
         ]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return []

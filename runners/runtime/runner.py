@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import _thread
-import hashlib
 import json
 from json.encoder import encode_basestring_ascii
 import warnings
@@ -17,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from procbench.runners.runtime import digests
 from procbench.runners.runtime._types import GoldSet, ItemScore, PredictionWarning
 from procbench.runners.runtime.records import Record
 
@@ -261,6 +261,10 @@ class Evaluation(Record):
         }
 
 
+# (runner, data root, split, compute) -> the gold's fingerprint: compute()'s value, or the one remembered for it
+FingerprintMemo = Callable[["TaskRunner", Path, str, Callable[[], str]], str]
+
+
 class TaskRunner(Record, frozen=False):
     """A compiled task: reads gold and predictions, scores, aggregates and slices (built by procbench.dsl.plan.build)."""
 
@@ -277,8 +281,9 @@ class TaskRunner(Record, frozen=False):
         "slices",
         "spec_digest",
         "_gold_cache",
+        "fingerprints",
     )
-    _hidden = frozenset({"_gold_cache"})
+    _hidden = frozenset({"_gold_cache", "fingerprints"})
     name: str
     splits: tuple[str, ...]
     hidden_splits: tuple[str, ...]
@@ -291,6 +296,10 @@ class TaskRunner(Record, frozen=False):
     slices: tuple[SliceDef, ...]
     spec_digest: str  # canonical spec + component versions
     _gold_cache: dict[tuple[str, str], tuple[GoldSet, str]]
+    # Where gold fingerprints are remembered by the content of the split's files (None: each read
+    # computes it): ``fingerprints(runner, data_root, split, compute)`` gives ``compute()``'s value.
+    # procbench.dsl.tasks.load_runner sets procbench/dsl/gold_fingerprints.py's.
+    fingerprints: FingerprintMemo | None
 
     def __init__(
         self,
@@ -306,6 +315,7 @@ class TaskRunner(Record, frozen=False):
         slices: tuple[SliceDef, ...],
         spec_digest: str,
         _gold_cache: dict[tuple[str, str], tuple[GoldSet, str]] | None = None,
+        fingerprints: FingerprintMemo | None = None,
     ) -> None:
         self.name = name
         self.splits = splits
@@ -319,6 +329,7 @@ class TaskRunner(Record, frozen=False):
         self.slices = slices
         self.spec_digest = spec_digest
         self._gold_cache = {} if _gold_cache is None else _gold_cache
+        self.fingerprints = fingerprints
 
     # -- stages --------------------------------------------------------------------------------
     def gold(self, data_root: Path, split: str) -> tuple[GoldSet, str]:
@@ -331,10 +342,21 @@ class TaskRunner(Record, frozen=False):
         if key not in self._gold_cache:
             with cyclic_gc_paused():
                 gold = self.read_gold(data_root, split)
-                digest = hashlib.sha256()
-                digest.update(self.spec_digest.encode())
-                hash_json(digest, _canonical([gold.items, gold.labels, gold.answer_views]), depth=2)
-            self._gold_cache[key] = (gold, digest.hexdigest())
+
+                def compute() -> str:
+                    digest = digests.sha256()
+                    digest.update(self.spec_digest.encode())
+                    hash_json(
+                        digest, _canonical([gold.items, gold.labels, gold.answer_views]), depth=2
+                    )
+                    return digest.hexdigest()
+
+                fingerprint = (
+                    compute()
+                    if self.fingerprints is None
+                    else self.fingerprints(self, data_root, split, compute)
+                )
+            self._gold_cache[key] = (gold, fingerprint)
         return self._gold_cache[key]
 
     def validate(self, path: Path, gold: GoldSet) -> tuple[Mapping[str, Any], list[str]]:
