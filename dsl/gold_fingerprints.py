@@ -1,7 +1,7 @@
 """Gold fingerprints remembered by the content of the split's files (issue #31).
 
 A split's fingerprint is sha256 over the spec's digest and the canonical JSON of its gold
-(``TaskRunner.gold``): writing that JSON is about a tenth of a 1x ``procbench score propara``, in
+(``TaskRunner.gold``): writing that JSON costs about 5 ms of a 1x ``procbench score propara`` (0.08 s), in
 every process, for a value that is the same as long as three things are: the spec (its digest), the
 code that reads it (the spec cache's code signature: the spec language's and the components'
 sources, and the installed distributions), and the bytes of the files the gold is read from.
