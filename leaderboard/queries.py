@@ -369,9 +369,10 @@ def _shared_metrics(packed: pl.DataFrame) -> list[str] | None:
     if not metrics or len(set(metrics)) != len(metrics):
         return None
     shape = packed.select(
-        (pl.col("value").list.len() == len(metrics)).all().alias("values"),
-        (pl.col("n_items").list.len() == len(metrics)).all().alias("counts"),
-        (pl.col("n_items").list.n_unique() == 1).all().alias("one_count"),
+        # a missing list (NULL) is not the shape either
+        (pl.col("value").list.len() == len(metrics)).fill_null(False).all().alias("values"),
+        (pl.col("n_items").list.len() == len(metrics)).fill_null(False).all().alias("counts"),
+        (pl.col("n_items").list.n_unique() == 1).fill_null(False).all().alias("one_count"),
     ).row(0)
     return metrics if all(shape) else None
 

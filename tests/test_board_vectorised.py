@@ -251,6 +251,8 @@ def test_reads_whose_rows_differ_are_left_to_the_pivot() -> None:
         {"n_items": [[5, 4], [5, 5]]},  # two item counts in one row
         {"value": [[0.1, 0.2], [0.3]]},  # values short of the metrics
         {"metric": [[], []], "value": [[], []], "n_items": [[], []]},
+        {"value": [[0.1, 0.2], None]},  # a row without its values
+        {"n_items": [None, [5, 5]]},  # a row without its item counts
     )
     for changed in changes:
         assert queries._shared_metrics(pl.DataFrame({**base, **changed})) is None, changed
