@@ -7,7 +7,7 @@ import typing
 from typing import Any
 
 from procbench.runners.runtime._types import DataProblem, DataProblems, GoldSet, ItemScore
-from procbench.runners.runtime.contracts import MISSING, describe, is_str_list, mismatch
+from procbench.runners.runtime.contracts import MISSING, checker, describe, is_str_list, mismatch
 from procbench.runners.library.filters import AnswerFilter
 from procbench.runners.library.matching import PRF, Matcher, PairBatch, PairScorer
 from procbench.runners.runtime.predictions import FieldType
@@ -310,8 +310,9 @@ class Derived(Record):
         return self.scorer(gold.replace(items=items), derived)
 
 
-def _is_answer_list(value: Any, wanted: FieldType) -> bool:
-    return is_str_list(value) if wanted is STR_LIST else wanted.accepts(value)
+def _answer_list_check(wanted: FieldType) -> Callable[[Any], bool]:
+    """``wanted.accepts``, compiled once for a column (a record's members without a method call each)."""
+    return is_str_list if wanted is STR_LIST else checker(wanted)
 
 
 def _gold_lists(
@@ -319,6 +320,7 @@ def _gold_lists(
 ) -> list[list[Any]]:
     """Each item's gold field ``name``, checked to be a list of ``wanted``'s items (a tuple is accepted from Python-built gold)."""
     spelled = wanted.spelling()
+    fits = _answer_list_check(wanted)
     out: list[list[Any]] = []
     problems: DataProblems | None = None
     for item_id in item_ids:
@@ -330,7 +332,7 @@ def _gold_lists(
         )
         if type(value) is tuple:
             value = list(value)
-        if _is_answer_list(value, wanted):
+        if fits(value):
             out.append(typing.cast(list[Any], value))
             continue
         problems = problems or DataProblems()
@@ -351,6 +353,7 @@ def _prediction_lists(
     item_ids: Sequence[str], predicted: Sequence[Any], name: str, wanted: FieldType
 ) -> list[list[Any]]:
     """Each item's prediction field ``name`` (no record: no answers), checked to be a list of ``wanted``'s items."""
+    fits = _answer_list_check(wanted)
     out: list[list[Any]] = []
     bad: list[str] = []
     for item_id, record in zip(item_ids, predicted):
@@ -362,7 +365,7 @@ def _prediction_lists(
             if type(record) is dict or isinstance(record, Mapping)
             else MISSING
         )
-        if _is_answer_list(value, wanted):
+        if fits(value):
             out.append(typing.cast(list[Any], value))
             continue
         what = "missing" if value is MISSING else mismatch(wanted, value)

@@ -58,11 +58,45 @@ def checker(ftype: FieldType, collections: Collections = (list,)) -> Check:
     if kind in COLLECTION_KINDS:
         if kind == "list" and item is not None and item.kind == "str" and collections == (list,):
             return is_str_list
-        each = checker(item, collections) if item is not None else None
-        return lambda value: isinstance(value, collections) and (
-            each is None or all(each(v) for v in value)
-        )
+        if item is None:
+            return lambda value: isinstance(value, collections)
+        return _each_of(collections, checker(item, collections))
+    if kind == "int":
+        return _is_int
+    if kind == "record":
+        # members as FieldType.accepts checks them (a nested list is a list), each member's check made once
+        return _record_of(tuple((name, checker(t)) for name, t in ftype.values))
     return ftype.accepts
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _each_of(collections: Collections, each: Check) -> Check:
+    def check(value: Any) -> bool:
+        if not isinstance(value, collections):
+            return False
+        for member in value:
+            if not each(member):
+                return False
+        return True
+
+    return check
+
+
+def _record_of(members: tuple[tuple[str, Check], ...]) -> Check:
+    """``record(...)``: a mapping with the members, or an object with them as attributes (a record)."""
+
+    def check(value: Any) -> bool:
+        get = value.get if type(value) is dict or isinstance(value, Mapping) else None
+        for name, fits in members:
+            member = get(name, MISSING) if get is not None else getattr(value, name, MISSING)
+            if member is MISSING or not fits(member):
+                return False
+        return True
+
+    return check
 
 
 def mismatch(ftype: FieldType, value: Any, collections: Collections = (list,)) -> str:
