@@ -28,6 +28,12 @@ from procbench.submissions import provenance, store
 from procbench.submissions.store import reader
 
 
+def has_migration(db: Path, version: int) -> bool:
+    """Whether this process has seen the store at the latest schema version and that version includes migration
+    ``version``: what it adds need not be looked up (issue #31: a lookup in a fresh reader costs ~0.01 s)."""
+    return store.is_current(db) and store.latest_version() >= version
+
+
 def _frame(con, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
     return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
 
@@ -214,10 +220,10 @@ class BoardProvenance:
 def board_provenance(db: Path, task: str, split: str) -> BoardProvenance | None:
     """The data kind, gold item count, lock digest and scorer digest of a board (None without the board)."""
     with reader(db) as con:
-        # a store at the latest version has provenance (migration 004): no need to look it up (issue #31)
+        # a store at a latest version that includes provenance (migration 004): no need to look it up (issue #31)
         columns = (
             {"data_kind"}
-            if store.is_current(db)
+            if has_migration(db, 4)
             else {
                 r[0]
                 for r in con.execute(
@@ -391,9 +397,9 @@ def _unpacked(packed: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
 
 
 def _reads_packed(con, db: Path) -> bool:
-    """Whether the store has ``board_packed`` (migration 011): a store at the latest version has (no lookup: issue #31);
-    an older one that could not be upgraded (read-only) is asked."""
-    return store.is_current(db) or _has_view(con, "board_packed")
+    """Whether the store has ``board_packed`` (migration 011): a store at a latest version that includes it has (no
+    lookup: issue #31); an older one that could not be upgraded (read-only) is asked."""
+    return has_migration(db, 11) or _has_view(con, "board_packed")
 
 
 def _has_view(con, name: str) -> bool:

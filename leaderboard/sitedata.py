@@ -17,7 +17,6 @@ import polars as pl
 
 from procbench.leaderboard import cache, queries
 from procbench.submissions import ledger as ledgers
-from procbench.submissions import store
 from procbench.submissions.store import reader
 
 # model-card and provenance columns the site shows when the store has them (migrations 002, 004)
@@ -129,7 +128,7 @@ def cards(db: Path, task: str, split: str) -> pl.DataFrame:
     and its coverage (``n_answered``: NULL where the store does not know, before migration 007; ``n_items``: the
     split's items).  What a board's rows are shown with (``boardview.build``), in one read (issue #31)."""
     with reader(db) as con:
-        if store.is_current(db):  # the latest schema has every column: no need to look them up
+        if queries.has_migration(db, 9):  # every column is there (009): no need to look them up
             columns = ", ".join(f"s.{c}" for c in (*CARD, "n_answered"))
         else:
             columns = (
