@@ -282,10 +282,10 @@ def score(
         )
     try:
         given = parse_metadata(metadata or [])
-        from procbench.runners.runtime import streaming
+        from procbench.runners.runtime import stream_choice
 
         # issue #31: a large input is read, scored and held a chunk at a time, to the same numbers
-        streamed = streaming.chosen(runner, root, split, predictions, given)
+        streamed = stream_choice.chosen(runner, root, split, predictions, given)
         if not streamed:
             refuse_unfit_data(spec, runner, root, split)
 
@@ -293,11 +293,14 @@ def score(
             refuse_unfit_data(spec, runner, root, split, gold=gold)
 
         try:
-            evaluation = (
-                streaming.evaluate(runner, root, split, predictions, given, check=check)
-                if streamed
-                else runner.evaluate(root, split, predictions, given)
-            )
+            if streamed:
+                from procbench.runners.runtime import streaming
+
+                evaluation = streaming.evaluate(
+                    runner, root, split, predictions, given, check=check
+                )
+            else:
+                evaluation = runner.evaluate(root, split, predictions, given)
         except ValueError as exc:
             datacheck = sys.modules.get("procbench.dsl.datacheck")
             if datacheck is not None and isinstance(exc, datacheck.DataRefused):

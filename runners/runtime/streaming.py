@@ -17,15 +17,14 @@ process: 1M items in 812 MB peak RSS, against 3.2 GB for 300k items in memory):
 5. aggregates: the task's own aggregator over :class:`ScoreRows`, which rebuilds each ``ItemScore`` as
    it is read, in the same order, so every sum is the same sum.
 
-It applies where every step is item-wise and the files allow it (:func:`applies`): a declarative JSON-lines
+It applies where every step is item-wise and the files allow it (``stream_choice.applies``): a declarative JSON-lines
 gold (``TableReader.streamable``), a JSON-lines prediction schema and a match scorer (each item scored
-from its own records); ``procbench score`` takes it above :data:`STREAM_BYTES` of input.
+from its own records); ``procbench score`` takes it above ``stream_choice.STREAM_BYTES`` of input.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import _pickle  # the C pickler itself: pickle.py would import struct, re and more on every score (issue #31)
 import warnings
 from array import array
@@ -37,6 +36,7 @@ from typing import IO, TYPE_CHECKING, Any, cast, overload
 from procbench.runners.runtime import digests
 from procbench.runners.runtime._types import GoldSet, ItemScore, PredictionWarning
 from procbench.runners.runtime.predictions import PredictionRecords, SchemaReader, _loads
+from procbench.runners.runtime.stream_choice import applies  # what decides, kept apart (issue #31)
 from procbench.runners.runtime.runner import (
     Evaluation,
     SliceResult,
@@ -48,57 +48,10 @@ from procbench.runners.runtime.runner import (
 if TYPE_CHECKING:
     from procbench.runners.runtime.tables import TableReader
 
-STREAM_BYTES = int(
-    os.environ.get("PROCBENCH_STREAM_BYTES", 64 * 1024 * 1024)
-)  # gold + predictions above this: streamed
 CHUNK_ITEMS = 2048  # items bound, scored and held at a time
 # The spill: each item's bound record, labels, raw answer views and origin pickled (our own temporary file, read
 # back by this process only), about 10x quicker to write and read than JSON and type-faithful (a tuple stays one).
 _dumps, _PROTOCOL = _pickle.dumps, -1  # -1: the highest protocol
-
-
-def applies(runner: TaskRunner, split: str, metadata: Mapping[str, Any] | None = None) -> bool:
-    """Whether :func:`evaluate` gives this task's ``evaluate`` result (every stage item-wise, JSON-lines files)."""
-    from procbench.runners.runtime.tables import TableReader
-
-    reader, predictions = runner.read_gold, runner.read_predictions
-    return (
-        isinstance(reader, TableReader)
-        and reader.streamable(split)
-        and isinstance(predictions, SchemaReader)
-        and predictions.format == "jsonl"
-        and getattr(runner.make_scorer(metadata or {}), "ITEM_WISE", False) is True
-    )
-
-
-def input_bytes(runner: TaskRunner, data_root: Path, split: str, predictions: Path) -> int:
-    """The size of the files a score reads (gold sources of the split and the prediction file); 0 where unknown."""
-    total = 0
-    for source in getattr(runner.read_gold, "sources", ()):
-        if source.splits and split not in source.splits:
-            continue
-        try:
-            total += (Path(data_root) / source.path.format(split=split)).stat().st_size
-        except OSError:
-            pass
-    try:
-        total += predictions.stat().st_size
-    except OSError:
-        pass
-    return total
-
-
-def chosen(
-    runner: TaskRunner,
-    data_root: Path,
-    split: str,
-    predictions: Path,
-    metadata: Mapping[str, Any] | None = None,
-) -> bool:
-    """Whether ``procbench score`` streams this run: the task allows it and its input is over STREAM_BYTES."""
-    return input_bytes(runner, data_root, split, predictions) >= STREAM_BYTES and applies(
-        runner, split, metadata
-    )
 
 
 # -- per-item values in flat arrays ------------------------------------------------------------------
@@ -469,7 +422,7 @@ def evaluate(
             f"task {runner.name!r} has no split {split!r} (splits: {', '.join(runner.splits)})"
         )
     reader = cast("TableReader", runner.read_gold)
-    import tempfile  # a streamed run only: a score that only asks chosen() does not import it
+    import tempfile  # a streamed run only
 
     with cyclic_gc_paused(), tempfile.TemporaryFile() as spill:
         gold = _read_gold(reader, data_root, split, spill, chunk)
