@@ -56,7 +56,8 @@ class RescoreResult:
     fingerprint: str = ""
     reason: str = ""  # why it failed (shown in the submission's status history)
     n_items: int = 0
-    items: tuple[ItemRow, ...] = ()
+    # a tuple, or from the processes engine the same rows as columns (procbench.submissions.rows.ItemColumns)
+    items: Sequence[ItemRow] = ()
     aggregates: tuple[AggregateRow, ...] = ()
     warnings: tuple[str, ...] = ()
     n_answered: int | None = (

@@ -6,12 +6,15 @@ nothing beyond the base install.  ``N`` scoring processes (default ``os.cpu_coun
 ``PROCBENCH_WORKERS``) score while this process only hands out jobs and yields the results as they come,
 so ``procbench.rescore`` writes each one to the store while the workers score the next: the store's
 writes (about a quarter of the local engine's time on PAGED, whose submissions have 70,000 item rows)
-are no longer a serial tail after the scoring.
+are no longer a serial tail after the scoring.  A worker sends each result's item rows as columns (an Arrow
+table, :func:`columnar`), which the store inserts with DuckDB's Arrow scan: the coordinator, which shares the
+cores with the workers, neither unpickles a tuple per row nor converts each value from Python into DuckDB.
 
 On Linux the workers are forked (:func:`start_method`) after this process has checked each job's spec
 and read its split's gold (:func:`warm`): they start in milliseconds and inherit the runner, the gold
 and whatever scoring imported here (copy-on-write), so no worker reads a gold file or imports a scorer
-again.  Forking is safe here because the coordinator holds no store open while the engine runs (the
+again; what this process holds at the fork is frozen (``gc.freeze``) until the pool ends, so no collection
+walks it, in the workers or here.  Forking is safe here because the coordinator holds no store open while the engine runs (the
 store's connection is per process: ``procbench.submissions.store`` drops it in a forked child) and a
 worker never touches DuckDB; ``PROCBENCH_START_METHOD=spawn`` (or a platform without ``fork``) starts
 fresh interpreters instead, which read the gold once each.
@@ -24,6 +27,7 @@ scores the jobs not yet started; the board moves only once every row re-scored (
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -33,9 +37,11 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from pathlib import Path
 
 from procbench.submissions.engines import ENGINES, RescoreJob, RescoreResult, run_job
+from procbench.submissions.rows import ItemColumns, item_columns
 
 WORKERS_VARIABLE = "PROCBENCH_WORKERS"
 START_VARIABLE = "PROCBENCH_START_METHOD"  # fork (the default on Linux) or spawn
@@ -68,10 +74,13 @@ def start_method() -> str:
 
 
 def warm(jobs: Iterable[RescoreJob]) -> None:
-    """Check each job's spec and read its split's gold in this process (both cached per process), before workers fork.
+    """Check each job's spec and read its split's gold in this process (both cached per process), and import Arrow,
+    before workers fork.
 
     A spec or gold that cannot be read is left for the jobs to fail on, with the reason the local engine gives.
     """
+    import pyarrow  # noqa: F401  (what a worker sends its item rows as: procbench.submissions.rows.ItemColumns)
+
     from procbench.dsl.tasks import load_task
 
     for spec_file, split, data_root in {(j.spec_path, j.split, j.data_root) for j in jobs}:
@@ -83,12 +92,25 @@ def warm(jobs: Iterable[RescoreJob]) -> None:
 
 
 def score_share(jobs: Sequence[RescoreJob]) -> list[RescoreResult]:
-    """What a worker runs on its jobs: the local engine's job function on each (it never raises)."""
+    """What a worker runs on its jobs: the local engine's job function on each (it never raises), each result's
+    item rows sent back as columns (:func:`columnar`)."""
     if (
         os.environ.get(CRASH_ENV) == WORKER_CRASH_POINT
     ):  # fault injection (tests): the worker dies as an OOM-killed one would
         os.kill(os.getpid(), signal.SIGKILL)
-    return [run_job(job) for job in jobs]
+    return [columnar(run_job(job)) for job in jobs]
+
+
+def columnar(result: RescoreResult) -> RescoreResult:
+    """``result`` with its item rows as :class:`~procbench.submissions.rows.ItemColumns` (an Arrow table).
+
+    The same rows, in the same order.  A PAGED result has about 70,000: as tuples, the coordinator would unpickle a
+    tuple per row, and the store convert each value from Python into DuckDB, while it shares the cores with the
+    workers; as columns, it unpickles three Arrow buffers and the store inserts them with DuckDB's Arrow scan.
+    """
+    if not result.items or isinstance(result.items, ItemColumns):
+        return result
+    return replace(result, items=item_columns(result.items))
 
 
 def _start_worker() -> None:
@@ -126,8 +148,12 @@ def stream_with_processes(
         yield from (run_job(job) for job in queue)
         return
     method = start_method()
-    if method == "fork":
+    frozen = method == "fork"
+    if frozen:
         warm(queue)
+        # what this process holds now (the runner, the gold, the imported modules) is never collected in the workers
+        # (nor here) while they score: their collections skip it and leave its pages shared instead of copying them
+        gc.freeze()
     pool = ProcessPoolExecutor(
         max_workers=size,
         mp_context=multiprocessing.get_context(method),
@@ -168,6 +194,8 @@ def stream_with_processes(
         yield from (run_job(job) for job in queue)  # the pool broke: this process scores the rest
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        if frozen:
+            gc.unfreeze()
 
 
 ENGINES["processes"] = stream_with_processes

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import importlib
 import json
 import os
 import signal
@@ -375,18 +376,24 @@ class ScoreRows:
     metric, value, n_items) each), in order, as :func:`insert_submission` takes them.
 
     Plain tuples, inserted through DuckDB's own list parameters: writing a submission needs no data-frame
-    library (issue #31: ``procbench submit`` imports neither polars nor pyarrow).
+    library (issue #31: ``procbench submit`` imports neither polars nor pyarrow).  Or, for item rows that came
+    from another process as columns (the processes engine's, ``procbench.submissions.rows.ItemColumns``), an
+    Arrow ``table`` of them (columns item_id, metric, value) in place of ``rows``: inserted by DuckDB's Arrow scan,
+    with no Python object per row (a list parameter converts each value from Python: ten times the time).
     """
 
     submission_id: str
     rows: tuple[tuple[Any, ...], ...] = ()
+    table: pa.Table | None = None  # the rows as an Arrow table instead (``rows`` is then empty)
 
     @property
     def height(self) -> int:
-        return len(self.rows)
+        return len(self.rows) if self.table is None else self.table.num_rows
 
     def columns(self, width: int) -> list[list[Any]]:
         """The rows as ``width`` column lists."""
+        if self.table is not None:
+            return [column.to_pylist() for column in self.table.columns]
         return (
             [list(column) for column in zip(*self.rows)]
             if self.rows
@@ -602,7 +609,9 @@ def insert_submission(
             f"INSERT INTO status_history (submission_id, status, reason, changed_at, actor) VALUES {rows}",
             [v for e in history for v in (row.submission_id, e.status, e.reason, e.at, e.actor)],
         )
-    if items.height:
+    if items.height and items.table is not None:
+        _insert_item_table(con, items.submission_id, items.table)
+    elif items.height:
         con.execute(
             "INSERT INTO item_scores (submission_id, item_id, metric, value) SELECT ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::DOUBLE[])",
             [items.submission_id, *items.columns(3)],
@@ -626,6 +635,26 @@ def insert_submission(
         )
     if not (row.hidden or row.deleted):
         _count_on_boards(con, row, aggregates)
+
+
+_ITEM_TABLE = (
+    "pb_item_rows"  # the name an Arrow table of item rows is scanned under, for one statement
+)
+
+
+def _insert_item_table(con: duckdb.DuckDBPyConnection, sid: str, table: pa.Table) -> None:
+    """Insert one submission's item rows from an Arrow table (item_id, metric, value), in the table's order."""
+    importlib.import_module(
+        "duckdb"
+    )  # DuckDB's Arrow scan is set up by the package (procbench.submissions.sql); pyarrow is loaded already
+    con.register(_ITEM_TABLE, table)
+    try:
+        con.execute(
+            f"INSERT INTO item_scores (submission_id, item_id, metric, value) SELECT ?, item_id, metric, value FROM {_ITEM_TABLE}",
+            [sid],
+        )
+    finally:
+        con.unregister(_ITEM_TABLE)
 
 
 def _count_on_boards(
