@@ -196,12 +196,19 @@ def procbench(*args: str, work: Path | None = None) -> Command:
     return Command(argv, env={"PYTHONPYCACHEPREFIX": str(pycache)})
 
 
-# What a warm ``procbench score propara`` does before it reads a file: the interpreter, then the console's
+# What a warm ``procbench score TASK`` does before it reads a file: the interpreter, then the console's
 # modules and the runner rebuilt from the cached plan (dsl/tasks.load_runner), no data read.
-_PROPARA_START_UP = (
-    "import procbench.console, procbench.cli_lean, procbench.runners.runtime._types\n"
-    "from procbench.console_commands import load_runner\nload_runner('propara')"
-)
+def runner_start_up(task: str) -> str:
+    """Python code that imports what a lean ``procbench score TASK`` imports before scoring, and loads the task's runner."""
+    return (
+        "import procbench.console, procbench.cli_lean, procbench.runners.runtime._types\n"
+        f"from procbench.console_commands import load_runner\nload_runner({task!r})"
+    )
+
+
+def python_code(code: str, work: Path | None = None) -> Command:
+    """``python -c CODE`` with the console script's interpreter and byte-code folder (a part of a procbench process)."""
+    return Command((sys.executable, "-c", code), env=procbench(work=work).env)
 
 
 def start_up(work: Path | None = None) -> dict[str, Command]:
@@ -210,10 +217,9 @@ def start_up(work: Path | None = None) -> dict[str, Command]:
     Both run with the console script's interpreter and byte-code folder, so the whole process minus these is the
     scoring (gold, predictions, metrics, the JSON written).
     """
-    pycache = procbench(work=work).env
     return {
-        "interpreter": Command((sys.executable, "-c", "pass"), env=pycache),
-        "runner loaded": Command((sys.executable, "-c", _PROPARA_START_UP), env=pycache),
+        "interpreter": python_code("pass", work),
+        "runner loaded": python_code(runner_start_up("propara"), work),
     }
 
 

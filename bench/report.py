@@ -210,14 +210,17 @@ def _targets(results: dict[str, Any]) -> list[str]:
         for label, figures in submit["samples"].items():
             beyond = [submit_cost.beyond(figures, kind) for kind in submit_cost.KINDS[1:]]
             known = [b for b in beyond if b is not None]
+            met = len(known) == len(beyond) and all(b <= submit["goal_s"] for b in known)
+            why = "" if met else submit_cost.cause(submit, label)
             rows.append(
                 [
                     f"`procbench submit` {label}: <= {submit['goal_s']:.2f} s CPU beyond `procbench score` (issue #31)",
                     ", ".join(
                         f"{kind}: {b:+.3f} s" if b is not None else f"{kind}: failed"
                         for kind, b in zip(submit_cost.KINDS[1:], beyond)
-                    ),
-                    _met(len(known) == len(beyond) and all(b <= submit["goal_s"] for b in known)),
+                    )
+                    + (f"; where it goes: {why} (see the submit section)" if why else ""),
+                    _met(met),
                 ]
             )
     rows.append(
@@ -487,6 +490,8 @@ def render(results: dict[str, Any]) -> str:
 
         lines += ["## `procbench submit` beyond `procbench score`", ""]
         lines += submit_cost.lines(results["submit_cost"]) + [""]
+        where = submit_cost.where_lines(results["submit_cost"])
+        lines += where + [""] if where else []
 
     lines += ["## Intake", ""]
     lines += [

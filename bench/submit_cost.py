@@ -13,19 +13,40 @@ and OpenPI with the bundled sample data:
 The three run in turns (score, new, stored, score, ...), each once unmeasured first (spec cache and
 byte code written), so that a change in the machine's load falls on all of them; the medians are
 reported with the load average.  ``python -m procbench.bench.submit_cost [--reps N] [--work DIR]``
-prints the table.
+prints the tables.
+
+Where the submit's extra CPU goes is measured in the same turns, with the same method
+(:func:`procbench.bench.process.python_code`: ``python -c CODE`` with the console script's interpreter
+and byte code), by processes that each import what the one before did and one part more
+(:data:`PROBES`): the interpreter alone; what a lean ``score`` of the task imports before scoring
+(the console's modules, the runner loaded from its cached plan); then ``procbench.dsl.model`` (the
+spec's syntax tree, a frozen dataclass per block, which a submit needs to unpickle the checked spec);
+then DuckDB's engine (``_duckdb``, what ``procbench.submissions.sql`` imports); then the rest of what
+the console's submit imports (``procbench.submissions``: intake and the store's writers).  Each part's
+cost is its process's CPU beyond the one before; one more, unmeasured, process counts the dataclasses
+``procbench.dsl.model`` defines and checks that a score's start-up imports none of those parts.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
+import subprocess
 import statistics
 from pathlib import Path
 from typing import Any
 
 from procbench.bench.machine import load_average
-from procbench.bench.process import Command, Run, procbench, run_once
+from procbench.bench.process import (
+    Command,
+    Run,
+    procbench,
+    python_code,
+    run_once,
+    runner_start_up,
+)
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
 GOAL_S = 0.15  # issue #31: CPU seconds a submit may cost beyond a score of the same file
@@ -37,6 +58,75 @@ SAMPLES: dict[str, tuple[str, str, str, str]] = {
     "openpi": ("openpi", "test", "strong-model.jsonl", "no-change-baseline.jsonl"),
 }
 KINDS = ("score", "submit (new)", "submit (stored)")
+
+# where a submit's CPU beyond a score's goes: each probe imports what the one before it did, then one part more
+PROBES = (
+    "interpreter",
+    "score start-up",
+    "dsl.model",
+    "duckdb engine",
+    "intake",
+)
+_DUCKDB_ENGINE = "try:\n    import _duckdb\nexcept ImportError:\n    import duckdb"  # as procbench.submissions.sql
+_PROBE_STEPS = {
+    "interpreter": lambda task: "pass",
+    "score start-up": runner_start_up,
+    "dsl.model": lambda task: "import procbench.dsl.model",
+    "duckdb engine": lambda task: _DUCKDB_ENGINE,
+    # what procbench/console_commands.py's submit imports beyond a score (which imports cli_data_root too)
+    "intake": lambda task: (
+        "from procbench.submissions import SubmissionRequest, submit\n"
+        "import procbench.submissions.details, procbench.submissions.errors"
+    ),
+}
+PROBE_LABELS = {
+    "interpreter": "the interpreter alone (`python -c pass`)",
+    "score start-up": "what a lean `score` imports before scoring: the console's modules, the task's runner from its cached plan",
+    "dsl.model": "`procbench.dsl.model`: the spec's syntax tree (the checked spec a submit unpickles)",
+    "duckdb engine": "DuckDB's engine (`_duckdb`, imported by `procbench.submissions.sql`)",
+    "intake": "the rest of what a submit imports (`procbench.submissions`: intake, the store's writers)",
+}
+# which of the parts a score's start-up has already imported (each should be none), and the dataclasses that importing
+# procbench.dsl.model then defines (in the modules it loads: the model and what it imports that was not loaded yet)
+_COUNT = (
+    "import json, sys\n{start}\n"
+    "parts = {{'dsl.model': 'procbench.dsl.model', 'duckdb engine': '_duckdb', 'intake': 'procbench.submissions.intake'}}\n"
+    "already = sorted(k for k, m in parts.items() if m in sys.modules)\n"
+    "before = set(sys.modules)\n"
+    "import procbench.dsl.model\n"
+    "new = [m for m in sys.modules if m not in before]\n"
+    "n = sum(1 for m in new for v in vars(sys.modules[m]).values()\n"
+    "        if isinstance(v, type) and hasattr(v, '__dataclass_fields__') and v.__module__ == m)\n"
+    "print(json.dumps({{'dataclasses': n, 'modules': new, 'already_in_score': already}}))"
+)
+
+
+def probes(task: str, work: Path) -> dict[str, Command]:
+    """The :data:`PROBES` of ``task``: ``python -c`` processes, each importing what the one before did and one part more."""
+    code: list[str] = []
+    out: dict[str, Command] = {}
+    for name in PROBES:
+        code.append(_PROBE_STEPS[name](task))
+        out[name] = python_code("\n".join(code), work)
+    return out
+
+
+def count_dataclasses(task: str, work: Path) -> dict[str, Any]:
+    """Unmeasured: the dataclasses ``procbench.dsl.model`` defines, and which parts a score's start-up imports already."""
+    command = python_code(_COUNT.format(start=runner_start_up(task)), work)
+    try:
+        done = subprocess.run(
+            command.argv,
+            cwd=command.cwd,
+            env={**os.environ, **command.env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    except (IndexError, ValueError, subprocess.TimeoutExpired) as exc:
+        return {"error": str(exc)[:200]}
 
 
 def _submit(task: str, split: str, predictions: Path, model: str, db: Path, work: Path) -> Command:
@@ -92,7 +182,7 @@ def _median(runs: list[Run]) -> dict[str, Any]:
 
 
 def measure_sample(label: str, work: Path, reps: int = 7) -> dict[str, dict[str, Any]]:
-    """Medians of ``reps`` alternated runs of score, a new submit and a repeated submit of one sample file."""
+    """Medians of ``reps`` alternated runs of score, a new submit, a repeated submit of one sample file and the :data:`PROBES`."""
     task, split, measured, _ = SAMPLES[label]
     predictions = SAMPLE_SUBMISSIONS_DIR / task / measured
     base, new, stored = _stores(label, work)
@@ -112,6 +202,7 @@ def measure_sample(label: str, work: Path, reps: int = 7) -> dict[str, dict[str,
         ),
         "submit (new)": _submit(task, split, predictions, model, new / DB_NAME, work),
         "submit (stored)": _submit(task, split, predictions, model, stored / DB_NAME, work),
+        **probes(task, work),
     }
     runs: dict[str, list[Run]] = {name: [] for name in commands}
     for turn in range(reps + 1):  # turn 0: unmeasured (caches and byte code written)
@@ -131,13 +222,21 @@ def measure_sample(label: str, work: Path, reps: int = 7) -> dict[str, dict[str,
 def measure(work: Path, reps: int = 7) -> dict[str, Any]:
     """Score against submit (new and stored) on each sample: medians of ``reps`` alternated whole-process runs."""
     before = load_average()
-    samples = {label: measure_sample(label, work, reps) for label in SAMPLES}
+    samples, imports = {}, {}
+    for label in SAMPLES:
+        figures = measure_sample(label, work, reps)
+        samples[label] = {kind: figures[kind] for kind in KINDS}
+        imports[label] = {
+            "probes": {name: figures[name] for name in PROBES},
+            **count_dataclasses(SAMPLES[label][0], work),
+        }
     return {
         "goal_s": GOAL_S,
         "reps": reps,
         "load_before": before,
         "load_after": load_average(),
         "samples": samples,
+        "imports": imports,
     }
 
 
@@ -146,6 +245,104 @@ def beyond(figures: dict[str, dict[str, Any]], kind: str) -> float | None:
     if "cpu_s" not in score or "cpu_s" not in submit:
         return None
     return float(submit["cpu_s"] - score["cpu_s"])
+
+
+def steps(result: dict[str, Any], label: str) -> dict[str, float | None]:
+    """Each probe's CPU beyond the probe before it (the interpreter's: its own); None where either failed."""
+    probes_ = result.get("imports", {}).get(label, {}).get("probes", {})
+    out: dict[str, float | None] = {}
+    previous: float | None = 0.0
+    for name in PROBES:
+        cpu = probes_.get(name, {}).get("cpu_s")
+        out[name] = None if cpu is None or previous is None else float(cpu - previous)
+        previous = cpu
+    return out
+
+
+def imports_beyond_score(result: dict[str, Any], label: str) -> float | None:
+    """What the submit's extra imports cost together: the last probe's CPU beyond the score's start-up."""
+    probes_ = result.get("imports", {}).get(label, {}).get("probes", {})
+    last, start = probes_.get(PROBES[-1], {}), probes_.get("score start-up", {})
+    if "cpu_s" not in last or "cpu_s" not in start:
+        return None
+    return float(last["cpu_s"] - start["cpu_s"])
+
+
+def cause(result: dict[str, Any], label: str) -> str:
+    """One line: the new submit's CPU beyond score, and how much of it each extra import is (empty when not measured)."""
+    extra = beyond(result["samples"].get(label, {}), "submit (new)")
+    parts = steps(result, label)
+    if extra is None or any(parts[name] is None for name in PROBES[2:]):
+        return ""
+    count = result.get("imports", {}).get(label, {}).get("dataclasses")
+    model = f"dsl.model ({count} dataclasses)" if isinstance(count, int) else "dsl.model"
+    return (
+        f"{model} {parts['dsl.model']:.3f} s + DuckDB's engine {parts['duckdb engine']:.3f} s "
+        f"+ intake's other imports {parts['intake']:.3f} s of the {extra:+.3f} s (new)"
+    )
+
+
+def where_lines(result: dict[str, Any]) -> list[str]:
+    """A markdown table: where the submit's CPU beyond score goes (the :data:`PROBES`, each beyond the one before)."""
+    labels = [label for label in result.get("imports", {}) if label in result["samples"]]
+    if not labels:
+        return []
+    out = [
+        "Where the submit's extra CPU goes, in the same turns: `python -c` processes with the console script's interpreter",
+        "and byte code, each importing what the row above did and one part more; CPU s (median), and beyond the row above.",
+        "",
+        "| part | "
+        + " | ".join(f"{label} CPU s | beyond the row above" for label in labels)
+        + " |",
+        "|---|" + "---:|---:|" * len(labels),
+    ]
+    for name in PROBES:
+        cells = [PROBE_LABELS[name]]
+        for label in labels:
+            entry = result["imports"][label]["probes"].get(name, {})
+            extra = steps(result, label)[name]
+            cells.append(
+                f"{entry['cpu_s']:.3f}"
+                if "cpu_s" in entry
+                else f"failed: {entry.get('error', '?')}"
+            )
+            cells.append("-" if extra is None else f"{extra:+.3f}")
+        out.append("| " + " | ".join(cells) + " |")
+    for kind in KINDS[1:]:
+        cells = [
+            f"{kind} beyond score, less the imports above beyond score's start-up: the submit's own work"
+        ]
+        for label in labels:
+            extra, imported = (
+                beyond(result["samples"][label], kind),
+                imports_beyond_score(result, label),
+            )
+            cells += ["", "-" if extra is None or imported is None else f"{extra - imported:+.3f}"]
+        out.append("| " + " | ".join(cells) + " |")
+    notes: list[tuple[str, str]] = []
+    for label in labels:
+        info = result["imports"][label]
+        said: list[str] = []
+        if isinstance(info.get("dataclasses"), int):
+            modules = ", ".join(f"`{m}`" for m in info.get("modules", []))
+            said.append(
+                f"importing `procbench.dsl.model` defines {info['dataclasses']} dataclasses"
+                + (f" (in {modules})" if modules else "")
+            )
+        already = info.get("already_in_score")
+        if already:
+            said.append(
+                f"score's start-up already imports {', '.join(already)} (its row above is then not its whole cost)"
+            )
+        if "error" in info:
+            said.append(f"the dataclass count failed: {info['error']}")
+        notes += [(label, text) for text in said]
+    texts = {text for _, text in notes}
+    if len(texts) == 1 and len(notes) == len(labels):  # the same for every sample: said once
+        return out + ["", f"For {' and '.join(labels)}: {texts.pop()}."]
+    return out + (
+        ["", "; ".join(f"{label}: {text}" for label, text in notes) + "."] if notes else []
+    )
 
 
 def lines(result: dict[str, Any]) -> list[str]:
@@ -192,7 +389,9 @@ def main(argv: list[str] | None = None) -> int:
         help="work folder (stores, byte code)",
     )
     args = parser.parse_args(argv)
-    print("\n".join(lines(measure(args.work, args.reps))))
+    result = measure(args.work, args.reps)
+    where = where_lines(result)
+    print("\n".join(lines(result) + ([""] + where if where else [])))
     return 0
 
 
