@@ -22,8 +22,10 @@ and byte code), by processes that each import what the one before did and one pa
 (the console's modules, the runner loaded from its cached plan); then ``procbench.dsl.model`` (the
 spec's syntax tree, a frozen dataclass per block, which a submit needs to unpickle the checked spec);
 then DuckDB's engine (``_duckdb``, what ``procbench.submissions.sql`` imports); then the rest of what
-the console's submit imports (``procbench.submissions``: intake and the store's writers).  Each part's
-cost is its process's CPU beyond the one before; one more, unmeasured, process counts the dataclasses
+the console's submit imports (``procbench.submissions``: intake and the store's writers); then, not an
+import, one DuckDB connection opened and closed (an empty in-memory database: the engine's start that
+every store connection pays).  Each part's cost is its process's CPU beyond the one before; the rest
+of a submit's CPU beyond a score is its own work on the store; one more, unmeasured, process counts the dataclasses
 ``procbench.dsl.model`` defines and checks that a score's start-up imports none of those parts.
 """
 
@@ -66,8 +68,9 @@ PROBES = (
     "dsl.model",
     "duckdb engine",
     "intake",
+    "duckdb connection",
 )
-_DUCKDB_ENGINE = "try:\n    import _duckdb\nexcept ImportError:\n    import duckdb"  # as procbench.submissions.sql
+_DUCKDB_ENGINE = "try:\n    import _duckdb as duckdb\nexcept ImportError:\n    import duckdb"  # as procbench.submissions.sql
 _PROBE_STEPS = {
     "interpreter": lambda task: "pass",
     "score start-up": runner_start_up,
@@ -78,6 +81,8 @@ _PROBE_STEPS = {
         "from procbench.submissions import SubmissionRequest, submit\n"
         "import procbench.submissions.details, procbench.submissions.errors"
     ),
+    # not an import: DuckDB's engine starting a database (catalog, threads), which every store connection pays
+    "duckdb connection": lambda task: "duckdb.connect(':memory:').close()",
 }
 PROBE_LABELS = {
     "interpreter": "the interpreter alone (`python -c pass`)",
@@ -85,6 +90,7 @@ PROBE_LABELS = {
     "dsl.model": "`procbench.dsl.model`: the spec's syntax tree (the checked spec a submit unpickles)",
     "duckdb engine": "DuckDB's engine (`_duckdb`, imported by `procbench.submissions.sql`)",
     "intake": "the rest of what a submit imports (`procbench.submissions`: intake, the store's writers)",
+    "duckdb connection": "then one DuckDB connection opened and closed (an empty in-memory database; not an import)",
 }
 # which of the parts a score's start-up has already imported (each should be none), and the dataclasses that importing
 # procbench.dsl.model then defines (in the modules it loads: the model and what it imports that was not loaded yet)
@@ -260,7 +266,7 @@ def steps(result: dict[str, Any], label: str) -> dict[str, float | None]:
 
 
 def imports_beyond_score(result: dict[str, Any], label: str) -> float | None:
-    """What the submit's extra imports cost together: the last probe's CPU beyond the score's start-up."""
+    """What the submit's extra imports (and one DuckDB connection) cost together: the last probe's CPU beyond the score's start-up."""
     probes_ = result.get("imports", {}).get(label, {}).get("probes", {})
     last, start = probes_.get(PROBES[-1], {}), probes_.get("score start-up", {})
     if "cpu_s" not in last or "cpu_s" not in start:
@@ -276,9 +282,11 @@ def cause(result: dict[str, Any], label: str) -> str:
         return ""
     count = result.get("imports", {}).get(label, {}).get("dataclasses")
     model = f"dsl.model ({count} dataclasses)" if isinstance(count, int) else "dsl.model"
+    rest = extra - sum(parts[name] or 0.0 for name in PROBES[2:])
     return (
-        f"{model} {parts['dsl.model']:.3f} s + DuckDB's engine {parts['duckdb engine']:.3f} s "
-        f"+ intake's other imports {parts['intake']:.3f} s of the {extra:+.3f} s (new)"
+        f"{model} {parts['dsl.model']:.3f} s, DuckDB's engine {parts['duckdb engine']:.3f} s, "
+        f"intake's other imports {parts['intake']:.3f} s, a DuckDB connection {parts['duckdb connection']:.3f} s, "
+        f"the rest (the submit's work on the store) {rest:.3f} s, of the {extra:+.3f} s (new)"
     )
 
 
@@ -310,7 +318,7 @@ def where_lines(result: dict[str, Any]) -> list[str]:
         out.append("| " + " | ".join(cells) + " |")
     for kind in KINDS[1:]:
         cells = [
-            f"{kind} beyond score, less the imports above beyond score's start-up: the submit's own work"
+            f"{kind} beyond score, less the rows above beyond score's start-up: the rest of the submit's own work"
         ]
         for label in labels:
             extra, imported = (

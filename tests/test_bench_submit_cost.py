@@ -81,13 +81,13 @@ def _with_imports() -> dict:
         },
         "imports": {
             "paradise-tip": {
-                "probes": _probes(0.040, 0.090, 0.120, 0.160, 0.180),
+                "probes": _probes(0.040, 0.090, 0.110, 0.120, 0.130, 0.140),
                 "dataclasses": 29,
                 "modules": ["procbench.dsl.spans", "procbench.dsl.model"],
                 "already_in_score": [],
             },
             "openpi": {
-                "probes": _probes(0.040, 0.100, 0.160, 0.260, 0.290),
+                "probes": _probes(0.040, 0.100, 0.160, 0.260, 0.290, 0.320),
                 "dataclasses": 29,
                 "modules": ["procbench.dsl.spans", "procbench.dsl.model"],
                 "already_in_score": [],
@@ -107,21 +107,21 @@ def test_the_where_table_shows_each_probe_beyond_the_one_before_and_what_is_left
         in table[3]
     )
     rows = [row for row in table if row.startswith("| ") and "CPU s" not in row]
-    assert len(rows) == 5 + 2  # the five probes, then the rest of each submit
+    assert len(rows) == 6 + 2  # the six probes, then the rest of each submit
     assert rows[0].endswith("| 0.040 | +0.040 | 0.040 | +0.040 |")  # the interpreter: its own CPU
     assert rows[1].endswith("| 0.090 | +0.050 | 0.100 | +0.060 |")  # score's start-up
-    assert "`procbench.dsl.model`" in rows[2] and rows[2].endswith(
-        "| 0.120 | +0.030 | 0.160 | +0.060 |"
+    assert "`procbench.dsl.model`" in rows[2]
+    assert rows[2].endswith("| 0.110 | +0.020 | 0.160 | +0.060 |")
+    assert "`_duckdb`" in rows[3] and rows[3].endswith("| 0.120 | +0.010 | 0.260 | +0.100 |")
+    assert rows[4].endswith("| 0.130 | +0.010 | 0.290 | +0.030 |")
+    assert "DuckDB connection" in rows[5] and rows[5].endswith(
+        "| 0.140 | +0.010 | 0.320 | +0.030 |"
     )
-    assert "`_duckdb`" in rows[3] and rows[3].endswith("| 0.160 | +0.040 | 0.260 | +0.100 |")
-    assert rows[4].endswith("| 0.180 | +0.020 | 0.290 | +0.030 |")
-    # submit beyond score less the imports beyond score's start-up (paradise-tip 0.090, openpi 0.190)
-    assert rows[5].startswith("| submit (new) beyond score") and rows[5].endswith(
-        "|  | +0.010 |  | +0.060 |"
-    )
-    assert rows[6].startswith("| submit (stored) beyond score") and rows[6].endswith(
-        "|  | -0.010 |  | -0.030 |"
-    )
+    # submit beyond score less the probes beyond score's start-up (paradise-tip 0.050, openpi 0.220)
+    assert rows[6].startswith("| submit (new) beyond score")
+    assert rows[6].endswith("|  | +0.050 |  | +0.030 |")
+    assert rows[7].startswith("| submit (stored) beyond score")
+    assert rows[7].endswith("|  | +0.030 |  | -0.060 |")
     assert table[-1].startswith(
         "For paradise-tip and openpi: importing `procbench.dsl.model` defines 29"
     )
@@ -133,7 +133,8 @@ def test_the_goals_row_of_a_missed_goal_says_which_imports_take_the_submit_cpu()
     rows = report._targets({"submit_cost": _with_imports(), "scoring": []})
     openpi = next(row for row in rows if "`procbench submit` openpi" in row)
     assert (
-        "dsl.model (29 dataclasses) 0.060 s + DuckDB's engine 0.100 s + intake's other imports 0.030 s of the +0.250 s (new)"
+        "dsl.model (29 dataclasses) 0.060 s, DuckDB's engine 0.100 s, intake's other imports 0.030 s, "
+        "a DuckDB connection 0.030 s, the rest (the submit's work on the store) 0.030 s, of the +0.250 s (new)"
         in openpi
     )
     assert "not met" in openpi
@@ -245,7 +246,7 @@ def test_the_report_renders_the_where_table_after_the_submit_table() -> None:
     ]
     assert section.index("| sample | score |") < section.index("Where the submit's extra CPU goes")
     assert (
-        "| DuckDB's engine (`_duckdb`, imported by `procbench.submissions.sql`) | 0.160 | +0.040 | 0.260 | +0.100 |"
+        "| DuckDB's engine (`_duckdb`, imported by `procbench.submissions.sql`) | 0.120 | +0.010 | 0.260 | +0.100 |"
         in section
     )
     assert (
