@@ -77,7 +77,11 @@ class ItemColumns(Sequence[ItemRow]):
     def __getitem__(self, index: slice) -> tuple[ItemRow, ...]: ...
 
     def __getitem__(self, index: int | slice) -> ItemRow | tuple[ItemRow, ...]:
-        return tuple(self)[index]
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        row = range(len(self))[index]  # IndexError out of range, as a tuple's
+        item_id, metric, value = (column[row].as_py() for column in self.table.columns)
+        return (item_id, metric, value)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ItemColumns):

@@ -159,6 +159,9 @@ def test_item_columns_are_the_rows_they_were_built_from(rows: list[tuple[str, st
     assert pickle.loads(pickle.dumps(columns)) == columns
     if rows:
         assert columns[0] == as_rows[0] and columns[-1] == as_rows[-1]
+        assert columns[len(rows) // 2] == as_rows[len(rows) // 2] and columns[1:] == as_rows[1:]
+    with pytest.raises(IndexError):
+        columns[len(rows)]
     # the store takes both forms as the same columns
     assert item_frame("s", columns).columns(3) == item_frame("s", rows).columns(3)
     assert all(isinstance(v, float) and not math.isnan(v) for _, _, v in columns)
