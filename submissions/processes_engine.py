@@ -110,7 +110,13 @@ def columnar(result: RescoreResult) -> RescoreResult:
     """
     if not result.items or isinstance(result.items, ItemColumns):
         return result
-    return replace(result, items=item_columns(result.items))
+    try:
+        return replace(result, items=item_columns(result.items))
+    except (
+        TypeError,
+        ValueError,
+    ):  # pyarrow's errors are both: a row Arrow cannot type travels as a tuple, as before
+        return result
 
 
 def _start_worker() -> None:

@@ -28,7 +28,7 @@ from procbench.api import load_task
 from procbench.paths import SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 from procbench.rescore import plan, rescore
 from procbench.submissions import processes_engine
-from procbench.submissions.engines import run_job
+from procbench.submissions.engines import RescoreResult, run_job
 from procbench.submissions.intake import SubmissionRequest, submit
 from procbench.submissions.rows import ItemColumns, item_columns, item_frame
 from tests.rescore_stores import copy_store
@@ -173,3 +173,13 @@ def test_item_columns_take_only_the_three_item_columns() -> None:
     with pytest.raises(ValueError, match="item_id, metric, value"):
         ItemColumns(pa.table({"item_id": ["a"], "value": [1.0]}))
     assert len(item_columns([])) == 0 and item_frame("s", item_columns([])).height == 0
+
+
+def test_a_row_arrow_cannot_type_travels_as_a_tuple_as_before() -> None:
+    """The store takes both forms, so a result whose rows Arrow's string column refuses is sent unchanged."""
+    odd = RescoreResult("j", True, "fp", items=((5, "accuracy", 1.0), ("b", "accuracy", 0.0)))  # type: ignore[arg-type]  # an id no runner of ours gives
+    assert processes_engine.columnar(odd) is odd
+    plain = RescoreResult("j", True, "fp", items=(("a", "accuracy", 1.0),))
+    assert isinstance(processes_engine.columnar(plain).items, ItemColumns)
+    failed = RescoreResult("j", False, reason="no longer valid")
+    assert processes_engine.columnar(failed) is failed
