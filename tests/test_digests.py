@@ -81,3 +81,22 @@ def test_small_hashing_does_not_load_openssl() -> None:
         cwd=Path(__file__).resolve().parents[1],
     ).stdout.strip()
     assert out == "[]"
+
+
+def test_a_hash_is_freed_without_the_cyclic_collector() -> None:
+    """A lean command runs with the cyclic collector off (procbench/console.py): a hash must hold no
+    reference to itself (as a bound method of its own would), or its buffer would live to the exit."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for size in (10, LIMIT + 1):
+            digest = digests.sha256(b"x" * size)
+            digest.update(b"y")
+            digest.hexdigest()
+            del digest
+        assert not [o for o in gc.get_objects() if type(o) is digests.Sha256]
+    finally:
+        if was:
+            gc.enable()

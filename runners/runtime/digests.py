@@ -8,7 +8,7 @@ slower (4.6 against 0.8 ms per MB on the bench machine), so neither is best for 
 
 :class:`Sha256` keeps what it is given until it holds more than :data:`BUFFER_LIMIT` bytes: a digest
 of no more than that comes from the built-in module; past it, the OpenSSL hash is made, fed the
-buffer, and takes every later ``update`` directly (a C method, as ``hashlib`` gives).  The digest is
+buffer, and is handed every later ``update``.  The digest is
 SHA-256's either way; tests/test_digests.py checks it against ``hashlib`` on generated chunkings.
 """
 
@@ -21,7 +21,7 @@ BUFFER_LIMIT = 1 << 20  # about where the built-in's slower hashing outweighs lo
 CHUNK = 1 << 20  # files are read in pieces of this size
 
 
-def _builtin_sha256() -> Callable[[bytes], Any] | None:
+def _builtin_sha256() -> Callable[[bytes | bytearray], Any] | None:
     """CPython's own SHA-256 constructor (named ``_sha2`` from 3.12, ``_sha256`` before), or None."""
     for name in ("_sha256", "_sha2"):
         try:
@@ -35,21 +35,27 @@ _BUILTIN = _builtin_sha256()
 
 
 class Sha256:
-    """``hashlib.sha256(data)``'s ``update``, ``digest`` and ``hexdigest``, without OpenSSL below :data:`BUFFER_LIMIT`."""
+    """``hashlib.sha256(data)``'s ``update``, ``digest`` and ``hexdigest``, without OpenSSL below :data:`BUFFER_LIMIT`.
 
-    __slots__ = ("_buffer", "_openssl", "update")
-    update: Callable[[bytes], None]
+    No attribute refers back to the object (a bound method of its own would be a cycle, and a lean
+    command runs with the cyclic collector off: procbench/console.py), so it is freed, buffer and all,
+    as soon as it is dropped.
+    """
+
+    __slots__ = ("_buffer", "_openssl")
 
     def __init__(self, data: bytes = b"") -> None:
         self._buffer = bytearray()
         self._openssl: Any = None
-        self.update = self._buffered
         if _BUILTIN is None:
             self._switch()
         if data:
             self.update(data)
 
-    def _buffered(self, data: bytes) -> None:
+    def update(self, data: bytes) -> None:
+        if self._openssl is not None:
+            self._openssl.update(data)
+            return
         self._buffer += data
         if len(self._buffer) > BUFFER_LIMIT:
             self._switch()
@@ -59,13 +65,12 @@ class Sha256:
 
         self._openssl = hashlib.sha256(self._buffer)
         self._buffer = bytearray()
-        self.update = self._openssl.update
 
     def _final(self) -> Any:
         if self._openssl is not None:
             return self._openssl
         assert _BUILTIN is not None  # else __init__ switched
-        return _BUILTIN(bytes(self._buffer))
+        return _BUILTIN(self._buffer)
 
     def digest(self) -> bytes:
         return self._final().digest()
