@@ -124,7 +124,7 @@ def run_job(job: RescoreJob, task: PortableTask | None = None) -> RescoreResult:
     from procbench.runners.runtime._types import InvalidPredictions
     from procbench.submissions.blobs import materialise
     from procbench.submissions.judging import regrade_for_rescore
-    from procbench.submissions.rows import aggregate_rows, item_rows
+    from procbench.submissions.rows import COLUMNAR_ROWS, aggregate_rows, as_columns, item_rows
 
     scratch = ""
     try:
@@ -159,13 +159,18 @@ def run_job(job: RescoreJob, task: PortableTask | None = None) -> RescoreResult:
             evaluation = runner.evaluate_records(
                 gold, fingerprint, job.split, records, notes, metadata
             )
+        items: Sequence[ItemRow] = item_rows(evaluation)
+        if (
+            len(items) >= COLUMNAR_ROWS
+        ):  # every engine stores a large result with DuckDB's Arrow scan
+            items = as_columns(items)
         return RescoreResult(
             job.job_id,
             True,
             fingerprint,
             "",
             evaluation.n_items,
-            item_rows(evaluation),
+            items,
             aggregate_rows(evaluation),
             tuple(evaluation.warnings),
             evaluation.answered,

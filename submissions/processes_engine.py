@@ -41,7 +41,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from procbench.submissions.engines import ENGINES, RescoreJob, RescoreResult, run_job
-from procbench.submissions.rows import ItemColumns, item_columns
+from procbench.submissions.rows import as_columns
 
 WORKERS_VARIABLE = "PROCBENCH_WORKERS"
 START_VARIABLE = "PROCBENCH_START_METHOD"  # fork (the default on Linux) or spawn
@@ -102,21 +102,15 @@ def score_share(jobs: Sequence[RescoreJob]) -> list[RescoreResult]:
 
 
 def columnar(result: RescoreResult) -> RescoreResult:
-    """``result`` with its item rows as :class:`~procbench.submissions.rows.ItemColumns` (an Arrow table).
+    """``result`` with its item rows as :class:`~procbench.submissions.rows.ItemColumns` (an Arrow table), whatever
+    their number (``run_job`` makes only large ones columns).
 
     The same rows, in the same order.  A PAGED result has about 70,000: as tuples, the coordinator would unpickle a
     tuple per row, and the store convert each value from Python into DuckDB, while it shares the cores with the
     workers; as columns, it unpickles three Arrow buffers and the store inserts them with DuckDB's Arrow scan.
     """
-    if not result.items or isinstance(result.items, ItemColumns):
-        return result
-    try:
-        return replace(result, items=item_columns(result.items))
-    except (
-        TypeError,
-        ValueError,
-    ):  # pyarrow's errors are both: a row Arrow cannot type travels as a tuple, as before
-        return result
+    items = as_columns(result.items)
+    return result if items is result.items else replace(result, items=items)
 
 
 def _start_worker() -> None:

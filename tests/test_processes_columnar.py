@@ -183,3 +183,25 @@ def test_a_row_arrow_cannot_type_travels_as_a_tuple_as_before() -> None:
     assert isinstance(processes_engine.columnar(plain).items, ItemColumns)
     failed = RescoreResult("j", False, reason="no longer valid")
     assert processes_engine.columnar(failed) is failed
+
+
+def test_every_engine_sends_a_large_result_as_columns(
+    paged: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_job (the local and Ray engines' job function too) gives a result of at least COLUMNAR_ROWS item rows as
+    columns, the same rows as below the threshold, where it stays tuples (a small re-score does not import pyarrow
+    for it)."""
+    from procbench.submissions import rows
+
+    db, changed = paged
+    jobs, _, _, _, _ = plan(db, Path("specs/paged.spec"), data_root=changed)
+    small = {job.job_id: run_job(job) for job in jobs}
+    assert all(
+        isinstance(r.items, tuple) and len(r.items) < rows.COLUMNAR_ROWS for r in small.values()
+    )
+    monkeypatch.setattr(rows, "COLUMNAR_ROWS", 1)
+    for job in jobs:
+        large = run_job(job)
+        assert isinstance(large.items, ItemColumns)
+        assert list(large.items) == list(small[job.job_id].items)
+        assert replace(large, items=()) == replace(small[job.job_id], items=())
