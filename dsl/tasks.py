@@ -83,9 +83,8 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
         except Exception:  # noqa: BLE001 - a plan that does not build (planted, damaged) is a miss; compiling raises any real error
             pass
         else:
-            runner.fingerprints = for_spec(
-                path
-            )  # the gold's fingerprint known by its files' content
+            # the gold's fingerprint remembered by its files' content (dsl/gold_fingerprints.py)
+            runner.fingerprints = for_spec(path)
             return runner
     spec, runner = load_task(path)
     from procbench.dsl.cache import store_plan
