@@ -16,6 +16,13 @@ from procbench.runners.runtime import digests
 LIMIT = digests.BUFFER_LIMIT
 
 
+@pytest.fixture(autouse=True)
+def builtin_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in a fresh 1x score: OpenSSL not loaded yet, the built-in's megabyte not spent (pytest has loaded hashlib)."""
+    monkeypatch.setattr(digests, "_openssl_loaded", lambda: False)
+    monkeypatch.setattr(digests, "_builtin_left", LIMIT)
+
+
 @given(st.lists(st.binary(max_size=300), max_size=12))
 def test_small_inputs_hash_as_hashlib_does(chunks: list[bytes]) -> None:
     ours = digests.sha256()
@@ -43,6 +50,20 @@ def test_inputs_across_the_buffer_limit_hash_as_hashlib_does(
         ours.update(chunk)
         oracle.update(chunk)
         assert ours.hexdigest() == oracle.hexdigest()
+
+
+def test_the_process_spends_one_megabyte_on_the_builtin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many small hashes (a lock of many files): the built-in hashes the first megabyte in all, OpenSSL the rest;
+    and with OpenSSL loaded already, every hash is OpenSSL's."""
+    kinds = []
+    for _ in range(5):
+        digest = digests.sha256(b"z" * (LIMIT // 3))
+        assert digest.hexdigest() == hashlib.sha256(b"z" * (LIMIT // 3)).hexdigest()
+        kinds.append(digest._openssl is None)
+    assert kinds == [True, True, True, False, False]
+    monkeypatch.setattr(digests, "_builtin_left", LIMIT)
+    monkeypatch.setattr(digests, "_openssl_loaded", lambda: True)
+    assert digests.sha256(b"small")._openssl is not None
 
 
 def test_the_limit_is_where_openssl_takes_over() -> None:

@@ -8,12 +8,14 @@ slower (4.6 against 0.8 ms per MB on the bench machine), so neither is best for 
 
 :class:`Sha256` keeps what it is given until it holds more than :data:`BUFFER_LIMIT` bytes: a digest
 of no more than that comes from the built-in module; past it, the OpenSSL hash is made, fed the
-buffer, and is handed every later ``update``.  The digest is
+buffer, and is handed every later ``update``.  The same holds for the process: once the built-in has
+hashed a megabyte in all, or OpenSSL is loaded anyway, every new hash is OpenSSL's.  The digest is
 SHA-256's either way; tests/test_digests.py checks it against ``hashlib`` on generated chunkings.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +34,19 @@ def _builtin_sha256() -> Callable[[bytes | bytearray], Any] | None:
 
 
 _BUILTIN = _builtin_sha256()
+# bytes this process may still hash with the built-in: past about a megabyte in all (many small files, a lock
+# of hundreds), loading OpenSSL costs less than the built-in's slower hashing, so every later hash uses it
+_builtin_left = BUFFER_LIMIT
+
+
+def _openssl_loaded() -> bool:
+    return (
+        "_hashlib" in sys.modules
+    )  # loaded already (another module imported hashlib): nothing to save
+
+
+def _use_builtin() -> bool:
+    return _BUILTIN is not None and _builtin_left > 0 and not _openssl_loaded()
 
 
 class Sha256:
@@ -47,7 +62,7 @@ class Sha256:
     def __init__(self, data: bytes = b"") -> None:
         self._buffer = bytearray()
         self._openssl: Any = None
-        if _BUILTIN is None:
+        if not _use_builtin():
             self._switch()
         if data:
             self.update(data)
@@ -57,7 +72,7 @@ class Sha256:
             self._openssl.update(data)
             return
         self._buffer += data
-        if len(self._buffer) > BUFFER_LIMIT:
+        if len(self._buffer) > min(BUFFER_LIMIT, _builtin_left):
             self._switch()
 
     def _switch(self) -> None:
@@ -69,7 +84,9 @@ class Sha256:
     def _final(self) -> Any:
         if self._openssl is not None:
             return self._openssl
+        global _builtin_left
         assert _BUILTIN is not None  # else __init__ switched
+        _builtin_left -= len(self._buffer)
         return _BUILTIN(self._buffer)
 
     def digest(self) -> bytes:
