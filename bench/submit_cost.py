@@ -65,7 +65,7 @@ KINDS = ("score", "submit (new)", "submit (stored)")
 PROBES = (
     "interpreter",
     "score start-up",
-    "dsl.model",
+    "spec model",
     "duckdb engine",
     "intake",
     "duckdb connection",
@@ -74,7 +74,7 @@ _DUCKDB_ENGINE = "try:\n    import _duckdb as duckdb\nexcept ImportError:\n    i
 _PROBE_STEPS = {
     "interpreter": lambda task: "pass",
     "score start-up": runner_start_up,
-    "dsl.model": lambda task: "import procbench.dsl.model",
+    "spec model": lambda task: "import procbench.dsl.model",
     "duckdb engine": lambda task: _DUCKDB_ENGINE,
     # what procbench/console_commands.py's submit imports beyond a score (which imports cli_data_root too)
     "intake": lambda task: (
@@ -87,7 +87,7 @@ _PROBE_STEPS = {
 PROBE_LABELS = {
     "interpreter": "the interpreter alone (`python -c pass`)",
     "score start-up": "what a lean `score` imports before scoring: the console's modules, the task's runner from its cached plan",
-    "dsl.model": "`procbench.dsl.model`: the spec's syntax tree (the checked spec a submit unpickles)",
+    "spec model": "`procbench.dsl.model`: the spec's syntax tree (the checked spec a submit unpickles)",
     "duckdb engine": "DuckDB's engine (`_duckdb`, imported by `procbench.submissions.sql`)",
     "intake": "the rest of what a submit imports (`procbench.submissions`: intake, the store's writers)",
     "duckdb connection": "then one DuckDB connection opened and closed (an empty in-memory database; not an import)",
@@ -281,10 +281,10 @@ def cause(result: dict[str, Any], label: str) -> str:
     if extra is None or any(parts[name] is None for name in PROBES[2:]):
         return ""
     count = result.get("imports", {}).get(label, {}).get("dataclasses")
-    model = f"dsl.model ({count} dataclasses)" if isinstance(count, int) else "dsl.model"
+    model = f"the spec model ({count} dataclasses)" if isinstance(count, int) else "the spec model"
     rest = extra - sum(parts[name] or 0.0 for name in PROBES[2:])
     return (
-        f"{model} {parts['dsl.model']:.3f} s, DuckDB's engine {parts['duckdb engine']:.3f} s, "
+        f"{model} {parts['spec model']:.3f} s, DuckDB's engine {parts['duckdb engine']:.3f} s, "
         f"intake's other imports {parts['intake']:.3f} s, a DuckDB connection {parts['duckdb connection']:.3f} s, "
         f"the rest (the submit's work on the store) {rest:.3f} s, of the {extra:+.3f} s (new)"
     )

@@ -133,7 +133,7 @@ def test_the_goals_row_of_a_missed_goal_says_which_imports_take_the_submit_cpu()
     rows = report._targets({"submit_cost": _with_imports(), "scoring": []})
     openpi = next(row for row in rows if "`procbench submit` openpi" in row)
     assert (
-        "dsl.model (29 dataclasses) 0.060 s, DuckDB's engine 0.100 s, intake's other imports 0.030 s, "
+        "the spec model (29 dataclasses) 0.060 s, DuckDB's engine 0.100 s, intake's other imports 0.030 s, "
         "a DuckDB connection 0.030 s, the rest (the submit's work on the store) 0.030 s, of the +0.250 s (new)"
         in openpi
     )
