@@ -9,9 +9,9 @@ sources, and the installed distributions), and the bytes of the files the gold i
 So the value is kept in the cache folder under a key made of exactly those three, the files by their
 sha256 (read once per process, procbench.runners.runtime.data_kind.file_sha256; the data lock's check
 has usually read them already), never by size or time alone: a file edited back to its old size and
-time gets a new key.  A reader component (its files are its own) or a file that cannot be read is not
-remembered, and neither is anything when the cache is off.  An entry that is not a fingerprint (a
-damaged or planted file) is ignored and written again.
+time gets a new key.  A reader component's files are its lock's (:func:`content_key`).  A file that
+cannot be read, component files an operator allowed, or a cache that is off: nothing is remembered.
+An entry that is not a fingerprint (a damaged or planted file) is ignored and written again.
 """
 
 from __future__ import annotations
