@@ -19,14 +19,16 @@ Where the submit's extra CPU goes is measured in the same turns, with the same m
 (:func:`procbench.bench.process.python_code`: ``python -c CODE`` with the console script's interpreter
 and byte code), by processes that each import what the one before did and one part more
 (:data:`PROBES`): the interpreter alone; what a lean ``score`` of the task imports before scoring
-(the console's modules, the runner loaded from its cached plan); then ``procbench.dsl.model`` (the
-spec's syntax tree, a frozen dataclass per block, which a submit needs to unpickle the checked spec);
-then DuckDB's engine (``_duckdb``, what ``procbench.submissions.sql`` imports); then the rest of what
+(the console's modules, the runner loaded from its cached plan); then the spec's board fields read
+from the cached plan as a submit reads them (``procbench.dsl.board_spec``: no syntax tree); then
+DuckDB's engine (``_duckdb``, what ``procbench.submissions.sql`` imports); then the rest of what
 the console's submit imports (``procbench.submissions``: intake and the store's writers); then, not an
 import, one DuckDB connection opened and closed (an empty in-memory database: the engine's start that
 every store connection pays).  Each part's cost is its process's CPU beyond the one before; the rest
 of a submit's CPU beyond a score is its own work on the store; one more, unmeasured, process counts the dataclasses
-``procbench.dsl.model`` defines and checks that a score's start-up imports none of those parts.
+that what a submit imports beyond a score's start-up defines (Python compiles each one's methods at import), says
+whether the spec's syntax tree (``procbench.dsl.model``) is among it, and checks that a score's start-up imports
+none of those parts.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ KINDS = ("score", "submit (new)", "submit (stored)")
 PROBES = (
     "interpreter",
     "score start-up",
-    "spec model",
+    "board fields",
     "duckdb engine",
     "intake",
     "duckdb connection",
@@ -74,7 +76,7 @@ _DUCKDB_ENGINE = "try:\n    import _duckdb as duckdb\nexcept ImportError:\n    i
 _PROBE_STEPS = {
     "interpreter": lambda task: "pass",
     "score start-up": runner_start_up,
-    "spec model": lambda task: "import procbench.dsl.model",
+    "board fields": lambda task: f"from procbench.console_commands import load_cached\nload_cached({task!r})",
     "duckdb engine": lambda task: _DUCKDB_ENGINE,
     # what procbench/console_commands.py's submit imports beyond a score (which imports cli_data_root too)
     "intake": lambda task: (
@@ -87,23 +89,25 @@ _PROBE_STEPS = {
 PROBE_LABELS = {
     "interpreter": "the interpreter alone (`python -c pass`)",
     "score start-up": "what a lean `score` imports before scoring: the console's modules, the task's runner from its cached plan",
-    "spec model": "`procbench.dsl.model`: the spec's syntax tree (the checked spec a submit unpickles)",
+    "board fields": "the spec's board fields, read from the cached plan (`procbench.dsl.board_spec`)",
     "duckdb engine": "DuckDB's engine (`_duckdb`, imported by `procbench.submissions.sql`)",
     "intake": "the rest of what a submit imports (`procbench.submissions`: intake, the store's writers)",
     "duckdb connection": "then one DuckDB connection opened and closed (an empty in-memory database; not an import)",
 }
-# which of the parts a score's start-up has already imported (each should be none), and the dataclasses that importing
-# procbench.dsl.model then defines (in the modules it loads: the model and what it imports that was not loaded yet)
+# which of the parts a score's start-up has already imported (each should be none), then what a submit imports beyond
+# it (the board fields and intake's modules): the dataclasses its new modules define, and whether the spec's syntax
+# tree is among them
 _COUNT = (
     "import json, sys\n{start}\n"
-    "parts = {{'dsl.model': 'procbench.dsl.model', 'duckdb engine': '_duckdb', 'intake': 'procbench.submissions.intake'}}\n"
+    "parts = {{'board fields': 'procbench.dsl.board_spec', 'duckdb engine': '_duckdb', 'intake': 'procbench.submissions.intake'}}\n"
     "already = sorted(k for k, m in parts.items() if m in sys.modules)\n"
     "before = set(sys.modules)\n"
-    "import procbench.dsl.model\n"
+    "{submit}\n"
     "new = [m for m in sys.modules if m not in before]\n"
     "n = sum(1 for m in new for v in vars(sys.modules[m]).values()\n"
     "        if isinstance(v, type) and hasattr(v, '__dataclass_fields__') and v.__module__ == m)\n"
-    "print(json.dumps({{'dataclasses': n, 'modules': new, 'already_in_score': already}}))"
+    "print(json.dumps({{'dataclasses': n, 'modules': sorted(m for m in new if m.startswith('procbench.')),\n"
+    "                  'spec_model': 'procbench.dsl.model' in new, 'already_in_score': already}}))"
 )
 
 
@@ -118,8 +122,10 @@ def probes(task: str, work: Path) -> dict[str, Command]:
 
 
 def count_dataclasses(task: str, work: Path) -> dict[str, Any]:
-    """Unmeasured: the dataclasses ``procbench.dsl.model`` defines, and which parts a score's start-up imports already."""
-    command = python_code(_COUNT.format(start=runner_start_up(task)), work)
+    """Unmeasured: the dataclasses what a submit imports beyond a score's start-up defines, and which parts a score's
+    start-up imports already."""
+    submit = "\n".join(_PROBE_STEPS[name](task) for name in ("board fields", "intake"))
+    command = python_code(_COUNT.format(start=runner_start_up(task), submit=submit), work)
     try:
         done = subprocess.run(
             command.argv,
@@ -281,11 +287,13 @@ def cause(result: dict[str, Any], label: str) -> str:
     if extra is None or any(parts[name] is None for name in PROBES[2:]):
         return ""
     count = result.get("imports", {}).get(label, {}).get("dataclasses")
-    model = f"the spec model ({count} dataclasses)" if isinstance(count, int) else "the spec model"
+    intake = (
+        f"intake's imports ({count} dataclasses)" if isinstance(count, int) else "intake's imports"
+    )
     rest = extra - sum(parts[name] or 0.0 for name in PROBES[2:])
     return (
-        f"{model} {parts['spec model']:.3f} s, DuckDB's engine {parts['duckdb engine']:.3f} s, "
-        f"intake's other imports {parts['intake']:.3f} s, a DuckDB connection {parts['duckdb connection']:.3f} s, "
+        f"the board fields {parts['board fields']:.3f} s, DuckDB's engine {parts['duckdb engine']:.3f} s, "
+        f"{intake} {parts['intake']:.3f} s, a DuckDB connection {parts['duckdb connection']:.3f} s, "
         f"the rest (the submit's work on the store) {rest:.3f} s, of the {extra:+.3f} s (new)"
     )
 
@@ -332,10 +340,10 @@ def where_lines(result: dict[str, Any]) -> list[str]:
         info = result["imports"][label]
         said: list[str] = []
         if isinstance(info.get("dataclasses"), int):
-            modules = ", ".join(f"`{m}`" for m in info.get("modules", []))
+            model = "among them" if info.get("spec_model") else "not among them"
             said.append(
-                f"importing `procbench.dsl.model` defines {info['dataclasses']} dataclasses"
-                + (f" (in {modules})" if modules else "")
+                f"what a submit imports beyond a score's start-up defines {info['dataclasses']} dataclasses, in "
+                f"{len(info.get('modules', []))} procbench modules (the spec's syntax tree, `procbench.dsl.model`, {model})"
             )
         already = info.get("already_in_score")
         if already:

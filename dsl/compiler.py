@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from procbench.dsl import model as m
-from procbench.dsl import plan
+from procbench.dsl import board_spec, plan
 from procbench.runners.runtime import registry
 from procbench.runners.runtime.runner import TaskRunner
 
@@ -101,6 +101,9 @@ def plan_of(spec: m.TaskSpec, digest: str) -> dict[str, Any]:
         if score.measures
         else None,  # formulas: below, applied after the aggregator
         "formulas": {ms.name: ms.formula for ms in score.measures if ms.formula is not None},
+        board_spec.PLAN_KEY: board_spec.plan_fields(
+            spec
+        ),  # what intake stores of the spec (dsl/board_spec.py)
     }
 
 

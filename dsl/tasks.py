@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from procbench.runners.runtime.paths import SPECS_DIR
 
 if (
     TYPE_CHECKING
 ):  # the checker and compiler (Lark, the registry, NumPy) are imported when a spec is loaded
+    from procbench.dsl.board_spec import BoardSpec
     from procbench.dsl.model import TaskSpec
     from procbench.runners.runtime.runner import TaskRunner
 
@@ -71,11 +72,35 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
     A hit imports the task's component modules and none of the spec language; a miss checks and
     compiles as :func:`load_task` does, then stores the spec's plan.  Raises SpecError.
     """
+    return _planned(Path(str(spec_path(name_or_path).resolve())))[0]
+
+
+def load_board(name_or_path: str | Path) -> tuple[BoardSpec, TaskRunner]:
+    """What intake needs of a task: its board fields (dsl/board_spec.py) and its runner, both from the cached plan
+    on a hit (no syntax tree imported), else from the spec checked and compiled as :func:`load_task`.  Raises SpecError."""
+    from procbench.dsl.board_spec import BoardSpec
+
+    path = Path(str(spec_path(name_or_path).resolve()))
+    runner, plan, spec = _planned(path)
+    if spec is not None:
+        return BoardSpec.of(spec), runner
+    board = BoardSpec.from_plan(plan or {}, lambda: load_spec(path))
+    if board is None:  # a plan written without them: the checked spec, from the spec cache
+        board = BoardSpec.of(load_spec(path))
+    if (
+        board.name != runner.name
+    ):  # the spec changed between the two reads: both from it as it is now
+        spec, runner = load_task(path)
+        board = BoardSpec.of(spec)
+    return board, runner
+
+
+def _planned(path: Path) -> tuple[TaskRunner, dict[str, Any] | None, TaskSpec | None]:
+    """(the runner, the cached plan it was built from, None) on a hit; (the runner, the plan, the checked spec) on a miss."""
     from procbench.dsl.cache import cached_plan
     from procbench.dsl.gold_fingerprints import for_spec
     from procbench.dsl.plan import FORMAT, build, is_plain
 
-    path = Path(str(spec_path(name_or_path).resolve()))
     plan = cached_plan(path, search=[SPECS_DIR])
     if isinstance(plan, dict) and plan.get("format") == FORMAT:
         try:
@@ -85,7 +110,7 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
         else:
             # the gold's fingerprint remembered by its files' content (dsl/gold_fingerprints.py)
             runner.fingerprints = for_spec(path)
-            return runner
+            return runner, plan, None
     spec, runner = load_task(path)
     from procbench.dsl.cache import store_plan
     from procbench.dsl.compiler import plan_of
@@ -94,4 +119,4 @@ def load_runner(name_or_path: str | Path) -> TaskRunner:
     if is_plain(plan):  # always, for what the checker accepts; anything else is not stored
         store_plan(path, [SPECS_DIR], spec, plan)
     runner.fingerprints = for_spec(path)
-    return runner
+    return runner, plan, spec

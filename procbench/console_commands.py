@@ -81,39 +81,32 @@ def load(spec: str) -> Any:
 
 
 def load_cached(spec: str) -> tuple[Any, Any]:
-    """The checked spec and compiled runner of a task, as :func:`load`, compiling nothing on a spec-cache hit.
-
-    The runner is rebuilt from its cached plan, as ``score`` loads it, and the spec read from its cache
-    entry (issue #31: ``submit`` needs both).  A spec changed between the two reads is loaded again, by
-    :func:`load`.  CommandExit(3) with the error shown.
+    """What ``submit`` needs of a task: its board fields and its runner (procbench.dsl.tasks.load_board), both from the
+    cached plan on a hit, as ``score`` loads its runner, compiling nothing (issue #31).  CommandExit(3) with the error shown.
     """
-    runner = load_runner(spec)
-    from procbench.dsl.errors import SpecError
-    from procbench.dsl.tasks import load_spec
+    from procbench.dsl.tasks import load_board
 
-    try:
-        task = load_spec(spec)
-    except SpecError as exc:
-        err(str(exc))
-        raise CommandExit(EXIT_SPEC_ERROR) from None
-    except FileNotFoundError as exc:
-        err(f"error: {exc}")
-        raise CommandExit(EXIT_SPEC_ERROR) from None
-    if task.name != runner.name:
-        return load(spec)
-    return task, runner
+    return _loaded(load_board, spec)
 
 
 def load_runner(spec: str) -> Any:
     """The compiled runner of a task name or spec file, from its cached plan when there is one (procbench.dsl.tasks.load_runner).
 
-    CommandExit(3) with the error shown.  A SpecError can only come from a loaded ``procbench.dsl.errors``: the
-    plan's path imports none of the spec language, not even its errors.
+    CommandExit(3) with the error shown.
     """
     from procbench.dsl.tasks import load_runner as load_task_runner
 
+    return _loaded(load_task_runner, spec)
+
+
+def _loaded(loader: Callable[[str], Any], spec: str) -> Any:
+    """``loader(spec)``; CommandExit(3) with the error shown for a missing spec or a SpecError.
+
+    A SpecError can only come from a loaded ``procbench.dsl.errors``: the plan's path imports none of the spec
+    language, not even its errors.
+    """
     try:
-        return load_task_runner(spec)
+        return loader(spec)
     except FileNotFoundError as exc:
         err(f"error: {exc}")
         raise CommandExit(EXIT_SPEC_ERROR) from None
@@ -402,7 +395,7 @@ def submit(
     )  # issue #29: say which data root is read, and when it is the bundled samples
 
     root = resolve_data_root(data_dir)
-    kind = cli_data_root.announce(spec, task.name, split, root) if split in task.data.splits else ""
+    kind = cli_data_root.announce(spec, task.name, split, root) if split in task.splits else ""
     try:
         outcome = do_submit(
             SubmissionRequest(

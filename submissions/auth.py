@@ -9,10 +9,12 @@ no two teams may share a key.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
+from procbench.runners.runtime import (
+    digests,
+)  # SHA-256 without OpenSSL for small inputs (issue #31)
 from procbench.submissions.details import ANONYMOUS_TEAM, DetailError, check_name, same_name
 from procbench.submissions.sql import duckdb
 
@@ -32,7 +34,7 @@ class TokenInfo:
 
 
 def hash_token(token: str) -> str:
-    return hashlib.sha256(token.strip().encode()).hexdigest()
+    return digests.sha256(token.strip().encode()).hexdigest()
 
 
 def new_token() -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import hashlib
 import io
 import os
 import tempfile
@@ -19,6 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from procbench.runners.runtime import (
+    digests,
+)  # SHA-256 without OpenSSL for small inputs (issue #31)
 from procbench.submissions.sql import duckdb
 from procbench.submissions.staging import CHUNK, StagedFile, safe_filename
 
@@ -113,7 +115,7 @@ def materialise(
     name = safe_filename(filename)
     with tempfile.TemporaryDirectory(prefix="procbench-raw-", dir=scratch) as tmp:
         target = Path(tmp) / name
-        digest = hashlib.sha256()
+        digest = digests.sha256()
         source = (
             gzip.open(compressed, "rb")
             if isinstance(compressed, Path)

@@ -9,7 +9,6 @@ error (``procbench.submissions.errors``) that carries the receipt and the reason
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
 import os
 import threading
@@ -18,9 +17,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from procbench.dsl.model import TaskSpec
+from procbench.runners.runtime import (
+    digests,
+)  # SHA-256 without OpenSSL for small inputs (issue #31)
+from procbench.dsl.board_spec import BoardSpec, board_of
 from procbench.runners.runtime._types import GoldDataError, InvalidPredictions, Problem, clip
 from procbench.runners.runtime.data_findings import lacks_something
 from procbench.runners.runtime.judge_terms import JudgeError
@@ -59,6 +61,9 @@ from procbench.submissions.staging import (
     StagingFailed,
     stage,
 )
+
+if TYPE_CHECKING:  # a submit takes the spec's board fields from the cached plan (dsl/board_spec.py), not its syntax tree
+    from procbench.dsl.model import TaskSpec
 
 MAX_REASON_CHARS = (
     20_000  # of a failures row's reason and of a ScoringFailed message (they may quote the file)
@@ -117,7 +122,7 @@ def new_receipt() -> str:
 
 def register_spec(
     con: duckdb.DuckDBPyConnection,
-    spec: TaskSpec,
+    spec: TaskSpec | BoardSpec,
     split: str,
     fingerprint: str,
     labels: Mapping[str, Mapping[str, str]],
@@ -133,33 +138,38 @@ def register_spec(
     real split, bundled sample or unverified data, item count, lock digest, scorer digest), computed
     only for a new fingerprint (the lock's files are hashed once per process).
     """
+    board = board_of(spec)
     known = None
     new = not con.execute(
         "SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?",
-        [spec.name, split, fingerprint],
+        [board.name, split, fingerprint],
     ).fetchone()
     if new and runner is not None and data_root is not None:
         known = provenance.of(
-            spec, split, data_root, gold_items=gold_items, scorer_digest=runner.spec_digest
+            board.whole(),
+            split,
+            data_root,
+            gold_items=gold_items,
+            scorer_digest=runner.spec_digest,
         )
     store.register_task(
         con,
-        task=spec.name,
+        task=board.name,
         split=split,
         fingerprint=fingerprint,
-        title=spec.title,
-        benchmark=spec.benchmark or spec.name,
-        version=spec.version,
-        primary_metric=spec.primary,
-        hidden=split in spec.data.hidden,
-        spec_json=json.dumps(spec.to_dict(), default=str),
+        title=board.title,
+        benchmark=board.benchmark or board.name,
+        version=board.version,
+        primary_metric=board.primary,
+        hidden=split in board.hidden,
+        spec_json=board.spec_json,
         labels=labels,
         provenance=known,
     )
 
 
 def refuse_unfit_data(
-    spec: TaskSpec, runner: TaskRunner, data_root: Path, split: str, *, force: bool = False
+    spec: BoardSpec, runner: TaskRunner, data_root: Path, split: str, *, force: bool = False
 ) -> None:
     """What ``check --data`` refuses about the split (procbench.dsl.datacheck.refuse_unfit_data, in its words); nothing when the data fits.
 
@@ -177,7 +187,7 @@ def refuse_unfit_data(
                 return
     from procbench.dsl.datacheck import refuse_unfit_data as refuse
 
-    refuse(spec, runner, data_root, split, force=force)
+    refuse(spec.whole(), runner, data_root, split, force=force)
 
 
 def _cut(text: str) -> str:
@@ -384,7 +394,7 @@ def _capped(con: duckdb.DuckDBPyConnection, attempt: _Attempt) -> bool:
 
 def submit(
     request: SubmissionRequest,
-    spec: TaskSpec,
+    spec: TaskSpec | BoardSpec,
     runner: TaskRunner,
     *,
     data_root: Path,
@@ -395,6 +405,9 @@ def submit(
 ) -> SubmissionOutcome:
     """Validate, score and store the request's prediction file for ``spec``; the same file twice is stored once.
 
+    ``spec`` is the checked spec, or its board fields (``procbench.dsl.tasks.load_board``: what the console passes,
+    read from the cached plan).
+
     The rest is the board's, not the submitter's: its data (``data_root``), store (``db_path``), intake
     limits (default: ``IntakeLimits.from_env()``) and judge (default: ``BoardJudge.from_env()``, none
     when unconfigured); ``now`` fixes the clock.
@@ -404,7 +417,7 @@ def submit(
     with engine_only():  # intake's SQL is execute() and fetch*: DuckDB's engine alone (issue #31)
         return _submit(
             request,
-            spec,
+            board_of(spec),
             runner,
             data_root=data_root,
             db_path=db_path,
@@ -416,7 +429,7 @@ def submit(
 
 def _submit(
     request: SubmissionRequest,
-    spec: TaskSpec,
+    spec: BoardSpec,
     runner: TaskRunner,
     *,
     data_root: Path,
@@ -454,10 +467,10 @@ def _submit(
         )  # issue #29: size, depth, non-finite numbers; before anything is staged
     except DetailError as exc:
         raise attempt.refuse("request", str(exc)) from None
-    if split not in spec.data.splits:
+    if split not in spec.splits:
         raise attempt.refuse(
             "request",
-            f"task {spec.name!r} has no split {split!r} (splits: {', '.join(spec.data.splits)})",
+            f"task {spec.name!r} has no split {split!r} (splits: {', '.join(spec.splits)})",
         )
     try:
         refuse_unfit_data(
@@ -472,7 +485,7 @@ def _submit(
         raise attempt.refuse("data", str(exc)) from exc
 
     limits = limits or IntakeLimits.from_env()
-    if judge is None and judging.judged_task(spec):
+    if judge is None and spec.judged:
         try:
             judge = judging.BoardJudge.from_env()
         except JudgeError as exc:
@@ -586,7 +599,7 @@ def _duplicate(
 
 
 def _score_and_store(
-    spec: TaskSpec,
+    spec: BoardSpec,
     runner: TaskRunner,
     attempt: _Attempt,
     staged: StagedFile,
@@ -633,11 +646,11 @@ def _score_and_store(
         ) from exc
     notes = [_unstaged(note, staged, attempt.shown) for note in notes]
     validated = attempt.clock()
-    if judge is not None and judging.judged_task(spec):
+    if judge is not None and spec.judged:
         # issue #17: the board's own judge grades the answers; the verdicts the file carried are discarded.
         # Outside the scoring clock: each request is bounded by the judge's own deadline and retries.
         try:
-            records = judge.grade(spec, gold, records, metadata, db_path=attempt.db_path)
+            records = judge.grade(spec.whole(), gold, records, metadata, db_path=attempt.db_path)
         except (JudgeError, OSError) as exc:
             raise attempt.refuse(
                 "judge",
@@ -749,7 +762,10 @@ def _score_and_store(
                 filename=staged.filename,
                 card=card,
                 run_by=run_by,
-                judge_prompt_digest=judging.board_prompt_digest(spec, metadata),
+                # '' unless a judge graded it (judging.board_prompt_digest), so a task no judge grades needs no whole spec
+                judge_prompt_digest=judging.board_prompt_digest(spec.whole(), metadata)
+                if spec.judged
+                else "",
             )
             store.insert_submission(
                 con, row, items=frames[resolved][0], aggregates=frames[resolved][1], history=history
@@ -794,7 +810,7 @@ def load_reported(
             gold, fingerprint = runner.gold(data_root, row.split)
         except (FileNotFoundError, ValueError):
             continue  # that split's data is not here; the row is loaded where it is
-        content = hashlib.sha256(
+        content = digests.sha256(
             json.dumps([row.system, row.source, row.values, row.slice], default=str).encode()
         ).hexdigest()
         sid = store.submission_id(spec.name, row.split, REFERENCE_TEAM, content, fingerprint)

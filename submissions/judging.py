@@ -15,7 +15,6 @@ prompts, and records ``judge = <judge model>``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import tempfile
 from collections.abc import Mapping
@@ -23,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from procbench.dsl.model import TaskSpec
+from procbench.runners.runtime import (
+    digests,
+)  # SHA-256 without OpenSSL for small inputs (issue #31)
 from procbench.runners.runtime._types import GoldSet
 from procbench.runners.runtime.judge_terms import JUDGE, JUDGE_IMAGE, JudgeError
 
 if TYPE_CHECKING:  # the judge's client (Jinja2, the PM-LLM package) is imported when a judge grades
+    from procbench.dsl.model import TaskSpec
     from procbench.runners.pmllm.judge import JudgeSettings
 
 JUDGE_KEY = "judge"
@@ -174,7 +176,7 @@ def prompt_digest(spec: TaskSpec, metadata: Mapping[str, Any]) -> str:
         spec.template(JUDGE_IMAGE) or "",
         f"cot={wants_cot(metadata)}",
     ]
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+    return digests.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
 def board_prompt_digest(spec: TaskSpec, metadata: Mapping[str, Any]) -> str:

@@ -17,12 +17,17 @@ the lock gives without the data, so a board over the real split shows it and a s
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from procbench.dsl.model import TaskSpec
+from procbench.runners.runtime import (
+    digests,
+)  # SHA-256 without OpenSSL for small inputs (issue #31)
 from procbench.runners.runtime import data_kind
+
+if TYPE_CHECKING:  # intake imports this module; its spec comes from the plan unless a new fingerprint needs the whole one
+    from procbench.dsl.model import TaskSpec
 
 REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN = "real", "sample", "unverified", "unlocked", "unknown"
 KINDS = (REAL, SAMPLE, UNVERIFIED, UNLOCKED, UNKNOWN)
@@ -42,7 +47,7 @@ class DataProvenance:
 def lock_digest(spec: TaskSpec, split: str) -> str:
     """sha256 over the sorted ``"<path> <sha256>"`` lines of the lock's files for ``split`` ('' without a lock)."""
     lines = sorted(f"{f.path} {f.sha256}" for f in spec.fetch if not f.splits or split in f.splits)
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest() if lines else ""
+    return digests.sha256("\n".join(lines).encode()).hexdigest() if lines else ""
 
 
 def _matches_lock(spec: TaskSpec, split: str, data_root: Path) -> bool:

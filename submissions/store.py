@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import importlib
 import json
 import os
@@ -39,6 +38,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from procbench.runners.runtime import (
+    digests,
+)  # SHA-256 without OpenSSL for small inputs (issue #31)
 from procbench.runners.runtime.paths import SCHEMA_DIR
 from procbench.submissions import boards
 from procbench.submissions.details import ModelCard
@@ -257,7 +259,7 @@ def _attached(path: Path, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnect
                 _SESSION.using.pop()
             con.execute(f"USE {previous}")
         return
-    alias = "pb_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    alias = "pb_" + digests.sha256(key.encode()).hexdigest()[:16]
     with _flock(path, shared=read_only):
         _attach(con, path, alias, read_only=read_only)
         _SESSION.open[key] = (alias, read_only)
@@ -360,7 +362,7 @@ def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def submission_id(task: str, split: str, team: str, content_sha256: str, fingerprint: str) -> str:
-    return hashlib.sha256(
+    return digests.sha256(
         "\x1f".join([task, split, team, content_sha256, fingerprint]).encode()
     ).hexdigest()[:20]
 

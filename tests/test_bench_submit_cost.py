@@ -82,14 +82,16 @@ def _with_imports() -> dict:
         "imports": {
             "paradise-tip": {
                 "probes": _probes(0.040, 0.090, 0.110, 0.120, 0.130, 0.140),
-                "dataclasses": 29,
-                "modules": ["procbench.dsl.spans", "procbench.dsl.model"],
+                "dataclasses": 13,
+                "modules": ["procbench.dsl.board_spec", "procbench.submissions.intake"],
+                "spec_model": False,
                 "already_in_score": [],
             },
             "openpi": {
                 "probes": _probes(0.040, 0.100, 0.160, 0.260, 0.290, 0.320),
-                "dataclasses": 29,
-                "modules": ["procbench.dsl.spans", "procbench.dsl.model"],
+                "dataclasses": 13,
+                "modules": ["procbench.dsl.board_spec", "procbench.submissions.intake"],
+                "spec_model": False,
                 "already_in_score": [],
             },
         },
@@ -110,7 +112,7 @@ def test_the_where_table_shows_each_probe_beyond_the_one_before_and_what_is_left
     assert len(rows) == 6 + 2  # the six probes, then the rest of each submit
     assert rows[0].endswith("| 0.040 | +0.040 | 0.040 | +0.040 |")  # the interpreter: its own CPU
     assert rows[1].endswith("| 0.090 | +0.050 | 0.100 | +0.060 |")  # score's start-up
-    assert "`procbench.dsl.model`" in rows[2]
+    assert "`procbench.dsl.board_spec`" in rows[2]
     assert rows[2].endswith("| 0.110 | +0.020 | 0.160 | +0.060 |")
     assert "`_duckdb`" in rows[3] and rows[3].endswith("| 0.120 | +0.010 | 0.260 | +0.100 |")
     assert rows[4].endswith("| 0.130 | +0.010 | 0.290 | +0.030 |")
@@ -122,8 +124,9 @@ def test_the_where_table_shows_each_probe_beyond_the_one_before_and_what_is_left
     assert rows[6].endswith("|  | +0.050 |  | +0.030 |")
     assert rows[7].startswith("| submit (stored) beyond score")
     assert rows[7].endswith("|  | +0.030 |  | -0.060 |")
-    assert table[-1].startswith(
-        "For paradise-tip and openpi: importing `procbench.dsl.model` defines 29"
+    assert table[-1] == (
+        "For paradise-tip and openpi: what a submit imports beyond a score's start-up defines 13 dataclasses, "
+        "in 2 procbench modules (the spec's syntax tree, `procbench.dsl.model`, not among them)."
     )
 
 
@@ -133,7 +136,7 @@ def test_the_goals_row_of_a_missed_goal_says_which_imports_take_the_submit_cpu()
     rows = report._targets({"submit_cost": _with_imports(), "scoring": []})
     openpi = next(row for row in rows if "`procbench submit` openpi" in row)
     assert (
-        "the spec model (29 dataclasses) 0.060 s, DuckDB's engine 0.100 s, intake's other imports 0.030 s, "
+        "the board fields 0.060 s, DuckDB's engine 0.100 s, intake's imports (13 dataclasses) 0.030 s, "
         "a DuckDB connection 0.030 s, the rest (the submit's work on the store) 0.030 s, of the +0.250 s (new)"
         in openpi
     )
@@ -166,18 +169,18 @@ def test_the_probes_run_and_each_imports_what_the_one_before_did() -> None:
     assert list(commands) == list(PROBES)
     codes = [command.argv[-1] for command in commands.values()]
     assert all(later.startswith(earlier) for earlier, later in zip(codes, codes[1:]))
-    assert "load_runner('paradise-tip')" in codes[1] and "procbench.dsl.model" not in codes[1]
+    assert "load_runner('paradise-tip')" in codes[1] and "load_cached('paradise-tip')" in codes[2]
     for name, command in commands.items():
         run = run_once(command)
         assert run.returncode == 0 and run.cpu_s >= 0, (name, run.error)
     counted = count_dataclasses("paradise-tip", work)
     counted = count_dataclasses("paradise-tip", work)  # the first may fill the spec cache
     assert counted["already_in_score"] == [], counted
-    assert "procbench.dsl.model" in counted["modules"]
-    model = ast.parse((PROJECT_ROOT / "dsl" / "model.py").read_text(encoding="utf-8"))
+    assert "procbench.submissions.intake" in counted["modules"] and not counted["spec_model"]
+    intake = ast.parse((PROJECT_ROOT / "submissions" / "intake.py").read_text(encoding="utf-8"))
     decorated = [
         node.name
-        for node in ast.walk(model)
+        for node in ast.walk(intake)
         if isinstance(node, ast.ClassDef)
         and any("dataclass" in ast.unparse(d) for d in node.decorator_list)
     ]
@@ -250,6 +253,6 @@ def test_the_report_renders_the_where_table_after_the_submit_table() -> None:
         in section
     )
     assert (
-        "For paradise-tip and openpi: importing `procbench.dsl.model` defines 29 dataclasses"
+        "For paradise-tip and openpi: what a submit imports beyond a score's start-up defines 13 dataclasses"
         in section
     )
