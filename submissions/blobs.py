@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from procbench.runners.runtime import (
-    digests,
-)  # SHA-256 without OpenSSL for small inputs (issue #31)
+# SHA-256 without OpenSSL for small inputs (issue #31)
+from procbench.runners.runtime import digests
 from procbench.submissions.sql import duckdb
 from procbench.submissions.staging import CHUNK, StagedFile, safe_filename
 
@@ -95,11 +94,10 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def record(con: duckdb.DuckDBPyConnection, blob: RawBlob, at: datetime) -> None:
-    """The blob's ``raw_files`` row (once per content); the caller holds the transaction."""
-    if con.execute("SELECT 1 FROM raw_files WHERE content_sha256 = ?", [blob.sha256]).fetchone():
-        return
+    """The blob's ``raw_files`` row (once per content: a row there already is kept); the caller holds the transaction."""
     con.execute(
-        "INSERT INTO raw_files (content_sha256, size_bytes, stored_bytes, codec, location, stored_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO raw_files (content_sha256, size_bytes, stored_bytes, codec, location, stored_at) VALUES (?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (content_sha256) DO NOTHING",
         [blob.sha256, blob.size_bytes, blob.stored_bytes, blob.codec, blob.location, at],
     )
 

@@ -19,9 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from procbench.runners.runtime import (
-    digests,
-)  # SHA-256 without OpenSSL for small inputs (issue #31)
+# SHA-256 without OpenSSL for small inputs (issue #31)
+from procbench.runners.runtime import digests
 from procbench.dsl.board_spec import BoardSpec, board_of
 from procbench.runners.runtime._types import GoldDataError, InvalidPredictions, Problem, clip
 from procbench.runners.runtime.data_findings import lacks_something
@@ -139,19 +138,14 @@ def register_spec(
     only for a new fingerprint (the lock's files are hashed once per process).
     """
     board = board_of(spec)
-    known = None
-    new = not con.execute(
-        "SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?",
-        [board.name, split, fingerprint],
-    ).fetchone()
-    if new and runner is not None and data_root is not None:
-        known = provenance.of(
-            board.whole(),
-            split,
-            data_root,
-            gold_items=gold_items,
-            scorer_digest=runner.spec_digest,
+
+    def known() -> provenance.DataProvenance | None:  # asked for by a new fingerprint only
+        if runner is None or data_root is None:
+            return None
+        return provenance.of(
+            board.whole(), split, data_root, gold_items=gold_items, scorer_digest=runner.spec_digest
         )
+
     store.register_task(
         con,
         task=board.name,
@@ -713,9 +707,10 @@ def _score_and_store(
             resolved, sid, stored, shown = known
             return _duplicate(spec.name, attempt, sid, stored, evaluation, notes, resolved, shown)
         with store.writer(attempt.db_path) as con, store.transaction(con):
-            release_attempt(
-                con, attempt.receipt
-            )  # stored or a duplicate, the reservation ends here (counted again if stored)
+            if (
+                attempt.reserved
+            ):  # stored or a duplicate, the reservation ends here (counted again if stored)
+                release_attempt(con, attempt.receipt)
             resolved, duplicate = _gate(con, gate, scored)
             sid = sid_for(resolved)
             if duplicate:

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from procbench.runners.runtime import (
-    digests,
-)  # SHA-256 without OpenSSL for small inputs (issue #31)
+# SHA-256 without OpenSSL for small inputs (issue #31)
+from procbench.runners.runtime import digests
 from procbench.runners.runtime._types import GoldSet
 from procbench.runners.runtime.judge_terms import JUDGE, JUDGE_IMAGE, JudgeError
 

@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from procbench.runners.runtime import (
-    digests,
-)  # SHA-256 without OpenSSL for small inputs (issue #31)
+# SHA-256 without OpenSSL for small inputs (issue #31)
+from procbench.runners.runtime import digests
 from procbench.runners.runtime._types import Problem
 
 MiB = 1 << 20

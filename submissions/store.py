@@ -32,15 +32,14 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from procbench.runners.runtime import (
-    digests,
-)  # SHA-256 without OpenSSL for small inputs (issue #31)
+# SHA-256 without OpenSSL for small inputs (issue #31)
+from procbench.runners.runtime import digests
 from procbench.runners.runtime.paths import SCHEMA_DIR
 from procbench.submissions import boards
 from procbench.submissions.details import ModelCard
@@ -463,37 +462,33 @@ def register_task(
     spec_json: str,
     labels: Mapping[str, Mapping[str, str]],
     registered_at: datetime | None = None,
-    provenance: DataProvenance | None = None,
+    provenance: DataProvenance | Callable[[], DataProvenance | None] | None = None,
 ) -> None:
     """Record a task's fingerprint for a split (its item labels, and what its gold is: migration 004) if it is new.
+
+    ``provenance`` may be a function, called only for a new fingerprint (what the gold is costs its files' hashes).
 
     Registering never moves a board that exists (issue #29): only the first fingerprint of a task and
     split makes its board (``procbench.submissions.boards``); later ones are shown after a re-scoring or an
     explicit ``procbench admin board point``.
     """
-    exists = con.execute(
-        "SELECT 1 FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?",
-        [task, split, fingerprint],
+    # one statement for a known fingerprint whose spec text is unchanged, a submission's usual case (issue #31)
+    same = con.execute(
+        "SELECT spec_json IS NOT DISTINCT FROM ? FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?",
+        [spec_json, task, split, fingerprint],
     ).fetchone()
-    if exists:
-        # Same fingerprint, same scoring: what the spec says about showing it (title, names, decimals, rank_partial, ...)
-        # follows the spec registering it now, so a display change reaches the board with the next write.
-        con.execute(
-            "UPDATE tasks SET title = ?, benchmark = ?, version = ?, primary_metric = ?, spec_json = ?"
-            " WHERE task = ? AND split = ? AND fingerprint = ? AND spec_json IS DISTINCT FROM ?",
-            [
-                title,
-                benchmark,
-                version,
-                primary_metric,
-                spec_json,
-                task,
-                split,
-                fingerprint,
-                spec_json,
-            ],
-        )
+    if same is not None:
+        if not same[0]:
+            # Same fingerprint, same scoring: what the spec says about showing it (title, names, decimals, rank_partial, ...)
+            # follows the spec registering it now, so a display change reaches the board with the next write.
+            con.execute(
+                "UPDATE tasks SET title = ?, benchmark = ?, version = ?, primary_metric = ?, spec_json = ?"
+                " WHERE task = ? AND split = ? AND fingerprint = ?",
+                [title, benchmark, version, primary_metric, spec_json, task, split, fingerprint],
+            )
         return
+    if callable(provenance):
+        provenance = provenance()
     known = provenance or DataProvenance(UNKNOWN, None, "", "")
     stamp = registered_at or now()
     boards.before_registering(con, task, split, fingerprint, at=stamp)
@@ -838,10 +833,15 @@ def sync_read_paths(con: duckdb.DuckDBPyConnection) -> None:
     except duckdb.TransactionException:
         return  # the block left its transaction open: leaving the block discards it, nothing to sync
     try:
-        repacked = _sync_packed(con)
-        _cluster_packed(con)
+        # what decides both packed-row steps, in one statement (issue #31: each is a statement of every write)
+        stored, packed, rows, appended = con.execute(
+            "SELECT (SELECT count(*) FROM aggregates), coalesce(sum(len(n_items)), 0), count(*),"
+            " count(*) FILTER (WHERE NOT clustered) FROM aggregates_packed"
+        ).fetchall()[0]
+        repacked = _sync_packed(con, stored, packed)
+        _cluster_packed(con, None if repacked else (rows, appended))
         _sync_board_summary(con, repacked)
-        stale = [table for table in SPANNED if not _sync_spans(con, table)]
+        stale = _sync_spans(con)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -854,11 +854,9 @@ def sync_read_paths(con: duckdb.DuckDBPyConnection) -> None:
                 con.execute(f"INSERT INTO row_spans {_spans_sql(table)}", [table, 0])
 
 
-def _sync_packed(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Pack aggregates written without their packed rows; the submissions repacked."""
-    stored, packed = con.execute(
-        "SELECT (SELECT count(*) FROM aggregates), (SELECT coalesce(sum(len(n_items)), 0) FROM aggregates_packed)"
-    ).fetchall()[0]
+def _sync_packed(con: duckdb.DuckDBPyConnection, stored: int, packed: int) -> list[str]:
+    """Pack aggregates written without their packed rows (``stored`` aggregate rows, ``packed`` in packed rows); the
+    submissions repacked."""
     if stored == packed:
         return []
     # Repack the submissions whose packed rows disagree with their aggregates (aggregates of a
@@ -886,15 +884,20 @@ CLUSTER_MIN_ROWS = (
 )
 
 
-def _cluster_packed(con: duckdb.DuckDBPyConnection) -> None:
+def _cluster_packed(con: duckdb.DuckDBPyConnection, counts: tuple[int, int] | None) -> None:
     """Rewrite ``aggregates_packed`` in (task, split, slice, slice_value) order when enough rows were appended since.
 
     Clustered, the board of one task and slice value reads a few vectors of the table instead of
     all of it (the appended rows of every task are interleaved, one submission after another).
+    ``counts`` is the table's (rows, rows appended since), counted here when None (after a repack).
     """
-    rows, appended = con.execute(
-        "SELECT count(*), count(*) FILTER (WHERE NOT clustered) FROM aggregates_packed"
-    ).fetchall()[0]
+    rows, appended = (
+        counts
+        if counts is not None
+        else con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE NOT clustered) FROM aggregates_packed"
+        ).fetchall()[0]
+    )
     if appended <= max(CLUSTER_MIN_ROWS, CLUSTER_SHARE * rows):
         return
     # sorted one task and split at a time (the same order as sorting the whole table): a sort holds one board's rows,
@@ -923,45 +926,60 @@ def _spans_sql(table: str) -> str:
     return f"SELECT ?, submission_id, min(rowid), max(rowid), count(*) FROM {_spanned(table)} WHERE rowid >= ? GROUP BY submission_id"
 
 
-def _sync_spans(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    """Record the spans of the rows appended to ``table`` since the last sync; False when its spans no longer hold.
+def _sync_spans(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Record the spans of the rows appended to each :data:`SPANNED` table since the last sync; the tables whose spans
+    no longer hold.
 
-    Two statements read what decides it (issue #31: it took four, each a DuckDB statement of a submit's):
-    the table's row count with the spans' coverage, watermark and latest span, then that span's rows and
-    the rows from the watermark on, each counted with its bounds as constants (a rowid range scan).
+    Three statements for all the tables (issue #31: it took four per table, each a DuckDB statement of a submit's):
+    each table's row count with its spans' coverage, watermark and latest span; then each latest span's rows and the
+    rows from each watermark on, counted with their bounds as constants (rowid range scans); then one insert of the
+    new spans of every table that has some.
     """
-    table = _spanned(table)
-    total, covered, watermark, latest = con.execute(
-        f"""
-        SELECT (SELECT count(*) FROM {table}), coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0),
-            arg_max({{'sid': submission_id, 'first': first_row, 'last': last_row, 'n': n_rows}}, last_row)
-        FROM row_spans WHERE table_name = ?
-        """,
-        [table],
-    ).fetchall()[0]
-    tail_sql = f"SELECT count(*) FROM {table} WHERE rowid >= ?"
-    if latest is None:
-        (tail,) = con.execute(tail_sql, [watermark]).fetchall()[0]
-    else:  # a cheap probe for rows deleted or moved by something else: does the last span still hold its rows?
-        held, tail = con.execute(
-            f"SELECT (SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ? AND submission_id = ?), ({tail_sql})",
-            [latest["first"], latest["last"], latest["sid"], watermark],
-        ).fetchall()[0]
-        if held != latest["n"]:
-            return False
-    if total == covered:
-        return True
-    if covered + tail != total:
-        return False
-    con.execute(
-        f"""
-        INSERT INTO row_spans {_spans_sql(table)}
-        ON CONFLICT (table_name, submission_id) DO UPDATE SET first_row = least(first_row, excluded.first_row),
-            last_row = greatest(last_row, excluded.last_row), n_rows = n_rows + excluded.n_rows
-        """,
-        [table, watermark],
-    )
-    return True
+    tables = list(SPANNED)
+    state = con.execute(
+        " UNION ALL ".join(
+            f"""SELECT (SELECT count(*) FROM {_spanned(table)}), coalesce(sum(n_rows), 0), coalesce(max(last_row) + 1, 0),
+                arg_max({{'sid': submission_id, 'first': first_row, 'last': last_row, 'n': n_rows}}, last_row)
+            FROM row_spans WHERE table_name = ?"""
+            for table in tables
+        ),
+        tables,
+    ).fetchall()
+    probes, params = [], []
+    for table, (_, _, watermark, latest) in zip(tables, state):
+        probes.append(f"(SELECT count(*) FROM {table} WHERE rowid >= ?)")
+        params.append(watermark)
+        if (
+            latest is not None
+        ):  # a cheap probe for rows deleted or moved by something else: does the last span still hold its rows?
+            probes.append(
+                f"(SELECT count(*) FROM {table} WHERE rowid BETWEEN ? AND ? AND submission_id = ?)"
+            )
+            params += [latest["first"], latest["last"], latest["sid"]]
+    counted = iter(con.execute(f"SELECT {', '.join(probes)}", params).fetchall()[0])
+    stale, appended, appended_params = [], [], []
+    for table, (total, covered, watermark, latest) in zip(tables, state):
+        tail = next(counted)
+        held = next(counted) if latest is not None else None
+        if held is not None and held != latest["n"]:
+            stale.append(table)
+        elif total == covered:
+            continue
+        elif covered + tail != total:
+            stale.append(table)
+        else:
+            appended.append(_spans_sql(table))
+            appended_params += [table, watermark]
+    if appended:
+        con.execute(
+            f"""
+            INSERT INTO row_spans {" UNION ALL ".join(appended)}
+            ON CONFLICT (table_name, submission_id) DO UPDATE SET first_row = least(first_row, excluded.first_row),
+                last_row = greatest(last_row, excluded.last_row), n_rows = n_rows + excluded.n_rows
+            """,
+            appended_params,
+        )
+    return stale
 
 
 _ROWS_PER_SCAN = 32  # submissions read by one scan (each adds a rowid range to its filter)

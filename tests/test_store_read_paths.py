@@ -442,25 +442,34 @@ class _Counting:
         return self.con.execute(sql, parameters)
 
 
-def test_a_span_sync_reads_a_table_in_two_statements(tmp_path: Path) -> None:
-    """Issue #31 (submit beyond score): what decides a table's span sync is read in two statements (the row
-    count with the spans' coverage, watermark and latest span; then that span's rows and the rows past the
-    watermark), and the span of rows appended since is then recorded as it was before."""
+def test_a_span_sync_reads_every_table_in_two_statements(tmp_path: Path) -> None:
+    """Issue #31 (submit beyond score): what decides the span sync of every spanned table is read in two statements
+    (each table's row count with its spans' coverage, watermark and latest span; then each latest span's rows and the
+    rows past each watermark), and the spans of rows appended since are then recorded, in one more, as they were."""
     db = tmp_path / "board.duckdb"
     submit_openpi(db, STRONG, model="strong")
     template = submit_openpi(db, TEMPLATE, model="template").submission_id
     with store.writer(db) as con:
         spans = con.execute("SELECT * FROM row_spans ORDER BY ALL").fetchall()
         assert {r[1] for r in spans} >= {template}
-        # as if the template's rows had been appended since the last sync
+        assert {r[0] for r in spans} == set(store.SPANNED)
+        # as if the template's rows had been appended to every table since the last sync
         con.execute("DELETE FROM row_spans WHERE submission_id = ?", [template])
-        for table in store.SPANNED:
-            counting = _Counting(con)
-            assert store._sync_spans(counting, table)  # type: ignore[arg-type]
-            assert counting.statements == 3, table  # two reads, then the appended rows' span
-            counting = _Counting(con)
-            assert store._sync_spans(counting, table)  # type: ignore[arg-type]
-            assert counting.statements == 2, table  # in step: two reads, nothing written
+        counting = _Counting(con)
+        assert store._sync_spans(counting) == []  # type: ignore[arg-type]
+        assert counting.statements == 3  # two reads, then the appended rows' spans of both tables
+        assert con.execute("SELECT * FROM row_spans ORDER BY ALL").fetchall() == spans
+        counting = _Counting(con)
+        assert store._sync_spans(counting) == []  # type: ignore[arg-type]
+        assert counting.statements == 2  # in step: two reads, nothing written
+        # only one table's rows appended since: its span alone is recorded
+        con.execute(
+            "DELETE FROM row_spans WHERE submission_id = ? AND table_name = 'aggregates'",
+            [template],
+        )
+        counting = _Counting(con)
+        assert store._sync_spans(counting) == []  # type: ignore[arg-type]
+        assert counting.statements == 3
         assert con.execute("SELECT * FROM row_spans ORDER BY ALL").fetchall() == spans
         # rows moved behind the store's back: the latest span no longer holds its rows, still two reads
         con.execute(
@@ -468,6 +477,6 @@ def test_a_span_sync_reads_a_table_in_two_statements(tmp_path: Path) -> None:
             [template],
         )
         counting = _Counting(con)
-        assert not store._sync_spans(counting, "item_scores")  # type: ignore[arg-type]
+        assert store._sync_spans(counting) == ["item_scores"]  # type: ignore[arg-type]
         assert counting.statements == 2
     _in_step(db)  # the writer measured the spans again
