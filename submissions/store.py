@@ -473,12 +473,12 @@ def register_task(
     explicit ``procbench admin board point``.
     """
     # one statement for a known fingerprint whose spec text is unchanged, a submission's usual case (issue #31)
-    same = con.execute(
+    same = con.execute(  # fetched to the end: the caller's next call may be other work on the connection
         "SELECT spec_json IS NOT DISTINCT FROM ? FROM tasks WHERE task = ? AND split = ? AND fingerprint = ?",
         [spec_json, task, split, fingerprint],
-    ).fetchone()
-    if same is not None:
-        if not same[0]:
+    ).fetchall()
+    if same:
+        if not same[0][0]:
             # Same fingerprint, same scoring: what the spec says about showing it (title, names, decimals, rank_partial, ...)
             # follows the spec registering it now, so a display change reaches the board with the next write.
             con.execute(

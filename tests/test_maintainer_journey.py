@@ -34,6 +34,7 @@ DOC = PROJECT_ROOT / "docs" / "adding-a-benchmark.md"
 SPEC_TESTS = (
     "tests/test_api.py",
     "tests/test_board_provenance.py",
+    "tests/test_board_spec.py",
     "tests/test_components_discovery.py",
     "tests/test_console_fingerprint_memo.py",
     "tests/test_field_roles.py",
