@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from procbench.bench.browserbench import HOME_HEADING
 from procbench.paths import PROJECT_ROOT, SAMPLE_DATA_ROOT, SAMPLE_SUBMISSIONS_DIR
 
 APP = str(PROJECT_ROOT / "leaderboard" / "app.py")
@@ -114,7 +115,6 @@ def run(db: Path, log: Callable[[str], None] = print, doc: Path | None = None) -
     return out
 
 
-HOME_HEADING = "### Home after a write"
 GOAL_S = 1.0  # issue #31: Home's first view after a write, and every warm view
 
 
