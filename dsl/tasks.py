@@ -87,9 +87,8 @@ def load_board(name_or_path: str | Path) -> tuple[BoardSpec, TaskRunner]:
     board = BoardSpec.from_plan(plan or {}, lambda: load_spec(path))
     if board is None:  # a plan written without them: the checked spec, from the spec cache
         board = BoardSpec.of(load_spec(path))
-    if (
-        board.name != runner.name
-    ):  # the spec changed between the two reads: both from it as it is now
+    # the spec changed between the two reads: both from it as it is now
+    if board.name != runner.name:
         spec, runner = load_task(path)
         board = BoardSpec.of(spec)
     return board, runner

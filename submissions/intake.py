@@ -19,9 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-# SHA-256 without OpenSSL for small inputs (issue #31)
-from procbench.runners.runtime import digests
 from procbench.dsl.board_spec import BoardSpec, board_of
+from procbench.runners.runtime import digests
 from procbench.runners.runtime._types import GoldDataError, InvalidPredictions, Problem, clip
 from procbench.runners.runtime.data_findings import lacks_something
 from procbench.runners.runtime.judge_terms import JudgeError
