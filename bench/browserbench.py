@@ -673,7 +673,7 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         "## Site pages in a real browser (`make bench-site`)",
         "",
-        "Written by `python -m procbench.bench.site pages` (`make bench-site`), a checkout tool: the bench is not in the wheel.",
+        "Written by `python -m procbench.bench.site pages` (`make bench-site`; `make bench-site-big` adds a 100k store), a checkout tool: the bench is not in the wheel.",
         f"Measured {m['when']} on {m['cpus']} CPUs, load average {m['load_1m']} at the start and {after['load_1m']} at the end (the browser, the",
         "server and anything else on the machine share those CPUs). Headless Debian Chromium through Playwright, 1440×900. Seconds from",
         "navigation start: **paint** = first contentful paint; **content** = the page's main table / chart / graph / form first on screen;",
