@@ -7,24 +7,54 @@ import streamlit as st
 
 from procbench.leaderboard import metadata, overview, sitedata, ui
 
-PARAMS = ("model", "contamination")
+PARAMS = ("model", "contamination", "q")
 
 db = ui.database()
 ui.check_params(PARAMS)
-names = overview.models(db)
-if not names:
+if not overview.model_count(db):
     st.info("No rows on any board yet.")
     st.stop()
 asked = st.query_params.get("model")
-if asked is not None and asked not in names:
-    st.error(f"No model named {ui.code(asked)} on any board. Search for one below.")
+cap = overview.MODEL_CHOICES_CAP
+large = overview.model_count(db) > cap
+query = ""
+if large:
+    # too many names to send to the browser (overview.MODEL_CHOICES_CAP): the server searches, the selector lists
+    # the first matches (and the address's model, so a link keeps working)
+    query = st.text_input(
+        "Search models",
+        key="q",
+        bind="query-params",
+        placeholder="part of a model's name, e.g. bert",
+    ).strip()
+names, matched = overview.model_choices_of(db, query, asked)
+if asked is not None and asked not in names:  # a model on a board is always among the choices
+    st.error(
+        f"No model named {ui.code(asked)} on any board. Search for one {'above' if large else 'below'}."
+    )
 model = st.selectbox(
     "Model",
     names,
     index=names.index(asked) if asked in names else None,
-    placeholder="type to search every model on every board…",
+    placeholder="type to filter the models listed…"
+    if large
+    else "type to search every model on every board…",
     key="model-search",
 )
+if large:
+    st.caption(
+        (
+            f"{matched} model{'s match' if matched != 1 else ' matches'} {ui.code(query)}"
+            if query
+            else f"{matched} models"
+        )
+        + (
+            f": only the first {cap} (best-ranked first) are listed; search to narrow them"
+            if matched > cap
+            else ""
+        )
+        + "."
+    )
 if model is None:
     st.stop()
 st.query_params["model"] = model
