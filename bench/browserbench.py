@@ -44,7 +44,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from procbench.bench import report, streamclient
+from procbench.bench import report, site_stores, streamclient
 from procbench.leaderboard import live
 from procbench.submissions import store
 
@@ -589,10 +589,12 @@ def bench_store(
         n_subs, n_items = con.execute(
             "SELECT count(*), coalesce(sum(n_items), 0) FROM submissions WHERE NOT is_reference"
         ).fetchone() or (0, 0)
+    made = site_stores.Cost.read(db)
     return {
         "store": str(db),
         "submissions": n_subs,
         "item_rows": n_items,
+        "generated": None if made is None else asdict(made),
         "views": [asdict(r) for r in results.values()],
         "concurrent": crowd,
         "concurrent_protocol": protocol,
@@ -673,7 +675,8 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         "## Site pages in a real browser (`make bench-site`)",
         "",
-        "Written by `python -m procbench.bench.site pages` (`make bench-site`; `make bench-site-big` adds a 100k store), a checkout tool: the bench is not in the wheel.",
+        "Written by `python -m procbench.bench.site pages` (`make bench-site`; `make bench-site-big` adds a 100k store), a checkout tool:",
+        "the bench is not in the wheel.",
         f"Measured {m['when']} on {m['cpus']} CPUs, load average {m['load_1m']} at the start and {after['load_1m']} at the end (the browser, the",
         "server and anything else on the machine share those CPUs). Headless Debian Chromium through Playwright, 1440×900. Seconds from",
         "navigation start: **paint** = first contentful paint; **content** = the page's main table / chart / graph / form first on screen;",
@@ -695,6 +698,9 @@ def markdown(results: dict[str, Any]) -> str:
             "| sidebar change: content / done |",
             "|---|---|---|---|---|---|",
         ]
+        made = store_result.get("generated")
+        if made:
+            lines[-3:-3] = [f"The store was {site_stores.Cost(**made).line()}.", ""]
         worst = {
             "warm_paint": 0.0,
             "warm_content": 0.0,
@@ -803,6 +809,9 @@ def markdown(results: dict[str, Any]) -> str:
                     f"; the server alone ({found['sessions']} sessions without browsers) p95 content {found['content_p95_s']:.2f} s "
                     f"({_mark(found['content_p95_s'] <= goal)} vs ≤ {goal:g} s)"
                 )
+        if made:
+            cost = site_stores.Cost(**made)
+            verdict += f"; the generator's peak RSS {cost.peak_rss_mb:,.0f} MB ({_mark(cost.met)} vs ≤ {site_stores.GOAL_PEAK_RSS_MB:,} MB)"
         if changed:
             verdict += (
                 f"; a sidebar change (issue #31) ≤ {worst['sidebar']:.2f} s to the new content "

@@ -26,20 +26,28 @@ def _missing(what: str) -> int:
 
 
 def generate(args: argparse.Namespace) -> int:
-    """Fill a store with generated submissions: mixed from a real board's rows (--from-store), else from the samples."""
+    """Fill a store with generated submissions: mixed from a real board's rows (--from-store), else from the samples.
+
+    What the run cost (wall and CPU seconds, this process's peak RSS) is written beside the store
+    (:func:`site_stores.cost_path`), where ``pages`` reports it with the store (issue #31: ≤ 2 GB for any size).
+    """
     from procbench.bench import site_stores
 
+    started = site_stores.Cost.start()
     if args.from_store is not None:
         if not args.from_store.exists():
             return _missing(
                 f"no database at {args.from_store} (make one with `procbench demo --db {args.from_store}`)"
             )
         site_stores.generate_from_store(args.from_store, args.db, args.submissions, seed=args.seed)
-        return 0
-    if not args.keep:
-        for suffix in ("", ".wal", ".lock"):
-            Path(str(args.db) + suffix).unlink(missing_ok=True)
-    site_stores.generate(args.db, args.submissions, seed=args.seed)
+    else:
+        if not args.keep:
+            for suffix in ("", ".wal", ".lock"):
+                Path(str(args.db) + suffix).unlink(missing_ok=True)
+        site_stores.generate(args.db, args.submissions, seed=args.seed)
+    cost = started.stop(args.submissions)
+    cost.write(args.db)
+    print(cost.line())
     return 0
 
 

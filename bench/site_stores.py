@@ -7,7 +7,7 @@ computes its figures with the task's own aggregator, slices included (answer-lab
 re-scored restricted gold of the same samples).  So every generated row is a set of per-item scores
 the real scorer produced, and its aggregates are exactly what the aggregator makes of them.  Rows
 are bulk-inserted into the store's tables (001 columns; later migrations add columns with defaults)
-under the fingerprint the real intake registers, ``BATCH`` submissions at a time, each batch committed in
+under the fingerprint the real intake registers, ``BATCH`` submissions (at most ``ITEM_ROWS`` item rows) at a time, each batch committed in
 its own ``store.writer`` block (issue #31: one transaction for a whole run held 0.85 MB per submission, 9.2 GB
 at 10 000; a batch at a time the peak is flat).  This is a benchmark fixture: the site itself only ever writes
 through ``submissions.submit``.
@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import json
 import random
+import resource
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -168,6 +170,9 @@ CARD_SCHEMA: dict[str, Any] = {
     "method_family": pl.String,
 }
 BATCH = 500  # submissions per committed transaction: what one batch holds in memory, whatever the run's size
+# ... and at most this many item rows (issue #31: 500 OpenPI-sized submissions are 4.7M item rows; as Python tuples,
+# then a polars frame, then DuckDB's insert, a batch that size peaked at 1.5 GB on its own)
+ITEM_ROWS = 500_000
 
 # The batch's aggregates packed as insert_submission packs them (migration 003), from the batch itself, so the
 # writer's sync finds every aggregate packed and never re-packs the whole table.
@@ -188,7 +193,7 @@ def write_batch(
     *,
     before: Callable[[Any], None] | None = None,
 ) -> None:
-    """Store one batch of generated rows in one transaction of its own ``store.writer`` block, then empty ``rows``.
+    """Store one batch of generated rows in one transaction of its own ``store.writer`` block; ``rows`` is emptied.
 
     Each batch commits and detaches (the writer's sync records the batch's row spans and the summary), so a run
     holds one batch in memory whatever its size (issue #31: one transaction for a whole run held 0.85 MB per
@@ -198,6 +203,10 @@ def write_batch(
         table: pl.DataFrame(rows[table], orient="row", schema=schema)
         for table, schema in schemas.items()
     }
+    for table in (
+        rows
+    ):  # the tuples are in the frames now: free them before DuckDB's insert needs its memory
+        rows[table].clear()
     frames["aggregates"] = frames["aggregates"].with_row_index("position")
     with store.writer(db_path) as con, store.transaction(con):
         if before is not None:
@@ -212,8 +221,68 @@ def write_batch(
         con.execute(_PACK_BATCH)
         for table in frames:
             con.unregister(f"generated_{table}")
-    for table in rows:
-        rows[table].clear()
+
+
+GOAL_PEAK_RSS_MB = 2048  # issue #31: the generator's peak RSS for any number of submissions
+
+
+def cost_path(db_path: Path) -> Path:
+    """Where ``python -m procbench.bench.site generate`` leaves what making ``db_path`` cost."""
+    return Path(str(db_path) + ".generated.json")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one generator run cost: wall and CPU seconds, and the process's peak RSS (its whole life, imports included)."""
+
+    submissions: int
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+
+    @classmethod
+    def start(cls) -> Cost:
+        return cls(0, time.perf_counter(), time.process_time(), 0.0)
+
+    def stop(self, submissions: int) -> Cost:
+        # ru_maxrss is in KiB on Linux: the high-water mark of the process, as /usr/bin/time reports it
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return Cost(
+            submissions, time.perf_counter() - self.wall_s, time.process_time() - self.cpu_s, peak
+        )
+
+    def write(self, db_path: Path) -> None:
+        cost_path(db_path).write_text(json.dumps(self.__dict__, indent=1))
+
+    @classmethod
+    def read(cls, db_path: Path) -> Cost | None:
+        """The cost recorded beside ``db_path``, or None (a store made otherwise, or a record unreadable)."""
+        try:
+            found = json.loads(cost_path(db_path).read_text())
+            return cls(
+                int(found["submissions"]),
+                float(found["wall_s"]),
+                float(found["cpu_s"]),
+                float(found["peak_rss_mb"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    @property
+    def met(self) -> bool:
+        return self.peak_rss_mb <= GOAL_PEAK_RSS_MB
+
+    def line(self) -> str:
+        return (
+            f"made by `python -m procbench.bench.site generate` ({self.submissions:,} submissions) in {self.wall_s:.0f} s wall, "
+            f"{self.cpu_s:.0f} s CPU, peak RSS {self.peak_rss_mb:,.0f} MB (issue #31: ≤ {GOAL_PEAK_RSS_MB:,} MB for any size: "
+            f"{'met' if self.met else '**not met**'})"
+        )
+
+
+def _full(rows: dict[str, list[Any]], made: int, batch: int) -> bool:
+    """Whether the batch being built is due for its transaction: ``batch`` submissions, or :data:`ITEM_ROWS` item rows."""
+    return made % batch == 0 or len(rows["item_scores"]) >= ITEM_ROWS
 
 
 def generate(
@@ -285,7 +354,7 @@ def generate(
             (sid, i.item_id, m, float(v)) for i in items for m, v in i.values.items()
         ]
         rows["aggregates"] += [(sid, *row) for row in _aggregates(pool, items, choice)]
-        if (n + 1) % batch == 0 or n + 1 == n_submissions:
+        if _full(rows, n + 1, batch) or n + 1 == n_submissions:
             write_batch(db_path, rows, SCHEMAS, before=None if registered else register)
             registered = True
             if (n + 1) % (batch * 10) == 0:
@@ -445,7 +514,7 @@ def generate_from_store(
                     (sid, sl.name, value, m, float(v), len(group))
                     for m, v in runner.aggregate(group).items()
                 ]
-        if (n + 1) % batch == 0 or n + 1 == n_submissions:
+        if _full(rows, n + 1, batch) or n + 1 == n_submissions:
             write_batch(db_path, rows, schemas)
         if (n + 1) % 1000 == 0:
             log(f"  {n + 1} generated")

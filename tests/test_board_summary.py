@@ -301,3 +301,45 @@ def test_the_generator_holds_one_batch_whatever_the_run(tmp_path: Path) -> None:
     # four times the submissions, the same batches of 10: the peak is the pools plus one batch, not the run
     # (one transaction for the whole run, as before issue #31, peaks about twice as high at 80 as at 20)
     assert large < small * 1.3, (small, large)
+
+
+def _contents(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with store.reader(db) as con:
+        return {
+            table: con.execute(f"SELECT {columns} FROM {table} ORDER BY ALL").fetchall()
+            for table, columns in (
+                ("submissions", "submission_id, task, split, team, model, n_items"),
+                ("item_scores", "submission_id, item_id, metric, value"),
+                ("aggregates", "submission_id, slice, slice_value, metric, value, n_items"),
+            )
+        }
+
+
+def test_a_batch_holds_at_most_item_rows_and_the_store_is_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch closes at ITEM_ROWS item rows as well as at BATCH submissions (issue #31: 500 OpenPI-sized
+    submissions were 4.7M rows, 1.5 GB in one batch); how the run is cut changes nothing stored."""
+    from procbench.bench import site_stores
+
+    whole = tmp_path / "whole.duckdb"
+    generate(whole, 12, seed=4, log=lambda _: None)  # one batch: 12 < BATCH, rows < ITEM_ROWS
+    held: list[int] = []
+    write = site_stores.write_batch
+
+    def counted(db: Path, rows: dict[str, list[Any]], *args: Any, **kwargs: Any) -> None:
+        held.append(len(rows["item_scores"]))
+        write(db, rows, *args, **kwargs)
+
+    monkeypatch.setattr(site_stores, "write_batch", counted)
+    monkeypatch.setattr(site_stores, "ITEM_ROWS", 2_000)
+    cut = tmp_path / "cut.duckdb"
+    generate(cut, 12, seed=4, log=lambda _: None)
+    stored = _contents(whole)
+    per_submission: dict[str, int] = {}
+    for sid, *_ in stored["item_scores"]:
+        per_submission[sid] = per_submission.get(sid, 0) + 1
+    assert len(held) > 1 and sum(held) == len(stored["item_scores"])
+    # a batch closes after the submission that reaches the bound: at most one submission past it
+    assert max(held) < 2_000 + max(per_submission.values()), held
+    assert _contents(cut) == stored

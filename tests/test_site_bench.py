@@ -15,7 +15,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from procbench.bench import browserbench, screenshots, site, streamclient
+from procbench.bench import browserbench, screenshots, site, site_stores, streamclient
 from procbench.bench.site_stores import generate_from_store
 from procbench.leaderboard import live, plots, queries
 from procbench.leaderboard.model import TaskInfo
@@ -175,6 +175,30 @@ def test_the_report_says_which_goal_is_met_and_names_a_failed_view() -> None:
     )
 
 
+def test_the_report_gives_what_the_generated_store_cost_and_judges_its_peak(tmp_path: Path) -> None:
+    results = _results(warm=0.8, cold=2.5, cpu=0.05, p95=2.0)
+    demo = results["stores"]["demo"]  # type: ignore[index]
+    assert "generator" not in browserbench.markdown(results)  # a store made otherwise: nothing said
+    for peak, word in ((1900.0, "(met vs"), (2300.0, "(**not met** vs")):
+        demo["generated"] = {
+            "submissions": 100_000,
+            "wall_s": 1293.0,
+            "cpu_s": 1250.0,
+            "peak_rss_mb": peak,
+        }
+        text = browserbench.markdown(results)
+        assert (
+            f"made by `python -m procbench.bench.site generate` (100,000 submissions) in 1293 s wall, 1250 s CPU, "
+            f"peak RSS {peak:,.0f} MB" in text
+        )
+        assert f"the generator's peak RSS {peak:,.0f} MB {word} ≤ 2,048 MB)" in text
+    # the record beside a store is untrusted like any file: unreadable is no record, not a crash
+    db = tmp_path / "s.duckdb"
+    assert site_stores.Cost.read(db) is None
+    site_stores.cost_path(db).write_text('{"submissions": "many"}')
+    assert site_stores.Cost.read(db) is None
+
+
 # -- the 10 000-submission store ----------------------------------------------------------------------
 
 
@@ -259,6 +283,10 @@ def test_the_runner_fills_a_copy_of_a_board_and_refuses_a_missing_store(
     with reader(target) as con:
         (after,) = con.execute("SELECT count(*) FROM submissions").fetchone()
     assert after == before + 3
+    # what the run cost is left beside the store for `pages` to report (issue #31: the generator's peak RSS)
+    cost = site_stores.Cost.read(target)
+    assert cost is not None and cost.submissions == 3
+    assert 50 < cost.peak_rss_mb < 100_000 and cost.wall_s > 0 and cost.cpu_s > 0
     missing = tmp_path / "absent.duckdb"
     for argv in (
         ["generate", "--from-store", str(missing), "--db", str(tmp_path / "x.duckdb")],
