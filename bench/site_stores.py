@@ -203,9 +203,8 @@ def write_batch(
         table: pl.DataFrame(rows[table], orient="row", schema=schema)
         for table, schema in schemas.items()
     }
-    for table in (
-        rows
-    ):  # the tuples are in the frames now: free them before DuckDB's insert needs its memory
+    # the tuples are in the frames now: free them before DuckDB's insert needs its memory
+    for table in rows:
         rows[table].clear()
     frames["aggregates"] = frames["aggregates"].with_row_index("position")
     with store.writer(db_path) as con, store.transaction(con):
